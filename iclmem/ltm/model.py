@@ -1,0 +1,143 @@
+"""A small PFN-style tabular in-context transformer: the reference LTM (M_ref).
+
+The paper fine-tunes and probes ConTextTab (Sec. 4.1); its weights cannot be fetched
+here, so the companion ships this model instead. The architecture follows the
+TabPFN v2 / nanoTabPFN pattern:
+
+* every cell (row r, column c) is a token: value and missing indicator -> linear embedding;
+* the target is one more column; context rows carry a target embedding (class slot
+  embedding or standardized value), query rows carry a learned "unknown target" embedding;
+* each layer alternates attention across the columns of a row and attention across rows
+  within a column; context rows attend to context rows and query rows attend to the
+  context only, so a query's prediction never depends on other queries in the batch;
+* the target cell of a query row is decoded into class logits (at most ``MAX_CLASSES``
+  slots) or into a bar distribution over the standardized target (``n_bins`` bins).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+MAX_CLASSES = 10
+
+
+@dataclass(frozen=True)
+class LTMConfig:
+    """Architecture hyperparameters of the reference LTM."""
+
+    d_model: int = 96
+    n_heads: int = 4
+    n_layers: int = 4
+    d_ff: int = 192
+    n_bins: int = 64
+    bin_bound: float = 4.0
+    max_classes: int = MAX_CLASSES
+    max_features: int = 32
+    max_context: int = 512
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class _Block(nn.Module):
+    """One layer: feature attention, row attention (masked to the context), feed-forward."""
+
+    def __init__(self, cfg: LTMConfig) -> None:
+        super().__init__()
+        d = cfg.d_model
+        self.n_heads = cfg.n_heads
+        self.norm_feat = nn.LayerNorm(d)
+        self.qkv_feat = nn.Linear(d, 3 * d)
+        self.out_feat = nn.Linear(d, d)
+        self.norm_row = nn.LayerNorm(d)
+        self.qkv_row = nn.Linear(d, 3 * d)
+        self.out_row = nn.Linear(d, d)
+        self.norm_ff = nn.LayerNorm(d)
+        self.ff = nn.Sequential(nn.Linear(d, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, d))
+
+    def _attend(self, x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, mask: torch.Tensor | None) -> torch.Tensor:
+        n, t, d = x.shape
+        h = self.n_heads
+        q, k, v = qkv(x).view(n, t, 3, h, d // h).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return out(y.transpose(1, 2).reshape(n, t, d))
+
+    def forward(self, x: torch.Tensor, feat_mask: torch.Tensor, ctx_mask: torch.Tensor) -> torch.Tensor:
+        """x: (B, R, C, d); feat_mask: (B, C) valid columns; ctx_mask: (B, R) context rows."""
+        b, r, c, d = x.shape
+        # attention across the columns of each row
+        xf = x.reshape(b * r, c, d)
+        fm = feat_mask[:, None, None, None, :].expand(b, r, 1, 1, c).reshape(b * r, 1, 1, c)
+        xf = xf + self._attend(self.norm_feat(xf), self.qkv_feat, self.out_feat, fm)
+        x = xf.view(b, r, c, d)
+        # attention across rows, per column: keys and values come from context rows only
+        xr = x.transpose(1, 2).reshape(b * c, r, d)
+        rm = ctx_mask[:, None, None, None, :].expand(b, c, 1, 1, r).reshape(b * c, 1, 1, r)
+        xr = xr + self._attend(self.norm_row(xr), self.qkv_row, self.out_row, rm)
+        xr = xr + self.ff(self.norm_ff(xr))
+        return xr.view(b, c, r, d).transpose(1, 2)
+
+
+class TabularICLTransformer(nn.Module):
+    """The reference tabular in-context learner (see module docstring)."""
+
+    def __init__(self, cfg: LTMConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        d = cfg.d_model
+        self.cell_embed = nn.Linear(2, d)
+        self.target_column = nn.Parameter(torch.randn(d) * 0.02)
+        self.class_embed = nn.Embedding(cfg.max_classes, d)
+        self.value_embed = nn.Linear(1, d)
+        self.unknown_target = nn.Parameter(torch.randn(d) * 0.02)
+        self.task_embed = nn.Embedding(2, d)  # 0 = classification, 1 = regression
+        self.blocks = nn.ModuleList(_Block(cfg) for _ in range(cfg.n_layers))
+        self.norm_out = nn.LayerNorm(d)
+        self.head_cls = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, cfg.max_classes))
+        self.head_reg = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, cfg.n_bins))
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        y: torch.Tensor,
+        ctx_mask: torch.Tensor,
+        feat_mask: torch.Tensor,
+        is_regression: torch.Tensor,
+    ) -> torch.Tensor:
+        """Return output logits for every row, shape (B, R, n_out).
+
+        x: (B, R, F) encoded features, NaN marks a missing cell.
+        y: (B, R) class slot (classification) or standardized target (regression);
+           only read on context rows.
+        ctx_mask: (B, R) True for context rows; every other row is a query (or padding).
+        feat_mask: (B, F) True for real (non-padded) feature columns.
+        is_regression: (B,) bool.
+        n_out is ``max_classes`` when no table is a regression, ``n_bins`` otherwise;
+        rows of a classification table use the first ``max_classes`` outputs.
+        """
+        b, r, f = x.shape
+        missing = torch.isnan(x)
+        cells = torch.stack([torch.where(missing, torch.zeros_like(x), x), missing.float()], dim=-1)
+        h = self.cell_embed(cells)  # (B, R, F, d)
+        reg = is_regression[:, None]
+        y_cls = torch.where(reg | ~ctx_mask, torch.zeros_like(y), y).long().clamp(0, self.cfg.max_classes - 1)
+        y_reg = torch.where(reg & ctx_mask, y, torch.zeros_like(y)).unsqueeze(-1)
+        t = torch.where(reg[..., None], self.value_embed(y_reg), self.class_embed(y_cls))
+        t = torch.where(ctx_mask[..., None], t, self.unknown_target.expand(b, r, -1))
+        t = t + self.target_column + self.task_embed(is_regression.long())[:, None, :]
+        h = torch.cat([h, t.unsqueeze(2)], dim=2)  # target is the last column
+        fm = torch.cat([feat_mask, torch.ones(b, 1, dtype=torch.bool, device=x.device)], dim=1)
+        for block in self.blocks:
+            h = block(h, fm, ctx_mask)
+        z = self.norm_out(h[:, :, -1])
+        logits_cls = self.head_cls(z)
+        if not bool(is_regression.any()):
+            return logits_cls
+        logits_reg = self.head_reg(z)
+        pad = logits_reg.new_full((b, r, self.cfg.n_bins - self.cfg.max_classes), float("-inf"))
+        logits_cls = torch.cat([logits_cls, pad], dim=-1)
+        return torch.where(reg[..., None], logits_reg, logits_cls)

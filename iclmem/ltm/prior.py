@@ -1,0 +1,147 @@
+"""The synthetic prior the reference LTM is pretrained on (a PFN prior, Mueller et al. 2021).
+
+Two families of random datasets, as in TabPFN / TabICL:
+
+* **MLP-SCM**: a random MLP with random activations is run on random root causes with
+  additive noise; features and target are read off randomly chosen hidden nodes, so
+  features can be causes, effects or siblings of the target (structural-causal style);
+* **tree ensembles**: features drawn from mixed marginals, target = sum of a few random
+  axis-aligned decision trees plus noise.
+
+Post-processing: some features are quantized into categories (and then encoded as
+ordinal-by-frequency codes, exactly as :class:`iclmem.ltm.encoding.TableEncoder` does
+for real categorical columns), some tables get missing cells, and all features are
+robust-standardized with the context rows' statistics. Classification targets are
+the continuous target cut at random quantiles into 2..10 classes, with a random class
+permutation; regression targets are standardized with the context mean and std.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .encoding import robust_center_scale, robust_standardize
+
+_ACTIVATIONS = (
+    np.tanh,
+    lambda z: np.maximum(z, 0.0),
+    np.sin,
+    lambda z: z,
+    lambda z: 1.0 / (1.0 + np.exp(-z)),
+    np.abs,
+    lambda z: np.sign(z) * np.sqrt(np.abs(z)),
+)
+
+
+@dataclass(frozen=True)
+class PriorConfig:
+    """Ranges the prior samples from."""
+
+    min_context: int = 16
+    max_context: int = 512
+    min_features: int = 1
+    max_features: int = 32
+    max_classes: int = 10
+    regression_share: float = 0.35
+    tree_share: float = 0.3
+    categorical_share: float = 0.3
+    missing_share: float = 0.2
+
+
+@dataclass
+class SyntheticTable:
+    """One generated table: encoded features, targets and the context/query split."""
+
+    x: np.ndarray  # (n_rows, n_features) float32, NaN = missing
+    y: np.ndarray  # (n_rows,) class slot or standardized target, float32
+    n_context: int
+    is_regression: bool
+    n_classes: int
+
+
+def _mlp_scm(rng: np.random.Generator, n: int, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    n_layers = int(rng.integers(1, 5))
+    width = int(rng.integers(max(4, n_features + 1), max(8, 2 * n_features + 2) + 1))
+    noise = float(np.exp(rng.uniform(np.log(0.01), np.log(0.5))))
+    act = _ACTIVATIONS[int(rng.integers(len(_ACTIVATIONS)))]
+    n_roots = int(rng.integers(1, width + 1))
+    h = rng.normal(size=(n, n_roots)) if rng.random() < 0.5 else rng.uniform(-1.7, 1.7, size=(n, n_roots))
+    nodes = []
+    for _ in range(n_layers):
+        w = rng.normal(size=(h.shape[1], width)) / np.sqrt(h.shape[1])
+        w *= rng.random(w.shape) < rng.uniform(0.4, 1.0)  # sparse edges
+        h = act(h @ w) + noise * rng.normal(size=(n, width))
+        h = (h - h.mean(0)) / (h.std(0) + 1e-6)
+        nodes.append(h)
+    pool = np.concatenate(nodes, axis=1)
+    pick = rng.choice(pool.shape[1], size=n_features + 1, replace=pool.shape[1] < n_features + 1)
+    return pool[:, pick[:-1]], pool[:, pick[-1]]
+
+
+def _tree_ensemble(rng: np.random.Generator, n: int, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    x = np.empty((n, n_features))
+    for j in range(n_features):
+        kind = rng.integers(3)
+        x[:, j] = rng.normal(size=n) if kind == 0 else rng.uniform(-2, 2, size=n) if kind == 1 else rng.exponential(size=n)
+    y = np.zeros(n)
+    for _ in range(int(rng.integers(1, 6))):
+        depth = int(rng.integers(1, 6))
+        leaf = np.zeros(n, dtype=np.int64)
+        for _d in range(depth):
+            feat = rng.integers(n_features, size=2**_d)[leaf]
+            thr = rng.normal(size=2**_d)[leaf] * 0.8
+            leaf = 2 * leaf + (x[np.arange(n), feat] > thr)
+        y += rng.normal(size=2**depth)[leaf]
+    y += float(rng.uniform(0.0, 0.3)) * rng.normal(size=n)
+    return x, y
+
+
+def _categorize(rng: np.random.Generator, x: np.ndarray, n_context: int, share: float) -> np.ndarray:
+    """Quantize some columns into 2..10 categories, coded ordinal-by-frequency."""
+    for j in range(x.shape[1]):
+        if rng.random() >= share:
+            continue
+        k = int(rng.integers(2, 11))
+        cuts = np.quantile(x[:n_context, j], np.sort(rng.uniform(0, 1, size=k - 1)))
+        codes = np.searchsorted(cuts, x[:, j])
+        codes = rng.permutation(k)[codes]  # category identity is arbitrary
+        freq = np.bincount(codes[:n_context], minlength=k)
+        rank = np.empty(k, dtype=np.int64)
+        rank[np.lexsort((np.arange(k), -freq))] = np.arange(k)
+        x[:, j] = rank[codes]
+    return x
+
+
+def sample_table(
+    rng: np.random.Generator,
+    cfg: PriorConfig,
+    n_context: int,
+    n_query: int,
+    n_features: int,
+    is_regression: bool,
+) -> SyntheticTable:
+    """Draw one synthetic table with ``n_context`` context and ``n_query`` query rows."""
+    n = n_context + n_query
+    gen = _tree_ensemble if rng.random() < cfg.tree_share else _mlp_scm
+    x, target = gen(rng, n, n_features)
+    x = _categorize(rng, x.astype(np.float64), n_context, cfg.categorical_share)
+    if rng.random() < cfg.missing_share:
+        x[rng.random(x.shape) < rng.uniform(0.01, 0.15)] = np.nan
+    center, scale = robust_center_scale(x[:n_context])
+    x = robust_standardize(x, center, scale)
+    if is_regression:
+        mu, sd = target[:n_context].mean(), target[:n_context].std() + 1e-6
+        return SyntheticTable(x, ((target - mu) / sd).astype(np.float32), n_context, True, 0)
+    k = int(rng.integers(2, cfg.max_classes + 1))
+    # random class proportions: cut points at sorted uniform quantiles, min share 1/(3k)
+    props = rng.dirichlet(np.full(k, 2.0)) * (1 - 1 / 3) + 1 / (3 * k)
+    cuts = np.quantile(target[:n_context], np.cumsum(props)[:-1])
+    labels = rng.permutation(k)[np.searchsorted(cuts, target)]
+    present = np.unique(labels[:n_context])
+    slot = np.full(k, -1)
+    slot[present] = np.arange(len(present))  # canonical mapping: sorted label values -> slots
+    y = slot[labels]
+    keep = np.r_[np.ones(n_context, bool), y[n_context:] >= 0]
+    return SyntheticTable(x[keep], y[keep].astype(np.float32), n_context, False, len(present))
