@@ -95,3 +95,16 @@ class TableEncoder:
         if self.center is None:
             raise RuntimeError("TableEncoder.transform called before fit(); call fit(frame) first.")
         return robust_standardize(self._raw(frame), self.center, self.scale)
+
+
+def subsample_features(n_features: int, max_features: int, seed: int = 0) -> np.ndarray:
+    """Column indices to keep when a table has more features than the model takes.
+
+    Tables wider than ``max_features`` (32 for the reference LTM) keep a random subset of
+    ``max_features`` columns, drawn once per dataset from ``seed`` and kept in the original
+    column order, so every context and query of that dataset sees the same columns.
+    """
+    if n_features <= max_features:
+        return np.arange(n_features)
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(n_features, size=max_features, replace=False))

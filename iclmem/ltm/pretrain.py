@@ -143,7 +143,7 @@ def pretrain(cfg: PretrainConfig, progress: bool = True) -> Path:
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         reg = bool(batch["is_regression"][0])
-        curve.append((step, float(loss), int(reg)))
+        curve.append((step, loss.item(), int(reg)))
         step += 1
         bar.update(1)
         if step % 20 == 0:

@@ -1,0 +1,149 @@
+"""The shipped reference LTM (M_ref in the paper, Sec. 4.2): loading, batching, cloning.
+
+``load_reference()`` loads ``weights/reference.pt`` from inside the package, offline, and
+checks its sha256 against the model card ``weights/reference.json``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .interface import ICLTask, LTMInputError, Predictions, validate_task
+from .model import LTMConfig, TabularICLTransformer
+from .outputs import bar_log_probs, class_log_probs
+
+WEIGHTS_DIR = Path(__file__).parent / "weights"
+REFERENCE_WEIGHTS = WEIGHTS_DIR / "reference.pt"
+REFERENCE_CARD = WEIGHTS_DIR / "reference.json"
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint is missing, corrupted or does not match its model card."""
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def collate_tasks(tasks: list[ICLTask], cfg: LTMConfig) -> dict[str, torch.Tensor]:
+    """Pad tasks of different sizes into one batch: rows = context then queries, features padded."""
+    for t in tasks:
+        validate_task(t, cfg.max_classes, cfg.max_features, cfg.max_context)
+    b = len(tasks)
+    rows = max(len(t.context_x) + len(t.query_x) for t in tasks)
+    feats = max(t.context_x.shape[1] for t in tasks)
+    x = torch.zeros(b, rows, feats)
+    y = torch.zeros(b, rows)
+    ctx = torch.zeros(b, rows, dtype=torch.bool)
+    fmask = torch.zeros(b, feats, dtype=torch.bool)
+    for i, t in enumerate(tasks):
+        n_c, n_q, f = len(t.context_x), len(t.query_x), t.context_x.shape[1]
+        x[i, :n_c, :f] = torch.as_tensor(np.asarray(t.context_x, dtype=np.float32))
+        x[i, n_c : n_c + n_q, :f] = torch.as_tensor(np.asarray(t.query_x, dtype=np.float32))
+        if t.is_regression:
+            c, s = t.target_stats()
+            yc = (np.asarray(t.context_y, dtype=np.float64) - c) / s
+        else:
+            yc = np.searchsorted(t.classes(), np.asarray(t.context_y))
+        y[i, :n_c] = torch.as_tensor(yc, dtype=torch.float32)
+        ctx[i, :n_c] = True
+        fmask[i, :f] = True
+    return {
+        "x": x,
+        "y": y,
+        "ctx_mask": ctx,
+        "feat_mask": fmask,
+        "is_regression": torch.tensor([t.is_regression for t in tasks]),
+    }
+
+
+class ReferenceLTM:
+    """The reference tabular ICL transformer behind the :class:`~iclmem.ltm.interface.LTM` protocol."""
+
+    def __init__(self, network: TabularICLTransformer, checkpoint_sha256: str = "") -> None:
+        self.network = network
+        self.checkpoint_sha256 = checkpoint_sha256
+
+    @property
+    def cfg(self) -> LTMConfig:
+        return self.network.cfg
+
+    def predict(self, tasks: list[ICLTask], grad: bool = False) -> list[Predictions]:
+        """Predictive distributions for every query of every task, in one padded batch."""
+        if not tasks:
+            return []
+        batch = collate_tasks(tasks, self.cfg)
+        with torch.set_grad_enabled(grad):
+            logits = self.network(**batch)
+        out = []
+        for i, t in enumerate(tasks):
+            n_c, n_q = len(t.context_x), len(t.query_x)
+            z = logits[i, n_c : n_c + n_q]
+            if t.is_regression:
+                lp = bar_log_probs(z, self.cfg.n_bins)
+            else:
+                k = len(t.classes())
+                lp = class_log_probs(z, torch.full((n_q,), k), self.cfg.max_classes)[:, :k]
+            out.append(Predictions(lp, t, self.cfg.n_bins, self.cfg.bin_bound))
+        return out
+
+    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+        return [p for p in self.network.parameters() if p.requires_grad]
+
+    def clone(self) -> ReferenceLTM:
+        """An independent copy (for fine-tuning); the reference stays untouched."""
+        return ReferenceLTM(copy.deepcopy(self.network), self.checkpoint_sha256)
+
+    def state_dict(self) -> dict:
+        return self.network.state_dict()
+
+
+def export_checkpoint(state_path: Path, card_extra: dict, out_dir: Path = WEIGHTS_DIR) -> Path:
+    """Write the weights of a pretraining state as ``reference.pt`` plus its model card."""
+    from ..atomic import atomic_torch_save, atomic_write_text
+
+    state = torch.load(state_path, weights_only=False)
+    cfg = state["config"]["model"]
+    weights = out_dir / "reference.pt"
+    atomic_torch_save({"config": cfg, "model": state["model"]}, weights)
+    card = {"architecture": cfg, "steps": state["step"], "wall_s": round(state["wall_s"], 1), **card_extra, "sha256": sha256_file(weights)}
+    atomic_write_text(out_dir / "reference.json", json.dumps(card, indent=2))
+    return weights
+
+
+def load_checkpoint(weights: Path, card: Path | None = None) -> ReferenceLTM:
+    """Load an LTM checkpoint offline; if a model card is given, verify the sha256 first."""
+    weights = Path(weights)
+    if not weights.exists():
+        raise CheckpointError(f"checkpoint {weights} does not exist; reinstall iclmem or run `iclmem pretrain`.")
+    digest = sha256_file(weights)
+    if card is not None:
+        expected = json.loads(Path(card).read_text())["sha256"]
+        if digest != expected:
+            raise CheckpointError(f"checkpoint {weights} has sha256 {digest[:12]}..., its model card says {expected[:12]}...: the file is corrupted or was replaced; restore it from git.")
+    try:
+        blob = torch.load(weights, weights_only=True)
+        net = TabularICLTransformer(LTMConfig(**blob["config"]))
+        net.load_state_dict(blob["model"])
+    except Exception as exc:  # noqa: BLE001 - any load failure means a bad file
+        raise CheckpointError(f"checkpoint {weights} cannot be read ({exc}); restore it from git.") from exc
+    net.eval()
+    return ReferenceLTM(net, digest)
+
+
+def load_reference() -> ReferenceLTM:
+    """The shipped, pretrained reference LTM (M_ref), loaded offline with its hash checked."""
+    return load_checkpoint(REFERENCE_WEIGHTS, REFERENCE_CARD)
+
+
+__all__ = ["ReferenceLTM", "load_reference", "load_checkpoint", "export_checkpoint", "collate_tasks", "CheckpointError", "LTMInputError"]

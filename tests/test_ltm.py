@@ -1,0 +1,222 @@
+"""Tests of the reference LTM (issue: reference tabular in-context model)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from iclmem.ltm import ICLTask, LTMConfig, LTMInputError, TabularICLTransformer
+from iclmem.ltm.outputs import bin_index, per_row_loss
+from iclmem.ltm.pretrain import PretrainConfig, pretrain, sample_batch
+from iclmem.ltm.reference import CheckpointError, ReferenceLTM, export_checkpoint, load_checkpoint
+
+TINY = LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16, max_context=64)
+
+
+def tiny_model(seed: int = 0) -> ReferenceLTM:
+    torch.manual_seed(seed)
+    return ReferenceLTM(TabularICLTransformer(TINY).eval())
+
+
+def cls_task(rng: np.random.Generator, n_ctx: int = 20, n_q: int = 6, f: int = 3, k: int = 3) -> ICLTask:
+    labels = np.array(["a", "b", "c", "d", "e"][:k])
+    cy = labels[np.arange(n_ctx) % k]
+    qy = labels[rng.integers(k, size=n_q)]
+    return ICLTask(rng.normal(size=(n_ctx, f)), cy, rng.normal(size=(n_q, f)), qy)
+
+
+def reg_task(rng: np.random.Generator, n_ctx: int = 20, n_q: int = 5, f: int = 4) -> ICLTask:
+    return ICLTask(rng.normal(size=(n_ctx, f)), rng.normal(size=n_ctx), rng.normal(size=(n_q, f)), rng.normal(size=n_q), "regression")
+
+
+def test_context_permutation_invariance():
+    """Permuting context rows changes predictions by float rounding only (tolerance 1e-5)."""
+    rng = np.random.default_rng(0)
+    model, t = tiny_model(), cls_task(rng)
+    perm = rng.permutation(len(t.context_x))
+    t2 = ICLTask(t.context_x[perm], t.context_y[perm], t.query_x, t.query_y)
+    a, b = model.predict([t])[0].log_probs, model.predict([t2])[0].log_probs
+    assert torch.allclose(a, b, atol=1e-5)
+
+
+def test_query_independence_and_batching():
+    """A query's prediction does not depend on the other queries, nor on other tasks in the batch."""
+    rng = np.random.default_rng(1)
+    model, t, r = tiny_model(), cls_task(rng, n_q=8), reg_task(rng, f=2)
+    single = ICLTask(t.context_x, t.context_y, t.query_x[:1], t.query_y[:1])
+    full = model.predict([t])[0].log_probs[0]
+    alone = model.predict([single])[0].log_probs[0]
+    batched = model.predict([r, t])[1].log_probs[0]
+    assert torch.allclose(full, alone, atol=1e-5)
+    assert torch.allclose(full, batched, atol=1e-5)
+
+
+def test_label_slot_mapping_is_canonical():
+    """Sorted unique context labels map to slots 0..k-1 whatever their order of appearance."""
+    rng = np.random.default_rng(2)
+    t = cls_task(rng, k=3)
+    assert list(t.classes()) == ["a", "b", "c"]
+    pred = tiny_model().predict([t])[0]
+    assert pred.log_probs.shape == (len(t.query_x), 3)
+    slots = np.searchsorted(t.classes(), t.query_y)
+    expected = -pred.log_probs[torch.arange(len(slots)), torch.as_tensor(slots)]
+    assert torch.allclose(pred.loss(), expected)
+    assert set(pred.point()) <= {"a", "b", "c"}
+
+
+def test_bar_distribution_sums_to_one_and_nll_by_hand():
+    rng = np.random.default_rng(3)
+    t = reg_task(rng)
+    t.target_center, t.target_scale = 0.0, 1.0
+    pred = tiny_model().predict([t])[0]
+    assert torch.allclose(pred.log_probs.exp().sum(-1), torch.ones(len(t.query_x)), atol=1e-5)
+    width = 2 * TINY.bin_bound / TINY.n_bins
+    y0 = float(t.query_y[0])
+    idx = int(math.floor((min(max(y0, -TINY.bin_bound), TINY.bin_bound) + TINY.bin_bound) / width))
+    idx = min(idx, TINY.n_bins - 1)
+    hand = -math.log(float(pred.log_probs[0, idx].exp()) / width)
+    assert pred.loss()[0].item() == pytest.approx(hand, rel=1e-5)
+    assert pred.target_confidence()[0].item() == pytest.approx(float(pred.log_probs[0, idx].exp()), rel=1e-6)
+    assert 0 <= pred.entropy()[0].item() <= math.log(TINY.n_bins) + 1e-6
+
+
+def test_bin_index_clips_to_range():
+    y = torch.tensor([-100.0, -4.0, 0.0, 3.99, 100.0])
+    assert bin_index(y, 16, 4.0).tolist() == [0, 0, 8, 15, 15]
+
+
+def test_finetuning_tiny_batch_drives_loss_down():
+    """The model can memorize: repeated steps on one fixed task shrink its loss a lot."""
+    rng = np.random.default_rng(4)
+    model = tiny_model().clone()
+    t = cls_task(rng, n_q=10)
+    t.query_y = rng.permutation(t.query_y)  # random labels: only memorization helps
+    opt = torch.optim.Adam(model.trainable_parameters(), lr=1e-2)
+    start = model.predict([t])[0].loss().mean().item()
+    for _ in range(200):
+        loss = model.predict([t], grad=True)[0].loss().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.3 * start
+
+
+def test_clone_is_independent():
+    model = tiny_model()
+    copy = model.clone()
+    with torch.no_grad():
+        copy.trainable_parameters()[0].add_(1.0)
+    assert not torch.equal(model.trainable_parameters()[0], copy.trainable_parameters()[0])
+
+
+def _tiny_pretrain(tmp_path, steps: int, name: str) -> PretrainConfig:
+    cfg = PretrainConfig(steps=steps, warmup=2, cells_per_step=600, max_query=8, checkpoint_every=2, threads=1,
+                         out_dir=str(tmp_path / name), model=TINY)
+    cfg = replace(cfg, prior=replace(cfg.prior, max_context=48, max_features=4))
+    return cfg
+
+
+def test_pretraining_is_deterministic_and_resumable(tmp_path):
+    a = torch.load(pretrain(_tiny_pretrain(tmp_path, 6, "a"), progress=False), weights_only=False)
+    b = torch.load(pretrain(_tiny_pretrain(tmp_path, 6, "b"), progress=False), weights_only=False)
+    for k in a["model"]:
+        assert torch.equal(a["model"][k], b["model"][k])
+    # resume: run 4 of 6 steps under the 6-step config, then finish
+    cfg = _tiny_pretrain(tmp_path, 6, "c")
+    part = torch.load(pretrain(replace(cfg, steps=6, checkpoint_every=4), progress=False), weights_only=False)
+    assert part["step"] == 6
+    state_path = tmp_path / "c" / "state.pt"
+    state = torch.load(state_path, weights_only=False)
+    assert state["step"] == 6
+    cfg_d = _tiny_pretrain(tmp_path, 6, "d")
+    interrupted = _interrupt_after(cfg_d, 4)
+    assert interrupted == 4
+    c = torch.load(pretrain(cfg_d, progress=False), weights_only=False)
+    for k in a["model"]:
+        assert torch.allclose(a["model"][k], c["model"][k], atol=1e-6)
+
+
+def _interrupt_after(cfg: PretrainConfig, n: int) -> int:
+    """Run pretraining and kill it (KeyboardInterrupt) right after the checkpoint at step n."""
+    import iclmem.ltm.pretrain as mod
+
+    original = mod.atomic_torch_save
+
+    def save_then_stop(obj, path):
+        original(obj, path)
+        if obj["step"] >= n:
+            raise KeyboardInterrupt
+
+    mod.atomic_torch_save = save_then_stop
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            pretrain(replace(cfg, checkpoint_every=2), progress=False)
+    finally:
+        mod.atomic_torch_save = original
+    return torch.load(__import__("pathlib").Path(cfg.out_dir) / "state.pt", weights_only=False)["step"]
+
+
+def test_resume_refuses_other_config(tmp_path):
+    cfg = _tiny_pretrain(tmp_path, 2, "e")
+    pretrain(cfg, progress=False)
+    with pytest.raises(ValueError, match="different pretraining config"):
+        pretrain(replace(cfg, lr=0.5), progress=False)
+
+
+def test_prior_batch_is_deterministic():
+    cfg = PretrainConfig(cells_per_step=2000)
+    a, b = sample_batch(cfg, 7), sample_batch(cfg, 7)
+    assert all(torch.equal(torch.nan_to_num(a[k]), torch.nan_to_num(b[k])) for k in a)
+    assert not torch.equal(torch.nan_to_num(sample_batch(cfg, 8)["x"]).sum(), torch.nan_to_num(a["x"]).sum())
+
+
+def test_checkpoint_roundtrip_and_corruption(tmp_path):
+    state = _tiny_pretrain(tmp_path, 2, "f")
+    path = pretrain(state, progress=False)
+    weights = export_checkpoint(path, {"seed": 0}, out_dir=tmp_path / "w")
+    model = load_checkpoint(weights, tmp_path / "w" / "reference.json")
+    t = cls_task(np.random.default_rng(5))
+    assert model.predict([t])[0].log_probs.shape == (6, 3)
+    raw = bytearray(weights.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    weights.write_bytes(bytes(raw))
+    with pytest.raises(CheckpointError, match="corrupted"):
+        load_checkpoint(weights, tmp_path / "w" / "reference.json")
+    weights.write_bytes(bytes(raw[: len(raw) // 3]))  # truncated file
+    with pytest.raises(CheckpointError, match="cannot be read"):
+        load_checkpoint(weights)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda r: cls_task(r, k=3).__class__(r.normal(size=(12, 2)), np.arange(12), r.normal(size=(2, 2)), None), "classes"),
+        (lambda r: ICLTask(np.zeros((0, 2)), np.zeros(0), r.normal(size=(2, 2))), "empty"),
+        (lambda r: ICLTask(np.full((3, 2), np.inf), np.arange(3), r.normal(size=(2, 2))), "inf"),
+        (lambda r: ICLTask(r.normal(size=(3, 2)), np.array([0.0, np.nan, 1.0]), r.normal(size=(2, 2)), None, "regression"), "NaN"),
+        (lambda r: ICLTask(r.normal(size=(3, 2)), np.arange(3), r.normal(size=(2, 3))), "features"),
+        (lambda r: ICLTask(r.normal(size=(3, 2)), np.arange(3), r.normal(size=(1, 2)), np.array([7])), "do not occur"),
+    ],
+)
+def test_bad_input_is_a_clear_error(make, message):
+    with pytest.raises(LTMInputError, match=message):
+        tiny_model().predict([make(np.random.default_rng(6))])
+
+
+def test_per_row_loss_matches_interface():
+    rng = np.random.default_rng(7)
+    t = cls_task(rng)
+    model = tiny_model()
+    from iclmem.ltm.reference import collate_tasks
+
+    batch = collate_tasks([t], TINY)
+    logits = model.network(**batch)
+    n_c = len(t.context_x)
+    y = batch["y"].clone()
+    y[0, n_c:] = torch.as_tensor(np.searchsorted(t.classes(), t.query_y), dtype=torch.float32)
+    rows = per_row_loss(logits, y, batch["is_regression"], torch.tensor([3]), TINY.max_classes, TINY.n_bins, TINY.bin_bound)
+    assert torch.allclose(rows[0, n_c:], model.predict([t])[0].loss(), atol=1e-5)
