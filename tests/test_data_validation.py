@@ -1,0 +1,57 @@
+"""Notebook helpers: parameter resolution, our Tab. 6 beside the paper's, the ECDF figure."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from iclmem.data import Dataset, deduplicate, paper_table6, validation_table  # noqa: E402
+from iclmem.data.plots import plot_pool_ecdfs, pool_targets  # noqa: E402
+from iclmem.data.validation import make_splits, paper_reference, resolve_datasets, resolve_query_sizes  # noqa: E402
+
+
+def _tables() -> list[Dataset]:
+    rng = np.random.default_rng(0)
+    reg = Dataset("reg", pd.DataFrame({"x": np.arange(200)}), pd.Series(rng.normal(size=200), name="y"), "regression", "t")
+    cls = Dataset("chocolate_bar_ratings", pd.DataFrame({"x": np.arange(200)}),
+                  pd.Series(rng.choice(["bad", "good"], 200), name="Rating"), "classification", "t")
+    return [deduplicate(reg), deduplicate(cls)]
+
+
+def test_resolve_parameters():
+    assert resolve_datasets("", ["a", "b"], "") == ["a", "b"]
+    assert resolve_datasets("wine_pl", ["a", "b"], "") == ["wine_pl"]
+    assert resolve_datasets("wine_pl", ["a"], "x.csv") == ["x.csv"]
+    assert resolve_query_sizes(0, [50, 512]) == [50, 512]
+    assert resolve_query_sizes(512, [50, 512]) == [512]
+
+
+def test_paper_table6_quotes_the_paper():
+    tab = paper_table6()
+    assert len(tab) == 20
+    row = tab[(tab.dataset == "buy_buy_baby") & (tab.Q == 512)].iloc[0]
+    assert (row["KS stat"], row["KS p"], row["W"]) == (0.035, 0.530, 0.065)
+    assert tab[tab.task == "classification"]["TVD"].max() == 0.056
+    assert paper_reference("coffee_ratings", "classification", 512) == "TVD 0.056"
+    assert "0.021-0.035" in paper_reference("wine_pl", "regression", 512)
+
+
+def test_validation_table_and_figure(tmp_path):
+    tables = _tables()
+    manifests = make_splits(tables, [25, 50], seed=1, results_dir=tmp_path)
+    assert len(list((tmp_path / "manifests").iterdir())) == 4
+    tab = validation_table(manifests)
+    assert tab[["dataset", "Q"]].values.tolist() == [["reg", 25], ["reg", 50], ["chocolate_bar_ratings", 25],
+                                                     ["chocolate_bar_ratings", 50]]
+    assert (tab.loc[tab.task == "regression", "KS stat"] < 0.05).all()
+    assert (tab.loc[tab.task == "classification", "TVD"] == 0).all()
+    assert tab.loc[2, "paper (Tab. 6)"] == "not in paper (Q = 50, 512 only); criterion TVD < 0.05"
+    assert tab.loc[3, "paper (Tab. 6)"] == "TVD 0.005"
+    long = pool_targets(manifests[2], tables[1])
+    assert sorted(long["target"].unique().tolist()) == [0.0, 1.0]  # label codes of "bad"/"good"
+    fig = plot_pool_ecdfs(manifests, tables)
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 4
