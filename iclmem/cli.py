@@ -1,0 +1,185 @@
+"""The ``iclmem`` command line.
+
+Each subcommand is two functions: ``add_<name>(subparsers)`` declares its arguments and sets
+``func=cmd_<name>``; ``cmd_<name>(args) -> int`` does the work. To add one (e.g. ``sweep``),
+write both and append ``add_<name>`` to :data:`SUBCOMMANDS`. Heavy imports happen inside the
+``cmd_`` functions so that ``iclmem --help`` stays fast.
+
+User errors (:class:`iclmem.notebook.UsageError`) print a message and exit with status 2,
+without a traceback; a failing notebook exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from iclmem.book import BookBuildError
+from iclmem.notebook import NotebookExecutionError, UsageError
+
+Subparsers = Any  # argparse's private _SubParsersAction
+
+
+def _parameter_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "VALUE"),
+        default=[],
+        help="set a notebook parameter; VALUE is read as YAML (64, 0.5, true, '[1, 2]')",
+    )
+    parser.add_argument("-f", "--parameters-file", type=Path, metavar="PARAMS.yaml", help="YAML mapping of parameters")
+
+
+# --- run ----------------------------------------------------------------------------------------
+
+
+def add_run(subparsers: Subparsers) -> None:
+    p = subparsers.add_parser("run", help="execute a notebook with checked parameters (papermill)")
+    p.add_argument("notebook", type=Path, help="jupytext notebook, e.g. notebooks/01_split_validation.py")
+    _parameter_args(p)
+    p.add_argument("-o", "--output", type=Path, help="executed notebook (default: _build/runs/<stem>.ipynb)")
+    p.add_argument("--no-progress", action="store_true", help="hide papermill's progress bar")
+    p.set_defaults(func=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from iclmem.notebook import (
+        notebook_parameters,
+        parse_cli_parameters,
+        read_notebook,
+        read_parameters_file,
+        run_notebook,
+    )
+
+    declared = notebook_parameters(read_notebook(args.notebook))
+    file_values = read_parameters_file(args.parameters_file) if args.parameters_file else {}
+    values = parse_cli_parameters(declared, [tuple(p) for p in args.parameter], file_values)
+    out = run_notebook(args.notebook, values, args.output, progress=not args.no_progress)
+    print(f"executed notebook: {out}")
+    return 0
+
+
+# --- params -------------------------------------------------------------------------------------
+
+
+def add_params(subparsers: Subparsers) -> None:
+    p = subparsers.add_parser("params", help="list a notebook's parameters with their types and defaults")
+    p.add_argument("notebook", type=Path)
+    p.set_defaults(func=cmd_params)
+
+
+def cmd_params(args: argparse.Namespace) -> int:
+    from iclmem.notebook import format_parameters_table, notebook_parameters, read_notebook
+
+    print(format_parameters_table(notebook_parameters(read_notebook(args.notebook))))
+    return 0
+
+
+# --- book ---------------------------------------------------------------------------------------
+
+
+def add_book(subparsers: Subparsers) -> None:
+    p = subparsers.add_parser("book", help="execute the notebooks of _toc.yml (cached) and build the html book")
+    p.add_argument("--root", type=Path, help="project folder with _config.yml and _toc.yml (default: this project)")
+    p.add_argument("--build-dir", type=Path, help="build folder (default: <root>/_build); html lands in <build-dir>/html")
+    p.add_argument(
+        "-p",
+        "--parameter",
+        nargs=3,
+        action="append",
+        default=[],
+        metavar=("NOTEBOOK", "NAME", "VALUE"),
+        help="override a parameter of one notebook (NOTEBOOK: its stem or toc name)",
+    )
+    p.add_argument("-f", "--parameters-file", type=Path, metavar="PARAMS.yaml", help="YAML mapping: notebook -> {name: value}")
+    p.add_argument("--force", action="store_true", help="re-execute every notebook, ignoring the cache")
+    p.add_argument("--strict", action="store_true", help="turn Sphinx warnings into errors")
+    p.set_defaults(func=cmd_book)
+
+
+def cmd_book(args: argparse.Namespace) -> int:
+    from iclmem.book import build_book, notebook_pages, resolve_notebook_key
+    from iclmem.notebook import notebook_parameters, parse_cli_value, project_root, read_notebook, read_parameters_file
+
+    root = args.root.resolve() if args.root else project_root()
+    pages = notebook_pages(root)
+    overrides: dict[str, dict[str, Any]] = {}
+    if args.parameters_file:
+        for key, values in read_parameters_file(args.parameters_file).items():
+            if not isinstance(values, dict):
+                raise UsageError(f"{args.parameters_file}: {key!r} must map to a mapping of parameters")
+            overrides.setdefault(resolve_notebook_key(pages, key), {}).update(values)
+    for key, name, raw in args.parameter:
+        page = resolve_notebook_key(pages, key)
+        declared = notebook_parameters(read_notebook(pages[page].source))
+        default = declared[name].default if name in declared else None
+        overrides.setdefault(page, {})[name] = parse_cli_value(raw, default)
+    result = build_book(root, args.build_dir, overrides, force=args.force, strict=args.strict)
+    print(f"executed: {', '.join(result.executed) or 'nothing'}; from cache: {', '.join(result.cached) or 'nothing'}")
+    print(f"book: {result.html}")
+    return 0
+
+
+# --- pretrain -----------------------------------------------------------------------------------
+
+
+def add_pretrain(subparsers: Subparsers) -> None:
+    p = subparsers.add_parser("pretrain", help="pretrain the reference LTM on the synthetic prior (resumable)")
+    p.add_argument("--config", type=Path, required=True, help="YAML config, e.g. configs/pretrain_reference.yaml")
+    p.set_defaults(func=cmd_pretrain)
+
+
+def cmd_pretrain(args: argparse.Namespace) -> int:
+    if not args.config.is_file():
+        raise UsageError(f"no such config: {args.config}")
+    from iclmem.ltm.pretrain import PretrainConfig, pretrain
+
+    out = pretrain(PretrainConfig.from_yaml(args.config))
+    print(f"pretrained: {out}")
+    return 0
+
+
+# --- entry point --------------------------------------------------------------------------------
+
+SUBCOMMANDS: list[Callable[[Subparsers], None]] = [add_run, add_params, add_book, add_pretrain]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="iclmem", description="Probing memorization in in-context learning: notebooks, book, models."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in SUBCOMMANDS:
+        add(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        print(f"iclmem {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except NotebookExecutionError as exc:
+        print(f"iclmem {args.command}: notebook failed: {exc}", file=sys.stderr)
+        return 1
+    except BookBuildError as exc:
+        print(f"iclmem {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

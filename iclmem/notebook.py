@@ -1,0 +1,349 @@
+"""Run jupytext text notebooks with papermill, checking parameters first.
+
+Papermill injects any name it is given, so a typo (``-p querysize 64``) silently runs the
+notebook with its defaults. Here the ``parameters``-tagged cell is read with :mod:`ast`, and
+every value passed in is checked against it before anything executes:
+
+* an unknown name is an error that lists the valid names and their defaults;
+* a value whose type differs from the default's type is an error (an ``int`` is fine where the
+  default is a ``float``; a ``None`` default accepts anything);
+* a name that looks like a secret (``*key*``, ``*token*``, ``*secret*``, ``*password*``) is
+  refused, because papermill writes parameters into the executed notebook.
+
+Command-line values arrive as strings and are parsed with YAML (like papermill's ``-y``),
+using YAML 1.2 number rules so that ``1e-4`` is a float.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import yaml
+
+from iclmem.atomic import atomic_write
+
+PARAMETERS_TAG = "parameters"
+SECRET_PATTERN = re.compile(r"key|token|secret|password", re.IGNORECASE)
+
+
+class UsageError(Exception):
+    """A mistake by the user (bad path, bad parameter): reported without a traceback."""
+
+
+class ParameterError(UsageError):
+    """A parameter passed to a notebook is unknown, mistyped or looks like a secret."""
+
+
+class NotebookExecutionError(Exception):
+    """A notebook raised while executing; ``output`` holds the partially executed copy."""
+
+    def __init__(self, message: str, output: Path | None = None) -> None:
+        super().__init__(message)
+        self.output = output
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One assignment of a notebook's ``parameters`` cell."""
+
+    name: str
+    default: Any
+
+    @property
+    def type_name(self) -> str:
+        """The default's type as shown to users (``any`` for a ``None`` default)."""
+        return "any" if self.default is None else type(self.default).__name__
+
+
+# --- reading notebooks and their parameters cell ------------------------------------------------
+
+
+def read_notebook(path: str | Path) -> nbformat.NotebookNode:
+    """Read a jupytext text notebook (``.py``, ``.md``) or an ``.ipynb`` into a NotebookNode."""
+    import jupytext
+
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"no such notebook: {path}")
+    try:
+        return jupytext.read(path)
+    except Exception as exc:  # jupytext raises many kinds of errors on malformed input
+        raise UsageError(f"cannot read notebook {path}: {exc}") from exc
+
+
+def _parameters_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
+    for cell in nb.cells:
+        if cell.cell_type == "code" and PARAMETERS_TAG in cell.get("metadata", {}).get("tags", []):
+            return cell
+    return None
+
+
+def parse_parameters_source(source: str) -> dict[str, Parameter]:
+    """Read ``name = literal`` assignments (annotated or not) from a parameters cell's source."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise UsageError(f"the parameters cell is not valid Python: {exc}") from exc
+    found: dict[str, Parameter] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        if not names:
+            continue
+        try:
+            default = ast.literal_eval(value)
+        except ValueError as exc:
+            raise UsageError(
+                f"parameter {names[0]!r} has a default that is not a literal ({ast.unparse(value)}); "
+                "parameters cells hold plain values so they can be checked and overridden"
+            ) from exc
+        for name in names:
+            found[name] = Parameter(name, default)
+    return found
+
+
+def notebook_parameters(nb: nbformat.NotebookNode) -> dict[str, Parameter]:
+    """The parameters declared in the notebook's ``parameters``-tagged cell, in order."""
+    cell = _parameters_cell(nb)
+    if cell is None:
+        return {}
+    return parse_parameters_source(cell.source)
+
+
+def format_parameters_table(params: Mapping[str, Parameter]) -> str:
+    """A plain-text table of name, type and default, one parameter per row."""
+    if not params:
+        return "(this notebook has no parameters cell)"
+    rows = [("name", "type", "default")] + [(p.name, p.type_name, repr(p.default)) for p in params.values()]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+# --- parsing and checking values ------------------------------------------------------------------
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """SafeLoader that reads ``1e-4`` as a float (YAML 1.2), not as the string ``"1e-4"``."""
+
+
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |\.[0-9_]+(?:[eE][-+][0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+        re.X,
+    ),
+    list("-+0123456789."),
+)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML text with YAML 1.2 float rules."""
+    return yaml.load(text, Loader=_Yaml12Loader)  # a SafeLoader subclass: safe
+
+
+def parse_cli_value(raw: str, default: Any = None) -> Any:
+    """Turn a command-line string into a value, as papermill's ``-y`` would.
+
+    ``"64"`` becomes ``64``, ``"[1, 2]"`` a list, ``"true"`` a bool. Where the default is a
+    string, the raw text is kept (so ``-p dataset 2020`` stays ``"2020"``).
+    """
+    if isinstance(default, str):
+        return raw
+    try:
+        return load_yaml(raw)
+    except yaml.YAMLError:
+        return raw
+
+
+def _matches(value: Any, default: Any) -> bool:
+    """Whether ``value`` may replace ``default``; containers are checked element by element."""
+    if default is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if isinstance(default, float):
+        return isinstance(value, int | float)
+    if isinstance(default, list | tuple):
+        if not isinstance(value, list | tuple):
+            return False
+        kinds = {type(x) for x in default}
+        if len(kinds) != 1:  # empty or mixed default: only the container type is known
+            return True
+        return all(_matches(v, default[0]) for v in value)
+    if isinstance(default, dict):
+        return isinstance(value, dict)
+    return isinstance(value, type(default))
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a parameter name looks like it holds a credential."""
+    return bool(SECRET_PATTERN.search(name))
+
+
+def check_parameters(declared: Mapping[str, Parameter], values: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate ``values`` against the declared parameters; return them with floats normalised.
+
+    Raises :class:`ParameterError` naming every problem at once.
+    """
+    secret = [name for name in values if is_secret_name(name)]
+    if secret:
+        raise ParameterError(
+            f"refusing to pass {', '.join(map(repr, secret))}: names like this look like credentials, and "
+            "papermill writes parameters into the executed notebook. Put the value in an environment "
+            "variable and read it in the notebook with os.environ instead."
+        )
+    problems: list[str] = []
+    unknown = [name for name in values if name not in declared]
+    if unknown:
+        valid = "\n".join(f"  {p.name} = {p.default!r}  ({p.type_name})" for p in declared.values()) or "  (none)"
+        problems.append(f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; valid:\n{valid}")
+    checked: dict[str, Any] = {}
+    for name, value in values.items():
+        if name not in declared:
+            continue
+        default = declared[name].default
+        if not _matches(value, default):
+            problems.append(
+                f"parameter {name!r} expects {declared[name].type_name} like its default {default!r}, "
+                f"got {type(value).__name__} {value!r}"
+            )
+            continue
+        if isinstance(default, float) and isinstance(value, int):
+            value = float(value)
+        elif isinstance(default, tuple) and isinstance(value, list):
+            value = tuple(value)
+        checked[name] = value
+    if problems:
+        raise ParameterError("\n".join(problems))
+    return checked
+
+
+def parse_cli_parameters(
+    declared: Mapping[str, Parameter], pairs: list[tuple[str, str]] | None = None, file_values: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Combine ``-f params.yaml`` values and ``-p NAME VALUE`` strings (the latter win), then check."""
+    values: dict[str, Any] = dict(file_values or {})
+    for name, raw in pairs or []:
+        default = declared[name].default if name in declared else None
+        values[name] = parse_cli_value(raw, default)
+    return check_parameters(declared, values)
+
+
+def read_parameters_file(path: str | Path) -> dict[str, Any]:
+    """Read a YAML mapping of parameter values (``-f params.yaml``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"no such parameters file: {path}")
+    data = load_yaml(path.read_text())
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+        raise UsageError(f"{path} must hold a mapping of parameter names to values")
+    return data
+
+
+# --- executing --------------------------------------------------------------------------------
+
+
+def project_root(start: str | Path | None = None) -> Path:
+    """The nearest folder at or above ``start`` (default: cwd) holding ``pyproject.toml``; else ``start``."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return here
+
+
+def default_output_path(notebook: str | Path) -> Path:
+    """Where ``iclmem run`` writes an executed notebook by default: ``_build/runs/<stem>.ipynb``."""
+    return project_root() / "_build" / "runs" / f"{Path(notebook).stem}.ipynb"
+
+
+def execute(
+    nb: nbformat.NotebookNode,
+    output: Path,
+    parameters: Mapping[str, Any],
+    *,
+    cwd: Path,
+    progress: bool = True,
+) -> None:
+    """Execute ``nb`` with papermill, writing the result to ``output`` atomically.
+
+    The notebook is written to ``output`` only once every cell ran; on failure the partly
+    executed notebook is written next to it as ``<stem>.failed.ipynb``.
+    """
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    kernel = nb.metadata.get("kernelspec", {}).get("name") or "python3"
+    failed = output.with_name(f"{output.stem}.failed.ipynb")
+
+    def run(tmp: Path) -> None:
+        try:
+            papermill.execute_notebook(
+                nb,
+                str(tmp),
+                parameters=dict(parameters),
+                kernel_name=kernel,
+                language="python",
+                progress_bar=progress,
+                cwd=str(cwd),
+            )
+        except PapermillExecutionError:
+            if tmp.is_file():
+                shutil.copyfile(tmp, failed)
+            raise
+
+    try:
+        with warnings.catch_warnings():
+            # papermill warns about the temporary file's suffix; its content is an .ipynb
+            warnings.filterwarnings("ignore", message="The specified file .* does not end in one of")
+            atomic_write(output, run)
+    except PapermillExecutionError as exc:
+        raise NotebookExecutionError(
+            f"{str(exc).strip()}\n\n(partly executed notebook: {failed})",
+            output=failed,
+        ) from exc
+    failed.unlink(missing_ok=True)
+
+
+def run_notebook(
+    notebook: str | Path,
+    parameters: Mapping[str, Any] | None = None,
+    output: str | Path | None = None,
+    *,
+    cwd: str | Path | None = None,
+    progress: bool = True,
+) -> Path:
+    """Check ``parameters`` against ``notebook``'s parameters cell, execute it, return the output path.
+
+    ``parameters`` are Python values (not strings). ``output`` defaults to
+    ``_build/runs/<stem>.ipynb``; the kernel runs in ``cwd`` (default: the current directory, so
+    relative data paths given as parameters mean what they say).
+    """
+    nb = read_notebook(notebook)
+    checked = check_parameters(notebook_parameters(nb), parameters or {})
+    out = Path(output) if output is not None else default_output_path(notebook)
+    if out.suffix != ".ipynb":
+        raise UsageError(f"the output must be an .ipynb file, got {out}")
+    execute(nb, out, checked, cwd=Path(cwd) if cwd is not None else Path.cwd(), progress=progress)
+    return out

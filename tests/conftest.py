@@ -1,0 +1,78 @@
+"""Shared fixtures: a tiny notebook, and the real book built once per session with tiny parameters."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: Parameters that make notebooks of the real book fast enough for the test suite.
+BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
+    "01_split_validation": {"query_size": 64},
+}
+
+TINY_NOTEBOOK = """\
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Tiny notebook
+
+# %% tags=["parameters"]
+n = 3
+rate = 0.5
+name = "abc"
+sizes = [1, 2]
+flag = False
+data_path = None
+
+# %%
+print(f"RESULT n={n} rate={rate} name={name} sizes={sizes} flag={flag} data_path={data_path}")
+"""
+
+
+def write_tiny_notebook(path: Path, source: str = TINY_NOTEBOOK) -> Path:
+    """Write a small jupytext percent notebook (parameters n, rate, name, sizes, flag, data_path)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+@pytest.fixture
+def make_notebook() -> Callable[..., Path]:
+    """``make_notebook(path, source=TINY_NOTEBOOK)`` writes a notebook and returns its path."""
+    return write_tiny_notebook
+
+
+@pytest.fixture
+def tiny_notebook(tmp_path: Path) -> Path:
+    return write_tiny_notebook(tmp_path / "tiny.py")
+
+
+@pytest.fixture(scope="session")
+def book_overrides() -> dict[str, dict[str, object]]:
+    return BOOK_TEST_OVERRIDES
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Build the project's book (its _toc.yml, notebooks and pages) through the CLI into a temp
+    folder with :data:`BOOK_TEST_OVERRIDES`; return that build folder (html in ``html/``)."""
+    from iclmem.cli import main
+
+    build = tmp_path_factory.mktemp("book") / "_build"
+    args = ["book", "--root", str(REPO), "--build-dir", str(build)]
+    for notebook, params in BOOK_TEST_OVERRIDES.items():
+        for name, value in params.items():
+            args += ["-p", notebook, name, str(value)]
+    assert main(args) == 0, "the book did not build"
+    return build
