@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: Parameters that make notebooks of the real book fast enough for the test suite.
 BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
-    "01_split_validation": {"query_size": 64},
+    "01_split_validation": {"dataset": "wine_pl", "query_size": 50},
 }
 
 TINY_NOTEBOOK = """\
@@ -69,10 +69,13 @@ def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder with :data:`BOOK_TEST_OVERRIDES`; return that build folder (html in ``html/``)."""
     from iclmem.cli import main
 
-    build = tmp_path_factory.mktemp("book") / "_build"
+    tmp = tmp_path_factory.mktemp("book")
+    build = tmp / "_build"
     args = ["book", "--root", str(REPO), "--build-dir", str(build)]
     for notebook, params in BOOK_TEST_OVERRIDES.items():
         for name, value in params.items():
             args += ["-p", notebook, name, str(value)]
-    assert main(args) == 0, "the book did not build"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ICLMEM_RESULTS", str(tmp / "results"))  # keep the repository's results/ untouched
+        assert main(args) == 0, "the book did not build"
     return build

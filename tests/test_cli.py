@@ -130,3 +130,18 @@ def test_book_rejects_unknown_notebook(tmp_path: Path, capsys: pytest.CaptureFix
     (tmp_path / "intro.md").write_text("# Intro\n")
     assert main(["book", "--root", str(tmp_path), "-p", "02_missing", "seed", "1"]) == 2
     assert "'02_missing' is not a notebook in _toc.yml" in capsys.readouterr().err
+
+
+def test_split_validation_notebook_runs_with_tiny_parameters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, book_overrides: dict
+) -> None:
+    monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "results"))
+    out = tmp_path / "01.ipynb"
+    args = ["run", str(REPO / "notebooks" / "01_split_validation.py"), "-o", str(out), "--no-progress"]
+    for name, value in book_overrides["01_split_validation"].items():
+        args += ["-p", name, str(value)]
+    assert main(args) == 0
+    nb = json.loads(out.read_text())
+    html = "".join("".join(o.get("data", {}).get("text/html", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    assert "<th>TVD</th>" in html and "<th>KS stat</th>" in html
+    assert any((tmp_path / "results").rglob("*.json")), "the split manifests go to the results store"

@@ -1,0 +1,316 @@
+"""Build the Jupyter Book: execute the notebooks listed in ``_toc.yml`` (cached), then render.
+
+Layout under the build folder (default ``<root>/_build``, git-ignored)::
+
+    executed/<page>.ipynb             executed copy of each notebook page of the toc
+    executed/<page>.ipynb.cache.json  its cache key (notebook source + parameters + iclmem code)
+    book_src/                         staging folder Sphinx reads: _config.yml, _toc.yml, book/**,
+                                      toc pages, and the executed notebooks as <page>.ipynb
+    html/                             the rendered book (html/index.html)
+    .doctrees/                        Sphinx's incremental-build state
+
+A notebook is executed again only when its cache key changes, so a second build with nothing
+changed executes nothing. Files are copied into ``book_src/`` only when their bytes differ, so
+Sphinx's own incremental build re-reads nothing either. Jupyter Book runs with notebook execution
+off: it only renders what papermill produced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import iclmem
+from iclmem.atomic import atomic_write_text
+from iclmem.notebook import (
+    UsageError,
+    check_parameters,
+    execute,
+    notebook_parameters,
+    project_root,
+    read_notebook,
+)
+
+#: Extensions tried, in order, for a toc entry given without one. ``.md`` pages are copied as
+#: they are; ``.py`` (jupytext percent) and ``.ipynb`` pages are notebooks and get executed.
+PAGE_SUFFIXES = (".md", ".py", ".ipynb")
+NOTEBOOK_SUFFIXES = (".py", ".ipynb")
+BOOK_ASSETS = "book"  # everything under this folder is staged (pages, images, bibliography)
+
+
+class BookBuildError(Exception):
+    """Sphinx / Jupyter Book failed to render the staged sources."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """One entry of ``_toc.yml``: its name there (``notebooks/01_split_validation``) and source file."""
+
+    name: str
+    source: Path
+
+    @property
+    def is_notebook(self) -> bool:
+        return self.source.suffix in NOTEBOOK_SUFFIXES
+
+    @property
+    def staged_name(self) -> str:
+        """Relative path of the page inside the staging folder."""
+        return f"{self.name}.ipynb" if self.is_notebook else f"{self.name}{self.source.suffix}"
+
+
+@dataclass
+class BookResult:
+    """What a build did: where the html is, which notebooks ran and which came from the cache."""
+
+    html: Path
+    executed: list[str] = field(default_factory=list)
+    cached: list[str] = field(default_factory=list)
+
+
+# --- the table of contents ----------------------------------------------------------------------
+
+
+def _toc_entries(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        if "glob" in node:
+            raise UsageError(f"_toc.yml: list files explicitly instead of glob {node['glob']!r}")
+        for key in ("root", "file"):
+            if key in node:
+                yield str(node[key])
+        for key in ("parts", "chapters", "sections"):
+            for child in node.get(key, []) or []:
+                yield from _toc_entries(child)
+    elif isinstance(node, list):
+        for child in node:
+            yield from _toc_entries(child)
+
+
+def toc_pages(root: str | Path) -> list[Page]:
+    """The pages of ``<root>/_toc.yml`` in order, each resolved to its source file."""
+    root = Path(root)
+    toc_path = root / "_toc.yml"
+    if not toc_path.is_file():
+        raise UsageError(f"no _toc.yml in {root}")
+    pages = []
+    for entry in _toc_entries(yaml.safe_load(toc_path.read_text())):
+        name = entry
+        candidates = [root / entry]
+        if Path(entry).suffix in PAGE_SUFFIXES:
+            name = str(Path(entry).with_suffix(""))
+        else:
+            candidates = [root / f"{entry}{suffix}" for suffix in PAGE_SUFFIXES]
+        source = next((c for c in candidates if c.is_file()), None)
+        if source is None:
+            raise UsageError(f"_toc.yml lists {entry!r} but none of {', '.join(str(c) for c in candidates)} exists")
+        pages.append(Page(name, source))
+    return pages
+
+
+def notebook_pages(root: str | Path) -> dict[str, Page]:
+    """The notebook pages of the toc, by toc name."""
+    return {page.name: page for page in toc_pages(root) if page.is_notebook}
+
+
+def resolve_notebook_key(pages: Mapping[str, Page], key: str) -> str:
+    """Map a notebook given by toc name, stem or path to its toc name."""
+    stem = Path(key).with_suffix("").name if Path(key).suffix in NOTEBOOK_SUFFIXES else Path(key).name
+    for name, page in pages.items():
+        if key in (name, str(page.source)) or stem == Path(name).name:
+            return name
+    raise UsageError(f"{key!r} is not a notebook in _toc.yml; notebooks: {', '.join(pages) or '(none)'}")
+
+
+# --- cache keys ---------------------------------------------------------------------------------
+
+
+def package_fingerprint() -> str:
+    """Hash of every file of the ``iclmem`` package (code and package data; no bytecode)."""
+    package = Path(iclmem.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts or path.suffix == ".pyc":
+            continue
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def cache_key(source: bytes, parameters: Mapping[str, Any], package: str) -> str:
+    """Key of an executed notebook: its source bytes, the parameters passed, the package hash."""
+    payload = json.dumps(
+        {
+            "source": hashlib.sha256(source).hexdigest(),
+            "parameters": dict(sorted(parameters.items())),
+            "package": package,
+        },
+        sort_keys=True,
+        default=repr,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _cached(executed: Path, key: str) -> bool:
+    meta = executed.with_name(executed.name + ".cache.json")
+    if not (executed.is_file() and meta.is_file()):
+        return False
+    try:
+        return json.loads(meta.read_text()).get("key") == key
+    except (OSError, json.JSONDecodeError):
+        return False
+
+
+# --- staging ------------------------------------------------------------------------------------
+
+
+def _sync_file(src: Path, dst: Path) -> None:
+    """Copy ``src`` to ``dst`` unless identical bytes are already there (keeps mtimes stable)."""
+    data = src.read_bytes()
+    if dst.is_file() and dst.read_bytes() == data:
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(f".{dst.name}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(dst)
+
+
+def _stage(root: Path, staging: Path, files: Mapping[str, Path]) -> None:
+    """Make ``staging`` hold exactly ``files`` (relative name -> source), touching only changes."""
+    for rel, src in files.items():
+        _sync_file(src, staging / rel)
+    wanted = {staging / rel for rel in files}
+    for path in sorted(staging.rglob("*"), reverse=True):
+        if path.is_file() and path not in wanted:
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+
+
+def _staged_files(root: Path, pages: list[Page], executed_dir: Path) -> dict[str, Path]:
+    files: dict[str, Path] = {"_config.yml": root / "_config.yml", "_toc.yml": root / "_toc.yml"}
+    if not files["_config.yml"].is_file():
+        raise UsageError(f"no _config.yml in {root}")
+    assets = root / BOOK_ASSETS
+    if assets.is_dir():
+        for path in assets.rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                files[path.relative_to(root).as_posix()] = path
+    for page in pages:
+        files[page.staged_name] = executed_dir / page.staged_name if page.is_notebook else page.source
+    return files
+
+
+# --- rendering ----------------------------------------------------------------------------------
+
+
+def render(staging: Path, html: Path, *, strict: bool = False, quiet: bool = False) -> None:
+    """Run Jupyter Book's Sphinx build on ``staging`` into ``html`` (notebook execution off)."""
+    from jupyter_book.sphinx import build_sphinx
+
+    result = build_sphinx(
+        staging,
+        html,
+        use_external_toc=True,
+        noconfig=True,
+        path_config=str(staging / "_config.yml"),
+        confoverrides={
+            "external_toc_path": (staging / "_toc.yml").as_posix(),
+            "latex_individualpages": False,
+            "nb_execution_mode": "off",
+        },
+        builder="html",
+        doctreedir=html.parent / ".doctrees",
+        warningiserror=strict,
+        keep_going=strict,
+        quiet=quiet,
+    )
+    if result != 0:
+        raise BookBuildError(f"jupyter-book could not render {staging}: {result}")
+
+
+# --- the whole build ----------------------------------------------------------------------------
+
+
+def build_book(
+    root: str | Path | None = None,
+    build_dir: str | Path | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    force: bool = False,
+    render_html: bool = True,
+    strict: bool = False,
+    progress: bool = True,
+) -> BookResult:
+    """Execute the toc's notebooks where their cache key changed, stage the sources, render html.
+
+    ``overrides`` maps a notebook (toc name such as ``notebooks/01_split_validation``, or its
+    stem) to parameter values; they are checked like ``iclmem run``'s. Notebooks run with the
+    project root as working directory. ``force`` re-executes every notebook.
+    """
+    root = Path(root).resolve() if root is not None else project_root()
+    build = Path(build_dir).resolve() if build_dir is not None else root / "_build"
+    pages = toc_pages(root)
+    notebooks = {p.name: p for p in pages if p.is_notebook}
+    wanted = {resolve_notebook_key(notebooks, key): dict(values) for key, values in (overrides or {}).items()}
+
+    executed_dir = build / "executed"
+    result = BookResult(html=build / "html" / "index.html")
+    package = package_fingerprint()
+    for name, page in notebooks.items():
+        nb = read_notebook(page.source)
+        params = check_parameters(notebook_parameters(nb), wanted.get(name, {}))
+        key = cache_key(page.source.read_bytes(), params, package)
+        out = executed_dir / page.staged_name
+        if not force and _cached(out, key):
+            result.cached.append(name)
+            continue
+        print(f"executing {page.source.relative_to(root)} {params or ''}".rstrip(), flush=True)
+        execute(nb, out, params, cwd=root, progress=progress)
+        atomic_write_text(
+            out.with_name(out.name + ".cache.json"),
+            json.dumps({"key": key, "source": str(page.source.relative_to(root)), "parameters": params}, indent=2, default=repr),
+        )
+        result.executed.append(name)
+
+    staging = build / "book_src"
+    _stage(root, staging, _staged_files(root, pages, executed_dir))
+    if render_html:
+        render(staging, build / "html", strict=strict, quiet=not progress)
+    return result
+
+
+# --- Sphinx extension -----------------------------------------------------------------------------
+
+
+def _dedup_scripts(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """Drop repeated inline scripts from a page.
+
+    Sphinx 7.4 registers a body-only script added after the builder started twice (once with
+    filename ``None``, once with ``""``), so sphinx-thebe's ``const THEBE_JS_URL`` is declared
+    twice and every page raises a SyntaxError in the browser.
+    """
+    scripts = context.get("script_files")
+    if not isinstance(scripts, list):
+        return
+    seen: set[tuple] = set()
+    unique = []
+    for script in scripts:
+        filename = getattr(script, "filename", script) or ""
+        attributes = getattr(script, "attributes", {})
+        key = (str(filename), getattr(script, "priority", 0), tuple(sorted((k, str(v)) for k, v in attributes.items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    scripts[:] = unique
+
+
+def setup(app: Any) -> dict[str, Any]:
+    """Sphinx entry point (``sphinx: extra_extensions: [iclmem.book]`` in ``_config.yml``)."""
+    app.connect("html-page-context", _dedup_scripts)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
