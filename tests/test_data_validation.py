@@ -55,3 +55,31 @@ def test_validation_table_and_figure(tmp_path):
     assert sorted(long["target"].unique().tolist()) == [0.0, 1.0]  # label codes of "bad"/"good"
     fig = plot_pool_ecdfs(manifests, tables)
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 4
+
+
+def test_randomization_table(tmp_path):
+    from iclmem.data.validation import randomization_table
+
+    tables = _tables()
+    manifests = make_splits(tables, [50], label_condition="all", results_dir=tmp_path)
+    tab = randomization_table(manifests, tables)
+    assert tab[["dataset", "pool"]].values.tolist() == [["reg", "members"], ["reg", "non_members"],
+                                                        ["chocolate_bar_ratings", "members"],
+                                                        ["chocolate_bar_ratings", "non_members"]]
+    assert (tab["rows"] == 50).all()
+    assert (tab.loc[tab.dataset == "reg", "labels changed"] == 1.0).all()  # distinct values, cyclic permutation
+    assert (tab["labels changed"] > 0.3).all()
+    assert randomization_table(make_splits(tables, [50], results_dir=tmp_path), tables).empty
+
+
+def test_summary_numbers_marks_missing_task(tmp_path):
+    from iclmem.data import dedup_frame
+    from iclmem.data.validation import summary_numbers
+
+    tables = _tables()[:1]  # regression only
+    numbers = summary_numbers(validation_table(make_splits(tables, [50], results_dir=tmp_path)), dedup_frame(tables))
+    assert numbers["max_tvd"] == "-" and numbers["n_datasets"] == "1"
+    assert float(numbers["max_ks_stat"]) <= 0.02 and numbers["max_redraws_used"] == "0"
+    from IPython.lib.pretty import pretty
+
+    assert pretty(numbers["max_tvd"]) == "-" and repr(numbers["n_datasets"]) == "1"  # glued without quotes

@@ -31,16 +31,20 @@ def plot_pool_ecdfs(manifests: Sequence[SplitManifest], tables: Sequence[Dataset
     by_name = {t.name: t for t in tables}
     names = list(dict.fromkeys(m.dataset for m in manifests))
     sizes = sorted({m.query_size for m in manifests})
-    fig, axes = plt.subplots(len(sizes), len(names), figsize=(3.2 * len(names), 2.8 * len(sizes)), squeeze=False)
+    fig, axes = plt.subplots(len(sizes), len(names), figsize=(max(3.2 * len(names), 5.0), 2.8 * len(sizes) + 0.4), squeeze=False)
     for m in manifests:
         ax = axes[sizes.index(m.query_size)][names.index(m.dataset)]
         table = by_name[m.dataset]
-        sns.ecdfplot(pool_targets(m, table), x="target", hue="pool", ax=ax)
+        data = pool_targets(m, table)
+        for (label, style) in (("members", "-"), ("non-members", "--")):
+            sns.ecdfplot(data[data["pool"] == label], x="target", ax=ax, linestyle=style, label=label)
         ax.set_title(f"{m.dataset}, Q={m.query_size}", fontsize=9)
         ax.set_xlabel("label code" if m.task == "classification" else f"target ({m.target})")
         ax.set_ylabel("ECDF")
     for ax in axes.flat:
         if not ax.has_data():
             ax.set_visible(False)
+    axes.flat[0].legend(fontsize=8)
+    fig.suptitle("Member vs non-member target distributions (cf. App. A.2, Tab. 6)", fontsize=10)
     fig.tight_layout()
     return fig

@@ -107,3 +107,44 @@ def validation_table(manifests: Sequence[SplitManifest]) -> pd.DataFrame:
             "paper (Tab. 6)": paper_reference(m.dataset, m.task, m.query_size),
         })
     return pd.DataFrame(rows)
+
+
+def randomization_table(manifests: Sequence[SplitManifest], tables: Sequence[Dataset]) -> pd.DataFrame:
+    """Per randomized pool: its size and the share of rows whose label changed (Sec. 4.1 label randomization)."""
+    by_name = {t.name: t for t in tables}
+    rows = []
+    for m in manifests:
+        target = by_name[m.dataset].target.to_numpy()
+        for pool, labels in m.randomized_labels.items():
+            original = target[m.ids(pool)]
+            rows.append({"dataset": m.dataset, "Q": m.query_size, "pool": pool, "rows": len(labels),
+                         "labels changed": float((pd.Series(labels).to_numpy() != original).mean())})
+    return pd.DataFrame(rows, columns=["dataset", "Q", "pool", "rows", "labels changed"])
+
+
+class PlainText(str):
+    """A string that displays without quotes (myst-nb ``{glue:text}`` shows the text/plain repr)."""
+
+    def __repr__(self) -> str:
+        return str.__str__(self)
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:  # IPython's pretty printer
+        p.text(str.__str__(self))
+
+
+def summary_numbers(table6: pd.DataFrame, dedup: pd.DataFrame) -> dict[str, PlainText]:
+    """Key numbers of the section as display strings ("-" where no table has that task), for myst-nb glue."""
+    reg, cls = table6[table6.task == "regression"], table6[table6.task == "classification"]
+
+    def fmt(values: pd.Series, how: str, digits: int) -> str:
+        return f"{getattr(values.astype(float), how)():.{digits}f}" if len(values) else "-"
+
+    numbers = {
+        "n_datasets": str(len(dedup)),
+        "rows_dropped_dedup": str(int(dedup[["n_exact_duplicates_dropped", "n_conflicting_dropped"]].to_numpy().sum())),
+        "max_ks_stat": fmt(reg["KS stat"], "max", 4),
+        "min_ks_p": fmt(reg["KS p"], "min", 3),
+        "max_tvd": fmt(cls["TVD"], "max", 4),
+        "max_redraws_used": str(int((table6["draws"] - 1).max())),
+    }
+    return {k: PlainText(v) for k, v in numbers.items()}
