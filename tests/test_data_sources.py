@@ -39,6 +39,11 @@ def test_wine_tables_are_regression_on_log_prices(name, target):
     assert 0 < ds.target.min() and ds.target.max() < 10  # already log-transformed in the shipped files
 
 
+def test_task_override_treats_values_as_classes():
+    ds = load_dataset("wine_pl", task="classification")
+    assert ds.task == "classification" and ds.target.nunique() == 420  # k of the card, cf. Tab. 9
+
+
 def test_names_cover_shipped_and_paper_tables():
     names = dataset_names()
     assert names[:4] == ["spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices"]

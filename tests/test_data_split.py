@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.data import Dataset, PoolSizeError, SplitValidationError, make_split
+from iclmem.data import DataError, Dataset, PoolSizeError, SplitValidationError, make_split
 from iclmem.data.split import allocate_classes, draw_pools
 from iclmem.data.stats import total_variation_distance
 
@@ -101,6 +101,13 @@ def test_impossible_validation_names_statistic_and_margin():
 def test_max_redraws_zero_means_one_draw():
     with pytest.raises(SplitValidationError, match="in 1 draws"):
         make_split(_classification(), 50, stratify=False, max_redraws=0, tvd_threshold=0.0)
+
+
+def test_bad_query_size_and_redraws():
+    with pytest.raises(DataError, match="positive integer"):
+        make_split(_classification(), 0)
+    with pytest.raises(DataError, match="max_redraws"):
+        make_split(_classification(), 10, max_redraws=-1)
 
 
 def test_pools_larger_than_table_say_the_sizes():

@@ -148,6 +148,7 @@ def make_split(
     label_condition = normalize_label_condition(label_condition)
     table = _as_table(dataset, carte_dir)
     _check_sizes(table, query_size, context_pool_size, max_redraws)
+    query_size = int(query_size)
     target = table.target.to_numpy()
     classes = table.classes if table.task == "classification" else None
     best: tuple[tuple[float, float], int, SplitStatistics] | None = None
