@@ -1,0 +1,56 @@
+# iclmem: `make book` builds the book, `make test` runs the tests; both set up .venv first.
+# The install step is skipped while .venv/.installed-<hash of pyproject.toml> exists.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+HASH := $(shell sha256sum pyproject.toml | cut -c1-16)
+INSTALLED := $(VENV)/.installed-$(HASH)
+INSTALLED_TEST := $(VENV)/.installed-test-$(HASH)
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+export HF_HUB_OFFLINE := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: help install book test lint clean
+
+help:
+	@echo "make book    execute the notebooks of _toc.yml (cached) and build _build/html/index.html"
+	@echo "make test    run the test suite (also installs the test tools and Chromium)"
+	@echo "make lint    ruff check"
+	@echo "make clean   remove _build/ (keeps .venv/ and results/)"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(INSTALLED): | $(BIN)/python
+	rm -f $(VENV)/.installed-*
+	$(PIP) install -e .
+	$(PIP) install --no-deps carte-ai==0.0.26
+	touch $@
+
+$(INSTALLED_TEST): $(INSTALLED)
+	$(PIP) install -e '.[test]'
+	touch $@
+
+install: $(INSTALLED)
+
+book: $(INSTALLED)
+	$(BIN)/iclmem book
+
+$(CHROMIUM):
+	$(SUDO) apt-get update
+	$(SUDO) apt-get install -y chromium
+
+test: $(INSTALLED_TEST) | $(CHROMIUM)
+	$(BIN)/python -m pytest
+
+lint: $(INSTALLED_TEST)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf _build
