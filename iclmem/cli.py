@@ -100,6 +100,7 @@ def add_book(subparsers: Subparsers) -> None:
     p.add_argument("-f", "--parameters-file", type=Path, metavar="PARAMS.yaml", help="YAML mapping: notebook -> {name: value}")
     p.add_argument("--force", action="store_true", help="re-execute every notebook, ignoring the cache")
     p.add_argument("--strict", action="store_true", help="turn Sphinx warnings into errors")
+    p.add_argument("--no-html", action="store_true", help="execute and stage the notebooks, but do not render")
     p.set_defaults(func=cmd_book)
 
 
@@ -120,9 +121,10 @@ def cmd_book(args: argparse.Namespace) -> int:
         declared = notebook_parameters(read_notebook(pages[page].source))
         default = declared[name].default if name in declared else None
         overrides.setdefault(page, {})[name] = parse_cli_value(raw, default)
-    result = build_book(root, args.build_dir, overrides, force=args.force, strict=args.strict)
+    result = build_book(root, args.build_dir, overrides, force=args.force, strict=args.strict, render_html=not args.no_html)
     print(f"executed: {', '.join(result.executed) or 'nothing'}; from cache: {', '.join(result.cached) or 'nothing'}")
-    print(f"book: {result.html}")
+    if not args.no_html:
+        print(f"book: {result.html}")
     return 0
 
 

@@ -145,3 +145,23 @@ def test_split_validation_notebook_runs_with_tiny_parameters(
     html = "".join("".join(o.get("data", {}).get("text/html", "")) for c in nb["cells"] for o in c.get("outputs", []))
     assert "<th>TVD</th>" in html and "<th>KS stat</th>" in html
     assert any((tmp_path / "results").rglob("*.json")), "the split manifests go to the results store"
+
+
+def test_book_takes_overrides_from_a_file_and_the_command_line(
+    tmp_path: Path, make_notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "proj"
+    make_notebook(root / "notebooks" / "tiny.py")
+    (root / "_config.yml").write_text("title: t\n")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: notebooks/tiny\n")
+    overrides = tmp_path / "book.yaml"
+    overrides.write_text("tiny: {n: 8, name: from-file}\n")
+    build = tmp_path / "b"
+    args = ["book", "--root", str(root), "--build-dir", str(build), "--no-html", "-f", str(overrides)]
+    assert main([*args, "-p", "notebooks/tiny", "rate", "3"]) == 0
+    assert "executed: notebooks/tiny" in capsys.readouterr().out
+    assert "RESULT n=8 rate=3.0 name=from-file" in _outputs(build / "executed" / "notebooks" / "tiny.ipynb")
+    assert main([*args, "-p", "tiny", "rate", "3"]) == 0
+    assert "executed: nothing; from cache: notebooks/tiny" in capsys.readouterr().out
+    assert main([*args, "-p", "tiny", "rate", "fast"]) == 2
+    assert "parameter 'rate' expects float" in capsys.readouterr().err
