@@ -123,12 +123,20 @@ class Predictions:
         return torch.as_tensor(slots, dtype=torch.long)
 
     def loss(self) -> torch.Tensor:
-        """Cross-entropy, or bar NLL in standardized target units (Sec. 4.2)."""
+        """Cross-entropy over the discrete outputs: classes, or the bins of the bar distribution.
+
+        This is the probing loss (Sec. 4.2, Tab. 2 "cross-entropy loss"). For regression it differs
+        from the density NLL (:meth:`nll`) by the constant ``log(bin width)``, so it is always
+        non-negative and loss ratios (the collapse test, Tab. 3) are well defined.
+        """
         idx = self._target_index()
-        nll = -self.log_probs.gather(-1, idx[:, None]).squeeze(-1)
-        if self.task.is_regression:
-            nll = nll + math.log(2 * self.bin_bound / self.n_bins)
-        return nll
+        return -self.log_probs.gather(-1, idx[:, None]).squeeze(-1)
+
+    def nll(self) -> torch.Tensor:
+        """Negative log-likelihood: cross-entropy, or bar-density NLL in standardized target units."""
+        if not self.task.is_regression:
+            return self.loss()
+        return self.loss() + math.log(2 * self.bin_bound / self.n_bins)
 
     def entropy(self) -> torch.Tensor:
         """Shannon entropy (nats) of the discrete predictive distribution."""

@@ -1,0 +1,53 @@
+"""Benchmark: is the shipped reference LTM a genuine in-context learner? (issue: reference LTM)
+
+Runs the LTM and scikit-learn baselines on 9 offline datasets x 5 seeds, the zero-information
+check of multiple-choice contexts, and the forward / forward+backward speed on this CPU.
+Writes ``benchmarks/results/ltm_quality.json``; the book appendix "The reference LTM" renders it.
+
+    python benchmarks/ltm_quality.py [--seeds 5] [--out benchmarks/results/ltm_quality.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from iclmem.atomic import atomic_write_text
+from iclmem.ltm import load_reference
+from iclmem.ltm.quality import CLASSIFICATION_SETS, REGRESSION_SETS, evaluate_dataset, speed, zero_information_check
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--datasets", nargs="*", default=list(CLASSIFICATION_SETS + REGRESSION_SETS))
+    parser.add_argument("--out", default="benchmarks/results/ltm_quality.json")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    model = load_reference()
+    t0 = time.perf_counter()
+    frames = [evaluate_dataset(model, name, list(range(args.seeds))) for name in tqdm(args.datasets, desc="datasets")]
+    zero = [zero_information_check(model, name) for name in tqdm(args.datasets, desc="zero-information")]
+    result = {
+        "machine": {"platform": platform.platform(), "processor": platform.processor(), "torch": torch.__version__},
+        "checkpoint_sha256": model.checkpoint_sha256,
+        "seeds": args.seeds,
+        "wall_s": time.perf_counter() - t0,
+        "rows": pd.concat(frames).to_dict(orient="records"),
+        "zero_information": zero,
+        "speed": speed(model),
+    }
+    atomic_write_text(Path(args.out), json.dumps(result, indent=1, default=float))
+    print(f"wrote {args.out} in {result['wall_s']:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

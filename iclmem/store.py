@@ -1,0 +1,50 @@
+"""The content-addressed results store (DESIGN.md "The results store").
+
+Every artifact lives in ``<results>/<kind>/<key>/`` where ``key`` hashes everything that
+determines it: inputs (a manifest, hyperparameters), the model checkpoint hash and the
+version of the code that makes it. Writes go through :mod:`iclmem.atomic`, so an
+interrupted write never leaves a half-written file behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+PACKAGE_ROOT = Path(__file__).parent
+
+
+def results_root(results_dir: str | Path | None = None) -> Path:
+    """``results_dir`` if given, else ``$ICLMEM_RESULTS``, else ``results`` (git-ignored)."""
+    return Path(results_dir or os.environ.get("ICLMEM_RESULTS") or "results")
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def content_key(*parts: Any, length: int = 16) -> str:
+    """Short sha256 of the canonical JSON of ``parts``."""
+    return hashlib.sha256(canonical_json(parts).encode()).hexdigest()[:length]
+
+
+def code_version(*relative_paths: str) -> str:
+    """Hash of the source files (or folders) of the package that an artifact depends on.
+
+    Paths are relative to the package root, e.g. ``code_version("finetune.py", "ltm")``.
+    """
+    h = hashlib.sha256()
+    for rel in sorted(relative_paths):
+        target = PACKAGE_ROOT / rel
+        files = sorted(target.rglob("*.py")) if target.is_dir() else [target]
+        for f in files:
+            h.update(str(f.relative_to(PACKAGE_ROOT)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def artifact_dir(kind: str, key: str, results_dir: str | Path | None = None) -> Path:
+    return results_root(results_dir) / kind / key
