@@ -98,8 +98,12 @@ def toc_pages(root: str | Path) -> list[Page]:
     toc_path = root / "_toc.yml"
     if not toc_path.is_file():
         raise UsageError(f"no _toc.yml in {root}")
+    try:
+        toc = yaml.safe_load(toc_path.read_text())
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{toc_path} is not valid YAML: {exc}") from exc
     pages = []
-    for entry in _toc_entries(yaml.safe_load(toc_path.read_text())):
+    for entry in _toc_entries(toc):
         name = entry
         candidates = [root / entry]
         if Path(entry).suffix in PAGE_SUFFIXES:

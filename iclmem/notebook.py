@@ -253,7 +253,10 @@ def read_parameters_file(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"no such parameters file: {path}")
-    data = load_yaml(path.read_text())
+    try:
+        data = load_yaml(path.read_text())
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path} is not valid YAML: {exc}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):

@@ -165,3 +165,13 @@ def test_book_takes_overrides_from_a_file_and_the_command_line(
     assert "executed: nothing; from cache: notebooks/tiny" in capsys.readouterr().out
     assert main([*args, "-p", "tiny", "rate", "fast"]) == 2
     assert "parameter 'rate' expects float" in capsys.readouterr().err
+
+
+def test_malformed_yaml_is_a_user_error(tiny_notebook: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("n: [1, 2\n")
+    assert main(["run", str(tiny_notebook), "-f", str(bad)]) == 2
+    (tmp_path / "_toc.yml").write_text("root: [\n")
+    assert main(["book", "--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("is not valid YAML") == 2 and "Traceback" not in err
