@@ -176,6 +176,7 @@ class FinetuneRun:
     config: FinetuneConfig
     metrics: pd.DataFrame
     members_logged: np.ndarray
+    curve: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def weights_path(self, epoch: int) -> Path:
         return self.path / f"weights_epoch{epoch:04d}.pt"
@@ -233,20 +234,21 @@ def finetune(
     done = path / "metrics.csv"
     if done.exists():
         log = json.loads(gzip.decompress((path / "log.json.gz").read_bytes()))
-        return FinetuneRun(key, path, manifest, config, pd.read_csv(done), verify_ground_truth(log, manifest))
+        curve = pd.read_csv(path / "train_curve.csv")
+        return FinetuneRun(key, path, manifest, config, pd.read_csv(done), verify_ground_truth(log, manifest), curve)
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path / "run.json", json.dumps({"manifest": manifest.to_dict(), "config": asdict(config),
                                                      "reference_sha256": reference.checkpoint_sha256}, indent=1, default=str))
     model = reference.clone()
     opt = torch.optim.AdamW(model.trainable_parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
     ref_scores = vanilla_scores(reference, data)
-    epoch, log, rows = 0, [], []
+    epoch, log, rows, curve = 0, [], [], []
     state_path = path / "state.pt"
     if state_path.exists():  # resume an interrupted run
         state = torch.load(state_path, weights_only=False)
         model.network.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
-        epoch, log, rows = state["epoch"], state["log"], state["rows"]
+        epoch, log, rows, curve = state["epoch"], state["log"], state["rows"], state["curve"]
     train_task = data.task_for(data.member_x, data.member_y)
 
     def record(e: int, train_loss: float) -> None:
@@ -266,16 +268,19 @@ def finetune(
         opt.step()
         epoch += 1
         log.append(_step_log(epoch, data))
+        curve.append({"epoch": epoch, "train_loss": loss.item()})  # loss of the batch this step trained on
         bar.update(1)
         if epoch in config.probe_epochs:
             with torch.no_grad():
                 record(epoch, float(model.predict([train_task])[0].loss().mean()))
         if epoch % checkpoint_every == 0 or epoch in config.probe_epochs:
-            atomic_torch_save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": epoch, "log": log, "rows": rows}, state_path)
+            atomic_torch_save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": epoch, "log": log, "rows": rows,
+                               "curve": curve}, state_path)
     bar.close()
     members = verify_ground_truth(log, manifest)
     atomic_write(path / "log.json.gz", lambda p: p.write_bytes(gzip.compress(json.dumps(log).encode())))
-    metrics = pd.DataFrame(rows)
-    atomic_write_text(done, metrics.to_csv(index=False))
+    metrics, curve_frame = pd.DataFrame(rows), pd.DataFrame(curve, columns=["epoch", "train_loss"])
+    atomic_write_text(path / "train_curve.csv", curve_frame.to_csv(index=False))
+    atomic_write_text(done, metrics.to_csv(index=False))  # written last: marks the run as finished
     state_path.unlink(missing_ok=True)
-    return FinetuneRun(key, path, manifest, config, metrics, members)
+    return FinetuneRun(key, path, manifest, config, metrics, members, curve_frame)

@@ -1,0 +1,98 @@
+"""Grids of controlled fine-tuning runs (Sec. 5, Tab. 2): enumerate, run, collect.
+
+One :class:`RunSpec` names everything a run depends on besides the reference model; a grid is
+the product of its axes. Notebooks run small grids in-process with :func:`run_grid`; the
+distributed sweep runs the same :func:`run_spec` as tasks on a cluster.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from .data import Dataset, deduplicate, load_dataset, normalize_label_condition, split_manifest
+from .finetune import FinetuneConfig, FinetuneRun, finetune, probe_epochs_up_to
+from .ltm import ReferenceLTM, load_reference
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One fine-tuning configuration of the paper's grid (Tab. 2)."""
+
+    dataset: str
+    learning_rate: float
+    query_size: int
+    label_condition: str = "none"
+    epochs: int = 100
+    seed: int = 0
+    context_size: int = 512
+
+    def config(self) -> FinetuneConfig:
+        return FinetuneConfig(self.learning_rate, self.epochs, probe_epochs_up_to(self.epochs), self.context_size, self.seed)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def expand_grid(datasets: list[str], learning_rates: list[float], query_sizes: list[int], label_conditions: list[str],
+                epochs: int, seed: int = 0, context_size: int = 512) -> list[RunSpec]:
+    """The product of the grid's axes, datasets outermost."""
+    for name, axis in (("datasets", datasets), ("learning_rates", learning_rates), ("query_sizes", query_sizes),
+                       ("label_conditions", label_conditions)):
+        if not axis:
+            raise ValueError(f"grid axis {name!r} is empty; give at least one value.")
+    conditions = [normalize_label_condition(c) for c in label_conditions]
+    return [RunSpec(d, float(lr), int(q), c, int(epochs), int(seed), int(context_size))
+            for d, q, c, lr in itertools.product(datasets, query_sizes, conditions, learning_rates)]
+
+
+@lru_cache(maxsize=32)
+def prepared_table(dataset: str, carte_dir: str | None = None) -> Dataset:
+    """The deduplicated table of a dataset name or path (cached per process)."""
+    return deduplicate(load_dataset(dataset, carte_dir=carte_dir))
+
+
+def run_spec(spec: RunSpec, reference: ReferenceLTM | None = None, results_dir: str | Path | None = None,
+             progress: bool = False, carte_dir: str | None = None) -> FinetuneRun:
+    """Split manifest + controlled fine-tuning for one spec, through the results store."""
+    table = prepared_table(spec.dataset, carte_dir)
+    manifest = split_manifest(table, spec.query_size, spec.seed, spec.label_condition, results_dir=results_dir)
+    return finetune(manifest, table, spec.config(), reference, results_dir, progress=progress)
+
+
+def run_grid(specs: list[RunSpec], reference: ReferenceLTM | None = None, results_dir: str | Path | None = None,
+             progress: bool = True, carte_dir: str | None = None) -> list[FinetuneRun]:
+    """Run (or load from the store) every spec in turn, with a progress bar over runs."""
+    reference = reference or load_reference()
+    return [run_spec(s, reference, results_dir, progress, carte_dir) for s in tqdm(specs, desc="fine-tuning runs", disable=not progress)]
+
+
+def _with_spec(frame: pd.DataFrame, spec: RunSpec, run: FinetuneRun) -> pd.DataFrame:
+    out = frame.copy()
+    for k, v in spec.to_dict().items():
+        out[k] = v
+    out["run_key"] = run.key
+    return out
+
+
+def grid_metrics(specs: list[RunSpec], runs: list[FinetuneRun]) -> pd.DataFrame:
+    """Per-run, per-probing-epoch vanilla losses, loss ratio and collapse flag, with the spec columns."""
+    return pd.concat([_with_spec(r.metrics, s, r) for s, r in zip(specs, runs, strict=True)], ignore_index=True)
+
+
+def grid_curves(specs: list[RunSpec], runs: list[FinetuneRun]) -> pd.DataFrame:
+    """Per-run training-loss curves (one row per epoch), with the spec columns."""
+    return pd.concat([_with_spec(r.curve, s, r) for s, r in zip(specs, runs, strict=True)], ignore_index=True)
+
+
+def grid_overview(specs: list[RunSpec], runs: list[FinetuneRun], metrics: pd.DataFrame) -> pd.DataFrame:
+    """One row per run: spec, store key, members proven by the log, and the last epoch's state."""
+    last = metrics.sort_values("epoch").groupby("run_key").tail(1)[["run_key", "train_loss", "loss_ratio", "collapsed"]]
+    rows = [{**s.to_dict(), "run_key": r.key, "members_logged": len(r.members_logged), "members_in_manifest": len(r.manifest.members)}
+            for s, r in zip(specs, runs, strict=True)]
+    return pd.DataFrame(rows).merge(last, on="run_key").drop(columns=["seed", "epochs"])

@@ -1,0 +1,127 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 2. Controlled fine-tuning with a logged ground truth
+#
+# Membership inference is only meaningful with a verified ground truth (Sec. 4.1 "Controlled
+# Fine-Tuning", Tab. 2, App. A.1 "Unverified ground truth"). A copy of the reference LTM
+# ($M_{ref}$, the model shipped with `iclmem`, see the appendix "The reference LTM") is fine-tuned
+# on **fixed context-query pairs**: a static training context $C'$ with a uniform label
+# distribution, drawn from the context pool of the split manifest of section 1, and the fixed
+# batch of the $Q$ member rows. One AdamW step per epoch, so the members are exactly the $Q$
+# queries, and every step logs the row ids it processed; the member set is re-derived from that
+# log and checked against the manifest.
+#
+# The same runs produce the artifacts that later sections must tell apart from memorization:
+# **representational collapse** ($L_v(M_\theta) > 5\,L_v(M_{ref})$ or near-constant predictions,
+# App. B.1) and loss inversion (section 4).
+
+# %% tags=["parameters"]
+datasets: list = ["spotify", "wine_pl"]  # one binary, one regression table (shipped)
+learning_rates: list = [0.1, 0.01, 0.001, 0.0001]
+query_sizes: list = [50, 512]
+label_conditions: list = ["none"]  # add "members" for member label randomization (Tab. 2)
+epochs: int = 100
+context_size: int = 256  # the paper uses up to 512; 256 keeps the book build within its time budget
+seed: int = 0
+
+# %%
+import time
+
+import pandas as pd
+from myst_nb import glue
+
+from iclmem.grid import expand_grid, grid_curves, grid_metrics, grid_overview, run_grid
+from iclmem.ltm import load_reference
+from iclmem.plots import plot_collapse_map, plot_loss_ratio_distribution, plot_training_curves
+
+pd.set_option("display.precision", 3)
+reference = load_reference()
+specs = expand_grid(datasets, learning_rates, query_sizes, label_conditions, epochs, seed, context_size)
+started = time.perf_counter()
+runs = run_grid(specs, reference)
+wall_s = time.perf_counter() - started
+metrics, curves = grid_metrics(specs, runs), grid_curves(specs, runs)
+
+# %% [markdown]
+# ## The grid
+#
+# Each row is one run: its key in the results store (`results/finetune/<key>/`, a hash of the
+# split manifest, the hyperparameters, the reference checkpoint's sha256 and the code version),
+# the number of members proven by the step log, and whether the run collapsed at its last epoch.
+# A run found in the store is loaded, not recomputed.
+
+# %%
+overview = grid_overview(specs, runs, metrics)
+overview
+
+# %% [markdown]
+# ## Training loss per learning rate
+#
+# The loss of the fixed member batch at every step. At $\eta = 10^{-4}$ it falls slowly; at
+# $10^{-3}$ the model fits the members; at $10^{-2}$ and above the loss typically jumps and
+# oscillates, the signature of collapse.
+
+# %%
+g = plot_training_curves(curves)
+
+# %% [markdown]
+# ## Collapse map (Tab. 3, App. B.1)
+#
+# Share of runs flagged as collapsed at each probing epoch, by learning rate: loss ratio
+# $L_v(M_\theta)/L_v(M_{ref}) > 5$ on the vanilla context (members and non-members), or
+# near-constant predictions (one label for $\geq 95\%$ of the queries while $M_{ref}$ spread them;
+# for regression, prediction spread below 5% of $M_{ref}$'s).
+
+# %%
+fig = plot_collapse_map(metrics)
+
+# %% [markdown]
+# ## Distribution of the loss ratio
+#
+# The paper reports a bimodal distribution over its 1,128 runs: stable configurations
+# ($\eta \le 10^{-4}$) between 1 and 2x, aggressive ones above 8x and often beyond $10^4$ (App. B.1).
+
+# %%
+fig = plot_loss_ratio_distribution(metrics)
+
+# %%
+ratio = metrics[metrics.epoch > 0].groupby("learning_rate").loss_ratio.median()
+ratio.rename("median loss ratio").to_frame().T
+
+# %%
+glue("n_runs", len(runs), display=False)
+glue("wall_minutes", f"{wall_s / 60:.1f}", display=False)
+glue("collapsed_share", f"{overview.collapsed.mean():.0%}", display=False)
+glue("median_ratio_low_lr", f"{ratio.loc[min(learning_rates)]:.2f}", display=False)
+glue("median_ratio_high_lr", f"{ratio.loc[max(learning_rates)]:.3g}", display=False)
+
+# %% [markdown]
+# **Summary.** {glue:text}`n_runs` runs ({glue:text}`wall_minutes` minutes in this build, 0 when
+# they came from the store). At the last epoch {glue:text}`collapsed_share` of the runs are
+# flagged as collapsed. The median loss ratio is {glue:text}`median_ratio_low_lr` at the smallest
+# learning rate and {glue:text}`median_ratio_high_lr` at the largest; the paper's stable runs lie
+# at 1-2x and its aggressive ones above 8x.
+#
+# ## The paper's full grid
+#
+# The book default is a reduced grid. The paper's (Tab. 2) is a parameter set:
+#
+# ```bash
+# iclmem run notebooks/02_controlled_finetuning.py -p epochs 500 -p context_size 512 \
+#     -p label_conditions '["none", "members"]' \
+#     -p datasets '["anime_planet", "babies_r_us", "beer_ratings", "bikedekho", "bikewale", "buy_buy_baby", "cardekho", "chocolate_bar_ratings", "clear_corpus", "coffee_ratings"]'
+# ```
+#
+# with the paper's CARTE tables in `$ICLMEM_CARTE_DIR`. Probing epochs are the paper's
+# $\{0, 1, 2, 5, 10, 50, 100, 250, 500\}$ up to `epochs`.
