@@ -1,0 +1,201 @@
+"""Probing a fine-tuning run end to end (Sec. 4.2, Tab. 2, Tab. 3, Tab. 10/11).
+
+:func:`probe_run` scores every member and non-member query of a :class:`~iclmem.finetune.FinetuneRun`
+under the full manipulation suite, for M_theta at each probing epoch and once for M_ref, and
+caches each model's scores in the results store. :func:`summarize_run` turns the scores into one
+row per epoch: calibrated AUC(Delta S) and TPR@1%/10% with bootstrap intervals per metric, the
+uncalibrated ones on S_theta alone (App. A.4), mu_gap / sigma_gap, the vanilla-loss deltas of
+Tab. 10 and the Tab. 3 outcome.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from ..atomic import atomic_write, atomic_write_text
+from ..data.dataset import Dataset
+from ..finetune import FinetuneRun, RunData, prepare_run_data
+from ..ltm import LTM, ReferenceLTM, load_reference
+from ..metrics import METRICS, attack_metrics, delta_scores, gap_stats, loss_gaps, membership_score, split_members, suite_scores
+from ..outcomes import classify_outcome
+from ..store import artifact_dir, code_version, content_key
+from .contexts import ProbeError, classification_candidates, regression_candidates
+from .manipulations import Manipulation, resolve_manipulations
+from .scoring import DEFAULT_CHUNK, ProbeQuery, probe_scores
+
+PROBE_CODE = ("probe", "finetune.py", "ltm", "data")
+
+
+def run_queries(data: RunData, table: Dataset, run: FinetuneRun, n_candidates: int = 10, seed: int = 0,
+                max_queries: int | None = None) -> list[ProbeQuery]:
+    """Member and non-member queries of a run with their candidate sets.
+
+    Classification: ``Y`` = every label of the table and of the run's (possibly randomized)
+    query labels. Regression: distractors from the context pool's targets. ``max_queries`` keeps
+    at most that many members and that many non-members (a seeded random subset).
+    """
+    if data.task == "classification":
+        labels = np.concatenate([table.target.to_numpy(), data.member_y, data.non_member_y])
+        classes = classification_candidates(labels)
+        if len(classes) > 10:
+            raise ProbeError(f"the run has {len(classes)} classes; the reference LTM takes at most 10.")
+    else:
+        pool = np.asarray(run.manifest.labels(table, "context"), dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    out: list[ProbeQuery] = []
+    for ids, xs, ys, is_member in ((data.member_ids, data.member_x, data.member_y, True),
+                                   (data.non_member_ids, data.non_member_x, data.non_member_y, False)):
+        keep = np.arange(len(ids))
+        if max_queries is not None and len(ids) > max_queries:
+            keep = np.sort(rng.choice(len(ids), size=max_queries, replace=False))
+        for i in keep:
+            qid = int(ids[i])
+            cands = classes if data.task == "classification" else regression_candidates(ys[i], pool, n_candidates, seed, qid)
+            out.append(ProbeQuery(qid, xs[i], ys[i], is_member, cands))
+    return out
+
+
+def _reference_matches(run: FinetuneRun, reference: ReferenceLTM) -> None:
+    card = run.path / "run.json"
+    if card.exists():
+        made_with = json.loads(card.read_text()).get("reference_sha256")
+        if made_with and made_with != reference.checkpoint_sha256:
+            raise ProbeError(f"run {run.key} was fine-tuned from reference {made_with[:12]}..., not {reference.checkpoint_sha256[:12]}...; "
+                             "probe it with the same M_ref it started from.")
+
+
+def _same_weights(a: LTM, b: LTM) -> bool:
+    sa, sb = getattr(a, "state_dict", None), getattr(b, "state_dict", None)
+    if sa is None or sb is None:
+        return False
+    x, y = sa(), sb()
+    return x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x)
+
+
+def _cached(path: Path, compute) -> pd.DataFrame:
+    if path.exists():
+        return pd.read_parquet(path)
+    frame = compute()
+    atomic_write(path, lambda p: frame.to_parquet(p, index=False))
+    return frame
+
+
+def probe_run(
+    run: FinetuneRun,
+    table: Dataset,
+    epochs: Iterable[int] | None = None,
+    reference: ReferenceLTM | None = None,
+    n_candidates: int = 10,
+    manipulations: Sequence[str | Manipulation] | None = None,
+    seed: int = 0,
+    max_queries: int | None = None,
+    *,
+    results_dir: str | Path | None = None,
+    chunk_size: int = DEFAULT_CHUNK,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Probe scores of a run: one row per (query, manipulation, model, epoch).
+
+    ``model`` is ``"theta"`` (M_theta at ``epoch``) or ``"ref"`` (M_ref, ``epoch`` = -1, scored
+    once). ``epochs`` defaults to the run's probing epochs; ``results_dir`` to the store the run
+    lives in. Each model's scores are cached under ``<results>/probe/<key>/scores.parquet`` with
+    a key over the run key, the probing parameters, the reference checkpoint and the code version.
+    """
+    reference = reference or load_reference()
+    _reference_matches(run, reference)
+    epochs = list(run.config.probe_epochs if epochs is None else epochs)
+    bad = [e for e in epochs if e not in run.config.probe_epochs]
+    if bad:
+        raise ProbeError(f"epochs {bad} were not kept by the run; kept: {list(run.config.probe_epochs)}.")
+    manips = resolve_manipulations(manipulations)
+    data = prepare_run_data(run.manifest, table, run.config)
+    queries = run_queries(data, table, run, n_candidates, seed, max_queries)
+    root = results_dir if results_dir is not None else run.path.parents[1]
+    params = {"n_candidates": n_candidates, "manipulations": [m.name for m in manips], "seed": seed, "max_queries": max_queries}
+    version = code_version(*PROBE_CODE)
+    kw = {"task": data.task, "target_center": data.target_center, "target_scale": data.target_scale, "seed": seed,
+          "chunk_size": chunk_size, "progress": progress}
+
+    def path(which: str) -> Path:
+        key = content_key(run.key, which, params, reference.checkpoint_sha256, version)
+        d = artifact_dir("probe", key, root)
+        if not (d / "params.json").exists():
+            atomic_write_text(d / "params.json", json.dumps({"run": run.key, "model": which, **params}, indent=1))
+        return d / "scores.parquet"
+
+    ref = _cached(path("ref"), lambda: probe_scores(reference, queries, manips, columns={"model": "ref", "epoch": -1}, **kw))
+    frames = [ref]
+    for epoch in tqdm(epochs, disable=not progress, desc=f"probe {run.manifest.dataset}", leave=False):
+        def compute(epoch: int = epoch) -> pd.DataFrame:
+            theta = run.model(epoch, reference)
+            if _same_weights(theta, reference):  # e.g. epoch 0: M_theta is M_ref, reuse its scores exactly
+                return ref.assign(model="theta", epoch=epoch)
+            return probe_scores(theta, queries, manips, columns={"model": "theta", "epoch": epoch}, **kw)
+        frames.append(_cached(path(f"theta-{epoch}"), compute))
+    return pd.concat(frames, ignore_index=True)
+
+
+def summarize_scores(theta: pd.DataFrame, ref: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
+                     metrics: Sequence[str] = METRICS) -> dict[str, float]:
+    """Calibrated and raw attack metrics per metric, and the loss gap statistics, of one M_theta vs M_ref.
+
+    Keys: ``auc_loss``, ``auc_loss_lo``, ``auc_loss_hi``, ``tpr1_loss``, ``tpr10_loss`` (+ ``_lo``/``_hi``), the same for
+    entropy and confidence, ``raw_auc_loss``, ``raw_tpr1_loss``, ... (on S_theta alone), ``mu_gap``, ``sigma_gap``, ...
+    """
+    row: dict[str, float] = {}
+    for metric in metrics:
+        d = delta_scores(theta, ref, metric)
+        m, n = split_members(d, "score")
+        for k, v in attack_metrics(m, n, n_boot=n_boot, seed=seed).items():
+            base, _, bound = k.partition("_")
+            row[f"{base}_{metric}" + (f"_{bound}" if bound else "")] = v
+        s = suite_scores(theta, metric)
+        raw_m, raw_n = split_members(s.assign(score=membership_score(metric, s.S)), "score")
+        for k, v in attack_metrics(raw_m, raw_n, n_boot=0).items():
+            row[f"raw_{k}_{metric}"] = v
+    mu, sigma = gap_stats(loss_gaps(theta, "loss"))
+    m_loss, n_loss = split_members(theta, "loss")
+    row.update({"mu_gap": mu, "sigma_gap": sigma, "mean_member_loss": float(m_loss.mean()), "mean_non_member_loss": float(n_loss.mean()),
+                "n_members": int(theta.loc[theta.is_member.astype(bool), "query_id"].nunique()),
+                "n_non_members": int(theta.loc[~theta.is_member.astype(bool), "query_id"].nunique())})
+    return row
+
+
+def summarize_run(scores: pd.DataFrame, run: FinetuneRun | None = None, *, n_boot: int = 1000, seed: int = 0,
+                  require_ci: bool = False, inversion: str = "mean") -> pd.DataFrame:
+    """One row per epoch: AUC/TPR (calibrated with CIs, and raw) per metric, gaps, vanilla-loss deltas, outcome (Tab. 3).
+
+    Without ``run`` the collapse test has no fine-tuning metrics and is skipped (never fires).
+    """
+    if "model" not in scores.columns or "epoch" not in scores.columns:
+        raise ProbeError("scores need 'model' and 'epoch' columns; pass the frame probe_run returns.")
+    ref = scores[scores.model == "ref"]
+    if ref.empty:
+        raise ProbeError("scores hold no M_ref rows (model == 'ref'); difficulty calibration needs them.")
+    ft = run.metrics.set_index("epoch") if run is not None else None
+    rows = []
+    for epoch, theta in scores[scores.model == "theta"].groupby("epoch", sort=True):
+        row: dict = {"epoch": int(epoch), **summarize_scores(theta, ref, n_boot=n_boot, seed=seed)}
+        collapsed, ratio = False, None
+        if ft is not None and epoch in ft.index:
+            r = ft.loc[epoch]
+            collapsed, ratio = bool(r["collapsed"]), float(r["loss_ratio"])
+            row["delta_lv_members"] = float(r["theta_loss_members"] - r["ref_loss_members"])
+            row["delta_lv_non_members"] = float(r["theta_loss_non_members"] - r["ref_loss_non_members"])
+        row["loss_ratio"], row["collapsed"] = ratio, collapsed
+        res = classify_outcome(gaps=loss_gaps(theta, "loss").to_numpy(), auc={m: row[f"auc_{m}"] for m in ("loss", "entropy")},
+                               auc_ci_low={m: row.get(f"auc_{m}_lo", np.nan) for m in ("loss", "entropy")}, collapsed=collapsed,
+                               loss_ratio=ratio, require_ci=require_ci, inversion=inversion)
+        row["outcome"], row["outcome_rule"] = res.outcome.value, res.evidence["rule"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+__all__ = ["probe_run", "run_queries", "summarize_run", "summarize_scores"]

@@ -1,0 +1,140 @@
+"""Batched scoring of manipulated multiple-choice contexts (Sec. 4.2, Tab. 2 "Evaluation metrics").
+
+For every query ``q`` and manipulation ``pi_k`` the model ``M`` predicts the query's target from
+the manipulated context ``C_k``; the probe scores are the loss ``L_k(q)`` (cross-entropy over the
+classes, or over the bins of the bar distribution), the prediction entropy and the target
+confidence (:class:`iclmem.ltm.Predictions`).
+
+All contexts of many queries are built first, sorted by size (rows, features) to keep padding
+small, and sent through ``model.predict(tasks)`` in chunks of ``chunk_size`` tasks; the reference
+LTM pads and masks each chunk into one batch. :func:`score_tasks_naive` scores one context at
+a time (the benchmark's baseline and the equality test's reference).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from ..ltm import LTM, ICLTask
+from .contexts import ProbeError, mc_context
+from .manipulations import Manipulation, resolve_manipulations
+
+SCORE_COLUMNS: tuple[str, ...] = ("query_id", "is_member", "manipulation", "category", "loss", "entropy", "confidence")
+DEFAULT_CHUNK = 256
+
+
+@dataclass(frozen=True)
+class ProbeQuery:
+    """One query row to probe: its id (row id in the table), encoded features, target, membership, candidates."""
+
+    query_id: int
+    x: np.ndarray
+    y: Any
+    is_member: bool
+    candidates: np.ndarray
+
+
+def _limits(model: LTM) -> tuple[int | None, int | None]:
+    cfg = getattr(model, "cfg", None)
+    return getattr(cfg, "max_context", None), getattr(cfg, "max_features", None)
+
+
+def build_probe_tasks(
+    queries: Sequence[ProbeQuery],
+    manipulations: Iterable[str | Manipulation] | None = None,
+    *,
+    task: str = "classification",
+    target_center: float | None = None,
+    target_scale: float | None = None,
+    seed: int = 0,
+    max_context: int | None = 512,
+    max_features: int | None = 32,
+) -> tuple[list[ICLTask], pd.DataFrame]:
+    """Every manipulated MC context of every query as an :class:`ICLTask`, plus one metadata row per task."""
+    manips = resolve_manipulations(manipulations)
+    if not queries:
+        raise ProbeError("no queries to probe; give at least one member or non-member query.")
+    ids = [q.query_id for q in queries]
+    if len(set(ids)) != len(ids):
+        raise ProbeError("query ids must be unique (they are the rows' ids in the table).")
+    tasks: list[ICLTask] = []
+    meta: dict[str, list] = {"query_id": [], "is_member": [], "manipulation": [], "category": []}
+    for q in queries:
+        base = mc_context(q.x, q.y, q.candidates)
+        for m in manips:
+            ctx = m.apply(base, seed, q.query_id, max_context, max_features)
+            tasks.append(ctx.to_task(task, target_center, target_scale))
+            meta["query_id"].append(int(q.query_id))
+            meta["is_member"].append(bool(q.is_member))
+            meta["manipulation"].append(m.name)
+            meta["category"].append(m.category)
+    return tasks, pd.DataFrame(meta)
+
+
+def _scores(preds: list) -> np.ndarray:
+    """(n_tasks, 3): loss, entropy, confidence of each task's single query row."""
+    out = np.empty((len(preds), 3))
+    for i, p in enumerate(preds):
+        out[i] = (float(p.loss()[0]), float(p.entropy()[0]), float(p.target_confidence()[0]))
+    return out
+
+
+def score_tasks(model: LTM, tasks: Sequence[ICLTask], chunk_size: int = DEFAULT_CHUNK, progress: bool = False,
+                desc: str = "probing") -> np.ndarray:
+    """Scores of every task in padded batches of ``chunk_size`` (tasks sorted by size first)."""
+    if chunk_size < 1:
+        raise ProbeError(f"chunk_size must be >= 1, got {chunk_size}.")
+    order = sorted(range(len(tasks)), key=lambda i: (len(tasks[i].context_y), tasks[i].context_x.shape[1]))
+    out = np.empty((len(tasks), 3))
+    with torch.no_grad():
+        for start in tqdm(range(0, len(order), chunk_size), disable=not progress, desc=desc, leave=False):
+            idx = order[start : start + chunk_size]
+            out[idx] = _scores(model.predict([tasks[i] for i in idx]))
+    return out
+
+
+def score_tasks_naive(model: LTM, tasks: Sequence[ICLTask], progress: bool = False) -> np.ndarray:
+    """Scores of every task, one context per ``predict`` call (baseline for benchmark and tests)."""
+    out = np.empty((len(tasks), 3))
+    with torch.no_grad():
+        for i, t in enumerate(tqdm(tasks, disable=not progress, desc="probing (naive)", leave=False)):
+            out[i] = _scores(model.predict([t]))[0]
+    return out
+
+
+def probe_scores(
+    model: LTM,
+    queries: Sequence[ProbeQuery],
+    manipulations: Iterable[str | Manipulation] | None = None,
+    *,
+    task: str = "classification",
+    target_center: float | None = None,
+    target_scale: float | None = None,
+    seed: int = 0,
+    chunk_size: int = DEFAULT_CHUNK,
+    naive: bool = False,
+    progress: bool = False,
+    columns: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """Tidy scores: one row per (query, manipulation) with :data:`SCORE_COLUMNS`.
+
+    ``columns`` (e.g. ``{"model": "theta", "epoch": 10}``) are added to every row.
+    """
+    max_context, max_features = _limits(model)
+    tasks, frame = build_probe_tasks(queries, manipulations, task=task, target_center=target_center, target_scale=target_scale,
+                                     seed=seed, max_context=max_context, max_features=max_features)
+    scores = score_tasks_naive(model, tasks, progress) if naive else score_tasks(model, tasks, chunk_size, progress)
+    frame["loss"], frame["entropy"], frame["confidence"] = scores[:, 0], scores[:, 1], scores[:, 2]
+    for name, value in (columns or {}).items():
+        frame[name] = value
+    return frame
+
+
+__all__ = ["SCORE_COLUMNS", "ProbeQuery", "build_probe_tasks", "score_tasks", "score_tasks_naive", "probe_scores"]

@@ -1,0 +1,101 @@
+"""Probing a fine-tuning run end to end: scores per epoch, store cache, per-epoch summary with outcome (Tab. 3, 10)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import iclmem.probe.run as probe_run_module
+from iclmem.data import deduplicate, load_dataset, split_manifest
+from iclmem.finetune import FinetuneConfig, finetune
+from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
+from iclmem.outcomes import Outcome
+from iclmem.probe import ProbeError, probe_run, summarize_run
+
+torch.set_num_threads(1)
+
+TINY = LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16, max_context=128)
+MANIPS = ["baseline", "shuffle_first", "skew_true_3", "skew_non_true_k1_x2", "uniform_10", "shuffle_random_2_and_reduce", "distractor_1"]
+
+
+@pytest.fixture(scope="module")
+def reference() -> ReferenceLTM:
+    torch.manual_seed(0)
+    return ReferenceLTM(TabularICLTransformer(TINY).eval(), checkpoint_sha256="tiny-probe-model")
+
+
+def _table(tmp_path, task: str, n: int = 140):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.choice(["x", "y", "z"], size=n)})
+    frame["target"] = rng.integers(0, 3, n) if task == "classification" else (frame.a * 2 + rng.normal(size=n)).round(3)
+    path = tmp_path / f"tiny_{task}.csv"
+    frame.to_csv(path, index=False)
+    return deduplicate(load_dataset(str(path), target="target", task=task))
+
+
+@pytest.fixture(scope="module")
+def cls_run(tmp_path_factory, reference):
+    tmp = tmp_path_factory.mktemp("probe_cls")
+    table = _table(tmp, "classification")
+    manifest = split_manifest(table, query_size=16, seed=0, results_dir=tmp)
+    run = finetune(manifest, table, FinetuneConfig(3e-2, epochs=3, probe_epochs=(0, 3), context_size=30), reference, tmp, progress=False)
+    return table, run, tmp
+
+
+def test_probe_run_scores_every_query_and_epoch_and_caches(cls_run, reference, monkeypatch):
+    table, run, tmp = cls_run
+    scores = probe_run(run, table, reference=reference, manipulations=MANIPS, progress=False)
+    n_q = len(run.manifest.members) + len(run.manifest.non_members)
+    assert set(map(tuple, scores[["model", "epoch"]].drop_duplicates().to_numpy().tolist())) == {("ref", -1), ("theta", 0), ("theta", 3)}
+    assert len(scores) == 3 * n_q * len(MANIPS)
+    assert scores[scores.is_member].query_id.nunique() == len(run.manifest.members)
+    assert set(scores[scores.is_member].query_id) == set(run.manifest.members.tolist())
+    # epoch 0 is M_ref: identical scores (negative control)
+    by = {k: g.sort_values(["query_id", "manipulation"]).reset_index(drop=True) for k, g in scores.groupby("epoch")}
+    assert np.array_equal(by[0].loss.to_numpy(), by[-1].loss.to_numpy())
+    assert not np.allclose(by[3].loss.to_numpy(), by[-1].loss.to_numpy())
+    assert len(list((tmp / "probe").glob("*/scores.parquet"))) == 3
+    # a second call reads the store and computes nothing
+    monkeypatch.setattr(probe_run_module, "probe_scores", lambda *a, **k: pytest.fail("recomputed a cached score frame"))
+    again = probe_run(run, table, reference=reference, manipulations=MANIPS, progress=False)
+    pd.testing.assert_frame_equal(again, scores)
+
+
+def test_summarize_run_one_row_per_epoch_with_outcome(cls_run, reference):
+    table, run, _ = cls_run
+    scores = probe_run(run, table, reference=reference, manipulations=MANIPS, progress=False)
+    summary = summarize_run(scores, run, n_boot=50)
+    assert summary.epoch.tolist() == [0, 3]
+    first = summary.iloc[0]
+    for metric in ("loss", "entropy", "confidence"):
+        assert first[f"auc_{metric}"] == 0.5 and first[f"tpr1_{metric}"] == 0.0  # M_theta = M_ref: no signal
+        assert first[f"auc_{metric}_lo"] == first[f"auc_{metric}_hi"] == 0.5
+        assert 0 <= first[f"raw_auc_{metric}"] <= 1
+    assert first.delta_lv_members == 0.0 and not first.collapsed
+    assert set(summary.outcome) <= {o.value for o in Outcome}
+    assert first.outcome != Outcome.MEMORIZATION.value  # AUC(Delta S) = 0.5 is not > 0.5
+    assert {"mu_gap", "sigma_gap", "loss_ratio", "outcome_rule", "tpr10_loss_hi"} <= set(summary.columns)
+
+
+def test_regression_run_and_max_queries(tmp_path, reference):
+    table = _table(tmp_path, "regression")
+    manifest = split_manifest(table, query_size=30, seed=0, results_dir=tmp_path)
+    run = finetune(manifest, table, FinetuneConfig(1e-3, epochs=1, probe_epochs=(0, 1), context_size=30), reference, tmp_path, progress=False)
+    scores = probe_run(run, table, epochs=[1], reference=reference, n_candidates=6, manipulations=MANIPS, max_queries=5, progress=False)
+    assert scores.groupby("model").query_id.nunique().to_dict() == {"ref": 10, "theta": 10}
+    assert (scores.loss >= 0).all() and scores.confidence.between(0, 1).all()
+    summary = summarize_run(scores, run, n_boot=20)
+    assert summary.epoch.tolist() == [1]
+
+
+def test_bad_arguments(cls_run, reference):
+    table, run, _ = cls_run
+    with pytest.raises(ProbeError, match="not kept"):
+        probe_run(run, table, epochs=[7], reference=reference, manipulations=MANIPS, progress=False)
+    other = ReferenceLTM(reference.network, checkpoint_sha256="another-model")
+    with pytest.raises(ProbeError, match="same M_ref"):
+        probe_run(run, table, reference=other, manipulations=MANIPS, progress=False)
+    with pytest.raises(ProbeError, match="M_ref rows"):
+        summarize_run(pd.DataFrame({"model": ["theta"], "epoch": [1]}))
