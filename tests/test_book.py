@@ -44,7 +44,12 @@ def project(tmp_path: Path, make_notebook: Callable[..., Path]) -> Path:
 
 @pytest.fixture
 def executions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Record every notebook papermill executes during a build."""
+    """Record every notebook papermill executes during a build.
+
+    The package fingerprint is pinned, so that edits to ``iclmem`` made while the tests run do not
+    invalidate the cache in the middle of a test.
+    """
+    monkeypatch.setattr(book, "package_fingerprint", lambda: "pinned package")
     calls: list[str] = []
     real = book.execute
 
@@ -151,8 +156,19 @@ def test_changes_invalidate_the_cache(
     assert meta["parameters"] == {"n": 4} and meta["source"] == "notebooks/tiny.py"
 
 
-def test_package_fingerprint_tracks_package_files() -> None:
+def test_package_fingerprint_tracks_package_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert re.fullmatch(r"[0-9a-f]{64}", book.package_fingerprint())
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "recipes.yaml").write_text("a: 1\n")
+    monkeypatch.setattr(book.iclmem, "__file__", str(package / "__init__.py"))
+    first = book.package_fingerprint()
+    (package / "__pycache__").mkdir()
+    (package / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"bytecode")
+    assert book.package_fingerprint() == first  # bytecode does not count
+    (package / "sub" / "recipes.yaml").write_text("a: 2\n")
+    assert book.package_fingerprint() != first  # package data does
 
 
 def test_overrides_are_checked_before_anything_runs(project: Path, tmp_path: Path, executions: list[str]) -> None:
