@@ -134,6 +134,8 @@ def cmd_book(args: argparse.Namespace) -> int:
 def add_pretrain(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("pretrain", help="pretrain the reference LTM on the synthetic prior (resumable)")
     p.add_argument("--config", type=Path, required=True, help="YAML config, e.g. configs/pretrain_reference.yaml")
+    p.add_argument("--export", action="store_true",
+                   help="when done, write the weights, model card and loss curve into iclmem/ltm/weights/ (the shipped reference)")
     p.set_defaults(func=cmd_pretrain)
 
 
@@ -144,6 +146,11 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
 
     out = pretrain(PretrainConfig.from_yaml(args.config))
     print(f"pretrained: {out}")
+    if args.export:
+        from iclmem.ltm.reference import export_checkpoint
+
+        weights = export_checkpoint(out, {"config_file": str(args.config)})
+        print(f"exported the reference LTM: {weights}")
     return 0
 
 

@@ -226,3 +226,37 @@ def speed(model: ReferenceLTM, n_context: int = 512, n_query: int = 512, n_featu
     fwd_bwd = (time.perf_counter() - t0) / repeats
     return {"n_context": n_context, "n_query": n_query, "n_features": n_features, "threads": torch.get_num_threads(),
             "forward_s": fwd, "forward_rows_per_s": rows / fwd, "forward_backward_s": fwd_bwd, "forward_backward_rows_per_s": rows / fwd_bwd}
+
+
+def quality_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Mean (and std over seeds) of the headline metric per dataset and method.
+
+    Classification: ROC AUC, accuracy, log loss; regression: R^2 and NLL (LTM only).
+    """
+    metrics = ["roc_auc", "accuracy", "log_loss", "r2", "nll"]
+    present = [m for m in metrics if m in rows.columns]
+    agg = rows.groupby(["task", "dataset", "method"])[present].agg(["mean", "std"])
+    agg.columns = [f"{m}_{s}" for m, s in agg.columns]
+    return agg.dropna(axis=1, how="all").reset_index()
+
+
+def quality_verdict(rows: pd.DataFrame) -> dict[str, object]:
+    """The issue's targets: better than kNN on every dataset; mean ROC AUC within 0.03 of the best
+    baseline; mean R^2 within 0.10 of the best baseline (means over seeds, then datasets)."""
+    per = rows.groupby(["task", "dataset", "method"]).mean(numeric_only=True).reset_index()
+    out: dict[str, object] = {}
+    for task, metric, margin in (("classification", "roc_auc", 0.03), ("regression", "r2", 0.10)):
+        sub = per[per.task == task]
+        if sub.empty:
+            continue
+        wide = sub.pivot(index="dataset", columns="method", values=metric)
+        baselines = [c for c in wide.columns if c != "ltm"]
+        best = wide[baselines].mean().idxmax()
+        out[f"{task}_ltm_mean_{metric}"] = float(wide["ltm"].mean())
+        out[f"{task}_best_baseline"] = best
+        out[f"{task}_best_baseline_mean_{metric}"] = float(wide[best].mean())
+        out[f"{task}_gap_to_best"] = float(wide[best].mean() - wide["ltm"].mean())
+        out[f"{task}_within_margin"] = bool(wide[best].mean() - wide["ltm"].mean() <= margin)
+        out[f"{task}_beats_knn_on"] = int((wide["ltm"] > wide["knn"]).sum())
+        out[f"{task}_datasets"] = int(len(wide))
+    return out

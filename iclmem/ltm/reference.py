@@ -109,14 +109,33 @@ class ReferenceLTM:
 
 
 def export_checkpoint(state_path: Path, card_extra: dict, out_dir: Path = WEIGHTS_DIR) -> Path:
-    """Write the weights of a pretraining state as ``reference.pt`` plus its model card."""
+    """Write the weights of a pretraining state as ``reference.pt``, its model card and loss curve.
+
+    The card records the architecture, pretraining config (prior, steps, seed), wall time and
+    the sha256 that :func:`load_checkpoint` verifies; ``reference_curve.csv`` holds the
+    per-step pretraining loss (column ``regression``: 1 for regression batches).
+    """
+    import pandas as pd
+
     from ..atomic import atomic_torch_save, atomic_write_text
 
     state = torch.load(state_path, weights_only=False)
-    cfg = state["config"]["model"]
+    cfg = state["config"]
     weights = out_dir / "reference.pt"
-    atomic_torch_save({"config": cfg, "model": state["model"]}, weights)
-    card = {"architecture": cfg, "steps": state["step"], "wall_s": round(state["wall_s"], 1), **card_extra, "sha256": sha256_file(weights)}
+    atomic_torch_save({"config": cfg["model"], "model": state["model"]}, weights)
+    curve = pd.DataFrame(state["curve"], columns=["step", "loss", "regression"])
+    atomic_write_text(out_dir / "reference_curve.csv", curve.to_csv(index=False, float_format="%.5f"))
+    card = {
+        "name": "iclmem reference LTM",
+        "architecture": cfg["model"],
+        "n_parameters": sum(v.numel() for v in state["model"].values()),
+        "prior": cfg["prior"],
+        "pretraining": {k: v for k, v in cfg.items() if k not in ("model", "prior", "out_dir")},
+        "steps_done": state["step"],
+        "wall_s": round(state["wall_s"], 1),
+        **card_extra,
+        "sha256": sha256_file(weights),
+    }
     atomic_write_text(out_dir / "reference.json", json.dumps(card, indent=2))
     return weights
 

@@ -1,0 +1,55 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # A2. Speed benchmarks
+#
+# Speed is measured by the scripts in `benchmarks/`, never asserted in tests. Each script writes a
+# JSON file to `benchmarks/results/`, committed with the code that produced it; this page renders
+# them. Ratios (batched vs naive, cached vs recomputed) are measured within one run, so they hold
+# on other machines better than absolute numbers, which are for a 2-core CPU without a GPU.
+# Re-run a benchmark with `python benchmarks/<name>.py` and rebuild the book.
+
+# %% tags=["parameters"]
+results_dir: str = "benchmarks/results"
+
+# %%
+import json
+from pathlib import Path
+
+import pandas as pd
+
+import iclmem
+
+folder = Path(iclmem.__file__).resolve().parents[1] / results_dir
+results = {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
+sorted(results)
+
+# %% [markdown]
+# ## Fine-tuning steps per second (`benchmarks/finetune_speed.py`)
+#
+# One AdamW step of the reference LTM on a 512-row context and $Q$ query rows (Tab. 2), with the
+# feature counts of the book's two fine-tuning datasets; `book_grid` is the wall time of notebook
+# 02's default grid when it was timed.
+
+# %%
+speed = results["finetune_speed"]
+pd.DataFrame(speed["rows"]).assign(seconds_per_step=lambda d: 1 / d.steps_per_s)
+
+# %%
+pd.Series({k: v for k, v in speed.items() if k != "rows"}).to_frame("value")
+
+# %% [markdown]
+# ## The reference LTM's forward and backward speed (`benchmarks/ltm_quality.py`)
+
+# %%
+pd.Series(results["ltm_quality"]["speed"]).to_frame("value")
