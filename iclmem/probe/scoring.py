@@ -28,6 +28,8 @@ from .manipulations import Manipulation, resolve_manipulations
 
 SCORE_COLUMNS: tuple[str, ...] = ("query_id", "is_member", "manipulation", "category", "loss", "entropy", "confidence")
 DEFAULT_CHUNK = 256
+DEFAULT_CELLS = 4096
+DEFAULT_PADDING = 0.1
 
 
 @dataclass(frozen=True)
@@ -86,16 +88,46 @@ def _scores(preds: list) -> np.ndarray:
     return out
 
 
+def _chunks(tasks: Sequence[ICLTask], order: list[int], chunk_size: int, max_cells: int | None,
+            max_padding: float | None) -> list[list[int]]:
+    """Consecutive groups of ``order`` (tasks sorted by shape) that form the padded batches.
+
+    A group closes before it would exceed ``chunk_size`` tasks, ``max_cells`` padded cells
+    (tasks x rows x columns incl. target), or a padded/real cell ratio of ``1 + max_padding``.
+    """
+    out: list[list[int]] = []
+    cur: list[int] = []
+    rows = feats = real = 0
+    for i in order:
+        r, f = len(tasks[i].context_y) + len(tasks[i].query_x), tasks[i].context_x.shape[1] + 1
+        r2, f2 = max(rows, r), max(feats, f)
+        padded = (len(cur) + 1) * r2 * f2
+        if cur and (len(cur) >= chunk_size or (max_cells is not None and padded > max_cells)
+                    or (max_padding is not None and padded > (1 + max_padding) * (real + r * f))):
+            out.append(cur)
+            cur, r2, f2, real = [], r, f, 0
+        cur.append(i)
+        rows, feats, real = r2, f2, real + r * f
+    if cur:
+        out.append(cur)
+    return out
+
+
 def score_tasks(model: LTM, tasks: Sequence[ICLTask], chunk_size: int = DEFAULT_CHUNK, progress: bool = False,
-                desc: str = "probing") -> np.ndarray:
-    """Scores of every task in padded batches of ``chunk_size`` (tasks sorted by size first)."""
+                desc: str = "probing", max_cells: int | None = DEFAULT_CELLS, max_padding: float | None = DEFAULT_PADDING) -> np.ndarray:
+    """Scores of every task in padded batches (tasks sorted by size first).
+
+    A batch holds at most ``chunk_size`` tasks and at most ``max_cells`` padded cells
+    (tasks x rows x columns incl. the target): on a CPU, batches much larger than the caches
+    are slower per cell, and small contexts (10-row baselines) fit many to a batch while
+    100-row scaled contexts fit few. ``max_cells=None`` batches by ``chunk_size`` only.
+    """
     if chunk_size < 1:
         raise ProbeError(f"chunk_size must be >= 1, got {chunk_size}.")
-    order = sorted(range(len(tasks)), key=lambda i: (len(tasks[i].context_y), tasks[i].context_x.shape[1]))
+    order = sorted(range(len(tasks)), key=lambda i: (tasks[i].context_x.shape[1], len(tasks[i].context_y)))
     out = np.empty((len(tasks), 3))
     with torch.no_grad():
-        for start in tqdm(range(0, len(order), chunk_size), disable=not progress, desc=desc, leave=False):
-            idx = order[start : start + chunk_size]
+        for idx in tqdm(_chunks(tasks, order, chunk_size, max_cells, max_padding), disable=not progress, desc=desc, leave=False):
             out[idx] = _scores(model.predict([tasks[i] for i in idx]))
     return out
 
