@@ -1,0 +1,46 @@
+"""LLM k-shot replication of "Memorization In In-Context Learning" (section 6 of the book).
+
+Flow: instances -> segment pairs -> k-shot prompts in three settings -> completions -> judge -> rates,
+accuracy, correlation. Modules: :mod:`~iclmem.llm.datasets` (WNLI, RTE, TREC, DBpedia, CARTE tables as
+text; sampling), :mod:`~iclmem.llm.segments`, :mod:`~iclmem.llm.prompts`, :mod:`~iclmem.llm.chat` (the
+chat interface), :mod:`~iclmem.llm.backends` (in-process and OpenAI-compatible), :mod:`~iclmem.llm.cache`
+(disk cache of completions), :mod:`~iclmem.llm.judges`, :mod:`~iclmem.llm.finetune` (controlled ground
+truth), :mod:`~iclmem.llm.replication` (runs and tables), :mod:`~iclmem.llm.server` (a loopback
+``transformers serve``), :mod:`~iclmem.llm.plots`, :mod:`~iclmem.llm.paper` (the paper's numbers).
+
+Heavy dependencies (``torch``, ``transformers``, ``openai``) are imported inside the functions that use them.
+"""
+
+from iclmem.llm.cache import CachedBackend, CompletionCache, cache_root
+from iclmem.llm.chat import (
+    ChatBackend,
+    ChatRequest,
+    Completion,
+    ContextOverflowError,
+    Decoding,
+    LLMError,
+    MissingAPIKeyError,
+)
+from iclmem.llm.datasets import (
+    DATASETS,
+    DatasetUnavailableError,
+    Instance,
+    SamplingError,
+    UnknownDatasetError,
+    assign_members,
+    demonstrations_for_k,
+    load_dataset,
+    sample_instances,
+)
+from iclmem.llm.judges import LLMJudge, OfflineJudge, agreement
+from iclmem.llm.prompts import SETTINGS, memorization_messages, performance_messages
+from iclmem.llm.replication import ReplicationConfig, build_experiment
+from iclmem.llm.segments import SegmentPair, split_instance
+
+__all__ = [
+    "DATASETS", "SETTINGS", "CachedBackend", "ChatBackend", "ChatRequest", "Completion", "CompletionCache",
+    "ContextOverflowError", "DatasetUnavailableError", "Decoding", "Instance", "LLMError", "LLMJudge",
+    "MissingAPIKeyError", "OfflineJudge", "ReplicationConfig", "SamplingError", "SegmentPair", "UnknownDatasetError",
+    "agreement", "assign_members", "build_experiment", "cache_root", "demonstrations_for_k", "load_dataset",
+    "memorization_messages", "performance_messages", "sample_instances", "split_instance",
+]

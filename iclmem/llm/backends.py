@@ -1,0 +1,318 @@
+"""Two backends behind :class:`iclmem.llm.chat.ChatBackend`.
+
+* :class:`InProcessBackend`: a ``transformers`` causal LM in this process, greedy decoding written out
+  token by token. Within one (k, setting) the demonstrations are identical for every instance, so the
+  prompts of a batch share a long token prefix: it is computed once and its KV cache reused for every
+  instance (cropped back after each generation). ``prefix_cache=False`` recomputes it per instance.
+  Decoding is memory-bound on a CPU (every step reads all weights), so ``batch_size`` instances are
+  decoded together, each attending to the shared prefix and its own left-padded suffix.
+* :class:`OpenAIBackend`: the ``openai`` client against any OpenAI-compatible server (OpenAI for GPT-4 as
+  in the paper, vLLM, ``transformers serve``, Ollama). Base URL, model and key come from environment
+  variables; errors are retried with exponential backoff and then reported per request.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from iclmem.llm.chat import ChatRequest, Completion, ContextOverflowError, MissingAPIKeyError, apply_stop
+
+
+def _common_prefix_len(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+class InProcessBackend:
+    """Greedy chat completions from a local model (default: SmolLM2-135M-Instruct, see :mod:`iclmem.llm.model`).
+
+    ``model_id`` names the weights in cache keys: a fine-tuned copy must get its own id. The model is
+    built lazily (``model_factory``) on the first request that the disk cache cannot answer, so a fully
+    cached re-run loads no weights; the tokenizer is loaded eagerly to count tokens.
+    """
+
+    name = "inprocess"
+
+    def __init__(self, model: Any = None, tokenizer: Any = None, model_id: str | None = None, prefix_cache: bool = True,
+                 min_prefix: int = 16, model_factory: Callable[[], Any] | None = None,
+                 context_window: int | None = None, batch_size: int = 8) -> None:
+        if model is None and model_factory is None and tokenizer is None:
+            from iclmem.llm.model import MODEL_ID, ensure_model_dir, load_model, load_tokenizer
+
+            folder = ensure_model_dir()
+            tokenizer = load_tokenizer(folder)
+            model_factory = lambda: load_model(folder)[0]  # noqa: E731
+            model_id = model_id or MODEL_ID
+            if context_window is None:
+                context_window = json.loads((folder / "config.json").read_text()).get("max_position_embeddings")
+        if tokenizer is None or model_id is None or (model is None and model_factory is None):
+            raise ValueError("pass a tokenizer, a model_id and a model (or a model_factory)")
+        self._model = model.eval() if model is not None else None
+        self._model_factory = model_factory
+        self.tokenizer = tokenizer
+        self.model_id = model_id
+        self.prefix_cache = prefix_cache
+        self.min_prefix = min_prefix
+        self.batch_size = max(1, batch_size)
+        if context_window is None and model is not None:
+            context_window = getattr(model.config, "max_position_embeddings", None)
+        self.context_window: int | None = context_window
+        self.stop_token_ids = {t for t in (tokenizer.eos_token_id, tokenizer.convert_tokens_to_ids("<|endoftext|>")) if t is not None}
+        self._prefix_ids: list[int] = []
+        self._prefix_cache: Any = None
+        self.prefill_tokens = 0  # tokens run through the model to build prompts (benchmark counter)
+        self.generated_tokens = 0
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            assert self._model_factory is not None
+            self._model = self._model_factory().eval()
+        return self._model
+
+    @property
+    def model_loaded(self) -> bool:
+        return self._model is not None
+
+    # -- prompts ---------------------------------------------------------------------------------------
+    def prompt_ids(self, request: ChatRequest) -> list[int]:
+        """Token ids of the chat-templated prompt, ending with the assistant turn opener."""
+        out = self.tokenizer.apply_chat_template(request.message_dicts(), add_generation_prompt=True, tokenize=True)
+        if hasattr(out, "keys") and "input_ids" in out:
+            out = out["input_ids"]
+        return list(out)
+
+    def count_tokens(self, request: ChatRequest) -> int:
+        return len(self.prompt_ids(request))
+
+    def check_fits(self, n_prompt: int, max_new_tokens: int) -> None:
+        if self.context_window is not None and n_prompt + max_new_tokens > self.context_window:
+            raise ContextOverflowError(
+                f"prompt of {n_prompt} tokens + {max_new_tokens} new tokens exceeds the context window of "
+                f"{self.context_window} tokens of {self.model_id}"
+            )
+
+    # -- KV cache --------------------------------------------------------------------------------------
+    def _forward(self, ids: list[int], cache: Any) -> Any:
+        import torch
+
+        x = torch.tensor([ids], dtype=torch.long)
+        self.prefill_tokens += len(ids)
+        return self.model(input_ids=x, cache=cache, use_cache=True, logits_to_keep=1)
+
+    def _set_prefix(self, prefix: list[int]) -> None:
+        """Make the stored KV cache hold exactly ``prefix`` (reusing what it shares with the stored one)."""
+        from transformers import DynamicCache
+
+        shared = _common_prefix_len(self._prefix_ids, prefix)
+        if self._prefix_cache is None or shared == 0:
+            self._prefix_cache, self._prefix_ids, shared = DynamicCache(config=self.model.config), [], 0
+        elif shared < len(self._prefix_ids):
+            self._prefix_cache.crop(shared - len(self._prefix_ids))
+            self._prefix_ids = self._prefix_ids[:shared]
+        if shared < len(prefix):
+            self._forward(prefix[shared:], self._prefix_cache)
+            self._prefix_ids = list(prefix)
+
+    def _batch_cache(self, batch: int, prefix_len: int) -> Any:
+        """A cache for ``batch`` rows: the stored prefix itself (one row) or a copy repeated per row."""
+        from transformers import DynamicCache
+
+        if prefix_len == 0:
+            return DynamicCache(config=self.model.config)
+        if batch == 1:
+            return self._prefix_cache
+        cache = DynamicCache(config=self.model.config)
+        for i, layer in enumerate(self._prefix_cache.layers):
+            cache.update(layer.keys.expand(batch, -1, -1, -1).contiguous(), layer.values.expand(batch, -1, -1, -1).contiguous(), i)
+        return cache
+
+    def _generate(self, all_ids: list[list[int]], prefix_len: int, decodings: list[Any]) -> list[tuple[str, int]]:
+        """Greedy decoding of a batch of prompts whose first ``prefix_len`` tokens are in the stored prefix cache.
+
+        Suffixes are left-padded between the shared prefix and the prompt ends (masked, with explicit
+        positions), so every row attends exactly to its own prompt.
+        """
+        import torch
+
+        batch = len(all_ids)
+        suffixes = [ids[prefix_len:] for ids in all_ids]
+        width = max(len(x) for x in suffixes)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        x = torch.full((batch, width), pad, dtype=torch.long)
+        mask = torch.zeros((batch, prefix_len + width), dtype=torch.long)
+        mask[:, :prefix_len] = 1
+        pos = torch.zeros((batch, width), dtype=torch.long)
+        for r, suf in enumerate(suffixes):
+            x[r, width - len(suf) :] = torch.tensor(suf)
+            mask[r, prefix_len + width - len(suf) :] = 1
+            pos[r, width - len(suf) :] = torch.arange(prefix_len, prefix_len + len(suf))
+        nxt_pos = torch.tensor([prefix_len + len(suf) for suf in suffixes])
+        cache = self._batch_cache(batch, prefix_len)
+        self.prefill_tokens += sum(len(suf) for suf in suffixes)
+        try:
+            out = self.model(input_ids=x, attention_mask=mask, position_ids=pos, cache=cache, use_cache=True, logits_to_keep=1)
+            new: list[list[int]] = [[] for _ in range(batch)]
+            texts = [""] * batch
+            done = [False] * batch
+            for _ in range(max(d.max_new_tokens for d in decodings)):
+                nxt = out.logits[:, -1].argmax(-1)
+                for r in range(batch):
+                    if done[r]:
+                        continue
+                    tok = int(nxt[r])
+                    if tok in self.stop_token_ids:
+                        done[r] = True
+                        continue
+                    new[r].append(tok)
+                    self.generated_tokens += 1
+                    texts[r] = self.tokenizer.decode(new[r], skip_special_tokens=True)
+                    if len(new[r]) >= decodings[r].max_new_tokens or apply_stop(texts[r], decodings[r].stop)[1]:
+                        done[r] = True
+                if all(done):
+                    break
+                mask = torch.cat([mask, torch.ones((batch, 1), dtype=torch.long)], 1)
+                out = self.model(input_ids=nxt[:, None], attention_mask=mask, position_ids=nxt_pos[:, None], cache=cache,
+                                 use_cache=True, logits_to_keep=1)
+                nxt_pos = nxt_pos + 1
+        finally:
+            if prefix_len and batch == 1:
+                cache.crop(prefix_len - cache.get_seq_length())  # the stored prefix again
+        return [(apply_stop(t, d.stop)[0], len(n)) for t, d, n in zip(texts, decodings, new, strict=True)]
+
+    # -- interface -------------------------------------------------------------------------------------
+    def complete_batch(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        """Greedy completions; prompts that overflow the context window get an error, never a truncation."""
+        import torch
+
+        all_ids = [self.prompt_ids(r) for r in requests]
+        out: list[Completion | None] = [None] * len(requests)
+        todo = []
+        for i, (request, ids) in enumerate(zip(requests, all_ids, strict=True)):
+            try:
+                self.check_fits(len(ids), request.decoding.max_new_tokens)
+                todo.append(i)
+            except ContextOverflowError as e:
+                out[i] = Completion("", len(ids), 0, error=str(e))
+        prefix_len = 0
+        if self.prefix_cache and todo:
+            first = all_ids[todo[0]]
+            prefix_len = min(len(all_ids[i]) for i in todo) - 1  # at least one prompt token is fed per request
+            for i in todo[1:]:
+                prefix_len = min(prefix_len, _common_prefix_len(first, all_ids[i]))
+            if len(todo) == 1:  # a lone request shares with the stored prefix only
+                prefix_len = min(prefix_len, _common_prefix_len(self._prefix_ids, first))
+            if prefix_len < self.min_prefix:
+                prefix_len = 0
+        if todo:
+            _ = self.model  # build a lazy model (which may fine-tune) outside inference mode
+        with torch.inference_mode():
+            if prefix_len:
+                self._set_prefix(all_ids[todo[0]][:prefix_len])
+            for start in range(0, len(todo), self.batch_size):
+                idx = todo[start : start + self.batch_size]
+                results = self._generate([all_ids[i] for i in idx], prefix_len, [requests[i].decoding for i in idx])
+                for i, (text, n_new) in zip(idx, results, strict=True):
+                    out[i] = Completion(text, len(all_ids[i]), n_new)
+        return [c for c in out if c is not None]
+
+
+# ---------------------------------------------------------------------------------------------------------
+ENV_BASE_URL = "OPENAI_BASE_URL"
+ENV_API_KEY = "OPENAI_API_KEY"
+ENV_MODEL = "ICLMEM_OPENAI_MODEL"
+ENV_CONTEXT = "ICLMEM_OPENAI_CONTEXT"
+
+
+class OpenAIBackend:
+    """Greedy chat completions from an OpenAI-compatible server.
+
+    Configuration comes from the environment (never from notebook parameters): ``OPENAI_API_KEY``
+    (required; any non-empty value for local servers), ``OPENAI_BASE_URL`` (default: OpenAI),
+    ``ICLMEM_OPENAI_MODEL`` (required, e.g. ``gpt-4-0613`` for the paper) and ``ICLMEM_OPENAI_CONTEXT``
+    (context window in tokens, optional). ``timeout`` bounds each HTTP request; a request that fails is
+    retried ``retries`` times with exponential backoff (``backoff``, ``2*backoff``, ...) and then reported
+    in :attr:`Completion.error`.
+    """
+
+    name = "openai"
+
+    def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
+                 timeout: float = 120.0, retries: int = 3, backoff: float = 2.0, context_window: int | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        api_key = api_key or os.environ.get(ENV_API_KEY)
+        if not api_key:
+            raise MissingAPIKeyError(
+                f"the OpenAI-compatible backend needs an API key: set the environment variable {ENV_API_KEY} "
+                "(any non-empty value for a local server such as vLLM or `transformers serve`)"
+            )
+        model = model or os.environ.get(ENV_MODEL)
+        if not model:
+            raise MissingAPIKeyError(f"set the environment variable {ENV_MODEL} to the model name the server serves (e.g. gpt-4-0613)")
+        try:
+            from openai import OpenAI
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise ImportError("the OpenAI-compatible backend needs the `openai` package: pip install 'iclmem[llm]'") from e
+        self.base_url = base_url or os.environ.get(ENV_BASE_URL) or None
+        self.model_id = model
+        if context_window is None and os.environ.get(ENV_CONTEXT):
+            context_window = int(os.environ[ENV_CONTEXT])
+        self.context_window = context_window
+        self.client = OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
+        self.retries = retries
+        self.backoff = backoff
+        self.sleep = sleep
+        self.calls = 0
+
+    def count_tokens(self, request: ChatRequest) -> int:
+        """Upper estimate: one token per 3 characters plus 8 per message (tokenizers of remote models are unknown)."""
+        return sum(len(c) // 3 + 8 for _, c in request.messages)
+
+    def _once(self, request: ChatRequest) -> Completion:
+        self.calls += 1
+        resp = self.client.chat.completions.create(
+            model=self.model_id,
+            messages=request.message_dicts(),  # type: ignore[arg-type]
+            max_tokens=request.decoding.max_new_tokens,
+            temperature=0.0,
+            stop=list(request.decoding.stop) or None,
+        )
+        text = resp.choices[0].message.content or ""
+        usage = resp.usage
+        return Completion(
+            apply_stop(text, request.decoding.stop)[0],
+            getattr(usage, "prompt_tokens", None),
+            getattr(usage, "completion_tokens", None),
+        )
+
+    def complete_batch(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        out = []
+        for request in requests:
+            error = ""
+            for attempt in range(self.retries + 1):
+                try:
+                    out.append(self._once(request))
+                    break
+                except Exception as e:  # noqa: BLE001 - every API error is reported per instance
+                    error = f"{type(e).__name__}: {e}"
+                    if attempt < self.retries:
+                        self.sleep(self.backoff * 2**attempt)
+            else:
+                out.append(Completion("", error=f"failed after {self.retries + 1} attempts: {error}"))
+        return out
+
+
+def make_backend(kind: str, **kwargs: Any) -> InProcessBackend | OpenAIBackend:
+    """``"inprocess"`` or ``"openai"`` (the notebook's ``backend`` parameter)."""
+    if kind == "inprocess":
+        return InProcessBackend(**kwargs)
+    if kind == "openai":
+        return OpenAIBackend(**kwargs)
+    raise ValueError(f"unknown backend {kind!r}; choose 'inprocess' or 'openai'")

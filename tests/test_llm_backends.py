@@ -1,0 +1,123 @@
+"""Backends: in-process greedy decoding with and without the shared-prefix KV cache, context overflow, the
+OpenAI-compatible backend's bad inputs (missing key, a server that does not answer)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+import torch
+
+from iclmem.llm.backends import InProcessBackend, OpenAIBackend, make_backend
+from iclmem.llm.chat import ChatRequest, ContextOverflowError, Decoding, MissingAPIKeyError, apply_stop
+from iclmem.llm.replication import ReplicationConfig, build_experiment, context_fit, largest_fitting_k, runnable_ks
+
+
+@pytest.fixture(scope="module")
+def backend() -> InProcessBackend:
+    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    return InProcessBackend(batch_size=4)
+
+
+@pytest.fixture(scope="module")
+def exp():
+    return build_experiment(ReplicationConfig(n_instances=4, n_demonstrations=6, ks=(0, 6), max_new_tokens=10, seed=1))
+
+
+def test_prefix_cached_and_uncached_greedy_text_identical(backend, exp):
+    reqs = exp.memorization_requests("pairs_labels", 6)
+    backend.prefix_cache, backend.batch_size, backend.prefill_tokens = False, 1, 0
+    plain = [c.text for c in backend.complete_batch(reqs)]
+    uncached_prefill = backend.prefill_tokens
+    backend.prefix_cache, backend.batch_size, backend.prefill_tokens = True, 4, 0
+    cached = backend.complete_batch(reqs)
+    assert [c.text for c in cached] == plain
+    assert any(plain)  # something was generated
+    assert backend.prefill_tokens < uncached_prefill / 2  # the shared prefix was computed once
+    backend.batch_size = 1  # one row at a time through the stored prefix (cropped back after each)
+    assert [c.text for c in backend.complete_batch(reqs[:2])] == plain[:2]
+    assert backend.model_loaded and cached[0].prompt_tokens == backend.count_tokens(reqs[0])
+
+
+def test_context_overflow_is_reported_never_truncated(backend, exp):
+    long = ChatRequest.user("word " * 9000, Decoding(4))
+    ok = exp.memorization_requests("full", 0)[0]
+    out = backend.complete_batch([ok, long])
+    assert out[0].ok and not out[1].ok and "exceeds the context window of 8192" in out[1].error
+    with pytest.raises(ContextOverflowError):
+        backend.check_fits(8190, 4)
+    fit = context_fit(backend, exp)
+    assert list(fit["fits"]) == [True, True] and runnable_ks(fit) == [0, 6]
+    window = int(fit["longest_prompt_tokens"].mean()) + exp.config.max_new_tokens  # k=0 fits, k=6 does not
+    small = InProcessBackend(model=backend.model, tokenizer=backend.tokenizer, model_id="small-window", context_window=window)
+    fit_small = context_fit(small, exp)
+    assert not fit_small["fits"].iloc[-1] and runnable_ks(fit_small) == [0]
+    k = largest_fitting_k(small, exp)
+    assert 0 <= k < 6 and bool(context_fit(small, exp, [k])["fits"].iloc[0]) and not bool(context_fit(small, exp, [k + 1])["fits"].iloc[0])
+
+
+def test_stop_strings():
+    assert apply_stop("abc\ndef", ["\n"]) == ("abc", True)
+    assert apply_stop("abc", ["\n"]) == ("abc", False)
+
+
+def test_missing_api_key_names_the_variable(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("ICLMEM_OPENAI_MODEL", "gpt-4-0613")
+    with pytest.raises(MissingAPIKeyError, match="OPENAI_API_KEY"):
+        OpenAIBackend()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.delenv("ICLMEM_OPENAI_MODEL")
+    with pytest.raises(MissingAPIKeyError, match="ICLMEM_OPENAI_MODEL"):
+        OpenAIBackend()
+    with pytest.raises(ValueError, match="unknown backend"):
+        make_backend("carrier-pigeon")
+
+
+def _silent_server() -> tuple[socket.socket, int]:
+    """A TCP server that accepts connections and never answers."""
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    conns = []
+
+    def accept():
+        while True:
+            try:
+                conns.append(srv.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    return srv, srv.getsockname()[1]
+
+
+def test_unanswering_server_bounded_wait_and_per_instance_errors(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    srv, port = _silent_server()
+    sleeps: list[float] = []
+    try:
+        b = OpenAIBackend(model="m", base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, retries=2, backoff=0.05,
+                          sleep=lambda s: (sleeps.append(s), time.sleep(s)))
+        start = time.monotonic()
+        out = b.complete_batch([ChatRequest.user("hello"), ChatRequest.user("again")])
+        elapsed = time.monotonic() - start
+    finally:
+        srv.close()
+    assert elapsed < 15  # 2 requests x 3 attempts x 0.5 s timeout, plus backoff
+    assert [c.ok for c in out] == [False, False] and all("failed after 3 attempts" in c.error for c in out)
+    assert "Timeout" in out[0].error
+    assert sleeps == [0.05, 0.1] * 2  # exponential backoff between attempts
+    assert b.calls == 6
+
+
+def test_refused_connection_is_reported(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    b = OpenAIBackend(model="m", base_url=f"http://127.0.0.1:{port}/v1", timeout=2, retries=1, backoff=0.01)
+    out = b.complete_batch([ChatRequest.user("hello")])
+    assert not out[0].ok and "Connection" in out[0].error

@@ -1,0 +1,145 @@
+"""LLM replication data: loading (fixture files in the Hugging Face schema), sampling, segment pairs, bad input."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from iclmem.llm.datasets import (
+    DatasetUnavailableError,
+    Instance,
+    SamplingError,
+    UnknownDatasetError,
+    assign_members,
+    demonstrations_for_k,
+    load_dataset,
+    sample_instances,
+)
+from iclmem.llm.replication import ReplicationConfig
+from iclmem.llm.segments import split_instance
+
+WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau".split()
+
+
+def write_trec(path, n_per_label: int = 12) -> None:
+    rng = np.random.default_rng(0)
+    rows = [{"text": " ".join(rng.choice(WORDS, size=int(rng.integers(6, 16)))) + f" q{lab}_{i}?", "coarse_label": lab}
+            for lab in range(6) for i in range(n_per_label)]
+    pd.DataFrame(rows).to_csv(path, index=False)
+
+
+def write_wnli(path, n_per_label: int = 10) -> None:
+    with open(path, "w") as f:
+        for lab in (0, 1):
+            for i in range(n_per_label):
+                f.write(json.dumps({"sentence1": f"The {WORDS[i]} saw the {WORDS[i + 1]} because it was {lab}.",
+                                    "sentence2": f"The {WORDS[i]} was {lab}.", "label": lab, "idx": lab * 100 + i}) + "\n")
+        f.write(json.dumps({"sentence1": "  ", "sentence2": "Empty first sentence.", "label": 0, "idx": 999}) + "\n")
+
+
+@pytest.fixture
+def trec(tmp_path):
+    path = tmp_path / "trec.csv"
+    write_trec(path)
+    return load_dataset("trec", data_files=path)
+
+
+def test_load_fixture_files_in_hf_schema(tmp_path, trec):
+    assert len(trec.instances) == 72 and set(trec.label_counts()) == set(trec.spec.labels)
+    wnli_path = tmp_path / "wnli.jsonl"
+    write_wnli(wnli_path)
+    wnli = load_dataset("wnli", data_files=wnli_path)
+    assert wnli.n_dropped_empty == 1 and len(wnli.instances) == 20
+    inst = wnli.instances[0]
+    assert inst.id == "wnli:train:0" and len(inst.parts) == 2 and inst.label == "not_entailment"
+    # DBpedia as parquet, labels given by name
+    pd.DataFrame({"title": ["A", "B"], "content": ["A is a company in Milan.", "B is a film by someone."],
+                  "label": ["company", "film"]}).to_parquet(tmp_path / "db.parquet")
+    db = load_dataset("dbpedia", data_files=tmp_path / "db.parquet")
+    assert [i.label for i in db.instances] == ["company", "film"]
+
+
+def test_shipped_carte_table_serialized_as_text():
+    data = load_dataset("wine_vivino")
+    assert len(data.instances) > 10000 and set(data.label_counts()) == {"red", "white", "sparkling", "rose"}
+    text = data.instances[0].text
+    assert text.startswith("Name is ") and "Winery is " in text and "Wine_Type" not in text
+
+
+def test_bad_input_unknown_dataset_missing_file_and_columns(tmp_path):
+    with pytest.raises(UnknownDatasetError, match="unknown dataset 'nope'.*wnli"):
+        load_dataset("nope")
+    with pytest.raises(DatasetUnavailableError, match="does not exist"):
+        load_dataset("trec", data_files=tmp_path / "missing.csv")
+    pd.DataFrame({"question": ["x y"], "label": [0]}).to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(DatasetUnavailableError, match="lacks the columns"):
+        load_dataset("trec", data_files=tmp_path / "bad.csv")
+
+
+def test_empty_instances_are_dropped_and_refused(tmp_path):
+    pd.DataFrame({"text": ["", "   ", "oneword", "two words", None], "coarse_label": [0, 1, 2, 3, 4]}).to_csv(tmp_path / "t.csv", index=False)
+    data = load_dataset("trec", data_files=tmp_path / "t.csv")
+    assert data.n_dropped_empty == 4 and [i.text for i in data.instances] == ["two words"]
+    with pytest.raises(ValueError, match="at least 2"):
+        split_instance(Instance("x", "entity", ("",)), "text")
+    with pytest.raises(ValueError, match="two non-empty"):
+        split_instance(Instance("x", "entailment", ("A sentence.", " ")), "nli")
+
+
+def test_instances_and_demonstrations_disjoint_and_balanced(trec):
+    s = sample_instances(trec, 12, 30, seed=3)
+    ids_i, ids_d = {i.id for i in s.instances}, {d.id for d in s.demonstrations}
+    assert len(ids_i) == 12 and len(ids_d) == 30 and not ids_i & ids_d
+    assert set(Counter(i.label for i in s.instances).values()) == {2}
+    assert set(Counter(d.label for d in s.demonstrations).values()) == {5}
+    assert sample_instances(trec, 12, 30, seed=3) == s  # reproducible
+    assert sample_instances(trec, 12, 30, seed=4).instances != s.instances
+    with pytest.raises(SamplingError, match="has 12 rows"):
+        sample_instances(trec, 60, 60, seed=0)
+
+
+def test_nested_demonstrations_in_fixed_random_order_per_k(trec):
+    s = sample_instances(trec, 6, 30, seed=0)
+    d6, d12, d30 = (demonstrations_for_k(s, k) for k in (6, 12, 30))
+    assert {d.id for d in d6} < {d.id for d in d12} < {d.id for d in d30}
+    assert demonstrations_for_k(s, 12) == d12  # fixed per k
+    assert [d.id for d in d12] != [d.id for d in s.demonstrations[:12]]  # shuffled, not the pool order
+    assert set(Counter(d.label for d in d6).values()) == {1}  # every prefix stays balanced
+    assert demonstrations_for_k(s, 0) == []
+    with pytest.raises(SamplingError, match="k=31 is larger than the demonstration pool"):
+        demonstrations_for_k(s, 31)
+    with pytest.raises(SamplingError, match="larger than the demonstration pool"):
+        ReplicationConfig(ks=(0, 25), n_demonstrations=20)
+
+
+def test_members_are_a_stratified_subset(trec):
+    s = assign_members(sample_instances(trec, 12, 6, seed=0), 0.5)
+    members = [i for i in s.instances if s.is_member(i)]
+    assert len(members) == 6 and set(Counter(i.label for i in members).values()) == {1}
+    assert not {d.id for d in s.demonstrations} & s.members
+
+
+def test_segment_split_bounds_and_per_instance_variation():
+    words = " ".join(f"w{i}" for i in range(50))
+    insts = [Instance(f"id{i}", "x", (words,)) for i in range(200)]
+    pairs = [split_instance(i, "text", seed=0, segment_min=0.6, segment_max=0.8) for i in insts]
+    shares = np.array([len(p.first.split()) / 50 for p in pairs])
+    assert shares.min() >= 0.6 - 1 / 50 and shares.max() <= 0.8 + 1 / 50
+    assert len(set(shares)) >= 8  # different instances, different cut points
+    assert all(p.first + " " + p.second == words for p in pairs)
+    assert split_instance(insts[5], "text", seed=0) == pairs[5]  # same instance, same cut
+    narrow = [split_instance(i, "text", seed=0, segment_min=0.3, segment_max=0.3) for i in insts[:5]]
+    assert {len(p.first.split()) for p in narrow} == {15}
+    with pytest.raises(ValueError, match="segment_min"):
+        split_instance(insts[0], "text", segment_min=0.9, segment_max=0.5)
+    short = split_instance(Instance("s", "x", ("a b",)), "text")
+    assert (short.first, short.second) == ("a", "b")
+
+
+def test_nli_pairs_split_at_the_sentence_boundary():
+    p = split_instance(Instance("n", "entailment", ("The cat sat on the mat.", "A cat sat.")), "nli", seed=0)
+    assert (p.first, p.second, p.fraction) == ("The cat sat on the mat.", "A cat sat.", None)
