@@ -38,6 +38,7 @@ class LTMConfig:
     max_classes: int = MAX_CLASSES
     max_features: int = 32
     max_context: int = 512
+    column_embedding: bool = False  # learned embedding per column index (feature identity)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -95,6 +96,8 @@ class TabularICLTransformer(nn.Module):
         self.value_embed = nn.Linear(1, d)
         self.unknown_target = nn.Parameter(torch.randn(d) * 0.02)
         self.task_embed = nn.Embedding(2, d)  # 0 = classification, 1 = regression
+        # Without it, attention across a row sees the features as an unordered set of values.
+        self.column_embed = nn.Embedding(cfg.max_features, d) if cfg.column_embedding else None
         self.blocks = nn.ModuleList(_Block(cfg) for _ in range(cfg.n_layers))
         self.norm_out = nn.LayerNorm(d)
         self.head_cls = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, cfg.max_classes))
@@ -123,6 +126,10 @@ class TabularICLTransformer(nn.Module):
         missing = torch.isnan(x)
         cells = torch.stack([torch.where(missing, torch.zeros_like(x), x), missing.float()], dim=-1)
         h = self.cell_embed(cells)  # (B, R, F, d)
+        if self.column_embed is not None:
+            if f > self.cfg.max_features:
+                raise ValueError(f"{f} feature columns exceed max_features={self.cfg.max_features}")
+            h = h + self.column_embed.weight[:f]
         reg = is_regression[:, None]
         y_cls = torch.where(reg | ~ctx_mask, torch.zeros_like(y), y).long().clamp(0, self.cfg.max_classes - 1)
         y_reg = torch.where(reg & ctx_mask, y, torch.zeros_like(y)).unsqueeze(-1)

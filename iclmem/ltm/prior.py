@@ -46,6 +46,7 @@ class PriorConfig:
     max_classes: int = 10
     regression_share: float = 0.35
     tree_share: float = 0.3
+    scm_share: float = 0.2  # the rest: a random MLP of the features
     categorical_share: float = 0.3
     missing_share: float = 0.2
 
@@ -64,7 +65,7 @@ class SyntheticTable:
 def _mlp_scm(rng: np.random.Generator, n: int, n_features: int) -> tuple[np.ndarray, np.ndarray]:
     n_layers = int(rng.integers(1, 5))
     width = int(rng.integers(max(4, n_features + 1), max(8, 2 * n_features + 2) + 1))
-    noise = float(np.exp(rng.uniform(np.log(0.01), np.log(0.5))))
+    noise = float(np.exp(rng.uniform(np.log(0.001), np.log(0.2))))
     act = _ACTIVATIONS[int(rng.integers(len(_ACTIVATIONS)))]
     n_roots = int(rng.integers(1, width + 1))
     h = rng.normal(size=(n, n_roots)) if rng.random() < 0.5 else rng.uniform(-1.7, 1.7, size=(n, n_roots))
@@ -80,11 +81,35 @@ def _mlp_scm(rng: np.random.Generator, n: int, n_features: int) -> tuple[np.ndar
     return pool[:, pick[:-1]], pool[:, pick[-1]]
 
 
-def _tree_ensemble(rng: np.random.Generator, n: int, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+def _features(rng: np.random.Generator, n: int, n_features: int) -> np.ndarray:
+    """Feature marginals (normal, uniform, exponential), with random linear correlation."""
     x = np.empty((n, n_features))
     for j in range(n_features):
         kind = rng.integers(3)
         x[:, j] = rng.normal(size=n) if kind == 0 else rng.uniform(-2, 2, size=n) if kind == 1 else rng.exponential(size=n)
+    if n_features > 1 and rng.random() < 0.5:
+        mix = np.eye(n_features) + rng.normal(scale=rng.uniform(0.1, 0.7), size=(n_features, n_features))
+        x = x @ mix
+    return x
+
+
+def _mlp_of_features(rng: np.random.Generator, n: int, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    """Target = random MLP (0-3 hidden layers) of a random subset of the features, plus noise."""
+    x = _features(rng, n, n_features)
+    used = rng.random(n_features) < rng.uniform(0.3, 1.0)
+    used[rng.integers(n_features)] = True  # at least one informative feature
+    h = (x[:, used] - x[:, used].mean(0)) / (x[:, used].std(0) + 1e-6)
+    act = _ACTIVATIONS[int(rng.integers(len(_ACTIVATIONS)))]
+    for _ in range(int(rng.integers(0, 4))):
+        width = int(rng.integers(8, 33))
+        h = act(h @ (rng.normal(size=(h.shape[1], width)) / np.sqrt(h.shape[1])) + rng.normal(scale=0.5, size=width))
+    y = h @ rng.normal(size=h.shape[1])
+    y = (y - y.mean()) / (y.std() + 1e-6)
+    return x, y + float(np.exp(rng.uniform(np.log(0.001), np.log(0.3)))) * rng.normal(size=n)
+
+
+def _tree_ensemble(rng: np.random.Generator, n: int, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    x = _features(rng, n, n_features)
     y = np.zeros(n)
     for _ in range(int(rng.integers(1, 6))):
         depth = int(rng.integers(1, 6))
@@ -94,7 +119,7 @@ def _tree_ensemble(rng: np.random.Generator, n: int, n_features: int) -> tuple[n
             thr = rng.normal(size=2**_d)[leaf] * 0.8
             leaf = 2 * leaf + (x[np.arange(n), feat] > thr)
         y += rng.normal(size=2**depth)[leaf]
-    y += float(rng.uniform(0.0, 0.3)) * rng.normal(size=n)
+    y += float(rng.uniform(0.0, 0.2)) * y.std() * rng.normal(size=n)
     return x, y
 
 
@@ -124,7 +149,8 @@ def sample_table(
 ) -> SyntheticTable:
     """Draw one synthetic table with ``n_context`` context and ``n_query`` query rows."""
     n = n_context + n_query
-    gen = _tree_ensemble if rng.random() < cfg.tree_share else _mlp_scm
+    u = rng.random()
+    gen = _tree_ensemble if u < cfg.tree_share else _mlp_scm if u < cfg.tree_share + cfg.scm_share else _mlp_of_features
     x, target = gen(rng, n, n_features)
     x = _categorize(rng, x.astype(np.float64), n_context, cfg.categorical_share)
     if rng.random() < cfg.missing_share:
@@ -134,12 +160,14 @@ def sample_table(
     if is_regression:
         mu, sd = target[:n_context].mean(), target[:n_context].std() + 1e-6
         return SyntheticTable(x, ((target - mu) / sd).astype(np.float32), n_context, True, 0)
-    k = int(rng.integers(2, cfg.max_classes + 1))
+    k = 2 if rng.random() < 0.4 else int(rng.integers(3, cfg.max_classes + 1))  # binary tasks are common
     # random class proportions: cut points at sorted uniform quantiles, min share 1/(3k)
     props = rng.dirichlet(np.full(k, 2.0)) * (1 - 1 / 3) + 1 / (3 * k)
     cuts = np.quantile(target[:n_context], np.cumsum(props)[:-1])
     labels = rng.permutation(k)[np.searchsorted(cuts, target)]
     present = np.unique(labels[:n_context])
+    if len(present) < 2:  # a degenerate target (e.g. a constant tree): draw another table
+        return sample_table(rng, cfg, n_context, n_query, n_features, is_regression)
     slot = np.full(k, -1)
     slot[present] = np.arange(len(present))  # canonical mapping: sorted label values -> slots
     y = slot[labels]
