@@ -151,3 +151,12 @@ def test_unreadable_and_missing_files(tmp_path):
     with pytest.raises(DataFileNotFoundError) as err:
         load_dataset(tmp_path / "missing.csv", target="y")
     assert isinstance(err.value, FileNotFoundError) and isinstance(err.value, ValueError)
+
+
+def test_sklearn_tables_load_offline_with_their_task():
+    from iclmem.data import dataset_names, load_dataset
+
+    bc = load_dataset("breast_cancer")
+    assert bc.task == "classification" and bc.n == 569 and bc.target.nunique() == 2
+    assert load_dataset("diabetes").task == "regression"
+    assert {"breast_cancer", "iris", "wine", "digits", "diabetes"} <= set(dataset_names())

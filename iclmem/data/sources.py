@@ -35,9 +35,30 @@ FILE_SUFFIXES = (".csv", ".parquet", ".pq")
 MAX_INFERRED_CLASSES = 20
 
 
+#: scikit-learn's bundled tables (shipped inside scikit-learn, offline): name -> (loader, task)
+SKLEARN_TABLES: dict[str, tuple[str, str]] = {
+    "breast_cancer": ("load_breast_cancer", "classification"),
+    "iris": ("load_iris", "classification"),
+    "wine": ("load_wine", "classification"),
+    "digits": ("load_digits", "classification"),
+    "diabetes": ("load_diabetes", "regression"),
+}
+
+
 def dataset_names() -> list[str]:
     """Every name :func:`load_dataset` accepts besides a file path."""
-    return shipped_names() + carte_names()
+    return shipped_names() + carte_names() + list(SKLEARN_TABLES)
+
+
+def _load_sklearn(name: str, target: str | None, task: Task | None, dropna: bool) -> Dataset:
+    import sklearn.datasets
+
+    loader, default_task = SKLEARN_TABLES[name]
+    bunch = getattr(sklearn.datasets, loader)(as_frame=True)
+    frame = bunch.frame.copy()
+    target = target or str(bunch.target.name)
+    return _finish(frame, target, task or default_task, name, f"scikit-learn: {loader}",
+                   {"name_or_path": name, "target": target, "task": task}, [], dropna)
 
 
 def carte_ai_data_dir() -> Path:
@@ -239,11 +260,13 @@ def load_dataset(
         return _load_shipped(key, target, task_, dropna)
     if key in carte_names():
         return _load_carte(key, target, task_, carte_dir, dropna)
+    if key in SKLEARN_TABLES:
+        return _load_sklearn(key, target, task_, dropna)
     path = Path(key).expanduser()
     if path.suffix.lower() in FILE_SUFFIXES or path.exists():
         return _load_file(path, target, task_, dropna)
     raise UnknownDatasetError(
         f"unknown dataset {key!r}: valid names are {', '.join(shipped_names())} (shipped in carte-ai) and "
-        f"{', '.join(carte_names())} (paper's CARTE tables, need carte_dir); or pass the path of a .csv/.parquet "
+        f"{', '.join(carte_names())} (paper's CARTE tables, need carte_dir), {', '.join(SKLEARN_TABLES)} (scikit-learn's); or pass the path of a .csv/.parquet "
         "file with target="
     )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,17 +39,7 @@ class Table:
 
 
 def load_table(name: str) -> Table:
-    """A benchmark table: scikit-learn's bundled sets, or a shipped CARTE table via iclmem.data."""
-    import sklearn.datasets as skd
-
-    loaders: dict[str, Callable] = {
-        "breast_cancer": skd.load_breast_cancer, "wine": skd.load_wine, "iris": skd.load_iris,
-        "digits": skd.load_digits, "diabetes": skd.load_diabetes,
-    }
-    if name in loaders:
-        bunch = loaders[name](as_frame=True)
-        task = "regression" if name == "diabetes" else "classification"
-        return Table(name, bunch.data, bunch.target.to_numpy(), task)
+    """A benchmark table by name: scikit-learn's bundled sets or a shipped CARTE table (iclmem.data)."""
     from ..data import load_dataset
 
     ds = load_dataset(name)

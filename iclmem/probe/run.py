@@ -123,11 +123,16 @@ def probe_run(
     kw = {"task": data.task, "target_center": data.target_center, "target_scale": data.target_scale, "seed": seed,
           "chunk_size": chunk_size, "progress": progress}
 
+    # M_ref's scores depend on the queries, not on the fine-tuning hyperparameters: key them by the
+    # manifest and the encoding choices, so runs that differ only in learning rate share them.
+    ref_owner = content_key(run.manifest.to_dict(), run.config.max_features, run.config.context_seed, run.config.context_size)
+
     def path(which: str) -> Path:
-        key = content_key(run.key, which, params, reference.checkpoint_sha256, version)
+        owner = ref_owner if which == "ref" else run.key
+        key = content_key(owner, which, params, reference.checkpoint_sha256, version)
         d = artifact_dir("probe", key, root)
         if not (d / "params.json").exists():
-            atomic_write_text(d / "params.json", json.dumps({"run": run.key, "model": which, **params}, indent=1))
+            atomic_write_text(d / "params.json", json.dumps({"run": owner, "model": which, **params}, indent=1))
         return d / "scores.parquet"
 
     ref = _cached(path("ref"), lambda: probe_scores(reference, queries, manips, columns={"model": "ref", "epoch": -1}, **kw))
