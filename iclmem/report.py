@@ -1,0 +1,205 @@
+"""Tables and summaries of the probing sections, as the paper reports them (Sec. 5, App. A.3, A.4, B, C).
+
+Inputs are the summary frame of :func:`iclmem.probe.grid.probe_grid` (one row per run and
+probing epoch) and the raw probe scores. Nothing here computes a model output.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .metrics import auc, membership_score
+from .outcomes import Outcome
+
+OUTCOME_ORDER: tuple[str, ...] = tuple(o.value for o in Outcome)
+SHORT = {o.value: o.short for o in Outcome}
+
+#: Fig. 5 of the paper: % of configurations per outcome (over all 1,128 runs).
+PAPER_OUTCOME_SHARES = pd.DataFrame(
+    {"Q=50": [55.2, 19.3, 12.0, 5.5, 8.0], "Q=512": [50.9, 19.9, 1.8, 6.7, 20.8]}, index=list(OUTCOME_ORDER))
+#: App. A.4: non-collapsed configurations, raw TPR@10% >= 0.10, and how many survive calibration.
+PAPER_CALIBRATION = {"non_collapsed": 530, "raw_tpr10_signals": 241, "vanished": 230, "calibrated_signals": 11}
+#: Tab. 1 of the paper (Q=50 except beer_ratings and bikedekho at Q=512).
+PAPER_TABLE1 = pd.DataFrame(
+    [("buy_buy_baby", 1e-4, 10, 50, 0.61, 0.14, 0.12), ("chocolate_bar_ratings", 1e-3, 10, 50, 0.61, 0.18, 0.02),
+     ("babies_r_us", 1e-4, 50, 50, 0.66, 0.02, 0.00), ("beer_ratings", 1e-4, 50, 512, 0.59, 0.49, 0.17),
+     ("bikedekho", 1e-4, 10, 512, 0.58, 0.15, 0.02)],
+    columns=["dataset", "learning_rate", "epoch", "query_size", "auc", "tpr10", "tpr1"])
+
+
+def _fine(summary: pd.DataFrame) -> pd.DataFrame:
+    """Rows of fine-tuned models only (epoch 0 is M_ref itself)."""
+    return summary[summary.epoch > 0]
+
+
+def best_auc(summary: pd.DataFrame) -> pd.Series:
+    """AUC(Delta S) of the metric that signals most, loss or entropy (as Tab. 8 reports)."""
+    return summary[["auc_loss", "auc_entropy"]].max(axis=1)
+
+
+def peak_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Tab. 10 / 11: per dataset, learning rate and Q, the epoch with the highest AUC(Delta S)."""
+    s = _fine(summary).assign(best_auc=best_auc(_fine(summary)))
+    idx = s.groupby(["dataset", "query_size", "label_condition", "learning_rate"]).best_auc.idxmax()
+    peak = s.loc[idx]
+    cols = {"dataset": "dataset", "query_size": "Q", "label_condition": "labels", "learning_rate": "LR", "epoch": "Ep.",
+            "delta_lv_members": "dLv IN", "delta_lv_non_members": "dLv OUT", "auc_loss": "AUC loss", "auc_entropy": "AUC entropy",
+            "mu_gap": "mu_gap", "sigma_gap": "sigma_gap", "tpr10_loss": "TPR@10%", "tpr1_loss": "TPR@1%", "outcome": "outcome"}
+    out = peak[list(cols)].rename(columns=cols)
+    out["outcome"] = out.outcome.map(SHORT)
+    return out.sort_values(["Q", "dataset", "labels", "LR"], ascending=[True, True, True, False]).reset_index(drop=True)
+
+
+def detectable_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Tab. 1: the peak configuration per dataset and Q among runs with detectable memorization."""
+    s = _fine(summary)
+    s = s[s.outcome == Outcome.MEMORIZATION.value].assign(auc=lambda d: best_auc(d))
+    if s.empty:
+        return pd.DataFrame(columns=["dataset", "learning_rate", "epoch", "query_size", "auc", "tpr10", "tpr1"])
+    top = s.loc[s.groupby(["dataset", "query_size"]).auc.idxmax()]
+    return top.rename(columns={"tpr10_loss": "tpr10", "tpr1_loss": "tpr1"})[
+        ["dataset", "learning_rate", "epoch", "query_size", "label_condition", "auc", "tpr10", "tpr1"]].reset_index(drop=True)
+
+
+def calibration_effect(summary: pd.DataFrame, threshold: float = 0.10) -> dict[str, int]:
+    """App. A.4: among non-collapsed configurations, raw TPR@10% >= threshold signals, and how many survive calibration."""
+    s = _fine(summary)
+    s = s[~s.collapsed.astype(bool)]
+    raw = s.raw_tpr10_loss >= threshold
+    calibrated = raw & (s.tpr10_loss >= threshold)
+    return {"non_collapsed": int(len(s)), "raw_tpr10_signals": int(raw.sum()), "vanished": int((raw & ~calibrated).sum()),
+            "calibrated_signals": int(calibrated.sum())}
+
+
+def outcome_shares(summary: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 5: % of configurations (run x probing epoch > 0) per outcome, by Q."""
+    s = _fine(summary)
+    shares = pd.crosstab(s.outcome, s.query_size, normalize="columns").mul(100)
+    shares.columns = [f"Q={q}" for q in shares.columns]
+    return shares.reindex(list(OUTCOME_ORDER)).fillna(0.0)
+
+
+def temporal_evolution(summary: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 2: % of configurations per outcome at each probing epoch, by Q (long format)."""
+    s = _fine(summary)
+    shares = s.groupby(["query_size", "epoch"]).outcome.value_counts(normalize=True).mul(100).rename("percent").reset_index()
+    full = pd.MultiIndex.from_product([sorted(s.query_size.unique()), sorted(s.epoch.unique()), list(OUTCOME_ORDER)],
+                                      names=["query_size", "epoch", "outcome"])
+    return shares.set_index(["query_size", "epoch", "outcome"]).reindex(full, fill_value=0.0).reset_index()
+
+
+def data_characteristics(summary: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 6 / Tab. 9: per dataset k, alpha and which Q showed detectable memorization."""
+    s = _fine(summary)
+    mem = s[s.outcome == Outcome.MEMORIZATION.value]
+    rows = []
+    for name, part in s.groupby("dataset"):
+        qs = set(mem.loc[mem.dataset == name, "query_size"])
+        all_q = set(part.query_size)
+        category = "No signal" if not qs else "Both Q" if qs == all_q and len(all_q) > 1 else " & ".join(f"Q={q} only" for q in sorted(qs))
+        counts = {f"detectable runs Q={q}": int(mem[(mem.dataset == name) & (mem.query_size == q)].run_key.nunique()) for q in sorted(all_q)}
+        rows.append({"dataset": name, "task": part.task.iloc[0], "k": int(part.k.iloc[0]), "alpha": float(part.alpha.iloc[0]),
+                     "category": category, **counts})
+    return pd.DataFrame(rows)
+
+
+def manipulation_aucs(scores: pd.DataFrame, metric: str = "loss", epochs: list[int] | None = None) -> pd.DataFrame:
+    """AUC of the calibrated per-manipulation score Delta L_k(q) = L_k,theta(q) - L_k,ref(q), per epoch (App. A.3)."""
+    ref = scores[scores.model == "ref"].set_index(["query_id", "manipulation"])[metric]
+    theta_all = scores[scores.model == "theta"]
+    if epochs is not None:
+        theta_all = theta_all[theta_all.epoch.isin(epochs)]
+    rows = []
+    for epoch, theta in theta_all.groupby("epoch"):
+        t = theta.set_index(["query_id", "manipulation"])
+        delta = membership_score(metric, (t[metric] - ref.reindex(t.index)).to_numpy())
+        frame = t.assign(score=delta).reset_index()
+        for (name, category), part in frame.groupby(["manipulation", "category"]):
+            member = part.is_member.astype(bool)
+            rows.append({"epoch": int(epoch), "manipulation": name, "category": category,
+                         "auc": auc(part.score[member].to_numpy(), part.score[~member].to_numpy())})
+    return pd.DataFrame(rows)
+
+
+def perturbation_effectiveness(per_config: list[pd.DataFrame]) -> pd.DataFrame:
+    """Fig. 4: mean change of per-manipulation AUC over the baseline manipulation, by category.
+
+    ``per_config`` holds :func:`manipulation_aucs` frames of the configurations to average over
+    (the paper uses its detectable-memorization configurations).
+    """
+    if not per_config:
+        return pd.DataFrame(columns=["category", "mean_delta_auc", "n"])
+    frames = []
+    for i, f in enumerate(per_config):
+        base = f[f.manipulation == "baseline"].set_index("epoch").auc
+        frames.append(f.assign(delta_auc=f.auc - f.epoch.map(base), config=i))
+    d = pd.concat(frames)
+    d = d[d.manipulation != "baseline"]
+    return d.groupby("category").delta_auc.agg(mean_delta_auc="mean", n="size").reset_index().sort_values("mean_delta_auc")
+
+
+def example_probe_contexts(query_x: np.ndarray, query_y: object, candidates: np.ndarray, names: list[str],
+                           columns: list[str], seed: int = 0, query_id: int = 0) -> dict[str, pd.DataFrame]:
+    """The manipulated multiple-choice contexts of one query as small tables (Sec. 4.2, Tab. 7).
+
+    Column names follow the features through the manipulation: it is applied once more to a
+    context whose cells hold the column index, with the same seed, which shows which columns a
+    feature reduction kept; appended distractor columns are named ``noise_i``.
+    """
+    from .probe.contexts import mc_context
+    from .probe.manipulations import get_manipulation
+
+    base = mc_context(query_x, query_y, candidates)
+    index = base.with_(context_x=np.tile(np.arange(len(columns), dtype=np.float32), (base.n_rows, 1)),
+                       query_x=np.arange(len(columns), dtype=np.float32)[None, :])
+    out = {}
+    for name in names:
+        manipulation = get_manipulation(name)
+        ctx = manipulation.apply(base, seed=seed, query_id=query_id)
+        kept = manipulation.apply(index, seed=seed, query_id=query_id).query_x[0]
+        n_noise = 0
+        labels = []
+        for v in kept:
+            if float(v).is_integer() and 0 <= v < len(columns):
+                labels.append(columns[int(v)])
+            else:
+                labels.append(f"noise_{n_noise}")
+                n_noise += 1
+        frame = pd.DataFrame(ctx.context_x, columns=labels)
+        frame["target"] = ctx.context_y
+        frame["is true target"] = [bool(v == query_y) for v in ctx.context_y]
+        out[name] = frame
+    return out
+
+
+def strongest_configuration(summary: pd.DataFrame) -> pd.Series:
+    """The non-collapsed (run, epoch > 0) with the highest AUC(Delta S) on loss or entropy."""
+    s = _fine(summary)
+    s = s[~s.collapsed.astype(bool)]
+    if s.empty:
+        s = _fine(summary)
+    return s.loc[best_auc(s).idxmax()]
+
+
+def delta_frame(scores: pd.DataFrame, epoch: int) -> pd.DataFrame:
+    """Delta S(q) per metric for one epoch, long format (metric, delta, membership) for plotting."""
+    from .metrics import METRICS, delta_scores
+
+    theta, ref = scores[(scores.model == "theta") & (scores.epoch == epoch)], scores[scores.model == "ref"]
+    parts = [delta_scores(theta, ref, m).assign(metric=m) for m in METRICS]
+    d = pd.concat(parts, ignore_index=True)
+    d["membership"] = np.where(d.is_member.astype(bool), "member", "non-member")
+    return d[["metric", "query_id", "membership", "delta", "score"]]
+
+
+def roc_frame(scores: pd.DataFrame, epoch: int, metric: str = "loss") -> pd.DataFrame:
+    """Log-log ROC points of the calibrated (Delta S) and the raw (S_theta) attack, for one epoch."""
+    from .metrics import delta_scores, roc_points, split_members, suite_scores
+
+    theta, ref = scores[(scores.model == "theta") & (scores.epoch == epoch)], scores[scores.model == "ref"]
+    cal = delta_scores(theta, ref, metric)
+    raw = suite_scores(theta, metric)
+    raw["score"] = membership_score(metric, raw.S)
+    return pd.concat([roc_points(*split_members(cal)).assign(label=f"calibrated, {metric}"),
+                      roc_points(*split_members(raw)).assign(label=f"raw (S_theta), {metric}")], ignore_index=True)

@@ -1,0 +1,141 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 3. Multiple-choice probing and the 48 context manipulations
+#
+# An LTM answers from its context; to see its parametric memory the context must carry **zero
+# information** (Sec. 4.2). For a query $q = (x_q, y_q)$ and a candidate set $Y$, the base context
+# $C_{base}$ holds $|Y|$ copies of $x_q$, each paired with a different candidate. Nothing in it
+# favours one candidate, so a model that did not memorize $q$ should answer uniformly (the appendix
+# "The reference LTM" measures how close the pre-trained model comes to that). $C_{base}$ is then
+# put through the 48 manipulations of Tab. 7 (positional shuffling, feature reduction, distractor
+# columns, label scaling and skewing, and their combinations); the probe score of a query is the
+# mean over the suite, $S(q) = \frac{1}{|\Pi|}\sum_k L_k(q)$, computed for loss, entropy and
+# target confidence, for $M_\theta$ and for the pre-trained $M_{ref}$.
+#
+# **Candidates.** Classification: $Y$ is the class set. Regression (the paper leaves it open):
+# $Y$ is $y_q$ plus `n_candidates` $- 1$ distinct values drawn from the context pool's targets
+# (the empirical distribution), fixed per query and seed. The loss is the cross-entropy over the
+# model's discrete outputs: classes, or the bins of the bar distribution.
+#
+# The runs are those of section 2 (same parameters, read from the results store); probing
+# scores are cached in the store too, so section 4 reuses them.
+
+# %% tags=["parameters"]
+datasets: list = ["spotify", "wine_pl"]
+learning_rates: list = [0.1, 0.01, 0.001, 0.0001]
+query_sizes: list = [50, 512]
+label_conditions: list = ["none"]
+epochs: int = 100
+context_size: int = 256
+seed: int = 0
+probe_epochs: list = [0, 1, 10, 100]  # epoch 0 is M_ref itself: the negative control
+n_candidates: int = 10  # regression candidate set size
+max_queries: int = 50  # members and non-members probed per run (a seeded subset when Q is larger)
+n_boot: int = 200  # bootstrap resamples for the intervals
+
+# %%
+import pandas as pd
+from myst_nb import glue
+
+from iclmem.finetune import prepare_run_data
+from iclmem.grid import expand_grid, prepared_table, run_grid
+from iclmem.ltm import load_reference
+from iclmem.plots import plot_delta_distributions, plot_perturbation_effectiveness, plot_roc_loglog
+from iclmem.probe.grid import probe_grid
+from iclmem.probe.manipulations import MANIPULATIONS
+from iclmem.probe.run import run_queries
+from iclmem.report import (delta_frame, example_probe_contexts, manipulation_aucs, perturbation_effectiveness, roc_frame,
+                           strongest_configuration)
+
+pd.set_option("display.precision", 3)
+reference = load_reference()
+specs = expand_grid(datasets, learning_rates, query_sizes, label_conditions, epochs, seed, context_size)
+runs = run_grid(specs, reference)
+summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot)
+
+# %% [markdown]
+# ## The manipulation suite (Tab. 7)
+
+# %%
+suite = pd.DataFrame([{"name": m.name, "category": m.category, "description": m.description} for m in MANIPULATIONS.values()])
+glue("n_manipulations", len(suite), display=False)
+suite.groupby("category", sort=False).name.agg(["count", ", ".join])
+
+# %% [markdown]
+# ## What the model sees: the contexts of one query
+#
+# A member query of the first run, in encoded features (robust-standardized numbers, ordinal
+# categories); `is true target` marks the rows that carry $y_q$.
+
+# %%
+run, spec = runs[-1], specs[-1]
+table = prepared_table(spec.dataset)
+data = prepare_run_data(run.manifest, table, run.config)
+query = run_queries(data, table, run, n_candidates, seed, max_queries=1)[0]
+columns = [str(c) for c in data.encoder.columns]
+shown = ["baseline", "skew_true_3", "shuffle_first", "feature_reduction_2", "distractor_1"]
+examples = example_probe_contexts(query.x, query.y, query.candidates, shown, [columns[i] for i in data.feature_columns], seed,
+                                  query.query_id)
+examples["baseline"]
+
+# %%
+examples["skew_true_3"]
+
+# %%
+examples["feature_reduction_2"]
+
+# %% [markdown]
+# ## Member and non-member scores
+#
+# The configuration with the strongest calibrated signal among the non-collapsed ones:
+# $\Delta S(q) = S_\theta(q) - S_{ref}(q)$ for members and non-members (left to right: loss,
+# entropy, confidence), and the ROC curves of the calibrated and the raw attack on log-log axes,
+# where the true positive rate at low false positive rates is visible.
+
+# %%
+best = strongest_configuration(summary)
+best[["dataset", "learning_rate", "query_size", "epoch", "auc_loss", "auc_entropy", "tpr10_loss", "tpr1_loss", "outcome"]].to_frame().T
+
+# %%
+g = plot_delta_distributions(delta_frame(scores[best.run_key], int(best.epoch)))
+
+# %%
+fig = plot_roc_loglog(roc_frame(scores[best.run_key], int(best.epoch)))
+
+# %% [markdown]
+# ## Perturbation effectiveness (cf. Fig. 4)
+#
+# For each manipulation $k$ alone, the AUC of the calibrated loss delta $L_{k,\theta}(q) - L_{k,ref}(q)$,
+# minus the AUC of the unmanipulated baseline, averaged by category over the configurations with
+# detectable memorization (over all non-collapsed configurations if there are none; the heading of
+# the table says which). The paper finds true-label skewing most effective ($\Delta$AUC +0.013 on
+# average, best single manipulation `mixed_true_5_non_true_5` +0.017) and positional shuffling
+# indistinguishable from the baseline.
+
+# %%
+fine = summary[(summary.epoch > 0) & ~summary.collapsed.astype(bool)]
+detected = fine[fine.outcome == "detectable_memorization"]
+basis = detected if len(detected) else fine
+per_config = [manipulation_aucs(scores[key], epochs=[epoch]) for key, epoch in zip(basis.run_key, basis.epoch)]
+effect = perturbation_effectiveness(per_config)
+glue("effect_basis", "detectable-memorization" if len(detected) else "non-collapsed", display=False)
+glue("effect_n", len(per_config), display=False)
+effect
+
+# %%
+fig = plot_perturbation_effectiveness(effect)
+
+# %% [markdown]
+# Averaged over {glue:text}`effect_n` {glue:text}`effect_basis` configurations. Section 4 turns
+# these scores into outcomes.
