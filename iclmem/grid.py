@@ -2,12 +2,17 @@
 
 One :class:`RunSpec` names everything a run depends on besides the reference model; a grid is
 the product of its axes. Notebooks run small grids in-process with :func:`run_grid`; the
-distributed sweep runs the same :func:`run_spec` as tasks on a cluster.
+distributed sweep (:mod:`iclmem.sweep`) runs the same :func:`run_spec` as tasks on a cluster.
+
+A spec's ``regime`` (App. D, :mod:`iclmem.regimes`) is ``single_task_fixed`` (the controlled
+setting, one model per dataset) or a multi-task regime, whose spec names all its datasets joined
+by ``+`` (one joint model; :attr:`RunSpec.datasets` splits them).
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +23,9 @@ from tqdm.auto import tqdm
 from .data import Dataset, deduplicate, load_dataset, normalize_label_condition, split_manifest
 from .finetune import FinetuneConfig, FinetuneRun, finetune, probe_epochs_up_to
 from .ltm import ReferenceLTM, load_reference
+from .regimes import MULTI_TASK, SINGLE_TASK_FIXED, JointRun, check_regime, train_joint
+
+JOINT_SEPARATOR = "+"
 
 
 @dataclass(frozen=True)
@@ -31,6 +39,12 @@ class RunSpec:
     epochs: int = 100
     seed: int = 0
     context_size: int = 512
+    regime: str = SINGLE_TASK_FIXED
+
+    @property
+    def datasets(self) -> list[str]:
+        """The dataset(s) of the run: one for single-task, all joint datasets for multi-task regimes."""
+        return self.dataset.split(JOINT_SEPARATOR) if self.regime in MULTI_TASK else [self.dataset]
 
     def config(self) -> FinetuneConfig:
         return FinetuneConfig(self.learning_rate, self.epochs, probe_epochs_up_to(self.epochs), self.context_size, self.seed)
@@ -40,15 +54,30 @@ class RunSpec:
 
 
 def expand_grid(datasets: list[str], learning_rates: list[float], query_sizes: list[int], label_conditions: list[str],
-                epochs: int, seed: int = 0, context_size: int = 512) -> list[RunSpec]:
-    """The product of the grid's axes, datasets outermost."""
+                epochs: int, seed: int = 0, context_size: int = 512,
+                regimes: list[str] | tuple[str, ...] = (SINGLE_TASK_FIXED,)) -> list[RunSpec]:
+    """The product of the grid's axes, datasets outermost; then one joint spec per multi-task regime cell.
+
+    A multi-task regime trains one model on all ``datasets`` (App. D), so it contributes one spec
+    per (query size, label condition, learning rate), not one per dataset.
+    """
     for name, axis in (("datasets", datasets), ("learning_rates", learning_rates), ("query_sizes", query_sizes),
-                       ("label_conditions", label_conditions)):
+                       ("label_conditions", label_conditions), ("regimes", regimes)):
         if not axis:
             raise ValueError(f"grid axis {name!r} is empty; give at least one value.")
     conditions = [normalize_label_condition(c) for c in label_conditions]
-    return [RunSpec(d, float(lr), int(q), c, int(epochs), int(seed), int(context_size))
-            for d, q, c, lr in itertools.product(datasets, query_sizes, conditions, learning_rates)]
+    regimes = [check_regime(r) for r in regimes]
+    bad = [d for d in datasets if JOINT_SEPARATOR in d]
+    if bad and any(r in MULTI_TASK for r in regimes):
+        raise ValueError(f"dataset names {bad} contain {JOINT_SEPARATOR!r}, which joins the datasets of a multi-task spec; rename them.")
+    specs = []
+    if SINGLE_TASK_FIXED in regimes:
+        specs += [RunSpec(d, float(lr), int(q), c, int(epochs), int(seed), int(context_size))
+                  for d, q, c, lr in itertools.product(datasets, query_sizes, conditions, learning_rates)]
+    joined = JOINT_SEPARATOR.join(datasets)
+    specs += [RunSpec(joined, float(lr), int(q), c, int(epochs), int(seed), int(context_size), r)
+              for r in regimes if r in MULTI_TASK for q, c, lr in itertools.product(query_sizes, conditions, learning_rates)]
+    return specs
 
 
 @lru_cache(maxsize=32)
@@ -58,11 +87,21 @@ def prepared_table(dataset: str, carte_dir: str | None = None) -> Dataset:
 
 
 def run_spec(spec: RunSpec, reference: ReferenceLTM | None = None, results_dir: str | Path | None = None,
-             progress: bool = False, carte_dir: str | None = None) -> FinetuneRun:
-    """Split manifest + controlled fine-tuning for one spec, through the results store."""
-    table = prepared_table(spec.dataset, carte_dir)
-    manifest = split_manifest(table, spec.query_size, spec.seed, spec.label_condition, results_dir=results_dir)
-    return finetune(manifest, table, spec.config(), reference, results_dir, progress=progress)
+             progress: bool = False, carte_dir: str | None = None,
+             tables: Mapping[str, Dataset] | None = None) -> FinetuneRun | JointRun:
+    """Split manifest(s) + fine-tuning in the spec's regime, through the results store.
+
+    ``single_task_fixed`` gives a :class:`FinetuneRun`, the multi-task regimes a
+    :class:`~iclmem.regimes.JointRun`. ``tables`` maps dataset names to deduplicated tables
+    already loaded (e.g. from files with a target column); other names go through
+    :func:`prepared_table`.
+    """
+    regime = check_regime(spec.regime)
+    loaded = [tables[d] if tables and d in tables else prepared_table(d, carte_dir) for d in spec.datasets]
+    manifests = [split_manifest(t, spec.query_size, spec.seed, spec.label_condition, results_dir=results_dir) for t in loaded]
+    if regime in MULTI_TASK:
+        return train_joint(manifests, loaded, spec.config(), regime, reference, results_dir, progress=progress)
+    return finetune(manifests[0], loaded[0], spec.config(), reference, results_dir, progress=progress)
 
 
 def run_grid(specs: list[RunSpec], reference: ReferenceLTM | None = None, results_dir: str | Path | None = None,

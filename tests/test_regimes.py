@@ -1,0 +1,201 @@
+"""Tests of the realistic training regimes of App. D (Tab. 12): multi-task fixed and random pairs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import iclmem.regimes as rg
+from iclmem.data import deduplicate, load_dataset, split_manifest
+from iclmem.finetune import FinetuneConfig
+from iclmem.grid import RunSpec, expand_grid
+from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
+from iclmem.probe import probe_run, summarize_run
+from iclmem.regimes import RegimeError, check_regime, matched_member_sample, peak_table, train_joint, training_pool
+
+torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
+
+TINY = LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16, max_context=64)
+MANIPS = ["baseline", "shuffle_first", "distractor_1"]
+
+
+@pytest.fixture(scope="module")
+def reference() -> ReferenceLTM:
+    torch.manual_seed(0)
+    return ReferenceLTM(TabularICLTransformer(TINY).eval(), checkpoint_sha256="tiny-regimes-model")
+
+
+def _table(folder, task: str, n: int = 160, name: str | None = None):
+    rng = np.random.default_rng(1 if task == "regression" else 0)
+    frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.choice(["x", "y", "z"], size=n)})
+    frame["target"] = (frame.a + rng.normal(size=n) > 0).astype(int) if task == "classification" else frame.a * 2 + rng.normal(size=n)
+    path = folder / f"{name or 'tiny_' + task}.csv"
+    frame.to_csv(path, index=False)
+    return deduplicate(load_dataset(str(path), target="target", task=task))
+
+
+@pytest.fixture(scope="module")
+def joint_setup(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("regimes")
+    tables = [_table(tmp, "classification"), _table(tmp, "regression")]
+    manifests = [split_manifest(t, query_size=30, seed=0, results_dir=tmp) for t in tables]
+    return tables, manifests, tmp
+
+
+def _log(run) -> list[dict]:
+    return json.loads(gzip.decompress((run.path / "log.json.gz").read_bytes()))
+
+
+CFG = FinetuneConfig(1e-3, epochs=3, probe_epochs=(0, 1, 3), context_size=30)
+
+
+def test_multi_task_fixed_logs_one_step_per_dataset_per_epoch(joint_setup, reference):
+    tables, manifests, tmp = joint_setup
+    run = train_joint(manifests, tables, CFG, "multi_task_fixed", reference, tmp, progress=False)
+    log = _log(run)
+    assert len(log) == 3 * 2
+    for epoch in (1, 2, 3):
+        assert sorted(s["dataset"] for s in log if s["epoch"] == epoch) == sorted(run.datasets)
+    for m in manifests:
+        steps = [s for s in log if s["dataset"] == m.dataset]
+        assert all(s["query_ids"] == m.members.tolist() for s in steps)  # fixed pairs: the same Q members every epoch
+        assert len({tuple(s["context_ids"]) for s in steps}) == 1  # and the same context C'
+        assert set(steps[0]["context_ids"]) <= set(m.context.tolist())
+        seen = {i for s in steps for i in s["query_ids"] + s["context_ids"]}
+        assert not seen & set(m.non_members.tolist())
+        assert np.array_equal(run.members_logged[m.dataset], np.sort(m.members))
+        view = run.task(m.dataset)
+        assert np.array_equal(view.manifest.members, np.sort(m.members))
+        assert view.metrics.epoch.tolist() == [0, 1, 3]
+    assert sorted(run.metrics.groupby("dataset").size().tolist()) == [3, 3]
+    mtime = (run.path / "metrics.csv").stat().st_mtime_ns
+    again = train_joint(manifests, tables, CFG, "multi_task_fixed", reference, tmp, progress=False)  # from the store
+    assert again.key == run.key and (again.path / "metrics.csv").stat().st_mtime_ns == mtime
+
+
+def test_random_pairs_members_are_every_sampled_query(joint_setup, reference):
+    tables, manifests, tmp = joint_setup
+    run = train_joint(manifests, tables, CFG, "multi_task_random", reference, tmp, progress=False)
+    log = _log(run)
+    assert len(log) == 3 * 2
+    counts = run.member_counts().set_index("dataset")
+    for m, table in zip(manifests, tables, strict=True):
+        steps = [s for s in log if s["dataset"] == m.dataset]
+        sampled = np.unique(np.concatenate([s["query_ids"] for s in steps]))
+        assert np.array_equal(run.members_logged[m.dataset], sampled)  # members = every row ever sampled as a query
+        assert len(sampled) > m.query_size  # fresh queries each step: more members than Q
+        assert counts.loc[m.dataset, "members_logged"] == len(sampled)
+        assert len({tuple(s["query_ids"]) for s in steps}) == 3  # a fresh sample every step
+        pool = set(training_pool(m).tolist())
+        for s in steps:
+            assert len(s["query_ids"]) == m.query_size and not set(s["query_ids"]) & set(s["context_ids"])
+            assert set(s["query_ids"]) | set(s["context_ids"]) <= pool  # non-members are never sampled
+        view = run.task(m.dataset)
+        probed = view.manifest.members
+        assert set(probed.tolist()) <= set(sampled.tolist()) and len(probed) == len(m.non_members)
+        assert np.array_equal(view.manifest.non_members, m.non_members)
+        if table.task == "classification":  # probed members match the non-members' label counts
+            y = table.target.to_numpy()
+            assert sorted(y[probed].tolist()) == sorted(y[m.non_members].tolist())
+
+
+def test_views_are_probed_like_single_task_runs(joint_setup, reference):
+    tables, manifests, tmp = joint_setup
+    run = train_joint(manifests, tables, CFG, "multi_task_random", reference, tmp, progress=False)
+    keys = set()
+    for table in tables:
+        view = run.task(table.name)
+        scores = probe_run(view, table, [0, 3], reference, manipulations=MANIPS, max_queries=4, results_dir=tmp, progress=False)
+        assert set(scores[scores.is_member].query_id) <= set(run.members_logged[table.name].tolist())
+        assert not set(scores[~scores.is_member].query_id) & set(run.members_logged[table.name].tolist())
+        summary = summarize_run(scores, view, n_boot=10)
+        assert summary.epoch.tolist() == [0, 3] and summary.auc_loss.iloc[0] == 0.5  # epoch 0 is M_ref
+        keys.add(view.key)
+    assert len(keys) == 2
+
+
+def test_resume_after_interruption_matches_uninterrupted(joint_setup, reference, monkeypatch):
+    tables, manifests, tmp = joint_setup
+    cfg = FinetuneConfig(1e-3, epochs=4, probe_epochs=(0, 4), context_size=30)
+    full = train_joint(manifests, tables, cfg, "multi_task_random", reference, tmp / "full", progress=False)
+    original = rg.atomic_torch_save
+
+    def crash_after_state(obj, path):
+        original(obj, path)
+        if path.name == "state.pt" and obj["epoch"] >= 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(rg, "atomic_torch_save", crash_after_state)
+    with pytest.raises(KeyboardInterrupt):
+        train_joint(manifests, tables, cfg, "multi_task_random", reference, tmp / "resumed", progress=False, checkpoint_every=2)
+    monkeypatch.setattr(rg, "atomic_torch_save", original)
+    resumed = train_joint(manifests, tables, cfg, "multi_task_random", reference, tmp / "resumed", progress=False, checkpoint_every=2)
+    wf, wr = torch.load(full.weights_path(4)), torch.load(resumed.weights_path(4))
+    assert all(torch.allclose(wf[k], wr[k], atol=1e-6) for k in wf)
+    assert _log(full) == _log(resumed)
+
+
+def test_bad_input(joint_setup, reference, tmp_path):
+    tables, manifests, tmp = joint_setup
+    with pytest.raises(RegimeError, match="unknown regime"):
+        check_regime("multi_task_shuffled")
+    assert check_regime("multi-task-random") == "multi_task_random"
+    randomized = split_manifest(tables[0], query_size=30, seed=0, label_condition="members", results_dir=tmp)
+    with pytest.raises(RegimeError, match="label_condition 'none'"):
+        train_joint([randomized], tables[:1], CFG, "multi_task_random", reference, tmp_path, progress=False)
+    with pytest.raises(RegimeError, match="unique"):
+        train_joint([manifests[0], manifests[0]], [tables[0], tables[0]], CFG, "multi_task_fixed", reference, tmp_path, progress=False)
+    run = train_joint(manifests, tables, CFG, "multi_task_fixed", reference, tmp, progress=False)
+    with pytest.raises(RegimeError, match="not part of joint run"):
+        run.task("spotify")
+
+
+def test_matched_member_sample_follows_the_non_members():
+    target = pd.Series(np.r_[np.zeros(60), np.ones(40)].astype(int))
+    members, non_members = np.arange(0, 100, 2), np.array([1, 3, 5, 61, 63])
+    sample = matched_member_sample(members, non_members, target, "classification", seed=0)
+    assert sorted(target[sample]) == sorted(target[non_members]) and set(sample) <= set(members)
+    reg = pd.Series(np.linspace(0, 1, 100))
+    sample = matched_member_sample(members, non_members, reg, "regression", seed=0)
+    assert len(sample) == 5 and set(sample) <= set(members)
+
+
+def test_expand_grid_with_regimes():
+    specs = expand_grid(["a", "b"], [1e-4], [512], ["none"], 10, regimes=["single_task_fixed", "multi_task_fixed", "multi_task_random"])
+    assert [s.regime for s in specs] == ["single_task_fixed"] * 2 + ["multi_task_fixed", "multi_task_random"]
+    assert specs[2].dataset == "a+b" and specs[2].datasets == ["a", "b"] and specs[0].datasets == ["a"]
+    assert RunSpec("a", 1e-4, 50).regime == "single_task_fixed"
+    with pytest.raises(ValueError, match="empty"):
+        expand_grid(["a"], [1e-4], [512], ["none"], 10, regimes=[])
+
+
+def test_peak_table_takes_the_best_detectable_epoch_per_dataset_and_regime():
+    def row(dataset, regime, epoch, auc, outcome, lr=1e-4, q=512):
+        return {"dataset": dataset, "regime": regime, "epoch": epoch, "auc_loss": auc, "tpr10_loss": auc / 4, "tpr1_loss": auc / 40,
+                "auc_entropy": 0.4, "tpr10_entropy": 0.0, "tpr1_entropy": 0.0,
+                "outcome": outcome, "learning_rate": lr, "query_size": q, "label_condition": "none", "members_logged": 512}
+    rows = pd.DataFrame([
+        row("a", "single_task_fixed", 0, 0.5, "no_signal"), row("a", "single_task_fixed", 1, 0.6, "detectable_memorization"),
+        row("a", "single_task_fixed", 5, 0.7, "detectable_memorization", lr=1e-3), row("a", "single_task_fixed", 10, 0.9, "loss_inversion"),
+        row("a", "single_task_fixed", 2, 0.99, "detectable_memorization", q=50),  # other Q: ignored
+        row("a", "multi_task_random", 1, 0.45, "no_signal"), row("b", "single_task_fixed", 1, 0.55, "detectable_memorization"),
+        row("b", "multi_task_random", 2, 0.52, "detectable_memorization")])
+    peaks = peak_table(rows).set_index(["dataset", "regime"])
+    a = peaks.loc[("a", "single_task_fixed")]
+    assert (a.epoch, a.auc, a.learning_rate, a.tpr10) == (5, 0.7, 1e-3, 0.7 / 4)  # peak across learning rates; inversion excluded
+    assert not peaks.loc[("a", "multi_task_random")].detectable and pd.isna(peaks.loc[("a", "multi_task_random")].auc)
+    assert rg.detectable_counts(peaks.reset_index()).to_dict() == {"single_task_fixed": 2, "multi_task_random": 1}
+    wide = rg.wide_table(peaks.reset_index())
+    assert list(wide.columns.get_level_values(0).unique()) == ["Single-Task Fixed Pairs", "Multi-Task Random Pairs"]
+    assert rg.detectable_counts(rg.PAPER_TABLE12, rg.PAPER_DATASETS).tolist() == [5, 2, 1]  # Tab. 12: 5 -> 2 -> 1 of 10
+    entropy = rows.assign(auc_entropy=0.8, tpr10_entropy=0.5)  # detected on entropy: "best" reports entropy's numbers
+    best = peak_table(entropy).set_index(["dataset", "regime"]).loc[("a", "single_task_fixed")]
+    assert (best.metric, best.auc, best.tpr10, best.epoch) == ("entropy", 0.8, 0.5, 1)
+    assert peak_table(entropy, metric="loss").set_index(["dataset", "regime"]).loc[("a", "single_task_fixed")].auc == 0.7
+    fig = rg.plot_regime_decay(peaks.reset_index())
+    assert len(fig.axes) == 2
