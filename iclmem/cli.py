@@ -154,9 +154,50 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- sweep --------------------------------------------------------------------------------------
+
+
+def add_sweep(subparsers: Subparsers) -> None:
+    p = subparsers.add_parser("sweep", help="run a grid of fine-tune-and-probe runs as tasks on Dask (resumable)")
+    p.add_argument("grid", type=Path, help="grid file, e.g. grids/book.yaml or grids/paper.yaml")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="existing Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)")
+    p.add_argument("--workers", type=int, default=2, help="local cluster workers, one process and one thread each; 0 runs in this process (default: 2)")
+    p.add_argument("--threads", action="store_true", help="local cluster workers as threads of this process instead of processes")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for --scheduler before giving up (default: 10)")
+    p.add_argument("--results", type=Path, help="results folder (default: $ICLMEM_RESULTS or results/); shared by all workers")
+    p.add_argument("--reference", type=Path, metavar="CKPT.pt", help="reference LTM checkpoint to fine-tune from (default: the shipped one)")
+    p.add_argument("--carte-dir", help="folder of the paper's CARTE tables (default: $ICLMEM_CARTE_DIR)")
+    p.add_argument("--list", action="store_true", help="list the grid's tasks and their status; run nothing")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=cmd_sweep)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from iclmem.sweep import SweepError, collect_sweep, load_grid, run_sweep
+
+    try:
+        grid = load_grid(args.grid)
+        if args.workers < 0:
+            raise SweepError(f"--workers must be >= 0, got {args.workers}")
+        if args.reference is not None and not args.reference.is_file():
+            raise SweepError(f"no checkpoint at {args.reference}")
+        if args.list:
+            found = collect_sweep(grid, args.results, args.reference)
+            for s in found.summaries:
+                print(f"{s['status']:8s} {s['key']}")
+            print(found.report())
+            return 0
+        result = run_sweep(grid, results_dir=args.results, workers=args.workers, scheduler=args.scheduler, processes=not args.threads,
+                           reference=args.reference, carte_dir=args.carte_dir, timeout=args.timeout, progress=not args.no_progress)
+    except SweepError as exc:
+        raise UsageError(str(exc)) from None
+    print(result.report())
+    return 1 if result.failed else 0
+
+
 # --- entry point --------------------------------------------------------------------------------
 
-SUBCOMMANDS: list[Callable[[Subparsers], None]] = [add_run, add_params, add_book, add_pretrain]
+SUBCOMMANDS: list[Callable[[Subparsers], None]] = [add_run, add_params, add_book, add_pretrain, add_sweep]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,183 @@
+"""Running a grid's tasks on Dask distributed (or in this process), with resume and a progress bar."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ..atomic import atomic_write_text
+from ..grid import RunSpec
+from ..ltm import ReferenceLTM
+from ..store import results_root
+from .gridfile import Grid, SweepError
+from .tasks import _summary, read_summary, reference_sha, run_task, spec_key, summary_dir, sweep_code_version
+
+DEFAULT_TIMEOUT_S = 10.0
+
+
+@dataclass
+class SweepResult:
+    """Summaries of every task of a grid, in grid order, and how this call got them."""
+
+    grid: Grid
+    summaries: list[dict]
+    from_store: int = 0
+    ran: int = 0
+    wall_s: float = 0.0
+    engine: str = "store"
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[dict]:
+        return [s for s in self.summaries if s.get("status") == "error"]
+
+    @property
+    def missing(self) -> list[dict]:
+        return [s for s in self.summaries if s.get("status") == "missing"]
+
+    def rows(self) -> pd.DataFrame:
+        """Every row of every ``ok`` task: one per (dataset, probing epoch), with the spec's columns."""
+        frames = [pd.DataFrame(s["rows"]).assign(spec_key=s["key"]) for s in self.summaries if s.get("status") == "ok" and s.get("rows")]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def errors(self) -> pd.DataFrame:
+        """One row per failed task: the spec and the error."""
+        return pd.DataFrame([{**s["spec"], "error": s.get("error", "")} for s in self.failed])
+
+    def report(self) -> str:
+        lines = [f"grid {self.grid.name!r}: {len(self.summaries)} tasks; {self.from_store} from the store, {self.ran} ran "
+                 f"({self.engine}), {len(self.failed)} failed, {len(self.missing)} missing; {self.wall_s:.1f} s"]
+        for s in self.failed:
+            lines.append(f"  FAILED {s['key']}: {s.get('error', '').splitlines()[0] if s.get('error') else ''}")
+        return "\n".join(lines + [f"  {n}" for n in self.notes])
+
+
+def connect(scheduler: str, timeout: float = DEFAULT_TIMEOUT_S):
+    """A :class:`distributed.Client` on an existing scheduler; a clear error within ``timeout`` seconds if unreachable."""
+    from distributed import Client
+
+    try:
+        return Client(scheduler, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise SweepError(f"could not reach the Dask scheduler at {scheduler!r} within {timeout:g} s ({type(exc).__name__}: {exc}); "
+                         "check the address (e.g. tcp://host:8786) and that a scheduler runs there (`dask scheduler`).") from None
+
+
+def local_client(workers: int, processes: bool = True):
+    """A Client on a fresh :class:`distributed.LocalCluster`: ``workers`` workers with one thread each."""
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
+                           silence_logs=logging.ERROR)
+    return Client(cluster, set_as_default=False)
+
+
+def collect_sweep(grid: Grid, results_dir: str | Path | None = None, reference: ReferenceLTM | str | Path | None = None) -> SweepResult:
+    """The grid's summaries as they are in the store, computing nothing (absent tasks: status ``missing``)."""
+    ref_sha, version = reference_sha(reference), sweep_code_version()
+    summaries = []
+    for spec in grid.specs:
+        key = spec_key(spec, grid.probe, grid.sources, ref_sha, version)
+        found = read_summary(summary_dir(grid.name, results_dir) / f"{key}.json")
+        summaries.append(found or {"status": "missing", "key": key, "spec": spec.to_dict()})
+    return SweepResult(grid, summaries, from_store=sum(s["status"] != "missing" for s in summaries))
+
+
+def run_sweep(
+    grid: Grid,
+    *,
+    results_dir: str | Path | None = None,
+    workers: int = 2,
+    scheduler: str | None = None,
+    client: Any = None,
+    processes: bool = True,
+    reference: ReferenceLTM | str | Path | None = None,
+    carte_dir: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    progress: bool = True,
+    threads: int = 1,
+) -> SweepResult:
+    """Run every task of ``grid`` whose summary is not ``ok`` yet; return all summaries.
+
+    Engine: ``client`` if given; else ``scheduler`` (an address, connected within ``timeout``);
+    else a local cluster of ``workers`` processes (threads with ``processes=False``); ``workers=0``
+    runs the tasks in this process without Dask. ``reference``: the M_ref to fine-tune from (a
+    :class:`ReferenceLTM`, a checkpoint path, or None for the shipped one). A progress bar counts
+    tasks done out of the grid's total.
+    """
+    started = time.perf_counter()
+    root = results_root(results_dir).resolve()
+    ref_sha = reference_sha(reference)
+    version = sweep_code_version()
+    keys = [spec_key(s, grid.probe, grid.sources, ref_sha, version) for s in grid.specs]
+    summaries: dict[str, dict] = {}
+    for k in keys:
+        found = read_summary(summary_dir(grid.name, root) / f"{k}.json")
+        if found and found.get("status") == "ok":
+            summaries[k] = found
+    todo = [(s, k) for s, k in zip(grid.specs, keys, strict=True) if k not in summaries]
+    result = SweepResult(grid, [], from_store=len(summaries))
+    kwargs = {"grid_name": grid.name, "probe": grid.probe, "sources": grid.sources, "results_dir": str(root), "ref_sha": ref_sha,
+              "carte_dir": carte_dir, "threads": threads}
+    bar = tqdm(total=len(keys), initial=len(summaries), disable=not progress, desc=f"sweep {grid.name}", unit="task")
+    if todo and client is None and scheduler is None and workers == 0:
+        result.engine = "in-process"
+        for spec, key in todo:
+            summaries[key] = run_task(spec, reference=reference, key=key, **kwargs)
+            bar.update(1)
+    elif todo:
+        own = client is None
+        if own:
+            client = connect(scheduler, timeout) if scheduler else local_client(workers, processes)
+        kind = "processes" if processes else "threads"
+        result.engine = (f"dask scheduler {scheduler}" if scheduler else f"dask local cluster of {workers} {kind}") if own else "dask client"
+        try:
+            summaries.update(_submit(client, todo, reference, kwargs, bar, grid, ref_sha))
+        finally:
+            if own:
+                cluster = getattr(client, "cluster", None)
+                client.close()
+                if cluster is not None and not scheduler:
+                    cluster.close()
+    bar.close()
+    result.ran = len(todo)
+    result.summaries = [summaries[k] for k in keys]
+    result.wall_s = time.perf_counter() - started
+    return result
+
+
+def _task(spec: RunSpec, reference: Any, key: str, kwargs: dict) -> dict:
+    return run_task(spec, reference=reference, key=key, **kwargs)
+
+
+def _submit(client: Any, todo: list[tuple[RunSpec, str]], reference: Any, kwargs: dict, bar: Any, grid: Grid,
+            ref_sha: str) -> dict[str, dict]:
+    from distributed import as_completed
+
+    ref = reference
+    if isinstance(reference, ReferenceLTM) and client.scheduler_info().get("workers"):
+        ref = client.scatter(reference, broadcast=True, hash=False)  # one copy per worker, not one per task
+    # Dask's own `key=` names the task; the summary's key goes in as `summary_key` (run_task's `key`)
+    futures = {client.submit(_task, spec, ref, key, kwargs, key=f"iclmem-sweep-{key}", pure=False): (spec, key) for spec, key in todo}
+    out = {}
+    for future in as_completed(futures, loop=client.loop):
+        spec, key = futures[future]
+        try:
+            out[key] = future.result()
+        except Exception as exc:  # noqa: BLE001 - e.g. a worker died (KilledWorker): report it, keep going
+            out[key] = _summary("error", spec, key, grid.name, grid.probe, ref_sha, time.perf_counter(),
+                                error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
+            atomic_write_text(summary_dir(grid.name, kwargs["results_dir"]) / f"{key}.json", json.dumps(out[key], indent=1, default=str))
+        bar.update(1)
+    return out
+
+
+__all__ = ["DEFAULT_TIMEOUT_S", "SweepResult", "collect_sweep", "connect", "local_client", "run_sweep"]

@@ -1,0 +1,153 @@
+"""One sweep task: fine-tune + probe + summarize one spec, its summary file in the store.
+
+The summary ``<results>/sweep/<grid name>/<spec key>.json`` is written atomically when the task
+ends: status ``ok`` with one row per (dataset, probing epoch), or ``error`` with the exception and
+its traceback. The spec key hashes the spec, the probe settings, the dataset sources, the
+reference checkpoint's sha256 and the version of the code that computes the rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import asdict
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..atomic import atomic_write_text
+from ..data.dataset import Dataset
+from ..finetune import FinetuneRun
+from ..grid import RunSpec, run_spec
+from ..ltm import ReferenceLTM, load_checkpoint, load_reference
+from ..regimes import JointRun, TaskView
+from ..store import code_version, content_key, results_root
+from .gridfile import DatasetSource, ProbeSettings
+
+SWEEP_CODE = ("grid.py", "regimes.py", "finetune.py", "probe", "metrics.py", "outcomes.py", "ltm", "data")
+
+
+def reference_sha(reference: ReferenceLTM | str | Path | None) -> str:
+    """The sha256 of the reference checkpoint a sweep uses (without loading it)."""
+    if isinstance(reference, ReferenceLTM):
+        return reference.checkpoint_sha256
+    from ..ltm.reference import REFERENCE_WEIGHTS, sha256_file
+
+    return sha256_file(Path(reference) if reference is not None else REFERENCE_WEIGHTS)
+
+
+def sweep_code_version() -> str:
+    """The version of the code that computes a task's rows (part of every spec key)."""
+    return code_version(*SWEEP_CODE)
+
+
+def spec_key(spec: RunSpec, probe: ProbeSettings, sources: Mapping[str, DatasetSource], ref_sha: str, version: str | None = None) -> str:
+    """A readable, content-addressed name for one task's summary file.
+
+    ``version`` defaults to :func:`sweep_code_version`; a sweep computes it once and gives every
+    task its key, so that all summaries of one sweep agree even while the code is being edited.
+    """
+    digest = content_key(spec.to_dict(), asdict(probe), [asdict(sources[d]) if d in sources else d for d in spec.datasets],
+                         ref_sha, version or sweep_code_version(), length=12)
+    data = spec.dataset if len(spec.datasets) == 1 else f"{len(spec.datasets)}datasets"
+    return f"{spec.regime}-{data}-lr{spec.learning_rate:g}-Q{spec.query_size}-{spec.label_condition}-{digest}"
+
+
+def summary_dir(grid_name: str, results_dir: str | Path | None = None) -> Path:
+    return results_root(results_dir) / "sweep" / grid_name
+
+
+def read_summary(path: Path) -> dict | None:
+    """A task's summary, or None when it is missing or unreadable (an unreadable one is re-run)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+@lru_cache(maxsize=4)
+def _reference_from(path: str | None) -> ReferenceLTM:
+    return load_reference() if path is None else load_checkpoint(Path(path))
+
+
+def _reference(reference: ReferenceLTM | str | Path | None) -> ReferenceLTM:
+    return reference if isinstance(reference, ReferenceLTM) else _reference_from(None if reference is None else str(reference))
+
+
+def run_views(run: FinetuneRun | JointRun) -> list[FinetuneRun | TaskView]:
+    """The per-dataset runs to probe: the run itself, or each dataset's view of a joint run."""
+    return [run.task(d) for d in run.datasets] if isinstance(run, JointRun) else [run]
+
+
+def probe_summary(run: FinetuneRun | JointRun, tables: Mapping[str, Dataset], probe: ProbeSettings, reference: ReferenceLTM,
+                  results_dir: str | Path | None = None, progress: bool = False) -> pd.DataFrame:
+    """Probe every dataset of a run and summarize per epoch (one row per dataset and probing epoch)."""
+    from ..probe import probe_run, summarize_run
+
+    frames = []
+    for view in run_views(run):
+        name = view.manifest.dataset
+        table = tables[name]
+        scores = probe_run(view, table, probe.epochs_for(view.config.probe_epochs), reference, probe.n_candidates,
+                           list(probe.manipulations) if probe.manipulations else None, probe.seed, probe.max_queries,
+                           results_dir=results_dir, progress=progress)
+        summary = summarize_run(scores, view, n_boot=probe.n_boot, seed=probe.seed)
+        summary.insert(0, "dataset", name)
+        summary["members_logged"] = len(view.members_logged)
+        summary["run_key"] = view.key
+        frames.append(summary)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _summary(status: str, spec: RunSpec, key: str, grid_name: str, probe: ProbeSettings, ref_sha: str, started: float,
+             **extra: Any) -> dict:
+    return {"status": status, "key": key, "grid": grid_name, "spec": spec.to_dict(), "probe": asdict(probe),
+            "reference_sha256": ref_sha, "wall_s": round(time.perf_counter() - started, 3), "host": socket.gethostname(),
+            "pid": os.getpid(), "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), **extra}
+
+
+def run_task(spec: RunSpec, *, grid_name: str, probe: ProbeSettings, sources: Mapping[str, DatasetSource],
+             results_dir: str | Path, reference: ReferenceLTM | str | Path | None = None, ref_sha: str | None = None,
+             key: str | None = None, carte_dir: str | None = None, threads: int = 1) -> dict:
+    """One sweep task: fine-tune + probe + summarize one spec, and write its summary file atomically.
+
+    Returns the summary (``status`` ``ok`` with ``rows``, or ``error`` with ``error`` and
+    ``traceback``); an exception inside the task is caught and reported, never raised. A spec
+    whose summary already says ``ok`` is not recomputed.
+    """
+    import torch
+
+    torch.set_num_threads(threads)
+    started = time.perf_counter()
+    ref_sha = ref_sha or reference_sha(reference)
+    key = key or spec_key(spec, probe, sources, ref_sha)
+    path = summary_dir(grid_name, results_dir) / f"{key}.json"
+    done = read_summary(path)
+    if done and done.get("status") == "ok":
+        return done
+    try:
+        ref = _reference(reference)
+        tables = {d: (sources[d] if d in sources else DatasetSource(d)).load(carte_dir) for d in spec.datasets}
+        run = run_spec(spec, ref, results_dir, False, carte_dir, tables)
+        rows = probe_summary(run, {t.name: t for t in tables.values()}, probe, ref, results_dir)
+        for k, v in spec.to_dict().items():
+            if k != "dataset":
+                rows[k] = v
+        out = _summary("ok", spec, key, grid_name, probe, ref_sha, started, run_key=run.key,
+                       rows=json.loads(rows.to_json(orient="records")))
+    except Exception as exc:  # noqa: BLE001 - every failure is reported in the summary, the sweep goes on
+        out = _summary("error", spec, key, grid_name, probe, ref_sha, started, error=f"{type(exc).__name__}: {exc}",
+                       traceback=traceback.format_exc())
+    atomic_write_text(path, json.dumps(out, indent=1, default=str))
+    return out
+
+
+__all__ = ["SWEEP_CODE", "probe_summary", "read_summary", "reference_sha", "run_task", "run_views", "spec_key", "summary_dir",
+           "sweep_code_version"]
