@@ -460,7 +460,7 @@ def plot_regime_decay(ours: pd.DataFrame, paper: pd.DataFrame = PAPER_TABLE12):
         ax.axhline(0.5, color="k", lw=0.8, ls=":")
         ax.set_xticks(range(len(REGIMES)), [REGIME_TITLES[r].replace(" Pairs", "\npairs") for r in REGIMES], fontsize=8)
         ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(fontsize=7, loc="best")
     axes[0].set_ylabel(r"peak AUC($\Delta S$)  (open: not detectable)")
     fig.tight_layout()
     return fig
