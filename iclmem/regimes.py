@@ -229,9 +229,9 @@ def verify_joint_log(log: list[dict], manifests: dict[str, SplitManifest], regim
         if regime == MULTI_TASK_FIXED and steps and not np.array_equal(logged, np.unique(manifest.members)):
             raise RegimeError(f"{name}: logged query ids ({len(logged)}) differ from the manifest's {len(manifest.members)} members; "
                               "the run is invalid -- delete it and rerun.")
-        seen = set(logged.tolist()) | {int(i) for s in steps for i in s["context_ids"]}
-        leaked = seen & set(manifest.non_members.tolist())
-        if leaked:
+        seen = np.unique(np.concatenate([logged, *(np.asarray(s["context_ids"], dtype=np.int64) for s in steps)]))
+        leaked = np.intersect1d(seen, manifest.non_members)
+        if len(leaked):
             raise RegimeError(f"{name}: {len(leaked)} non-member rows appear in the training log; the run is invalid.")
         out[name] = logged
     return out
@@ -356,8 +356,8 @@ def train_joint(
             opt.zero_grad()
             loss.backward()
             opt.step()
-            log.append({"epoch": epoch, "dataset": name, "context_ids": np.asarray(ctx, dtype=np.int64).tolist(),
-                        "query_ids": np.asarray(q, dtype=np.int64).tolist()})
+            log.append({"epoch": epoch, "dataset": name, "context_ids": np.asarray(ctx, dtype=np.int64),
+                        "query_ids": np.asarray(q, dtype=np.int64)})  # arrays: compact in the checkpoint state
             curve.append({"epoch": epoch, "dataset": name, "train_loss": loss.item()})
             bar.update(1)
         if epoch in config.probe_epochs:
@@ -368,7 +368,8 @@ def train_joint(
                                "curve": curve}, state_path)
     bar.close()
     verify_joint_log(log, by_name, regime)
-    atomic_write(path / "log.json.gz", lambda p: p.write_bytes(gzip.compress(json.dumps(log).encode())))
+    plain = [{**s, "context_ids": np.asarray(s["context_ids"]).tolist(), "query_ids": np.asarray(s["query_ids"]).tolist()} for s in log]
+    atomic_write(path / "log.json.gz", lambda p: p.write_bytes(gzip.compress(json.dumps(plain).encode())))
     atomic_write_text(path / "train_curve.csv", pd.DataFrame(curve, columns=["epoch", "dataset", "train_loss"]).to_csv(index=False))
     atomic_write_text(path / "metrics.csv", pd.DataFrame(rows).to_csv(index=False))  # written last: marks the run as finished
     state_path.unlink(missing_ok=True)
