@@ -163,7 +163,7 @@ def test_a_failing_configuration_is_reported_and_the_others_finish(tmp_path, ref
     assert out["status"] == "error" and (summary_dir("direct", tmp_path / "r2") / f"{out['key']}.json").is_file()
 
 
-def test_unreachable_scheduler_fails_fast_with_a_clear_error(tmp_path):
+def test_unreachable_scheduler_fails_fast_with_a_clear_error(tmp_path, capsys):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again below: nothing listens there
@@ -171,6 +171,13 @@ def test_unreachable_scheduler_fails_fast_with_a_clear_error(tmp_path):
     with pytest.raises(SweepError, match=f"could not reach the Dask scheduler at 'tcp://127.0.0.1:{port}' within 2 s"):
         connect(f"tcp://127.0.0.1:{port}", timeout=2)
     assert time.perf_counter() - started < 15
+    ckpt = tmp_path / "tiny.pt"
+    torch.save({"config": TINY.to_dict(), "model": TabularICLTransformer(TINY).state_dict()}, ckpt)
+    args = ["sweep", str(_grid(tmp_path)), "--scheduler", f"tcp://127.0.0.1:{port}", "--timeout", "1", "--reference", str(ckpt),
+            "--results", str(tmp_path / "results"), "--no-progress"]
+    assert main(args) == 2
+    assert f"could not reach the Dask scheduler at 'tcp://127.0.0.1:{port}'" in capsys.readouterr().err
+    assert not (tmp_path / "results" / "sweep").exists()  # nothing ran
 
 
 def _frozen_package(folder: Path) -> dict[str, str]:

@@ -127,27 +127,30 @@ def run_sweep(
     result = SweepResult(grid, [], from_store=len(summaries))
     kwargs = {"grid_name": grid.name, "probe": grid.probe, "sources": grid.sources, "results_dir": str(root), "ref_sha": ref_sha,
               "carte_dir": carte_dir, "threads": threads}
+    if workers < 0:
+        raise SweepError(f"workers must be >= 0 (0: in this process), got {workers}")
+    in_process = client is None and scheduler is None and workers == 0
+    own = bool(todo) and not in_process and client is None
+    if own:  # connect before the progress bar: an unreachable scheduler fails here, within `timeout`
+        client = connect(scheduler, timeout) if scheduler else local_client(workers, processes)
     bar = tqdm(total=len(keys), initial=len(summaries), disable=not progress, desc=f"sweep {grid.name}", unit="task")
-    if todo and client is None and scheduler is None and workers == 0:
-        result.engine = "in-process"
-        for spec, key in todo:
-            summaries[key] = run_task(spec, reference=reference, key=key, **kwargs)
-            bar.update(1)
-    elif todo:
-        own = client is None
-        if own:
-            client = connect(scheduler, timeout) if scheduler else local_client(workers, processes)
-        kind = "processes" if processes else "threads"
-        result.engine = (f"dask scheduler {scheduler}" if scheduler else f"dask local cluster of {workers} {kind}") if own else "dask client"
-        try:
+    try:
+        if todo and in_process:
+            result.engine = "in-process"
+            for spec, key in todo:
+                summaries[key] = run_task(spec, reference=reference, key=key, **kwargs)
+                bar.update(1)
+        elif todo:
+            kind = "processes" if processes else "threads"
+            result.engine = (f"dask scheduler {scheduler}" if scheduler else f"dask local cluster of {workers} {kind}") if own else "dask client"
             summaries.update(_submit(client, todo, reference, kwargs, bar, grid, ref_sha))
-        finally:
-            if own:
-                cluster = getattr(client, "cluster", None)
-                client.close()
-                if cluster is not None and not scheduler:
-                    cluster.close()
-    bar.close()
+    finally:
+        bar.close()
+        if own:
+            cluster = None if scheduler else getattr(client, "cluster", None)
+            client.close()
+            if cluster is not None:
+                cluster.close()
     result.ran = len(todo)
     result.summaries = [summaries[k] for k in keys]
     result.wall_s = time.perf_counter() - started
