@@ -83,10 +83,13 @@ def sample_batch(cfg: PretrainConfig, step: int) -> dict[str, torch.Tensor]:
     """The deterministic batch of one pretraining step."""
     rng = np.random.default_rng([cfg.seed, step])
     p = cfg.prior
-    n_ctx = int(np.exp(rng.uniform(np.log(p.min_context), np.log(p.max_context + 1))))
+    # Small tables dominate, so a step holds many tables (a diverse batch); log-uniform sizes.
+    top = p.max_context if rng.random() < p.large_context_share else min(p.typical_context, p.max_context)
+    n_ctx = int(np.exp(rng.uniform(np.log(p.min_context), np.log(top + 1))))
     n_ctx = min(max(n_ctx, p.min_context), p.max_context)
     n_q = int(min(cfg.max_query, max(8, n_ctx // 2)))
-    n_feat = int(rng.integers(p.min_features, p.max_features + 1))
+    n_feat = int(np.exp(rng.uniform(np.log(p.min_features), np.log(p.max_features + 1))))
+    n_feat = min(max(n_feat, p.min_features), p.max_features)
     is_reg = bool(rng.random() < p.regression_share)
     b = max(1, cfg.cells_per_step // ((n_ctx + n_q) * (n_feat + 1)))
     tables = [sample_table(rng, p, n_ctx, n_q, n_feat, is_reg) for _ in range(b)]

@@ -49,6 +49,8 @@ class PriorConfig:
     scm_share: float = 0.2  # the rest: a random MLP of the features
     categorical_share: float = 0.3
     missing_share: float = 0.2
+    typical_context: int = 128  # most tables have at most this many context rows ...
+    large_context_share: float = 0.15  # ... the others up to max_context
 
 
 @dataclass
@@ -160,7 +162,7 @@ def sample_table(
     if is_regression:
         mu, sd = target[:n_context].mean(), target[:n_context].std() + 1e-6
         return SyntheticTable(x, ((target - mu) / sd).astype(np.float32), n_context, True, 0)
-    k = 2 if rng.random() < 0.4 else int(rng.integers(3, cfg.max_classes + 1))  # binary tasks are common
+    k = 2 if cfg.max_classes < 3 or rng.random() < 0.4 else int(rng.integers(3, cfg.max_classes + 1))  # binary is common
     # random class proportions: cut points at sorted uniform quantiles, min share 1/(3k)
     props = rng.dirichlet(np.full(k, 2.0)) * (1 - 1 / 3) + 1 / (3 * k)
     cuts = np.quantile(target[:n_context], np.cumsum(props)[:-1])
