@@ -1,0 +1,345 @@
+"""The replication flow: instances -> segment pairs -> k-shot prompts (3 settings) -> completions -> judge
+-> rates, accuracy, correlation (DESIGN.md, flow 06).
+
+Paper Sec. 3.2 (memorization in k-shot ICL), Sec. 3.4 (performance and its Pearson correlation with
+memorization, Tab. 2-3; performance on memorized vs non-memorized instances), Sec. 3.5 (regimes). The
+controlled ground truth (members vs non-members of a fine-tuning set) is an addition of the companion.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from iclmem.atomic import atomic_write_text
+from iclmem.llm.cache import CachedBackend, cache_root
+from iclmem.llm.chat import ChatBackend, ChatRequest, Decoding
+from iclmem.llm.datasets import (
+    Instance,
+    LoadedDataset,
+    Sample,
+    SamplingError,
+    assign_members,
+    demonstrations_for_k,
+    load_dataset,
+    sample_instances,
+)
+from iclmem.llm.finetune import FinetuneConfig, finetune
+from iclmem.llm.paper import regime
+from iclmem.llm.prompts import (
+    SETTINGS,
+    check_settings,
+    clean_completion,
+    memorization_messages,
+    parse_label,
+    performance_messages,
+)
+from iclmem.llm.segments import SegmentPair, split_instance
+
+
+@dataclass(frozen=True)
+class ReplicationConfig:
+    """Every knob of one replication run (the notebook's parameters use the same names)."""
+
+    dataset: str = "wine_vivino"
+    split: str = "train"
+    data_files: str | None = None
+    ks: tuple[int, ...] = (0, 10, 25, 50)
+    settings: tuple[str, ...] = tuple(SETTINGS)
+    n_instances: int = 16
+    n_demonstrations: int = 50
+    seed: int = 0
+    segment_min: float = 0.6
+    segment_max: float = 0.8
+    max_new_tokens: int = 24
+    performance_max_new_tokens: int = 6
+    prompt_layout: str = "turns"
+    member_fraction: float = 0.5
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ks", tuple(sorted({int(k) for k in self.ks})))
+        object.__setattr__(self, "settings", tuple(check_settings(self.settings)))
+        if not self.ks:
+            raise ValueError("ks is empty")
+        if max(self.ks) > self.n_demonstrations:
+            raise SamplingError(f"k={max(self.ks)} is larger than the demonstration pool (n_demonstrations={self.n_demonstrations})")
+        if min(self.ks) < 0:
+            raise SamplingError(f"k must be >= 0, got {min(self.ks)}")
+
+    def memorization_decoding(self) -> Decoding:
+        return Decoding(max_new_tokens=self.max_new_tokens, stop=("\n",))
+
+    def performance_decoding(self) -> Decoding:
+        return Decoding(max_new_tokens=self.performance_max_new_tokens, stop=("\n",))
+
+
+@dataclass
+class Experiment:
+    """Instances (with membership), demonstration pool and segment pairs of one configuration."""
+
+    config: ReplicationConfig
+    data: LoadedDataset
+    sample: Sample
+    pairs: dict[str, SegmentPair] = field(default_factory=dict)
+
+    @property
+    def spec(self) -> Any:
+        return self.data.spec
+
+    @property
+    def instances(self) -> tuple[Instance, ...]:
+        return self.sample.instances
+
+    def demonstrations(self, k: int) -> list[Instance]:
+        return demonstrations_for_k(self.sample, k)
+
+    def memorization_requests(self, setting: str, k: int) -> list[ChatRequest]:
+        demos = [self.pairs[d.id] for d in self.demonstrations(k)]
+        dec = self.config.memorization_decoding()
+        return [
+            ChatRequest(memorization_messages(self.spec, self.config.split, setting, demos, self.pairs[i.id], self.config.prompt_layout), dec)
+            for i in self.instances
+        ]
+
+    def performance_requests(self, k: int) -> list[ChatRequest]:
+        demos = self.demonstrations(k)
+        dec = self.config.performance_decoding()
+        return [ChatRequest(performance_messages(self.spec, demos, i, self.config.prompt_layout), dec) for i in self.instances]
+
+    def member_texts(self) -> list[str]:
+        return [i.text for i in self.instances if self.sample.is_member(i)]
+
+    def instance_table(self) -> pd.DataFrame:
+        return pd.DataFrame([
+            {"instance_id": i.id, "label": i.label, "member": self.sample.is_member(i), "first": self.pairs[i.id].first,
+             "second": self.pairs[i.id].second} for i in self.instances
+        ])
+
+
+def build_experiment(config: ReplicationConfig, data: LoadedDataset | None = None) -> Experiment:
+    """Load the dataset, draw instances and demonstrations, assign members, split into segment pairs."""
+    data = data or load_dataset(config.dataset, config.split, config.data_files)
+    sample = sample_instances(data, config.n_instances, config.n_demonstrations, config.seed)
+    sample = assign_members(sample, config.member_fraction)
+    pairs = {i.id: split_instance(i, data.spec.kind, config.seed, config.segment_min, config.segment_max)
+             for i in (*sample.instances, *sample.demonstrations)}
+    return Experiment(config, data, sample, pairs)
+
+
+# -- context window ------------------------------------------------------------------------------------------
+def context_fit(backend: ChatBackend, exp: Experiment, ks: Iterable[int] | None = None) -> pd.DataFrame:
+    """Longest prompt per k (over settings, instances and the performance prompt) and whether it fits.
+
+    Never truncate: a k whose longest prompt plus completion budget exceeds the context window is reported
+    and left out (:func:`runnable_ks`).
+    """
+    rows = []
+    budget = max(exp.config.max_new_tokens, exp.config.performance_max_new_tokens)
+    for k in ks if ks is not None else exp.config.ks:
+        reqs = [r for s in exp.config.settings for r in exp.memorization_requests(s, k)] + exp.performance_requests(k)
+        longest = max(backend.count_tokens(r) for r in reqs)
+        window = backend.context_window
+        rows.append({"k": k, "longest_prompt_tokens": longest, "context_window": window,
+                     "fits": window is None or longest + budget <= window})
+    return pd.DataFrame(rows)
+
+
+def runnable_ks(fit: pd.DataFrame) -> list[int]:
+    """The ks up to the largest one that fits (all of them when the window is unknown)."""
+    ok = fit[fit["fits"]]["k"].tolist()
+    return [k for k in fit["k"] if k <= max(ok)] if ok else []
+
+
+def largest_fitting_k(backend: ChatBackend, exp: Experiment, pool: int | None = None) -> int:
+    """Largest k <= the pool size whose prompts fit the context window (binary search on k)."""
+    lo, hi = 0, pool if pool is not None else len(exp.sample.demonstrations)
+    if bool(context_fit(backend, exp, [hi])["fits"].iloc[0]):
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if bool(context_fit(backend, exp, [mid])["fits"].iloc[0]):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+# -- planning -------------------------------------------------------------------------------------------------
+def all_requests(exp: Experiment, ks: Sequence[int]) -> list[ChatRequest]:
+    reqs = [r for k in ks for s in exp.config.settings for r in exp.memorization_requests(s, k)]
+    return reqs + [r for k in ks for r in exp.performance_requests(k)]
+
+
+def request_summary(backend: CachedBackend, requests: Sequence[ChatRequest]) -> dict[str, int]:
+    """Requests and tokens a run will send (print it before a paid run)."""
+    todo = backend.missing(requests)
+    return {
+        "requests": len(requests),
+        "cached": len(requests) - len(todo),
+        "to_send": len(todo),
+        "prompt_tokens_to_send": sum(backend.count_tokens(r) for r in todo),
+        "max_completion_tokens_to_send": sum(r.decoding.max_new_tokens for r in todo),
+    }
+
+
+def _progress(total: int, desc: str, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    # progress goes to the terminal (the kernel's real stderr), not into the rendered notebook
+    return tqdm(total=total, desc=desc, disable=not enabled, file=sys.__stderr__, leave=False)
+
+
+# -- runs ------------------------------------------------------------------------------------------------------
+def run_memorization(backend: ChatBackend, exp: Experiment, ks: Sequence[int], model_label: str | None = None,
+                     progress: bool = True) -> pd.DataFrame:
+    """One row per (setting, k, instance): the reference second piece and the completion."""
+    rows = []
+    label = model_label or backend.model_id
+    groups = [(s, k) for k in ks for s in exp.config.settings]
+    bar = _progress(len(groups) * len(exp.instances), f"memorization {label}", progress)
+    for setting, k in groups:
+        reqs = exp.memorization_requests(setting, k)
+        for inst, comp in zip(exp.instances, backend.complete_batch(reqs), strict=True):
+            pair = exp.pairs[inst.id]
+            rows.append({
+                "model": label, "setting": setting, "k": k, "regime": regime(k), "instance_id": inst.id, "label": inst.label,
+                "member": exp.sample.is_member(inst), "reference": pair.second, "raw": comp.text,
+                "completion": clean_completion(comp.text), "error": comp.error, "prompt_tokens": comp.prompt_tokens,
+                "cached": comp.cached,
+            })
+        bar.update(len(reqs))
+    bar.close()
+    return pd.DataFrame(rows)
+
+
+def run_performance(backend: ChatBackend, exp: Experiment, ks: Sequence[int], model_label: str | None = None,
+                    progress: bool = True) -> pd.DataFrame:
+    """Standard k-shot classification with the same demonstrations (paper Sec. 3.4)."""
+    rows = []
+    label = model_label or backend.model_id
+    labels = exp.spec.labels
+    bar = _progress(len(ks) * len(exp.instances), f"performance {label}", progress)
+    for k in ks:
+        reqs = exp.performance_requests(k)
+        for inst, comp in zip(exp.instances, backend.complete_batch(reqs), strict=True):
+            predicted = parse_label(comp.text, labels) if comp.ok else None
+            rows.append({
+                "model": label, "k": k, "regime": regime(k), "instance_id": inst.id, "label": inst.label,
+                "member": exp.sample.is_member(inst), "completion": comp.text, "predicted": predicted,
+                "correct": predicted == inst.label, "error": comp.error, "cached": comp.cached,
+            })
+        bar.update(len(reqs))
+    bar.close()
+    return pd.DataFrame(rows)
+
+
+def add_judgement(frame: pd.DataFrame, judge: Any, column: str = "match") -> pd.DataFrame:
+    """Judge every row with a completion (rows with an API error get ``None``)."""
+    out = frame.copy()
+    ok = out["error"].isna()
+    out[column] = None
+    if ok.any():
+        out.loc[ok, column] = judge.judge_many(list(out.loc[ok, "reference"]), list(out.loc[ok, "completion"]))
+    return out
+
+
+# -- fine-tuned model -----------------------------------------------------------------------------------------
+def finetuned_backend(base: Any, exp: Experiment, config: FinetuneConfig) -> Any:
+    """An in-process backend over the base model fine-tuned on the members; built on the first cache miss.
+
+    Its ``model_id`` (base id + hash of fine-tuning config and member texts) keys the completion cache, so a
+    re-run with the same members and settings fine-tunes nothing. Epoch losses are kept next to the cache.
+    """
+    from iclmem.llm.backends import InProcessBackend
+
+    texts = exp.member_texts()
+    model_id = f"{base.model_id}+{config.tag(texts)}"
+    log = cache_root() / "llm_finetune" / f"{model_id.replace('+', '_')}.json"
+
+    def build() -> Any:
+        result = finetune(base.model, base.tokenizer, texts, config, base.model_id)
+        atomic_write_text(log, json.dumps({"model_id": model_id, "config": asdict(config), "epoch_losses": result.epoch_losses,
+                                           "n_texts": result.n_texts, "n_tokens": result.n_tokens}))
+        return result.model
+
+    backend = InProcessBackend(tokenizer=base.tokenizer, model_id=model_id, model_factory=build,
+                               context_window=base.context_window, prefix_cache=base.prefix_cache)
+    backend.finetune_log = log  # type: ignore[attr-defined]
+    return backend
+
+
+def finetune_log(backend: Any) -> dict[str, Any] | None:
+    path = getattr(getattr(backend, "backend", backend), "finetune_log", None)
+    return json.loads(path.read_text()) if path is not None and path.exists() else None
+
+
+# -- tables ---------------------------------------------------------------------------------------------------
+def memorization_rates(judged: pd.DataFrame, by: Sequence[str] = ("model", "setting", "k"), column: str = "match") -> pd.DataFrame:
+    """Percent of instances with an exact match and with an exact or near-exact match (Sec. 3.2)."""
+    df = judged[judged[column].notna()].copy()
+    df["exact"] = df[column] == "exact"
+    df["memorized"] = df[column].isin(["exact", "near-exact"])
+    out = df.groupby(list(by), observed=True).agg(n=("exact", "size"), exact=("exact", "mean"), memorized=("memorized", "mean"))
+    out[["exact", "memorized"]] *= 100
+    return out.reset_index()
+
+
+def accuracy(perf: pd.DataFrame, by: Sequence[str] = ("model", "k")) -> pd.DataFrame:
+    df = perf[perf["error"].isna()]
+    out = df.groupby(list(by), observed=True).agg(n=("correct", "size"), accuracy=("correct", "mean"))
+    out["accuracy"] *= 100
+    return out.reset_index()
+
+
+def _pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if len(x) < 2 or np.std(x) == 0 or np.std(y) == 0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def correlation_table(rates: pd.DataFrame, acc: pd.DataFrame, measure: str = "memorized") -> pd.DataFrame:
+    """Pearson r of accuracy and memorization across the k regimes, per setting and model (Tab. 2: ``memorized``,
+    Tab. 3: ``exact``). NaN when either series is constant (correlation undefined)."""
+    merged = rates.merge(acc[["model", "k", "accuracy"]], on=["model", "k"])
+    table = merged.groupby(["setting", "model"], observed=True).apply(
+        lambda g: _pearson(g.sort_values("k")["accuracy"], g.sort_values("k")[measure]), include_groups=False)
+    return table.unstack("model").reindex([s for s in SETTINGS if s in set(merged["setting"])])
+
+
+def memorized_vs_not(judged: pd.DataFrame, perf: pd.DataFrame, column: str = "match") -> pd.DataFrame:
+    """Accuracy on instances judged memorized (exact or near-exact) vs the others, per model, setting, k (Sec. 3.4)."""
+    df = judged[judged[column].notna()][["model", "setting", "k", "instance_id", column]].merge(
+        perf[perf["error"].isna()][["model", "k", "instance_id", "correct"]], on=["model", "k", "instance_id"])
+    df["memorized"] = df[column].isin(["exact", "near-exact"])
+    out = df.groupby(["model", "setting", "k", "memorized"], observed=True).agg(n=("correct", "size"), accuracy=("correct", "mean"))
+    out["accuracy"] *= 100
+    return out.reset_index()
+
+
+def with_config(config: ReplicationConfig, **changes: Any) -> ReplicationConfig:
+    return replace(config, **changes)
+
+
+def judge_subsample(judged: pd.DataFrame, n: int, seed: int = 0, column: str = "match") -> pd.DataFrame:
+    """Up to ``n`` judged rows, spread evenly over the offline judge's classes (a random draw would be
+    almost all "no"), for the LLM judge and the agreement of the two judges."""
+    df = judged[judged[column].notna()]
+    if n <= 0 or df.empty:
+        return df.iloc[:0]
+    classes = [c for c in ("exact", "near-exact", "no") if (df[column] == c).any()]
+    rng = np.random.default_rng(seed)
+    picked: list[int] = []
+    remaining = n
+    for i, c in enumerate(classes):
+        idx = df.index[df[column] == c].to_numpy()
+        take = min(len(idx), remaining // (len(classes) - i))
+        picked += rng.choice(idx, size=take, replace=False).tolist()
+        remaining -= take
+    return df.loc[sorted(picked)]

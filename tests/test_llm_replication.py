@@ -1,0 +1,112 @@
+"""Replication tables (rates, accuracy, Pearson correlation as in Tab. 2-3, memorized vs not) and planning."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from iclmem.llm.cache import CachedBackend
+from iclmem.llm.chat import ChatRequest, Completion
+from iclmem.llm.paper import TABLE2, TABLE3, regime
+from iclmem.llm.replication import (
+    ReplicationConfig,
+    accuracy,
+    add_judgement,
+    all_requests,
+    build_experiment,
+    correlation_table,
+    judge_subsample,
+    memorization_rates,
+    memorized_vs_not,
+    request_summary,
+    run_memorization,
+    run_performance,
+)
+
+
+def judged_frame() -> pd.DataFrame:
+    rows = []
+    # k=0: 1 of 4 memorized, k=10: 2 of 4 (1 exact), k=25: 4 of 4 (3 exact)
+    plan = {0: ["near-exact", "no", "no", "no"], 10: ["exact", "near-exact", "no", "no"], 25: ["exact", "exact", "exact", "near-exact"]}
+    for k, matches in plan.items():
+        for i, m in enumerate(matches):
+            rows.append({"model": "m", "setting": "full", "k": k, "instance_id": f"i{i}", "member": i < 2, "match": m, "error": None})
+    return pd.DataFrame(rows)
+
+
+def perf_frame(correct: dict[int, list[bool]]) -> pd.DataFrame:
+    return pd.DataFrame([{"model": "m", "k": k, "instance_id": f"i{i}", "correct": c, "error": None}
+                         for k, cs in correct.items() for i, c in enumerate(cs)])
+
+
+def test_memorization_rates_and_accuracy():
+    rates = memorization_rates(judged_frame())
+    assert list(rates["memorized"]) == [25.0, 50.0, 100.0] and list(rates["exact"]) == [0.0, 25.0, 75.0]
+    by_member = memorization_rates(judged_frame(), by=("model", "member", "k"))
+    assert by_member.set_index(["member", "k"]).loc[(True, 10), "memorized"] == 100.0
+    acc = accuracy(perf_frame({0: [True, False, False, False], 10: [True, True, False, False], 25: [True] * 4}))
+    assert list(acc["accuracy"]) == [25.0, 50.0, 100.0]
+
+
+def test_correlation_table_is_pearson_across_k():
+    rates = memorization_rates(judged_frame())
+    acc = accuracy(perf_frame({0: [True, False, False, False], 10: [True, True, False, False], 25: [True] * 4}))
+    tab = correlation_table(rates, acc, "memorized")
+    assert tab.loc["full", "m"] == pytest.approx(1.0)  # accuracy equals memorization at every k
+    acc_flat = accuracy(perf_frame({0: [True] * 4, 10: [True] * 4, 25: [True] * 4}))
+    assert math.isnan(correlation_table(rates, acc_flat, "exact").loc["full", "m"])  # undefined for a constant series
+    acc_down = accuracy(perf_frame({0: [True] * 4, 10: [True, True, True, False], 25: [False] * 4}))
+    assert correlation_table(rates, acc_down, "exact").loc["full", "m"] < -0.9
+
+
+def test_memorized_vs_not():
+    perf = perf_frame({0: [True, False, False, False], 10: [True, True, False, False], 25: [True, True, True, False]})
+    t = memorized_vs_not(judged_frame(), perf).set_index(["k", "memorized"])
+    assert t.loc[(10, True), "accuracy"] == 100.0 and t.loc[(10, False), "accuracy"] == 0.0
+    assert t.loc[(25, True), "n"] == 4 and t.loc[(25, True), "accuracy"] == 75.0
+
+
+def test_judge_subsample_spreads_over_classes():
+    sub = judge_subsample(judged_frame(), 6, seed=0)
+    assert len(sub) == 6 and set(sub["match"]) == {"exact", "near-exact", "no"}
+    assert judge_subsample(judged_frame(), 0).empty
+
+
+def test_paper_tables_and_regimes():
+    assert TABLE2.loc["pairs_labels", "WNLI"] == 1.00 and TABLE3.loc["full", "RTE"] == -0.40
+    assert [regime(k) for k in (0, 25, 50, 100, 200)] == ["zero-shot", "few-shot", "few-shot", "many-shot", "many-shot"]
+
+
+class EchoBackend:
+    """Returns the first word of the last user message: enough to exercise the run loop and the cache."""
+
+    name, model_id, context_window = "echo", "echo", None
+
+    def __init__(self):
+        self.calls = 0
+
+    def count_tokens(self, request: ChatRequest) -> int:
+        return sum(len(c.split()) for _, c in request.messages)
+
+    def complete_batch(self, requests):
+        self.calls += len(requests)
+        return [Completion(r.messages[-1][1].split()[-1]) for r in requests]
+
+
+def test_runs_plan_and_cache(tmp_path):
+    exp = build_experiment(ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 4), settings=("full", "pairs_only")))
+    backend = CachedBackend(EchoBackend(), root=tmp_path)
+    reqs = all_requests(exp, [0, 4])
+    plan = request_summary(backend, reqs)
+    assert plan["requests"] == plan["to_send"] == 4 * 2 * 2 + 4 * 2 and plan["cached"] == 0 and plan["prompt_tokens_to_send"] > 0
+    mem = run_memorization(backend, exp, [0, 4], "echo", progress=False)
+    perf = run_performance(backend, exp, [0, 4], "echo", progress=False)
+    assert len(mem) == 16 and len(perf) == 8 and set(mem["member"]) == {True, False}
+    assert request_summary(backend, reqs)["to_send"] == 0 and backend.backend.calls == 24
+    class Exact:
+        def judge_many(self, refs, cands):
+            return ["exact" if r == c else "no" for r, c in zip(refs, cands, strict=True)]
+    judged = add_judgement(mem, Exact())
+    assert judged["match"].notna().all()
