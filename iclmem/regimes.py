@@ -20,9 +20,12 @@ query ids; for random pairs that is every row ever sampled as a query, so the me
 with the epochs (reported as ``members_logged``). Non-members are the manifest's non-members,
 which are never sampled, neither as queries nor into a context; this is checked on the log. Rows
 that only ever appeared in contexts are neither members nor non-members and are not probed.
-Because random-pairs members can far outnumber the Q non-members, probing uses a seeded subset
-of the members matched to the non-members' label distribution (per class for classification,
-quantile-stratified for regression), and its split statistics (TVD / KS, Tab. 6) are reported.
+Probing M_theta at epoch e needs members that M_theta had seen by epoch e, and the same member
+set at every probed epoch (M_ref is scored once). Under random pairs the probed members are
+therefore the Q rows sampled as queries in the *first* epoch: members of every M_theta from
+epoch 1 on, each seen about as often as an average member (1 + (e - 1) Q / |pool| times
+in expectation). They are matched to the non-members' label distribution where the counts allow
+(:func:`matched_member_sample`), and their split statistics (TVD / KS, Tab. 6) are reported.
 Random pairs use the true labels: ``label_condition`` must be ``"none"``.
 
 A joint run is one store artifact, ``<results>/multitask/<key>/``, keyed by the regime, all the
@@ -138,8 +141,8 @@ class TaskView:
     """One dataset of a joint run, shaped like a :class:`~iclmem.finetune.FinetuneRun` for probing.
 
     ``manifest`` is the dataset's manifest with its member pool replaced by the members probed
-    (for fixed pairs: the manifest's members; for random pairs: :func:`matched_member_sample` of
-    the logged members); non-members and the context pool are unchanged, so
+    (for fixed pairs: the manifest's members; for random pairs: the first epoch's queries, see
+    the module docstring); non-members and the context pool are unchanged, so
     :func:`iclmem.finetune.prepare_run_data` encodes exactly as in training.
     """
 
@@ -237,13 +240,22 @@ def verify_joint_log(log: list[dict], manifests: dict[str, SplitManifest], regim
     return out
 
 
-def _probed(run_members: dict[str, np.ndarray], manifests: dict[str, SplitManifest], tables: dict[str, Dataset],
+def first_epoch_members(log: list[dict], dataset: str) -> np.ndarray:
+    """Query rows of ``dataset``'s steps in the first logged epoch: members of every later M_theta."""
+    steps = [s for s in log if s["dataset"] == dataset]
+    if not steps:
+        return np.array([], dtype=np.int64)
+    first = min(s["epoch"] for s in steps)
+    return members_from_log([s for s in steps if s["epoch"] == first])
+
+
+def _probed(log: list[dict], manifests: dict[str, SplitManifest], tables: dict[str, Dataset],
             regime: str, seed: int) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
     probed, stats = {}, {}
     for name, manifest in manifests.items():
         table = tables[name]
         if regime == MULTI_TASK_RANDOM:
-            ids = matched_member_sample(run_members[name], manifest.non_members, table.target, table.task, seed)
+            ids = matched_member_sample(first_epoch_members(log, name), manifest.non_members, table.target, table.task, seed)
             y_m, y_n = table.target.to_numpy()[ids], table.target.to_numpy()[manifest.non_members]
         else:
             ids = np.sort(manifest.members)
@@ -274,7 +286,7 @@ def _load(path: Path, key: str, regime: str, manifests: dict[str, SplitManifest]
           config: FinetuneConfig) -> JointRun:
     log = json.loads(gzip.decompress((path / "log.json.gz").read_bytes()))
     members = verify_joint_log(log, manifests, regime)
-    probed, stats = _probed(members, manifests, tables, regime, config.context_seed)
+    probed, stats = _probed(log, manifests, tables, regime, config.context_seed)
     return JointRun(key, path, regime, manifests, config, pd.read_csv(path / "metrics.csv"), members, probed, stats,
                     pd.read_csv(path / "train_curve.csv"))
 
@@ -471,5 +483,6 @@ __all__ = [
     "PAPER_TABLE12", "PAPER_DATASETS", "peak_table", "wide_table", "detectable_counts", "plot_regime_decay",
     "REGIMES", "REGIME_TITLES", "MULTI_TASK", "SINGLE_TASK_FIXED", "MULTI_TASK_FIXED", "MULTI_TASK_RANDOM", "RegimeError",
     "JointRun", "TaskView", "check_regime", "training_pool", "sample_pair", "epoch_order", "matched_member_sample",
+    "first_epoch_members",
     "joint_key", "verify_joint_log", "train_joint",
 ]

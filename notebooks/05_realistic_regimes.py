@@ -28,8 +28,9 @@
 # The ground truth stays exact: every step logs the row ids it used, and a dataset's members are
 # the union of its logged queries. Under random pairs that is every row ever sampled as a query,
 # so the member set grows with every epoch. Non-members are never sampled, neither as queries nor
-# into a context. Probing compares a subset of the members with the same size and label
-# distribution as the non-members (`iclmem.regimes`).
+# into a context. A member probed at epoch $e$ must have been seen by epoch $e$, so under random
+# pairs the probe uses the rows sampled as queries in the first epoch, which are members of every
+# later model, matched to the non-members' label distribution (`iclmem.regimes`).
 #
 # The runs come from a **sweep** (`iclmem sweep`). Each configuration is one task that fine-tunes,
 # probes and writes a summary into the results store. This notebook reads the summaries and runs
