@@ -406,7 +406,8 @@ PAPER_TABLE12 = pd.DataFrame(
 PAPER_DATASETS = 10
 
 
-def peak_table(rows: pd.DataFrame, query_size: int = 512, metric: str = "best", label_condition: str = "none") -> pd.DataFrame:
+def peak_table(rows: pd.DataFrame, query_size: int = 512, metric: str = "best", label_condition: str = "none",
+               require_ci: bool = False) -> pd.DataFrame:
     """Tab. 12 from sweep rows: per dataset and regime, the probing epoch with the highest AUC(Delta S).
 
     Only epochs whose Tab. 3 outcome is detectable memorization count (epoch 0, M_ref, never does);
@@ -414,26 +415,28 @@ def peak_table(rows: pd.DataFrame, query_size: int = 512, metric: str = "best", 
     ``"entropy"`` or ``"best"`` (default): per epoch the higher of the two AUCs, since Tab. 3
     detects on loss *or* entropy; the TPRs are of the same metric. Rows are filtered to
     ``query_size`` and ``label_condition``; the peak runs over every learning rate in ``rows``
-    (the paper's single-task column takes the peak across all learning rates). Columns: dataset,
-    regime, epoch, learning_rate, metric, auc, tpr10, tpr1, members_logged, detectable.
+    (the paper's single-task column takes the peak across all learning rates). ``require_ci``
+    also asks the lower bound of the bootstrap interval of that AUC to exceed 0.5 (few probed
+    queries: the point estimate exceeds 0.5 by chance half the time). Columns: dataset, regime,
+    epoch, learning_rate, metric, auc, auc_lo, tpr10, tpr1, members_logged, detectable.
     """
     if metric not in ("loss", "entropy", "best"):
         raise RegimeError(f"metric must be 'loss', 'entropy' or 'best', got {metric!r}.")
     data = rows[(rows.query_size == query_size) & (rows.label_condition == label_condition) & (rows.epoch > 0)].copy()
     chosen = (np.where(data.auc_entropy > data.auc_loss, "entropy", "loss") if metric == "best" else np.full(len(data), metric))
     data["metric"] = chosen
-    for col in ("auc", "tpr10", "tpr1"):
-        data[col] = [row[f"{col}_{m}"] for (_, row), m in zip(data.iterrows(), chosen, strict=True)]
+    for col, source in (("auc", "auc_{}"), ("auc_lo", "auc_{}_lo"), ("tpr10", "tpr10_{}"), ("tpr1", "tpr1_{}")):
+        data[col] = [row.get(source.format(m), np.nan) for (_, row), m in zip(data.iterrows(), chosen, strict=True)]
     out = []
     for (dataset, regime), group in data.groupby(["dataset", "regime"], sort=False):
-        hits = group[group.outcome == DETECTABLE]
+        hits = group[(group.outcome == DETECTABLE) & ((group.auc_lo > 0.5) | (not require_ci))]
         row = {"dataset": dataset, "regime": regime, "members_logged": int(group.members_logged.max()), "detectable": not hits.empty}
         if not hits.empty:
             best = hits.loc[hits.auc.idxmax()]
             row.update(epoch=int(best.epoch), learning_rate=float(best.learning_rate), metric=best.metric, auc=float(best.auc),
-                       tpr10=float(best.tpr10), tpr1=float(best.tpr1))
+                       auc_lo=float(best.auc_lo), tpr10=float(best.tpr10), tpr1=float(best.tpr1))
         out.append(row)
-    cols = ["dataset", "regime", "epoch", "learning_rate", "metric", "auc", "tpr10", "tpr1", "members_logged", "detectable"]
+    cols = ["dataset", "regime", "epoch", "learning_rate", "metric", "auc", "auc_lo", "tpr10", "tpr1", "members_logged", "detectable"]
     return pd.DataFrame(out, columns=cols).astype({"epoch": "Int64"})
 
 

@@ -180,7 +180,7 @@ def test_expand_grid_with_regimes():
 def test_peak_table_takes_the_best_detectable_epoch_per_dataset_and_regime():
     def row(dataset, regime, epoch, auc, outcome, lr=1e-4, q=512):
         return {"dataset": dataset, "regime": regime, "epoch": epoch, "auc_loss": auc, "tpr10_loss": auc / 4, "tpr1_loss": auc / 40,
-                "auc_entropy": 0.4, "tpr10_entropy": 0.0, "tpr1_entropy": 0.0,
+                "auc_entropy": 0.4, "tpr10_entropy": 0.0, "tpr1_entropy": 0.0, "auc_loss_lo": auc - 0.15, "auc_entropy_lo": 0.3,
                 "outcome": outcome, "learning_rate": lr, "query_size": q, "label_condition": "none", "members_logged": 512}
     rows = pd.DataFrame([
         row("a", "single_task_fixed", 0, 0.5, "no_signal"), row("a", "single_task_fixed", 1, 0.6, "detectable_memorization"),
@@ -196,6 +196,8 @@ def test_peak_table_takes_the_best_detectable_epoch_per_dataset_and_regime():
     wide = rg.wide_table(peaks.reset_index())
     assert list(wide.columns.get_level_values(0).unique()) == ["Single-Task Fixed Pairs", "Multi-Task Random Pairs"]
     assert rg.detectable_counts(rg.PAPER_TABLE12, rg.PAPER_DATASETS).tolist() == [5, 2, 1]  # Tab. 12: 5 -> 2 -> 1 of 10
+    strict = peak_table(rows, require_ci=True).set_index(["dataset", "regime"])  # lower bound > 0.5: only a's 0.7 (0.55)
+    assert strict.detectable.tolist() == [True, False, False, False] and strict.auc.iloc[0] == 0.7
     entropy = rows.assign(auc_entropy=0.8, tpr10_entropy=0.5)  # detected on entropy: "best" reports entropy's numbers
     best = peak_table(entropy).set_index(["dataset", "regime"]).loc[("a", "single_task_fixed")]
     assert (best.metric, best.auc, best.tpr10, best.epoch) == ("entropy", 0.8, 0.5, 1)
