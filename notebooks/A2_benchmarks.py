@@ -53,3 +53,28 @@ pd.Series({k: v for k, v in speed.items() if k != "rows"}).to_frame("value")
 
 # %%
 pd.Series(results["ltm_quality"]["speed"]).to_frame("value")
+
+# %% [markdown]
+# ## Probing: batched vs one context at a time (`benchmarks/probe_speed.py`)
+#
+# The 48 manipulated multiple-choice contexts of a set of queries, scored in padded batches or one
+# context per forward pass, in the same run; the ratio is the speed-up of batching.
+
+# %%
+if "probe_speed" in results:
+    probe = results["probe_speed"]
+    table = pd.DataFrame({k: probe[k] for k in ("batched", "naive")}).T
+    display(table[["probes_per_cpu_s", "probes_per_wall_s", "wall_s"]])
+    ratios = {k: v for k, v in probe.items() if k.startswith("ratio") or k == "max_abs_difference"}
+    display(pd.Series(ratios).to_frame("value"))
+
+# %% [markdown]
+# ## Other benchmarks
+#
+# Every further result file, flattened (the sweep's scaling with Dask workers, the LLM's shared
+# prompt-prefix cache), as the benchmark wrote it.
+
+# %%
+for name in sorted(set(results) - {"finetune_speed", "ltm_quality", "probe_speed"}):
+    print(name)
+    display(pd.json_normalize(results[name], max_level=1).T.rename(columns={0: "value"}))
