@@ -12,7 +12,14 @@ import torch
 
 from iclmem.llm.backends import InProcessBackend, OpenAIBackend, make_backend
 from iclmem.llm.chat import ChatRequest, ContextOverflowError, Decoding, MissingAPIKeyError, apply_stop
-from iclmem.llm.replication import ReplicationConfig, build_experiment, context_fit, largest_fitting_k, runnable_ks
+from iclmem.llm.replication import (
+    ReplicationConfig,
+    build_experiment,
+    context_fit,
+    largest_fitting_k,
+    runnable_ks,
+    window_capacity,
+)
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +63,9 @@ def test_context_overflow_is_reported_never_truncated(backend, exp):
     assert not fit_small["fits"].iloc[-1] and runnable_ks(fit_small) == [0]
     k = largest_fitting_k(small, exp)
     assert 0 <= k < 6 and bool(context_fit(small, exp, [k])["fits"].iloc[0]) and not bool(context_fit(small, exp, [k + 1])["fits"].iloc[0])
+    capacity, probed = window_capacity(small, exp, pool=12)
+    assert probed == 12 and 0 < capacity < 12
+    assert window_capacity(backend, exp, pool=12) == (12, 12)  # 8192 tokens hold the whole probe pool
 
 
 def test_stop_strings():

@@ -28,6 +28,7 @@ def plot_memorization(rates: pd.DataFrame) -> sns.FacetGrid:
     g = sns.relplot(data=long, x="k", y="percent", hue="group", style="group", col="setting", row="measure", kind="line",
                     marker="o", height=2.6, aspect=1.25, col_order=[SETTINGS[s] for s in SETTINGS if SETTINGS[s] in set(long.setting)],
                     facet_kws={"margin_titles": True})
+    g.set_titles(col_template="{col_name}", row_template="{row_name}")
     g.set_axis_labels("k (demonstrations)", "memorization (%)")
     g.set(ylim=(-3, 103))
     g.figure.suptitle("Memorization across k-shot regimes (cf. Fig. 2 of the paper)", y=1.03)
@@ -64,18 +65,27 @@ def plot_match_composition(judged: pd.DataFrame, column: str = "match") -> sns.F
     return fig
 
 
-def plot_performance_vs_memorization(acc: pd.DataFrame, rates: pd.DataFrame, measure: str = "memorized") -> Any:
-    """Fig. 4 companion: k-shot accuracy (left) and memorization in the three settings (right) against k."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.4))
+def plot_performance_vs_memorization(acc: pd.DataFrame, rates: pd.DataFrame, measure: str = "memorized",
+                                     chance: float | None = None) -> Any:
+    """Fig. 4 companion: k-shot accuracy (left) and memorization in the three settings against k, one panel per model.
+
+    ``chance``: accuracy of a uniform guess (percent), drawn as a dotted line.
+    """
+    models = list(dict.fromkeys(rates["model"]))
+    fig, axes = plt.subplots(1, 1 + len(models), figsize=(3.6 * (1 + len(models)), 3.4), squeeze=False)
+    left = axes[0][0]
     sns.lineplot(data=acc, x="k", y="accuracy", hue="model", marker="o", ax=left)
-    left.set(title="performance (standard k-shot ICL)", xlabel="k (demonstrations)", ylabel="accuracy (%)", ylim=(-3, 103))
+    if chance is not None:
+        left.axhline(chance, color="grey", linestyle=":", linewidth=1, label="chance")
+    left.set(title="performance (k-shot ICL)", xlabel="k (demonstrations)", ylabel="accuracy (%)", ylim=(-3, 103))
+    left.legend(fontsize=7)
     df = rates.copy()
     df["setting"] = df["setting"].map(SETTINGS)
-    sns.lineplot(data=df, x="k", y=measure, hue="setting", style="model", marker="o", ax=right)
-    right.set(title="memorization (exact + near-exact)" if measure == "memorized" else "memorization (exact)",
-              xlabel="k (demonstrations)", ylabel="memorization (%)", ylim=(-3, 103))
-    right.legend(fontsize=7)
-    left.legend(fontsize=7)
+    what = "exact + near-exact" if measure == "memorized" else "exact"
+    for ax, model in zip(axes[0][1:], models, strict=True):
+        sns.lineplot(data=df[df.model == model], x="k", y=measure, hue="setting", style="setting", marker="o", ax=ax)
+        ax.set(title=f"memorization: {model}", xlabel="k (demonstrations)", ylabel=f"{what} (%)", ylim=(-3, 103))
+        ax.legend(fontsize=7)
     fig.suptitle("Performance vs memorization (cf. Fig. 4 of the paper)")
     fig.tight_layout()
     return fig

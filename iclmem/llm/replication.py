@@ -170,6 +170,27 @@ def largest_fitting_k(backend: ChatBackend, exp: Experiment, pool: int | None = 
     return lo
 
 
+def window_capacity(backend: ChatBackend, exp: Experiment, pool: int = 400) -> tuple[int, int]:
+    """Largest k the context window holds for this configuration, and the demonstration pool it was probed with.
+
+    Token counting only (no generation): a probe experiment drawn like ``exp`` (same dataset, instance count,
+    seed) with a pool of up to ``pool`` demonstrations (halved while the dataset cannot supply it). The result
+    equals the probe pool when even the whole pool fits (or the window is unknown).
+    """
+    size = max(pool, len(exp.sample.demonstrations))
+    while size > len(exp.sample.demonstrations):
+        try:
+            probe = build_experiment(replace(exp.config, n_demonstrations=size, ks=(0,)), exp.data)
+            break
+        except SamplingError:
+            size //= 2
+    else:
+        probe, size = exp, len(exp.sample.demonstrations)
+    if backend.context_window is None:
+        return size, size
+    return largest_fitting_k(backend, probe, size), size
+
+
 # -- planning -------------------------------------------------------------------------------------------------
 def all_requests(exp: Experiment, ks: Sequence[int]) -> list[ChatRequest]:
     reqs = [r for k in ks for s in exp.config.settings for r in exp.memorization_requests(s, k)]

