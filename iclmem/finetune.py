@@ -179,15 +179,26 @@ class FinetuneRun:
     curve: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def weights_path(self, epoch: int) -> Path:
-        return self.path / f"weights_epoch{epoch:04d}.pt"
+        return weights_path(self.path, epoch)
 
     def model(self, epoch: int, reference: ReferenceLTM | None = None) -> ReferenceLTM:
         """M_theta at a probing epoch (epoch 0 is M_ref)."""
-        if epoch not in self.config.probe_epochs:
-            raise FinetuneError(f"epoch {epoch} was not kept; kept epochs: {self.config.probe_epochs}.")
-        model = (reference or load_reference()).clone()
-        model.network.load_state_dict(torch.load(self.weights_path(epoch), weights_only=True))
-        return model
+        return model_at_epoch(self.path, epoch, self.config.probe_epochs, reference)
+
+
+def weights_path(run_dir: Path, epoch: int) -> Path:
+    """Where a run keeps M_theta's weights at a probing epoch."""
+    return run_dir / f"weights_epoch{epoch:04d}.pt"
+
+
+def model_at_epoch(run_dir: Path, epoch: int, kept: tuple[int, ...], reference: ReferenceLTM | None = None,
+                   error: type[Exception] = FinetuneError) -> ReferenceLTM:
+    """A copy of M_ref carrying the weights a run kept at ``epoch`` (one of ``kept``)."""
+    if epoch not in kept:
+        raise error(f"epoch {epoch} was not kept; kept epochs: {kept}.")
+    model = (reference or load_reference()).clone()
+    model.network.load_state_dict(torch.load(weights_path(run_dir, epoch), weights_only=True))
+    return model
 
 
 def run_key(manifest: SplitManifest, config: FinetuneConfig, reference: ReferenceLTM) -> str:

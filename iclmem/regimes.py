@@ -51,7 +51,17 @@ from tqdm.auto import tqdm
 from .atomic import atomic_torch_save, atomic_write, atomic_write_text
 from .data import SplitManifest, draw_training_context, split_statistics
 from .data.dataset import Dataset
-from .finetune import FinetuneConfig, FinetuneError, RunData, collapse_flag, members_from_log, prepare_run_data, vanilla_scores
+from .finetune import (
+    FinetuneConfig,
+    FinetuneError,
+    RunData,
+    collapse_flag,
+    members_from_log,
+    model_at_epoch,
+    prepare_run_data,
+    vanilla_scores,
+    weights_path,
+)
 from .ltm import ICLTask, ReferenceLTM, load_reference
 from .store import artifact_dir, code_version, content_key
 
@@ -186,15 +196,11 @@ class JointRun:
         return list(self.manifests)
 
     def weights_path(self, epoch: int) -> Path:
-        return self.path / f"weights_epoch{epoch:04d}.pt"
+        return weights_path(self.path, epoch)
 
     def model(self, epoch: int, reference: ReferenceLTM | None = None) -> ReferenceLTM:
         """The joint M_theta at a probing epoch (epoch 0 is M_ref)."""
-        if epoch not in self.config.probe_epochs:
-            raise RegimeError(f"epoch {epoch} was not kept; kept epochs: {self.config.probe_epochs}.")
-        model = (reference or load_reference()).clone()
-        model.network.load_state_dict(torch.load(self.weights_path(epoch), weights_only=True))
-        return model
+        return model_at_epoch(self.path, epoch, self.config.probe_epochs, reference, RegimeError)
 
     def task(self, dataset: str) -> TaskView:
         """The per-dataset view that :func:`iclmem.probe.probe_run` takes."""
