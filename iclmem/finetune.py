@@ -55,7 +55,9 @@ class FinetuneConfig:
     context_size: int = 512
     context_seed: int = 0
     weight_decay: float = 0.01
-    max_features: int = 32
+    # 30, not the model's 32: the two distractor columns of Tab. 7 (distractor_2, and the 2-/3-way
+    # combinations that include it) must still fit when a wide table is subsampled (Sec. 4.2, App. C).
+    max_features: int = 30
 
     def checked(self, max_context: int) -> FinetuneConfig:
         """Validate and return the config with probe epochs cut to ``epochs`` (errors name the fix)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 
@@ -168,6 +169,26 @@ def test_resume_refuses_other_config(tmp_path):
     pretrain(cfg, progress=False)
     with pytest.raises(ValueError, match="different pretraining config"):
         pretrain(replace(cfg, lr=0.5), progress=False)
+
+
+def test_staged_pretraining_continues_weights_curve_and_card(tmp_path):
+    first = _tiny_pretrain(tmp_path, 4, "s1")
+    s1 = torch.load(pretrain(first, progress=False), weights_only=False)
+    second = replace(_tiny_pretrain(tmp_path, 3, "s2"), seed=1, lr=5e-4, init_from=str(tmp_path / "s1" / "state.pt"))
+    s2 = torch.load(pretrain(second, progress=False), weights_only=False)
+    assert [c[0] for c in s2["curve"]] == list(range(7))  # stage 1's curve, then global steps 4..6
+    assert s2["curve"][:4] == s1["curve"] and s2["global_offset"] == 4
+    assert len(s2["stages"]) == 1 and s2["stages"][0]["steps"] == 4 and len(s2["stages"][0]["state_sha256"]) == 64
+    assert any(not torch.equal(s1["model"][k], s2["model"][k]) for k in s1["model"])
+    card = json.loads((export_checkpoint(tmp_path / "s2" / "state.pt", {}, out_dir=tmp_path / "w").parent / "reference.json").read_text())
+    assert card["steps_done"] == 7 and card["earlier_stages"][0]["config"]["seed"] == 0
+    assert card["wall_s"] >= s2["stages"][0]["wall_s"]
+    again = torch.load(pretrain(replace(second, out_dir=str(tmp_path / "s2b")), progress=False), weights_only=False)
+    assert all(torch.equal(again["model"][k], s2["model"][k]) for k in s2["model"])  # deterministic given stage 1
+    with pytest.raises(FileNotFoundError, match="earlier stage"):
+        pretrain(replace(second, init_from=str(tmp_path / "missing.pt"), out_dir=str(tmp_path / "s3")), progress=False)
+    with pytest.raises(ValueError, match="keep the architecture"):
+        pretrain(replace(second, model=replace(TINY, d_ff=TINY.d_ff * 2), out_dir=str(tmp_path / "s4")), progress=False)
 
 
 def test_prior_batch_is_deterministic():

@@ -13,6 +13,8 @@ from iclmem.metrics import (
     attack_metrics,
     attack_statistics,
     auc,
+    bootstrap,
+    bootstrap_attack_statistics,
     delta_scores,
     gap_stats,
     loss_gaps,
@@ -73,8 +75,24 @@ def test_bootstrap_intervals_contain_the_point_and_are_seeded():
     assert a["auc_lo"] <= a["auc"] <= a["auc_hi"] and a["auc_hi"] - a["auc_lo"] < 0.3
     assert a["tpr10_lo"] <= a["tpr10"] <= a["tpr10_hi"]
     assert a == attack_metrics(m, n, n_boot=300, seed=4)
-    assert a["auc_lo"] != attack_metrics(m, n, n_boot=300, seed=5)["auc_lo"]
+    assert a != attack_metrics(m, n, n_boot=300, seed=5)  # another seed, other resamples
     assert set(attack_metrics(m, n, n_boot=0)) == {"auc", "tpr1", "tpr10"}
+
+
+@pytest.mark.parametrize("rounding", [None, 0])
+def test_vectorized_bootstrap_equals_the_resample_loop(rounding):
+    """Same resamples, same statistics as looping attack_statistics over bootstrap(), ties included."""
+    rng = np.random.default_rng(2)
+    m, n = rng.normal(0.4, 1, 37), rng.normal(0, 1, 120)
+    if rounding is not None:  # heavy ties: a handful of distinct values
+        m, n = np.round(m, rounding), np.round(n, rounding)
+    loop = bootstrap(m, n, attack_statistics, n_boot=50, seed=9)
+    fast = bootstrap_attack_statistics(m, n, n_boot=50, seed=9)
+    assert list(fast.columns) == list(loop.columns) == ["auc", "tpr1", "tpr10"]
+    np.testing.assert_allclose(fast.to_numpy(), loop.to_numpy(), atol=1e-12)
+    assert fast.auc.std() > 0  # the resamples differ
+    with pytest.raises(MetricsError, match="n_boot"):
+        bootstrap_attack_statistics(m, n, n_boot=0)
 
 
 def test_bad_inputs():

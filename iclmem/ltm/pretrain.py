@@ -5,6 +5,12 @@ atomically every ``checkpoint_every`` steps; a run started again with the same c
 resumes from it. Deterministic for a seed: the model is initialized from ``seed`` and
 the tables of step ``s`` are drawn from ``numpy.random.default_rng([seed, s])``, so a
 resumed run sees exactly the data an uninterrupted one would.
+
+Staged runs: a config with ``init_from`` (the ``state.pt`` of an earlier run with the same
+architecture) starts from that run's weights and optimizer moments and runs its own
+learning-rate schedule and prior; the earlier stages, their wall time and the sha256 of the
+state they started from are carried in the new state, and the loss curve continues the global
+step count. This is how the shipped reference was extended (``configs/pretrain_reference_stage2.yaml``).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ class PretrainConfig:
     threads: int = 2
     checkpoint_every: int = 200
     out_dir: str = "runs/pretrain"
+    init_from: str | None = None
     model: LTMConfig = field(default_factory=LTMConfig)
     prior: PriorConfig = field(default_factory=PriorConfig)
 
@@ -116,6 +123,24 @@ def _identity(config: dict) -> dict:
     return {k: v for k, v in config.items() if k not in ("threads", "checkpoint_every", "out_dir")}
 
 
+def _start_from(cfg: PretrainConfig, model: TabularICLTransformer, opt: torch.optim.Optimizer) -> tuple[list, list, int, float]:
+    """Load the earlier stage named by ``cfg.init_from``: (stages, curve, global offset, wall)."""
+    from .reference import sha256_file
+
+    path = Path(str(cfg.init_from))
+    if not path.is_file():
+        raise FileNotFoundError(f"init_from: {path} does not exist; run the earlier stage first (iclmem pretrain --config ...).")
+    init = torch.load(path, weights_only=False)
+    if init["config"]["model"] != asdict(cfg.model):
+        raise ValueError(f"init_from: {path} has model {init['config']['model']}, this config has {asdict(cfg.model)}; a later stage must keep the architecture.")
+    model.load_state_dict(init["model"])
+    opt.load_state_dict(init["optimizer"])
+    offset = init.get("global_offset", 0) + init["step"]
+    stage = {"config": {k: v for k, v in init["config"].items() if k != "out_dir"}, "steps": init["step"],
+             "wall_s": round(init["wall_s"], 1), "state_sha256": sha256_file(path)}
+    return init.get("stages", []) + [stage], list(init["curve"]), offset, 0.0
+
+
 def pretrain(cfg: PretrainConfig, progress: bool = True) -> Path:
     """Run (or resume) pretraining; returns the path of the state file."""
     torch.set_num_threads(cfg.threads)
@@ -125,7 +150,7 @@ def pretrain(cfg: PretrainConfig, progress: bool = True) -> Path:
     torch.manual_seed(cfg.seed)
     model = TabularICLTransformer(cfg.model)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    step, curve, wall = 0, [], 0.0
+    step, curve, wall, stages, offset = 0, [], 0.0, [], 0
     if state_path.exists():
         state = torch.load(state_path, weights_only=False)
         if _identity(state["config"]) != _identity(asdict(cfg)):
@@ -133,6 +158,9 @@ def pretrain(cfg: PretrainConfig, progress: bool = True) -> Path:
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         step, curve, wall = state["step"], state["curve"], state["wall_s"]
+        stages, offset = state.get("stages", []), state.get("global_offset", 0)
+    elif cfg.init_from:
+        stages, curve, offset, wall = _start_from(cfg, model, opt)
     (out / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
     bar = tqdm(total=cfg.steps, initial=step, disable=not progress, desc="pretrain")
     t0 = time.perf_counter() - wall
@@ -146,7 +174,7 @@ def pretrain(cfg: PretrainConfig, progress: bool = True) -> Path:
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         reg = bool(batch["is_regression"][0])
-        curve.append((step, loss.item(), int(reg)))
+        curve.append((offset + step, loss.item(), int(reg)))
         step += 1
         bar.update(1)
         if step % 20 == 0:
@@ -155,7 +183,7 @@ def pretrain(cfg: PretrainConfig, progress: bool = True) -> Path:
         if step % cfg.checkpoint_every == 0 or step == cfg.steps:
             atomic_torch_save(
                 {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step, "curve": curve,
-                 "wall_s": time.perf_counter() - t0, "config": asdict(cfg)},
+                 "wall_s": time.perf_counter() - t0, "config": asdict(cfg), "stages": stages, "global_offset": offset},
                 state_path,
             )
     bar.close()

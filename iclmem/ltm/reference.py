@@ -111,7 +111,8 @@ class ReferenceLTM:
 def export_checkpoint(state_path: Path, card_extra: dict, out_dir: Path = WEIGHTS_DIR) -> Path:
     """Write the weights of a pretraining state as ``reference.pt``, its model card and loss curve.
 
-    The card records the architecture, pretraining config (prior, steps, seed), wall time and
+    The card records the architecture, pretraining config (prior, steps, seed), earlier stages
+    (for a run continued with ``init_from``; steps and wall time are then totals), and
     the sha256 that :func:`load_checkpoint` verifies; ``reference_curve.csv`` holds the
     per-step pretraining loss (column ``regression``: 1 for regression batches).
     """
@@ -131,8 +132,10 @@ def export_checkpoint(state_path: Path, card_extra: dict, out_dir: Path = WEIGHT
         "n_parameters": sum(v.numel() for v in state["model"].values()),
         "prior": cfg["prior"],
         "pretraining": {k: v for k, v in cfg.items() if k not in ("model", "prior", "out_dir")},
-        "steps_done": state["step"],
-        "wall_s": round(state["wall_s"], 1),
+        "steps_done": state.get("global_offset", 0) + state["step"],
+        "wall_s": round(state["wall_s"] + sum(st["wall_s"] for st in state.get("stages", [])), 1),
+        # earlier stages of a staged run (init_from): their configs, steps, wall time, state sha256
+        "earlier_stages": state.get("stages", []),
         **card_extra,
         "sha256": sha256_file(weights),
     }
