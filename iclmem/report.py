@@ -26,6 +26,11 @@ PAPER_TABLE1 = pd.DataFrame(
      ("babies_r_us", 1e-4, 50, 50, 0.66, 0.02, 0.00), ("beer_ratings", 1e-4, 50, 512, 0.59, 0.49, 0.17),
      ("bikedekho", 1e-4, 10, 512, 0.58, 0.15, 0.02)],
     columns=["dataset", "learning_rate", "epoch", "query_size", "auc", "tpr10", "tpr1"])
+#: Sec. 5 "Perturbation Effectiveness" and Fig. 4 of the paper (loss-based AUC(Delta S), detectable configurations).
+PAPER_PERTURBATION = {"baseline_auc": 0.543, "skew_true_delta": 0.013, "best_single": "mixed_true_5_non_true_5",
+                      "best_single_delta": 0.017, "positional_shuffling_delta": 0.0}
+#: Tab. 8 of the paper: the highest peak AUC(Delta S) and the highest TPRs over its detectable configurations.
+PAPER_PEAKS = {"auc": 0.668, "tpr10": 0.494, "tpr1": 0.166}
 
 
 def _fine(summary: pd.DataFrame) -> pd.DataFrame:
@@ -120,6 +125,54 @@ def manipulation_aucs(scores: pd.DataFrame, metric: str = "loss", epochs: list[i
             rows.append({"epoch": int(epoch), "manipulation": name, "category": category,
                          "auc": auc(part.score[member].to_numpy(), part.score[~member].to_numpy())})
     return pd.DataFrame(rows)
+
+
+def manipulation_effects(per_config: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per manipulation: mean AUC and mean change of AUC over the baseline manipulation, over configurations (Fig. 4)."""
+    if not per_config:
+        return pd.DataFrame(columns=["manipulation", "category", "mean_auc", "mean_delta_auc", "n"])
+    frames = []
+    for i, f in enumerate(per_config):
+        base = f[f.manipulation == "baseline"].set_index("epoch").auc
+        frames.append(f.assign(delta_auc=f.auc - f.epoch.map(base), config=i))
+    d = pd.concat(frames)
+    return (d.groupby(["manipulation", "category"]).agg(mean_auc=("auc", "mean"), mean_delta_auc=("delta_auc", "mean"), n=("auc", "size"))
+            .reset_index().sort_values("mean_delta_auc", ascending=False, kind="stable"))
+
+
+def probing_vs_paper(summary: pd.DataFrame, per_config: list[pd.DataFrame]) -> pd.DataFrame:
+    """Our probing headline numbers beside the paper's (Tab. 8 peaks; Sec. 5 / Fig. 4 perturbation effects).
+
+    ``per_config``: :func:`manipulation_aucs` frames of the configurations Fig. 4 averages over.
+    Peaks are over non-collapsed fine-tuned configurations (epoch > 0), as Tab. 8 reports them.
+    """
+    fine = _fine(summary)
+    fine = fine[~fine.collapsed.astype(bool)]
+    effects = manipulation_effects(per_config)
+    by_cat = effects[effects.manipulation != "baseline"].groupby("category").mean_delta_auc.mean()
+    best = effects[effects.manipulation != "baseline"].iloc[0] if len(effects) > 1 else None
+    base = effects[effects.manipulation == "baseline"].mean_auc
+    ours = {
+        "peak AUC(Delta S), loss or entropy": best_auc(fine).max() if len(fine) else np.nan,
+        "peak TPR@10% (loss)": fine.tpr10_loss.max() if len(fine) else np.nan,
+        "peak TPR@1% (loss)": fine.tpr1_loss.max() if len(fine) else np.nan,
+        "baseline manipulation: mean AUC": float(base.iloc[0]) if len(base) else np.nan,
+        "skew true target: mean Delta AUC": by_cat.get("skew_true", np.nan),
+        "positional shuffling: mean Delta AUC": by_cat.get("positional_shuffling", np.nan),
+        "best single manipulation": best.manipulation if best is not None else "-",
+        "best single manipulation: Delta AUC": best.mean_delta_auc if best is not None else np.nan,
+    }
+    paper = [PAPER_PEAKS["auc"], PAPER_PEAKS["tpr10"], PAPER_PEAKS["tpr1"], PAPER_PERTURBATION["baseline_auc"],
+             PAPER_PERTURBATION["skew_true_delta"], PAPER_PERTURBATION["positional_shuffling_delta"],
+             PAPER_PERTURBATION["best_single"], PAPER_PERTURBATION["best_single_delta"]]
+    return pd.DataFrame({"iclmem": [_fmt(v) for v in ours.values()], "paper": [_fmt(v) for v in paper]}, index=list(ours))
+
+
+def _fmt(v: object) -> str:
+    """Numbers to three decimals (NaN as "-"), names as they are: one readable column of mixed values."""
+    if isinstance(v, (float, np.floating)):
+        return "-" if np.isnan(v) else f"{v:.3f}"
+    return str(v)
 
 
 def perturbation_effectiveness(per_config: list[pd.DataFrame]) -> pd.DataFrame:

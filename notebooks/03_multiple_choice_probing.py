@@ -55,8 +55,8 @@ from iclmem.plots import plot_delta_distributions, plot_perturbation_effectivene
 from iclmem.probe.grid import probe_grid
 from iclmem.probe.manipulations import MANIPULATIONS
 from iclmem.probe.run import run_queries
-from iclmem.report import (delta_frame, example_probe_contexts, manipulation_aucs, perturbation_effectiveness, roc_frame,
-                           strongest_configuration)
+from iclmem.report import (delta_frame, example_probe_contexts, manipulation_aucs, perturbation_effectiveness, probing_vs_paper,
+                           roc_frame, strongest_configuration)
 
 pd.set_option("display.precision", 3)
 reference = load_reference()
@@ -137,5 +137,39 @@ effect
 fig = plot_perturbation_effectiveness(effect)
 
 # %% [markdown]
-# Averaged over {glue:text}`effect_n` {glue:text}`effect_basis` configurations. Section 4 turns
-# these scores into outcomes.
+# Averaged over {glue:text}`effect_n` {glue:text}`effect_basis` configurations.
+#
+# ## Compared with the paper
+#
+# Our headline probing numbers next to the paper's (Tab. 8 for the peaks; Sec. 5 and Fig. 4 for
+# the perturbations). They compare in kind, not one to one: the paper probes ConTextTab on ten
+# CARTE tables over 1,128 runs; we probe the companion's small reference LTM on the shipped tables
+# over the grid above.
+
+# %%
+comparison = probing_vs_paper(summary, per_config)
+glue("peak_auc", comparison.loc["peak AUC(Delta S), loss or entropy", "iclmem"], display=False)
+glue("skew_true_delta", comparison.loc["skew true target: mean Delta AUC", "iclmem"], display=False)
+glue("shuffle_delta", comparison.loc["positional shuffling: mean Delta AUC", "iclmem"], display=False)
+comparison
+
+# %% [markdown]
+# **What agrees, what does not, and why.**
+#
+# * *Peak signal.* The paper's strongest calibrated AUC is 0.668; ours is {glue:text}`peak_auc`.
+#   Our reference model has about 230k parameters and fine-tunes with one full-batch step per
+#   epoch on a fixed context, so at the larger learning rates it memorizes its members far more
+#   readily than ConTextTab does: a stronger signal here says more about the model's capacity to
+#   overfit a fixed context than about the probe. We report the number as it comes out.
+# * *Positional shuffling* ({glue:text}`shuffle_delta` here, about 0 in the paper). Our model's row
+#   attention has no positional encoding, so reordering the context rows cannot change its
+#   prediction (row-permutation invariance is a tested property); a zero here is exact, by
+#   construction. Uniform scaling (every row repeated equally often) is exactly neutral for the
+#   same reason: attention weights over identical copies renormalize to the same mixture.
+# * *True-label skewing* ({glue:text}`skew_true_delta` here, +0.013 in the paper). The paper's
+#   design rationale (a member resists context pressure because its label is in the weights, a
+#   non-member follows the over-represented label) predicts a positive effect; whether it
+#   reproduces depends on how strongly the skewed context moves the reference model, which the
+#   calibration subtracts. A sign that differs from the paper's is a result, not a bug to tune away.
+#
+# Section 4 turns these scores into outcomes.

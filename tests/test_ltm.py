@@ -13,7 +13,7 @@ import torch
 from iclmem.ltm import ICLTask, LTMConfig, LTMInputError, TabularICLTransformer
 from iclmem.ltm.outputs import bin_index, per_row_loss
 from iclmem.ltm.pretrain import PretrainConfig, pretrain, sample_batch
-from iclmem.ltm.reference import CheckpointError, ReferenceLTM, export_checkpoint, load_checkpoint
+from iclmem.ltm.reference import CheckpointError, ReferenceLTM, export_checkpoint, load_checkpoint, load_reference
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
 
@@ -244,3 +244,23 @@ def test_per_row_loss_matches_interface():
     y[0, n_c:] = torch.as_tensor(np.searchsorted(t.classes(), t.query_y), dtype=torch.float32)
     rows = per_row_loss(logits, y, batch["is_regression"], torch.tensor([3]), TINY.max_classes, TINY.n_bins, TINY.bin_bound)
     assert torch.allclose(rows[0, n_c:], model.predict([t])[0].loss(), atol=1e-5)
+
+
+def test_thread_count_comes_from_the_environment(monkeypatch):
+    from iclmem.threads import THREADS_ENV, configure_threads
+
+    before = torch.get_num_threads()
+    try:
+        monkeypatch.setenv(THREADS_ENV, "2")
+        assert configure_threads() == 2 and torch.get_num_threads() == 2
+        monkeypatch.setenv(THREADS_ENV, "1")
+        load_reference()  # loading the model applies it
+        assert torch.get_num_threads() == 1
+        monkeypatch.delenv(THREADS_ENV)
+        assert configure_threads() == 1  # unset: left as it is
+        for bad in ("0", "two", "-1"):
+            monkeypatch.setenv(THREADS_ENV, bad)
+            with pytest.raises(ValueError, match="positive integer"):
+                configure_threads()
+    finally:
+        torch.set_num_threads(before)

@@ -105,6 +105,9 @@ def load_model(path: str | Path | None = None) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
+    from ..threads import configure_threads
+
+    configure_threads()
     hf_logging.disable_progress_bar()
     folder = Path(path) if path is not None else ensure_model_dir()
     tokenizer = AutoTokenizer.from_pretrained(str(folder))

@@ -145,6 +145,9 @@ def export_checkpoint(state_path: Path, card_extra: dict, out_dir: Path = WEIGHT
 
 def load_checkpoint(weights: Path, card: Path | None = None) -> ReferenceLTM:
     """Load an LTM checkpoint offline; if a model card is given, verify the sha256 first."""
+    from ..threads import configure_threads
+
+    configure_threads()  # $ICLMEM_THREADS, read where every notebook and worker starts: loading the model
     weights = Path(weights)
     if not weights.exists():
         raise CheckpointError(f"checkpoint {weights} does not exist; reinstall iclmem or run `iclmem pretrain`.")
