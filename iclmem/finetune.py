@@ -229,6 +229,40 @@ def verify_ground_truth(log: list[dict], manifest: SplitManifest) -> np.ndarray:
     return logged
 
 
+@dataclass
+class TrainingState:
+    """A fine-tuning copy of M_ref, its AdamW optimizer (Tab. 2) and a run's progress, resumable from ``state.pt``.
+
+    Shared by the single-task runs here and the joint runs of :mod:`iclmem.regimes`: ``log``
+    (the ids each step trained on), ``rows`` (metrics at probing epochs) and ``curve`` (train loss
+    per step) are the lists a run appends to; :meth:`save` writes them with the weights atomically.
+    """
+
+    model: ReferenceLTM
+    optimizer: torch.optim.Optimizer
+    epoch: int = 0
+    log: list = field(default_factory=list)
+    rows: list = field(default_factory=list)
+    curve: list = field(default_factory=list)
+
+    @classmethod
+    def start(cls, reference: ReferenceLTM, config: FinetuneConfig, state_path: Path) -> TrainingState:
+        """A fresh copy of ``reference``, or the state an interrupted run left at ``state_path``."""
+        model = reference.clone()
+        opt = torch.optim.AdamW(model.trainable_parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+        if not state_path.exists():
+            return cls(model, opt)
+        state = torch.load(state_path, weights_only=False)
+        model.network.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        return cls(model, opt, state["epoch"], state["log"], state["rows"], state["curve"])
+
+    def save(self, state_path: Path, epoch: int) -> None:
+        self.epoch = epoch
+        atomic_torch_save({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "epoch": epoch, "log": self.log,
+                           "rows": self.rows, "curve": self.curve}, state_path)
+
+
 def finetune(
     manifest: SplitManifest,
     table: Dataset,
@@ -252,16 +286,11 @@ def finetune(
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path / "run.json", json.dumps({"manifest": manifest.to_dict(), "config": asdict(config),
                                                      "reference_sha256": reference.checkpoint_sha256}, indent=1, default=str))
-    model = reference.clone()
-    opt = torch.optim.AdamW(model.trainable_parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
     ref_scores = vanilla_scores(reference, data)
-    epoch, log, rows, curve = 0, [], [], []
     state_path = path / "state.pt"
-    if state_path.exists():  # resume an interrupted run
-        state = torch.load(state_path, weights_only=False)
-        model.network.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        epoch, log, rows, curve = state["epoch"], state["log"], state["rows"], state["curve"]
+    training = TrainingState.start(reference, config, state_path)  # resumes an interrupted run
+    model, opt = training.model, training.optimizer
+    epoch, log, rows, curve = training.epoch, training.log, training.rows, training.curve
     train_task = data.task_for(data.member_x, data.member_y)
 
     def record(e: int, train_loss: float) -> None:
@@ -287,8 +316,7 @@ def finetune(
             with torch.no_grad():
                 record(epoch, float(model.predict([train_task])[0].loss().mean()))
         if epoch % checkpoint_every == 0 or epoch in config.probe_epochs:
-            atomic_torch_save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": epoch, "log": log, "rows": rows,
-                               "curve": curve}, state_path)
+            training.save(state_path, epoch)
     bar.close()
     members = verify_ground_truth(log, manifest)
     atomic_write(path / "log.json.gz", lambda p: p.write_bytes(gzip.compress(json.dumps(log).encode())))

@@ -55,6 +55,7 @@ from .finetune import (
     FinetuneConfig,
     FinetuneError,
     RunData,
+    TrainingState,
     collapse_flag,
     members_from_log,
     model_at_epoch,
@@ -328,19 +329,14 @@ def train_joint(
     atomic_write_text(path / "run.json", json.dumps({"regime": regime, "datasets": list(by_name), "manifests": [m.to_dict() for m in manifests],
                                                      "config": asdict(config), "reference_sha256": reference.checkpoint_sha256},
                                                     indent=1, default=str))
-    model = reference.clone()
-    opt = torch.optim.AdamW(model.trainable_parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
     ref_scores = {name: vanilla_scores(reference, d) for name, d in data.items()}
     names = list(by_name)
     encoded = {name: data[name].encode(table_of[name].features) for name in names} if regime == MULTI_TASK_RANDOM else {}
     pools = {name: training_pool(by_name[name]) for name in names}
-    epoch, log, rows, curve = 0, [], [], []
     state_path = path / "state.pt"
-    if state_path.exists():  # resume an interrupted run
-        state = torch.load(state_path, weights_only=False)
-        model.network.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        epoch, log, rows, curve = state["epoch"], state["log"], state["rows"], state["curve"]
+    training = TrainingState.start(reference, config, state_path)  # resumes an interrupted run
+    model, opt = training.model, training.optimizer
+    epoch, log, rows, curve = training.epoch, training.log, training.rows, training.curve
 
     def step_task(index: int, name: str, e: int) -> tuple[ICLTask, np.ndarray, np.ndarray]:
         d = data[name]
@@ -382,8 +378,7 @@ def train_joint(
             with torch.no_grad():
                 record(epoch)
         if epoch % checkpoint_every == 0 or epoch in config.probe_epochs:
-            atomic_torch_save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": epoch, "log": log, "rows": rows,
-                               "curve": curve}, state_path)
+            training.save(state_path, epoch)
     bar.close()
     verify_joint_log(log, by_name, regime)
     plain = [{**s, "context_ids": np.asarray(s["context_ids"]).tolist(), "query_ids": np.asarray(s["query_ids"]).tolist()} for s in log]

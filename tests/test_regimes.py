@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
+import iclmem.finetune as ft
 import iclmem.regimes as rg
 from iclmem.data import deduplicate, load_dataset, split_manifest
 from iclmem.finetune import FinetuneConfig
@@ -126,17 +127,17 @@ def test_resume_after_interruption_matches_uninterrupted(joint_setup, reference,
     tables, manifests, tmp = joint_setup
     cfg = FinetuneConfig(1e-3, epochs=4, probe_epochs=(0, 4), context_size=30)
     full = train_joint(manifests, tables, cfg, "multi_task_random", reference, tmp / "full", progress=False)
-    original = rg.atomic_torch_save
+    original = ft.atomic_torch_save  # the resumable state is written by finetune.TrainingState
 
     def crash_after_state(obj, path):
         original(obj, path)
         if path.name == "state.pt" and obj["epoch"] >= 2:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(rg, "atomic_torch_save", crash_after_state)
+    monkeypatch.setattr(ft, "atomic_torch_save", crash_after_state)
     with pytest.raises(KeyboardInterrupt):
         train_joint(manifests, tables, cfg, "multi_task_random", reference, tmp / "resumed", progress=False, checkpoint_every=2)
-    monkeypatch.setattr(rg, "atomic_torch_save", original)
+    monkeypatch.setattr(ft, "atomic_torch_save", original)
     resumed = train_joint(manifests, tables, cfg, "multi_task_random", reference, tmp / "resumed", progress=False, checkpoint_every=2)
     wf, wr = torch.load(full.weights_path(4)), torch.load(resumed.weights_path(4))
     assert all(torch.allclose(wf[k], wr[k], atol=1e-6) for k in wf)
