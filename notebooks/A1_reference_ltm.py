@@ -44,7 +44,7 @@ from myst_nb import glue
 
 import iclmem
 from iclmem.ltm.quality import quality_table, quality_verdict
-from iclmem.ltm.reference import REFERENCE_CARD, WEIGHTS_DIR
+from iclmem.ltm.reference import REFERENCE_CARD, WEIGHTS_DIR, pretraining_stages
 
 repo = Path(iclmem.__file__).resolve().parents[1]
 card = json.loads(REFERENCE_CARD.read_text())
@@ -62,16 +62,31 @@ summary = {"parameters": card["n_parameters"], "pretraining steps": card["steps_
 pd.concat([pd.Series(summary), pd.Series(card["architecture"])]).rename("value").to_frame()
 
 # %% [markdown]
+# ## Pretraining stages
+#
+# Pretraining ran in stages (`configs/pretrain_reference*.yaml`): a later stage starts from the
+# previous stage's weights and optimizer state (`init_from`), draws fresh synthetic tables (its
+# own data seed) and runs its own warmup and cosine schedule. Stage 1 reached in-context
+# learning; stage 2 continued it with more 512-row contexts, the size the paper's contexts reach.
+
+# %%
+stages = pd.DataFrame(pretraining_stages(card))
+stages
+
+# %% [markdown]
 # ## Pretraining loss
 #
 # Loss of the query rows of each synthetic batch (cross-entropy for classification batches, bar
-# NLL in standardized units for regression batches), smoothed over 50 steps.
+# NLL in standardized units for regression batches), smoothed over 50 steps; dotted lines mark
+# where a stage ends.
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3))
 for reg, name in ((0, "classification batches"), (1, "regression batches")):
     part = curve[curve.regression == reg]
     ax.plot(part.step, part.loss.rolling(50, min_periods=10).mean(), label=name)
+for end in stages["ends at step"].iloc[:-1]:
+    ax.axvline(end, color="grey", linestyle=":")
 ax.set_xlabel("pretraining step")
 ax.set_ylabel("query loss (rolling mean)")
 ax.legend();

@@ -13,7 +13,7 @@ import torch
 from iclmem.ltm import ICLTask, LTMConfig, LTMInputError, TabularICLTransformer
 from iclmem.ltm.outputs import bin_index, per_row_loss
 from iclmem.ltm.pretrain import PretrainConfig, pretrain, sample_batch
-from iclmem.ltm.reference import CheckpointError, ReferenceLTM, export_checkpoint, load_checkpoint, load_reference
+from iclmem.ltm.reference import CheckpointError, ReferenceLTM, export_checkpoint, load_checkpoint, load_reference, pretraining_stages
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
 
@@ -183,6 +183,9 @@ def test_staged_pretraining_continues_weights_curve_and_card(tmp_path):
     card = json.loads((export_checkpoint(tmp_path / "s2" / "state.pt", {}, out_dir=tmp_path / "w").parent / "reference.json").read_text())
     assert card["steps_done"] == 7 and card["earlier_stages"][0]["config"]["seed"] == 0
     assert card["wall_s"] >= s2["stages"][0]["wall_s"]
+    stages = pretraining_stages(card)
+    assert [r["steps"] for r in stages] == [4, 3] and [r["ends at step"] for r in stages] == [4, 7]
+    assert [r["peak lr"] for r in stages] == [first.lr, 5e-4] and [r["data seed"] for r in stages] == [0, 1]
     again = torch.load(pretrain(replace(second, out_dir=str(tmp_path / "s2b")), progress=False), weights_only=False)
     assert all(torch.equal(again["model"][k], s2["model"][k]) for k in s2["model"])  # deterministic given stage 1
     with pytest.raises(FileNotFoundError, match="earlier stage"):

@@ -143,6 +143,21 @@ def export_checkpoint(state_path: Path, card_extra: dict, out_dir: Path = WEIGHT
     return weights
 
 
+def pretraining_stages(card: dict) -> list[dict]:
+    """One row per pretraining stage of a model card: steps, cumulative end step, peak lr, seed, share of 512-row contexts, minutes."""
+    stages = [*card.get("earlier_stages", []), {"config": {**card["pretraining"], "prior": card["prior"]},
+                                                "steps": card["steps_done"] - sum(st["steps"] for st in card.get("earlier_stages", [])),
+                                                "wall_s": card["wall_s"] - sum(st["wall_s"] for st in card.get("earlier_stages", []))}]
+    rows, end = [], 0
+    for i, st in enumerate(stages, start=1):
+        cfg = st["config"]
+        end += st["steps"]
+        rows.append({"stage": i, "steps": st["steps"], "ends at step": end, "peak lr": cfg["lr"], "warmup": cfg["warmup"],
+                     "data seed": cfg["seed"], "512-row context share": cfg["prior"].get("large_context_share"),
+                     "minutes": round(st["wall_s"] / 60, 1)})
+    return rows
+
+
 def load_checkpoint(weights: Path, card: Path | None = None) -> ReferenceLTM:
     """Load an LTM checkpoint offline; if a model card is given, verify the sha256 first."""
     from ..threads import configure_threads
@@ -171,4 +186,4 @@ def load_reference() -> ReferenceLTM:
     return load_checkpoint(REFERENCE_WEIGHTS, REFERENCE_CARD)
 
 
-__all__ = ["ReferenceLTM", "load_reference", "load_checkpoint", "export_checkpoint", "collate_tasks", "CheckpointError", "LTMInputError"]
+__all__ = ["ReferenceLTM", "load_reference", "load_checkpoint", "export_checkpoint", "pretraining_stages", "collate_tasks", "CheckpointError", "LTMInputError"]
