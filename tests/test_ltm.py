@@ -13,7 +13,14 @@ import torch
 from iclmem.ltm import ICLTask, LTMConfig, LTMInputError, TabularICLTransformer
 from iclmem.ltm.outputs import bin_index, per_row_loss
 from iclmem.ltm.pretrain import PretrainConfig, pretrain, sample_batch
-from iclmem.ltm.reference import CheckpointError, ReferenceLTM, export_checkpoint, load_checkpoint, load_reference, pretraining_stages
+from iclmem.ltm.reference import (
+    CheckpointError,
+    ReferenceLTM,
+    export_checkpoint,
+    load_checkpoint,
+    load_reference,
+    pretraining_stages,
+)
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
 
