@@ -12,6 +12,7 @@ from ..data import dataset_card
 from ..finetune import FinetuneRun
 from ..grid import RunSpec, prepared_table
 from ..ltm import ReferenceLTM, load_reference
+from .contexts import ProbeError
 from .run import probe_run, summarize_run
 
 
@@ -24,6 +25,12 @@ def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference:
     columns) and the raw scores per run key. Scores come from the results store when present.
     """
     reference = reference or load_reference()
+    if epochs is not None:
+        kept_anywhere = set().union(*(run.config.probe_epochs for run in runs)) if runs else set()
+        missing = sorted(set(epochs) - kept_anywhere)
+        if missing:
+            raise ProbeError(f"probing epochs {missing} were kept by none of the runs (kept: {sorted(kept_anywhere)}); fine-tuning keeps "
+                             f"the paper's probing epochs (Tab. 2) up to each run's last epoch: choose epochs among those.")
     rows, scores = [], {}
     for spec, run in tqdm(list(zip(specs, runs, strict=True)), desc="probing runs", disable=not progress):
         table = prepared_table(spec.dataset)
