@@ -43,8 +43,8 @@ def main() -> None:
         loop_s = vec_s = 0.0
         diff = 0.0
         for r in range(args.rounds):
-            runs = [("loop", lambda: bootstrap(member, non_member, attack_statistics, args.n_boot, r)),
-                    ("vectorized", lambda: bootstrap_attack_statistics(member, non_member, args.n_boot, r))]
+            runs = [("loop", lambda m=member, n=non_member, s=r: bootstrap(m, n, attack_statistics, args.n_boot, s)),
+                    ("vectorized", lambda m=member, n=non_member, s=r: bootstrap_attack_statistics(m, n, args.n_boot, s))]
             if r % 2:
                 runs.reverse()
             out = {}
