@@ -138,7 +138,7 @@ chars
 # lower the members' loss) is fine-tuned for many epochs; the calibrated AUC must rise well
 # above 0.5. The default is iris with 20 randomized members and a 64-row context. Few members
 # are memorized quickly; with 50 members of iris or breast_cancer and a 256-row context, 100
-# epochs at $10^{-3}$ gave this model only AUC 0.59-0.61 with intervals reaching 0.49: a control
+# epochs at $10^{-3}$ gave the stage-1 reference only AUC 0.59-0.61 with intervals reaching 0.49: a control
 # must be unambiguous, so it uses the setting where memorization is certain, not the grid's.
 
 # %%
