@@ -278,7 +278,7 @@ def test_thread_count_comes_from_the_environment(monkeypatch):
 
 def test_shipped_reference_loads_with_its_card_and_learns_in_context():
     """The committed checkpoint: hash checked against its card, and a genuine in-context learner
-    (breast_cancer, 3 splits: mean ROC AUC 0.978 for the stage-1 model, 0.5 for a model that ignores the context)."""
+    (breast_cancer, 3 splits: mean ROC AUC 0.98 for stage 1 and for stage 2, 0.5 for a model that ignores the context)."""
     from iclmem.ltm.quality import encode, load_table, ltm_predict, split_table
     from iclmem.ltm.reference import REFERENCE_CARD
 
