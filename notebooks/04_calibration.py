@@ -176,13 +176,13 @@ versus
 #   learning rates does.
 # * *Outcomes.* The paper finds collapse the most common outcome (55% at $Q=50$) and detectable
 #   memorization in 12% of $Q=50$ configurations; here collapse takes {glue:text}`collapse_q50`% and
-#   detectable memorization {glue:text}`memorization_q50`% at $Q=50$. Collapse in our runs is
-#   concentrated at learning rate $10^{-1}$ (section 2); the paper's grid has the same four
+#   detectable memorization {glue:text}`memorization_q50`% at $Q=50$. Collapse in our runs appears
+#   at the larger learning rates only (section 2 shows the loss ratios); the paper's grid has the same four
 #   learning rates, but ConTextTab is larger and pre-trained far longer, and its loss explodes
 #   by orders of magnitude at $10^{-1}$ and $10^{-2}$ (Tab. 10).
 # * *Scale.* The paper's shares are over 1,128 runs on ten CARTE tables; the book's default grid
 #   is a few dozen configurations on two shipped tables, so a single run moves a share by several
-#   points. Run `grids/paper.yaml` with `iclmem sweep` (see "Running the full grid") for the
+#   points. Run `grids/paper.yaml` with `iclmem sweep` (see "Running the sweep on a cluster") for the
 #   comparable grid.
 
 # %% [markdown]
