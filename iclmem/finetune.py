@@ -258,7 +258,7 @@ class TrainingState:
         return cls(model, opt, state["epoch"], state["log"], state["rows"], state["curve"])
 
     def save(self, state_path: Path, epoch: int) -> None:
-        self.epoch = epoch
+        """Write the state reached at ``epoch`` (the run's loop counter; ``self.epoch`` is where it started)."""
         atomic_torch_save({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "epoch": epoch, "log": self.log,
                            "rows": self.rows, "curve": self.curve}, state_path)
 

@@ -115,13 +115,15 @@ def bootstrap(member: Sequence[float], non_member: Sequence[float], statistic: C
     m, n = _check(member, non_member)
     if n_boot < 1:
         raise MetricsError(f"n_boot must be >= 1, got {n_boot}.")
-    rng = np.random.default_rng(seed)
-    rows = [statistic(m[rng.integers(0, len(m), len(m))], n[rng.integers(0, len(n), len(n))]) for _ in range(n_boot)]
-    return pd.DataFrame(rows)
+    im, inn = _resample_indices(len(m), len(n), n_boot, seed)
+    return pd.DataFrame([statistic(m[a], n[b]) for a, b in zip(im, inn, strict=True)])
 
 
 def _resample_indices(n_member: int, n_non_member: int, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The stratified resample indices of :func:`bootstrap`, in its exact RNG order: (n_boot, n_m), (n_boot, n_n)."""
+    """Stratified resample indices, members then non-members per resample: (n_boot, n_m), (n_boot, n_n).
+
+    The one place that fixes the RNG order, so :func:`bootstrap` and :func:`bootstrap_attack_statistics` see the same resamples.
+    """
     rng = np.random.default_rng(seed)
     im, inn = np.empty((n_boot, n_member), dtype=np.int64), np.empty((n_boot, n_non_member), dtype=np.int64)
     for b in range(n_boot):
@@ -137,7 +139,7 @@ def _value_counts(codes: np.ndarray, n_values: int) -> np.ndarray:
 
 def bootstrap_attack_statistics(member: Sequence[float], non_member: Sequence[float], n_boot: int = 1000, seed: int = 0,
                                 fprs: Sequence[float] = FPR_TARGETS) -> pd.DataFrame:
-    """:func:`attack_statistics` on the same stratified resamples as :func:`bootstrap`, all at once.
+    """:func:`attack_statistics` on the stratified resamples of :func:`bootstrap`, all at once.
 
     Vectorized: each resample is a vector of counts over the distinct observed scores, so its AUC
     (pairs won + ties/2) and its ROC points (cumulative counts from the top score down) are a few

@@ -127,15 +127,20 @@ def manipulation_aucs(scores: pd.DataFrame, metric: str = "loss", epochs: list[i
     return pd.DataFrame(rows)
 
 
-def manipulation_effects(per_config: list[pd.DataFrame]) -> pd.DataFrame:
-    """Per manipulation: mean AUC and mean change of AUC over the baseline manipulation, over configurations (Fig. 4)."""
-    if not per_config:
-        return pd.DataFrame(columns=["manipulation", "category", "mean_auc", "mean_delta_auc", "n"])
+def _deltas_over_baseline(per_config: list[pd.DataFrame]) -> pd.DataFrame:
+    """All per-manipulation AUC rows, with ``delta_auc``: AUC minus the same configuration and epoch's baseline AUC."""
     frames = []
     for i, f in enumerate(per_config):
         base = f[f.manipulation == "baseline"].set_index("epoch").auc
         frames.append(f.assign(delta_auc=f.auc - f.epoch.map(base), config=i))
-    d = pd.concat(frames)
+    return pd.concat(frames)
+
+
+def manipulation_effects(per_config: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per manipulation: mean AUC and mean change of AUC over the baseline manipulation, over configurations (Fig. 4)."""
+    if not per_config:
+        return pd.DataFrame(columns=["manipulation", "category", "mean_auc", "mean_delta_auc", "n"])
+    d = _deltas_over_baseline(per_config)
     return (d.groupby(["manipulation", "category"]).agg(mean_auc=("auc", "mean"), mean_delta_auc=("delta_auc", "mean"), n=("auc", "size"))
             .reset_index().sort_values("mean_delta_auc", ascending=False, kind="stable"))
 
@@ -183,11 +188,7 @@ def perturbation_effectiveness(per_config: list[pd.DataFrame]) -> pd.DataFrame:
     """
     if not per_config:
         return pd.DataFrame(columns=["category", "mean_delta_auc", "n"])
-    frames = []
-    for i, f in enumerate(per_config):
-        base = f[f.manipulation == "baseline"].set_index("epoch").auc
-        frames.append(f.assign(delta_auc=f.auc - f.epoch.map(base), config=i))
-    d = pd.concat(frames)
+    d = _deltas_over_baseline(per_config)
     d = d[d.manipulation != "baseline"]
     return d.groupby("category").delta_auc.agg(mean_delta_auc="mean", n="size").reset_index().sort_values("mean_delta_auc")
 

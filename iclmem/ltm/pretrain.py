@@ -123,8 +123,8 @@ def _identity(config: dict) -> dict:
     return {k: v for k, v in config.items() if k not in ("threads", "checkpoint_every", "out_dir")}
 
 
-def _start_from(cfg: PretrainConfig, model: TabularICLTransformer, opt: torch.optim.Optimizer) -> tuple[list, list, int, float]:
-    """Load the earlier stage named by ``cfg.init_from``: (stages, curve, global offset, wall)."""
+def _start_from(cfg: PretrainConfig, model: TabularICLTransformer, opt: torch.optim.Optimizer) -> tuple[list, list, int]:
+    """Load the earlier stage named by ``cfg.init_from``: (stages, curve, global step offset)."""
     from .reference import sha256_file
 
     path = Path(str(cfg.init_from))
@@ -138,7 +138,7 @@ def _start_from(cfg: PretrainConfig, model: TabularICLTransformer, opt: torch.op
     offset = init.get("global_offset", 0) + init["step"]
     stage = {"config": {k: v for k, v in init["config"].items() if k != "out_dir"}, "steps": init["step"],
              "wall_s": round(init["wall_s"], 1), "state_sha256": sha256_file(path)}
-    return init.get("stages", []) + [stage], list(init["curve"]), offset, 0.0
+    return init.get("stages", []) + [stage], list(init["curve"]), offset
 
 
 def pretrain(cfg: PretrainConfig, progress: bool = True) -> Path:
@@ -160,7 +160,7 @@ def pretrain(cfg: PretrainConfig, progress: bool = True) -> Path:
         step, curve, wall = state["step"], state["curve"], state["wall_s"]
         stages, offset = state.get("stages", []), state.get("global_offset", 0)
     elif cfg.init_from:
-        stages, curve, offset, wall = _start_from(cfg, model, opt)
+        stages, curve, offset = _start_from(cfg, model, opt)  # this stage's own wall time starts at 0
     (out / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
     bar = tqdm(total=cfg.steps, initial=step, disable=not progress, desc="pretrain")
     t0 = time.perf_counter() - wall

@@ -145,9 +145,10 @@ def export_checkpoint(state_path: Path, card_extra: dict, out_dir: Path = WEIGHT
 
 def pretraining_stages(card: dict) -> list[dict]:
     """One row per pretraining stage of a model card: steps, cumulative end step, peak lr, seed, share of 512-row contexts, minutes."""
-    stages = [*card.get("earlier_stages", []), {"config": {**card["pretraining"], "prior": card["prior"]},
-                                                "steps": card["steps_done"] - sum(st["steps"] for st in card.get("earlier_stages", [])),
-                                                "wall_s": card["wall_s"] - sum(st["wall_s"] for st in card.get("earlier_stages", []))}]
+    earlier = card.get("earlier_stages", [])
+    last = {"config": {**card["pretraining"], "prior": card["prior"]},  # the card's totals minus the earlier stages
+            "steps": card["steps_done"] - sum(st["steps"] for st in earlier), "wall_s": card["wall_s"] - sum(st["wall_s"] for st in earlier)}
+    stages = [*earlier, last]
     rows, end = [], 0
     for i, st in enumerate(stages, start=1):
         cfg = st["config"]
