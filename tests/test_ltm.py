@@ -208,6 +208,38 @@ def test_prior_batch_is_deterministic():
     assert not torch.equal(torch.nan_to_num(sample_batch(cfg, 8)["x"]).sum(), torch.nan_to_num(a["x"]).sum())
 
 
+def test_prior_categorical_levels_follow_max_categories():
+    from iclmem.ltm.prior import PriorConfig, _categorize
+
+    def levels(max_levels: int) -> list[int]:
+        x = np.random.default_rng(0).normal(size=(3000, 40))
+        coded = _categorize(np.random.default_rng(1), x, 2000, 1.0, max_levels)
+        return [len(np.unique(coded[:, j])) for j in range(coded.shape[1])]
+
+    default, wide = levels(10), levels(48)
+    assert max(default) <= 10 and max(wide) <= 48 and max(wide) > 10
+    assert all(n >= 2 for n in default + wide)
+    with pytest.raises(ValueError, match="at least 2 levels"):
+        PriorConfig(max_categories=1)
+
+
+def test_prior_cluster_family_is_learnable_by_similarity():
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from iclmem.ltm.prior import PriorConfig, sample_table
+
+    cfg = PriorConfig(tree_share=0.0, scm_share=0.0, cluster_share=1.0, missing_share=0.0)
+    rng, gains = np.random.default_rng(0), []
+    for _ in range(12):
+        t = sample_table(rng, cfg, 300, 200, 16, False)
+        c = t.n_context
+        acc = KNeighborsClassifier().fit(t.x[:c], t.y[:c]).score(t.x[c:], t.y[c:])
+        gains.append(acc - np.bincount(t.y[:c].astype(int)).max() / c)  # over the majority class
+    assert np.mean(gains) > 0.1
+    with pytest.raises(ValueError, match="sum to at most 1"):
+        PriorConfig(tree_share=0.5, scm_share=0.3, cluster_share=0.3)
+
+
 def test_checkpoint_roundtrip_and_corruption(tmp_path):
     state = _tiny_pretrain(tmp_path, 2, "f")
     path = pretrain(state, progress=False)

@@ -6,7 +6,11 @@ Two families of random datasets, as in TabPFN / TabICL:
   additive noise; features and target are read off randomly chosen hidden nodes, so
   features can be causes, effects or siblings of the target (structural-causal style);
 * **tree ensembles**: features drawn from mixed marginals, target = sum of a few random
-  axis-aligned decision trees plus noise.
+  axis-aligned decision trees plus noise;
+* **clusters** (share ``cluster_share``, 0 before stage 3): rows are noisy copies of a few
+  random prototypes over a random subset of the features, and the target is a value of the
+  prototype, so a class can hold several prototypes. Answering needs similarity over many
+  features at once, as in scikit-learn's digits, where kNN is strong.
 
 Post-processing: some features are quantized into categories (and then encoded as
 ordinal-by-frequency codes, exactly as :class:`iclmem.ltm.encoding.TableEncoder` does
@@ -46,11 +50,20 @@ class PriorConfig:
     max_classes: int = 10
     regression_share: float = 0.35
     tree_share: float = 0.3
-    scm_share: float = 0.2  # the rest: a random MLP of the features
+    scm_share: float = 0.2
+    cluster_share: float = 0.0  # the rest: a random MLP of the features
     categorical_share: float = 0.3
+    max_categories: int = 10  # quantized columns get 2..max_categories levels
     missing_share: float = 0.2
     typical_context: int = 128  # most tables have at most this many context rows ...
     large_context_share: float = 0.15  # ... the others up to max_context
+
+    def __post_init__(self) -> None:
+        if self.tree_share + self.scm_share + self.cluster_share > 1.0 + 1e-9:
+            raise ValueError(f"PriorConfig: tree_share + scm_share + cluster_share = {self.tree_share + self.scm_share + self.cluster_share:g} > 1; "
+                             "the shares of the table families must sum to at most 1 (the rest are MLP-of-features tables).")
+        if self.max_categories < 2:
+            raise ValueError(f"PriorConfig.max_categories is {self.max_categories}; a categorical column needs at least 2 levels, so use 2 or more.")
 
 
 @dataclass
@@ -125,12 +138,30 @@ def _tree_ensemble(rng: np.random.Generator, n: int, n_features: int) -> tuple[n
     return x, y
 
 
-def _categorize(rng: np.random.Generator, x: np.ndarray, n_context: int, share: float) -> np.ndarray:
-    """Quantize some columns into 2..10 categories, coded ordinal-by-frequency."""
+def _clusters(rng: np.random.Generator, n: int, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    """Noisy copies of 2..20 prototypes; the target is the prototype's value plus noise."""
+    k = int(rng.integers(2, 21))
+    assign = rng.choice(k, size=n, p=rng.dirichlet(np.full(k, 3.0)))
+    relevant = rng.random(n_features) < rng.uniform(0.3, 1.0)
+    relevant[rng.integers(n_features)] = True
+    prototypes = rng.normal(size=(k, n_features)) * relevant
+    noise = float(np.exp(rng.uniform(np.log(0.1), np.log(1.0))))
+    x = prototypes[assign] + noise * rng.normal(size=(n, n_features))
+    rectified = rng.random(n_features) < rng.uniform(0.0, 0.5)  # non-negative, sparse columns (like pixels)
+    x[:, rectified] = np.maximum(x[:, rectified], 0.0)
+    return x, rng.normal(size=k)[assign] + float(rng.uniform(0.0, 0.2)) * rng.normal(size=n)
+
+
+def _categorize(rng: np.random.Generator, x: np.ndarray, n_context: int, share: float, max_levels: int = 10) -> np.ndarray:
+    """Quantize some columns into 2..``max_levels`` categories, coded ordinal-by-frequency.
+
+    The real CARTE tables hold high-cardinality columns (regions, grapes, wineries) whose
+    frequency codes carry no order; a larger ``max_levels`` lets the prior show such columns.
+    """
     for j in range(x.shape[1]):
         if rng.random() >= share:
             continue
-        k = int(rng.integers(2, 11))
+        k = int(rng.integers(2, max_levels + 1))
         cuts = np.quantile(x[:n_context, j], np.sort(rng.uniform(0, 1, size=k - 1)))
         codes = np.searchsorted(cuts, x[:, j])
         codes = rng.permutation(k)[codes]  # category identity is arbitrary
@@ -152,9 +183,16 @@ def sample_table(
     """Draw one synthetic table with ``n_context`` context and ``n_query`` query rows."""
     n = n_context + n_query
     u = rng.random()
-    gen = _tree_ensemble if u < cfg.tree_share else _mlp_scm if u < cfg.tree_share + cfg.scm_share else _mlp_of_features
+    if u < cfg.tree_share:
+        gen = _tree_ensemble
+    elif u < cfg.tree_share + cfg.scm_share:
+        gen = _mlp_scm
+    elif u < cfg.tree_share + cfg.scm_share + cfg.cluster_share:
+        gen = _clusters
+    else:
+        gen = _mlp_of_features
     x, target = gen(rng, n, n_features)
-    x = _categorize(rng, x.astype(np.float64), n_context, cfg.categorical_share)
+    x = _categorize(rng, x.astype(np.float64), n_context, cfg.categorical_share, cfg.max_categories)
     if rng.random() < cfg.missing_share:
         x[rng.random(x.shape) < rng.uniform(0.01, 0.15)] = np.nan
     center, scale = robust_center_scale(x[:n_context])

@@ -144,7 +144,7 @@ def export_checkpoint(state_path: Path, card_extra: dict, out_dir: Path = WEIGHT
 
 
 def pretraining_stages(card: dict) -> list[dict]:
-    """One row per pretraining stage of a model card: steps, cumulative end step, peak lr, seed, share of 512-row contexts, minutes."""
+    """One row per pretraining stage of a model card: steps, cumulative end step, peak lr, seed, prior shares, minutes."""
     earlier = card.get("earlier_stages", [])
     last = {"config": {**card["pretraining"], "prior": card["prior"]},  # the card's totals minus the earlier stages
             "steps": card["steps_done"] - sum(st["steps"] for st in earlier), "wall_s": card["wall_s"] - sum(st["wall_s"] for st in earlier)}
@@ -155,6 +155,8 @@ def pretraining_stages(card: dict) -> list[dict]:
         end += st["steps"]
         rows.append({"stage": i, "steps": st["steps"], "ends at step": end, "peak lr": cfg["lr"], "warmup": cfg["warmup"],
                      "data seed": cfg["seed"], "512-row context share": cfg["prior"].get("large_context_share"),
+                     "regression share": cfg["prior"].get("regression_share"),
+                     "max categories": cfg["prior"].get("max_categories", 10),
                      "minutes": round(st["wall_s"] / 60, 1)})
     return rows
 
