@@ -25,8 +25,9 @@
 # to context rows and query rows to the context only, so a query's prediction never depends on
 # other queries. Outputs: probabilities over the context's labels (at most 10 classes, canonical
 # label-to-slot mapping), or a 64-bin distribution over the standardized target.
-# **Prior** (`iclmem/ltm/prior.py`): random MLP structural-causal models and random tree ensembles,
-# with categorical and missing cells, 16-512 context rows, 1-32 features, 2-10 classes.
+# **Prior** (`iclmem/ltm/prior.py`): random MLP structural-causal models, random MLPs of the
+# features, random tree ensembles and (from stage 3) clusters of noisy prototype rows, with
+# categorical and missing cells, 16-512 context rows, 1-32 features, 2-10 classes.
 #
 # Is it a genuine in-context learner? This page renders `benchmarks/ltm_quality.py`, which compares
 # it with scikit-learn's defaults on real tables available offline.
@@ -43,7 +44,7 @@ import pandas as pd
 from myst_nb import glue
 
 import iclmem
-from iclmem.ltm.quality import quality_table, quality_verdict
+from iclmem.ltm.quality import quality_table, quality_targets_met, quality_verdict
 from iclmem.ltm.reference import REFERENCE_CARD, WEIGHTS_DIR, pretraining_stages
 
 repo = Path(iclmem.__file__).resolve().parents[1]
@@ -68,6 +69,12 @@ pd.concat([pd.Series(summary), pd.Series(card["architecture"])]).rename("value")
 # previous stage's weights and optimizer state (`init_from`), draws fresh synthetic tables (its
 # own data seed) and runs its own warmup and cosine schedule. Stage 1 reached in-context
 # learning; stage 2 continued it with more 512-row contexts, the size the paper's contexts reach.
+# Stage 3 aimed the prior at what the stage-2 benchmark found weak: a cluster family (rows are
+# noisy copies of prototypes, so similarity over many features decides, as in digits, where the
+# stage-2 model had ROC AUC 0.82 against kNN's 0.99), more regression tables, and categorical
+# columns with up to 48 levels, like the CARTE wine tables' text columns. The issue asked for
+# about 2.5 hours of pretraining; the stages together took longer (table), which is why each
+# stage's resumable state is committed under `checkpoints/`.
 
 # %%
 stages = pd.DataFrame(pretraining_stages(card))
@@ -115,7 +122,21 @@ table[table.task == "regression"].dropna(axis=1, how="all")
 verdict = quality_verdict(rows)
 for key, value in verdict.items():
     glue(key, f"{value:.3f}" if isinstance(value, float) else value, display=False)
+glue("targets_met", "met" if quality_targets_met(verdict) else "not met", display=False)
 pd.Series(verdict).rename("value").to_frame()
+
+# %% [markdown]
+# **Verdict: the targets are {glue:text}`targets_met`.** Mean ROC AUC
+# {glue:text}`classification_ltm_mean_roc_auc` against {glue:text}`classification_best_baseline_mean_roc_auc`
+# for the best baseline (gap {glue:text}`classification_gap_to_best`; target 0.03); mean $R^2$
+# {glue:text}`regression_ltm_mean_r2` against {glue:text}`regression_best_baseline_mean_r2` (gap
+# {glue:text}`regression_gap_to_best`; target 0.10); better than kNN on
+# {glue:text}`classification_beats_knn_on` of {glue:text}`classification_datasets` classification and
+# {glue:text}`regression_beats_knn_on` of {glue:text}`regression_datasets` regression datasets. The
+# model has about 0.2 M parameters and a few CPU hours of pretraining; TabPFN and ConTextTab are
+# hundreds of times larger and pretrained on GPUs for days. Everything downstream (fine-tuning,
+# probing, calibration) needs a model that learns in context and responds to fine-tuning, which
+# the positive control of notebook 04 checks directly; it does not need the model to win.
 
 # %% [markdown]
 # ## Zero information in multiple-choice contexts

@@ -249,3 +249,11 @@ def quality_verdict(rows: pd.DataFrame) -> dict[str, object]:
         out[f"{task}_beats_knn_on"] = int((wide["ltm"] > wide["knn"]).sum())
         out[f"{task}_datasets"] = int(len(wide))
     return out
+
+
+def quality_targets_met(verdict: dict[str, object]) -> bool:
+    """All of the issue's targets at once: both margins held and kNN beaten on every dataset."""
+    tasks = [t for t in ("classification", "regression") if f"{t}_datasets" in verdict]
+    return bool(tasks) and all(
+        verdict[f"{t}_within_margin"] and verdict[f"{t}_beats_knn_on"] == verdict[f"{t}_datasets"] for t in tasks
+    )

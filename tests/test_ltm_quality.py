@@ -1,0 +1,46 @@
+"""The reference LTM's quality verdict (issue: reference LTM, "Quality and speed, measured")."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from iclmem.ltm.quality import quality_table, quality_targets_met, quality_verdict
+
+
+def _rows(ltm_auc: tuple[float, float], ltm_r2: tuple[float, float]) -> pd.DataFrame:
+    """Two classification and two regression datasets, two seeds each; baselines fixed."""
+    base_auc = {"knn": (0.90, 0.80), "random_forest": (0.95, 0.85), "linear": (0.93, 0.70)}
+    base_r2 = {"knn": (0.30, 0.20), "random_forest": (0.50, 0.40), "linear": (0.45, 0.10)}
+    rows = []
+    for seed, shift in ((0, -0.01), (1, 0.01)):  # the seed mean is the value above
+        for i, ds in enumerate(("c1", "c2")):
+            for method, vals in {**base_auc, "ltm": ltm_auc}.items():
+                rows.append({"dataset": ds, "task": "classification", "seed": seed, "method": method, "roc_auc": vals[i] + shift, "accuracy": 0.5})
+        for i, ds in enumerate(("r1", "r2")):
+            for method, vals in {**base_r2, "ltm": ltm_r2}.items():
+                rows.append({"dataset": ds, "task": "regression", "seed": seed, "method": method, "r2": vals[i] + shift})
+    return pd.DataFrame(rows)
+
+
+def test_verdict_picks_the_best_baseline_by_mean_and_counts_knn_wins():
+    v = quality_verdict(_rows(ltm_auc=(0.94, 0.79), ltm_r2=(0.45, 0.30)))
+    assert v["classification_best_baseline"] == "random_forest"
+    assert v["classification_gap_to_best"] == pytest.approx(0.9 - 0.865)
+    assert not v["classification_within_margin"]  # 0.035 > 0.03
+    assert v["classification_beats_knn_on"] == 1  # 0.94 > 0.90, 0.79 < 0.80
+    assert v["regression_gap_to_best"] == pytest.approx(0.45 - 0.375)
+    assert v["regression_within_margin"] and v["regression_beats_knn_on"] == 2
+    assert not quality_targets_met(v)
+
+
+def test_targets_met_needs_every_target():
+    assert quality_targets_met(quality_verdict(_rows(ltm_auc=(0.94, 0.84), ltm_r2=(0.45, 0.30))))
+    assert not quality_targets_met(quality_verdict(_rows(ltm_auc=(0.94, 0.84), ltm_r2=(0.45, 0.19))))  # kNN wins r2
+    assert not quality_targets_met({})
+
+
+def test_quality_table_has_mean_and_std_per_method():
+    table = quality_table(_rows(ltm_auc=(0.94, 0.84), ltm_r2=(0.45, 0.30)))
+    row = table[(table.dataset == "c1") & (table.method == "ltm")].iloc[0]
+    assert row.roc_auc_mean == pytest.approx(0.94) and row.roc_auc_std == pytest.approx(0.01414, abs=1e-4)
