@@ -106,6 +106,14 @@ ax.legend();
 # (`TableEncoder`: robust-standardized numbers, ordinal-by-frequency categories; baselines that
 # need it get median imputation and scaling). Baselines run with scikit-learn's default
 # hyperparameters. Mean and standard deviation over seeds:
+#
+# Text columns that hold numbers (vintage years, spotify's `key` and `sections`) are read as
+# numbers when at least 90% of their values parse (`TableEncoder(numeric_text_share=...)`, `None`
+# keeps them categorical). Measured with the stage-2 model (5 seeds), this raised $R^2$ for every
+# method on the wine tables (LTM: wine_pl 0.094 -> 0.199, wine_dot_com 0.288 -> 0.396, vivino
+# 0.572 -> 0.660) and lowered the LTM's spotify ROC AUC from 0.803 to 0.773, all of it from `key`
+# (a musical key 0-11, a category in truth), while the baselines barely moved: the small model
+# is sensitive to how one weak feature is coded.
 
 # %%
 table = quality_table(rows)

@@ -13,6 +13,8 @@ def test_feature_kinds():
     assert feature_kind(pd.Series([True, False, True])) == "categorical"
     assert feature_kind(pd.Series(["a", "b", "a", "a"])) == "categorical"
     assert feature_kind(pd.Series(["a red bike", "a blue car", "the green van", None])) == "text"
+    assert feature_kind(pd.Series(["2015", "2016", "2015", None])) == "numeric"  # years stored as text
+    assert feature_kind(pd.Series(["16-18", "9", "9", "12", "12", "12", "16-18", "9"])) == "categorical"  # half ranges
 
 
 def test_card_values_and_frame():

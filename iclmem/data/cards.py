@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
+from iclmem.data.columns import is_numeric_column
 from iclmem.data.dataset import Dataset
 
 #: a string column counts as free text when more than this share of its non-missing values are distinct
@@ -17,11 +18,11 @@ TEXT_DISTINCT_SHARE = 0.5
 
 
 def feature_kind(column: pd.Series) -> str:
-    """``numeric`` (numeric dtypes, not bool), ``text`` (mostly distinct strings: names, titles) or ``categorical``."""
+    """``numeric`` (see :mod:`iclmem.data.columns`), ``text`` (mostly distinct strings: names, titles) or ``categorical``."""
+    if is_numeric_column(column):
+        return "numeric"
     if pd.api.types.is_bool_dtype(column):
         return "categorical"
-    if pd.api.types.is_numeric_dtype(column):
-        return "numeric"
     values = column.dropna()
     if len(values) and values.nunique() / len(values) > TEXT_DISTINCT_SHARE:
         return "text"

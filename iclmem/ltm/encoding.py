@@ -3,6 +3,9 @@
 * numeric columns: robust standardization, ``(x - median) / scale`` with
   ``scale = IQR / 1.349`` (falling back to the standard deviation, then to 1), clipped to
   ``[-CLIP, CLIP]``;
+* text columns whose non-missing values are nearly all numbers (the rule of
+  :mod:`iclmem.data.columns`, e.g. a vintage year stored as text) are read as numbers, since
+  ordinal codes would throw away their order;
 * categorical and text columns: ordinal codes by descending frequency (the most frequent
   value gets code 0, ties broken by value), then robust-standardized like numbers;
   unseen values at transform time are treated as missing;
@@ -20,6 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+
+from ..data.columns import NUMERIC_TEXT_SHARE, as_numbers, is_numeric_column
 
 CLIP = 5.0
 
@@ -49,13 +54,18 @@ def robust_standardize(values: np.ndarray, center: np.ndarray, scale: np.ndarray
 
 @dataclass
 class TableEncoder:
-    """Fit-once encoder for a pandas feature table (see module docstring)."""
+    """Fit-once encoder for a pandas feature table (see module docstring).
+
+    ``numeric_text_share``: a text column is read as numbers when at least this share of its
+    non-missing values parse as numbers; ``None`` keeps every text column categorical.
+    """
 
     numeric: list[str] = field(default_factory=list)
     categorical: list[str] = field(default_factory=list)
     categories: dict[str, dict] = field(default_factory=dict)
     center: np.ndarray | None = None
     scale: np.ndarray | None = None
+    numeric_text_share: float | None = NUMERIC_TEXT_SHARE
 
     @property
     def columns(self) -> list[str]:
@@ -64,7 +74,7 @@ class TableEncoder:
     def fit(self, frame: pd.DataFrame) -> TableEncoder:
         if frame.shape[1] == 0:
             raise ValueError("TableEncoder.fit: the table has no feature columns; keep at least one feature.")
-        self.numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]
+        self.numeric = [c for c in frame.columns if is_numeric_column(frame[c], self.numeric_text_share)]
         self.categorical = [c for c in frame.columns if c not in self.numeric]
         self.categories = {}
         for col in self.categorical:
@@ -81,7 +91,7 @@ class TableEncoder:
             raise ValueError(f"TableEncoder: columns {missing} are missing from the table; pass the same columns the encoder was fitted on.")
         parts = []
         for col in self.numeric:
-            v = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=np.float64)
+            v = as_numbers(frame[col]).to_numpy(dtype=np.float64, na_value=np.nan)
             if np.isinf(v).any():
                 raise ValueError(f"TableEncoder: column {col!r} holds inf values; replace them with NaN (missing) or finite numbers.")
             parts.append(v)
