@@ -35,6 +35,9 @@ def main() -> None:
     model = load_reference()
     t0 = time.perf_counter()
     frames = [evaluate_dataset(model, name, list(range(args.seeds))) for name in tqdm(args.datasets, desc="datasets")]
+    # the same benchmark with text columns of numbers kept categorical (TableEncoder's numeric_text_share=None)
+    text_categorical = [evaluate_dataset(model, name, list(range(args.seeds)), numeric_text_share=None)
+                        for name in tqdm(args.datasets, desc="datasets, text numbers categorical")]
     zero = [zero_information_check(model, name) for name in tqdm(args.datasets, desc="zero-information")]
     result = {
         "machine": {"platform": platform.platform(), "processor": platform.processor(), "torch": torch.__version__},
@@ -42,6 +45,7 @@ def main() -> None:
         "seeds": args.seeds,
         "wall_s": time.perf_counter() - t0,
         "rows": pd.concat(frames).to_dict(orient="records"),
+        "rows_text_numbers_categorical": pd.concat(text_categorical).to_dict(orient="records"),
         "zero_information": zero,
         "speed": speed(model),
     }

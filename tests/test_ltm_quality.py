@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.ltm.quality import quality_table, quality_targets_met, quality_verdict
+from iclmem.ltm.quality import Table, encode, encoding_comparison, quality_table, quality_targets_met, quality_verdict
 
 
 def _rows(ltm_auc: tuple[float, float], ltm_r2: tuple[float, float]) -> pd.DataFrame:
@@ -44,3 +45,21 @@ def test_quality_table_has_mean_and_std_per_method():
     table = quality_table(_rows(ltm_auc=(0.94, 0.84), ltm_r2=(0.45, 0.30)))
     row = table[(table.dataset == "c1") & (table.method == "ltm")].iloc[0]
     assert row.roc_auc_mean == pytest.approx(0.94) and row.roc_auc_std == pytest.approx(0.01414, abs=1e-4)
+
+
+def test_encoding_comparison_lines_up_both_encodings():
+    a = _rows(ltm_auc=(0.94, 0.84), ltm_r2=(0.45, 0.30))
+    b = _rows(ltm_auc=(0.90, 0.84), ltm_r2=(0.45, 0.35))
+    cmp = encoding_comparison(a, b).set_index("dataset")
+    assert cmp.loc["c1", "ltm, text numbers numbers"] == pytest.approx(0.94)
+    assert cmp.loc["c1", "ltm, text numbers categorical"] == pytest.approx(0.90)
+    assert cmp.loc["r2", "best baseline, text numbers categorical"] == pytest.approx(0.40)
+
+
+def test_benchmark_encoding_switch_reaches_the_encoder():
+    years = ["2001", "2002", "2003", "2004", "2005", "2006"] + ["2006"] * 6  # 2006 most frequent
+    table = Table("t", pd.DataFrame({"year": years}), np.arange(12) % 2, "classification")
+    numbers, _ = encode(table, np.arange(12), np.arange(6))
+    codes, _ = encode(table, np.arange(12), np.arange(6), numeric_text_share=None)
+    assert np.all(np.diff(numbers[:6, 0]) > 0)  # years in order
+    assert codes[5, 0] < codes[0, 0]  # the frequency code puts 2006 first
