@@ -138,8 +138,8 @@ pd.Series(verdict).rename("value").to_frame()
 # {glue:text}`regression_gap_to_best`; target 0.10); better than kNN on
 # {glue:text}`classification_beats_knn_on` of {glue:text}`classification_datasets` classification and
 # {glue:text}`regression_beats_knn_on` of {glue:text}`regression_datasets` regression datasets. The
-# model has about 0.2 M parameters and a few CPU hours of pretraining; TabPFN and ConTextTab are
-# hundreds of times larger and pretrained on GPUs for days. Everything downstream (fine-tuning,
+# model has about 0.2 M parameters and a few CPU hours of pretraining; TabPFN and ConTextTab have
+# millions of parameters or more and were pretrained on GPUs. Everything downstream (fine-tuning,
 # probing, calibration) needs a model that learns in context and responds to fine-tuning, which
 # the positive control of notebook 04 checks directly; it does not need the model to win.
 
