@@ -152,14 +152,11 @@ pd.Series(verdict).rename("value").to_frame()
 # musical key 0-11, a category in truth, stored as text of numbers like the years.
 
 # %%
-if "rows_text_numbers_categorical" in quality:
-    rows_categorical = pd.DataFrame(quality["rows_text_numbers_categorical"])
-    display(encoding_comparison(rows, rows_categorical).round(3))
-    verdict_categorical = quality_verdict(rows_categorical)
-    glue("targets_met_text_categorical", "met" if quality_targets_met(verdict_categorical) else "not met", display=False)
-    display(pd.DataFrame({"text numbers as numbers": verdict, "text numbers categorical": verdict_categorical}))
-else:  # a quality file from before this comparison existed
-    glue("targets_met_text_categorical", "not measured (re-run benchmarks/ltm_quality.py)", display=False)
+rows_categorical = pd.DataFrame(quality["rows_text_numbers_categorical"])
+display(encoding_comparison(rows, rows_categorical).round(3))
+verdict_categorical = quality_verdict(rows_categorical)
+glue("targets_met_text_categorical", "met" if quality_targets_met(verdict_categorical) else "not met", display=False)
+pd.DataFrame({"text numbers as numbers": verdict, "text numbers categorical": verdict_categorical})
 
 # %% [markdown]
 # With text numbers kept categorical the targets are {glue:text}`targets_met_text_categorical`.

@@ -152,7 +152,7 @@ def _clusters(rng: np.random.Generator, n: int, n_features: int) -> tuple[np.nda
     return x, rng.normal(size=k)[assign] + float(rng.uniform(0.0, 0.2)) * rng.normal(size=n)
 
 
-def _categorize(rng: np.random.Generator, x: np.ndarray, n_context: int, share: float, max_levels: int = 10) -> np.ndarray:
+def _categorize(rng: np.random.Generator, x: np.ndarray, n_context: int, share: float, max_levels: int) -> np.ndarray:
     """Quantize some columns into 2..``max_levels`` categories, coded ordinal-by-frequency.
 
     The real CARTE tables hold high-cardinality columns (regions, grapes, wineries) whose

@@ -115,6 +115,12 @@ def _cls_metrics(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> dict[
     return {"accuracy": accuracy_score(y, classes[proba.argmax(1)]), "roc_auc": auc, "log_loss": log_loss(y, proba, labels=classes)}
 
 
+def text_numbers_change_encoding(name: str) -> bool:
+    """Whether reading text columns of numbers as numbers changes how the table ``name`` is encoded."""
+    features = load_table(name).features
+    return TableEncoder().fit(features).numeric != TableEncoder(numeric_text_share=None).fit(features).numeric
+
+
 def evaluate_dataset(model: ReferenceLTM, name: str, seeds: list[int],
                      numeric_text_share: float | None = NUMERIC_TEXT_SHARE) -> pd.DataFrame:
     """One row per (seed, method) with the task's metrics (``numeric_text_share``: see TableEncoder)."""
@@ -233,16 +239,22 @@ def quality_table(rows: pd.DataFrame) -> pd.DataFrame:
     return agg.dropna(axis=1, how="all").reset_index()
 
 
+def headline_scores(rows: pd.DataFrame) -> pd.DataFrame:
+    """Mean over seeds of each task's headline metric (ROC AUC or R^2): index (task, dataset), one column per method."""
+    per = rows.groupby(["task", "dataset", "method"]).mean(numeric_only=True).reset_index()
+    per["score"] = per["roc_auc"].where(per.task == "classification", per.get("r2"))
+    return per.pivot(index=["task", "dataset"], columns="method", values="score")
+
+
 def quality_verdict(rows: pd.DataFrame) -> dict[str, object]:
     """The issue's targets: better than kNN on every dataset; mean ROC AUC within 0.03 of the best
     baseline; mean R^2 within 0.10 of the best baseline (means over seeds, then datasets)."""
-    per = rows.groupby(["task", "dataset", "method"]).mean(numeric_only=True).reset_index()
+    scores = headline_scores(rows)
     out: dict[str, object] = {}
     for task, metric, margin in (("classification", "roc_auc", 0.03), ("regression", "r2", 0.10)):
-        sub = per[per.task == task]
-        if sub.empty:
+        if task not in scores.index.get_level_values("task"):
             continue
-        wide = sub.pivot(index="dataset", columns="method", values=metric)
+        wide = scores.loc[task]
         baselines = [c for c in wide.columns if c != "ltm"]
         best = wide[baselines].mean().idxmax()
         out[f"{task}_ltm_mean_{metric}"] = float(wide["ltm"].mean())
@@ -268,10 +280,7 @@ def encoding_comparison(rows: pd.DataFrame, rows_text_categorical: pd.DataFrame)
     numbers read as numbers (the default) and kept categorical; ROC AUC or R^2, means over seeds."""
     out = []
     for label, frame in (("numbers", rows), ("categorical", rows_text_categorical)):
-        per = frame.groupby(["task", "dataset", "method"]).mean(numeric_only=True).reset_index()
-        per["score"] = per["roc_auc"].where(per.task == "classification", per.get("r2"))
-        wide = per.pivot(index=["task", "dataset"], columns="method", values="score")
-        baselines = wide.drop(columns="ltm")
+        wide = headline_scores(frame)
         out.append(pd.DataFrame({f"ltm, text numbers {label}": wide["ltm"],
-                                 f"best baseline, text numbers {label}": baselines.max(axis=1)}))
+                                 f"best baseline, text numbers {label}": wide.drop(columns="ltm").max(axis=1)}))
     return pd.concat(out, axis=1).reset_index()

@@ -17,6 +17,7 @@ import torch
 from .interface import ICLTask, LTMInputError, Predictions, validate_task
 from .model import LTMConfig, TabularICLTransformer
 from .outputs import bar_log_probs, class_log_probs
+from .prior import PriorConfig
 
 WEIGHTS_DIR = Path(__file__).parent / "weights"
 REFERENCE_WEIGHTS = WEIGHTS_DIR / "reference.pt"
@@ -156,7 +157,7 @@ def pretraining_stages(card: dict) -> list[dict]:
         rows.append({"stage": i, "steps": st["steps"], "ends at step": end, "peak lr": cfg["lr"], "warmup": cfg["warmup"],
                      "data seed": cfg["seed"], "512-row context share": cfg["prior"].get("large_context_share"),
                      "regression share": cfg["prior"].get("regression_share"),
-                     "max categories": cfg["prior"].get("max_categories", 10),
+                     "max categories": cfg["prior"].get("max_categories", PriorConfig.max_categories),  # older stages predate the field
                      "minutes": round(st["wall_s"] / 60, 1)})
     return rows
 
