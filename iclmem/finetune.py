@@ -107,14 +107,23 @@ class RunData:
 
 
 def prepare_run_data(manifest: SplitManifest, table: Dataset, config: FinetuneConfig) -> RunData:
-    """Encode the training context, members and non-members of a manifest (checked against the table)."""
+    """Encode the training context, members and non-members of a manifest (checked against the table).
+
+    The feature encoder (standardization, category codes) is fitted on the features of every row
+    of the deduplicated table, never on the targets, so it treats members and non-members alike in
+    every regime. (It used to be fitted on the context pool alone, which turns categories the pool
+    never saw into missing values; under random pairs (App. D) probed members are drawn from
+    members plus the pool and non-members never are, so those NaNs tracked membership, e.g. about
+    30% vs 99% of the ``name`` column of wine_pl: a feature-level shift the attack would detect
+    instead of memorization, App. A.1 "Distributional shift".)
+    """
     manifest.check_table(table)
     members, non_members, pool = manifest.members, manifest.non_members, manifest.context
     if len(members) != manifest.query_size:
         raise FinetuneError(f"manifest has {len(members)} members but Q={manifest.query_size}; rebuild it with split_manifest(..., refresh=True).")
     if table.task == "classification" and table.target.nunique() > 10:
         raise FinetuneError(f"{table.name} has {table.target.nunique()} classes; the reference LTM takes at most 10 — treat it as regression (task='regression').")
-    encoder = TableEncoder().fit(table.features.iloc[pool])
+    encoder = TableEncoder().fit(table.features)
     ctx = draw_training_context(table.target, pool, table.task, size=config.context_size, seed=config.context_seed)
     cols = subsample_features(len(encoder.columns), config.max_features, config.context_seed)
     enc = encoder.transform(table.features)[:, cols]

@@ -162,6 +162,22 @@ def bootstrap_attack_statistics(member: Sequence[float], non_member: Sequence[fl
     return pd.DataFrame(out)
 
 
+def null_halves(non_member: Sequence[float], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Two disjoint random halves of the non-member scores (seeded): a negative control that can fail.
+
+    Attacking one half "as members" against the other must give AUC 0.5 up to sampling noise: no
+    row of either half was trained on. An interval that excludes 0.5 in many more than 5% of
+    configurations points at a bias in the scores themselves (App. A.1's pitfalls), not at
+    memorization. Unlike epoch 0, where Delta S is 0 by construction, this control can fail.
+    """
+    v = np.asarray(non_member, dtype=np.float64).ravel()
+    if len(v) < 4:
+        raise MetricsError(f"need at least 4 non-member scores to split into two halves, got {len(v)}.")
+    order = np.random.default_rng(np.random.SeedSequence([seed, 0x4A1F])).permutation(len(v))
+    half = len(v) // 2
+    return v[order[:half]], v[order[half:2 * half]]
+
+
 def percentile_interval(samples: Sequence[float], level: float = 0.95) -> tuple[float, float]:
     a = (1 - level) / 2
     lo, hi = np.quantile(np.asarray(samples, dtype=np.float64), [a, 1 - a])
@@ -256,6 +272,6 @@ def gap_stats(gaps: Sequence[float] | pd.Series) -> tuple[float, float]:
 
 __all__ = [
     "METRIC_DIRECTION", "METRICS", "FPR_TARGETS", "MetricsError", "RocCurve", "membership_score", "roc_curve", "auc",
-    "tpr_at_fpr", "attack_statistics", "bootstrap", "bootstrap_attack_statistics", "percentile_interval", "attack_metrics", "roc_points", "suite_scores",
+    "tpr_at_fpr", "attack_statistics", "bootstrap", "null_halves", "bootstrap_attack_statistics", "percentile_interval", "attack_metrics", "roc_points", "suite_scores",
     "delta_scores", "split_members", "loss_gaps", "gap_stats",
 ]

@@ -64,6 +64,7 @@ from .finetune import (
     weights_path,
 )
 from .ltm import ICLTask, ReferenceLTM, load_reference
+from .report import with_primary_metric
 from .store import artifact_dir, code_version, content_key
 
 SINGLE_TASK_FIXED = "single_task_fixed"
@@ -144,6 +145,28 @@ def matched_member_sample(members: np.ndarray, non_members: np.ndarray, target: 
     return np.sort(np.array([b[rng.integers(len(b))] for b in bins], dtype=np.int64))
 
 
+def probed_view(manifest: SplitManifest, probed: np.ndarray, statistics: dict | None = None) -> SplitManifest:
+    """``manifest`` with its members replaced by the ``probed`` members and those rows taken out of its context pool.
+
+    Vanilla losses and probing both encode through this view, so the members they score are the
+    probed ones, and no probed member can sit in the vanilla context C' or in the pool that
+    regression distractors are drawn from (under random pairs probed members come from the
+    training pool, which contains the context pool; non-members never do).
+    """
+    probed = np.sort(np.asarray(probed, dtype=np.int64))
+    context = np.setdiff1d(np.asarray(manifest.context, dtype=np.int64), probed)
+    pools = {**manifest.pools, "members": probed.tolist(), "context": context.tolist()}
+    stats = {**manifest.statistics, **({"probed_members": statistics} if statistics is not None else {})}
+    return replace(manifest, pools=pools, query_size=len(probed), statistics=stats)
+
+
+def planned_first_epoch_queries(manifest: SplitManifest, table: Dataset, index: int, context_size: int, seed: int) -> np.ndarray:
+    """Query rows random pairs will sample for dataset ``index`` in epoch 1 (what the log will show; seeded)."""
+    _, queries = sample_pair(training_pool(manifest), table.target, table.task, manifest.query_size, context_size,
+                             (seed, 0x5EED, 1, index))
+    return queries
+
+
 # --- runs ---------------------------------------------------------------------------------------
 
 
@@ -151,10 +174,10 @@ def matched_member_sample(members: np.ndarray, non_members: np.ndarray, target: 
 class TaskView:
     """One dataset of a joint run, shaped like a :class:`~iclmem.finetune.FinetuneRun` for probing.
 
-    ``manifest`` is the dataset's manifest with its member pool replaced by the members probed
-    (for fixed pairs: the manifest's members; for random pairs: the first epoch's queries, see
-    the module docstring); non-members and the context pool are unchanged, so
-    :func:`iclmem.finetune.prepare_run_data` encodes exactly as in training.
+    ``manifest`` is :func:`probed_view` of the dataset's manifest: members replaced by the members
+    probed (for fixed pairs: the manifest's members; for random pairs: the first epoch's queries,
+    see the module docstring), the context pool without them, non-members unchanged. The
+    vanilla losses of training were measured on the same view.
     """
 
     key: str
@@ -207,10 +230,7 @@ class JointRun:
         """The per-dataset view that :func:`iclmem.probe.probe_run` takes."""
         if dataset not in self.manifests:
             raise RegimeError(f"dataset {dataset!r} is not part of joint run {self.key}; its datasets: {', '.join(self.manifests)}.")
-        manifest = self.manifests[dataset]
-        probed = self.probed_members[dataset]
-        view_manifest = replace(manifest, pools={**manifest.pools, "members": probed.tolist()}, query_size=len(probed),
-                                statistics={**manifest.statistics, "probed_members": self.member_statistics[dataset]})
+        view_manifest = probed_view(self.manifests[dataset], self.probed_members[dataset], self.member_statistics[dataset])
         metrics = self.metrics[self.metrics.dataset == dataset].drop(columns="dataset").reset_index(drop=True)
         return TaskView(content_key(self.key, dataset), self.path, view_manifest, self.config, metrics,
                         self.members_logged[dataset], self)
@@ -256,6 +276,19 @@ def first_epoch_members(log: list[dict], dataset: str) -> np.ndarray:
     return members_from_log([s for s in steps if s["epoch"] == first])
 
 
+def _planned_probed(manifests: Sequence[SplitManifest], tables: Sequence[Dataset], regime: str,
+                    config: FinetuneConfig) -> dict[str, np.ndarray]:
+    """The members each dataset's probe will score, known before training (the sampling is seeded)."""
+    out = {}
+    for index, (manifest, table) in enumerate(zip(manifests, tables, strict=True)):
+        if regime == MULTI_TASK_RANDOM:
+            first = planned_first_epoch_queries(manifest, table, index, config.context_size, config.context_seed)
+            out[manifest.dataset] = matched_member_sample(first, manifest.non_members, table.target, table.task, config.context_seed)
+        else:
+            out[manifest.dataset] = np.sort(np.asarray(manifest.members, dtype=np.int64))
+    return out
+
+
 def _probed(log: list[dict], manifests: dict[str, SplitManifest], tables: dict[str, Dataset],
             regime: str, seed: int) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
     probed, stats = {}, {}
@@ -294,6 +327,11 @@ def _load(path: Path, key: str, regime: str, manifests: dict[str, SplitManifest]
     log = json.loads(gzip.decompress((path / "log.json.gz").read_bytes()))
     members = verify_joint_log(log, manifests, regime)
     probed, stats = _probed(log, manifests, tables, regime, config.context_seed)
+    planned = _planned_probed(list(manifests.values()), [tables[n] for n in manifests], regime, config)
+    differ = [n for n in manifests if not np.array_equal(planned[n], probed[n])]
+    if differ:
+        raise RegimeError(f"{differ}: the members logged in epoch 1 differ from the planned ones the vanilla losses were measured on; "
+                          "the run is invalid -- delete it and rerun.")
     return JointRun(key, path, regime, manifests, config, pd.read_csv(path / "metrics.csv"), members, probed, stats,
                     pd.read_csv(path / "train_curve.csv"))
 
@@ -321,6 +359,9 @@ def train_joint(
     by_name = {m.dataset: m for m in manifests}
     table_of = {m.dataset: t for m, t in zip(manifests, tables, strict=True)}
     data: dict[str, RunData] = {m.dataset: prepare_run_data(m, t, config) for m, t in zip(manifests, tables, strict=True)}
+    # Vanilla losses (collapse test, Tab. 10's Delta L_v) are measured on the members the probe will score.
+    planned = _planned_probed(manifests, tables, regime, config)
+    vanilla = {m.dataset: prepare_run_data(probed_view(m, planned[m.dataset]), t, config) for m, t in zip(manifests, tables, strict=True)}
     key = joint_key(regime, manifests, config, reference)
     path = artifact_dir("multitask", key, results_dir)
     if (path / "metrics.csv").exists():
@@ -329,7 +370,7 @@ def train_joint(
     atomic_write_text(path / "run.json", json.dumps({"regime": regime, "datasets": list(by_name), "manifests": [m.to_dict() for m in manifests],
                                                      "config": asdict(config), "reference_sha256": reference.checkpoint_sha256},
                                                     indent=1, default=str))
-    ref_scores = {name: vanilla_scores(reference, d) for name, d in data.items()}
+    ref_scores = {name: vanilla_scores(reference, d) for name, d in vanilla.items()}
     names = list(by_name)
     encoded = {name: data[name].encode(table_of[name].features) for name in names} if regime == MULTI_TASK_RANDOM else {}
     pools = {name: training_pool(by_name[name]) for name in names}
@@ -350,7 +391,7 @@ def train_joint(
 
     def record(e: int) -> None:
         for name in names:
-            theta = vanilla_scores(model, data[name])
+            theta = vanilla_scores(model, vanilla[name])
             ratio, collapsed = collapse_flag(theta, ref_scores[name])
             rows.append({"dataset": name, "epoch": e, "train_loss": theta["loss_members"], **{f"theta_{k}": v for k, v in theta.items()},
                          **{f"ref_{k}": v for k, v in ref_scores[name].items()}, "loss_ratio": ratio, "collapsed": collapsed})
@@ -423,11 +464,8 @@ def peak_table(rows: pd.DataFrame, query_size: int = 512, metric: str = "best", 
     """
     if metric not in ("loss", "entropy", "best"):
         raise RegimeError(f"metric must be 'loss', 'entropy' or 'best', got {metric!r}.")
-    data = rows[(rows.query_size == query_size) & (rows.label_condition == label_condition) & (rows.epoch > 0)].copy()
-    chosen = (np.where(data.auc_entropy > data.auc_loss, "entropy", "loss") if metric == "best" else np.full(len(data), metric))
-    data["metric"] = chosen
-    for col, source in (("auc", "auc_{}"), ("auc_lo", "auc_{}_lo"), ("tpr10", "tpr10_{}"), ("tpr1", "tpr1_{}")):
-        data[col] = [row.get(source.format(m), np.nan) for (_, row), m in zip(data.iterrows(), chosen, strict=True)]
+    data = with_primary_metric(rows[(rows.query_size == query_size) & (rows.label_condition == label_condition) & (rows.epoch > 0)],
+                               metric)
     out = []
     for (dataset, regime), group in data.groupby(["dataset", "regime"], sort=False):
         hits = group[(group.outcome == DETECTABLE) & ((group.auc_lo > 0.5) | (not require_ci))]
@@ -487,6 +525,6 @@ __all__ = [
     "PAPER_TABLE12", "PAPER_DATASETS", "peak_table", "wide_table", "detectable_counts", "plot_regime_decay",
     "REGIMES", "REGIME_TITLES", "MULTI_TASK", "SINGLE_TASK_FIXED", "MULTI_TASK_FIXED", "MULTI_TASK_RANDOM", "RegimeError",
     "JointRun", "TaskView", "check_regime", "training_pool", "sample_pair", "epoch_order", "matched_member_sample",
-    "first_epoch_members",
+    "first_epoch_members", "probed_view", "planned_first_epoch_queries",
     "joint_key", "verify_joint_log", "train_joint",
 ]

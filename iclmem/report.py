@@ -43,38 +43,135 @@ def best_auc(summary: pd.DataFrame) -> pd.Series:
     return summary[["auc_loss", "auc_entropy"]].max(axis=1)
 
 
+#: Per-metric columns that :func:`with_primary_metric` copies from the primary metric.
+PRIMARY_COLUMNS: tuple[str, ...] = ("auc", "auc_lo", "auc_hi", "tpr10", "tpr1")
+
+
+def with_primary_metric(summary: pd.DataFrame, metric: str = "best") -> pd.DataFrame:
+    """``summary`` plus ``metric`` and the ``auc``, ``auc_lo``, ``auc_hi``, ``tpr10``, ``tpr1`` of that metric.
+
+    ``metric="best"`` (Tab. 8: "We report AUC and TPR for the metric (loss or entropy) yielding the
+    maximum signal"): per row, whichever of loss and entropy has the higher AUC(Delta S), ties to
+    loss; the TPRs are that metric's own, never another metric's. ``"loss"`` / ``"entropy"`` fix it.
+    """
+    if metric not in ("best", "loss", "entropy"):
+        raise ValueError(f"metric must be 'best', 'loss' or 'entropy', got {metric!r}.")
+    out = summary.copy()
+    if metric == "best":
+        chosen = np.where(out["auc_entropy"].to_numpy(dtype=float) > out["auc_loss"].to_numpy(dtype=float), "entropy", "loss")
+    else:
+        chosen = np.full(len(out), metric)
+    out["metric"] = chosen
+    for col in PRIMARY_COLUMNS:
+        base, _, bound = col.partition("_")
+        values = {m: out.get(f"{base}_{m}" + (f"_{bound}" if bound else ""), pd.Series(np.nan, index=out.index)) for m in ("loss", "entropy")}
+        out[col] = np.where(chosen == "entropy", values["entropy"], values["loss"]).astype(float)
+    return out
+
+
+def detectable_rows(summary: pd.DataFrame) -> pd.DataFrame:
+    """Fine-tuned configurations (epoch > 0) whose Tab. 3 outcome is detectable memorization, with their primary metric."""
+    s = _fine(summary)
+    return with_primary_metric(s[s.outcome == Outcome.MEMORIZATION.value])
+
+
 def peak_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Tab. 10 / 11: per dataset, learning rate and Q, the epoch with the highest AUC(Delta S)."""
-    s = _fine(summary).assign(best_auc=best_auc(_fine(summary)))
-    idx = s.groupby(["dataset", "query_size", "label_condition", "learning_rate"]).best_auc.idxmax()
+    """Tab. 10 / 11: per dataset, learning rate and Q, the epoch with the highest AUC(Delta S).
+
+    The TPRs are those of the metric (loss or entropy) whose AUC is reported as the peak.
+    """
+    s = with_primary_metric(_fine(summary))
+    idx = s.groupby(["dataset", "query_size", "label_condition", "learning_rate"]).auc.idxmax()
     peak = s.loc[idx]
     cols = {"dataset": "dataset", "query_size": "Q", "label_condition": "labels", "learning_rate": "LR", "epoch": "Ep.",
             "delta_lv_members": "dLv IN", "delta_lv_non_members": "dLv OUT", "auc_loss": "AUC loss", "auc_entropy": "AUC entropy",
-            "mu_gap": "mu_gap", "sigma_gap": "sigma_gap", "tpr10_loss": "TPR@10%", "tpr1_loss": "TPR@1%", "outcome": "outcome"}
+            "mu_gap": "mu_gap", "sigma_gap": "sigma_gap", "metric": "TPR metric", "tpr10": "TPR@10%", "tpr1": "TPR@1%",
+            "outcome": "outcome"}
     out = peak[list(cols)].rename(columns=cols)
     out["outcome"] = out.outcome.map(SHORT)
     return out.sort_values(["Q", "dataset", "labels", "LR"], ascending=[True, True, True, False]).reset_index(drop=True)
 
 
+DETECTABLE_COLUMNS = ["dataset", "learning_rate", "epoch", "query_size", "label_condition", "metric", "auc", "auc_lo", "auc_hi",
+                      "tpr10", "tpr1"]
+
+
 def detectable_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Tab. 1: the peak configuration per dataset and Q among runs with detectable memorization."""
-    s = _fine(summary)
-    s = s[s.outcome == Outcome.MEMORIZATION.value].assign(auc=lambda d: best_auc(d))
+    """Tab. 1 / Tab. 8: the peak configuration per dataset and Q among those with detectable memorization.
+
+    AUC and TPRs belong to one metric, the one with the higher AUC (Tab. 8's "primary metric").
+    """
+    s = detectable_rows(summary)
     if s.empty:
-        return pd.DataFrame(columns=["dataset", "learning_rate", "epoch", "query_size", "auc", "tpr10", "tpr1"])
+        return pd.DataFrame(columns=DETECTABLE_COLUMNS)
     top = s.loc[s.groupby(["dataset", "query_size"]).auc.idxmax()]
-    return top.rename(columns={"tpr10_loss": "tpr10", "tpr1_loss": "tpr1"})[
-        ["dataset", "learning_rate", "epoch", "query_size", "label_condition", "auc", "tpr10", "tpr1"]].reset_index(drop=True)
+    return top[DETECTABLE_COLUMNS].reset_index(drop=True)
 
 
-def calibration_effect(summary: pd.DataFrame, threshold: float = 0.10) -> dict[str, int]:
-    """App. A.4: among non-collapsed configurations, raw TPR@10% >= threshold signals, and how many survive calibration."""
+#: App. A.4's "calibrated margin (Delta TPR@10% >= 0.10)", the readings its text allows (see :func:`calibrated_margin`).
+MARGIN_RULES: dict[str, str] = {
+    "delta_tpr": "TPR@10% of S_theta minus TPR@10% of S_ref >= 0.10 (fine-tuning adds 0.10 to what M_ref already separates)",
+    "tpr_over_fpr": "TPR@10% of Delta S minus the FPR of 0.10 >= 0.10 (the calibrated attack beats chance by 0.10)",
+    "calibrated_tpr": "TPR@10% of Delta S >= 0.10 (the calibrated attack reaches the raw threshold; chance level itself)",
+}
+#: The reading used by default, chosen for its false-alarm rate under the null (see notebook 04 and the tests).
+DEFAULT_MARGIN_RULE = "delta_tpr"
+
+
+def calibrated_margin(raw_tpr: np.ndarray, ref_tpr: np.ndarray, calibrated_tpr: np.ndarray, rule: str = DEFAULT_MARGIN_RULE,
+                      threshold: float = 0.10, fpr: float = 0.10) -> np.ndarray:
+    """Whether App. A.4's calibrated margin holds, per configuration, under one reading of :data:`MARGIN_RULES`.
+
+    ``raw_tpr``: TPR@fpr of S_theta alone; ``ref_tpr``: of S_ref alone; ``calibrated_tpr``: of Delta S.
+    """
+    if rule not in MARGIN_RULES:
+        raise ValueError(f"unknown calibrated-margin rule {rule!r}; use one of {', '.join(MARGIN_RULES)}.")
+    raw, ref, cal = (np.asarray(a, dtype=np.float64) for a in (raw_tpr, ref_tpr, calibrated_tpr))
+    if rule == "delta_tpr":
+        return raw - ref >= threshold - 1e-12
+    if rule == "tpr_over_fpr":
+        return cal - fpr >= threshold - 1e-12
+    return cal >= threshold - 1e-12
+
+
+def calibration_effect(summary: pd.DataFrame, threshold: float = 0.10, rule: str = DEFAULT_MARGIN_RULE,
+                       metric: str = "loss") -> dict[str, int]:
+    """App. A.4: among non-collapsed configurations, raw TPR@10% >= threshold signals, and how many keep the calibrated margin."""
     s = _fine(summary)
     s = s[~s.collapsed.astype(bool)]
-    raw = s.raw_tpr10_loss >= threshold
-    calibrated = raw & (s.tpr10_loss >= threshold)
+    raw = (s[f"raw_tpr10_{metric}"] >= threshold).to_numpy()
+    margin = calibrated_margin(s[f"raw_tpr10_{metric}"], s[f"ref_tpr10_{metric}"], s[f"tpr10_{metric}"], rule, threshold)
+    calibrated = raw & margin
     return {"non_collapsed": int(len(s)), "raw_tpr10_signals": int(raw.sum()), "vanished": int((raw & ~calibrated).sum()),
             "calibrated_signals": int(calibrated.sum())}
+
+
+def null_margin_rates(n_members: int = 50, n_non_members: int = 50, n_sim: int = 2000, seed: int = 0,
+                      difficulty_sd: float = 1.0, noise_sd: float = 0.5, threshold: float = 0.10) -> pd.DataFrame:
+    """How often each reading of the calibrated margin fires when nothing was memorized (members and non-members exchangeable).
+
+    Each query gets a difficulty ``d ~ N(0, difficulty_sd)`` shared by both models; ``S_ref = d + e_ref`` and
+    ``S_theta = d + e_theta`` with independent noise ``N(0, noise_sd)``: fine-tuning moved scores, but not with
+    membership. Columns: rule, fires (share of null runs where raw TPR@10% >= threshold and the rule holds),
+    fires_given_raw (the same share among null runs with a raw signal), description.
+    """
+    from .metrics import tpr_at_fpr
+
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 0xA4]))
+    n = n_members + n_non_members
+    tprs = np.empty((n_sim, 3))
+    for i in range(n_sim):
+        d = rng.normal(0, difficulty_sd, n)
+        s_ref, s_theta = d + rng.normal(0, noise_sd, n), d + rng.normal(0, noise_sd, n)
+        member = rng.permutation(n) < n_members
+        tprs[i] = [tpr_at_fpr(v[member], v[~member], 0.10) for v in (s_theta, s_ref, s_theta - s_ref)]
+    raw = tprs[:, 0] >= threshold
+    rows = []
+    for rule, text in MARGIN_RULES.items():
+        fires = raw & calibrated_margin(tprs[:, 0], tprs[:, 1], tprs[:, 2], rule, threshold)
+        rows.append({"rule": rule, "fires": float(fires.mean()), "fires_given_raw": float(fires[raw].mean()) if raw.any() else np.nan,
+                     "description": text})
+    return pd.DataFrame(rows)
 
 
 def outcome_shares(summary: pd.DataFrame) -> pd.DataFrame:
@@ -149,18 +246,18 @@ def probing_vs_paper(summary: pd.DataFrame, per_config: list[pd.DataFrame]) -> p
     """Our probing headline numbers beside the paper's (Tab. 8 peaks; Sec. 5 / Fig. 4 perturbation effects).
 
     ``per_config``: :func:`manipulation_aucs` frames of the configurations Fig. 4 averages over.
-    Peaks are over non-collapsed fine-tuned configurations (epoch > 0), as Tab. 8 reports them.
+    Peaks are over the detectable-memorization configurations (epoch > 0), as Tab. 8 reports them,
+    each AUC with the TPRs of its own primary metric (:func:`with_primary_metric`).
     """
-    fine = _fine(summary)
-    fine = fine[~fine.collapsed.astype(bool)]
+    fine = detectable_rows(summary)
     effects = manipulation_effects(per_config)
     by_cat = effects[effects.manipulation != "baseline"].groupby("category").mean_delta_auc.mean()
     best = effects[effects.manipulation != "baseline"].iloc[0] if len(effects) > 1 else None
     base = effects[effects.manipulation == "baseline"].mean_auc
     ours = {
-        "peak AUC(Delta S), loss or entropy": best_auc(fine).max() if len(fine) else np.nan,
-        "peak TPR@10% (loss)": fine.tpr10_loss.max() if len(fine) else np.nan,
-        "peak TPR@1% (loss)": fine.tpr1_loss.max() if len(fine) else np.nan,
+        "peak AUC(Delta S), loss or entropy": fine.auc.max() if len(fine) else np.nan,
+        "peak TPR@10% (primary metric)": fine.tpr10.max() if len(fine) else np.nan,
+        "peak TPR@1% (primary metric)": fine.tpr1.max() if len(fine) else np.nan,
         "baseline manipulation: mean AUC": float(base.iloc[0]) if len(base) else np.nan,
         "skew true target: mean Delta AUC": by_cat.get("skew_true", np.nan),
         "positional shuffling: mean Delta AUC": by_cat.get("positional_shuffling", np.nan),

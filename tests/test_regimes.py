@@ -205,3 +205,65 @@ def test_peak_table_takes_the_best_detectable_epoch_per_dataset_and_regime():
     assert peak_table(entropy, metric="loss").set_index(["dataset", "regime"]).loc[("a", "single_task_fixed")].auc == 0.7
     fig = rg.plot_regime_decay(peaks.reset_index())
     assert len(fig.axes) == 2
+
+
+# --- membership-neutral encoding (fidelity fix 1) and vanilla losses on the probed members (fix 4) ---
+
+
+def _high_cardinality_table(folder, n: int = 240):
+    """A table whose text column is nearly unique per row, with missing cells, like wine_pl's `name`."""
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"a": rng.normal(size=n), "name": [f"wine {i}" for i in range(n)],
+                          "region": rng.choice(["p", "q", "r", None], size=n)})
+    frame.loc[rng.random(n) < 0.1, "a"] = np.nan
+    frame["target"] = rng.normal(size=n) + np.nan_to_num(frame.a.to_numpy())
+    path = folder / "names.csv"
+    frame.to_csv(path, index=False)
+    return deduplicate(load_dataset(str(path), target="target", task="regression"))
+
+
+def _missing_rates(config: FinetuneConfig, regime: str, folder, reference) -> list[tuple[str, float, float, float]]:
+    """Per encoded column: missing share among probed members, among non-members, and Fisher's exact p-value."""
+    from scipy.stats import fisher_exact
+
+    table = _high_cardinality_table(folder)
+    manifest = split_manifest(table, query_size=40, seed=0, results_dir=folder)
+    if regime == "single_task_fixed":
+        run = ft.finetune(manifest, table, config, reference, folder, progress=False)
+    else:
+        other = _table(folder, "classification", name="companion")
+        joint = train_joint([manifest, split_manifest(other, query_size=30, seed=0, results_dir=folder)], [table, other], config,
+                            regime, reference, folder, progress=False)
+        run = joint.task(table.name)
+    data = ft.prepare_run_data(run.manifest, table, run.config)
+    out = []
+    for j, column in enumerate(np.asarray(data.encoder.columns)[data.feature_columns]):
+        m, n = np.isnan(data.member_x[:, j]), np.isnan(data.non_member_x[:, j])
+        p = fisher_exact([[m.sum(), (~m).sum()], [n.sum(), (~n).sum()]]).pvalue
+        out.append((str(column), float(m.mean()), float(n.mean()), float(p)))
+    return out
+
+
+@pytest.mark.parametrize("regime", ["single_task_fixed", "multi_task_fixed", "multi_task_random"])
+def test_encoding_is_membership_neutral_in_every_regime(regime, tmp_path, reference):
+    cfg = FinetuneConfig(1e-3, epochs=1, probe_epochs=(0, 1), context_size=30)
+    for column, member_rate, non_member_rate, p in _missing_rates(cfg, regime, tmp_path, reference):
+        assert p > 0.01, f"{regime}: column {column!r} is missing for {member_rate:.0%} of members vs {non_member_rate:.0%} of non-members"
+
+
+def test_random_pairs_vanilla_losses_are_measured_on_the_probed_members(joint_setup, reference):
+    tables, manifests, tmp = joint_setup
+    run = train_joint(manifests, tables, CFG, "multi_task_random", reference, tmp, progress=False)
+    for table in tables:
+        view = run.task(table.name)
+        assert not set(view.manifest.members.tolist()) & set(view.manifest.context.tolist())  # no probed member in C' or its pool
+        data = ft.prepare_run_data(view.manifest, table, run.config)
+        for epoch in (0, 3):
+            expected = ft.vanilla_scores(run.model(epoch, reference), data)
+            row = view.metrics.set_index("epoch").loc[epoch]
+            assert np.isclose(row.theta_loss_members, expected["loss_members"], rtol=1e-5)
+            assert np.isclose(row.theta_loss_non_members, expected["loss_non_members"], rtol=1e-5)
+        manifest_members = ft.prepare_run_data(manifests[[m.dataset for m in manifests].index(table.name)], table, run.config)
+        if not np.array_equal(np.sort(manifest_members.member_ids), np.sort(data.member_ids)):
+            wrong = ft.vanilla_scores(run.model(3, reference), manifest_members)["loss_members"]
+            assert not np.isclose(view.metrics.set_index("epoch").loc[3].theta_loss_members, wrong, rtol=1e-6)

@@ -69,7 +69,8 @@ def _grid(folder: Path, name: str = "tiny", **changes) -> Path:
 
 def test_shipped_grids_parse_and_book_grid_matches_notebook_05():
     paper = load_grid(REPO / "grids" / "paper.yaml")
-    assert len(paper.specs) == 10 * 4 * 2 * 2 + 2  # Tab. 2's grid + App. D's two joint runs
+    assert len(paper.specs) == 10 * 4 * 2 * 3 + 2  # Tab. 2's grid (label conditions N, M, S) + App. D's two joint runs
+    assert {s.label_condition for s in paper.specs if s.regime == "single_task_fixed"} == {"none", "members", "all"}
     joint = [s for s in paper.specs if s.regime != "single_task_fixed"]
     assert {(s.query_size, s.learning_rate, len(s.datasets)) for s in joint} == {(512, 1e-4, 10)}
     book = load_grid(REPO / "grids" / "book.yaml")

@@ -17,8 +17,9 @@ from .manipulations import (
     manipulation_names,
     resolve_manipulations,
 )
-from .run import probe_run, run_queries, summarize_run, summarize_scores
+from .run import probe_run, run_queries
 from .scoring import SCORE_COLUMNS, ProbeQuery, build_probe_tasks, probe_scores, score_tasks, score_tasks_naive
+from .summary import summarize_run, summarize_scores
 
 __all__ = [
     "CATEGORIES", "MANIPULATIONS", "SCORE_COLUMNS", "MCContext", "Manipulation", "ProbeError", "ProbeQuery", "Step",

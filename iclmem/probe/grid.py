@@ -13,7 +13,8 @@ from ..finetune import FinetuneRun
 from ..grid import RunSpec, prepared_table
 from ..ltm import ReferenceLTM, load_reference
 from .contexts import ProbeError
-from .run import probe_run, summarize_run
+from .run import probe_run
+from .summary import summarize_run
 
 
 def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference: ReferenceLTM | None = None,

@@ -1,11 +1,9 @@
-"""Probing a fine-tuning run end to end (Sec. 4.2, Tab. 2, Tab. 3, Tab. 10/11).
+"""Probing a fine-tuning run end to end (Sec. 4.2, Tab. 2).
 
 :func:`probe_run` scores every member and non-member query of a :class:`~iclmem.finetune.FinetuneRun`
 under the full manipulation suite, for M_theta at each probing epoch and once for M_ref, and
-caches each model's scores in the results store. :func:`summarize_run` turns the scores into one
-row per epoch: calibrated AUC(Delta S) and TPR@1%/10% with bootstrap intervals per metric, the
-uncalibrated ones on S_theta alone (App. A.4), mu_gap / sigma_gap, the vanilla-loss deltas of
-Tab. 10 and the Tab. 3 outcome.
+caches each model's scores in the results store; :mod:`iclmem.probe.summary` turns them into
+one row per epoch.
 """
 
 from __future__ import annotations
@@ -23,14 +21,14 @@ from ..atomic import atomic_write, atomic_write_text
 from ..data.dataset import Dataset
 from ..finetune import FinetuneRun, RunData, prepare_run_data
 from ..ltm import LTM, ReferenceLTM, load_reference
-from ..metrics import METRICS, attack_metrics, delta_scores, gap_stats, loss_gaps, membership_score, split_members, suite_scores
-from ..outcomes import classify_outcome
 from ..store import artifact_dir, code_version, content_key
 from .contexts import ProbeError, classification_candidates, regression_candidates
 from .manipulations import Manipulation, resolve_manipulations
 from .scoring import DEFAULT_CHUNK, ProbeQuery, probe_scores
 
-PROBE_CODE = ("probe", "finetune.py", "ltm", "data")
+#: Source files the probe scores depend on (the cache key): the summaries of :mod:`.summary` are
+#: computed from cached scores and are not part of it.
+PROBE_CODE = ("probe/contexts.py", "probe/manipulations.py", "probe/scoring.py", "probe/run.py", "finetune.py", "ltm", "data")
 
 
 def run_queries(data: RunData, table: Dataset, run: FinetuneRun, n_candidates: int = 10, seed: int = 0,
@@ -147,60 +145,4 @@ def probe_run(
     return pd.concat(frames, ignore_index=True)
 
 
-def summarize_scores(theta: pd.DataFrame, ref: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
-                     metrics: Sequence[str] = METRICS) -> dict[str, float]:
-    """Calibrated and raw attack metrics per metric, and the loss gap statistics, of one M_theta vs M_ref.
-
-    Keys: ``auc_loss``, ``auc_loss_lo``, ``auc_loss_hi``, ``tpr1_loss``, ``tpr10_loss`` (+ ``_lo``/``_hi``), the same for
-    entropy and confidence, ``raw_auc_loss``, ``raw_tpr1_loss``, ... (on S_theta alone), ``mu_gap``, ``sigma_gap``, ...
-    """
-    row: dict[str, float] = {}
-    for metric in metrics:
-        d = delta_scores(theta, ref, metric)
-        m, n = split_members(d, "score")
-        for k, v in attack_metrics(m, n, n_boot=n_boot, seed=seed).items():
-            base, _, bound = k.partition("_")
-            row[f"{base}_{metric}" + (f"_{bound}" if bound else "")] = v
-        s = suite_scores(theta, metric)
-        raw_m, raw_n = split_members(s.assign(score=membership_score(metric, s.S)), "score")
-        for k, v in attack_metrics(raw_m, raw_n, n_boot=0).items():
-            row[f"raw_{k}_{metric}"] = v
-    mu, sigma = gap_stats(loss_gaps(theta, "loss"))
-    m_loss, n_loss = split_members(theta, "loss")
-    row.update({"mu_gap": mu, "sigma_gap": sigma, "mean_member_loss": float(m_loss.mean()), "mean_non_member_loss": float(n_loss.mean()),
-                "n_members": int(theta.loc[theta.is_member.astype(bool), "query_id"].nunique()),
-                "n_non_members": int(theta.loc[~theta.is_member.astype(bool), "query_id"].nunique())})
-    return row
-
-
-def summarize_run(scores: pd.DataFrame, run: FinetuneRun | None = None, *, n_boot: int = 1000, seed: int = 0,
-                  require_ci: bool = False, inversion: str = "mean") -> pd.DataFrame:
-    """One row per epoch: AUC/TPR (calibrated with CIs, and raw) per metric, gaps, vanilla-loss deltas, outcome (Tab. 3).
-
-    Without ``run`` the collapse test has no fine-tuning metrics and is skipped (never fires).
-    """
-    if "model" not in scores.columns or "epoch" not in scores.columns:
-        raise ProbeError("scores need 'model' and 'epoch' columns; pass the frame probe_run returns.")
-    ref = scores[scores.model == "ref"]
-    if ref.empty:
-        raise ProbeError("scores hold no M_ref rows (model == 'ref'); difficulty calibration needs them.")
-    ft = run.metrics.set_index("epoch") if run is not None else None
-    rows = []
-    for epoch, theta in scores[scores.model == "theta"].groupby("epoch", sort=True):
-        row: dict = {"epoch": int(epoch), **summarize_scores(theta, ref, n_boot=n_boot, seed=seed)}
-        collapsed, ratio = False, None
-        if ft is not None and epoch in ft.index:
-            r = ft.loc[epoch]
-            collapsed, ratio = bool(r["collapsed"]), float(r["loss_ratio"])
-            row["delta_lv_members"] = float(r["theta_loss_members"] - r["ref_loss_members"])
-            row["delta_lv_non_members"] = float(r["theta_loss_non_members"] - r["ref_loss_non_members"])
-        row["loss_ratio"], row["collapsed"] = ratio, collapsed
-        res = classify_outcome(gaps=loss_gaps(theta, "loss").to_numpy(), auc={m: row[f"auc_{m}"] for m in ("loss", "entropy")},
-                               auc_ci_low={m: row.get(f"auc_{m}_lo", np.nan) for m in ("loss", "entropy")}, collapsed=collapsed,
-                               loss_ratio=ratio, require_ci=require_ci, inversion=inversion)
-        row["outcome"], row["outcome_rule"] = res.outcome.value, res.evidence["rule"]
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-__all__ = ["probe_run", "run_queries", "summarize_run", "summarize_scores"]
+__all__ = ["probe_run", "run_queries"]
