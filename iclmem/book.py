@@ -3,7 +3,8 @@
 Layout under the build folder (default ``<root>/_build``, git-ignored)::
 
     executed/<page>.ipynb             executed copy of each notebook page of the toc
-    executed/<page>.ipynb.cache.json  its cache key (notebook source + parameters + iclmem code)
+    executed/<page>.ipynb.cache.json  its cache key (notebook source + parameters + iclmem code,
+                                      + the other executed notebooks for a reader page)
     book_src/                         staging folder Sphinx reads: _config.yml, _toc.yml, book/**,
                                       toc pages, and the executed notebooks as <page>.ipynb
     html/                             the rendered book (html/index.html)
@@ -11,7 +12,13 @@ Layout under the build folder (default ``<root>/_build``, git-ignored)::
 
 A notebook is executed again only when its cache key changes, so a second build with nothing
 changed executes nothing. Files are copied into ``book_src/`` only when their bytes differ, so
-Sphinx's own incremental build re-reads nothing either. Jupyter Book runs with notebook execution
+Sphinx's own incremental build re-reads nothing either.
+
+A *reader* page, one whose parameters cell declares ``executed_dir`` (the claims scorecard,
+``notebooks/00_scorecard``), reads the other executed notebooks: it is executed after every other
+notebook of the toc wherever the toc lists it, gets this build's executed folder as
+``executed_dir``, and its cache key also holds a hash of each other executed notebook, so it runs
+again whenever one of them changed. Jupyter Book runs with notebook execution
 off: it only renders what papermill produced.
 """
 
@@ -42,6 +49,9 @@ from iclmem.notebook import (
 PAGE_SUFFIXES = (".md", ".py", ".ipynb")
 NOTEBOOK_SUFFIXES = (".py", ".ipynb")
 BOOK_ASSETS = "book"  # everything under this folder is staged (pages, images, bibliography)
+#: A notebook whose parameters cell declares this name reads the other executed notebooks (a
+#: *reader* page, such as the claims scorecard): it runs last and its key covers theirs.
+READER_PARAMETER = "executed_dir"
 
 
 class BookBuildError(Exception):
@@ -146,18 +156,45 @@ def package_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def cache_key(source: bytes, parameters: Mapping[str, Any], package: str) -> str:
-    """Key of an executed notebook: its source bytes, the parameters passed, the package hash."""
-    payload = json.dumps(
-        {
-            "source": hashlib.sha256(source).hexdigest(),
-            "parameters": dict(sorted(parameters.items())),
-            "package": package,
-        },
-        sort_keys=True,
-        default=repr,
-    )
+def cache_key(source: bytes, parameters: Mapping[str, Any], package: str, inputs: Mapping[str, str] | None = None) -> str:
+    """Key of an executed notebook: its source bytes, the parameters passed, the package hash.
+
+    ``inputs`` (reader pages only) maps each other notebook to :func:`executed_digest` of its
+    executed copy, so the key changes whenever one of those changed; ``None`` (any other page)
+    leaves the key as it is without reader pages.
+    """
+    content: dict[str, Any] = {
+        "source": hashlib.sha256(source).hexdigest(),
+        "parameters": dict(sorted(parameters.items())),
+        "package": package,
+    }
+    if inputs is not None:
+        content["inputs"] = dict(sorted(inputs.items()))
+    payload = json.dumps(content, sort_keys=True, default=repr)
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def executed_digest(path: Path) -> str:
+    """sha256 of an executed notebook's bytes (what a reader page's key records of it)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def is_reader(nb: Any) -> bool:
+    """Whether a notebook reads the other executed notebooks (its parameters declare ``executed_dir``)."""
+    return READER_PARAMETER in notebook_parameters(nb)
+
+
+def execution_order(readers: Mapping[str, bool]) -> list[str]:
+    """Notebook names (toc order, ``name -> is reader``) in execution order: readers after all others."""
+    return [name for name, reader in readers.items() if not reader] + [name for name, reader in readers.items() if reader]
+
+
+def reader_executed_dir(executed_dir: Path, root: Path) -> str:
+    """The ``executed_dir`` value passed to reader pages: relative to ``root`` (their working directory) when inside it."""
+    try:
+        return executed_dir.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(executed_dir.resolve())
 
 
 def _cached(executed: Path, key: str) -> bool:
@@ -254,8 +291,11 @@ def build_book(
     """Execute the toc's notebooks where their cache key changed, stage the sources, render html.
 
     ``overrides`` maps a notebook (toc name such as ``notebooks/01_split_validation``, or its
-    stem) to parameter values; they are checked like ``iclmem run``'s. Notebooks run with the
-    project root as working directory. ``force`` re-executes every notebook.
+    stem) to parameter values; they are checked like ``iclmem run``'s, all before anything runs.
+    Notebooks run with the project root as working directory. ``force`` re-executes every notebook.
+    Reader pages (see :data:`READER_PARAMETER`) run after all other notebooks, with
+    ``executed_dir`` set to this build's executed folder unless an override sets it (it is passed
+    only where it differs from the notebook's default).
     """
     root = Path(root).resolve() if root is not None else project_root()
     build = Path(build_dir).resolve() if build_dir is not None else root / "_build"
@@ -264,22 +304,34 @@ def build_book(
     wanted = {resolve_notebook_key(notebooks, key): dict(values) for key, values in (overrides or {}).items()}
 
     executed_dir = build / "executed"
+    sources = {name: read_notebook(page.source) for name, page in notebooks.items()}
+    readers = {name: is_reader(nb) for name, nb in sources.items()}
+    parameters = {}
+    for name, nb in sources.items():
+        declared, values = notebook_parameters(nb), wanted.get(name, {})
+        if readers[name] and READER_PARAMETER not in values:
+            here = reader_executed_dir(executed_dir, root)
+            values = values if here == declared[READER_PARAMETER].default else {**values, READER_PARAMETER: here}
+        parameters[name] = check_parameters(declared, values)
+
     result = BookResult(html=build / "html" / "index.html")
     package = package_fingerprint()
-    for name, page in notebooks.items():
-        nb = read_notebook(page.source)
-        params = check_parameters(notebook_parameters(nb), wanted.get(name, {}))
-        key = cache_key(page.source.read_bytes(), params, package)
+    for name in execution_order(readers):
+        page, params = notebooks[name], parameters[name]
+        inputs = None
+        if readers[name]:
+            inputs = {other: executed_digest(executed_dir / notebooks[other].staged_name) for other in notebooks if not readers[other]}
+        key = cache_key(page.source.read_bytes(), params, package, inputs)
         out = executed_dir / page.staged_name
         if not force and _cached(out, key):
             result.cached.append(name)
             continue
         print(f"executing {page.source.relative_to(root)} {params or ''}".rstrip(), flush=True)
-        execute(nb, out, params, cwd=root, progress=progress)
-        atomic_write_text(
-            out.with_name(out.name + ".cache.json"),
-            json.dumps({"key": key, "source": str(page.source.relative_to(root)), "parameters": params}, indent=2, default=repr),
-        )
+        execute(sources[name], out, params, cwd=root, progress=progress)
+        meta = {"key": key, "source": str(page.source.relative_to(root)), "parameters": params}
+        if inputs is not None:
+            meta["inputs"] = inputs
+        atomic_write_text(out.with_name(out.name + ".cache.json"), json.dumps(meta, indent=2, default=repr))
         result.executed.append(name)
 
     staging = build / "book_src"

@@ -48,6 +48,8 @@ task: str = ""  # ... and task (classification | regression; inferred if empty)
 import pandas as pd
 from myst_nb import glue
 
+from iclmem.chapters.split import split_claim
+from iclmem.claims import glue_claims
 from iclmem.data import cards_frame, dataset_card, dedup_frame, paper_table6
 from iclmem.data.plots import plot_pool_ecdfs
 from iclmem.data.validation import (load_tables, make_splits, randomization_table, resolve_datasets,
@@ -126,6 +128,7 @@ for key, value in summary_numbers(tab6, dedup).items():
     glue(key, value, display=False)
 for name, row in dedup.iterrows():
     glue(f"n_{name}", int(row["n_output"]), display=False)
+glue_claims([split_claim(tab6)])  # C14, for the scorecard
 
 # %% [markdown]
 # **Summary.** Over {glue:text}`n_datasets` tables, deduplication removed

@@ -1,0 +1,273 @@
+"""Claims of the two papers as the chapters compute them: the contract between chapters and the scorecard.
+
+A chapter that computes a claim of ``../shared/claims.md`` (IclMem C1-C16, Golchin et al. D1-D9)
+records it with :func:`glue_claim`: the paper's value (from the chapter's constants), this build's value (a short text), its interval where one
+exists, a verdict and the reason for it. The record is glued (myst-nb) under ``claim-<ID>``
+as a plain dict, so the scorecard page reads it from the executed notebook; nothing on the
+scorecard is typed.
+
+Verdicts: ``reproduced`` (this build agrees with the paper's claim, in direction or value as the
+claim states), ``differs`` (it was computed and disagrees), ``not testable here`` (the build
+cannot compute it, e.g. the paper's models or data are not available; the reason says why).
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import posixpath
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pandas as pd
+
+VERDICTS: tuple[str, ...] = ("reproduced", "differs", "not testable here")
+GLUE_PREFIX = "claim-"
+MISSING = "missing"  # the scorecard's verdict for a registry claim that no executed chapter glued
+
+
+class ClaimError(ValueError):
+    """A claim record is malformed: the message names the field and the fix."""
+
+
+def claim_record(claim_id: str, paper: str, ours: str, verdict: str, reason: str, interval: str | None = None) -> dict[str, Any]:
+    """The dict :func:`glue_claim` stores; checked (verdict one of :data:`VERDICTS`, texts non-empty)."""
+    if verdict not in VERDICTS:
+        raise ClaimError(f"claim {claim_id}: verdict {verdict!r} is not one of {', '.join(VERDICTS)}.")
+    if not str(claim_id).strip() or not str(reason).strip():
+        raise ClaimError(f"claim {claim_id!r}: the id and the reason must be non-empty.")
+    return {"id": str(claim_id), "paper": str(paper), "ours": str(ours), "interval": None if interval is None else str(interval),
+            "verdict": verdict, "reason": str(reason)}
+
+
+def glue_claim(claim_id: str, paper: str, ours: str, verdict: str, reason: str, interval: str | None = None) -> dict[str, Any]:
+    """Glue one claim's record under ``claim-<ID>`` (not displayed) and return it.
+
+    ``paper``: the paper's value as text, formatted from the chapter's paper constants.
+    """
+    from myst_nb import glue
+
+    record = claim_record(claim_id, paper, ours, verdict, reason, interval)
+    glue(GLUE_PREFIX + record["id"], record, display=False)
+    return record
+
+
+# --- the registry of claims ---------------------------------------------------------------------
+
+class PlainText(str):
+    """A string that myst-nb's ``{glue:text}`` shows without quotes (it pastes the text/plain repr)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def glue_text(key: str, value: object) -> None:
+    """Glue ``value`` as plain text under ``key`` (not displayed), for ``{glue:text}`` in the page's prose."""
+    from myst_nb import glue
+
+    glue(key, PlainText(str(value)), display=False)
+
+
+def glue_claims(records: Iterable[Mapping[str, Any]]) -> int:
+    """Glue every record of :func:`claim_record` (as a chapter module returns them); returns how many."""
+    n = 0
+    for r in records:
+        glue_claim(r["id"], r["paper"], r["ours"], r["verdict"], r["reason"], r.get("interval"))
+        n += 1
+    return n
+
+
+ICLMEM = "IclMem (Capano & Böhler 2026)"
+GOLCHIN = "Golchin et al. 2024"
+SCORECARD_PAGE = "notebooks/00_scorecard"  # toc name of the page that renders the scorecard
+_SPLITS = "notebooks/01_split_validation"
+_FINETUNE = "notebooks/02_controlled_finetuning"
+_PROBING = "notebooks/03_multiple_choice_probing"
+_CALIBRATION = "notebooks/04_calibration"
+_REGIMES = "notebooks/05_realistic_regimes"
+_LLM = "notebooks/06_llm_kshot_replication"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One quantitative claim of a paper: its id, a one-line paraphrase, and the toc page recording it.
+
+    The statement carries no values: the paper's value and this build's come from the chapter's
+    glued record, so nothing on the scorecard is typed twice.
+    """
+
+    id: str
+    paper: str
+    statement: str
+    chapter: str
+
+
+#: The claims of ``shared/claims.md``: IclMem C1-C16 (ConTextTab on 10 CARTE tasks) and
+#: Golchin et al. 2024 D1-D9 (GPT-4 on WNLI, RTE, TREC, DBpedia), in scorecard order.
+CLAIMS: tuple[Claim, ...] = (
+    Claim("C1", ICLMEM, "Most tasks show detectable memorization (AUC(ΔS) > 0.5, TPR > 0.1) under controlled fine-tuning",
+          _CALIBRATION),
+    Claim("C2", ICLMEM, "The largest AUC(ΔS) and the per-task AUC / TPR@10% / TPR@1% of Tab. 1", _CALIBRATION),
+    Claim("C3", ICLMEM, "TPR at 1% FPR exceeds 0.1 in only a few tasks", _CALIBRATION),
+    Claim("C4", ICLMEM, "Representational collapse is the most frequent outcome, at high learning rates (lr ≥ 1e-2)",
+          _CALIBRATION),
+    Claim("C5", ICLMEM, "Share of runs with loss inversion (non-members score the lower loss), at Q = 50 and Q = 512",
+          _CALIBRATION),
+    Claim("C6", ICLMEM, "Detectable memorization is much more frequent at query size Q = 50 than at Q = 512", _CALIBRATION),
+    Claim("C7", ICLMEM, "Shares of context overfitting and of no signal, at Q = 50 and Q = 512", _CALIBRATION),
+    Claim("C8", ICLMEM, "Binary tasks are the most vulnerable; label density n/k drives the signal at Q = 50", _CALIBRATION),
+    Claim("C9", ICLMEM, "Over epochs the Q = 50 signal grows, while the Q = 512 signal peaks mid-training and vanishes",
+          _CALIBRATION),
+    Claim("C10", ICLMEM, "The loss ratio L_FT / L_Base is bimodal: near 1x at low lr, far above the 5x collapse threshold "
+          "at aggressive lr", _FINETUNE),
+    Claim("C11", ICLMEM, "Calibration against the reference model exposes most raw TPR@10% signals as difficulty artifacts",
+          _CALIBRATION),
+    Claim("C12", ICLMEM, "Label skew and mixing help the probe slightly; positional shuffling and feature changes do not",
+          _PROBING),
+    Claim("C13", ICLMEM, "Realistic regimes (multi-task pairs, few epochs) remove most of the signal", _REGIMES),
+    Claim("C14", ICLMEM, "Member and non-member splits are distribution-matched (KS, TVD below the thresholds)", _SPLITS),
+    Claim("C15", ICLMEM, "Leakage can be localized: a modest AUC can come with a high TPR@10%", _CALIBRATION),
+    Claim("C16", ICLMEM, "High-cardinality targets leak only with high query coverage Q/n and a target not deducible from "
+          "features", _CALIBRATION),
+    Claim("D1", GOLCHIN, "Memorization rises from zero-shot to few-shot to many-shot prompts", _LLM),
+    Claim("D2", GOLCHIN, "25 demonstrations already raise memorization sharply; its level differs by dataset", _LLM),
+    Claim("D3", GOLCHIN, "Near-exact matches turn into exact matches as the number of shots k grows", _LLM),
+    Claim("D4", GOLCHIN, "Segment pairs alone (no labels, no instruction) surface about the most memorization", _LLM),
+    Claim("D5", GOLCHIN, "Full information and segment pairs with labels agree from k ≥ 25 and differ only at zero-shot",
+          _LLM),
+    Claim("D6", GOLCHIN, "In-context learning beats zero-shot once memorization reaches about 40%", _LLM),
+    Claim("D7", GOLCHIN, "ICL performance correlates strongly with memorization (Pearson), except on RTE", _LLM),
+    Claim("D8", GOLCHIN, "Performance on memorized instances exceeds performance on non-memorized ones", _LLM),
+    Claim("D9", GOLCHIN, "Human review changes few of the GPT-4 judge's labels", _LLM),
+)
+
+
+def claims_by_id() -> dict[str, Claim]:
+    """The registry keyed by claim id."""
+    return {claim.id: claim for claim in CLAIMS}
+
+
+# --- reading glued claims back from executed notebooks -------------------------------------------
+
+
+def read_glued_claims(ipynb_path: str | Path) -> dict[str, dict[str, Any]]:
+    """The claim records an executed notebook glued with :func:`glue_claim`, by claim id.
+
+    myst-nb's ``glue(name, value, display=False)`` writes a ``display_data`` output whose
+    ``metadata.scrapbook`` is ``{"name": name, "mime_prefix": "application/papermill.record/"}``
+    and whose data holds the value's ``repr`` under ``<mime_prefix>text/plain``. Outputs named
+    ``claim-<ID>`` are parsed with :func:`ast.literal_eval` (never ``eval``) and re-checked with
+    :func:`claim_record`; a later record of the same id replaces an earlier one, as in myst-nb.
+    Raises :class:`ClaimError` naming the notebook when a record cannot be read.
+    """
+    path = Path(ipynb_path)
+    nb = nbformat.read(path, as_version=4)
+    found: dict[str, dict[str, Any]] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for output in cell.get("outputs", []):
+            meta = output.get("metadata", {}).get("scrapbook")
+            if not isinstance(meta, Mapping) or not str(meta.get("name", "")).startswith(GLUE_PREFIX):
+                continue
+            name = str(meta["name"])
+            text = output.get("data", {}).get(str(meta.get("mime_prefix", "")) + "text/plain")
+            if isinstance(text, list):  # nbformat may keep multi-line strings as lists of lines
+                text = "".join(text)
+            try:
+                value = ast.literal_eval(text) if isinstance(text, str) else None
+            except (ValueError, SyntaxError) as exc:
+                raise ClaimError(f"{path}: glued {name!r} is not a literal dict: {exc}") from exc
+            if not isinstance(value, dict):
+                raise ClaimError(f"{path}: glued {name!r} is not a dict; record claims with iclmem.claims.glue_claim.")
+            fields = {"id", "paper", "ours", "interval", "verdict", "reason"}
+            if set(value) != fields:
+                raise ClaimError(f"{path}: glued {name!r} has fields {sorted(value)}, a claim record has {sorted(fields)}.")
+            record = claim_record(value["id"], value["paper"], value["ours"], value["verdict"], value["reason"],
+                                  value["interval"])
+            if GLUE_PREFIX + record["id"] != name:
+                raise ClaimError(f"{path}: glued {name!r} holds the record of claim {record['id']!r}.")
+            found[record["id"]] = record
+    return found
+
+
+def page_link(chapter: str, from_page: str = SCORECARD_PAGE) -> str:
+    """The html address of toc page ``chapter`` relative to page ``from_page`` (Jupyter Book's html builder)."""
+    return posixpath.relpath(f"{chapter}.html", posixpath.dirname(from_page) or ".")
+
+
+def _page_title(nb: nbformat.NotebookNode, default: str) -> str:
+    """The first markdown heading of a notebook (its page title in the book), else ``default``."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return default
+
+
+def _with_interval(record: Mapping[str, Any]) -> str:
+    return f"{record['ours']} {record['interval']}" if record.get("interval") else str(record["ours"])
+
+
+SCORECARD_COLUMNS = ("claim", "statement", "paper", "this build", "verdict", "reason", "chapter", "section")
+
+
+def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.DataFrame:
+    """One row per claim of :data:`CLAIMS`, in registry order, read from the executed chapters.
+
+    Columns: ``claim`` (id), ``statement``, ``paper`` (the paper's value), ``this build`` (value
+    and interval), ``verdict``, ``reason``, ``chapter`` (toc name) and ``section`` (an html link
+    to the chapter, relative to ``page``). Chapter ``X`` is read from ``<executed_dir>/X.ipynb``.
+    A claim its chapter did not glue gets verdict :data:`MISSING` and a reason naming that
+    chapter; a claim a chapter glued that the registry lacks is appended after the registry rows.
+    """
+    executed_dir = Path(executed_dir)
+    records: dict[str, dict[str, dict[str, Any]]] = {}
+    titles: dict[str, str] = {}
+    for chapter in dict.fromkeys(claim.chapter for claim in CLAIMS):
+        path = executed_dir / f"{chapter}.ipynb"
+        titles[chapter] = chapter
+        if path.is_file():
+            records[chapter] = read_glued_claims(path)
+            titles[chapter] = _page_title(nbformat.read(path, as_version=4), chapter)
+
+    def row(claim_id: str, statement: str, chapter: str, record: Mapping[str, Any] | None) -> dict[str, str]:
+        link = f'<a href="{html.escape(page_link(chapter, page))}">{html.escape(titles[chapter])}</a>'
+        if record is None:
+            where = f"{chapter} does not glue {GLUE_PREFIX}{claim_id}" if chapter in records else (
+                f"{chapter}.ipynb is not in {executed_dir} (not executed yet)")
+            return dict(zip(SCORECARD_COLUMNS, (claim_id, statement, "", "", MISSING, f"not recorded: {where}", chapter, link),
+                            strict=True))
+        return dict(zip(SCORECARD_COLUMNS, (claim_id, statement, record["paper"], _with_interval(record), record["verdict"],
+                                            record["reason"], chapter, link), strict=True))
+
+    registry = claims_by_id()
+    rows = [row(c.id, c.statement, c.chapter, records.get(c.chapter, {}).get(c.id)) for c in CLAIMS]
+    rows += [row(claim_id, "(not in the registry of iclmem.claims)", chapter, record)
+             for chapter, found in records.items() for claim_id, record in found.items() if claim_id not in registry]
+    return pd.DataFrame(rows, columns=list(SCORECARD_COLUMNS))
+
+
+def verdict_counts(table: pd.DataFrame) -> pd.Series:
+    """How many rows of a :func:`scorecard_table` have each verdict (every verdict listed, zeros included)."""
+    order = [*VERDICTS, MISSING]
+    counts = table["verdict"].value_counts()
+    return pd.Series({verdict: int(counts.get(verdict, 0)) for verdict in order}, name="claims", dtype=int)
+
+
+def scorecard_html(table: pd.DataFrame) -> str:
+    """The scorecard as an html table: text cells escaped, the ``section`` links kept, ``chapter`` dropped."""
+    shown = table.drop(columns="chapter").copy()
+    for column in shown.columns:
+        if column != "section":
+            shown[column] = shown[column].map(lambda text: html.escape(str(text)))
+    return shown.to_html(escape=False, index=False, classes="scorecard", border=0, justify="left")
+
+
+__all__ = ["VERDICTS", "GLUE_PREFIX", "MISSING", "ClaimError", "claim_record", "glue_claim", "glue_claims", "glue_text", "PlainText", "Claim", "CLAIMS", "ICLMEM",
+           "GOLCHIN", "SCORECARD_PAGE", "SCORECARD_COLUMNS", "claims_by_id", "read_glued_claims", "page_link", "scorecard_table",
+           "verdict_counts", "scorecard_html"]
