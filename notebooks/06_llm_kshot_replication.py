@@ -32,11 +32,12 @@
 # against the model before fine-tuning.
 #
 # **Book configuration.** The book uses the `wine_vivino` table shipped with CARTE, serialized as
-# text ("Name is ... Region is ... Rating is ... Winery is ..."), with the wine type as label. It runs
-# 16 instances (8 members, 8 non-members), $k \in \{0, 10, 25, 50\}$, all three settings, two models
-# (before and after fine-tuning), and 24 new tokens per completion: 512 completions. This keeps the
-# build under 25 minutes on a 2-core CPU; it took 19 minutes on one thread while other jobs shared the
-# machine. The paper-scale configuration is a parameter set, given at the end.
+# text ("Name is ... Region is ... Rating is ... Winery is ..."), with the wine type as label, and the
+# parameters below. This build ran {glue:text}`run_instances` instances ({glue:text}`run_members` of them
+# members of the fine-tuning set), k = {glue:text}`ks_run`, the settings {glue:text}`run_settings`,
+# {glue:text}`run_models`, and at most {glue:text}`run_tokens` new tokens per memorization completion:
+# {glue:text}`n_completions` completions in {glue:text}`wall_minutes` minutes of wall time. The
+# paper-scale configuration is a parameter set, given at the end.
 
 # %% tags=["parameters"]
 backend: str = "inprocess"  # inprocess (SmolLM2-135M-Instruct) | openai (OPENAI_BASE_URL, OPENAI_API_KEY, ICLMEM_OPENAI_MODEL)
@@ -71,9 +72,11 @@ import pandas as pd
 import torch
 from myst_nb import glue
 
+from iclmem.claims import glue_claim
 from iclmem.llm import paper
 from iclmem.llm.backends import InProcessBackend, OpenAIBackend
 from iclmem.llm.cache import CachedBackend
+from iclmem.llm.claims import CONFIDENCE, EQUIVALENCE_MARGIN, N_BOOT, Focus, all_claims, claims_table, kappa_reading, verdict_counts
 from iclmem.llm.datasets import get_spec
 from iclmem.llm.finetune import FinetuneConfig
 from iclmem.llm.judges import SHIPPED_THRESHOLDS, LLMJudge, OfflineJudge, agreement
@@ -322,12 +325,42 @@ mvn_table.columns = [f"{a} ({'memorized' if b else 'not memorized'})" for a, b i
 mvn_table
 
 # %% [markdown]
-# The paper's memorization levels for comparison (exact + near-exact, % of 200 instances, GPT-4):
-# zero-shot 11-16.5%, few-shot 18-63.5%, many-shot 24-75% (Sec. 5.1, Observation 1). By dataset:
-# WNLI rises to 75% and RTE to 24% at 200-shot; TREC stays around 40% and DBpedia around 53% after
-# 25-shot (Observation 2).
+# ## Claims D1-D9
+#
+# The paper's quantitative claims (D1-D9 of the book's scorecard, which reads the records glued here). The
+# paper's levels (memorization by regime and dataset, Sec. 5.1, Observations 1-2) are in the *paper* column.
+# They are GPT-4's on WNLI, RTE, TREC and DBpedia, so this build checks each claim's direction (or equality),
+# not its value. The rows are those a model is known to have seen: the fine-tuned model on its members (with
+# no fine-tuning, all instances of the model). A claim is *reproduced* when its
+# {glue:text}`claims_confidence` bootstrap interval over instances ({glue:text}`claims_n_boot` resamples)
+# supports it: above 0 for an effect, within $\pm${glue:text}`equivalence_margin` percentage points for an
+# equality (D4, D5; a margin of this companion, not of the paper). Otherwise it *differs*, and it is *not
+# testable here* when the run lacks what the claim needs. The reasons follow the table.
 
 # %%
+focus = Focus("fine-tuned", members_only=True) if do_finetune else Focus(label_of[models[-1].model_id])
+results = all_claims(mem, perf, focus, agree if len(sub) else None, seed=seed)
+for c in results:
+    glue_claim(c.claim_id, c.paper, c.ours, c.verdict, c.reason, c.interval)
+    glue(f"verdict-{c.claim_id}", c.verdict, display=False)
+glue("claims_verdicts", verdict_counts(results), display=False)
+glue("claims_n_boot", N_BOOT, display=False)
+glue("claims_confidence", f"{CONFIDENCE:.0%}", display=False)
+glue("equivalence_margin", f"{EQUIVALENCE_MARGIN:g}", display=False)
+glue("judge_reading", kappa_reading(agree["kappa"]) if len(sub) else "not measured", display=False)
+with pd.option_context("display.max_colwidth", None):
+    display(claims_table(results))  # noqa: F821
+
+# %%
+for c in results:
+    print(f"{c.claim_id} ({c.verdict}): {c.reason}")
+
+# %%
+glue("run_instances", len(exp.instances), display=False)
+glue("run_members", len(exp.sample.members), display=False)
+glue("run_settings", ", ".join(SETTINGS[s].lower() for s in config.settings), display=False)
+glue("run_models", "two models (before and after fine-tuning)" if do_finetune else f"one model ({base.model_id})", display=False)
+glue("run_tokens", config.max_new_tokens, display=False)
 wall_min = (time.perf_counter() - started) / 60
 glue("wall_minutes", f"{wall_min:.1f}", display=False)
 glue("n_completions", len(mem) + len(perf), display=False)
@@ -344,18 +377,19 @@ print(f"{wall_min:.1f} minutes; {len(mem) + len(perf)} completions, {int(mem.cac
 # over settings and k). In the zero-shot regime it replicates {glue:text}`ft_members_zeroshot` of the
 # members, and the model before fine-tuning {glue:text}`base_kshot` of all instances with k > 0. The
 # offline and LLM judges agree on {glue:text}`judge_agreement` of the pairs both judged (Cohen's kappa
-# {glue:text}`judge_kappa`).
+# {glue:text}`judge_kappa`). Of the paper's claims D1-D9, the verdicts of this build are
+# {glue:text}`claims_verdicts` (section "Claims D1-D9").
 #
 # **Reading the controlled experiment.** By k, the fine-tuned model replicates the members at
-# {glue:text}`ft_members_by_k` (mean of the three settings). What a 135M-parameter model memorizes is
-# only surfaced in the right format. In the book configuration, without demonstrations the chat model
-# tends to restate the first piece instead of continuing it. Demonstrations show it the task, and the
-# member rows come back. This matches the paper's finding that demonstrations, more than the instruction
-# or the labels, are what surface memorization (Observation 7). The non-members were never seen, so their
-# near-exact matches bound what the judge credits to templates and guessing: part of a serialized table
-# row is predictable without memorization (field names, a rating near the typical value). The small model
-# is no judge: its agreement with the offline judge is near chance. The paper's judge was GPT-4, checked by
-# hand; with `backend="openai"` the served model judges.
+# {glue:text}`ft_members_by_k` (mean of the settings run). A chat model without demonstrations may restate
+# the first piece instead of continuing it; demonstrations show it the task. Whether they surface what the
+# 135M-parameter model memorized is claim D1 ({glue:text}`verdict-D1` here). Whether the segment pairs alone
+# do, more than the instruction or the labels (the paper's Observation 7), is claim D4
+# ({glue:text}`verdict-D4`). The non-members were never seen, so their near-exact matches bound what the
+# judge credits to templates and guessing: part of a serialized table row is predictable without
+# memorization (field names, a rating near the typical value). As a judge, the small model's agreement
+# with the offline judge is {glue:text}`judge_reading` (Landis and Koch's reading of its kappa). The
+# paper's judge was GPT-4, checked by hand; with `backend="openai"` the served model judges.
 #
 # ## Paper-scale configuration
 #

@@ -41,3 +41,25 @@ def regime(k: int) -> str:
     if k == 0:
         return "zero-shot"
     return "few-shot" if k < 100 else "many-shot"
+
+
+# -- constants of the claims D1-D9 (/work/shared/claims.md), read by iclmem.llm.claims ---------------------------
+# Sec. 5.1: "We use the second setting when discussing memorization in ICL, as it closely resembles standard ICL";
+# the first (full information) is the upper bound, the third (only segment pairs) identifies the key element.
+ICL_SETTING = "pairs_labels"
+UPPER_BOUND_SETTING = "full"
+KEY_ELEMENT_SETTING = "pairs_only"
+# Sec. 5.1, Observation 2: "providing only a few demonstrations (e.g., 25 shots) sharply increases memorization".
+SHARP_RISE_K = 25
+MEMORIZATION_AT_200_SHOT = {"WNLI": 75.0, "RTE": 24.0}  # Observation 2, percent of instances
+MEMORIZATION_PLATEAU_AFTER_25_SHOT = {"TREC": 40.0, "DBpedia": 53.0}  # Observation 2, "remains at around"
+# Tab. 1: near-exact matches at the first k that are exact matches at the second k (full information setting).
+NEAR_TO_EXACT_TRANSITIONS = {"WNLI": (25, 50), "DBpedia": (25, 50), "TREC": (25, 100)}
+# Sec. 5.1, Observation 5: segment pairs and labels reach the full-information level "25 shots and onward".
+SETTINGS_EQUAL_FROM_K = 25
+# Sec. 5.2, Observation 1: ICL outperforms zero-shot when memorization in few-shot regimes reaches "around 40% or higher".
+ICL_GAIN_MEMORIZATION = 40.0
+# Sec. 4, "Human Evaluation": share of GPT-4's judge labels changed by the human review (all borderline cases
+# between near-exact and inexact), and the judge's agreement with humans reported by Golchin & Surdeanu (2023a).
+HUMAN_REVIEW_CHANGED_PERCENT = 5.0
+JUDGE_HUMAN_ACCURACY = (92.0, 100.0)

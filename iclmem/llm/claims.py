@@ -1,0 +1,673 @@
+"""The claims D1-D9 of Golchin et al. ("Memorization In In-Context Learning") computed on this build's frames.
+
+Pure functions over the notebook's frames: ``mem`` (one judged memorization completion per model, setting,
+k and instance: columns ``model, setting, k, instance_id, member, match``; :func:`~iclmem.llm.replication.run_memorization`
+then :func:`~iclmem.llm.replication.add_judgement`) and ``perf`` (one classification answer per model, k and
+instance: ``model, k, instance_id, member, correct, error``; :func:`~iclmem.llm.replication.run_performance`).
+Each ``claim_dN`` returns a :class:`ClaimResult`, the fields of :func:`iclmem.claims.glue_claim`; the paper's
+values are formatted from :mod:`iclmem.llm.paper`.
+
+What is checked. The paper measured GPT-4 on WNLI, RTE, TREC and DBpedia; this build runs another model on
+other data, so its *levels* are not comparable and each claim is checked for its **direction** (or equality)
+on the rows of one :class:`Focus`: by default the fine-tuned model on its fine-tuning members (the rows a
+model is known to have seen, the controlled analogue of GPT-4's training data).
+
+How a verdict is decided (uniformly, so that "reproduced" always means that the interval supports the claim):
+
+* a directional claim (an effect > 0) is ``reproduced`` when its 95% percentile bootstrap interval over
+  instances lies above 0, else ``differs`` (the reason says whether the estimate had the claimed sign but
+  the interval includes 0, i.e. not distinguishable from no effect at this many instances, or not);
+* an equality claim (D4, D5) is ``reproduced`` when the interval of the difference lies within
+  +-:data:`EQUIVALENCE_MARGIN` percentage points (a margin of this companion, not of the paper), else ``differs``;
+* ``not testable here`` when the frames lack what the claim needs (a k, a setting, a human review); the reason
+  names what is missing.
+
+Bootstraps resample instances with replacement (paired: an instance keeps all its k, settings and answers),
+seeded, :data:`N_BOOT` resamples; replicates where the statistic is undefined are dropped and the interval is
+undefined when fewer than half remain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from iclmem.claims import VERDICTS, claim_record
+from iclmem.llm import paper
+from iclmem.llm.paper import regime
+
+N_BOOT = 2000
+CONFIDENCE = 0.95
+#: Equality claims (D4, D5): the largest difference, in percentage points of memorization, still counted as equal.
+#: The paper states no number ("reaches its maximum", "equivalent"); this margin is the companion's choice.
+EQUIVALENCE_MARGIN = 10.0
+SHORT_SETTINGS = {"full": "full", "pairs_labels": "seg.+labels", "pairs_only": "seg. only"}
+MEMORIZED = ("exact", "near-exact")
+
+
+@dataclass(frozen=True)
+class Focus:
+    """The rows a claim is computed on: one model, its fine-tuning members only or all instances."""
+
+    model: str
+    members_only: bool = False
+
+    def rows(self, frame: pd.DataFrame, members_only: bool | None = None) -> pd.DataFrame:
+        out = frame[frame["model"] == self.model]
+        if self.members_only if members_only is None else members_only:
+            out = out[out["member"].astype(bool)]
+        return out
+
+    def describe(self, members_only: bool | None = None) -> str:
+        only = self.members_only if members_only is None else members_only
+        return f"{self.model} model, {'its fine-tuning members' if only else 'all instances'}"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A seeded percentile bootstrap interval over instances."""
+
+    lo: float
+    hi: float
+    n_units: int
+    n_boot: int
+    n_valid: int
+    seed: int
+    level: float = CONFIDENCE
+
+    def bounds(self, fmt: str = "{:+.0f}", unit: str = " points") -> str:
+        return f"[{fmt.format(self.lo)}, {fmt.format(self.hi)}]{unit}"
+
+    def method(self) -> str:
+        return f"{self.level:.0%} percentile bootstrap over {self.n_units} instances, {self.n_boot} resamples, seed {self.seed}"
+
+    def text(self, fmt: str = "{:+.0f}", unit: str = " points") -> str:
+        return f"{self.bounds(fmt, unit)}, {self.method()}"
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """One claim as :func:`iclmem.claims.glue_claim` records it."""
+
+    claim_id: str
+    paper: str
+    ours: str
+    verdict: str
+    reason: str
+    interval: str | None = None
+
+    def __post_init__(self) -> None:
+        claim_record(self.claim_id, self.paper, self.ours, self.verdict, self.reason, self.interval)  # raises if malformed
+
+    def record(self) -> dict[str, Any]:
+        return claim_record(self.claim_id, self.paper, self.ours, self.verdict, self.reason, self.interval)
+
+
+# -- statistics ------------------------------------------------------------------------------------------------
+def bootstrap(n_units: int, stat: Callable[[np.ndarray], float], n_boot: int = N_BOOT, seed: int = 0,
+              level: float = CONFIDENCE) -> Interval | None:
+    """Percentile interval of ``stat(indices)`` over ``n_boot`` resamples of ``n_units`` units with replacement.
+
+    ``None`` with fewer than 2 units or when ``stat`` is undefined (not finite) in more than half the resamples.
+    """
+    if n_units < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    values = np.array([stat(rng.integers(0, n_units, n_units)) for _ in range(n_boot)], dtype=float)
+    values = values[np.isfinite(values)]
+    if len(values) < n_boot / 2:
+        return None
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(values, [alpha, 1 - alpha])
+    return Interval(float(lo), float(hi), n_units, n_boot, len(values), seed, level)
+
+
+def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
+    """Pearson's r; NaN for fewer than 2 points or a constant series."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    if len(x) < 2 or np.std(x) == 0 or np.std(y) == 0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def directional_verdict(estimate: float, interval: Interval | None, sign: int = 1) -> str:
+    """``reproduced`` when the interval lies strictly on the ``sign`` side of 0; ``not testable here`` without one."""
+    if interval is None or not np.isfinite(estimate):
+        return "not testable here"
+    lower = interval.lo if sign > 0 else -interval.hi
+    return "reproduced" if sign * estimate > 0 and lower > 0 else "differs"
+
+
+def equivalence_verdict(interval: Interval | None, margin: float = EQUIVALENCE_MARGIN, one_sided: bool = False) -> str:
+    """``reproduced`` when the interval lies within +-``margin`` (``one_sided``: above -``margin``)."""
+    if interval is None:
+        return "not testable here"
+    inside = interval.lo > -margin and (one_sided or interval.hi < margin)
+    return "reproduced" if inside else "differs"
+
+
+def _directional_why(estimate: float, interval: Interval | None, sign: int = 1, what: str = "the difference") -> str:
+    if interval is None:
+        return f"{what} has no bootstrap interval (fewer than 2 instances or undefined in most resamples)"
+    side = "above" if sign > 0 else "below"
+    if directional_verdict(estimate, interval, sign) == "reproduced":
+        return f"{what} is {'positive' if sign > 0 else 'negative'} and its interval lies {side} 0"
+    if sign * estimate > 0:
+        return (f"{what} has the claimed sign but its interval includes 0: not distinguishable from no effect with "
+                f"{interval.n_units} instances")
+    return f"{what} is {estimate:+.2g}, not in the claimed direction"
+
+
+def _equivalence_why(estimate: float, interval: Interval | None, margin: float, one_sided: bool, what: str) -> str:
+    if interval is None:
+        return f"{what} has no bootstrap interval (fewer than 2 instances)"
+    bound = f"above -{margin:g} points" if one_sided else f"within +-{margin:g} points"
+    if equivalence_verdict(interval, margin, one_sided) == "reproduced":
+        return f"the interval of {what} lies {bound} (the companion's equality margin)"
+    outside = interval.hi <= -margin or (not one_sided and interval.lo >= margin)
+    if outside:
+        return f"the interval of {what} lies outside the margin ({bound} counts as equal): clearly different"
+    return (f"{what} is {estimate:+.0f} points but its interval is not {bound} (the companion's equality margin): "
+            f"equality not established with {interval.n_units} instances")
+
+
+# -- frames -> matrices ----------------------------------------------------------------------------------------
+def memorization_matrix(mem: pd.DataFrame, focus: Focus, settings: Sequence[str] | None = None, measure: str = "memorized",
+                        members_only: bool | None = None, column: str = "match") -> pd.DataFrame:
+    """Instances x k: the share (0-1) of the ``settings`` (all when ``None``) in which the instance was memorized
+    (``measure="memorized"``: exact or near-exact, Sec. 3.2) or matched exactly (``"exact"``)."""
+    df = focus.rows(mem, members_only)
+    df = df[df[column].notna()]
+    if settings is not None:
+        df = df[df["setting"].isin(list(settings))]
+    hit = df[column].isin(MEMORIZED) if measure == "memorized" else df[column] == "exact"
+    out = df.assign(hit=hit.astype(float)).pivot_table(index="instance_id", columns="k", values="hit", aggfunc="mean")
+    return out.reindex(columns=sorted(out.columns))
+
+
+def correct_matrix(perf: pd.DataFrame, focus: Focus, members_only: bool | None = None) -> pd.DataFrame:
+    """Instances x k: 1.0 when the k-shot classification answer was correct (failed requests left out)."""
+    df = focus.rows(perf, members_only)
+    df = df[df["error"].isna()]
+    out = df.assign(hit=df["correct"].astype(float)).pivot_table(index="instance_id", columns="k", values="hit", aggfunc="mean")
+    return out.reindex(columns=sorted(out.columns))
+
+
+def icl_settings(mem: pd.DataFrame) -> tuple[list[str] | None, str]:
+    """The paper's standard-ICL setting (segment pairs and labels, Sec. 5.1) when run, else the mean of all settings."""
+    if paper.ICL_SETTING in set(mem["setting"]):
+        return [paper.ICL_SETTING], "segment pairs and labels setting"
+    return None, "mean of the settings run, without the segment pairs and labels setting"
+
+
+def _ks_text(ks: Sequence[int]) -> str:
+    return "k = " + ", ".join(str(int(k)) for k in ks)
+
+
+def _mean_pct(m: pd.DataFrame, ks: Sequence[int]) -> float:
+    return float(np.nanmean(m[list(ks)].to_numpy()) * 100) if len(ks) and len(m) else float("nan")
+
+
+def _needs(claim_id: str, paper_text: str, ours: str, reason: str) -> ClaimResult:
+    return ClaimResult(claim_id, paper_text, ours, "not testable here", reason)
+
+
+# -- D1, D2: ICL raises memorization over zero-shot ---------------------------------------------------------------
+def paper_d1() -> str:
+    r = paper.MEMORIZATION_RANGES
+    return ", ".join(f"{name} {lo:g}-{hi:g}%" for name, (lo, hi) in r.items()) + " memorized (exact + near-exact, GPT-4)"
+
+
+def claim_d1(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0) -> ClaimResult:
+    """D1 (Sec. 5.1, Observation 1): ICL surfaces more memorization than zero-shot; levels per regime.
+
+    Checked: memorization (exact + near-exact) with k > 0 (mean of the ks run) minus zero-shot, per instance of the
+    focus, in the standard-ICL setting; the paper's levels (GPT-4, four datasets) are quoted, not compared.
+    """
+    settings, where = icl_settings(mem)
+    m = memorization_matrix(mem, focus, settings)
+    ks = list(m.columns)
+    shots = [k for k in ks if k > 0]
+    if 0 not in ks or not shots:
+        return _needs("D1", paper_d1(), f"k run: {ks}", "D1 needs the zero-shot regime (k = 0) and at least one k > 0.")
+    x = m.to_numpy()
+    zero, icl = x[:, ks.index(0)], np.nanmean(x[:, [ks.index(k) for k in shots]], axis=1)
+
+    def stat(idx: np.ndarray) -> float:
+        return float(np.nanmean(icl[idx] - zero[idx]) * 100)
+
+    est = stat(np.arange(len(x)))
+    ci = bootstrap(len(x), stat, n_boot, seed)
+    levels = []
+    for name in paper.MEMORIZATION_RANGES:
+        rk = [k for k in ks if regime(k) == name]
+        if not rk:
+            levels.append(f"{name}: no k run")
+            continue
+        per_k = [_mean_pct(m, [k]) for k in rk]
+        spread = f" ({_ks_text(rk)}: {min(per_k):.0f}-{max(per_k):.0f}%)" if len(rk) > 1 else f" (k = {rk[0]})"
+        levels.append(f"{name} {_mean_pct(m, rk):.0f}%{spread}")
+    ours = "; ".join(levels) + f"; k > 0 minus zero-shot {est:+.0f} points"
+    if focus.members_only:
+        nm = memorization_matrix(mem, focus, settings, members_only=False)
+        nm = nm.loc[nm.index.difference(m.index)]
+        if len(nm):
+            ours += f" (non-members: zero-shot {_mean_pct(nm, [0]):.0f}%, k > 0 {_mean_pct(nm, shots):.0f}%)"
+    missing = [name for name in ("few-shot", "many-shot") if not any(regime(k) == name for k in shots)]
+    reason = (f"Direction checked on the {focus.describe()}, {where}: memorization with k > 0 ({_ks_text(shots)}) minus "
+              f"zero-shot; {_directional_why(est, ci)}. The paper's levels are GPT-4's on WNLI/RTE/TREC/DBpedia and are "
+              f"not compared" + (f"; no k of the {' and '.join(missing)} regime was run" if missing else "") + ".")
+    return ClaimResult("D1", paper_d1(), ours, directional_verdict(est, ci), reason, ci.text() if ci else None)
+
+
+def paper_d2() -> str:
+    top = ", ".join(f"{d} {v:g}%" for d, v in paper.MEMORIZATION_AT_200_SHOT.items())
+    flat = ", ".join(f"{d} ~{v:g}%" for d, v in paper.MEMORIZATION_PLATEAU_AFTER_25_SHOT.items())
+    return f"{paper.SHARP_RISE_K} shots sharply raise memorization over zero-shot; at 200-shot {top}; after 25-shot {flat}"
+
+
+def claim_d2(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0) -> ClaimResult:
+    """D2 (Sec. 5.1, Observation 2): a few demonstrations (25 shots) sharply raise memorization over zero-shot.
+
+    Checked: memorization at k = 25 (the smallest k > 0 run when 25 is not) minus k = 0, per instance of the focus,
+    standard-ICL setting. The per-dataset levels are GPT-4's and not comparable.
+    """
+    settings, where = icl_settings(mem)
+    m = memorization_matrix(mem, focus, settings)
+    ks = list(m.columns)
+    shots = [k for k in ks if k > 0]
+    if 0 not in ks or not shots:
+        return _needs("D2", paper_d2(), f"k run: {ks}", "D2 needs k = 0 and at least one k > 0.")
+    k1 = paper.SHARP_RISE_K if paper.SHARP_RISE_K in shots else shots[0]
+    x = m.to_numpy()
+    diff = x[:, ks.index(k1)] - x[:, ks.index(0)]
+
+    def stat(idx: np.ndarray) -> float:
+        return float(np.nanmean(diff[idx]) * 100)
+
+    est = stat(np.arange(len(x)))
+    ci = bootstrap(len(x), stat, n_boot, seed)
+    curve = ", ".join(f"{_mean_pct(m, [k]):.0f}% at k = {k}" for k in ks)
+    ours = f"k = 0 to k = {k1}: {est:+.0f} points ({curve})"
+    note = "" if k1 == paper.SHARP_RISE_K else f" No k = {paper.SHARP_RISE_K} was run: the smallest k > 0 run (k = {k1}) is used."
+    reason = (f"Direction checked on the {focus.describe()}, {where}: memorization at k = {k1} minus zero-shot; "
+              f"{_directional_why(est, ci)}.{note} The dataset levels (WNLI, RTE, TREC, DBpedia with GPT-4) are not comparable.")
+    return ClaimResult("D2", paper_d2(), ours, directional_verdict(est, ci), reason, ci.text() if ci else None)
+
+
+# -- D3: near-exact matches turn exact as k grows ----------------------------------------------------------------
+def paper_d3() -> str:
+    steps = ", ".join(f"{d} {a}->{b}-shot" for d, (a, b) in paper.NEAR_TO_EXACT_TRANSITIONS.items())
+    return f"near-exact matches turn exact as k grows (Tab. 1: {steps})"
+
+
+def transitions(mem: pd.DataFrame, focus: Focus, ks: Sequence[int] | None = None, column: str = "match") -> pd.DataFrame:
+    """Per instance of the focus: ``up`` = (setting, consecutive k pair) where a near-exact match at the smaller k is
+    an exact match at the larger k, ``down`` = the reverse; over the ``ks`` given (all when ``None``)."""
+    df = focus.rows(mem)
+    df = df[df[column].notna()]
+    wide = df.pivot_table(index="instance_id", columns=["setting", "k"], values=column, aggfunc="first")
+    up = pd.Series(0, index=wide.index)
+    down = pd.Series(0, index=wide.index)
+    for setting in dict.fromkeys(wide.columns.get_level_values(0)):
+        present = sorted(wide[setting].columns)
+        use = [k for k in present if ks is None or k in set(ks)]
+        for a, b in zip(use, use[1:], strict=False):
+            ma, mb = wide[(setting, a)], wide[(setting, b)]
+            up += ((ma == "near-exact") & (mb == "exact")).astype(int)
+            down += ((ma == "exact") & (mb == "near-exact")).astype(int)
+    return pd.DataFrame({"up": up, "down": down})
+
+
+def claim_d3(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0) -> ClaimResult:
+    """D3 (Sec. 5.1, Observation 3; Tab. 1): as demonstrations increase, near-exact matches become exact matches.
+
+    Checked: over consecutive k > 0 (k = 0 included when fewer than two k > 0 were run) and all settings, the number
+    of near-exact -> exact transitions of an instance minus exact -> near-exact ones; also the exact share of the
+    memorized matches at the first and last of those ks.
+    """
+    rows = focus.rows(mem)
+    ks_all = sorted(set(rows["k"]))
+    shots = [k for k in ks_all if k > 0]
+    ks = shots if len(shots) >= 2 else ks_all
+    if len(ks) < 2:
+        return _needs("D3", paper_d3(), f"k run: {ks_all}", "D3 needs at least two values of k.")
+    judged = rows[rows["match"].notna() & rows["k"].isin(ks)]
+    if not judged["match"].isin(MEMORIZED).any():
+        return _needs("D3", paper_d3(), f"no exact or near-exact match at {_ks_text(ks)}",
+                      f"On the {focus.describe()}: no memorized completion at {_ks_text(ks)}, so no match can turn exact.")
+    t = transitions(mem, focus, ks)
+    up, down = t["up"].to_numpy(), t["down"].to_numpy()
+
+    def stat(idx: np.ndarray) -> float:
+        return float(up[idx].sum() - down[idx].sum())
+
+    est = stat(np.arange(len(t)))
+    ci = bootstrap(len(t), stat, n_boot, seed)
+
+    def exact_share(k: int) -> str:
+        hit = judged[(judged["k"] == k) & judged["match"].isin(MEMORIZED)]
+        return f"{(hit['match'] == 'exact').mean() * 100:.0f}% at k = {k}" if len(hit) else f"none memorized at k = {k}"
+
+    ours = (f"{int(up.sum())} near-exact -> exact, {int(down.sum())} exact -> near-exact transitions (net {est:+.0f}); "
+            f"exact share of memorized matches {exact_share(ks[0])}, {exact_share(ks[-1])}")
+    note = "" if ks == shots else " Fewer than two k > 0 were run, so the transitions include k = 0."
+    reason = (f"Checked on the {focus.describe()}, all settings, consecutive {_ks_text(ks)}: near-exact -> exact minus "
+              f"exact -> near-exact transitions of the same instance and setting; "
+              f"{_directional_why(est, ci, what='the net count')}.{note}")
+    return ClaimResult("D3", paper_d3(), ours, directional_verdict(est, ci), reason,
+                       ci.text("{:+.0f}", " transitions") if ci else None)
+
+
+# -- D4, D5: settings ------------------------------------------------------------------------------------------
+def paper_d4() -> str:
+    return "segment pairs alone (no labels, no instruction) reach ~the maximum memorization of the settings (Obs. 7)"
+
+
+def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0,
+             margin: float = EQUIVALENCE_MARGIN) -> ClaimResult:
+    """D4 (Sec. 5.1, Observation 7): maximum memorization is reached with only segment pairs in the prompt.
+
+    Checked: for each k > 0, memorization of the only-segment-pairs setting minus the largest memorization of the
+    settings run (the maximum, full information being the paper's upper bound), averaged over k; equal (``~``) when
+    its interval lies above -``margin`` points (exceeding the maximum counts as reaching it).
+    """
+    run = [s for s in SHORT_SETTINGS if s in set(focus.rows(mem)["setting"])]
+    if paper.KEY_ELEMENT_SETTING not in run or len(run) < 2:
+        return _needs("D4", paper_d4(), f"settings run: {', '.join(run)}",
+                      "D4 compares the only-segment-pairs setting with the other settings; not all of them were run.")
+    mats = [memorization_matrix(mem, focus, [s]) for s in run]
+    index = mats[0].index
+    shots = [k for k in mats[0].columns if k > 0]
+    if not shots:
+        return _needs("D4", paper_d4(), "no k > 0 run", "D4 concerns prompts with demonstrations; no k > 0 was run.")
+    cube = np.stack([mt.reindex(index=index, columns=shots).to_numpy() for mt in mats])  # settings x instances x ks
+    key = run.index(paper.KEY_ELEMENT_SETTING)
+    if not np.nansum(cube) > 0:
+        return _needs("D4", paper_d4(), f"no memorization at {_ks_text(shots)} in any setting",
+                      f"On the {focus.describe()}: nothing is memorized at {_ks_text(shots)} in any setting, so there is no "
+                      "maximum to reach.")
+
+    def stat(idx: np.ndarray) -> float:
+        means = np.nanmean(cube[:, idx, :], axis=1) * 100  # settings x ks
+        return float(np.mean(means[key] - means.max(axis=0)))
+
+    est = stat(np.arange(len(index)))
+    ci = bootstrap(len(index), stat, n_boot, seed)
+    means = np.nanmean(cube, axis=1) * 100
+    best = [SHORT_SETTINGS[run[i]] for i in means.argmax(axis=0)]
+    ours = (f"seg. only {means[key].mean():.0f}% vs the maximum {means.max(axis=0).mean():.0f}% (mean of {_ks_text(shots)}; "
+            f"highest setting per k: {', '.join(best)}); gap {est:+.0f} points")
+    reason = (f"Checked on the {focus.describe()}: only-segment-pairs memorization minus the highest setting per k "
+              f"({_ks_text(shots)}); {_equivalence_why(est, ci, margin, True, 'the gap')}.")
+    return ClaimResult("D4", paper_d4(), ours, equivalence_verdict(ci, margin, one_sided=True), reason, ci.text() if ci else None)
+
+
+def paper_d5() -> str:
+    return (f"full information equals segment pairs + labels from k >= {paper.SETTINGS_EQUAL_FROM_K}; "
+            "the two differ only at zero-shot (Obs. 5)")
+
+
+def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0,
+             margin: float = EQUIVALENCE_MARGIN) -> ClaimResult:
+    """D5 (Sec. 5.1, Observation 5): with k >= 25 the segment pairs and labels setting reaches the full-information
+    level; the two settings differ at zero-shot.
+
+    Checked, on full-information minus segment-pairs-and-labels memorization per instance: (a) at k >= 25 (the k > 0
+    run when none is that large) its interval lies within +-``margin`` points, and (b) at k = 0 its interval excludes
+    0. Reproduced when both hold.
+    """
+    run = set(focus.rows(mem)["setting"])
+    if not {paper.UPPER_BOUND_SETTING, paper.ICL_SETTING} <= run:
+        return _needs("D5", paper_d5(), f"settings run: {', '.join(sorted(run))}",
+                      "D5 compares the full-information and the segment pairs and labels settings; not both were run.")
+    full = memorization_matrix(mem, focus, [paper.UPPER_BOUND_SETTING])
+    pl = memorization_matrix(mem, focus, [paper.ICL_SETTING]).reindex(index=full.index, columns=full.columns)
+    ks = list(full.columns)
+    shots = [k for k in ks if k > 0]
+    if 0 not in ks or not shots:
+        return _needs("D5", paper_d5(), f"k run: {ks}", "D5 needs k = 0 and at least one k > 0.")
+    late = [k for k in shots if k >= paper.SETTINGS_EQUAL_FROM_K] or shots
+    if not (np.nansum(full[late].to_numpy()) + np.nansum(pl[late].to_numpy())) > 0:
+        return _needs("D5", paper_d5(), f"no memorization at {_ks_text(late)} in either setting",
+                      f"On the {focus.describe()}: nothing is memorized at {_ks_text(late)} in either setting, so their "
+                      "equality is vacuous.")
+    d = (full - pl).to_numpy() * 100
+    d_late, d_zero = np.nanmean(d[:, [ks.index(k) for k in late]], axis=1), d[:, ks.index(0)]
+
+    def stat_late(idx: np.ndarray) -> float:
+        return float(np.nanmean(d_late[idx]))
+
+    def stat_zero(idx: np.ndarray) -> float:
+        return float(np.nanmean(d_zero[idx]))
+
+    n = len(d)
+    est_late, est_zero = stat_late(np.arange(n)), stat_zero(np.arange(n))
+    ci_late, ci_zero = bootstrap(n, stat_late, n_boot, seed), bootstrap(n, stat_zero, n_boot, seed)
+    same_late = equivalence_verdict(ci_late, margin) == "reproduced"
+    differ_zero = ci_zero is not None and (ci_zero.lo > 0 or ci_zero.hi < 0)
+    verdict = "not testable here" if ci_late is None or ci_zero is None else ("reproduced" if same_late and differ_zero else "differs")
+    ours = f"full minus seg.+labels: {est_late:+.0f} points at {_ks_text(late)}, {est_zero:+.0f} points at k = 0"
+    note = "" if late[0] >= paper.SETTINGS_EQUAL_FROM_K else f" No k >= {paper.SETTINGS_EQUAL_FROM_K} was run: part (a) uses {_ks_text(late)}."
+    zero_why = ("no interval" if ci_zero is None else
+                "its interval excludes 0 (they differ)" if differ_zero else "its interval includes 0 (no difference shown)")
+    reason = (f"Checked on the {focus.describe()}, full information minus segment pairs and labels: (a) "
+              f"{_equivalence_why(est_late, ci_late, margin, False, f'the difference at {_ks_text(late)}')}; (b) at k = 0 "
+              f"{zero_why}. Reproduced needs (a) equal and (b) different.{note}")
+    interval = (None if ci_late is None or ci_zero is None else
+                f"{_ks_text(late)}: {ci_late.bounds()}; k = 0: {ci_zero.bounds()} ({ci_late.method()})")
+    return ClaimResult("D5", paper_d5(), ours, verdict, reason, interval)
+
+
+# -- D6, D7, D8: performance -----------------------------------------------------------------------------------
+def paper_d6() -> str:
+    return f"ICL beats zero-shot performance when memorization in few-shot regimes reaches ~{paper.ICL_GAIN_MEMORIZATION:g}% or more"
+
+
+def claim_d6(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0,
+             threshold: float | None = None) -> ClaimResult:
+    """D6 (Sec. 5.2, Observation 1): ICL outperforms zero-shot when surfaced memorization reaches about 40%.
+
+    Checked: the ks > 0 where the focus's memorization (standard-ICL setting) reaches ``threshold``; there, accuracy
+    minus zero-shot accuracy per instance (paired), averaged over those ks. Not testable when no k reaches it.
+    ``threshold``: :data:`iclmem.llm.paper.ICL_GAIN_MEMORIZATION` when ``None``.
+    """
+    threshold = paper.ICL_GAIN_MEMORIZATION if threshold is None else threshold
+    settings, where = icl_settings(mem)
+    m = memorization_matrix(mem, focus, settings)
+    c = correct_matrix(perf, focus)
+    ks = [k for k in m.columns if k in set(c.columns)]
+    shots = [k for k in ks if k > 0]
+    if 0 not in ks or not shots:
+        return _needs("D6", paper_d6(), f"k run: {ks}", "D6 needs zero-shot and k > 0 accuracy and memorization.")
+    level = {k: _mean_pct(m, [k]) for k in shots}
+    high = [k for k in shots if level[k] >= threshold]
+    top = max(shots, key=lambda k: level[k])
+    if not high:
+        return _needs("D6", paper_d6(), f"memorization at most {level[top]:.0f}% (k = {top})",
+                      f"On the {focus.describe()}: memorization ({where}) never reaches {threshold:g}% at k > 0 "
+                      f"(at most {level[top]:.0f}% at k = {top}): the claim's condition does not occur in this run.")
+    x = c.to_numpy()
+    gain = np.nanmean(x[:, [list(c.columns).index(k) for k in high]], axis=1) - x[:, list(c.columns).index(0)]
+
+    def stat(idx: np.ndarray) -> float:
+        return float(np.nanmean(gain[idx]) * 100)
+
+    est = stat(np.arange(len(x)))
+    ci = bootstrap(len(x), stat, n_boot, seed)
+    acc0, acc_high = _mean_pct(c, [0]), _mean_pct(c, high)
+    ours = (f"memorization >= {threshold:g}% at {_ks_text(high)} ({', '.join(f'{level[k]:.0f}%' for k in high)}); accuracy "
+            f"there {acc_high:.0f}% vs zero-shot {acc0:.0f}% ({est:+.0f} points)")
+    reason = (f"Checked on the {focus.describe()}: at the ks > 0 where memorization ({where}) reaches {threshold:g}%, "
+              f"k-shot minus zero-shot accuracy of the same instances; {_directional_why(est, ci, what='the accuracy gain')}.")
+    return ClaimResult("D6", paper_d6(), ours, directional_verdict(est, ci), reason, ci.text() if ci else None)
+
+
+def paper_d7() -> str:
+    t = paper.TABLE2
+    cols = ", ".join(f"{d} " + "/".join(f"{v:.2f}" for v in t[d]) for d in t.columns)
+    return f"Pearson r(performance, memorization) across k, {'/'.join(SHORT_SETTINGS[s] for s in t.index)}: {cols} (Tab. 2)"
+
+
+def claim_d7(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0) -> ClaimResult:
+    """D7 (Sec. 5.2, Observation 3; Tab. 2): performance and memorization (exact + near-exact) correlate very strongly
+    across the k regimes where ICL improves on zero-shot (WNLI, TREC, DBpedia: r ~0.9-1.0), negatively where it does
+    not (RTE: r -0.30 to -0.55).
+
+    Checked: Pearson r across the ks run of the focus's accuracy and memorization, per setting, with an interval from
+    a bootstrap over instances (r recomputed on each resample). The predicted sign is that of the ICL gain (mean
+    k > 0 accuracy minus zero-shot); reproduced when every setting's interval lies on that side of 0. Two ks give
+    r = +-1 by construction: at least three are needed.
+    """
+    c = correct_matrix(perf, focus)
+    run = [s for s in SHORT_SETTINGS if s in set(focus.rows(mem)["setting"])]
+    ks = [k for k in c.columns if k in set(focus.rows(mem)["k"])]
+    if len(ks) < 3 or 0 not in ks:
+        return _needs("D7", paper_d7(), f"k run: {ks}",
+                      f"A correlation across k needs at least three k values including k = 0 (run: {ks}); with two, r is +-1 "
+                      "or undefined by construction.")
+    index = c.index
+    acc = c.reindex(columns=ks).to_numpy()
+    mems = {s: memorization_matrix(mem, focus, [s]).reindex(index=index, columns=ks).to_numpy() for s in run}
+    gain = float(np.nanmean(acc[:, 1:]) - np.nanmean(acc[:, 0])) * 100
+    sign = 1 if gain > 0 else -1
+    rs, cis = {}, {}
+    for s, mx in mems.items():
+        def stat(idx: np.ndarray, mx: np.ndarray = mx) -> float:
+            return pearson(np.nanmean(acc[idx], axis=0), np.nanmean(mx[idx], axis=0))
+
+        rs[s] = stat(np.arange(len(index)))
+        cis[s] = bootstrap(len(index), stat, n_boot, seed)
+    defined = [s for s in run if np.isfinite(rs[s]) and cis[s] is not None]
+    ours = (", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:.2f}" for s in run) +
+            f" ({_ks_text(ks)}; ICL accuracy gain {gain:+.0f} points)")
+    if not defined:
+        return _needs("D7", paper_d7(), ours, f"On the {focus.describe()} accuracy or memorization does not vary with k: "
+                      "Pearson's r is undefined in every setting.")
+    agree = [directional_verdict(rs[s], cis[s], sign) == "reproduced" for s in defined]
+    verdict = "reproduced" if all(agree) else "differs"
+    side = "positive (ICL beats zero-shot, as WNLI/TREC/DBpedia)" if sign > 0 else "negative (ICL does not beat zero-shot, as RTE)"
+    reason = (f"Checked on the {focus.describe()}: Pearson r across {_ks_text(ks)} of accuracy and memorization per setting; "
+              f"the paper's pattern predicts r {side}; {sum(agree)} of {len(defined)} settings with a defined r have their "
+              f"interval on that side of 0" + ("" if len(defined) == len(run) else "; the others have an undefined r") +
+              ". Few ks make each r rest on few points.")
+    method = next(cis[s].method() for s in defined)
+    interval = "; ".join(f"{SHORT_SETTINGS[s]} " + (cis[s].bounds("{:.2f}", "") if cis[s] else "undefined") for s in run)
+    interval += f" (r recomputed per resample; {method})"
+    return ClaimResult("D7", paper_d7(), ours, verdict, reason, interval)
+
+
+def paper_d8() -> str:
+    return "performance on memorized instances is higher than on non-memorized ones across nearly all regimes (Sec. 5.2, Obs. 2)"
+
+
+def claim_d8(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0) -> ClaimResult:
+    """D8 (Sec. 5.2, Observation 2): accuracy on memorized instances exceeds accuracy on non-memorized ones.
+
+    Checked on the focus model with **all** its instances (members and non-members: memorized vs not is the split):
+    per (setting, k) cell holding both groups, accuracy of the memorized minus the non-memorized instances, averaged
+    over the cells; bootstrap over instances (cells lacking a group in a resample are skipped).
+    """
+    c = correct_matrix(perf, focus, members_only=False)
+    run = [s for s in SHORT_SETTINGS if s in set(focus.rows(mem, False)["setting"])]
+    ks = list(c.columns)
+    cells = []
+    for s in run:
+        mx = memorization_matrix(mem, focus, [s], members_only=False).reindex(index=c.index, columns=ks).to_numpy()
+        cells += [(s, k, mx[:, j], c.to_numpy()[:, j]) for j, k in enumerate(ks)]
+
+    def diffs(idx: np.ndarray) -> list[tuple[str, int, float]]:
+        out = []
+        for s, k, mcol, ccol in cells:
+            mm, cc = mcol[idx], ccol[idx]
+            ok = np.isfinite(mm) & np.isfinite(cc)
+            hit = mm[ok] > 0
+            if hit.any() and (~hit).any():
+                out.append((s, k, float(cc[ok][hit].mean() - cc[ok][~hit].mean()) * 100))
+        return out
+
+    def stat(idx: np.ndarray) -> float:
+        d = diffs(idx)
+        return float(np.mean([x for *_, x in d])) if d else float("nan")
+
+    full = diffs(np.arange(len(c)))
+    if not full:
+        return _needs("D8", paper_d8(), "no (setting, k) cell with both memorized and non-memorized instances",
+                      f"On the {focus.describe(False)}: no (setting, k) holds both memorized and non-memorized instances.")
+    est = stat(np.arange(len(c)))
+    ci = bootstrap(len(c), stat, n_boot, seed)
+    by_regime = pd.DataFrame(full, columns=["setting", "k", "d"]).assign(regime=lambda f: f["k"].map(regime))
+    per = ", ".join(f"{r} {g['d'].mean():+.0f} points" for r, g in by_regime.groupby("regime", sort=False))
+    ours = (f"memorized minus non-memorized accuracy {est:+.0f} points (mean of {len(full)} (setting, k) cells; higher in "
+            f"{int((by_regime['d'] > 0).sum())} of {len(full)}; by regime: {per})")
+    reason = (f"Checked on the {focus.describe(False)}: per (setting, k) with both groups, accuracy of memorized minus "
+              f"non-memorized instances, averaged; {_directional_why(est, ci)}.")
+    return ClaimResult("D8", paper_d8(), ours, directional_verdict(est, ci), reason, ci.text() if ci else None)
+
+
+# -- D9: human review of the judge ---------------------------------------------------------------------------
+def paper_d9() -> str:
+    lo, hi = paper.JUDGE_HUMAN_ACCURACY
+    return (f"human review changed {paper.HUMAN_REVIEW_CHANGED_PERCENT:g}% of GPT-4's judge labels, all borderline near-exact "
+            f"vs inexact (the judge's agreement with humans: {lo:g}-{hi:g}%)")
+
+
+def claim_d9(agreement: dict[str, Any] | None = None) -> ClaimResult:
+    """D9 (Sec. 4, "Human Evaluation"): a human review changed 5% of the GPT-4 judge's labels.
+
+    Not testable: the build has no human review of its own judge labels. ``agreement`` (from
+    :func:`iclmem.llm.judges.agreement`: ``n``, ``agreement``, ``kappa``) of the offline and LLM judges is quoted as
+    context; two automatic judges agreeing is not the paper's measure.
+    """
+    if agreement and agreement.get("n"):
+        ours = (f"no human review; offline and LLM judges agree on {agreement['agreement']:.0%} of {agreement['n']} "
+                f"completions (Cohen's kappa {agreement['kappa']:.2f})")
+    else:
+        ours = "no human review; no second judge was run"
+    reason = ("The share of judge labels a human review changes needs a human review of this build's completions, which the "
+              "build does not have; the agreement of its two automatic judges is shown as context, not as that share.")
+    return ClaimResult("D9", paper_d9(), ours, "not testable here", reason)
+
+
+def kappa_reading(kappa: float) -> str:
+    """Landis & Koch's (1977) words for Cohen's kappa: "near chance" up to 0.20, then "fair", "moderate",
+    "substantial" (above 0.60) and "almost perfect" (above 0.80); "not measured" for NaN."""
+    if not np.isfinite(kappa):
+        return "not measured"
+    for bound, word in ((0.2, "near chance"), (0.4, "fair"), (0.6, "moderate"), (0.8, "substantial")):
+        if kappa <= bound:
+            return word
+    return "almost perfect"
+
+
+# -- all -------------------------------------------------------------------------------------------------------
+def all_claims(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, agreement: dict[str, Any] | None = None,
+               n_boot: int = N_BOOT, seed: int = 0) -> list[ClaimResult]:
+    """D1-D9 in order (``mem`` judged, ``perf`` as run)."""
+    return [claim_d1(mem, focus, n_boot, seed), claim_d2(mem, focus, n_boot, seed), claim_d3(mem, focus, n_boot, seed),
+            claim_d4(mem, focus, n_boot, seed), claim_d5(mem, focus, n_boot, seed), claim_d6(mem, perf, focus, n_boot, seed),
+            claim_d7(mem, perf, focus, n_boot, seed), claim_d8(mem, perf, focus, n_boot, seed), claim_d9(agreement)]
+
+
+def claims_table(results: Sequence[ClaimResult]) -> pd.DataFrame:
+    """One row per claim: paper, ours, interval, verdict (the scorecard's columns)."""
+    return pd.DataFrame([{"claim": r.claim_id, "paper": r.paper, "ours": r.ours, "interval": r.interval or "",
+                          "verdict": r.verdict} for r in results]).set_index("claim")
+
+
+def verdict_counts(results: Sequence[ClaimResult]) -> str:
+    """``"2 reproduced, 5 differs, 2 not testable here"`` (verdicts in :data:`iclmem.claims.VERDICTS` order, zeros left out)."""
+    counts = pd.Series([r.verdict for r in results]).value_counts()
+    return ", ".join(f"{int(counts[v])} {v}" for v in VERDICTS if v in counts.index) or "no claims"
+
+
+__all__ = ["CONFIDENCE", "EQUIVALENCE_MARGIN", "N_BOOT", "ClaimResult", "Focus", "Interval", "all_claims", "bootstrap",
+           "claim_d1", "claim_d2", "claim_d3", "claim_d4", "claim_d5", "claim_d6", "claim_d7", "claim_d8", "claim_d9",
+           "claims_table", "correct_matrix", "kappa_reading", "directional_verdict", "equivalence_verdict", "icl_settings",
+           "memorization_matrix", "pearson", "transitions", "verdict_counts"]

@@ -1,0 +1,323 @@
+"""Claims D1-D9 of Golchin et al. computed on constructed replication frames with known answers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from iclmem.claims import VERDICTS, ClaimError
+from iclmem.llm import claims, paper
+from iclmem.llm.claims import (
+    ClaimResult,
+    Focus,
+    Interval,
+    all_claims,
+    bootstrap,
+    claim_d1,
+    claim_d2,
+    claim_d3,
+    claim_d4,
+    claim_d5,
+    claim_d6,
+    claim_d7,
+    claim_d8,
+    claim_d9,
+    claims_table,
+    directional_verdict,
+    equivalence_verdict,
+    memorization_matrix,
+    pearson,
+    transitions,
+    verdict_counts,
+)
+
+SETTINGS = ("full", "pairs_labels", "pairs_only")
+FT = Focus("fine-tuned", members_only=True)
+N = 20
+
+
+def mem_frame(plan: dict[tuple[str, int], list[str]], members: list[bool] | None = None, model: str = "fine-tuned") -> pd.DataFrame:
+    """One judged row per (setting, k) of ``plan`` and instance: ``plan[(setting, k)][i]`` is instance i's match."""
+    n = len(next(iter(plan.values())))
+    members = members if members is not None else [True] * n
+    return pd.DataFrame([{"model": model, "setting": s, "k": k, "instance_id": f"i{i:02d}", "member": members[i], "match": m,
+                          "error": None} for (s, k), matches in plan.items() for i, m in enumerate(matches)])
+
+
+def perf_frame(correct: dict[int, list[bool]], members: list[bool] | None = None, model: str = "fine-tuned") -> pd.DataFrame:
+    n = len(next(iter(correct.values())))
+    members = members if members is not None else [True] * n
+    return pd.DataFrame([{"model": model, "k": k, "instance_id": f"i{i:02d}", "member": members[i], "correct": c, "error": None}
+                         for k, cs in correct.items() for i, c in enumerate(cs)])
+
+
+def same_in_all_settings(by_k: dict[int, list[str]], settings: tuple[str, ...] = SETTINGS) -> dict[tuple[str, int], list[str]]:
+    return {(s, k): m for s in settings for k, m in by_k.items()}
+
+
+def share(n_hit: int, hit: str = "exact", miss: str = "no", n: int = N) -> list[str]:
+    return [hit] * n_hit + [miss] * (n - n_hit)
+
+
+# -- statistics and verdict rules ----------------------------------------------------------------------------
+def test_bootstrap_is_seeded_percentile_and_undefined_cases():
+    x = np.array([0.0] * 10 + [1.0] * 10)
+    a = bootstrap(len(x), lambda idx: float(x[idx].mean()), n_boot=500, seed=3)
+    b = bootstrap(len(x), lambda idx: float(x[idx].mean()), n_boot=500, seed=3)
+    assert a == b and a.lo < 0.5 < a.hi and 0.2 < a.lo and a.hi < 0.8 and a.n_units == 20 and a.n_valid == 500
+    const = bootstrap(5, lambda idx: 7.0, n_boot=100)
+    assert (const.lo, const.hi) == (7.0, 7.0)
+    assert bootstrap(1, lambda idx: 1.0) is None
+    assert bootstrap(10, lambda idx: float("nan"), n_boot=50) is None
+    assert "95% percentile bootstrap over 20 instances, 500 resamples, seed 3" in a.text()
+
+
+def test_pearson():
+    assert pearson([0, 1, 2], [1, 3, 5]) == pytest.approx(1.0)
+    assert pearson([0, 1, 2], [5, 3, 1]) == pytest.approx(-1.0)
+    assert math.isnan(pearson([0, 1, 2], [2, 2, 2])) and math.isnan(pearson([1], [1]))
+
+
+def iv(lo: float, hi: float) -> Interval:
+    return Interval(lo, hi, 10, 100, 100, 0)
+
+
+def test_directional_and_equivalence_verdicts():
+    assert directional_verdict(5.0, iv(1.0, 9.0)) == "reproduced"
+    assert directional_verdict(5.0, iv(-1.0, 9.0)) == "differs"  # right sign, interval includes 0
+    assert directional_verdict(-5.0, iv(-9.0, -1.0)) == "differs"
+    assert directional_verdict(-5.0, iv(-9.0, -1.0), sign=-1) == "reproduced"
+    assert directional_verdict(5.0, None) == directional_verdict(float("nan"), iv(1, 2)) == "not testable here"
+    assert equivalence_verdict(iv(-4.0, 6.0), margin=10) == "reproduced"
+    assert equivalence_verdict(iv(-4.0, 16.0), margin=10) == "differs"
+    assert equivalence_verdict(iv(-4.0, 16.0), margin=10, one_sided=True) == "reproduced"
+    assert equivalence_verdict(iv(-14.0, 0.0), margin=10, one_sided=True) == "differs"
+    assert equivalence_verdict(None) == "not testable here"
+
+
+def test_focus_and_matrix():
+    mem = mem_frame({("full", 0): ["exact", "near-exact", "no", "no"], ("pairs_only", 0): ["no", "exact", "no", "near-exact"]},
+                    members=[True, True, False, False])
+    m = memorization_matrix(mem, FT)
+    assert list(m.index) == ["i00", "i01"] and list(m[0]) == [0.5, 1.0]  # share of settings memorized
+    assert list(memorization_matrix(mem, FT, ["full"], measure="exact")[0]) == [1.0, 0.0]
+    assert len(memorization_matrix(mem, FT, members_only=False)) == 4
+    assert memorization_matrix(mem, Focus("base")).empty
+
+
+# -- D1, D2 --------------------------------------------------------------------------------------------------
+def test_d1_reproduced_when_shots_raise_memorization():
+    mem = mem_frame(same_in_all_settings({0: share(2), 10: share(12), 25: share(16)}))
+    r = claim_d1(mem, FT, n_boot=300)
+    assert r.verdict == "reproduced" and r.claim_id == "D1"
+    assert "zero-shot 10%" in r.ours and "few-shot 70%" in r.ours and "+60 points" in r.ours
+    assert "many-shot: no k run" in r.ours and "many-shot regime" in r.reason
+    assert r.interval and r.interval.startswith("[+")
+    assert r.paper == claims.paper_d1() and "11-16.5%" in r.paper and "24-75%" in r.paper
+
+
+def test_d1_differs_when_flat_and_not_testable_without_zero_shot():
+    flat = mem_frame(same_in_all_settings({0: share(5), 10: share(5)}))
+    r = claim_d1(flat, FT, n_boot=200)
+    assert r.verdict == "differs" and "+0 points" in r.ours
+    assert claim_d1(mem_frame(same_in_all_settings({10: share(5)})), FT).verdict == "not testable here"
+
+
+def test_d1_reports_non_members_as_context():
+    members = [True] * 10 + [False] * 10
+    mem = mem_frame(same_in_all_settings({0: ["no"] * 20, 10: ["exact"] * 10 + ["no"] * 10}), members=members)
+    r = claim_d1(mem, FT, n_boot=100)
+    assert "non-members: zero-shot 0%, k > 0 0%" in r.ours and "few-shot 100%" in r.ours
+
+
+def test_d1_uses_the_pairs_labels_setting():
+    plan = {("pairs_labels", 0): share(0), ("pairs_labels", 10): share(0), ("full", 0): share(0), ("full", 10): share(20)}
+    r = claim_d1(mem_frame(plan), FT, n_boot=100)
+    assert r.verdict == "differs" and "segment pairs and labels setting" in r.reason
+
+
+def test_d2_uses_k25_or_says_which_k():
+    mem = mem_frame(same_in_all_settings({0: share(0), 10: share(2), 25: share(15)}))
+    r = claim_d2(mem, FT, n_boot=200)
+    assert r.verdict == "reproduced" and "k = 0 to k = 25: +75 points" in r.ours and "No k = 25" not in r.reason
+    small = mem_frame(same_in_all_settings({0: share(0), 2: share(0)}))
+    r2 = claim_d2(small, FT, n_boot=100)
+    assert r2.verdict == "differs" and "No k = 25 was run" in r2.reason and "k = 2" in r2.reason
+    assert "75%" in r2.paper and "~53%" in r2.paper
+
+
+# -- D3 --------------------------------------------------------------------------------------------------------
+def test_transitions_count_near_to_exact_between_consecutive_k():
+    plan = {("full", 10): ["near-exact", "exact", "near-exact"], ("full", 25): ["exact", "near-exact", "near-exact"],
+            ("full", 50): ["exact", "near-exact", "exact"]}
+    t = transitions(mem_frame(plan), FT)
+    assert list(t["up"]) == [1, 0, 1] and list(t["down"]) == [0, 1, 0]
+    assert list(transitions(mem_frame(plan), FT, ks=[10, 50])["up"]) == [1, 0, 1]
+
+
+def test_d3_verdicts():
+    up = mem_frame(same_in_all_settings({0: share(0), 10: share(16, "near-exact"), 50: share(16)}))
+    r = claim_d3(up, FT, n_boot=200)
+    assert r.verdict == "reproduced" and "48 near-exact -> exact, 0 exact -> near-exact" in r.ours
+    assert "exact share of memorized matches 0% at k = 10, 100% at k = 50" in r.ours
+    down = mem_frame(same_in_all_settings({10: share(16), 50: share(16, "near-exact")}))
+    assert claim_d3(down, FT, n_boot=200).verdict == "differs"
+    none = mem_frame(same_in_all_settings({10: share(0), 50: share(0)}))
+    assert claim_d3(none, FT).verdict == "not testable here"
+    tiny = mem_frame(same_in_all_settings({0: share(5, "near-exact"), 2: share(5)}))
+    rt = claim_d3(tiny, FT, n_boot=100)
+    assert rt.verdict == "reproduced" and "include k = 0" in rt.reason
+
+
+# -- D4, D5 ----------------------------------------------------------------------------------------------------
+def test_d4_pairs_only_reaching_the_maximum():
+    same = mem_frame(same_in_all_settings({0: share(1), 25: share(14)}))
+    r = claim_d4(same, FT, n_boot=200)
+    assert r.verdict == "reproduced" and "gap +0 points" in r.ours
+    plan = same_in_all_settings({0: share(1), 25: share(14)}, ("full", "pairs_labels"))
+    plan[("pairs_only", 0)], plan[("pairs_only", 25)] = share(1), share(2)
+    low = claim_d4(mem_frame(plan), FT, n_boot=200)
+    assert low.verdict == "differs" and "gap -60 points" in low.ours and "clearly different" in low.reason
+    no_key = same_in_all_settings({0: share(1), 25: share(14)}, ("full", "pairs_labels"))
+    assert claim_d4(mem_frame(no_key), FT).verdict == "not testable here"
+    nothing = claim_d4(mem_frame(same_in_all_settings({0: share(3), 25: share(0)})), FT)
+    assert nothing.verdict == "not testable here" and "no maximum" in nothing.reason  # 0% everywhere is not "reaching it"
+
+
+def test_d4_equality_needs_a_narrow_interval():
+    rng = np.random.default_rng(0)
+    noisy = {("full", 25): list(rng.choice(["exact", "no"], 6)), ("pairs_only", 25): list(rng.choice(["exact", "no"], 6)),
+             ("full", 0): ["no"] * 6, ("pairs_only", 0): ["no"] * 6}
+    r = claim_d4(mem_frame(noisy), FT, n_boot=300, margin=5.0)
+    assert r.verdict == "differs" and ("not established" in r.reason or "clearly different" in r.reason)
+
+
+def test_d5_equal_from_25_different_at_zero_shot():
+    plan = {("full", 0): share(14), ("pairs_labels", 0): share(0), ("full", 25): share(15), ("pairs_labels", 25): share(15),
+            ("full", 50): share(16), ("pairs_labels", 50): share(16)}
+    r = claim_d5(mem_frame(plan), FT, n_boot=200)
+    assert r.verdict == "reproduced" and "+0 points at k = 25, 50, +70 points at k = 0" in r.ours
+    assert r.interval and "k = 0:" in r.interval
+    plan[("pairs_labels", 0)] = share(14)
+    assert claim_d5(mem_frame(plan), FT, n_boot=200).verdict == "differs"  # no zero-shot difference
+    plan[("pairs_labels", 0)], plan[("pairs_labels", 50)] = share(0), share(0)
+    assert claim_d5(mem_frame(plan), FT, n_boot=200).verdict == "differs"  # not equal at k >= 25
+
+
+def test_d5_without_large_k_says_so():
+    plan = {("full", 0): share(14), ("pairs_labels", 0): share(0), ("full", 2): share(3), ("pairs_labels", 2): share(3)}
+    r = claim_d5(mem_frame(plan), FT, n_boot=100)
+    assert "No k >= 25 was run: part (a) uses k = 2" in r.reason and r.verdict == "reproduced"
+    only_full = {("full", 0): share(1), ("full", 25): share(2)}
+    assert claim_d5(mem_frame(only_full), FT).verdict == "not testable here"
+    zero = {("full", 0): share(14), ("pairs_labels", 0): share(0), ("full", 25): share(0), ("pairs_labels", 25): share(0)}
+    assert claim_d5(mem_frame(zero), FT).verdict == "not testable here"  # 0% = 0% is no equality of memorization
+
+
+# -- D6, D7, D8 ------------------------------------------------------------------------------------------------
+def test_d6_gain_where_memorization_reaches_40_percent():
+    mem = mem_frame(same_in_all_settings({0: share(0), 10: share(4), 25: share(12)}))  # 20% at 10, 60% at 25
+    gain = perf_frame({0: [False] * 20, 10: [False] * 20, 25: [True] * 15 + [False] * 5})
+    r = claim_d6(mem, gain, FT, n_boot=200)
+    assert r.verdict == "reproduced" and "at k = 25 (60%)" in r.ours and "75% vs zero-shot 0% (+75 points)" in r.ours
+    flat = perf_frame({0: [True] * 10 + [False] * 10, 10: [True] * 10 + [False] * 10, 25: [True] * 10 + [False] * 10})
+    assert claim_d6(mem, flat, FT, n_boot=200).verdict == "differs"
+    low = mem_frame(same_in_all_settings({0: share(0), 10: share(4), 25: share(6)}))
+    r_low = claim_d6(low, gain, FT)
+    assert r_low.verdict == "not testable here" and "never reaches 40%" in r_low.reason and "30% at k = 25" in r_low.reason
+
+
+def test_d6_threshold_comes_from_the_paper_constant(monkeypatch):
+    mem = mem_frame(same_in_all_settings({0: share(0), 25: share(6)}))  # 30%
+    gain = perf_frame({0: [False] * 20, 25: [True] * 20})
+    assert claim_d6(mem, gain, FT).verdict == "not testable here"
+    assert claim_d6(mem, gain, FT, threshold=25.0, n_boot=100).verdict == "reproduced"
+    assert "~40%" in claims.paper_d6()
+    monkeypatch.setattr(paper, "ICL_GAIN_MEMORIZATION", 30.0)
+    assert claim_d6(mem, gain, FT, n_boot=100).verdict == "reproduced" and "~30%" in claims.paper_d6()
+
+
+def test_d7_correlation_sign_follows_the_icl_gain():
+    mem = mem_frame(same_in_all_settings({0: share(0), 10: share(6), 25: share(12), 50: share(18)}))
+    rising = perf_frame({0: share(2, True, False), 10: share(7, True, False), 25: share(12, True, False), 50: share(17, True, False)})
+    r = claim_d7(mem, rising, FT, n_boot=200)
+    assert r.verdict == "reproduced" and "full r = 1.00" in r.ours and "seg. only r = 1.00" in r.ours
+    assert r.interval.count("[") == 3 and "bootstrap over 20 instances" in r.interval
+    falling = perf_frame({0: share(17, True, False), 10: share(12, True, False), 25: share(7, True, False), 50: share(2, True, False)})
+    rf = claim_d7(mem, falling, FT, n_boot=200)  # no ICL gain: the paper's RTE pattern predicts r < 0
+    assert rf.verdict == "reproduced" and "r = -1.00" in rf.ours and "as RTE" in rf.reason
+    wrong = perf_frame({0: share(2, True, False), 10: share(17, True, False), 25: share(12, True, False), 50: share(7, True, False)})
+    mem_down = mem_frame(same_in_all_settings({0: share(18), 10: share(12), 25: share(12), 50: share(0)}))
+    assert claim_d7(mem_down, wrong, FT, n_boot=200).verdict == "differs"
+    assert "-0.55" in r.paper and "1.00" in r.paper
+
+
+def test_d7_needs_three_k_and_a_varying_series():
+    two = claim_d7(mem_frame(same_in_all_settings({0: share(0), 2: share(5)})), perf_frame({0: share(0, True, False), 2: share(5, True, False)}), FT)
+    assert two.verdict == "not testable here" and "at least three k" in two.reason
+    const = claim_d7(mem_frame(same_in_all_settings({0: share(0), 2: share(0), 4: share(0)})),
+                     perf_frame({0: share(3, True, False), 2: share(5, True, False), 4: share(7, True, False)}), FT)
+    assert const.verdict == "not testable here" and "undefined" in const.reason
+
+
+def test_d8_memorized_instances_perform_better():
+    members = [True] * 10 + [False] * 10
+    mem = mem_frame(same_in_all_settings({0: share(10), 10: share(10)}), members=members)
+    good = perf_frame({0: share(10, True, False), 10: share(10, True, False)}, members=members)
+    r = claim_d8(mem, good, FT, n_boot=200)
+    assert r.verdict == "reproduced" and "+100 points" in r.ours and "higher in 6 of 6" in r.ours
+    assert "all instances" in r.reason  # memorized vs not splits the members and non-members together
+    bad = perf_frame({0: share(10, False, True), 10: share(10, False, True)}, members=members)
+    assert claim_d8(mem, bad, FT, n_boot=200).verdict == "differs"
+    nothing = mem_frame(same_in_all_settings({0: share(0), 10: share(0)}), members=members)
+    assert claim_d8(nothing, good, FT).verdict == "not testable here"
+
+
+def test_d9_is_not_testable_and_quotes_the_judges(monkeypatch):
+    r = claim_d9({"n": 48, "agreement": 0.5, "kappa": 0.1})
+    assert r.verdict == "not testable here" and "50% of 48" in r.ours and "kappa 0.10" in r.ours
+    assert claim_d9(None).ours == "no human review; no second judge was run"
+    assert "5% of GPT-4" in r.paper
+    monkeypatch.setattr(paper, "HUMAN_REVIEW_CHANGED_PERCENT", 7.0)
+    assert "7% of GPT-4" in claim_d9(None).paper  # formatted from the constant, not typed
+
+
+def test_kappa_reading():
+    assert [claims.kappa_reading(k) for k in (-0.1, 0.2, 0.3, 0.5, 0.7, 0.9)] == [
+        "near chance", "near chance", "fair", "moderate", "substantial", "almost perfect"]
+    assert claims.kappa_reading(float("nan")) == "not measured"
+
+
+# -- all nine --------------------------------------------------------------------------------------------------
+def test_all_claims_table_and_counts():
+    members = [True] * 10 + [False] * 10
+    mem = mem_frame(same_in_all_settings({0: share(0), 10: share(10), 25: share(10)}), members=members)
+    perf = perf_frame({0: share(0, True, False), 10: share(10, True, False), 25: share(10, True, False)}, members=members)
+    results = all_claims(mem, perf, FT, {"n": 4, "agreement": 1.0, "kappa": 1.0}, n_boot=100)
+    assert [r.claim_id for r in results] == [f"D{i}" for i in range(1, 10)]
+    assert all(r.verdict in VERDICTS and r.reason for r in results)
+    table = claims_table(results)
+    assert list(table.columns) == ["paper", "ours", "interval", "verdict"] and list(table.index) == [r.claim_id for r in results]
+    counts = verdict_counts(results)
+    n = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
+    assert counts == ", ".join(f"{c} {v}" for v, c in n.items() if c)
+    assert results[0].record()["id"] == "D1" and results[8].record()["interval"] is None
+
+
+def test_claim_result_rejects_a_bad_verdict():
+    with pytest.raises(ClaimError):
+        ClaimResult("D1", "p", "o", "maybe", "r")
+
+
+def test_the_focus_keeps_other_models_and_non_members_out():
+    members = [True] * 10 + [False] * 10
+    rising = same_in_all_settings({0: ["no"] * 20, 25: ["exact"] * 10 + ["no"] * 10})
+    flat = same_in_all_settings({0: ["exact"] * 20, 25: ["exact"] * 20})
+    mem = pd.concat([mem_frame(rising, members), mem_frame(flat, members, model="base")], ignore_index=True)
+    assert claim_d1(mem, FT, n_boot=100).verdict == "reproduced"
+    assert claim_d1(mem, Focus("base"), n_boot=100).verdict == "differs"
+    # all instances of the fine-tuned model: the non-members dilute the rise to +50 points
+    assert "minus zero-shot +50 points" in claim_d1(mem, Focus("fine-tuned"), n_boot=100).ours
