@@ -53,6 +53,7 @@ from iclmem.finetune import prepare_run_data
 from iclmem.grid import expand_grid, prepared_table, run_grid
 from iclmem.ltm import load_reference
 from iclmem.plots import plot_delta_distributions, plot_perturbation_effectiveness, plot_roc_loglog
+from iclmem.probe.equivalence import equivalence_classes, model_invariances, suite_effective_size, suite_equivalence
 from iclmem.probe.grid import probe_grid
 from iclmem.probe.manipulations import MANIPULATIONS
 from iclmem.probe.run import run_queries
@@ -96,6 +97,46 @@ examples["skew_true_3"]
 
 # %%
 examples["feature_reduction_2"]
+
+# %% [markdown]
+# ## The suite as the model sees it
+#
+# Our model's row attention ignores row order and a uniform duplication of all rows (exact up to
+# float32 rounding, `iclmem.probe.equivalence`), so several of the 48 manipulated contexts are one
+# input to it. The classes of equal contexts for the query above, with the weight each distinct
+# context carries in $S(q)$ (class size / 48; the same for $M_\theta$, which shares the architecture):
+
+# %%
+invariances = model_invariances(reference)
+classes = equivalence_classes(suite_equivalence(None, query.x, query.y, query.candidates, invariances, seed, query.query_id))
+glue_text("n_distinct_contexts", len(classes))
+glue_text("baseline_weight", f"{classes.weight.iloc[0]:.0%}")
+classes
+
+# %%
+probed = run_queries(data, table, run, n_candidates, seed, max_queries=max_queries)
+effective = suite_effective_size(probed, invariances=invariances, seed=seed)
+glue_text("effective_min", int(effective["min"]))
+glue_text("effective_max", int(effective["max"]))
+effective.to_frame("distinct contexts per query").T
+
+# %% [markdown]
+# We showed that for our reference LTM the 48 manipulations of Tab. 7 are {glue:text}`n_distinct_contexts`
+# distinct contexts for this query ({glue:text}`effective_min` to {glue:text}`effective_max` over the
+# probed queries of the run), and that the unmanipulated context alone (baseline, the positional
+# shuffles, uniform scaling and `mixed_true_5_non_true_5`) carries {glue:text}`baseline_weight` of $S(q)$.
+#
+# ```{note}
+# **Mixed skewing.** Tab. 7 lists 7 "mixed skewing" configurations (true factor and incorrect factor
+# in $\{2, 3, 5\}$) without saying how many incorrect targets are skewed. We read it as the true
+# label scaled by $t$ and *every* incorrect label by $n$, the reading of App. A.3's sentence
+# "simultaneously amplifying all labels by 5x yields the highest observed AUC"; under it
+# `mixed_true_5_non_true_5` is the same context as `uniform_5`, so the paper's best single
+# perturbation is a uniform scaling. The text also allows skewing one incorrect target ($k = 1$, as
+# in "Skew Incorrect Targets"); `iclmem.probe.equivalence.alternative_suite(k=1)` gives that suite
+# (names `mixed_true_{t}_non_true_k1_x{n}`, passed as `manipulations`). The readings coincide for
+# binary tasks, which both of the paper's classification tables are.
+# ```
 
 # %% [markdown]
 # ## Member and non-member scores

@@ -149,3 +149,15 @@ def test_negative_control_identical_models_give_zero_delta_and_chance_auc():
     assert (d.delta == 0).all()
     m, n = d.score[d.is_member], d.score[~d.is_member]
     assert auc(m, n) == 0.5 and tpr_at_fpr(m, n, 0.1) == 0.0
+
+
+def test_null_halves_are_disjoint_seeded_halves():
+    from iclmem.metrics import MetricsError, null_halves
+
+    values = np.arange(11, dtype=float)
+    a, b = null_halves(values, seed=3)
+    assert len(a) == len(b) == 5 and not set(a) & set(b) and set(a) | set(b) <= set(values)
+    again = null_halves(values, seed=3)
+    assert np.array_equal(a, again[0]) and not np.array_equal(a, null_halves(values, seed=4)[0])
+    with pytest.raises(MetricsError, match="at least 4"):
+        null_halves([1.0, 2.0, 3.0])

@@ -77,6 +77,11 @@ def test_summarize_run_one_row_per_epoch_with_outcome(cls_run, reference):
     assert set(summary.outcome) <= {o.value for o in Outcome}
     assert first.outcome != Outcome.MEMORIZATION.value  # AUC(Delta S) = 0.5 is not > 0.5
     assert {"mu_gap", "sigma_gap", "loss_ratio", "outcome_rule", "tpr10_loss_hi"} <= set(summary.columns)
+    for metric in ("loss", "entropy", "confidence"):  # at epoch 0 the raw attack on S_theta is the one on S_ref
+        assert first[f"raw_tpr10_{metric}"] == first[f"ref_tpr10_{metric}"] and first[f"raw_auc_{metric}"] == first[f"ref_auc_{metric}"]
+    for metric in ("loss", "entropy"):  # the null-halves control: an AUC with its interval around it
+        assert first[f"null_auc_{metric}_lo"] <= first[f"null_auc_{metric}"] <= first[f"null_auc_{metric}_hi"]
+    assert "null_auc_confidence" not in summary.columns
 
 
 def test_regression_run_and_max_queries(tmp_path, reference):
