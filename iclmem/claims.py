@@ -24,6 +24,8 @@ from typing import Any
 import nbformat
 import pandas as pd
 
+from .data.validation import PlainText
+
 VERDICTS: tuple[str, ...] = ("reproduced", "differs", "not testable here")
 GLUE_PREFIX = "claim-"
 MISSING = "missing"  # the scorecard's verdict for a registry claim that no executed chapter glued
@@ -56,13 +58,6 @@ def glue_claim(claim_id: str, paper: str, ours: str, verdict: str, reason: str, 
 
 
 # --- the registry of claims ---------------------------------------------------------------------
-
-class PlainText(str):
-    """A string that myst-nb's ``{glue:text}`` shows without quotes (it pastes the text/plain repr)."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
 
 def glue_text(key: str, value: object) -> None:
     """Glue ``value`` as plain text under ``key`` (not displayed), for ``{glue:text}`` in the page's prose."""

@@ -111,18 +111,24 @@ def test_bad_arguments(cls_run, reference):
         summarize_run(pd.DataFrame({"model": ["theta"], "epoch": [1]}))
 
 
-def test_positive_control_randomized_member_labels_give_a_strong_signal(tmp_path):
-    """Members whose labels were randomized can only be fitted by memorizing them: after fine-tuning
-    the shipped reference on them, the calibrated AUC is well above 0.5 (positive control, Sec. 4).
-    The notebook-04 setting (iris, 20 members, lr 1e-2, 250 epochs), here with 7 of the 48 manipulations."""
+def test_positive_control_memorizes_and_the_probe_verdict_is_computed(tmp_path):
+    """The notebook-04 positive control (breast_cancer, 50 members with randomized labels, lr 1e-3, 250 epochs,
+    64-row context, all 48 manipulations). Its premise must hold: the model memorized the members, which the
+    plain calibrated loss attack on the training context shows. Whether the zero-information probe surfaces it
+    is the control's verdict, computed from the same summary the notebook shows."""
+    from iclmem.chapters.calibration import positive_control, vanilla_attack
     from iclmem.ltm import load_reference
 
     reference = load_reference()
-    table = deduplicate(load_dataset("iris"))
-    manifest = split_manifest(table, query_size=20, seed=0, label_condition="members", results_dir=tmp_path)
-    run = finetune(manifest, table, FinetuneConfig(1e-2, epochs=250, probe_epochs=(0, 250), context_size=64), reference, tmp_path,
+    table = deduplicate(load_dataset("breast_cancer"))
+    manifest = split_manifest(table, query_size=50, seed=0, label_condition="members", results_dir=tmp_path)
+    run = finetune(manifest, table, FinetuneConfig(1e-3, epochs=250, probe_epochs=(0, 250), context_size=64), reference, tmp_path,
                    progress=False)
-    summary = summarize_run(probe_run(run, table, reference=reference, manipulations=MANIPS, progress=False), run, n_boot=200)
+    premise = vanilla_attack(run, table, 250, reference)
+    assert premise["lo"] > 0.6, premise  # memorized: members' vanilla loss fell far more than non-members'
+    assert vanilla_attack(run, table, 0, reference)["auc"] == 0.5  # M_theta = M_ref at epoch 0
+    summary = summarize_run(probe_run(run, table, reference=reference, max_queries=50, progress=False), run, n_boot=200)
+    verdict = positive_control(summary, 250)
     last = summary.set_index("epoch").loc[250]
-    assert last.auc_loss > 0.7 and last.auc_loss_lo > 0.5, (last.auc_loss, last.auc_loss_lo)
-    assert last.mean_member_loss < last.mean_non_member_loss
+    assert verdict["auc"] == last.auc_loss and verdict["passed"] == (last.auc_loss_lo > 0.5)
+    assert last.n_members == last.n_non_members == 50

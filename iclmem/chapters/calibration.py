@@ -130,6 +130,29 @@ def positive_control(control: pd.DataFrame, epoch: int, metric: str = "loss") ->
     return {"auc": auc, "lo": lo, "hi": hi, "passed": passed, "outcome": r.outcome, "meaning": meaning}
 
 
+def vanilla_attack(run, table, epoch: int, reference, n_boot: int = 200, seed: int = 0) -> dict:
+    """The plain loss attack on the training-style context C' (no multiple-choice probe), calibrated.
+
+    Per query, ``L_v(M_theta) - L_v(M_ref)`` on the run's vanilla context (Tab. 3's vanilla loss);
+    lower means member. It asks whether the model memorized its members at all, which the
+    positive control presupposes, independently of whether the zero-information probe surfaces it.
+    Returns AUC with its bootstrap interval (keys ``auc``, ``lo``, ``hi``).
+    """
+    import torch
+
+    from ..finetune import prepare_run_data
+    from ..metrics import attack_metrics
+
+    data = prepare_run_data(run.manifest, table, run.config)
+    tasks = [data.task_for(data.member_x, data.member_y), data.task_for(data.non_member_x, data.non_member_y)]
+    with torch.no_grad():
+        theta = [np.asarray(p.loss(), dtype=np.float64) for p in run.model(epoch, reference).predict(tasks)]
+        ref = [np.asarray(p.loss(), dtype=np.float64) for p in reference.predict(tasks)]
+    m, n = -(theta[0] - ref[0]), -(theta[1] - ref[1])
+    out = attack_metrics(m, n, n_boot=n_boot, seed=seed, fprs=())
+    return {"auc": out["auc"], "lo": out["auc_lo"], "hi": out["auc_hi"]}
+
+
 # --- claims ---------------------------------------------------------------------------------------
 
 
@@ -282,5 +305,5 @@ def _localized_claim(det: pd.DataFrame) -> dict:
                         + ("is not" if apart else "is") + " the one with the strongest global signal (AUC), among detectable ones")
 
 
-__all__ = ["shuffled_label_check", "exhaustive_table", "negative_control", "positive_control", "calibration_claims",
+__all__ = ["shuffled_label_check", "exhaustive_table", "negative_control", "positive_control", "vanilla_attack", "calibration_claims",
            "PAPER_DETECTABLE_TASKS", "PAPER_TPR1_TASKS", "PAPER_TEMPORAL", "PAPER_LOCALIZED"]
