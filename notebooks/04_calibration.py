@@ -141,6 +141,16 @@ check.verdict.value_counts().rename("configurations").to_frame()
 # Of the {glue:text}`n_detected_n` configurations detectable under N, the signal weakens under
 # the shuffled condition in {glue:text}`n_weakens`.
 #
+# ```{note}
+# A signal under M alone is not proof of row-level memorization. Shuffled member labels are
+# improbable given the features; a model that merely spreads its predictions (less confident
+# everywhere) lowers the loss of improbable labels and raises that of probable ones, so members
+# with shuffled labels look "memorized" against non-members with true labels. The paper's third
+# condition, S (all labels shuffled, members and non-members alike), controls for that: run this
+# chapter with `label_conditions` `["none", "members", "all"]` (the paper's grid in
+# `grids/paper.yaml` has all three) and read the M and S columns side by side.
+# ```
+#
 # ## Detectable memorization (cf. Tab. 1 and Tab. 8)
 #
 # The strongest configuration per dataset and $Q$ among those classified as detectable
