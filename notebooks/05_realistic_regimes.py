@@ -162,7 +162,7 @@ balance_summary(balance) if len(balance) else print("compute = False: the runs a
 # With the encoding neutral, this build {glue:text}`random_vs_fixed` ({glue:text}`detect_counts`
 # by the point-estimate rule, {glue:text}`detect_counts_ci` with the bootstrap rule): the encoding
 # was not the whole story. With 16 + 16 probed queries and the best of three probed epochs, the
-# point-estimate rule $\mathrm{AUC} > 0.5$ fires by chance for most tables that memorized nothing,
+# point-estimate rule $\mathrm{AUC} > 0.5$ often fires by chance for a table that memorized nothing,
 # which is why the bootstrap column is the one to read here.
 
 # %% [markdown]
