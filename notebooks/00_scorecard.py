@@ -43,7 +43,7 @@ from iclmem.claims import scorecard_html, scorecard_table, verdict_counts
 
 # %%
 table = scorecard_table(executed_dir)
-HTML(scorecard_html(table))
+HTML('<div style="overflow-x: auto">' + scorecard_html(table) + "</div>")  # a wide table scrolls inside the page
 
 # %% [markdown]
 # ## Verdicts
