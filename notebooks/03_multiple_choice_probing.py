@@ -60,6 +60,7 @@ from iclmem.probe.run import run_queries
 from iclmem.report import (delta_frame, example_probe_contexts, manipulation_aucs, perturbation_effectiveness, probing_vs_paper,
                            roc_frame, strongest_configuration)
 
+# %%
 pd.set_option("display.precision", 3)
 reference = load_reference()
 specs = expand_grid(datasets, learning_rates, query_sizes, label_conditions, epochs, seed, context_size)

@@ -224,7 +224,7 @@ def _high_cardinality_table(folder, n: int = 240):
 
 def _missing_rates(config: FinetuneConfig, regime: str, folder, reference) -> list[tuple[str, float, float, float]]:
     """Per encoded column: missing share among probed members, among non-members, and Fisher's exact p-value."""
-    from scipy.stats import fisher_exact
+    from iclmem.chapters.regimes import missing_balance
 
     table = _high_cardinality_table(folder)
     manifest = split_manifest(table, query_size=40, seed=0, results_dir=folder)
@@ -235,13 +235,8 @@ def _missing_rates(config: FinetuneConfig, regime: str, folder, reference) -> li
         joint = train_joint([manifest, split_manifest(other, query_size=30, seed=0, results_dir=folder)], [table, other], config,
                             regime, reference, folder, progress=False)
         run = joint.task(table.name)
-    data = ft.prepare_run_data(run.manifest, table, run.config)
-    out = []
-    for j, column in enumerate(np.asarray(data.encoder.columns)[data.feature_columns]):
-        m, n = np.isnan(data.member_x[:, j]), np.isnan(data.non_member_x[:, j])
-        p = fisher_exact([[m.sum(), (~m).sum()], [n.sum(), (~n).sum()]]).pvalue
-        out.append((str(column), float(m.mean()), float(n.mean()), float(p)))
-    return out
+    rows = missing_balance(ft.prepare_run_data(run.manifest, table, run.config))
+    return [(r["column"], r["missing members"], r["missing non-members"], r["p"]) for r in rows]
 
 
 @pytest.mark.parametrize("regime", ["single_task_fixed", "multi_task_fixed", "multi_task_random"])

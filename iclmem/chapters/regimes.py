@@ -12,7 +12,7 @@ import pandas as pd
 from scipy.stats import fisher_exact
 
 from ..claims import claim_record
-from ..finetune import prepare_run_data
+from ..finetune import RunData, prepare_run_data
 from ..grid import RunSpec, prepared_table, run_spec
 from ..regimes import MULTI_TASK, PAPER_DATASETS, PAPER_TABLE12, REGIMES, detectable_counts
 
@@ -31,13 +31,18 @@ def encoding_balance(specs: Sequence[RunSpec], results_dir: str | None = None, c
             view = run.task(name) if spec.regime in MULTI_TASK else run
             table = prepared_table(name, carte_dir)
             data = prepare_run_data(view.manifest, table, view.config)
-            columns = np.asarray(data.encoder.columns)[data.feature_columns]
-            for j, column in enumerate(columns):
-                m, n = np.isnan(data.member_x[:, j]), np.isnan(data.non_member_x[:, j])
-                p = float(fisher_exact([[m.sum(), (~m).sum()], [n.sum(), (~n).sum()]]).pvalue)
-                rows.append({"regime": spec.regime, "dataset": name, "column": str(column), "missing members": float(m.mean()),
-                             "missing non-members": float(n.mean()), "p": p})
+            rows += [{"regime": spec.regime, "dataset": name, **r} for r in missing_balance(data)]
     return pd.DataFrame(rows)
+
+
+def missing_balance(data: RunData) -> list[dict]:
+    """Per encoded column of a run's data: missing share among members, among non-members, and Fisher's exact p."""
+    rows = []
+    for j, column in enumerate(np.asarray(data.encoder.columns)[data.feature_columns]):
+        m, n = np.isnan(data.member_x[:, j]), np.isnan(data.non_member_x[:, j])
+        p = float(fisher_exact([[m.sum(), (~m).sum()], [n.sum(), (~n).sum()]]).pvalue)
+        rows.append({"column": str(column), "missing members": float(m.mean()), "missing non-members": float(n.mean()), "p": p})
+    return rows
 
 
 def balance_summary(balance: pd.DataFrame) -> pd.DataFrame:
@@ -64,4 +69,4 @@ def regime_claim(peaks: pd.DataFrame, peaks_ci: pd.DataFrame) -> dict:
                         "with the bootstrap lower bound above 0.5: " + " -> ".join(str(int(c)) for c in ours_ci))
 
 
-__all__ = ["encoding_balance", "balance_summary", "regime_claim"]
+__all__ = ["encoding_balance", "missing_balance", "balance_summary", "regime_claim"]
