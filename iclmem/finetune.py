@@ -11,33 +11,34 @@ are kept and the *vanilla loss* (the unmanipulated training-style context C') is
 members and non-members under M_theta and M_ref. The ratio L_v(M_theta) / L_v(M_ref) and the
 prediction spread give the collapse flag of Tab. 3 / App. B.1.
 
-Runs live in the results store under a key that hashes the manifest, the hyperparameters, the
-reference checkpoint hash and the code version; an existing run is loaded, an interrupted run
-resumes from its last saved epoch.
+The training loop, the log, checkpointing and resume are :mod:`iclmem.training`'s, shared with the
+joint regimes of :mod:`iclmem.regimes`; this module is the single-task schedule. Runs live in the
+results store under a key that hashes the manifest, the hyperparameters, the reference checkpoint
+hash and the code version; an existing run is loaded, an interrupted run resumes from its last
+saved epoch.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
-from tqdm.auto import tqdm
 
-from .atomic import atomic_torch_save, atomic_write, atomic_write_text
+from .atomic import atomic_write_text
 from .data import SplitManifest
 from .data.context import draw_training_context
 from .data.dataset import Dataset
 from .ltm import ICLTask, ReferenceLTM, TableEncoder, load_reference, subsample_features
+from .outcomes import COLLAPSE_RATIO
 from .store import artifact_dir, code_version, content_key
+from .training import METRICS_FILE, Step, members_from_log, model_at_epoch, read_log, train, weights_path, write_finished
 
 PROBE_EPOCHS: tuple[int, ...] = (0, 1, 2, 5, 10, 50, 100, 250, 500)
 LEARNING_RATES: tuple[float, ...] = (1e-1, 1e-2, 1e-3, 1e-4)
-COLLAPSE_RATIO = 5.0
+#: Tab. 3 / App. B.1: near-constant predictions, one label for at least this share of queries.
 COLLAPSE_SHARE = 0.95
 
 
@@ -194,35 +195,15 @@ class FinetuneRun:
 
     def model(self, epoch: int, reference: ReferenceLTM | None = None) -> ReferenceLTM:
         """M_theta at a probing epoch (epoch 0 is M_ref)."""
-        return model_at_epoch(self.path, epoch, self.config.probe_epochs, reference)
+        return model_at_epoch(self.path, epoch, self.config.probe_epochs, reference, FinetuneError)
 
 
-def weights_path(run_dir: Path, epoch: int) -> Path:
-    """Where a run keeps M_theta's weights at a probing epoch."""
-    return run_dir / f"weights_epoch{epoch:04d}.pt"
-
-
-def model_at_epoch(run_dir: Path, epoch: int, kept: tuple[int, ...], reference: ReferenceLTM | None = None,
-                   error: type[Exception] = FinetuneError) -> ReferenceLTM:
-    """A copy of M_ref carrying the weights a run kept at ``epoch`` (one of ``kept``)."""
-    if epoch not in kept:
-        raise error(f"epoch {epoch} was not kept; kept epochs: {kept}.")
-    model = (reference or load_reference()).clone()
-    model.network.load_state_dict(torch.load(weights_path(run_dir, epoch), weights_only=True))
-    return model
+#: Source files a run's content depends on (part of its store key).
+FINETUNE_CODE = ("finetune.py", "training.py", "outcomes.py", "ltm", "data")
 
 
 def run_key(manifest: SplitManifest, config: FinetuneConfig, reference: ReferenceLTM) -> str:
-    return content_key(manifest.to_dict(), asdict(config), reference.checkpoint_sha256, code_version("finetune.py", "ltm", "data"))
-
-
-def _step_log(epoch: int, data: RunData) -> dict:
-    return {"epoch": epoch, "context_ids": data.context_ids.tolist(), "query_ids": data.member_ids.tolist()}
-
-
-def members_from_log(log: list[dict]) -> np.ndarray:
-    """The member set a log proves: every query row id of every logged step."""
-    return np.unique(np.concatenate([np.asarray(s["query_ids"], dtype=np.int64) for s in log])) if log else np.array([], dtype=np.int64)
+    return content_key(manifest.to_dict(), asdict(config), reference.checkpoint_sha256, code_version(*FINETUNE_CODE))
 
 
 def verify_ground_truth(log: list[dict], manifest: SplitManifest) -> np.ndarray:
@@ -239,37 +220,27 @@ def verify_ground_truth(log: list[dict], manifest: SplitManifest) -> np.ndarray:
 
 
 @dataclass
-class TrainingState:
-    """A fine-tuning copy of M_ref, its AdamW optimizer (Tab. 2) and a run's progress, resumable from ``state.pt``.
+class SingleTaskSchedule:
+    """Sec. 4.1: one step per epoch on the static context C' and the Q member queries (fixed pairs)."""
 
-    Shared by the single-task runs here and the joint runs of :mod:`iclmem.regimes`: ``log``
-    (the ids each step trained on), ``rows`` (metrics at probing epochs) and ``curve`` (train loss
-    per step) are the lists a run appends to; :meth:`save` writes them with the weights atomically.
-    """
+    data: RunData
+    ref_scores: dict[str, float]
+    steps_per_epoch: int = 1
+    curve_columns: tuple[str, ...] = ("epoch", "train_loss")
 
-    model: ReferenceLTM
-    optimizer: torch.optim.Optimizer
-    epoch: int = 0
-    log: list = field(default_factory=list)
-    rows: list = field(default_factory=list)
-    curve: list = field(default_factory=list)
+    def __post_init__(self) -> None:
+        self.train_task = self.data.task_for(self.data.member_x, self.data.member_y)
 
-    @classmethod
-    def start(cls, reference: ReferenceLTM, config: FinetuneConfig, state_path: Path) -> TrainingState:
-        """A fresh copy of ``reference``, or the state an interrupted run left at ``state_path``."""
-        model = reference.clone()
-        opt = torch.optim.AdamW(model.trainable_parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
-        if not state_path.exists():
-            return cls(model, opt)
-        state = torch.load(state_path, weights_only=False)
-        model.network.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        return cls(model, opt, state["epoch"], state["log"], state["rows"], state["curve"])
+    def steps(self, epoch: int) -> list[Step]:
+        log = {"epoch": epoch, "context_ids": self.data.context_ids.tolist(), "query_ids": self.data.member_ids.tolist()}
+        return [Step(self.train_task, log, {"epoch": epoch})]
 
-    def save(self, state_path: Path, epoch: int) -> None:
-        """Write the state reached at ``epoch`` (the run's loop counter; ``self.epoch`` is where it started)."""
-        atomic_torch_save({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "epoch": epoch, "log": self.log,
-                           "rows": self.rows, "curve": self.curve}, state_path)
+    def record(self, model: ReferenceLTM, epoch: int) -> list[dict]:
+        train_loss = float(model.predict([self.train_task])[0].loss().mean())
+        theta = vanilla_scores(model, self.data)
+        ratio, collapsed = collapse_flag(theta, self.ref_scores)
+        return [{"epoch": epoch, "train_loss": train_loss, **{f"theta_{k}": v for k, v in theta.items()},
+                 **{f"ref_{k}": v for k, v in self.ref_scores.items()}, "loss_ratio": ratio, "collapsed": collapsed}]
 
 
 def finetune(
@@ -287,50 +258,18 @@ def finetune(
     data = prepare_run_data(manifest, table, config)
     key = run_key(manifest, config, reference)
     path = artifact_dir("finetune", key, results_dir)
-    done = path / "metrics.csv"
+    done = path / METRICS_FILE
     if done.exists():
-        log = json.loads(gzip.decompress((path / "log.json.gz").read_bytes()))
         curve = pd.read_csv(path / "train_curve.csv")
-        return FinetuneRun(key, path, manifest, config, pd.read_csv(done), verify_ground_truth(log, manifest), curve)
+        return FinetuneRun(key, path, manifest, config, pd.read_csv(done), verify_ground_truth(read_log(path), manifest), curve)
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path / "run.json", json.dumps({"manifest": manifest.to_dict(), "config": asdict(config),
                                                      "reference_sha256": reference.checkpoint_sha256}, indent=1, default=str))
-    ref_scores = vanilla_scores(reference, data)
-    state_path = path / "state.pt"
-    training = TrainingState.start(reference, config, state_path)  # resumes an interrupted run
-    model, opt = training.model, training.optimizer
-    epoch, log, rows, curve = training.epoch, training.log, training.rows, training.curve
-    train_task = data.task_for(data.member_x, data.member_y)
-
-    def record(e: int, train_loss: float) -> None:
-        theta = vanilla_scores(model, data)
-        ratio, collapsed = collapse_flag(theta, ref_scores)
-        rows.append({"epoch": e, "train_loss": train_loss, **{f"theta_{k}": v for k, v in theta.items()},
-                     **{f"ref_{k}": v for k, v in ref_scores.items()}, "loss_ratio": ratio, "collapsed": collapsed})
-        atomic_torch_save(model.state_dict(), path / f"weights_epoch{e:04d}.pt")
-
-    if epoch == 0 and 0 in config.probe_epochs and not rows:
-        record(0, float(model.predict([train_task])[0].loss().mean()))
-    bar = tqdm(total=config.epochs, initial=epoch, disable=not progress, desc=f"{manifest.dataset} lr={config.learning_rate:g} Q={manifest.query_size}", leave=False)
-    while epoch < config.epochs:
-        loss = model.predict([train_task], grad=True)[0].loss().mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        epoch += 1
-        log.append(_step_log(epoch, data))
-        curve.append({"epoch": epoch, "train_loss": loss.item()})  # loss of the batch this step trained on
-        bar.update(1)
-        if epoch in config.probe_epochs:
-            with torch.no_grad():
-                record(epoch, float(model.predict([train_task])[0].loss().mean()))
-        if epoch % checkpoint_every == 0 or epoch in config.probe_epochs:
-            training.save(state_path, epoch)
-    bar.close()
-    members = verify_ground_truth(log, manifest)
-    atomic_write(path / "log.json.gz", lambda p: p.write_bytes(gzip.compress(json.dumps(log).encode())))
-    metrics, curve_frame = pd.DataFrame(rows), pd.DataFrame(curve, columns=["epoch", "train_loss"])
-    atomic_write_text(path / "train_curve.csv", curve_frame.to_csv(index=False))
-    atomic_write_text(done, metrics.to_csv(index=False))  # written last: marks the run as finished
-    state_path.unlink(missing_ok=True)
-    return FinetuneRun(key, path, manifest, config, metrics, members, curve_frame)
+    schedule = SingleTaskSchedule(data, vanilla_scores(reference, data))
+    trained = train(schedule, reference, learning_rate=config.learning_rate, weight_decay=config.weight_decay, epochs=config.epochs,
+                    probe_epochs=config.probe_epochs, run_dir=path, progress=progress, checkpoint_every=checkpoint_every,
+                    desc=f"{manifest.dataset} lr={config.learning_rate:g} Q={manifest.query_size}")
+    members = verify_ground_truth(trained.log, manifest)
+    write_finished(path, trained, schedule.curve_columns)
+    curve = pd.DataFrame(trained.curve, columns=list(schedule.curve_columns))
+    return FinetuneRun(key, path, manifest, config, pd.DataFrame(trained.rows), members, curve)

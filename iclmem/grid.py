@@ -1,8 +1,10 @@
-"""Grids of controlled fine-tuning runs (Sec. 5, Tab. 2): enumerate, run, collect.
+"""The grid of controlled fine-tuning runs (Sec. 5, Tab. 2): enumerate, run, probe, collect.
 
 One :class:`RunSpec` names everything a run depends on besides the reference model; a grid is
-the product of its axes. Notebooks run small grids in-process with :func:`run_grid`; the
-distributed sweep (:mod:`iclmem.sweep`) runs the same :func:`run_spec` as tasks on a cluster.
+the product of its axes (the word "grid" means this product everywhere in the package: a sweep's
+grid file, :mod:`iclmem.sweep.gridfile`, lists the same axes). Notebooks run small grids
+in-process with :func:`run_grid` and :func:`probe_grid`; the distributed sweep
+(:mod:`iclmem.sweep`) runs the same :func:`run_spec` and :func:`probe_views` as jobs on a cluster.
 
 A spec's ``regime`` (App. D, :mod:`iclmem.regimes`) is ``single_task_fixed`` (the controlled
 setting, one model per dataset) or a multi-task regime, whose spec names all its datasets joined
@@ -12,18 +14,18 @@ by ``+`` (one joint model; :attr:`RunSpec.datasets` splits them).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 from tqdm.auto import tqdm
 
-from .data import Dataset, deduplicate, load_dataset, normalize_label_condition, split_manifest
+from .data import Dataset, dataset_card, normalize_label_condition, prepared_table, split_manifest
 from .finetune import FinetuneConfig, FinetuneRun, finetune, probe_epochs_up_to
 from .ltm import ReferenceLTM, load_reference
-from .regimes import MULTI_TASK, SINGLE_TASK_FIXED, JointRun, check_regime, train_joint
+from .probe import ProbeError, probe_run, summarize_run
+from .regimes import MULTI_TASK, SINGLE_TASK_FIXED, DatasetView, JointRun, check_regime, train_joint
 
 JOINT_SEPARATOR = "+"
 
@@ -80,12 +82,6 @@ def expand_grid(datasets: list[str], learning_rates: list[float], query_sizes: l
     return specs
 
 
-@lru_cache(maxsize=32)
-def prepared_table(dataset: str, carte_dir: str | None = None) -> Dataset:
-    """The deduplicated table of a dataset name or path (cached per process)."""
-    return deduplicate(load_dataset(dataset, carte_dir=carte_dir))
-
-
 def run_spec(spec: RunSpec, reference: ReferenceLTM | None = None, results_dir: str | Path | None = None,
              progress: bool = False, carte_dir: str | None = None,
              tables: Mapping[str, Dataset] | None = None) -> FinetuneRun | JointRun:
@@ -94,7 +90,7 @@ def run_spec(spec: RunSpec, reference: ReferenceLTM | None = None, results_dir: 
     ``single_task_fixed`` gives a :class:`FinetuneRun`, the multi-task regimes a
     :class:`~iclmem.regimes.JointRun`. ``tables`` maps dataset names to deduplicated tables
     already loaded (e.g. from files with a target column); other names go through
-    :func:`prepared_table`.
+    :func:`iclmem.data.prepared_table`.
     """
     regime = check_regime(spec.regime)
     loaded = [tables[d] if tables and d in tables else prepared_table(d, carte_dir) for d in spec.datasets]
@@ -135,3 +131,56 @@ def grid_overview(specs: list[RunSpec], runs: list[FinetuneRun], metrics: pd.Dat
     rows = [{**s.to_dict(), "run_key": r.key, "members_logged": len(r.members_logged), "members_in_manifest": len(r.manifest.members)}
             for s, r in zip(specs, runs, strict=True)]
     return pd.DataFrame(rows).merge(last, on="run_key").drop(columns=["seed", "epochs"])
+
+
+def run_views(run: FinetuneRun | JointRun) -> list[FinetuneRun | DatasetView]:
+    """The per-dataset runs to probe: the run itself, or each dataset's view of a joint run."""
+    return [run.view(d) for d in run.datasets] if isinstance(run, JointRun) else [run]
+
+
+def probe_views(run: FinetuneRun | JointRun, tables: Mapping[str, Dataset], epochs: Sequence[int] | None = None,
+                reference: ReferenceLTM | None = None, n_candidates: int = 10, manipulations: Sequence[str] | None = None,
+                seed: int = 0, max_queries: int | None = None, n_boot: int = 200, results_dir: str | Path | None = None,
+                progress: bool = False) -> list[tuple[FinetuneRun | DatasetView, pd.DataFrame, pd.DataFrame]]:
+    """Probe every dataset of a run (Sec. 4.2) and summarize each probing epoch (Tab. 3 outcome, AUC, TPR).
+
+    Per dataset view of the run: (view, summary of :func:`iclmem.probe.summarize_run`, raw scores).
+    ``epochs`` are filtered to those the run kept (default: all of them); ``tables`` maps each
+    dataset name to its deduplicated table. Scores come from the results store when present.
+    """
+    out = []
+    for view in run_views(run):
+        kept = [e for e in (epochs if epochs is not None else view.config.probe_epochs) if e in view.config.probe_epochs]
+        scores = probe_run(view, tables[view.manifest.dataset], kept, reference, n_candidates, manipulations, seed, max_queries,
+                           results_dir=results_dir, progress=progress)
+        out.append((view, summarize_run(scores, view, n_boot=n_boot, seed=seed), scores))
+    return out
+
+
+def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference: ReferenceLTM | None = None,
+               epochs: Sequence[int] | None = None, n_candidates: int = 10, max_queries: int | None = None, seed: int = 0,
+               n_boot: int = 200, results_dir: str | Path | None = None, progress: bool = True) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """Probe every run at ``epochs`` (those it kept) and summarize each epoch (Tab. 3 outcome, AUC, TPR).
+
+    Returns the summary (spec columns, dataset card's k and alpha, and :func:`summarize_run`'s
+    columns) and the raw scores per run key. Scores come from the results store when present.
+    """
+    reference = reference or load_reference()
+    if epochs is not None:
+        kept_anywhere = set().union(*(run.config.probe_epochs for run in runs)) if runs else set()
+        missing = sorted(set(epochs) - kept_anywhere)
+        if missing:
+            raise ProbeError(f"probing epochs {missing} were kept by none of the runs (kept: {sorted(kept_anywhere)}); fine-tuning keeps "
+                             f"the paper's probing epochs (Tab. 2) up to each run's last epoch: choose epochs among those.")
+    rows, scores = [], {}
+    for spec, run in tqdm(list(zip(specs, runs, strict=True)), desc="probing runs", disable=not progress):
+        table = prepared_table(spec.dataset)
+        [(_, summary, sc)] = probe_views(run, {spec.dataset: table}, epochs, reference, n_candidates, None, seed, max_queries, n_boot,
+                                         results_dir)
+        card = dataset_card(table).to_dict()
+        for key, value in spec.to_dict().items():
+            summary[key] = value
+        summary["run_key"], summary["k"], summary["alpha"], summary["task"] = run.key, card.get("k"), card.get("alpha"), table.task
+        rows.append(summary)
+        scores[run.key] = sc
+    return pd.concat(rows, ignore_index=True), scores

@@ -18,6 +18,11 @@
 Note: the outcome labels printed in Tab. 10 / 11 do not all follow this order from the printed
 numbers (e.g. Tab. 10, chocolate_bar_ratings, lr 1e-2: ``mu_gap = +0.004`` and AUC 0.604 is
 labelled "Mem.", where rule 2 fires first). This module implements Tab. 3 as written.
+
+Also here, because they decide what a configuration's signal is: the primary metric of Tab. 8
+(:func:`with_primary_metric`: loss or entropy, whichever signals most, with that metric's own
+TPRs) and App. A.4's calibrated margin (:data:`MARGIN_RULES`, :func:`calibrated_margin`, and
+:func:`null_margin_rates`, how often each reading fires by chance).
 """
 
 from __future__ import annotations
@@ -29,8 +34,9 @@ from enum import Enum
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from .metrics import gap_stats
+from .metrics import gap_stats, tpr_at_fpr
 
 COLLAPSE_RATIO = 5.0
 OVERFIT_MU = 0.05
@@ -113,4 +119,94 @@ def classify_outcome(
     return OutcomeResult(Outcome.NO_SIGNAL, {**ev, "rule": "none of the above"})
 
 
-__all__ = ["Outcome", "OutcomeResult", "classify_outcome", "COLLAPSE_RATIO", "OVERFIT_MU", "OVERFIT_SIGMA", "DETECT_METRICS"]
+OUTCOME_ORDER: tuple[str, ...] = tuple(o.value for o in Outcome)
+#: Short labels of the outcomes, as Tab. 10 / 11 print them.
+SHORT: dict[str, str] = {o.value: o.short for o in Outcome}
+
+
+# --- the primary metric (Tab. 8) --------------------------------------------------------------------
+
+#: Per-metric columns that :func:`with_primary_metric` copies from the primary metric.
+PRIMARY_COLUMNS: tuple[str, ...] = ("auc", "auc_lo", "auc_hi", "tpr10", "tpr1")
+
+
+def with_primary_metric(summary: pd.DataFrame, metric: str = "best") -> pd.DataFrame:
+    """``summary`` plus ``metric`` and the ``auc``, ``auc_lo``, ``auc_hi``, ``tpr10``, ``tpr1`` of that metric.
+
+    ``metric="best"`` (Tab. 8: "We report AUC and TPR for the metric (loss or entropy) yielding the
+    maximum signal"): per row, whichever of loss and entropy has the higher AUC(Delta S), ties to
+    loss; the TPRs are that metric's own, never another metric's. ``"loss"`` / ``"entropy"`` fix it.
+    """
+    if metric not in ("best", "loss", "entropy"):
+        raise ValueError(f"metric must be 'best', 'loss' or 'entropy', got {metric!r}.")
+    out = summary.copy()
+    if metric == "best":
+        chosen = np.where(out["auc_entropy"].to_numpy(dtype=float) > out["auc_loss"].to_numpy(dtype=float), "entropy", "loss")
+    else:
+        chosen = np.full(len(out), metric)
+    out["metric"] = chosen
+    for col in PRIMARY_COLUMNS:
+        base, _, bound = col.partition("_")
+        values = {m: out.get(f"{base}_{m}" + (f"_{bound}" if bound else ""), pd.Series(np.nan, index=out.index)) for m in ("loss", "entropy")}
+        out[col] = np.where(chosen == "entropy", values["entropy"], values["loss"]).astype(float)
+    return out
+
+
+
+# --- App. A.4: the calibrated margin -------------------------------------------------------------------
+
+#: App. A.4's "calibrated margin (Delta TPR@10% >= 0.10)", the readings its text allows (see :func:`calibrated_margin`).
+MARGIN_RULES: dict[str, str] = {
+    "delta_tpr": "TPR@10% of S_theta minus TPR@10% of S_ref >= 0.10 (fine-tuning adds 0.10 to what M_ref already separates)",
+    "tpr_over_fpr": "TPR@10% of Delta S minus the FPR of 0.10 >= 0.10 (the calibrated attack beats chance by 0.10)",
+    "calibrated_tpr": "TPR@10% of Delta S >= 0.10 (the calibrated attack reaches the raw threshold; chance level itself)",
+}
+#: The reading used by default, chosen for its false-alarm rate under the null (see notebook 04 and the tests).
+DEFAULT_MARGIN_RULE = "delta_tpr"
+
+
+def calibrated_margin(raw_tpr: np.ndarray, ref_tpr: np.ndarray, calibrated_tpr: np.ndarray, rule: str = DEFAULT_MARGIN_RULE,
+                      threshold: float = 0.10, fpr: float = 0.10) -> np.ndarray:
+    """Whether App. A.4's calibrated margin holds, per configuration, under one reading of :data:`MARGIN_RULES`.
+
+    ``raw_tpr``: TPR@fpr of S_theta alone; ``ref_tpr``: of S_ref alone; ``calibrated_tpr``: of Delta S.
+    """
+    if rule not in MARGIN_RULES:
+        raise ValueError(f"unknown calibrated-margin rule {rule!r}; use one of {', '.join(MARGIN_RULES)}.")
+    raw, ref, cal = (np.asarray(a, dtype=np.float64) for a in (raw_tpr, ref_tpr, calibrated_tpr))
+    if rule == "delta_tpr":
+        return raw - ref >= threshold - 1e-12
+    if rule == "tpr_over_fpr":
+        return cal - fpr >= threshold - 1e-12
+    return cal >= threshold - 1e-12
+
+
+def null_margin_rates(n_members: int = 50, n_non_members: int = 50, n_sim: int = 2000, seed: int = 0,
+                      difficulty_sd: float = 1.0, noise_sd: float = 0.5, threshold: float = 0.10) -> pd.DataFrame:
+    """How often each reading of the calibrated margin fires when nothing was memorized (members and non-members exchangeable).
+
+    Each query gets a difficulty ``d ~ N(0, difficulty_sd)`` shared by both models; ``S_ref = d + e_ref`` and
+    ``S_theta = d + e_theta`` with independent noise ``N(0, noise_sd)``: fine-tuning moved scores, but not with
+    membership. Columns: rule, fires (share of null runs where raw TPR@10% >= threshold and the rule holds),
+    fires_given_raw (the same share among null runs with a raw signal), description.
+    """
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 0xA4]))
+    n = n_members + n_non_members
+    tprs = np.empty((n_sim, 3))
+    for i in range(n_sim):
+        d = rng.normal(0, difficulty_sd, n)
+        s_ref, s_theta = d + rng.normal(0, noise_sd, n), d + rng.normal(0, noise_sd, n)
+        member = rng.permutation(n) < n_members
+        tprs[i] = [tpr_at_fpr(v[member], v[~member], 0.10) for v in (s_theta, s_ref, s_theta - s_ref)]
+    raw = tprs[:, 0] >= threshold
+    rows = []
+    for rule, text in MARGIN_RULES.items():
+        fires = raw & calibrated_margin(tprs[:, 0], tprs[:, 1], tprs[:, 2], rule, threshold)
+        rows.append({"rule": rule, "fires": float(fires.mean()), "fires_given_raw": float(fires[raw].mean()) if raw.any() else np.nan,
+                     "description": text})
+    return pd.DataFrame(rows)
+
+
+__all__ = ["COLLAPSE_RATIO", "DEFAULT_MARGIN_RULE", "DETECT_METRICS", "MARGIN_RULES", "OUTCOME_ORDER", "OVERFIT_MU", "OVERFIT_SIGMA",
+           "PRIMARY_COLUMNS", "SHORT", "Outcome", "OutcomeResult", "calibrated_margin", "classify_outcome", "null_margin_rates",
+           "with_primary_metric"]

@@ -31,13 +31,12 @@ Random pairs use the true labels: ``label_condition`` must be ``"none"``.
 A joint run is one store artifact, ``<results>/multitask/<key>/``, keyed by the regime, all the
 manifests, the hyperparameters, the reference checkpoint hash and the code version. It keeps the
 weights at each probing epoch and per-dataset vanilla-loss metrics (collapse test, Tab. 3);
-:meth:`JointRun.task` gives a per-dataset :class:`TaskView` that :func:`iclmem.probe.probe_run`
+:meth:`JointRun.view` gives a per-dataset :class:`DatasetView` that :func:`iclmem.probe.probe_run`
 and :func:`iclmem.probe.summarize_run` accept in place of a :class:`~iclmem.finetune.FinetuneRun`.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -45,37 +44,22 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
-from tqdm.auto import tqdm
 
-from .atomic import atomic_torch_save, atomic_write, atomic_write_text
+from .atomic import atomic_write_text
 from .data import SplitManifest, draw_training_context, split_statistics
 from .data.dataset import Dataset
-from .finetune import (
-    FinetuneConfig,
-    FinetuneError,
-    RunData,
-    TrainingState,
-    collapse_flag,
-    members_from_log,
-    model_at_epoch,
-    prepare_run_data,
-    vanilla_scores,
-    weights_path,
-)
+from .finetune import FINETUNE_CODE, FinetuneConfig, FinetuneError, RunData, collapse_flag, prepare_run_data, vanilla_scores
 from .ltm import ICLTask, ReferenceLTM, load_reference
-from .report import with_primary_metric
 from .store import artifact_dir, code_version, content_key
+from .training import METRICS_FILE, Step, members_from_log, model_at_epoch, read_log, train, weights_path, write_finished
 
 SINGLE_TASK_FIXED = "single_task_fixed"
 MULTI_TASK_FIXED = "multi_task_fixed"
 MULTI_TASK_RANDOM = "multi_task_random"
 REGIMES: tuple[str, ...] = (SINGLE_TASK_FIXED, MULTI_TASK_FIXED, MULTI_TASK_RANDOM)
 MULTI_TASK: tuple[str, ...] = (MULTI_TASK_FIXED, MULTI_TASK_RANDOM)
-#: Column titles of Tab. 12.
-REGIME_TITLES: dict[str, str] = {SINGLE_TASK_FIXED: "Single-Task Fixed Pairs", MULTI_TASK_FIXED: "Multi-Task Fixed Pairs",
-                                 MULTI_TASK_RANDOM: "Multi-Task Random Pairs"}
-REGIME_CODE = ("regimes.py", "finetune.py", "ltm", "data")
+#: Source files a joint run's content depends on (part of its store key).
+REGIME_CODE = ("regimes.py", *FINETUNE_CODE)
 
 
 class RegimeError(FinetuneError):
@@ -171,7 +155,7 @@ def planned_first_epoch_queries(manifest: SplitManifest, table: Dataset, index: 
 
 
 @dataclass
-class TaskView:
+class DatasetView:
     """One dataset of a joint run, shaped like a :class:`~iclmem.finetune.FinetuneRun` for probing.
 
     ``manifest`` is :func:`probed_view` of the dataset's manifest: members replaced by the members
@@ -226,13 +210,13 @@ class JointRun:
         """The joint M_theta at a probing epoch (epoch 0 is M_ref)."""
         return model_at_epoch(self.path, epoch, self.config.probe_epochs, reference, RegimeError)
 
-    def task(self, dataset: str) -> TaskView:
+    def view(self, dataset: str) -> DatasetView:
         """The per-dataset view that :func:`iclmem.probe.probe_run` takes."""
         if dataset not in self.manifests:
             raise RegimeError(f"dataset {dataset!r} is not part of joint run {self.key}; its datasets: {', '.join(self.manifests)}.")
         view_manifest = probed_view(self.manifests[dataset], self.probed_members[dataset], self.member_statistics[dataset])
         metrics = self.metrics[self.metrics.dataset == dataset].drop(columns="dataset").reset_index(drop=True)
-        return TaskView(content_key(self.key, dataset), self.path, view_manifest, self.config, metrics,
+        return DatasetView(content_key(self.key, dataset), self.path, view_manifest, self.config, metrics,
                         self.members_logged[dataset], self)
 
     def member_counts(self) -> pd.DataFrame:
@@ -324,7 +308,7 @@ def _check_inputs(manifests: Sequence[SplitManifest], tables: Sequence[Dataset],
 
 def _load(path: Path, key: str, regime: str, manifests: dict[str, SplitManifest], tables: dict[str, Dataset],
           config: FinetuneConfig) -> JointRun:
-    log = json.loads(gzip.decompress((path / "log.json.gz").read_bytes()))
+    log = read_log(path)
     members = verify_joint_log(log, manifests, regime)
     probed, stats = _probed(log, manifests, tables, regime, config.context_seed)
     planned = _planned_probed(list(manifests.values()), [tables[n] for n in manifests], regime, config)
@@ -332,7 +316,7 @@ def _load(path: Path, key: str, regime: str, manifests: dict[str, SplitManifest]
     if differ:
         raise RegimeError(f"{differ}: the members logged in epoch 1 differ from the planned ones the vanilla losses were measured on; "
                           "the run is invalid -- delete it and rerun.")
-    return JointRun(key, path, regime, manifests, config, pd.read_csv(path / "metrics.csv"), members, probed, stats,
+    return JointRun(key, path, regime, manifests, config, pd.read_csv(path / METRICS_FILE), members, probed, stats,
                     pd.read_csv(path / "train_curve.csv"))
 
 
@@ -364,167 +348,75 @@ def train_joint(
     vanilla = {m.dataset: prepare_run_data(probed_view(m, planned[m.dataset]), t, config) for m, t in zip(manifests, tables, strict=True)}
     key = joint_key(regime, manifests, config, reference)
     path = artifact_dir("multitask", key, results_dir)
-    if (path / "metrics.csv").exists():
+    if (path / METRICS_FILE).exists():
         return _load(path, key, regime, by_name, table_of, config)
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path / "run.json", json.dumps({"regime": regime, "datasets": list(by_name), "manifests": [m.to_dict() for m in manifests],
                                                      "config": asdict(config), "reference_sha256": reference.checkpoint_sha256},
                                                     indent=1, default=str))
-    ref_scores = {name: vanilla_scores(reference, d) for name, d in vanilla.items()}
-    names = list(by_name)
-    encoded = {name: data[name].encode(table_of[name].features) for name in names} if regime == MULTI_TASK_RANDOM else {}
-    pools = {name: training_pool(by_name[name]) for name in names}
-    state_path = path / "state.pt"
-    training = TrainingState.start(reference, config, state_path)  # resumes an interrupted run
-    model, opt = training.model, training.optimizer
-    epoch, log, rows, curve = training.epoch, training.log, training.rows, training.curve
-
-    def step_task(index: int, name: str, e: int) -> tuple[ICLTask, np.ndarray, np.ndarray]:
-        d = data[name]
-        if regime == MULTI_TASK_FIXED:
-            return d.task_for(d.member_x, d.member_y), d.context_ids, d.member_ids
-        table = table_of[name]
-        ctx, q = sample_pair(pools[name], table.target, table.task, by_name[name].query_size, config.context_size,
-                             (config.context_seed, 0x5EED, e, index))
-        y, x = table.target.to_numpy(), encoded[name]
-        return ICLTask(x[ctx], y[ctx], x[q], y[q], d.task, d.target_center, d.target_scale), ctx, q
-
-    def record(e: int) -> None:
-        for name in names:
-            theta = vanilla_scores(model, vanilla[name])
-            ratio, collapsed = collapse_flag(theta, ref_scores[name])
-            rows.append({"dataset": name, "epoch": e, "train_loss": theta["loss_members"], **{f"theta_{k}": v for k, v in theta.items()},
-                         **{f"ref_{k}": v for k, v in ref_scores[name].items()}, "loss_ratio": ratio, "collapsed": collapsed})
-        atomic_torch_save(model.state_dict(), path / f"weights_epoch{e:04d}.pt")
-
-    if epoch == 0 and 0 in config.probe_epochs and not rows:
-        with torch.no_grad():
-            record(0)
-    bar = tqdm(total=config.epochs * len(names), initial=epoch * len(names), disable=not progress, leave=False,
-               desc=f"{regime} ({len(names)} datasets) lr={config.learning_rate:g}")
-    while epoch < config.epochs:
-        epoch += 1
-        for i in epoch_order(len(names), config.context_seed, epoch):
-            name = names[i]
-            task, ctx, q = step_task(int(i), name, epoch)
-            loss = model.predict([task], grad=True)[0].loss().mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            log.append({"epoch": epoch, "dataset": name, "context_ids": np.asarray(ctx, dtype=np.int64),
-                        "query_ids": np.asarray(q, dtype=np.int64)})  # arrays: compact in the checkpoint state
-            curve.append({"epoch": epoch, "dataset": name, "train_loss": loss.item()})
-            bar.update(1)
-        if epoch in config.probe_epochs:
-            with torch.no_grad():
-                record(epoch)
-        if epoch % checkpoint_every == 0 or epoch in config.probe_epochs:
-            training.save(state_path, epoch)
-    bar.close()
-    verify_joint_log(log, by_name, regime)
-    plain = [{**s, "context_ids": np.asarray(s["context_ids"]).tolist(), "query_ids": np.asarray(s["query_ids"]).tolist()} for s in log]
-    atomic_write(path / "log.json.gz", lambda p: p.write_bytes(gzip.compress(json.dumps(plain).encode())))
-    atomic_write_text(path / "train_curve.csv", pd.DataFrame(curve, columns=["epoch", "dataset", "train_loss"]).to_csv(index=False))
-    atomic_write_text(path / "metrics.csv", pd.DataFrame(rows).to_csv(index=False))  # written last: marks the run as finished
-    state_path.unlink(missing_ok=True)
+    schedule = JointSchedule(regime, manifests, tables, config, data, vanilla, {n: vanilla_scores(reference, d) for n, d in vanilla.items()})
+    trained = train(schedule, reference, learning_rate=config.learning_rate, weight_decay=config.weight_decay, epochs=config.epochs,
+                    probe_epochs=config.probe_epochs, run_dir=path, progress=progress, checkpoint_every=checkpoint_every,
+                    desc=f"{regime} ({len(manifests)} datasets) lr={config.learning_rate:g}")
+    verify_joint_log(trained.log, by_name, regime)
+    write_finished(path, trained, schedule.curve_columns)
     return _load(path, key, regime, by_name, table_of, config)
 
 
-# --- Tab. 12 ------------------------------------------------------------------------------------
+class JointSchedule:
+    """App. D: every epoch one AdamW step per dataset, in a seeded order; fixed pairs or fresh random pairs.
 
-DETECTABLE = "detectable_memorization"
-#: Tab. 12 of the paper (Q = 512): peak detectable memorization per regime, for the five datasets
-#: with signal in at least one regime; a missing (dataset, regime) is "--" (no detectable signal).
-#: Single-task peaks are across all learning rates (lr 1e-3 at babies_r_us and bikewale, else 1e-4);
-#: the joint regimes use lr 1e-4 on all 10 CARTE tasks.
-PAPER_TABLE12 = pd.DataFrame(
-    [("babies_r_us", SINGLE_TASK_FIXED, 1, 0.668, 0.205, 0.008, 1e-3), ("babies_r_us", MULTI_TASK_FIXED, 100, 0.618, 0.008, 0.000, 1e-4),
-     ("beer_ratings", SINGLE_TASK_FIXED, 50, 0.586, 0.494, 0.166, 1e-4),
-     ("bikedekho", SINGLE_TASK_FIXED, 10, 0.579, 0.148, 0.016, 1e-4), ("bikedekho", MULTI_TASK_FIXED, 1, 0.558, 0.190, 0.027, 1e-4),
-     ("bikewale", SINGLE_TASK_FIXED, 1, 0.582, 0.266, 0.123, 1e-3), ("bikewale", MULTI_TASK_RANDOM, 10, 0.575, 0.100, 0.018, 1e-4),
-     ("cardekho", SINGLE_TASK_FIXED, 50, 0.560, 0.029, 0.002, 1e-4)],
-    columns=["dataset", "regime", "epoch", "auc", "tpr10", "tpr1", "learning_rate"])
-#: Datasets of the paper's evaluation (Tab. 5); Tab. 12 lists only those with a detectable signal.
-PAPER_DATASETS = 10
-
-
-def peak_table(rows: pd.DataFrame, query_size: int = 512, metric: str = "best", label_condition: str = "none",
-               require_ci: bool = False) -> pd.DataFrame:
-    """Tab. 12 from sweep rows: per dataset and regime, the probing epoch with the highest AUC(Delta S).
-
-    Only epochs whose Tab. 3 outcome is detectable memorization count (epoch 0, M_ref, never does);
-    a (dataset, regime) without one gets NaN ("--" in the paper). ``metric`` is ``"loss"``,
-    ``"entropy"`` or ``"best"`` (default): per epoch the higher of the two AUCs, since Tab. 3
-    detects on loss *or* entropy; the TPRs are of the same metric. Rows are filtered to
-    ``query_size`` and ``label_condition``; the peak runs over every learning rate in ``rows``
-    (the paper's single-task column takes the peak across all learning rates). ``require_ci``
-    also asks the lower bound of the bootstrap interval of that AUC to exceed 0.5 (few probed
-    queries: the point estimate exceeds 0.5 by chance half the time). Columns: dataset, regime,
-    epoch, learning_rate, metric, auc, auc_lo, tpr10, tpr1, members_logged, detectable.
+    Fixed pairs train each dataset on its static context C' and its Q member queries; random pairs
+    draw a fresh context-query sample from the dataset's training pool at every step
+    (:func:`sample_pair`, seeded by (seed, epoch, dataset index)). At a probing epoch every
+    dataset's vanilla losses are measured on the members its probe will score.
     """
-    if metric not in ("loss", "entropy", "best"):
-        raise RegimeError(f"metric must be 'loss', 'entropy' or 'best', got {metric!r}.")
-    data = with_primary_metric(rows[(rows.query_size == query_size) & (rows.label_condition == label_condition) & (rows.epoch > 0)],
-                               metric)
-    out = []
-    for (dataset, regime), group in data.groupby(["dataset", "regime"], sort=False):
-        hits = group[(group.outcome == DETECTABLE) & ((group.auc_lo > 0.5) | (not require_ci))]
-        row = {"dataset": dataset, "regime": regime, "members_logged": int(group.members_logged.max()), "detectable": not hits.empty}
-        if not hits.empty:
-            best = hits.loc[hits.auc.idxmax()]
-            row.update(epoch=int(best.epoch), learning_rate=float(best.learning_rate), metric=best.metric, auc=float(best.auc),
-                       auc_lo=float(best.auc_lo), tpr10=float(best.tpr10), tpr1=float(best.tpr1))
-        out.append(row)
-    cols = ["dataset", "regime", "epoch", "learning_rate", "metric", "auc", "auc_lo", "tpr10", "tpr1", "members_logged", "detectable"]
-    return pd.DataFrame(out, columns=cols).astype({"epoch": "Int64"})
 
+    def __init__(self, regime: str, manifests: Sequence[SplitManifest], tables: Sequence[Dataset], config: FinetuneConfig,
+                 data: dict[str, RunData], vanilla: dict[str, RunData], ref_scores: dict[str, dict[str, float]]) -> None:
+        self.regime, self.config, self.data, self.vanilla, self.ref_scores = regime, config, data, vanilla, ref_scores
+        self.manifests = {m.dataset: m for m in manifests}
+        self.tables = {m.dataset: t for m, t in zip(manifests, tables, strict=True)}
+        self.names = list(self.manifests)
+        self.steps_per_epoch = len(self.names)
+        self.curve_columns = ("epoch", "dataset", "train_loss")
+        random = regime == MULTI_TASK_RANDOM
+        self.encoded = {n: data[n].encode(self.tables[n].features) for n in self.names} if random else {}
+        self.pools = {n: training_pool(self.manifests[n]) for n in self.names}
 
-def wide_table(peaks: pd.DataFrame, values: Sequence[str] = ("epoch", "auc", "tpr10", "tpr1")) -> pd.DataFrame:
-    """Tab. 12's layout: one row per dataset, (regime, value) columns in the order of :data:`REGIMES`."""
-    wide = peaks.pivot(index="dataset", columns="regime", values=list(values)).swaplevel(axis=1)
-    order = [(r, v) for r in REGIMES for v in values if (r, v) in wide.columns]
-    wide = wide[order]
-    for col in [c for c in wide.columns if c[1] == "epoch"]:
-        wide[col] = wide[col].astype("Int64")
-    return wide.rename(columns=REGIME_TITLES, level=0)
+    def _pair(self, index: int, name: str, epoch: int) -> tuple[ICLTask, np.ndarray, np.ndarray]:
+        d = self.data[name]
+        if self.regime == MULTI_TASK_FIXED:
+            return d.task_for(d.member_x, d.member_y), d.context_ids, d.member_ids
+        table = self.tables[name]
+        ctx, q = sample_pair(self.pools[name], table.target, table.task, self.manifests[name].query_size, self.config.context_size,
+                             (self.config.context_seed, 0x5EED, epoch, index))
+        y, x = table.target.to_numpy(), self.encoded[name]
+        return ICLTask(x[ctx], y[ctx], x[q], y[q], d.task, d.target_center, d.target_scale), ctx, q
 
+    def steps(self, epoch: int) -> list[Step]:
+        out = []
+        for i in epoch_order(len(self.names), self.config.context_seed, epoch):
+            name = self.names[i]
+            task, ctx, q = self._pair(int(i), name, epoch)
+            log = {"epoch": epoch, "dataset": name, "context_ids": np.asarray(ctx, dtype=np.int64),
+                   "query_ids": np.asarray(q, dtype=np.int64)}  # arrays: compact in the checkpoint state
+            out.append(Step(task, log, {"epoch": epoch, "dataset": name}))
+        return out
 
-def detectable_counts(peaks: pd.DataFrame, n_datasets: int | None = None) -> pd.Series:
-    """Datasets with detectable memorization per regime (the paper: 5 -> 2 -> 1 of 10)."""
-    counts = peaks.auc.notna().groupby(peaks.regime).sum().reindex([r for r in REGIMES if r in set(peaks.regime)]).astype(int)
-    counts.name = f"detectable (of {n_datasets or peaks.dataset.nunique()})"
-    return counts
-
-
-def plot_regime_decay(ours: pd.DataFrame, paper: pd.DataFrame = PAPER_TABLE12):
-    """Peak AUC(Delta S) per dataset across the three regimes (cf. Tab. 12): ours (solid) beside the paper's (dashed).
-
-    A dataset without detectable memorization in a regime is drawn at chance (AUC 0.5) with an open marker.
-    """
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-    for ax, data, title, style in ((axes[0], paper, "paper (Tab. 12, CARTE tables)", "--"), (axes[1], ours, "this build", "-")):
-        for dataset, group in data.groupby("dataset", sort=True):
-            g = group.set_index("regime").reindex(REGIMES)
-            y = g.auc.astype(float).fillna(0.5).to_numpy()
-            found = g.auc.notna().to_numpy()
-            (line,) = ax.plot(range(len(REGIMES)), y, style, marker=None, label=dataset)
-            ax.scatter(np.flatnonzero(found), y[found], color=line.get_color(), zorder=3)
-            ax.scatter(np.flatnonzero(~found), y[~found], facecolors="none", edgecolors=line.get_color(), zorder=3)
-        ax.axhline(0.5, color="k", lw=0.8, ls=":")
-        ax.set_xticks(range(len(REGIMES)), [REGIME_TITLES[r].replace(" Pairs", "\npairs") for r in REGIMES], fontsize=8)
-        ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=7, loc="best")
-    axes[0].set_ylabel(r"peak AUC($\Delta S$)  (open: not detectable)")
-    fig.tight_layout()
-    return fig
+    def record(self, model: ReferenceLTM, epoch: int) -> list[dict]:
+        rows = []
+        for name in self.names:
+            theta = vanilla_scores(model, self.vanilla[name])
+            ref = self.ref_scores[name]
+            ratio, collapsed = collapse_flag(theta, ref)
+            rows.append({"dataset": name, "epoch": epoch, "train_loss": theta["loss_members"], **{f"theta_{k}": v for k, v in theta.items()},
+                         **{f"ref_{k}": v for k, v in ref.items()}, "loss_ratio": ratio, "collapsed": collapsed})
+        return rows
 
 
 __all__ = [
-    "PAPER_TABLE12", "PAPER_DATASETS", "peak_table", "wide_table", "detectable_counts", "plot_regime_decay",
-    "REGIMES", "REGIME_TITLES", "MULTI_TASK", "SINGLE_TASK_FIXED", "MULTI_TASK_FIXED", "MULTI_TASK_RANDOM", "RegimeError",
-    "JointRun", "TaskView", "check_regime", "training_pool", "sample_pair", "epoch_order", "matched_member_sample",
-    "first_epoch_members", "probed_view", "planned_first_epoch_queries",
-    "joint_key", "verify_joint_log", "train_joint",
+    "REGIMES", "MULTI_TASK", "SINGLE_TASK_FIXED", "MULTI_TASK_FIXED", "MULTI_TASK_RANDOM", "RegimeError",
+    "JointRun", "JointSchedule", "DatasetView", "check_regime", "training_pool", "sample_pair", "epoch_order", "matched_member_sample",
+    "first_epoch_members", "probed_view", "planned_first_epoch_queries", "joint_key", "verify_joint_log", "train_joint",
 ]

@@ -1,4 +1,4 @@
-"""The content-addressed results store (DESIGN.md "The results store").
+"""The content-addressed results store: every artifact keyed by everything that determines it.
 
 Every artifact lives in ``<results>/<kind>/<key>/`` where ``key`` hashes everything that
 determines it: inputs (a manifest, hyperparameters), the model checkpoint hash and the

@@ -21,18 +21,18 @@
 # link to the chapter that computes it.
 #
 # Nothing in the table is typed on this page. Each chapter records its claims as it computes them
-# (`iclmem.claims.glue_claim`), and this page reads those records back from the executed chapter
+# (`iclmem.chapters.claims.glue_claim`), and this page reads those records back from the executed chapter
 # notebooks in `executed_dir`. `iclmem book` executes this page after every other notebook and again
 # whenever one of them changed, so the scorecard always describes the chapters it links to.
 
 # %% tags=["parameters"]
 executed_dir: str = "_build/executed"  # where `iclmem book` writes the executed chapters (relative to the repository root)
 
-# %%
+# %% tags=["hide-input"]
 from IPython.display import HTML
 from myst_nb import glue
 
-from iclmem.claims import scorecard_html, scorecard_table, verdict_counts
+from iclmem.chapters.claims import scorecard_html, scorecard_table, verdict_counts
 
 # %% [markdown]
 # ## The scorecard
@@ -50,7 +50,7 @@ HTML('<div style="overflow-x: auto">' + scorecard_html(table) + "</div>")  # a w
 #
 # How many claims got each verdict in this build.
 
-# %%
+# %% tags=["hide-input"]
 counts = verdict_counts(table)
 for verdict, n in counts.items():
     glue(f"n_{verdict.replace(' ', '_')}", int(n), display=False)

@@ -44,16 +44,15 @@ data_path: str = ""  # adapt-a-notebook: a CSV/parquet file ...
 target: str = ""  # ... its target column ...
 task: str = ""  # ... and task (classification | regression; inferred if empty)
 
-# %%
+# %% tags=["hide-input"]
 import pandas as pd
 from myst_nb import glue
 
-from iclmem.chapters.split import split_claim
-from iclmem.claims import glue_claims
-from iclmem.data import cards_frame, dataset_card, dedup_frame, paper_table6
-from iclmem.data.plots import plot_pool_ecdfs
-from iclmem.data.validation import (load_tables, make_splits, randomization_table, resolve_datasets,
-                                    resolve_query_sizes, summary_numbers, validation_table)
+from iclmem.chapters.claims import glue_claims
+from iclmem.chapters.split import (glue_values, paper_table6, plot_pool_ecdfs, resolve_datasets, resolve_query_sizes,
+                                   split_claim, validation_table)
+from iclmem.data import cards_frame, dataset_card, dedup_frame
+from iclmem.data.validation import load_tables, make_splits, randomization_table
 
 pd.set_option("display.precision", 4)
 names = resolve_datasets(dataset, datasets, data_path)
@@ -123,11 +122,9 @@ fig = plot_pool_ecdfs(manifests, tables)
 shuffled = randomization_table(manifests, tables)
 shuffled if len(shuffled) else print(f"label_condition = {label_condition!r}: no labels randomized")
 
-# %%
-for key, value in summary_numbers(tab6, dedup).items():
+# %% tags=["hide-input"]
+for key, value in glue_values(tab6, dedup).items():
     glue(key, value, display=False)
-for name, row in dedup.iterrows():
-    glue(f"n_{name}", int(row["n_output"]), display=False)
 glue_claims([split_claim(tab6)])  # C14, for the scorecard
 
 # %% [markdown]

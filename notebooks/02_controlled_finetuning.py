@@ -35,19 +35,21 @@ epochs: int = 100
 context_size: int = 256  # the paper uses up to 512; 256 keeps the book build within its time budget
 seed: int = 0
 
-# %%
+# %% tags=["hide-input"]
 import time
 
 import pandas as pd
 from myst_nb import glue
 
-from iclmem.chapters.finetuning import loss_ratio_claim, median_loss_ratios
-from iclmem.claims import glue_claims
+from iclmem.chapters.claims import glue_claims
+from iclmem.chapters.finetuning import (loss_ratio_claim, median_loss_ratios, plot_collapse_map, plot_loss_ratio_distribution,
+                                        plot_training_curves)
 from iclmem.grid import expand_grid, grid_curves, grid_metrics, grid_overview, run_grid
 from iclmem.ltm import load_reference
-from iclmem.plots import plot_collapse_map, plot_loss_ratio_distribution, plot_training_curves
 
 pd.set_option("display.precision", 3)
+
+# %% tags=["hide-input"]
 reference = load_reference()
 specs = expand_grid(datasets, learning_rates, query_sizes, label_conditions, epochs, seed, context_size)
 started = time.perf_counter()
@@ -102,7 +104,7 @@ ratio = median_loss_ratios(metrics)
 glue_claims([loss_ratio_claim(metrics)])  # C10, for the scorecard
 ratio.rename("median loss ratio").to_frame().T
 
-# %%
+# %% tags=["hide-input"]
 glue("n_runs", len(runs), display=False)
 glue("wall_minutes", f"{wall_s / 60:.1f}", display=False)
 glue("collapsed_share", f"{overview.collapsed.mean():.0%}", display=False)

@@ -44,24 +44,24 @@ n_candidates: int = 10  # regression candidate set size
 max_queries: int = 50  # members and non-members probed per run (a seeded subset when Q is larger)
 n_boot: int = 200  # bootstrap resamples for the intervals
 
-# %%
+# %% tags=["hide-input"]
 import pandas as pd
 
-from iclmem.chapters.probing import perturbation_claim
-from iclmem.claims import glue_claims, glue_text
+from iclmem.chapters.claims import glue_claims, glue_text
+from iclmem.chapters.probing import (delta_frame, example_probe_contexts, manipulation_aucs, perturbation_claim,
+                                     perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness,
+                                     plot_roc_loglog, probing_vs_paper, roc_frame, strongest_configuration)
+from iclmem.data import prepared_table
 from iclmem.finetune import prepare_run_data
-from iclmem.grid import expand_grid, prepared_table, run_grid
+from iclmem.grid import expand_grid, probe_grid, run_grid
 from iclmem.ltm import load_reference
-from iclmem.plots import plot_delta_distributions, plot_perturbation_effectiveness, plot_roc_loglog
 from iclmem.probe.equivalence import equivalence_classes, model_invariances, suite_effective_size, suite_equivalence
-from iclmem.probe.grid import probe_grid
 from iclmem.probe.manipulations import MANIPULATIONS
 from iclmem.probe.run import run_queries
-from iclmem.report import (delta_frame, example_probe_contexts, manipulation_aucs, perturbation_effectiveness, probing_vs_paper,
-                           roc_frame, strongest_configuration)
 
-# %%
 pd.set_option("display.precision", 3)
+
+# %% tags=["hide-input"]
 reference = load_reference()
 specs = expand_grid(datasets, learning_rates, query_sizes, label_conditions, epochs, seed, context_size)
 runs = run_grid(specs, reference, progress=False)

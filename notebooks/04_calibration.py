@@ -54,20 +54,23 @@ control_context_size: int = 64
 control_epochs: int = 250  # one of the probing epochs of Tab. 2 (1, 2, 5, 10, 50, 100, 250, 500)
 control_learning_rate: float = 0.001
 
-# %%
+# %% tags=["hide-input"]
 import pandas as pd
 
-from iclmem.chapters.calibration import (calibration_claims, exhaustive_table, negative_control, positive_control,
-                                         shuffled_label_check, vanilla_attack)
-from iclmem.claims import glue_claims, glue_text
-from iclmem.grid import RunSpec, expand_grid, prepared_table, run_grid
+from iclmem.chapters.calibration import (PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1, calibration_claims,
+                                         calibration_effect, data_characteristics, detectable_table, exhaustive_table,
+                                         negative_control, outcome_shares, plot_data_characteristics, plot_outcome_shares,
+                                         plot_temporal_evolution, positive_control, shuffled_label_check, temporal_evolution,
+                                         vanilla_attack)
+from iclmem.chapters.claims import glue_claims, glue_text
+from iclmem.data import prepared_table
+from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid
 from iclmem.ltm import load_reference
-from iclmem.plots import plot_data_characteristics, plot_outcome_shares, plot_temporal_evolution
-from iclmem.probe.grid import probe_grid
-from iclmem.report import (MARGIN_RULES, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1, calibration_effect,
-                           data_characteristics, detectable_table, null_margin_rates, outcome_shares, temporal_evolution)
+from iclmem.outcomes import MARGIN_RULES, null_margin_rates
 
 pd.set_option("display.precision", 3)
+
+# %% tags=["hide-input"]
 reference = load_reference()
 specs = expand_grid(datasets, learning_rates, query_sizes, label_conditions, epochs, seed, context_size)
 runs = run_grid(specs, reference, progress=False)
@@ -83,7 +86,7 @@ summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates,
 #
 # The text does not define $\Delta\mathrm{TPR}$. We simulate each reading it allows under the null
 # hypothesis (members and non-members exchangeable, both models' scores sharing a per-query
-# difficulty, `iclmem.report.null_margin_rates`) at this chapter's query counts. A rule that fires
+# difficulty, `iclmem.outcomes.null_margin_rates`) at this chapter's query counts. A rule that fires
 # in most null runs cannot show 95% of raw signals vanishing.
 
 # %%

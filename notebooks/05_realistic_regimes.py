@@ -53,7 +53,7 @@ grid_file = None  # e.g. "grids/paper.yaml": use that grid instead of the parame
 compute: bool = True  # False: only read the results store, run nothing
 workers: int = 0  # 0: run missing tasks in this process; N: on a local Dask cluster of N processes
 
-# %%
+# %% tags=["hide-input"]
 import time
 import warnings
 
@@ -61,19 +61,16 @@ warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm in a ke
 import pandas as pd
 from myst_nb import glue
 
-from iclmem.chapters.regimes import balance_summary, encoding_balance, regime_claim
-from iclmem.claims import glue_claims
-from iclmem.regimes import PAPER_DATASETS, PAPER_TABLE12, REGIME_TITLES, detectable_counts, peak_table, plot_regime_decay, wide_table
-from iclmem.sweep import collect_sweep, load_grid, parse_grid, run_sweep
+from iclmem.chapters.claims import glue_claims
+from iclmem.chapters.regimes import (PAPER_DATASETS, PAPER_TABLE12, REGIME_TITLES, balance_summary, decays, detectable_counts,
+                                     encoding_balance, notebook_grid, plot_regime_decay, regime_claim, regime_peak_table, wide_table)
+from iclmem.sweep import collect_sweep, run_sweep
 
 pd.set_option("display.precision", 3)
-if grid_file:
-    grid = load_grid(grid_file)
-else:
-    grid = parse_grid({"name": "book", "datasets": datasets, "learning_rates": learning_rates, "query_sizes": [query_size],
-                       "regimes": regimes, "epochs": epochs, "context_size": context_size, "seed": seed,
-                       "probe": {"n_candidates": n_candidates, "max_queries": max_queries, "epochs": probe_epochs, "n_boot": n_boot}},
-                      "notebook 05 parameters")
+
+# %% tags=["hide-input"]
+grid = notebook_grid(datasets, learning_rates, query_size, regimes, epochs, context_size, seed, n_candidates, max_queries, probe_epochs,
+                     n_boot, grid_file)
 started = time.perf_counter()
 result = run_sweep(grid, workers=workers, progress=False) if compute else collect_sweep(grid)
 wall_s = time.perf_counter() - started
@@ -106,7 +103,7 @@ members.rename(columns=REGIME_TITLES)
 # that no epoch was detectable (the paper's "—").
 
 # %%
-peaks = peak_table(rows, query_size=query_size)
+peaks = regime_peak_table(rows, query_size=query_size)
 wide_table(peaks)
 
 # %% [markdown]
@@ -125,7 +122,7 @@ wide_table(PAPER_TABLE12)
 
 # %%
 n_ours = peaks.dataset.nunique()
-peaks_ci = peak_table(rows, query_size=query_size, require_ci=True)
+peaks_ci = regime_peak_table(rows, query_size=query_size, require_ci=True)
 counts = pd.DataFrame({"paper (of 10)": detectable_counts(PAPER_TABLE12, PAPER_DATASETS),
                        f"this build (of {n_ours})": detectable_counts(peaks),
                        "this build, CI lower bound > 0.5": detectable_counts(peaks_ci)}).rename(index=REGIME_TITLES)
@@ -171,7 +168,7 @@ balance_summary(balance) if len(balance) else print("compute = False: the runs a
 # %%
 fig = plot_regime_decay(peaks)
 
-# %%
+# %% tags=["hide-input"]
 random_members = rows[rows.regime == "multi_task_random"].groupby("dataset").members_logged.max()
 glue("n_tasks", len(result.summaries), display=False)
 glue("wall_minutes", f"{wall_s / 60:.1f}", display=False)
@@ -181,9 +178,7 @@ glue("detect_counts_ci", " → ".join(str(int(c)) for c in counts.iloc[:, 2]), d
 glue("n_datasets", int(peaks.dataset.nunique()), display=False)
 glue("random_members_max", int(random_members.max()) if len(random_members) else 0, display=False)
 glue("epochs", int(max(s.epochs for s in grid.specs)), display=False)
-ours = counts.iloc[:, 1].to_numpy()
-decays = bool(ours[-1] < ours[0] and (ours[1:] <= ours[:-1]).all())
-glue("decay_verdict", "falls from regime to regime, as in the paper" if decays else
+glue("decay_verdict", "falls from regime to regime, as in the paper" if decays(counts.iloc[:, 1]) else
      "does not fall from regime to regime: the paper's decay is not reproduced by this build", display=False)
 
 # %% [markdown]

@@ -62,31 +62,27 @@ batch_size: int = 8  # in-process: instances decoded together
 num_threads: int = 0  # torch CPU threads (0: torch's default)
 progress: bool = True  # progress bars on the terminal (never in the rendered page)
 
-# %%
+# %% tags=["hide-input"]
 import os
 import time
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import matplotlib.pyplot as plt
 import pandas as pd
 import torch
-from myst_nb import glue
 
-from iclmem.claims import glue_claim
-from iclmem.llm import paper
-from iclmem.llm.backends import InProcessBackend, OpenAIBackend
-from iclmem.llm.cache import CachedBackend
-from iclmem.llm.claims import CONFIDENCE, EQUIVALENCE_MARGIN, N_BOOT, Focus, all_claims, claims_table, kappa_reading, verdict_counts
-from iclmem.llm.datasets import get_spec
+from iclmem.chapters.claims import glue_claims
+from iclmem.chapters.llm_kshot import (Focus, all_claims, claims_glue, claims_table, context_summary, correlation_tables, glue_values,
+                                       ground_truth_glue, ground_truth_table, judge_glue, judges_text, memorized_vs_not_table,
+                                       paper_correlation_tables, plot_match_composition, plot_memorization, plot_performance_vs_memorization,
+                                       run_glue, sample_table)
+from iclmem.llm import SETTINGS, CachedBackend, LLMJudge, OfflineJudge, ReplicationConfig, agreement, build_experiment, memorization_messages
+from iclmem.llm.backends import InProcessBackend, make_backend
 from iclmem.llm.finetune import FinetuneConfig
-from iclmem.llm.judges import SHIPPED_THRESHOLDS, LLMJudge, OfflineJudge, agreement
-from iclmem.llm.plots import plot_match_composition, plot_memorization, plot_performance_vs_memorization
-from iclmem.llm.prompts import SETTINGS
-from iclmem.llm.replication import (ReplicationConfig, accuracy, add_judgement, all_requests, build_experiment,
-                                    context_fit, correlation_table, finetune_log, finetuned_backend, memorization_rates,
-                                    memorized_vs_not, request_summary, run_memorization, run_performance, runnable_ks,
-                                    window_capacity)
+from iclmem.llm.replication import (accuracy, add_judgement, all_requests, finetune_log, finetuned_backend, judge_subsample,
+                                    memorization_rates, request_summary, run_memorization, run_performance)
 
+# %% tags=["hide-input"]
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before any backend: the in-process model is read from the local cache
 if num_threads:
     torch.set_num_threads(num_threads)
 pd.set_option("display.precision", 2)
@@ -108,12 +104,7 @@ exp = build_experiment(config)
 # seeded by the run seed and the instance id.
 
 # %%
-data = exp.data
-pd.DataFrame({
-    "rows read": [data.n_rows], "usable": [len(data.instances)], "dropped (empty or one word)": [data.n_dropped_empty],
-    "dropped (duplicate text)": [data.n_dropped_duplicate], "dropped (other label)": [data.n_dropped_label],
-    "instances": [len(exp.instances)], "members": [len(exp.sample.members)], "demonstrations": [len(exp.sample.demonstrations)],
-}, index=[f"{data.spec.title} ({data.split})"])
+sample_table(exp)
 
 # %%
 exp.instance_table().head(8)
@@ -123,8 +114,6 @@ exp.instance_table().head(8)
 # user turn answered by an assistant turn):
 
 # %%
-from iclmem.llm.prompts import memorization_messages
-
 demo2 = [exp.pairs[d.id] for d in exp.sample.demonstrations[:2]]
 target = exp.pairs[exp.instances[0].id]
 for s in config.settings:
@@ -140,23 +129,13 @@ for s in config.settings:
 # per k; a k that does not fit is left out and reported, together with the largest k the window holds.
 
 # %%
-if backend == "inprocess":
-    base_raw = InProcessBackend(batch_size=batch_size)
-elif backend == "openai":
-    base_raw = OpenAIBackend()
-else:
-    raise ValueError(f"unknown backend {backend!r}")
+base_raw = InProcessBackend(batch_size=batch_size) if backend == "inprocess" else make_backend(backend)
 base = CachedBackend(base_raw)
-fit = context_fit(base, exp)
-ks_run = runnable_ks(fit)
-k_max, probe_pool = window_capacity(base, exp)
-left_out = [k for k in config.ks if k not in ks_run]
-glue("largest_k", k_max if k_max < probe_pool else f"at least {k_max}", display=False)
-glue("ks_run", ", ".join(map(str, ks_run)), display=False)
-print(f"model {base.model_id}, context window {base.context_window}; largest k that fits: "
-      f"{k_max if k_max < probe_pool else f'at least {k_max} (the probe pool)'}; runs k = {ks_run}"
-      + (f"; left out (too long): {left_out}" if left_out else ""))
-fit
+window = context_summary(base, exp)
+ks_run = window.ks_run
+glue_values(window.glued())
+print(window.text())
+window.fit
 
 # %%
 do_finetune = backend == "inprocess" and finetune_epochs > 0
@@ -208,24 +187,18 @@ elif do_finetune:
 # offline judge's classes, and the two judges' agreement is reported.
 
 # %%
-from iclmem.llm.replication import judge_subsample
-
 offline = OfflineJudge()
 mem = add_judgement(mem, offline)
 sub = judge_subsample(mem, llm_judge_pairs, seed)
+agree = None  # the agreement of the two judges, when the LLM judge ran
 if len(sub):
     llm_judge = LLMJudge(base)
     llm_labels = llm_judge.judge_many(list(sub.reference), list(sub.completion))
     agree = agreement(list(sub["match"]), llm_labels)
-    print(f"thresholds: ROUGE-L >= {SHIPPED_THRESHOLDS.rouge_l}, similarity >= {SHIPPED_THRESHOLDS.semantic}; "
-          f"{agree['n']} pairs judged by both: agreement {agree['agreement']:.0%}, Cohen's kappa {agree['kappa']:.2f}, "
-          f"{llm_judge.n_unparsed} unparseable LLM answers (counted as no)")
-    glue("judge_agreement", f"{agree['agreement']:.0%}", display=False)
-    glue("judge_kappa", f"{agree['kappa']:.2f}", display=False)
+    print(judges_text(agree, llm_judge.n_unparsed))
+glue_values(judge_glue(agree))
+if agree is not None:
     display(agree["confusion"].rename_axis(index="offline judge", columns="LLM judge"))  # noqa: F821
-else:
-    glue("judge_agreement", "n/a", display=False)
-    glue("judge_kappa", "n/a", display=False)
 
 # %% [markdown]
 # Some completions the offline judge counts as memorized:
@@ -258,26 +231,8 @@ plt.show()
 # were seen, so any gap between the two columns is memorization that the prompt surfaced.
 
 # %%
-if do_finetune:
-    gt = rates.pivot_table(index=["model", "setting", "k"], columns="member", values=["memorized", "exact"])
-    gt.columns = [f"{'exact' if a == 'exact' else 'exact+near'} ({'members' if b else 'non-members'})" for a, b in gt.columns]
-    gt = gt.reindex(columns=sorted(gt.columns))
-    tuned_rows = rates[rates.model == "fine-tuned"]
-    mem_members = tuned_rows[tuned_rows.member & (tuned_rows.k > 0)].memorized.mean()
-    mem_non = tuned_rows[~tuned_rows.member & (tuned_rows.k > 0)].memorized.mean()
-    zero_members = tuned_rows[tuned_rows.member & (tuned_rows.k == 0)].memorized.mean()
-    glue("ft_members_kshot", f"{mem_members:.0f}%", display=False)
-    glue("ft_nonmembers_kshot", f"{mem_non:.0f}%", display=False)
-    glue("ft_members_zeroshot", f"{zero_members:.0f}%", display=False)
-    by_k = tuned_rows[tuned_rows.member].groupby("k").memorized.mean()
-    glue("ft_members_by_k", ", ".join(f"{v:.0f}% at k = {k}" for k, v in by_k.items()), display=False)
-    base_rows = rates[rates.model == "base"]
-    glue("base_kshot", f"{base_rows[base_rows.k > 0].memorized.mean():.0f}%", display=False)
-    display(gt)  # noqa: F821
-else:
-    for name in ("ft_members_kshot", "ft_nonmembers_kshot", "ft_members_zeroshot", "base_kshot", "ft_members_by_k"):
-        glue(name, "n/a", display=False)
-    display(rates)  # noqa: F821
+glue_values(ground_truth_glue(rates if do_finetune else None))
+ground_truth_table(rates) if do_finetune else rates
 
 # %% [markdown]
 # ## Performance and memorization (cf. Fig. 4, Tab. 2 and 3 of the paper)
@@ -299,17 +254,15 @@ acc.pivot(index="k", columns="model", values="accuracy")
 # when accuracy or memorization does not change with k.
 
 # %%
-tab2 = correlation_table(acc_rates, acc, "memorized")
-tab3 = correlation_table(acc_rates, acc, "exact")
-spec = get_spec(dataset)
-ours = pd.concat({"exact + near-exact (Tab. 2)": tab2, "exact only (Tab. 3)": tab3}, axis=1)
+spec = exp.spec
+ours = correlation_tables(acc_rates, acc)
 ours
 
 # %% [markdown]
 # The paper's coefficients (GPT-4, 200 instances, $k \in \{0, 25, 50, 100, 200\}$):
 
 # %%
-paper_tabs = pd.concat({"Tab. 2 (exact + near-exact)": paper.TABLE2, "Tab. 3 (exact only)": paper.TABLE3}, axis=1)
+paper_tabs = paper_correlation_tables()
 if spec.paper:
     print(f"{spec.title} is one of the paper's datasets: compare with its column.")
 paper_tabs
@@ -319,9 +272,7 @@ paper_tabs
 # memorized instances in nearly all regimes):
 
 # %%
-mvn = memorized_vs_not(mem, perf)
-mvn_table = mvn.pivot_table(index=["model", "setting", "k"], columns="memorized", values=["accuracy", "n"])
-mvn_table.columns = [f"{a} ({'memorized' if b else 'not memorized'})" for a, b in mvn_table.columns]
+mvn_table = memorized_vs_not_table(mem, perf)
 mvn_table
 
 # %% [markdown]
@@ -339,15 +290,9 @@ mvn_table
 
 # %%
 focus = Focus("fine-tuned", members_only=True) if do_finetune else Focus(label_of[models[-1].model_id])
-results = all_claims(mem, perf, focus, agree if len(sub) else None, seed=seed)
-for c in results:
-    glue_claim(c.claim_id, c.paper, c.ours, c.verdict, c.reason, c.interval)
-    glue(f"verdict-{c.claim_id}", c.verdict, display=False)
-glue("claims_verdicts", verdict_counts(results), display=False)
-glue("claims_n_boot", N_BOOT, display=False)
-glue("claims_confidence", f"{CONFIDENCE:.0%}", display=False)
-glue("equivalence_margin", f"{EQUIVALENCE_MARGIN:g}", display=False)
-glue("judge_reading", kappa_reading(agree["kappa"]) if len(sub) else "not measured", display=False)
+results = all_claims(mem, perf, focus, agree, seed=seed)
+glue_claims(c.record() for c in results)
+glue_values(claims_glue(results, agree))
 with pd.option_context("display.max_colwidth", None):
     display(claims_table(results))  # noqa: F821
 
@@ -355,17 +300,12 @@ with pd.option_context("display.max_colwidth", None):
 for c in results:
     print(f"{c.claim_id} ({c.verdict}): {c.reason}")
 
-# %%
-glue("run_instances", len(exp.instances), display=False)
-glue("run_members", len(exp.sample.members), display=False)
-glue("run_settings", ", ".join(SETTINGS[s].lower() for s in config.settings), display=False)
-glue("run_models", "two models (before and after fine-tuning)" if do_finetune else f"one model ({base.model_id})", display=False)
-glue("run_tokens", config.max_new_tokens, display=False)
+# %% tags=["hide-input"]
 wall_min = (time.perf_counter() - started) / 60
-glue("wall_minutes", f"{wall_min:.1f}", display=False)
-glue("n_completions", len(mem) + len(perf), display=False)
-glue("n_cached", int(mem.cached.sum() + perf.cached.sum()), display=False)
-print(f"{wall_min:.1f} minutes; {len(mem) + len(perf)} completions, {int(mem.cached.sum() + perf.cached.sum())} from the cache")
+run_models = "two models (before and after fine-tuning)" if do_finetune else f"one model ({base.model_id})"
+run = run_glue(exp, mem, perf, run_models, wall_min)
+glue_values(run)
+print(f"{wall_min:.1f} minutes; {run['n_completions']} completions, {run['n_cached']} from the cache")
 
 # %% [markdown]
 # ## Summary

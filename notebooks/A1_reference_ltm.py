@@ -35,17 +35,17 @@
 # %% tags=["parameters"]
 quality_file: str = "benchmarks/results/ltm_quality.json"
 
-# %%
+# %% tags=["hide-input"]
 import json
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 from IPython.display import display
 import pandas as pd
 from myst_nb import glue
 
 import iclmem
-from iclmem.ltm.quality import encoding_comparison, quality_table, quality_targets_met, quality_verdict
+from iclmem.chapters.reference_ltm import (card_summary, encoding_comparison, plot_pretraining_loss, quality_table,
+                                           quality_verdict, targets_label, verdict_glue)
 from iclmem.ltm.reference import REFERENCE_CARD, WEIGHTS_DIR, pretraining_stages
 
 repo = Path(iclmem.__file__).resolve().parents[1]
@@ -58,10 +58,7 @@ rows = pd.DataFrame(quality["rows"])
 # ## Model card
 
 # %%
-summary = {"parameters": card["n_parameters"], "pretraining steps": card["steps_done"],
-           "wall time (min)": round(card["wall_s"] / 60, 1), "seed": card["pretraining"]["seed"],
-           "sha256": card["sha256"][:16] + "..."}
-pd.concat([pd.Series(summary), pd.Series(card["architecture"])]).rename("value").to_frame()
+card_summary(card)
 
 # %% [markdown]
 # ## Pretraining stages
@@ -89,15 +86,7 @@ stages
 # where a stage ends.
 
 # %%
-fig, ax = plt.subplots(figsize=(7, 3))
-for reg, name in ((0, "classification batches"), (1, "regression batches")):
-    part = curve[curve.regression == reg]
-    ax.plot(part.step, part.loss.rolling(50, min_periods=10).mean(), label=name)
-for end in stages["ends at step"].iloc[:-1]:
-    ax.axvline(end, color="grey", linestyle=":")
-ax.set_xlabel("pretraining step")
-ax.set_ylabel("query loss (rolling mean)")
-ax.legend();
+fig = plot_pretraining_loss(curve, stages["ends at step"])
 
 # %% [markdown]
 # ## Quality against scikit-learn baselines
@@ -125,9 +114,9 @@ table[table.task == "regression"].dropna(axis=1, how="all")
 
 # %%
 verdict = quality_verdict(rows)
-for key, value in verdict.items():
-    glue(key, f"{value:.3f}" if isinstance(value, float) else value, display=False)
-glue("targets_met", "met" if quality_targets_met(verdict) else "not met", display=False)
+for key, value in verdict_glue(verdict).items():
+    glue(key, value, display=False)
+glue("targets_met", targets_label(verdict), display=False)
 pd.Series(verdict).rename("value").to_frame()
 
 # %% [markdown]
@@ -155,7 +144,7 @@ pd.Series(verdict).rename("value").to_frame()
 rows_categorical = pd.DataFrame(quality["rows_text_numbers_categorical"])
 display(encoding_comparison(rows, rows_categorical).round(3))
 verdict_categorical = quality_verdict(rows_categorical)
-glue("targets_met_text_categorical", "met" if quality_targets_met(verdict_categorical) else "not met", display=False)
+glue("targets_met_text_categorical", targets_label(verdict_categorical), display=False)
 pd.DataFrame({"text numbers as numbers": verdict, "text numbers categorical": verdict_categorical})
 
 # %% [markdown]

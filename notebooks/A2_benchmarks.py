@@ -22,16 +22,12 @@
 # %% tags=["parameters"]
 results_dir: str = "benchmarks/results"
 
-# %%
-import json
-from pathlib import Path
-
+# %% tags=["hide-input"]
 import pandas as pd
 
-import iclmem
+from iclmem.chapters.benchmarks import finetune_speed_table, other_results, probe_speed_tables, read_results, settings
 
-folder = Path(iclmem.__file__).resolve().parents[1] / results_dir
-results = {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
+results = read_results(results_dir)
 sorted(results)
 
 # %% [markdown]
@@ -43,10 +39,10 @@ sorted(results)
 
 # %%
 speed = results["finetune_speed"]
-pd.DataFrame(speed["rows"]).assign(seconds_per_step=lambda d: 1 / d.steps_per_s)
+finetune_speed_table(speed)
 
 # %%
-pd.Series({k: v for k, v in speed.items() if k != "rows"}).to_frame("value")
+settings(speed)
 
 # %% [markdown]
 # ## The reference LTM's forward and backward speed (`benchmarks/ltm_quality.py`)
@@ -62,11 +58,8 @@ pd.Series(results["ltm_quality"]["speed"]).to_frame("value")
 
 # %%
 if "probe_speed" in results:
-    probe = results["probe_speed"]
-    table = pd.DataFrame({k: probe[k] for k in ("batched", "naive")}).T
-    display(table[["probes_per_cpu_s", "probes_per_wall_s", "wall_s"]])
-    ratios = {k: v for k, v in probe.items() if k.startswith("ratio") or k == "max_abs_difference"}
-    display(pd.Series(ratios).to_frame("value"))
+    for frame in probe_speed_tables(results["probe_speed"]):
+        display(frame)
 
 # %% [markdown]
 # ## Bootstrap intervals: vectorized vs a loop over resamples (`benchmarks/bootstrap_speed.py`)
@@ -87,6 +80,6 @@ if "bootstrap_speed" in results:
 # prompt-prefix cache), as the benchmark wrote it.
 
 # %%
-for name in sorted(set(results) - {"finetune_speed", "ltm_quality", "probe_speed", "bootstrap_speed"}):
+for name, frame in other_results(results).items():
     print(name)
-    display(pd.json_normalize(results[name], max_level=1).T.rename(columns={0: "value"}))
+    display(frame)

@@ -206,7 +206,7 @@ def test_real_book_ran_with_the_overrides_from_the_command_line(built_book: Path
 
 def test_real_book_scorecard_holds_every_claim_with_a_verdict(built_book: Path) -> None:
     """The scorecard page reads all 25 claims (C1-C16, D1-D9) from the executed chapters; none is missing."""
-    from iclmem.claims import CLAIMS, VERDICTS, scorecard_table
+    from iclmem.chapters.claims import CLAIMS, VERDICTS, scorecard_table
 
     table = scorecard_table(built_book / "executed")
     assert list(table.claim) == [c.id for c in CLAIMS] and len(table) == 25

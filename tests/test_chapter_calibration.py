@@ -13,8 +13,8 @@ from iclmem.chapters.calibration import (
     positive_control,
     shuffled_label_check,
 )
+from iclmem.chapters.claims import VERDICTS
 from iclmem.chapters.verdicts import share_verdict, wilson_interval
-from iclmem.claims import VERDICTS
 
 MEM, COLL, NOSIG = "detectable_memorization", "representational_collapse", "no_signal"
 

@@ -23,7 +23,7 @@ from iclmem.book import (
     reader_executed_dir,
     toc_pages,
 )
-from iclmem.claims import (
+from iclmem.chapters.claims import (
     CLAIMS,
     MISSING,
     SCORECARD_PAGE,
@@ -64,7 +64,7 @@ auc = 0.61
 # %%
 from myst_nb import glue
 
-from iclmem.claims import glue_claim
+from iclmem.chapters.claims import glue_claim
 
 glue_claim("C1", "8/10 tasks", f"AUC {{auc:.2f}}", "reproduced", {LONG_REASON!r}, interval="95% CI [0.55, 0.67]")
 glue_claim("C3", "2/10 tasks", "0/1 tasks", "differs", "no task passes TPR@1% > 0.1")

@@ -9,9 +9,17 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from iclmem.data import Dataset, deduplicate, paper_table6, validation_table  # noqa: E402
-from iclmem.data.plots import plot_pool_ecdfs, pool_targets  # noqa: E402
-from iclmem.data.validation import make_splits, paper_reference, resolve_datasets, resolve_query_sizes  # noqa: E402
+from iclmem.chapters.split import (  # noqa: E402
+    paper_reference,
+    paper_table6,
+    plot_pool_ecdfs,
+    pool_targets,
+    resolve_datasets,
+    resolve_query_sizes,
+    validation_table,
+)
+from iclmem.data import Dataset, deduplicate  # noqa: E402
+from iclmem.data.validation import make_splits  # noqa: E402
 
 
 def _tables() -> list[Dataset]:
@@ -73,8 +81,8 @@ def test_randomization_table(tmp_path):
 
 
 def test_summary_numbers_marks_missing_task(tmp_path):
+    from iclmem.chapters.split import summary_numbers
     from iclmem.data import dedup_frame
-    from iclmem.data.validation import summary_numbers
 
     tables = _tables()[:1]  # regression only
     numbers = summary_numbers(validation_table(make_splits(tables, [50], results_dir=tmp_path)), dedup_frame(tables))

@@ -11,10 +11,11 @@ import pandas as pd
 import pytest
 import torch
 
-import iclmem.finetune as ft
+import iclmem.training as training
 from iclmem.data import deduplicate, load_dataset, split_manifest
-from iclmem.finetune import FinetuneConfig, FinetuneError, collapse_flag, finetune, members_from_log
+from iclmem.finetune import FinetuneConfig, FinetuneError, collapse_flag, finetune
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
+from iclmem.training import members_from_log
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
 
@@ -74,7 +75,7 @@ def test_resume_after_interruption_matches_uninterrupted(setup, reference, monke
     table, manifest, tmp = setup
     cfg = FinetuneConfig(1e-2, epochs=6, probe_epochs=(0, 2, 6), context_size=40)
     full = finetune(manifest, table, cfg, reference, tmp / "full", progress=False)
-    original = ft.atomic_torch_save
+    original = training.atomic_torch_save
     calls = {"n": 0}
 
     def crash_after_state(obj, path):
@@ -82,10 +83,10 @@ def test_resume_after_interruption_matches_uninterrupted(setup, reference, monke
         if path.name == "state.pt" and obj["epoch"] >= 2:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(ft, "atomic_torch_save", crash_after_state)
+    monkeypatch.setattr(training, "atomic_torch_save", crash_after_state)
     with pytest.raises(KeyboardInterrupt):
         finetune(manifest, table, cfg, reference, tmp / "resumed", progress=False, checkpoint_every=2)
-    monkeypatch.setattr(ft, "atomic_torch_save", original)
+    monkeypatch.setattr(training, "atomic_torch_save", original)
     resumed = finetune(manifest, table, cfg, reference, tmp / "resumed", progress=False, checkpoint_every=2)
     assert calls["n"] == 0
     wf, wr = torch.load(full.weights_path(6)), torch.load(resumed.weights_path(6))

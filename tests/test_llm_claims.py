@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.claims import VERDICTS, ClaimError
-from iclmem.llm import claims, paper
-from iclmem.llm.claims import (
+from iclmem.chapters import llm_kshot
+from iclmem.chapters.claims import VERDICTS, ClaimError
+from iclmem.chapters.llm_kshot import (
     ClaimResult,
     Focus,
     Interval,
@@ -116,7 +116,7 @@ def test_d1_reproduced_when_shots_raise_memorization():
     assert "zero-shot 10%" in r.ours and "few-shot 70%" in r.ours and "+60 points" in r.ours
     assert "many-shot: no k run" in r.ours and "many-shot regime" in r.reason
     assert r.interval and r.interval.startswith("[+")
-    assert r.paper == claims.paper_d1() and "11-16.5%" in r.paper and "24-75%" in r.paper
+    assert r.paper == llm_kshot.paper_d1() and "11-16.5%" in r.paper and "24-75%" in r.paper
 
 
 def test_d1_differs_when_flat_and_not_testable_without_zero_shot():
@@ -235,9 +235,9 @@ def test_d6_threshold_comes_from_the_paper_constant(monkeypatch):
     gain = perf_frame({0: [False] * 20, 25: [True] * 20})
     assert claim_d6(mem, gain, FT).verdict == "not testable here"
     assert claim_d6(mem, gain, FT, threshold=25.0, n_boot=100).verdict == "reproduced"
-    assert "~40%" in claims.paper_d6()
-    monkeypatch.setattr(paper, "ICL_GAIN_MEMORIZATION", 30.0)
-    assert claim_d6(mem, gain, FT, n_boot=100).verdict == "reproduced" and "~30%" in claims.paper_d6()
+    assert "~40%" in llm_kshot.paper_d6()
+    monkeypatch.setattr(llm_kshot, "ICL_GAIN_MEMORIZATION", 30.0)
+    assert claim_d6(mem, gain, FT, n_boot=100).verdict == "reproduced" and "~30%" in llm_kshot.paper_d6()
 
 
 def test_d7_correlation_sign_follows_the_icl_gain():
@@ -281,14 +281,14 @@ def test_d9_is_not_testable_and_quotes_the_judges(monkeypatch):
     assert r.verdict == "not testable here" and "50% of 48" in r.ours and "kappa 0.10" in r.ours
     assert claim_d9(None).ours == "no human review; no second judge was run"
     assert "5% of GPT-4" in r.paper
-    monkeypatch.setattr(paper, "HUMAN_REVIEW_CHANGED_PERCENT", 7.0)
+    monkeypatch.setattr(llm_kshot, "HUMAN_REVIEW_CHANGED_PERCENT", 7.0)
     assert "7% of GPT-4" in claim_d9(None).paper  # formatted from the constant, not typed
 
 
 def test_kappa_reading():
-    assert [claims.kappa_reading(k) for k in (-0.1, 0.2, 0.3, 0.5, 0.7, 0.9)] == [
+    assert [llm_kshot.kappa_reading(k) for k in (-0.1, 0.2, 0.3, 0.5, 0.7, 0.9)] == [
         "near chance", "near chance", "fair", "moderate", "substantial", "almost perfect"]
-    assert claims.kappa_reading(float("nan")) == "not measured"
+    assert llm_kshot.kappa_reading(float("nan")) == "not measured"
 
 
 # -- all nine --------------------------------------------------------------------------------------------------

@@ -7,9 +7,10 @@ import math
 import pandas as pd
 import pytest
 
+from iclmem.chapters.llm_kshot import TABLE2, TABLE3
 from iclmem.llm.cache import CachedBackend
 from iclmem.llm.chat import ChatRequest, Completion
-from iclmem.llm.paper import TABLE2, TABLE3, regime
+from iclmem.llm.protocol import regime
 from iclmem.llm.replication import (
     ReplicationConfig,
     accuracy,

@@ -6,7 +6,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.ltm.quality import Table, encode, encoding_comparison, quality_table, quality_targets_met, quality_verdict
+from iclmem.chapters.reference_ltm import (
+    QUALITY_TARGETS,
+    card_summary,
+    encoding_comparison,
+    plot_pretraining_loss,
+    quality_table,
+    quality_targets_met,
+    quality_verdict,
+    targets_label,
+    verdict_glue,
+)
+from iclmem.ltm.quality import Table, encode
 
 
 def _rows(ltm_auc: tuple[float, float], ltm_r2: tuple[float, float]) -> pd.DataFrame:
@@ -63,3 +74,31 @@ def test_benchmark_encoding_switch_reaches_the_encoder():
     codes, _ = encode(table, np.arange(12), np.arange(6), numeric_text_share=None)
     assert np.all(np.diff(numbers[:6, 0]) > 0)  # years in order
     assert codes[5, 0] < codes[0, 0]  # the frequency code puts 2006 first
+
+
+def test_margins_are_the_targets_and_the_glue_formats_floats_only():
+    assert QUALITY_TARGETS == {"classification": ("roc_auc", 0.03), "regression": ("r2", 0.10)}
+    v = quality_verdict(_rows(ltm_auc=(0.94, 0.79), ltm_r2=(0.45, 0.30)))
+    glued = verdict_glue(v)
+    assert list(glued) == list(v)
+    assert glued["classification_gap_to_best"] == "0.035" and glued["regression_ltm_mean_r2"] == "0.375"
+    assert glued["classification_best_baseline"] == "random_forest"
+    assert glued["regression_within_margin"] is True and glued["classification_datasets"] == 2
+    assert targets_label(v) == "not met"
+    assert targets_label(quality_verdict(_rows(ltm_auc=(0.94, 0.84), ltm_r2=(0.45, 0.30)))) == "met"
+
+
+def test_card_summary_and_loss_figure():
+    card = {"n_parameters": 1234, "steps_done": 3000, "wall_s": 600.0, "pretraining": {"seed": 7}, "sha256": "ab" * 32,
+            "architecture": {"d_model": 64, "n_layers": 4}}
+    summary = card_summary(card)["value"]
+    assert summary.index.tolist() == ["parameters", "pretraining steps", "wall time (min)", "seed", "sha256", "d_model", "n_layers"]
+    assert summary["wall time (min)"] == 10.0 and summary["sha256"] == "ab" * 8 + "..." and summary["d_model"] == 64
+    import matplotlib
+
+    matplotlib.use("Agg")
+    curve = pd.DataFrame({"step": np.arange(200), "loss": np.linspace(2, 1, 200), "regression": np.arange(200) % 2})
+    fig = plot_pretraining_loss(curve, pd.Series([100, 200]))
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.get_lines()[:2]] == ["classification batches", "regression batches"]
+    assert len(ax.get_lines()) == 3  # two curves and one stage boundary (the last stage's end is not drawn)

@@ -97,8 +97,7 @@ def test_regression_run_and_max_queries(tmp_path, reference):
 
 def test_bad_arguments(cls_run, reference):
     table, run, _ = cls_run
-    from iclmem.grid import RunSpec
-    from iclmem.probe.grid import probe_grid
+    from iclmem.grid import RunSpec, probe_grid
 
     with pytest.raises(ProbeError, match=r"epochs \[7\] were kept by none of the runs \(kept: \[0, 3\]\)"):
         probe_grid([RunSpec("tiny", 3e-2, 16, "none", 3, 0, 30)], [run], reference, epochs=[0, 7], progress=False)

@@ -11,13 +11,13 @@ import pytest
 import torch
 
 import iclmem.finetune as ft
-import iclmem.regimes as rg
+import iclmem.training as training
 from iclmem.data import deduplicate, load_dataset, split_manifest
 from iclmem.finetune import FinetuneConfig
 from iclmem.grid import RunSpec, expand_grid
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe import probe_run, summarize_run
-from iclmem.regimes import RegimeError, check_regime, matched_member_sample, peak_table, train_joint, training_pool
+from iclmem.regimes import RegimeError, check_regime, matched_member_sample, train_joint, training_pool
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
 
@@ -70,7 +70,7 @@ def test_multi_task_fixed_logs_one_step_per_dataset_per_epoch(joint_setup, refer
         seen = {i for s in steps for i in s["query_ids"] + s["context_ids"]}
         assert not seen & set(m.non_members.tolist())
         assert np.array_equal(run.members_logged[m.dataset], np.sort(m.members))
-        view = run.task(m.dataset)
+        view = run.view(m.dataset)
         assert np.array_equal(view.manifest.members, np.sort(m.members))
         assert view.metrics.epoch.tolist() == [0, 1, 3]
     assert sorted(run.metrics.groupby("dataset").size().tolist()) == [3, 3]
@@ -96,7 +96,7 @@ def test_random_pairs_members_are_every_sampled_query(joint_setup, reference):
         for s in steps:
             assert len(s["query_ids"]) == m.query_size and not set(s["query_ids"]) & set(s["context_ids"])
             assert set(s["query_ids"]) | set(s["context_ids"]) <= pool  # non-members are never sampled
-        view = run.task(m.dataset)
+        view = run.view(m.dataset)
         probed = view.manifest.members  # members of every probed M_theta: sampled in the first epoch
         first = next(s for s in steps if s["epoch"] == 1)
         assert set(probed.tolist()) <= set(first["query_ids"]) and 0.8 * m.query_size <= len(probed) <= len(m.non_members)
@@ -113,7 +113,7 @@ def test_views_are_probed_like_single_task_runs(joint_setup, reference):
     run = train_joint(manifests, tables, CFG, "multi_task_random", reference, tmp, progress=False)
     keys = set()
     for table in tables:
-        view = run.task(table.name)
+        view = run.view(table.name)
         scores = probe_run(view, table, [0, 3], reference, manipulations=MANIPS, max_queries=4, results_dir=tmp, progress=False)
         assert set(scores[scores.is_member].query_id) <= set(run.members_logged[table.name].tolist())
         assert not set(scores[~scores.is_member].query_id) & set(run.members_logged[table.name].tolist())
@@ -127,17 +127,17 @@ def test_resume_after_interruption_matches_uninterrupted(joint_setup, reference,
     tables, manifests, tmp = joint_setup
     cfg = FinetuneConfig(1e-3, epochs=4, probe_epochs=(0, 4), context_size=30)
     full = train_joint(manifests, tables, cfg, "multi_task_random", reference, tmp / "full", progress=False)
-    original = ft.atomic_torch_save  # the resumable state is written by finetune.TrainingState
+    original = training.atomic_torch_save  # the resumable state is written by training.TrainingState
 
     def crash_after_state(obj, path):
         original(obj, path)
         if path.name == "state.pt" and obj["epoch"] >= 2:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(ft, "atomic_torch_save", crash_after_state)
+    monkeypatch.setattr(training, "atomic_torch_save", crash_after_state)
     with pytest.raises(KeyboardInterrupt):
         train_joint(manifests, tables, cfg, "multi_task_random", reference, tmp / "resumed", progress=False, checkpoint_every=2)
-    monkeypatch.setattr(ft, "atomic_torch_save", original)
+    monkeypatch.setattr(training, "atomic_torch_save", original)
     resumed = train_joint(manifests, tables, cfg, "multi_task_random", reference, tmp / "resumed", progress=False, checkpoint_every=2)
     wf, wr = torch.load(full.weights_path(4)), torch.load(resumed.weights_path(4))
     assert all(torch.allclose(wf[k], wr[k], atol=1e-6) for k in wf)
@@ -156,7 +156,7 @@ def test_bad_input(joint_setup, reference, tmp_path):
         train_joint([manifests[0], manifests[0]], [tables[0], tables[0]], CFG, "multi_task_fixed", reference, tmp_path, progress=False)
     run = train_joint(manifests, tables, CFG, "multi_task_fixed", reference, tmp, progress=False)
     with pytest.raises(RegimeError, match="not part of joint run"):
-        run.task("spotify")
+        run.view("spotify")
 
 
 def test_matched_member_sample_follows_the_non_members():
@@ -176,35 +176,6 @@ def test_expand_grid_with_regimes():
     assert RunSpec("a", 1e-4, 50).regime == "single_task_fixed"
     with pytest.raises(ValueError, match="empty"):
         expand_grid(["a"], [1e-4], [512], ["none"], 10, regimes=[])
-
-
-def test_peak_table_takes_the_best_detectable_epoch_per_dataset_and_regime():
-    def row(dataset, regime, epoch, auc, outcome, lr=1e-4, q=512):
-        return {"dataset": dataset, "regime": regime, "epoch": epoch, "auc_loss": auc, "tpr10_loss": auc / 4, "tpr1_loss": auc / 40,
-                "auc_entropy": 0.4, "tpr10_entropy": 0.0, "tpr1_entropy": 0.0, "auc_loss_lo": auc - 0.15, "auc_entropy_lo": 0.3,
-                "outcome": outcome, "learning_rate": lr, "query_size": q, "label_condition": "none", "members_logged": 512}
-    rows = pd.DataFrame([
-        row("a", "single_task_fixed", 0, 0.5, "no_signal"), row("a", "single_task_fixed", 1, 0.6, "detectable_memorization"),
-        row("a", "single_task_fixed", 5, 0.7, "detectable_memorization", lr=1e-3), row("a", "single_task_fixed", 10, 0.9, "loss_inversion"),
-        row("a", "single_task_fixed", 2, 0.99, "detectable_memorization", q=50),  # other Q: ignored
-        row("a", "multi_task_random", 1, 0.45, "no_signal"), row("b", "single_task_fixed", 1, 0.55, "detectable_memorization"),
-        row("b", "multi_task_random", 2, 0.52, "detectable_memorization")])
-    peaks = peak_table(rows).set_index(["dataset", "regime"])
-    a = peaks.loc[("a", "single_task_fixed")]
-    assert (a.epoch, a.auc, a.learning_rate, a.tpr10) == (5, 0.7, 1e-3, 0.7 / 4)  # peak across learning rates; inversion excluded
-    assert not peaks.loc[("a", "multi_task_random")].detectable and pd.isna(peaks.loc[("a", "multi_task_random")].auc)
-    assert rg.detectable_counts(peaks.reset_index()).to_dict() == {"single_task_fixed": 2, "multi_task_random": 1}
-    wide = rg.wide_table(peaks.reset_index())
-    assert list(wide.columns.get_level_values(0).unique()) == ["Single-Task Fixed Pairs", "Multi-Task Random Pairs"]
-    assert rg.detectable_counts(rg.PAPER_TABLE12, rg.PAPER_DATASETS).tolist() == [5, 2, 1]  # Tab. 12: 5 -> 2 -> 1 of 10
-    strict = peak_table(rows, require_ci=True).set_index(["dataset", "regime"])  # lower bound > 0.5: only a's 0.7 (0.55)
-    assert strict.detectable.tolist() == [True, False, False, False] and strict.auc.iloc[0] == 0.7
-    entropy = rows.assign(auc_entropy=0.8, tpr10_entropy=0.5)  # detected on entropy: "best" reports entropy's numbers
-    best = peak_table(entropy).set_index(["dataset", "regime"]).loc[("a", "single_task_fixed")]
-    assert (best.metric, best.auc, best.tpr10, best.epoch) == ("entropy", 0.8, 0.5, 1)
-    assert peak_table(entropy, metric="loss").set_index(["dataset", "regime"]).loc[("a", "single_task_fixed")].auc == 0.7
-    fig = rg.plot_regime_decay(peaks.reset_index())
-    assert len(fig.axes) == 2
 
 
 # --- membership-neutral encoding (fidelity fix 1) and vanilla losses on the probed members (fix 4) ---
@@ -234,7 +205,7 @@ def _missing_rates(config: FinetuneConfig, regime: str, folder, reference) -> li
         other = _table(folder, "classification", name="companion")
         joint = train_joint([manifest, split_manifest(other, query_size=30, seed=0, results_dir=folder)], [table, other], config,
                             regime, reference, folder, progress=False)
-        run = joint.task(table.name)
+        run = joint.view(table.name)
     rows = missing_balance(ft.prepare_run_data(run.manifest, table, run.config))
     return [(r["column"], r["missing members"], r["missing non-members"], r["p"]) for r in rows]
 
@@ -250,7 +221,7 @@ def test_random_pairs_vanilla_losses_are_measured_on_the_probed_members(joint_se
     tables, manifests, tmp = joint_setup
     run = train_joint(manifests, tables, CFG, "multi_task_random", reference, tmp, progress=False)
     for table in tables:
-        view = run.task(table.name)
+        view = run.view(table.name)
         assert not set(view.manifest.members.tolist()) & set(view.manifest.context.tolist())  # no probed member in C' or its pool
         data = ft.prepare_run_data(view.manifest, table, run.config)
         for epoch in (0, 3):

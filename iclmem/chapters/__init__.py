@@ -1,5 +1,8 @@
 """The paper layer: one module per chapter notebook, holding what only that chapter needs.
 
-Each module's docstring opens with the paper sections it covers. The engine (the rest of
-:mod:`iclmem`) never imports from here.
+``claims`` (the claims registry, the glue and the scorecard, notebook 00), ``split`` (01),
+``finetuning`` (02), ``probing`` (03), ``calibration`` (04), ``regimes`` (05), ``llm_kshot`` (06),
+``reference_ltm`` (A1), ``benchmarks`` (A2); ``verdicts`` holds the interval and share verdicts
+they share. Each module's docstring opens with the paper sections it covers. The engine (the rest
+of :mod:`iclmem`) never imports from here.
 """

@@ -1,7 +1,9 @@
-"""Chapter 4 (notebook 04): difficulty calibration, the five outcomes, the controls and the claims they carry.
+"""Paper 1, Sec. 4.2 ("Difficulty Calibration", "Memorization Metric"), Sec. 5, App. A.4, App. B (Tab. 1,
+Tab. 3, Tab. 8, Fig. 2, Fig. 5, Fig. 6, Tab. 9), App. C (Tab. 10 / 11): calibration and outcomes (notebook 04).
 
-Paper sections: Sec. 4.2 ("Difficulty Calibration", "Memorization Metric"), Sec. 5, App. A.4,
-App. B (Tab. 3, Tab. 8, Fig. 2, Fig. 5, Fig. 6, Tab. 9), App. C (Tab. 10 / 11).
+What only this chapter needs: the paper's outcome shares, calibration counts and Tab. 1, the
+tables and figures of the outcomes (Fig. 2, 5, 6, Tab. 1 / 8 / 9), the controls and the claims
+they carry. The outcome rules and the calibrated margin are the engine's :mod:`iclmem.outcomes`.
 
 * :func:`shuffled_label_check`: Tab. 3's clause for detectable memorization, "the signal weakens
   materially under shuffled labels", as a computed check per configuration.
@@ -15,20 +17,15 @@ from __future__ import annotations
 
 import math
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import seaborn as sns
 from scipy import stats
 
-from ..claims import claim_record
-from ..outcomes import Outcome
-from ..report import (
-    PAPER_CALIBRATION,
-    PAPER_OUTCOME_SHARES,
-    PAPER_PEAKS,
-    calibration_effect,
-    detectable_rows,
-    with_primary_metric,
-)
+from ..outcomes import DEFAULT_MARGIN_RULE, OUTCOME_ORDER, Outcome, calibrated_margin, with_primary_metric
+from .claims import claim_record
+from .probing import PAPER_PEAKS, detectable_rows, fine_tuned
 from .verdicts import percent, share_text, share_verdict
 
 MEMORIZATION = Outcome.MEMORIZATION.value
@@ -46,21 +43,17 @@ PAPER_LOCALIZED = {"auc": 0.59, "tpr10": 0.49}
 CONTROL_LEVEL = 0.95
 
 
-def _fine(summary: pd.DataFrame) -> pd.DataFrame:
-    return summary[summary.epoch > 0]
-
-
 def shuffled_label_check(summary: pd.DataFrame, shuffled: str = "members", min_drop: float = 0.0) -> pd.DataFrame:
     """Per configuration (dataset, Q, lr, epoch > 0) present under N and under ``shuffled``: does the signal weaken?
 
-    The AUC under N is that of its primary metric (:func:`iclmem.report.with_primary_metric`); the
+    The AUC under N is that of its primary metric (:func:`iclmem.outcomes.with_primary_metric`); the
     shuffled AUC is of the same metric at the same epoch. ``weakens``: the shuffled AUC is lower
     than N's by more than ``min_drop``. ``verdict``: "weakens" / "does not weaken" for
     configurations detectable under N, "n/a" otherwise (Tab. 3 states the clause for detectable
     memorization only). Under ``members`` the members' labels were shuffled before fine-tuning
     and the probe asks for those shuffled labels (Sec. 4.1, "label randomization").
     """
-    s = _fine(summary)
+    s = fine_tuned(summary)
     normal = with_primary_metric(s[s.label_condition == "none"])
     other = s[s.label_condition == shuffled]
     if normal.empty or other.empty:
@@ -82,7 +75,7 @@ def exhaustive_table(summary: pd.DataFrame, shuffled: str = "members") -> pd.Dat
     that metric; the shuffled AUC is of the same metric at the same epoch (Tab. 10's "S" column),
     and the check column is :func:`shuffled_label_check`'s verdict there.
     """
-    s = with_primary_metric(_fine(summary))
+    s = with_primary_metric(fine_tuned(summary))
     normal = s[s.label_condition == "none"]
     if normal.empty:
         return pd.DataFrame()
@@ -106,7 +99,7 @@ def negative_control(summary: pd.DataFrame, metric: str = "loss", max_p: float =
     is improbably high for that rate (one-sided binomial p-value below ``max_p``). Configurations of
     one run share their non-members, so the count is correlated and the p-value is optimistic.
     """
-    s = _fine(summary)
+    s = fine_tuned(summary)
     lo, hi = s[f"null_auc_{metric}_lo"].to_numpy(dtype=float), s[f"null_auc_{metric}_hi"].to_numpy(dtype=float)
     n = int(len(s))
     excluded = int(((lo > 0.5) | (hi < 0.5)).sum())
@@ -158,12 +151,12 @@ def vanilla_attack(run, table, epoch: int, reference, n_boot: int = 200, seed: i
 
 def _tables_with(summary: pd.DataFrame, mask: pd.Series) -> tuple[int, int]:
     """(tables with at least one configuration where ``mask`` holds, tables in the grid)."""
-    s = _fine(summary)
+    s = fine_tuned(summary)
     return int(s.loc[mask.reindex(s.index, fill_value=False), "dataset"].nunique()), int(s.dataset.nunique())
 
 
 def _share_by_q(summary: pd.DataFrame, outcome: str, q: int) -> tuple[int, int]:
-    s = _fine(summary)
+    s = fine_tuned(summary)
     s = s[s.query_size == q]
     return int((s.outcome == outcome).sum()), int(len(s))
 
@@ -187,7 +180,7 @@ def _outcome_share_claim(cid: str, summary: pd.DataFrame, outcome: str, note: st
 
 def calibration_claims(summary: pd.DataFrame, n_paper_tables: int = 10) -> list[dict]:
     """Claim records C1-C9, C11, C15, C16 computed from the chapter's probing summary (one row per run x epoch)."""
-    s = _fine(summary)
+    s = fine_tuned(summary)
     det = detectable_rows(summary)
     records = []
 
@@ -245,7 +238,7 @@ def calibration_claims(summary: pd.DataFrame, n_paper_tables: int = 10) -> list[
 
 
 def _binary_claim(summary: pd.DataFrame) -> dict:
-    s = _fine(summary)
+    s = fine_tuned(summary)
     s = s[s.query_size == 50]
     if s.empty or "k" not in s.columns:
         return claim_record("C8", "binary tasks most vulnerable (chocolate_bar 13 detectable configs at Q=50; coffee 8)",
@@ -264,7 +257,7 @@ def _binary_claim(summary: pd.DataFrame) -> dict:
 
 
 def _temporal_claim(summary: pd.DataFrame) -> dict:
-    s = _fine(summary)
+    s = fine_tuned(summary)
     per = s.assign(det=s.outcome == MEMORIZATION).groupby(["query_size", "epoch"]).det.mean()
     paper = (f"Q=50: {percent(PAPER_TEMPORAL['q50_epoch1'])} at epoch 1, {percent(PAPER_TEMPORAL['q50_epoch250'])} by epoch 250; "
              f"Q=512: peak {percent(PAPER_TEMPORAL['q512_peak'])} at epoch {PAPER_TEMPORAL['q512_peak_epoch']}, then vanishes")
@@ -305,5 +298,125 @@ def _localized_claim(det: pd.DataFrame) -> dict:
                         + ("is not" if apart else "is") + " the one with the strongest global signal (AUC), among detectable ones")
 
 
+# --- tables of the outcomes -----------------------------------------------------------------
+
+#: Fig. 5 of the paper: % of configurations per outcome (over all 1,128 runs).
+PAPER_OUTCOME_SHARES = pd.DataFrame(
+    {"Q=50": [55.2, 19.3, 12.0, 5.5, 8.0], "Q=512": [50.9, 19.9, 1.8, 6.7, 20.8]}, index=list(OUTCOME_ORDER))
+
+
+#: App. A.4: non-collapsed configurations, raw TPR@10% >= 0.10, and how many survive calibration.
+PAPER_CALIBRATION = {"non_collapsed": 530, "raw_tpr10_signals": 241, "vanished": 230, "calibrated_signals": 11}
+
+
+#: Tab. 1 of the paper (Q=50 except beer_ratings and bikedekho at Q=512).
+PAPER_TABLE1 = pd.DataFrame(
+    [("buy_buy_baby", 1e-4, 10, 50, 0.61, 0.14, 0.12), ("chocolate_bar_ratings", 1e-3, 10, 50, 0.61, 0.18, 0.02),
+     ("babies_r_us", 1e-4, 50, 50, 0.66, 0.02, 0.00), ("beer_ratings", 1e-4, 50, 512, 0.59, 0.49, 0.17),
+     ("bikedekho", 1e-4, 10, 512, 0.58, 0.15, 0.02)],
+    columns=["dataset", "learning_rate", "epoch", "query_size", "auc", "tpr10", "tpr1"])
+
+
+DETECTABLE_COLUMNS = ["dataset", "learning_rate", "epoch", "query_size", "label_condition", "metric", "auc", "auc_lo", "auc_hi",
+                      "tpr10", "tpr1"]
+
+
+def detectable_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Tab. 1 / Tab. 8: the peak configuration per dataset and Q among those with detectable memorization.
+
+    AUC and TPRs belong to one metric, the one with the higher AUC (Tab. 8's "primary metric").
+    """
+    s = detectable_rows(summary)
+    if s.empty:
+        return pd.DataFrame(columns=DETECTABLE_COLUMNS)
+    top = s.loc[s.groupby(["dataset", "query_size"]).auc.idxmax()]
+    return top[DETECTABLE_COLUMNS].reset_index(drop=True)
+
+
+def calibration_effect(summary: pd.DataFrame, threshold: float = 0.10, rule: str = DEFAULT_MARGIN_RULE,
+                       metric: str = "loss") -> dict[str, int]:
+    """App. A.4: among non-collapsed configurations, raw TPR@10% >= threshold signals, and how many keep the calibrated margin."""
+    s = fine_tuned(summary)
+    s = s[~s.collapsed.astype(bool)]
+    raw = (s[f"raw_tpr10_{metric}"] >= threshold).to_numpy()
+    margin = calibrated_margin(s[f"raw_tpr10_{metric}"], s[f"ref_tpr10_{metric}"], s[f"tpr10_{metric}"], rule, threshold)
+    calibrated = raw & margin
+    return {"non_collapsed": int(len(s)), "raw_tpr10_signals": int(raw.sum()), "vanished": int((raw & ~calibrated).sum()),
+            "calibrated_signals": int(calibrated.sum())}
+
+
+def outcome_shares(summary: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 5: % of configurations (run x probing epoch > 0) per outcome, by Q."""
+    s = fine_tuned(summary)
+    shares = pd.crosstab(s.outcome, s.query_size, normalize="columns").mul(100)
+    shares.columns = [f"Q={q}" for q in shares.columns]
+    return shares.reindex(list(OUTCOME_ORDER)).fillna(0.0)
+
+
+def temporal_evolution(summary: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 2: % of configurations per outcome at each probing epoch, by Q (long format)."""
+    s = fine_tuned(summary)
+    shares = s.groupby(["query_size", "epoch"]).outcome.value_counts(normalize=True).mul(100).rename("percent").reset_index()
+    full = pd.MultiIndex.from_product([sorted(s.query_size.unique()), sorted(s.epoch.unique()), list(OUTCOME_ORDER)],
+                                      names=["query_size", "epoch", "outcome"])
+    return shares.set_index(["query_size", "epoch", "outcome"]).reindex(full, fill_value=0.0).reset_index()
+
+
+def data_characteristics(summary: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 6 / Tab. 9: per dataset k, alpha and which Q showed detectable memorization."""
+    s = fine_tuned(summary)
+    mem = s[s.outcome == Outcome.MEMORIZATION.value]
+    rows = []
+    for name, part in s.groupby("dataset"):
+        qs = set(mem.loc[mem.dataset == name, "query_size"])
+        all_q = set(part.query_size)
+        category = "No signal" if not qs else "Both Q" if qs == all_q and len(all_q) > 1 else " & ".join(f"Q={q} only" for q in sorted(qs))
+        counts = {f"detectable runs Q={q}": int(mem[(mem.dataset == name) & (mem.query_size == q)].run_key.nunique()) for q in sorted(all_q)}
+        rows.append({"dataset": name, "task": part.task.iloc[0], "k": int(part.k.iloc[0]), "alpha": float(part.alpha.iloc[0]),
+                     "category": category, **counts})
+    return pd.DataFrame(rows)
+
+
+# --- figures ----------------------------------------------------------------------------------
+
+OUTCOME_COLORS = {"representational_collapse": "#7f7f7f", "loss_inversion": "#ff7f0e", "detectable_memorization": "#d62728",
+                  "context_overfitting": "#1f77b4", "no_signal": "#bcbd22"}
+
+
+def plot_outcome_shares(ours: pd.DataFrame, paper: pd.DataFrame) -> plt.Figure:
+    """Fig. 5: % of configurations per outcome, ours beside the paper's, by Q."""
+    data = pd.concat([ours.assign(source="iclmem"), paper.assign(source="paper")]).rename_axis("outcome").reset_index()
+    long = data.melt(id_vars=["outcome", "source"], var_name="Q", value_name="percent")
+    g = sns.catplot(data=long, y="outcome", x="percent", hue="source", col="Q", kind="bar", height=3, aspect=1.3,
+                    order=list(paper.index))
+    g.set_axis_labels("% of configurations", "")
+    return g.figure
+
+
+def plot_temporal_evolution(temporal: pd.DataFrame) -> sns.FacetGrid:
+    """Fig. 2: % of configurations per outcome across fine-tuning epochs, one panel per Q."""
+    g = sns.relplot(data=temporal, x="epoch", y="percent", hue="outcome", col="query_size", kind="line", marker="o",
+                    palette=OUTCOME_COLORS, height=3, aspect=1.3)
+    for ax in g.axes.flat:
+        ax.set_xscale("log")
+    g.set_axis_labels("fine-tuning epoch", "% of configurations")
+    return g
+
+
+def plot_data_characteristics(chars: pd.DataFrame) -> plt.Figure:
+    """Fig. 6: datasets by target cardinality k and majority-class frequency alpha, coloured by signal."""
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    sns.scatterplot(data=chars, x="k", y="alpha", hue="category", s=80, ax=ax)
+    for _, row in chars.iterrows():
+        ax.annotate(row.dataset, (row.k, row.alpha), fontsize=7, xytext=(4, 4), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("number of target classes k (distinct target values)")
+    ax.set_ylabel(r"majority class frequency $\alpha$")
+    return fig
+
+
 __all__ = ["shuffled_label_check", "exhaustive_table", "negative_control", "positive_control", "vanilla_attack", "calibration_claims",
-           "PAPER_DETECTABLE_TASKS", "PAPER_TPR1_TASKS", "PAPER_TEMPORAL", "PAPER_LOCALIZED"]
+           "PAPER_DETECTABLE_TASKS", "PAPER_TPR1_TASKS", "PAPER_TEMPORAL", "PAPER_LOCALIZED", "PAPER_OUTCOME_SHARES", "PAPER_CALIBRATION",
+           "PAPER_TABLE1", "DETECTABLE_COLUMNS", "OUTCOME_COLORS", "detectable_table", "calibration_effect", "outcome_shares",
+           "temporal_evolution", "data_characteristics", "plot_outcome_shares", "plot_temporal_evolution", "plot_data_characteristics"]

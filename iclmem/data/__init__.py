@@ -29,9 +29,11 @@ from iclmem.data.randomize import LABEL_CONDITIONS, normalize_label_condition, r
 from iclmem.data.sources import dataset_names, load_dataset
 from iclmem.data.split import make_split, pool_frame, split_manifest
 from iclmem.data.stats import SplitStatistics, ks_test, split_statistics, total_variation_distance, wasserstein
-from iclmem.data.validation import paper_table6, validation_table
+from iclmem.data.tables import prepared_table
+from iclmem.data.validation import load_tables, make_splits, randomization_table, split_statistics_frame
 
 __all__ = [
+    "prepared_table",
     "LABEL_CONDITIONS",
     "DataError",
     "DataFileNotFoundError",
@@ -58,17 +60,19 @@ __all__ = [
     "feature_kind",
     "ks_test",
     "load_dataset",
+    "load_tables",
     "make_split",
+    "make_splits",
     "manifest_path",
     "normalize_label_condition",
-    "paper_table6",
     "pool_frame",
+    "randomization_table",
     "randomize_labels",
     "results_root",
     "split_manifest",
     "split_statistics",
+    "split_statistics_frame",
     "table_fingerprint",
     "total_variation_distance",
-    "validation_table",
     "wasserstein",
 ]

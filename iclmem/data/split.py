@@ -32,8 +32,8 @@ from iclmem.data.dedup import deduplicate
 from iclmem.data.errors import DataError, ManifestError, PoolSizeError, SplitValidationError
 from iclmem.data.manifest import SplitManifest, manifest_path, table_fingerprint
 from iclmem.data.randomize import normalize_label_condition, randomize_pools
-from iclmem.data.sources import load_dataset
 from iclmem.data.stats import KS_ALPHA, KS_THRESHOLD, TVD_THRESHOLD, SplitStatistics, split_statistics
+from iclmem.data.tables import prepared_table
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ def _check_sizes(table: Dataset, query_size: int, context_pool_size: int | None,
 def _as_table(dataset: Dataset | str, carte_dir: str | Path | None) -> Dataset:
     if isinstance(dataset, Dataset):
         return deduplicate(dataset)
-    return deduplicate(load_dataset(dataset, carte_dir=carte_dir))
+    return prepared_table(dataset, carte_dir)
 
 
 def make_split(

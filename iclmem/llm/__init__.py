@@ -6,7 +6,8 @@ text; sampling), :mod:`~iclmem.llm.segments`, :mod:`~iclmem.llm.prompts`, :mod:`
 chat interface), :mod:`~iclmem.llm.backends` (in-process and OpenAI-compatible), :mod:`~iclmem.llm.cache`
 (disk cache of completions), :mod:`~iclmem.llm.judges`, :mod:`~iclmem.llm.finetune` (controlled ground
 truth), :mod:`~iclmem.llm.replication` (runs and tables), :mod:`~iclmem.llm.server` (a loopback
-``transformers serve``), :mod:`~iclmem.llm.plots`, :mod:`~iclmem.llm.paper` (the paper's numbers).
+``transformers serve``), :mod:`~iclmem.llm.protocol` (the paper's protocol: k regimes, sizes, token budgets).
+The paper's reference values, its claims D1-D9 and the figures are the chapter's, in :mod:`iclmem.chapters.llm_kshot`.
 
 Heavy dependencies (``torch``, ``transformers``, ``openai``) are imported inside the functions that use them.
 """

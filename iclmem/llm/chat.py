@@ -1,4 +1,4 @@
-"""The one chat interface both backends implement (DESIGN: "LLMs sit behind one chat interface").
+"""The one chat interface both backends implement: every LLM sits behind it.
 
 A :class:`ChatRequest` is a list of chat messages plus :class:`Decoding` settings. Decoding is greedy
 (temperature 0, as in the paper's Sec. 4 "we set the temperature to zero"); ``max_new_tokens`` bounds the

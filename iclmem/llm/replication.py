@@ -1,5 +1,5 @@
 """The replication flow: instances -> segment pairs -> k-shot prompts (3 settings) -> completions -> judge
--> rates, accuracy, correlation (DESIGN.md, flow 06).
+-> rates, accuracy, correlation.
 
 Paper Sec. 3.2 (memorization in k-shot ICL), Sec. 3.4 (performance and its Pearson correlation with
 memorization, Tab. 2-3; performance on memorized vs non-memorized instances), Sec. 3.5 (regimes). The
@@ -31,7 +31,6 @@ from iclmem.llm.datasets import (
     sample_instances,
 )
 from iclmem.llm.finetune import FinetuneConfig, finetune
-from iclmem.llm.paper import regime
 from iclmem.llm.prompts import (
     SETTINGS,
     check_settings,
@@ -40,6 +39,7 @@ from iclmem.llm.prompts import (
     parse_label,
     performance_messages,
 )
+from iclmem.llm.protocol import regime
 from iclmem.llm.segments import SegmentPair, split_instance
 
 
@@ -342,10 +342,6 @@ def memorized_vs_not(judged: pd.DataFrame, perf: pd.DataFrame, column: str = "ma
     out = df.groupby(["model", "setting", "k", "memorized"], observed=True).agg(n=("correct", "size"), accuracy=("correct", "mean"))
     out["accuracy"] *= 100
     return out.reset_index()
-
-
-def with_config(config: ReplicationConfig, **changes: Any) -> ReplicationConfig:
-    return replace(config, **changes)
 
 
 def judge_subsample(judged: pd.DataFrame, n: int, seed: int = 0, column: str = "match") -> pd.DataFrame:

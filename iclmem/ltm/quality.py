@@ -1,6 +1,7 @@
 """Is the reference LTM a genuine in-context learner? Quality, zero-information and speed checks.
 
-Used by ``benchmarks/ltm_quality.py`` and the book appendix "The reference LTM".
+Used by ``benchmarks/ltm_quality.py``; the book appendix "The reference LTM" renders its result
+through its chapter module (the quality tables, the targets and their verdict belong to the paper layer).
 
 * Quality: the LTM (training rows as context) against scikit-learn defaults
   (LogisticRegression / Ridge, RandomForest, kNN, HistGradientBoosting) on real tables
@@ -225,62 +226,3 @@ def speed(model: ReferenceLTM, n_context: int = 512, n_query: int = 512, n_featu
     fwd_bwd = (time.perf_counter() - t0) / repeats
     return {"n_context": n_context, "n_query": n_query, "n_features": n_features, "threads": torch.get_num_threads(),
             "forward_s": fwd, "forward_rows_per_s": rows / fwd, "forward_backward_s": fwd_bwd, "forward_backward_rows_per_s": rows / fwd_bwd}
-
-
-def quality_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """Mean (and std over seeds) of the headline metric per dataset and method.
-
-    Classification: ROC AUC, accuracy, log loss; regression: R^2 and NLL (LTM only).
-    """
-    metrics = ["roc_auc", "accuracy", "log_loss", "r2", "nll"]
-    present = [m for m in metrics if m in rows.columns]
-    agg = rows.groupby(["task", "dataset", "method"])[present].agg(["mean", "std"])
-    agg.columns = [f"{m}_{s}" for m, s in agg.columns]
-    return agg.dropna(axis=1, how="all").reset_index()
-
-
-def headline_scores(rows: pd.DataFrame) -> pd.DataFrame:
-    """Mean over seeds of each task's headline metric (ROC AUC or R^2): index (task, dataset), one column per method."""
-    per = rows.groupby(["task", "dataset", "method"]).mean(numeric_only=True).reset_index()
-    per["score"] = per["roc_auc"].where(per.task == "classification", per.get("r2"))
-    return per.pivot(index=["task", "dataset"], columns="method", values="score")
-
-
-def quality_verdict(rows: pd.DataFrame) -> dict[str, object]:
-    """The issue's targets: better than kNN on every dataset; mean ROC AUC within 0.03 of the best
-    baseline; mean R^2 within 0.10 of the best baseline (means over seeds, then datasets)."""
-    scores = headline_scores(rows)
-    out: dict[str, object] = {}
-    for task, metric, margin in (("classification", "roc_auc", 0.03), ("regression", "r2", 0.10)):
-        if task not in scores.index.get_level_values("task"):
-            continue
-        wide = scores.loc[task]
-        baselines = [c for c in wide.columns if c != "ltm"]
-        best = wide[baselines].mean().idxmax()
-        out[f"{task}_ltm_mean_{metric}"] = float(wide["ltm"].mean())
-        out[f"{task}_best_baseline"] = best
-        out[f"{task}_best_baseline_mean_{metric}"] = float(wide[best].mean())
-        out[f"{task}_gap_to_best"] = float(wide[best].mean() - wide["ltm"].mean())
-        out[f"{task}_within_margin"] = bool(wide[best].mean() - wide["ltm"].mean() <= margin)
-        out[f"{task}_beats_knn_on"] = int((wide["ltm"] > wide["knn"]).sum())
-        out[f"{task}_datasets"] = int(len(wide))
-    return out
-
-
-def quality_targets_met(verdict: dict[str, object]) -> bool:
-    """All of the issue's targets at once: both margins held and kNN beaten on every dataset."""
-    tasks = [t for t in ("classification", "regression") if f"{t}_datasets" in verdict]
-    return bool(tasks) and all(
-        verdict[f"{t}_within_margin"] and verdict[f"{t}_beats_knn_on"] == verdict[f"{t}_datasets"] for t in tasks
-    )
-
-
-def encoding_comparison(rows: pd.DataFrame, rows_text_categorical: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset: the LTM and the best baseline (by the dataset's mean) with text columns of
-    numbers read as numbers (the default) and kept categorical; ROC AUC or R^2, means over seeds."""
-    out = []
-    for label, frame in (("numbers", rows), ("categorical", rows_text_categorical)):
-        wide = headline_scores(frame)
-        out.append(pd.DataFrame({f"ltm, text numbers {label}": wide["ltm"],
-                                 f"best baseline, text numbers {label}": wide.drop(columns="ltm").max(axis=1)}))
-    return pd.concat(out, axis=1).reset_index()

@@ -209,10 +209,6 @@ class Manipulation:
                              f"fine-tune with FinetuneConfig(max_features={max_features - 2}) so distractor columns fit, or leave it out.")
         return ctx
 
-    def then(self, other: Manipulation, name: str | None = None, category: str = "composed") -> Manipulation:
-        """Compose two manipulations (steps re-ordered: distribution, features, position)."""
-        return compose(self, other, name=name, category=category)
-
 
 def compose(*parts: Manipulation | Step, name: str | None = None, category: str = "composed", description: str = "") -> Manipulation:
     """A manipulation running all steps of ``parts``, ordered distribution -> features -> position."""

@@ -14,16 +14,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ..data import dataset_names, deduplicate, load_dataset, normalize_label_condition
+from ..data import dataset_names, normalize_label_condition, prepared_table
 from ..data.dataset import Dataset
 from ..finetune import PROBE_EPOCHS, probe_epochs_up_to
-from ..grid import JOINT_SEPARATOR, RunSpec, expand_grid, prepared_table
+from ..grid import JOINT_SEPARATOR, RunSpec, expand_grid
 from ..regimes import MULTI_TASK_RANDOM, check_regime
 
 AXES: tuple[str, ...] = ("datasets", "learning_rates", "query_sizes", "label_conditions", "regimes")
@@ -52,12 +51,7 @@ class DatasetSource:
         """The deduplicated table (cached per process)."""
         if self.path is None:
             return prepared_table(self.name, carte_dir)
-        return _file_table(self.path, self.target, self.task, self.name)
-
-
-@lru_cache(maxsize=32)
-def _file_table(path: str, target: str | None, task: str | None, name: str) -> Dataset:
-    return deduplicate(load_dataset(path, target=target, task=task)).with_(name=name)
+        return prepared_table(self.path, target=self.target, task=self.task, name=self.name)
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,13 @@ import pandas as pd
 from ..atomic import atomic_write_text
 from ..data.dataset import Dataset
 from ..finetune import FinetuneRun
-from ..grid import RunSpec, run_spec
+from ..grid import RunSpec, probe_views, run_spec
 from ..ltm import ReferenceLTM, load_checkpoint, load_reference
-from ..regimes import JointRun, TaskView
+from ..regimes import JointRun
 from ..store import code_version, content_key, results_root
 from .gridfile import DatasetSource, ProbeSettings
 
-SWEEP_CODE = ("grid.py", "regimes.py", "finetune.py", "probe", "metrics.py", "outcomes.py", "ltm", "data")
+SWEEP_CODE = ("grid.py", "regimes.py", "finetune.py", "training.py", "probe", "metrics.py", "outcomes.py", "ltm", "data")
 
 
 def reference_sha(reference: ReferenceLTM | str | Path | None) -> str:
@@ -81,25 +81,15 @@ def _reference(reference: ReferenceLTM | str | Path | None) -> ReferenceLTM:
     return reference if isinstance(reference, ReferenceLTM) else _reference_from(None if reference is None else str(reference))
 
 
-def run_views(run: FinetuneRun | JointRun) -> list[FinetuneRun | TaskView]:
-    """The per-dataset runs to probe: the run itself, or each dataset's view of a joint run."""
-    return [run.task(d) for d in run.datasets] if isinstance(run, JointRun) else [run]
-
-
 def probe_summary(run: FinetuneRun | JointRun, tables: Mapping[str, Dataset], probe: ProbeSettings, reference: ReferenceLTM,
                   results_dir: str | Path | None = None, progress: bool = False) -> pd.DataFrame:
     """Probe every dataset of a run and summarize per epoch (one row per dataset and probing epoch)."""
-    from ..probe import probe_run, summarize_run
-
     frames = []
-    for view in run_views(run):
-        name = view.manifest.dataset
-        table = tables[name]
-        scores = probe_run(view, table, probe.epochs_for(view.config.probe_epochs), reference, probe.n_candidates,
-                           list(probe.manipulations) if probe.manipulations else None, probe.seed, probe.max_queries,
-                           results_dir=results_dir, progress=progress)
-        summary = summarize_run(scores, view, n_boot=probe.n_boot, seed=probe.seed)
-        summary.insert(0, "dataset", name)
+    epochs = probe.epochs_for(run.config.probe_epochs)
+    for view, summary, _ in probe_views(run, tables, epochs, reference, probe.n_candidates,
+                                        list(probe.manipulations) if probe.manipulations else None, probe.seed, probe.max_queries,
+                                        probe.n_boot, results_dir, progress):
+        summary.insert(0, "dataset", view.manifest.dataset)
         summary["members_logged"] = len(view.members_logged)
         summary["run_key"] = view.key
         frames.append(summary)
@@ -149,5 +139,5 @@ def run_task(spec: RunSpec, *, grid_name: str, probe: ProbeSettings, sources: Ma
     return out
 
 
-__all__ = ["SWEEP_CODE", "probe_summary", "read_summary", "reference_sha", "run_task", "run_views", "spec_key", "summary_dir",
+__all__ = ["SWEEP_CODE", "probe_summary", "read_summary", "reference_sha", "run_task", "spec_key", "summary_dir",
            "sweep_code_version"]

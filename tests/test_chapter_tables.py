@@ -6,18 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.report import (
-    DEFAULT_MARGIN_RULE,
-    PAPER_PERTURBATION,
-    calibration_effect,
-    detectable_table,
-    manipulation_effects,
-    null_margin_rates,
-    outcome_shares,
-    perturbation_effectiveness,
-    probing_vs_paper,
-    with_primary_metric,
-)
+from iclmem.chapters.calibration import calibration_effect, detectable_table, outcome_shares
+from iclmem.chapters.probing import PAPER_PERTURBATION, manipulation_effects, perturbation_effectiveness, probing_vs_paper
+from iclmem.outcomes import DEFAULT_MARGIN_RULE, null_margin_rates, with_primary_metric
 
 
 def _aucs(values: dict[str, tuple[str, float]], epoch: int = 10) -> pd.DataFrame:

@@ -1,11 +1,25 @@
-"""The claims D1-D9 of Golchin et al. ("Memorization In In-Context Learning") computed on this build's frames.
+"""Golchin et al. 2024, "Memorization In In-Context Learning", Sec. 3-5, Tab. 1-3, Fig. 2-4; claims D1-D9.
 
-Pure functions over the notebook's frames: ``mem`` (one judged memorization completion per model, setting,
-k and instance: columns ``model, setting, k, instance_id, member, match``; :func:`~iclmem.llm.replication.run_memorization`
-then :func:`~iclmem.llm.replication.add_judgement`) and ``perf`` (one classification answer per model, k and
-instance: ``model, k, instance_id, member, correct, error``; :func:`~iclmem.llm.replication.run_performance`).
-Each ``claim_dN`` returns a :class:`ClaimResult`, the fields of :func:`iclmem.claims.glue_claim`; the paper's
-values are formatted from :mod:`iclmem.llm.paper`.
+The paper layer of notebook 06 (``notebooks/06_llm_kshot_replication.py``): what only that chapter needs,
+apart from the engine (:mod:`iclmem.llm`, which never imports from here). Four parts:
+
+* **the paper's reference values**: Tab. 2-3 (:data:`TABLE2`, :data:`TABLE3`), the memorization levels of
+  Sec. 5.1 (:data:`MEMORIZATION_RANGES`, :data:`MEMORIZATION_NOTES`) and the constants the claims D1-D9 are
+  formatted and checked with. Only numbers the paper states in its text and tables are here (GPT-4, 200
+  instances per dataset); its figures are not digitized. The protocol (the k regimes, sizes, token budgets)
+  is the engine's, in :mod:`iclmem.llm.protocol`;
+* **the claims D1-D9** computed on this build's frames (below);
+* **the figures**, the companions of the paper's Fig. 2-4 (:func:`plot_memorization`,
+  :func:`plot_match_composition`, :func:`plot_performance_vs_memorization`);
+* **the notebook's summaries**: the tables and glued numbers of the chapter's sections (sample, context
+  window, judges, members vs non-members, correlations, claims, run).
+
+The claims. Pure functions over the notebook's frames: ``mem`` (one judged memorization completion per model,
+setting, k and instance: columns ``model, setting, k, instance_id, member, match``;
+:func:`~iclmem.llm.replication.run_memorization` then :func:`~iclmem.llm.replication.add_judgement`) and ``perf``
+(one classification answer per model, k and instance: ``model, k, instance_id, member, correct, error``;
+:func:`~iclmem.llm.replication.run_performance`). Each ``claim_dN`` returns a :class:`ClaimResult`, the fields of
+:func:`iclmem.chapters.claims.glue_claim`; the paper's values are formatted from the reference values above.
 
 What is checked. The paper measured GPT-4 on WNLI, RTE, TREC and DBpedia; this build runs another model on
 other data, so its *levels* are not comparable and each claim is checked for its **direction** (or equality)
@@ -29,17 +43,68 @@ undefined when fewer than half remain.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import seaborn as sns
 
-from iclmem.claims import VERDICTS, claim_record
-from iclmem.llm import paper
-from iclmem.llm.paper import regime
+from ..llm.chat import ChatBackend
+from ..llm.judges import SHIPPED_THRESHOLDS, Thresholds
+from ..llm.prompts import SETTINGS
+from ..llm.protocol import regime
+from ..llm.replication import Experiment, context_fit, correlation_table, memorized_vs_not, runnable_ks, window_capacity
+from .claims import VERDICTS, claim_record
 
+# -- the paper's reference values (GPT-4, 200 instances per dataset) ---------------------------------------------
+_ROWS = ["full", "pairs_labels", "pairs_only"]
+
+# Tab. 2: Pearson correlation of performance and memorization (exact + near-exact) across regimes.
+TABLE2 = pd.DataFrame(
+    {"WNLI": [0.98, 1.00, 0.99], "TREC": [0.95, 0.91, 0.92], "DBpedia": [0.91, 0.88, 0.89], "RTE": [-0.55, -0.30, -0.30]},
+    index=pd.Index(_ROWS, name="setting"),
+)
+# Tab. 3: the same with memorization counted by exact matches only.
+TABLE3 = pd.DataFrame(
+    {"WNLI": [0.97, 0.99, 0.97], "TREC": [0.87, 0.77, 0.82], "DBpedia": [0.88, 0.93, 0.89], "RTE": [-0.40, -0.50, -0.47]},
+    index=pd.Index(_ROWS, name="setting"),
+)
+
+# Sec. 5.1, Observations 1-2 (memorization = exact + near-exact, percent of instances).
+MEMORIZATION_RANGES = {"zero-shot": (11.0, 16.5), "few-shot": (18.0, 63.5), "many-shot": (24.0, 75.0)}
+MEMORIZATION_NOTES = {
+    "WNLI": "increases up to 75% at 200-shot",
+    "RTE": "increases up to 24% at 200-shot",
+    "TREC": "stays around 40% after 25-shot",
+    "DBpedia": "stays around 53% after 25-shot",
+}
+
+# -- constants of the claims D1-D9 (/work/shared/claims.md) ---------------------------------------------------
+# Sec. 5.1: "We use the second setting when discussing memorization in ICL, as it closely resembles standard ICL";
+# the first (full information) is the upper bound, the third (only segment pairs) identifies the key element.
+ICL_SETTING = "pairs_labels"
+UPPER_BOUND_SETTING = "full"
+KEY_ELEMENT_SETTING = "pairs_only"
+# Sec. 5.1, Observation 2: "providing only a few demonstrations (e.g., 25 shots) sharply increases memorization".
+SHARP_RISE_K = 25
+MEMORIZATION_AT_200_SHOT = {"WNLI": 75.0, "RTE": 24.0}  # Observation 2, percent of instances
+MEMORIZATION_PLATEAU_AFTER_25_SHOT = {"TREC": 40.0, "DBpedia": 53.0}  # Observation 2, "remains at around"
+# Tab. 1: near-exact matches at the first k that are exact matches at the second k (full information setting).
+NEAR_TO_EXACT_TRANSITIONS = {"WNLI": (25, 50), "DBpedia": (25, 50), "TREC": (25, 100)}
+# Sec. 5.1, Observation 5: segment pairs and labels reach the full-information level "25 shots and onward".
+SETTINGS_EQUAL_FROM_K = 25
+# Sec. 5.2, Observation 1: ICL outperforms zero-shot when memorization in few-shot regimes reaches "around 40% or higher".
+ICL_GAIN_MEMORIZATION = 40.0
+# Sec. 4, "Human Evaluation": share of GPT-4's judge labels changed by the human review (all borderline cases
+# between near-exact and inexact), and the judge's agreement with humans reported by Golchin & Surdeanu (2023a).
+HUMAN_REVIEW_CHANGED_PERCENT = 5.0
+JUDGE_HUMAN_ACCURACY = (92.0, 100.0)
+
+
+# -- the claims D1-D9 ---------------------------------------------------------------------------------------------
 N_BOOT = 2000
 CONFIDENCE = 0.95
 #: Equality claims (D4, D5): the largest difference, in percentage points of memorization, still counted as equal.
@@ -91,7 +156,7 @@ class Interval:
 
 @dataclass(frozen=True)
 class ClaimResult:
-    """One claim as :func:`iclmem.claims.glue_claim` records it."""
+    """One claim as :func:`iclmem.chapters.claims.glue_claim` records it."""
 
     claim_id: str
     paper: str
@@ -201,8 +266,8 @@ def correct_matrix(perf: pd.DataFrame, focus: Focus, members_only: bool | None =
 
 def icl_settings(mem: pd.DataFrame) -> tuple[list[str] | None, str]:
     """The paper's standard-ICL setting (segment pairs and labels, Sec. 5.1) when run, else the mean of all settings."""
-    if paper.ICL_SETTING in set(mem["setting"]):
-        return [paper.ICL_SETTING], "segment pairs and labels setting"
+    if ICL_SETTING in set(mem["setting"]):
+        return [ICL_SETTING], "segment pairs and labels setting"
     return None, "mean of the settings run, without the segment pairs and labels setting"
 
 
@@ -220,7 +285,7 @@ def _needs(claim_id: str, paper_text: str, ours: str, reason: str) -> ClaimResul
 
 # -- D1, D2: ICL raises memorization over zero-shot ---------------------------------------------------------------
 def paper_d1() -> str:
-    r = paper.MEMORIZATION_RANGES
+    r = MEMORIZATION_RANGES
     return ", ".join(f"{name} {lo:g}-{hi:g}%" for name, (lo, hi) in r.items()) + " memorized (exact + near-exact, GPT-4)"
 
 
@@ -245,7 +310,7 @@ def claim_d1(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     est = stat(np.arange(len(x)))
     ci = bootstrap(len(x), stat, n_boot, seed)
     levels = []
-    for name in paper.MEMORIZATION_RANGES:
+    for name in MEMORIZATION_RANGES:
         rk = [k for k in ks if regime(k) == name]
         if not rk:
             levels.append(f"{name}: no k run")
@@ -267,9 +332,9 @@ def claim_d1(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
 
 
 def paper_d2() -> str:
-    top = ", ".join(f"{d} {v:g}%" for d, v in paper.MEMORIZATION_AT_200_SHOT.items())
-    flat = ", ".join(f"{d} ~{v:g}%" for d, v in paper.MEMORIZATION_PLATEAU_AFTER_25_SHOT.items())
-    return f"{paper.SHARP_RISE_K} shots sharply raise memorization over zero-shot; at 200-shot {top}; after 25-shot {flat}"
+    top = ", ".join(f"{d} {v:g}%" for d, v in MEMORIZATION_AT_200_SHOT.items())
+    flat = ", ".join(f"{d} ~{v:g}%" for d, v in MEMORIZATION_PLATEAU_AFTER_25_SHOT.items())
+    return f"{SHARP_RISE_K} shots sharply raise memorization over zero-shot; at 200-shot {top}; after 25-shot {flat}"
 
 
 def claim_d2(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0) -> ClaimResult:
@@ -284,7 +349,7 @@ def claim_d2(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     shots = [k for k in ks if k > 0]
     if 0 not in ks or not shots:
         return _needs("D2", paper_d2(), f"k run: {ks}", "D2 needs k = 0 and at least one k > 0.")
-    k1 = paper.SHARP_RISE_K if paper.SHARP_RISE_K in shots else shots[0]
+    k1 = SHARP_RISE_K if SHARP_RISE_K in shots else shots[0]
     x = m.to_numpy()
     diff = x[:, ks.index(k1)] - x[:, ks.index(0)]
 
@@ -295,7 +360,7 @@ def claim_d2(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     ci = bootstrap(len(x), stat, n_boot, seed)
     curve = ", ".join(f"{_mean_pct(m, [k]):.0f}% at k = {k}" for k in ks)
     ours = f"k = 0 to k = {k1}: {est:+.0f} points ({curve})"
-    note = "" if k1 == paper.SHARP_RISE_K else f" No k = {paper.SHARP_RISE_K} was run: the smallest k > 0 run (k = {k1}) is used."
+    note = "" if k1 == SHARP_RISE_K else f" No k = {SHARP_RISE_K} was run: the smallest k > 0 run (k = {k1}) is used."
     reason = (f"Direction checked on the {focus.describe()}, {where}: memorization at k = {k1} minus zero-shot; "
               f"{_directional_why(est, ci)}.{note} The dataset levels (WNLI, RTE, TREC, DBpedia with GPT-4) are not comparable.")
     return ClaimResult("D2", paper_d2(), ours, directional_verdict(est, ci), reason, ci.text() if ci else None)
@@ -303,7 +368,7 @@ def claim_d2(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
 
 # -- D3: near-exact matches turn exact as k grows ----------------------------------------------------------------
 def paper_d3() -> str:
-    steps = ", ".join(f"{d} {a}->{b}-shot" for d, (a, b) in paper.NEAR_TO_EXACT_TRANSITIONS.items())
+    steps = ", ".join(f"{d} {a}->{b}-shot" for d, (a, b) in NEAR_TO_EXACT_TRANSITIONS.items())
     return f"near-exact matches turn exact as k grows (Tab. 1: {steps})"
 
 
@@ -379,7 +444,7 @@ def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     its interval lies above -``margin`` points (exceeding the maximum counts as reaching it).
     """
     run = [s for s in SHORT_SETTINGS if s in set(focus.rows(mem)["setting"])]
-    if paper.KEY_ELEMENT_SETTING not in run or len(run) < 2:
+    if KEY_ELEMENT_SETTING not in run or len(run) < 2:
         return _needs("D4", paper_d4(), f"settings run: {', '.join(run)}",
                       "D4 compares the only-segment-pairs setting with the other settings; not all of them were run.")
     mats = [memorization_matrix(mem, focus, [s]) for s in run]
@@ -388,7 +453,7 @@ def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     if not shots:
         return _needs("D4", paper_d4(), "no k > 0 run", "D4 concerns prompts with demonstrations; no k > 0 was run.")
     cube = np.stack([mt.reindex(index=index, columns=shots).to_numpy() for mt in mats])  # settings x instances x ks
-    key = run.index(paper.KEY_ELEMENT_SETTING)
+    key = run.index(KEY_ELEMENT_SETTING)
     if not np.nansum(cube) > 0:
         return _needs("D4", paper_d4(), f"no memorization at {_ks_text(shots)} in any setting",
                       f"On the {focus.describe()}: nothing is memorized at {_ks_text(shots)} in any setting, so there is no "
@@ -410,7 +475,7 @@ def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
 
 
 def paper_d5() -> str:
-    return (f"full information equals segment pairs + labels from k >= {paper.SETTINGS_EQUAL_FROM_K}; "
+    return (f"full information equals segment pairs + labels from k >= {SETTINGS_EQUAL_FROM_K}; "
             "the two differ only at zero-shot (Obs. 5)")
 
 
@@ -424,16 +489,16 @@ def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     0. Reproduced when both hold.
     """
     run = set(focus.rows(mem)["setting"])
-    if not {paper.UPPER_BOUND_SETTING, paper.ICL_SETTING} <= run:
+    if not {UPPER_BOUND_SETTING, ICL_SETTING} <= run:
         return _needs("D5", paper_d5(), f"settings run: {', '.join(sorted(run))}",
                       "D5 compares the full-information and the segment pairs and labels settings; not both were run.")
-    full = memorization_matrix(mem, focus, [paper.UPPER_BOUND_SETTING])
-    pl = memorization_matrix(mem, focus, [paper.ICL_SETTING]).reindex(index=full.index, columns=full.columns)
+    full = memorization_matrix(mem, focus, [UPPER_BOUND_SETTING])
+    pl = memorization_matrix(mem, focus, [ICL_SETTING]).reindex(index=full.index, columns=full.columns)
     ks = list(full.columns)
     shots = [k for k in ks if k > 0]
     if 0 not in ks or not shots:
         return _needs("D5", paper_d5(), f"k run: {ks}", "D5 needs k = 0 and at least one k > 0.")
-    late = [k for k in shots if k >= paper.SETTINGS_EQUAL_FROM_K] or shots
+    late = [k for k in shots if k >= SETTINGS_EQUAL_FROM_K] or shots
     if not (np.nansum(full[late].to_numpy()) + np.nansum(pl[late].to_numpy())) > 0:
         return _needs("D5", paper_d5(), f"no memorization at {_ks_text(late)} in either setting",
                       f"On the {focus.describe()}: nothing is memorized at {_ks_text(late)} in either setting, so their "
@@ -454,7 +519,7 @@ def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     differ_zero = ci_zero is not None and (ci_zero.lo > 0 or ci_zero.hi < 0)
     verdict = "not testable here" if ci_late is None or ci_zero is None else ("reproduced" if same_late and differ_zero else "differs")
     ours = f"full minus seg.+labels: {est_late:+.0f} points at {_ks_text(late)}, {est_zero:+.0f} points at k = 0"
-    note = "" if late[0] >= paper.SETTINGS_EQUAL_FROM_K else f" No k >= {paper.SETTINGS_EQUAL_FROM_K} was run: part (a) uses {_ks_text(late)}."
+    note = "" if late[0] >= SETTINGS_EQUAL_FROM_K else f" No k >= {SETTINGS_EQUAL_FROM_K} was run: part (a) uses {_ks_text(late)}."
     zero_why = ("no interval" if ci_zero is None else
                 "its interval excludes 0 (they differ)" if differ_zero else "its interval includes 0 (no difference shown)")
     reason = (f"Checked on the {focus.describe()}, full information minus segment pairs and labels: (a) "
@@ -467,7 +532,7 @@ def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
 
 # -- D6, D7, D8: performance -----------------------------------------------------------------------------------
 def paper_d6() -> str:
-    return f"ICL beats zero-shot performance when memorization in few-shot regimes reaches ~{paper.ICL_GAIN_MEMORIZATION:g}% or more"
+    return f"ICL beats zero-shot performance when memorization in few-shot regimes reaches ~{ICL_GAIN_MEMORIZATION:g}% or more"
 
 
 def claim_d6(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0,
@@ -476,9 +541,9 @@ def claim_d6(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, n_boot: int = 
 
     Checked: the ks > 0 where the focus's memorization (standard-ICL setting) reaches ``threshold``; there, accuracy
     minus zero-shot accuracy per instance (paired), averaged over those ks. Not testable when no k reaches it.
-    ``threshold``: :data:`iclmem.llm.paper.ICL_GAIN_MEMORIZATION` when ``None``.
+    ``threshold``: :data:`ICL_GAIN_MEMORIZATION` when ``None``.
     """
-    threshold = paper.ICL_GAIN_MEMORIZATION if threshold is None else threshold
+    threshold = ICL_GAIN_MEMORIZATION if threshold is None else threshold
     settings, where = icl_settings(mem)
     m = memorization_matrix(mem, focus, settings)
     c = correct_matrix(perf, focus)
@@ -510,7 +575,7 @@ def claim_d6(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, n_boot: int = 
 
 
 def paper_d7() -> str:
-    t = paper.TABLE2
+    t = TABLE2
     cols = ", ".join(f"{d} " + "/".join(f"{v:.2f}" for v in t[d]) for d in t.columns)
     return f"Pearson r(performance, memorization) across k, {'/'.join(SHORT_SETTINGS[s] for s in t.index)}: {cols} (Tab. 2)"
 
@@ -613,8 +678,8 @@ def claim_d8(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, n_boot: int = 
 
 # -- D9: human review of the judge ---------------------------------------------------------------------------
 def paper_d9() -> str:
-    lo, hi = paper.JUDGE_HUMAN_ACCURACY
-    return (f"human review changed {paper.HUMAN_REVIEW_CHANGED_PERCENT:g}% of GPT-4's judge labels, all borderline near-exact "
+    lo, hi = JUDGE_HUMAN_ACCURACY
+    return (f"human review changed {HUMAN_REVIEW_CHANGED_PERCENT:g}% of GPT-4's judge labels, all borderline near-exact "
             f"vs inexact (the judge's agreement with humans: {lo:g}-{hi:g}%)")
 
 
@@ -662,12 +727,263 @@ def claims_table(results: Sequence[ClaimResult]) -> pd.DataFrame:
 
 
 def verdict_counts(results: Sequence[ClaimResult]) -> str:
-    """``"2 reproduced, 5 differs, 2 not testable here"`` (verdicts in :data:`iclmem.claims.VERDICTS` order, zeros left out)."""
+    """``"2 reproduced, 5 differs, 2 not testable here"`` (verdicts in :data:`iclmem.chapters.claims.VERDICTS` order, zeros left out)."""
     counts = pd.Series([r.verdict for r in results]).value_counts()
     return ", ".join(f"{int(counts[v])} {v}" for v in VERDICTS if v in counts.index) or "no claims"
 
 
-__all__ = ["CONFIDENCE", "EQUIVALENCE_MARGIN", "N_BOOT", "ClaimResult", "Focus", "Interval", "all_claims", "bootstrap",
-           "claim_d1", "claim_d2", "claim_d3", "claim_d4", "claim_d5", "claim_d6", "claim_d7", "claim_d8", "claim_d9",
-           "claims_table", "correct_matrix", "kappa_reading", "directional_verdict", "equivalence_verdict", "icl_settings",
-           "memorization_matrix", "pearson", "transitions", "verdict_counts"]
+# -- figures: the companions of the paper's Fig. 2-4 (seaborn) -----------------------------------------------------
+def _group_label(df: pd.DataFrame) -> pd.Series:
+    if "member" in df.columns:
+        return df["model"] + " / " + df["member"].map({True: "members", False: "non-members"})
+    return df["model"]
+
+
+def plot_memorization(rates: pd.DataFrame) -> sns.FacetGrid:
+    """Fig. 2 companion: memorization (%) against k, one column per setting; top row exact + near-exact,
+    bottom row exact only. ``rates`` comes from ``memorization_rates(..., by=(model, member, setting, k))``."""
+    df = rates.copy()
+    df["group"] = _group_label(df)
+    long = df.melt(id_vars=["group", "setting", "k"], value_vars=["memorized", "exact"], var_name="measure", value_name="percent")
+    long["measure"] = long["measure"].map({"memorized": "exact + near-exact", "exact": "exact only"})
+    long["setting"] = long["setting"].map(SETTINGS)
+    g = sns.relplot(data=long, x="k", y="percent", hue="group", style="group", col="setting", row="measure", kind="line",
+                    marker="o", height=2.6, aspect=1.25, col_order=[SETTINGS[s] for s in SETTINGS if SETTINGS[s] in set(long.setting)],
+                    facet_kws={"margin_titles": True})
+    g.set_titles(col_template="{col_name}", row_template="{row_name}")
+    g.set_axis_labels("k (demonstrations)", "memorization (%)")
+    g.set(ylim=(-3, 103))
+    g.figure.suptitle("Memorization across k-shot regimes (cf. Fig. 2 of the paper)", y=1.03)
+    return g
+
+
+def plot_match_composition(judged: pd.DataFrame, column: str = "match") -> sns.FacetGrid:
+    """Fig. 3 companion: share of exact and near-exact matches per k, per setting and group (stacked)."""
+    df = judged[judged[column].notna()].copy()
+    df["group"] = _group_label(df)
+    df["setting"] = df["setting"].map(SETTINGS)
+    df["exact"] = (df[column] == "exact") * 100.0
+    df["near-exact"] = (df[column] == "near-exact") * 100.0
+    pivot = df.groupby(["group", "setting", "k"], observed=True)[["exact", "near-exact"]].mean().reset_index()
+    groups, settings = list(dict.fromkeys(pivot["group"])), [SETTINGS[s] for s in SETTINGS if SETTINGS[s] in set(pivot.setting)]
+    fig, axes = plt.subplots(len(groups), len(settings), figsize=(3.2 * len(settings), 2.2 * len(groups)), sharey=True, squeeze=False)
+    for i, grp in enumerate(groups):
+        for j, st in enumerate(settings):
+            ax = axes[i][j]
+            sub = pivot[(pivot.group == grp) & (pivot.setting == st)].sort_values("k")
+            x = [str(k) for k in sub["k"]]
+            ax.bar(x, sub["exact"], color=sns.color_palette()[0], label="exact")
+            ax.bar(x, sub["near-exact"], bottom=sub["exact"], color=sns.color_palette()[1], label="near-exact")
+            ax.set_ylim(0, 100)
+            if i == 0:
+                ax.set_title(st, fontsize=9)
+            if j == 0:
+                ax.set_ylabel(f"{grp}\n%", fontsize=8)
+            if i == len(groups) - 1:
+                ax.set_xlabel("k")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle("Exact and near-exact matches (cf. Fig. 3 of the paper)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_performance_vs_memorization(acc: pd.DataFrame, rates: pd.DataFrame, measure: str = "memorized",
+                                     chance: float | None = None) -> Any:
+    """Fig. 4 companion: k-shot accuracy (left) and memorization in the three settings against k, one panel per model.
+
+    ``chance``: accuracy of a uniform guess (percent), drawn as a dotted line.
+    """
+    models = list(dict.fromkeys(rates["model"]))
+    fig, axes = plt.subplots(1, 1 + len(models), figsize=(3.6 * (1 + len(models)), 3.4), squeeze=False)
+    left = axes[0][0]
+    sns.lineplot(data=acc, x="k", y="accuracy", hue="model", marker="o", ax=left)
+    if chance is not None:
+        left.axhline(chance, color="grey", linestyle=":", linewidth=1, label="chance")
+    left.set(title="performance (k-shot ICL)", xlabel="k (demonstrations)", ylabel="accuracy (%)", ylim=(-3, 103))
+    left.legend(fontsize=7)
+    df = rates.copy()
+    df["setting"] = df["setting"].map(SETTINGS)
+    what = "exact + near-exact" if measure == "memorized" else "exact"
+    for ax, model in zip(axes[0][1:], models, strict=True):
+        sns.lineplot(data=df[df.model == model], x="k", y=measure, hue="setting", style="setting", marker="o", ax=ax)
+        ax.set(title=f"memorization: {model}", xlabel="k (demonstrations)", ylabel=f"{what} (%)", ylim=(-3, 103))
+        ax.legend(fontsize=7)
+    fig.suptitle("Performance vs memorization (cf. Fig. 4 of the paper)")
+    fig.tight_layout()
+    return fig
+
+
+# -- the notebook's summaries ------------------------------------------------------------------------------------
+def glue_values(values: Mapping[str, object]) -> None:
+    """Glue every value under its name with myst-nb, not displayed, as the object itself (a string keeps its
+    quoted ``repr``, a number its digits), for ``{glue:text}`` in the chapter's prose."""
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, value, display=False)
+
+
+def sample_table(exp: Experiment) -> pd.DataFrame:
+    """One row (the dataset and split): rows read, usable, dropped (and why), instances, members, demonstrations."""
+    data = exp.data
+    return pd.DataFrame({
+        "rows read": [data.n_rows], "usable": [len(data.instances)], "dropped (empty or one word)": [data.n_dropped_empty],
+        "dropped (duplicate text)": [data.n_dropped_duplicate], "dropped (other label)": [data.n_dropped_label],
+        "instances": [len(exp.instances)], "members": [len(exp.sample.members)], "demonstrations": [len(exp.sample.demonstrations)],
+    }, index=[f"{data.spec.title} ({data.split})"])
+
+
+@dataclass(frozen=True)
+class ContextSummary:
+    """Which of the configured ks the model's context window holds (section "Backends and context window")."""
+
+    fit: pd.DataFrame  # :func:`~iclmem.llm.replication.context_fit`: the longest prompt per k and whether it fits
+    ks: tuple[int, ...]  # the configured ks
+    ks_run: list[int]  # the ks run (:func:`~iclmem.llm.replication.runnable_ks`)
+    k_max: int  # the largest k the window holds (:func:`~iclmem.llm.replication.window_capacity`)
+    probe_pool: int  # the demonstrations k_max was probed with: k_max == probe_pool means "at least k_max"
+    model_id: str
+    context_window: int | None
+
+    @property
+    def left_out(self) -> list[int]:
+        """The configured ks not run (their prompts do not fit)."""
+        return [k for k in self.ks if k not in self.ks_run]
+
+    @property
+    def largest_k(self) -> int | str:
+        """``k_max``, or ``"at least <k_max>"`` when even the whole probe pool fits."""
+        return self.k_max if self.k_max < self.probe_pool else f"at least {self.k_max}"
+
+    def glued(self) -> dict[str, object]:
+        """``largest_k`` and ``ks_run`` (``"0, 25, 50"``), the names the chapter's prose reads."""
+        return {"largest_k": self.largest_k, "ks_run": ", ".join(map(str, self.ks_run))}
+
+    def text(self) -> str:
+        """One line: model, window, the largest k that fits, the ks run and those left out."""
+        largest = self.k_max if self.k_max < self.probe_pool else f"at least {self.k_max} (the probe pool)"
+        return (f"model {self.model_id}, context window {self.context_window}; largest k that fits: {largest}; "
+                f"runs k = {self.ks_run}" + (f"; left out (too long): {self.left_out}" if self.left_out else ""))
+
+
+def context_summary(backend: ChatBackend, exp: Experiment) -> ContextSummary:
+    """Fit of every configured k to ``backend``'s context window and the largest k it holds (token counts only)."""
+    fit = context_fit(backend, exp)
+    ks_run = runnable_ks(fit)
+    k_max, probe_pool = window_capacity(backend, exp)
+    return ContextSummary(fit, tuple(exp.config.ks), ks_run, k_max, probe_pool, backend.model_id, backend.context_window)
+
+
+def judges_text(agree: Mapping[str, Any], n_unparsed: int, thresholds: Thresholds = SHIPPED_THRESHOLDS) -> str:
+    """One line: the offline judge's thresholds and its agreement with the LLM judge (:func:`~iclmem.llm.judges.agreement`)."""
+    return (f"thresholds: ROUGE-L >= {thresholds.rouge_l}, similarity >= {thresholds.semantic}; "
+            f"{agree['n']} pairs judged by both: agreement {agree['agreement']:.0%}, Cohen's kappa {agree['kappa']:.2f}, "
+            f"{n_unparsed} unparseable LLM answers (counted as no)")
+
+
+def judge_glue(agree: Mapping[str, Any] | None) -> dict[str, str]:
+    """``judge_agreement`` (percent) and ``judge_kappa`` of the two judges; ``"n/a"`` when no LLM judge ran (``None``)."""
+    if agree is None:
+        return {"judge_agreement": "n/a", "judge_kappa": "n/a"}
+    return {"judge_agreement": f"{agree['agreement']:.0%}", "judge_kappa": f"{agree['kappa']:.2f}"}
+
+
+def ground_truth_table(rates: pd.DataFrame) -> pd.DataFrame:
+    """Memorization (%) per model, setting and k (rows), members vs non-members (columns, exact + near-exact and exact).
+
+    ``rates``: :func:`~iclmem.llm.replication.memorization_rates` by ``(model, member, setting, k)``.
+    """
+    gt = rates.pivot_table(index=["model", "setting", "k"], columns="member", values=["memorized", "exact"])
+    gt.columns = [f"{'exact' if a == 'exact' else 'exact+near'} ({'members' if b else 'non-members'})" for a, b in gt.columns]
+    return gt.reindex(columns=sorted(gt.columns))
+
+
+GROUND_TRUTH_NAMES = ("ft_members_kshot", "ft_nonmembers_kshot", "ft_members_zeroshot", "base_kshot", "ft_members_by_k")
+
+
+def ground_truth_glue(rates: pd.DataFrame | None) -> dict[str, str]:
+    """The summary's numbers of the controlled experiment, from ``rates`` by ``(model, member, setting, k)``.
+
+    Each is a mean over the rows of ``rates`` (one per setting and k, as the tables show them), in percent:
+    ``ft_members_kshot`` and ``ft_nonmembers_kshot`` (fine-tuned model, members / non-members, k > 0),
+    ``ft_members_zeroshot`` (members, k = 0), ``base_kshot`` (the base model, all instances, k > 0) and
+    ``ft_members_by_k`` (``"12% at k = 0, 40% at k = 25"``). All ``"n/a"`` without fine-tuning (``rates`` None).
+    """
+    if rates is None:
+        return dict.fromkeys(GROUND_TRUTH_NAMES, "n/a")
+    tuned = rates[rates.model == "fine-tuned"]
+    base = rates[rates.model == "base"]
+    by_k = tuned[tuned.member].groupby("k").memorized.mean()
+    return {
+        "ft_members_kshot": f"{tuned[tuned.member & (tuned.k > 0)].memorized.mean():.0f}%",
+        "ft_nonmembers_kshot": f"{tuned[~tuned.member & (tuned.k > 0)].memorized.mean():.0f}%",
+        "ft_members_zeroshot": f"{tuned[tuned.member & (tuned.k == 0)].memorized.mean():.0f}%",
+        "base_kshot": f"{base[base.k > 0].memorized.mean():.0f}%",
+        "ft_members_by_k": ", ".join(f"{v:.0f}% at k = {k}" for k, v in by_k.items()),
+    }
+
+
+def correlation_tables(rates: pd.DataFrame, acc: pd.DataFrame) -> pd.DataFrame:
+    """This build's companions of Tab. 2 (exact + near-exact) and Tab. 3 (exact only), side by side.
+
+    ``rates``: memorization rates by ``(model, setting, k)``; ``acc``: :func:`~iclmem.llm.replication.accuracy`.
+    """
+    return pd.concat({"exact + near-exact (Tab. 2)": correlation_table(rates, acc, "memorized"),
+                      "exact only (Tab. 3)": correlation_table(rates, acc, "exact")}, axis=1)
+
+
+def paper_correlation_tables() -> pd.DataFrame:
+    """The paper's Tab. 2 and Tab. 3 side by side (settings x datasets, GPT-4)."""
+    return pd.concat({"Tab. 2 (exact + near-exact)": TABLE2, "Tab. 3 (exact only)": TABLE3}, axis=1)
+
+
+def memorized_vs_not_table(mem: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy and instance count on memorized vs not memorized instances per model, setting and k, one column
+    each (:func:`~iclmem.llm.replication.memorized_vs_not`)."""
+    table = memorized_vs_not(mem, perf).pivot_table(index=["model", "setting", "k"], columns="memorized", values=["accuracy", "n"])
+    table.columns = [f"{a} ({'memorized' if b else 'not memorized'})" for a, b in table.columns]
+    return table
+
+
+def claims_glue(results: Sequence[ClaimResult], agree: Mapping[str, Any] | None) -> dict[str, object]:
+    """The claims section's glued values: ``verdict-<ID>`` per claim, ``claims_verdicts`` (:func:`verdict_counts`),
+    ``claims_n_boot``, ``claims_confidence``, ``equivalence_margin`` and ``judge_reading`` (:func:`kappa_reading` of
+    the two judges' kappa, ``"not measured"`` when no LLM judge ran: ``agree`` None)."""
+    values: dict[str, object] = {f"verdict-{r.claim_id}": r.verdict for r in results}
+    values.update({
+        "claims_verdicts": verdict_counts(results), "claims_n_boot": N_BOOT, "claims_confidence": f"{CONFIDENCE:.0%}",
+        "equivalence_margin": f"{EQUIVALENCE_MARGIN:g}",
+        "judge_reading": kappa_reading(agree["kappa"]) if agree is not None else "not measured",
+    })
+    return values
+
+
+def run_glue(exp: Experiment, mem: pd.DataFrame, perf: pd.DataFrame, models: str, wall_minutes: float) -> dict[str, object]:
+    """The run's size for the chapter's introduction and summary: instances, members, settings (lower case),
+    ``models`` (a phrase), max new tokens, wall minutes (one decimal), completions and how many came from the cache."""
+    return {
+        "run_instances": len(exp.instances), "run_members": len(exp.sample.members),
+        "run_settings": ", ".join(SETTINGS[s].lower() for s in exp.config.settings), "run_models": models,
+        "run_tokens": exp.config.max_new_tokens, "wall_minutes": f"{wall_minutes:.1f}",
+        "n_completions": len(mem) + len(perf), "n_cached": int(mem.cached.sum() + perf.cached.sum()),
+    }
+
+
+__all__ = [
+    # reference values
+    "TABLE2", "TABLE3", "MEMORIZATION_RANGES", "MEMORIZATION_NOTES", "ICL_SETTING", "UPPER_BOUND_SETTING",
+    "KEY_ELEMENT_SETTING", "SHARP_RISE_K", "MEMORIZATION_AT_200_SHOT", "MEMORIZATION_PLATEAU_AFTER_25_SHOT",
+    "NEAR_TO_EXACT_TRANSITIONS", "SETTINGS_EQUAL_FROM_K", "ICL_GAIN_MEMORIZATION", "HUMAN_REVIEW_CHANGED_PERCENT",
+    "JUDGE_HUMAN_ACCURACY",
+    # claims
+    "CONFIDENCE", "EQUIVALENCE_MARGIN", "N_BOOT", "ClaimResult", "Focus", "Interval", "all_claims", "bootstrap",
+    "claim_d1", "claim_d2", "claim_d3", "claim_d4", "claim_d5", "claim_d6", "claim_d7", "claim_d8", "claim_d9",
+    "claims_table", "correct_matrix", "kappa_reading", "directional_verdict", "equivalence_verdict", "icl_settings",
+    "memorization_matrix", "pearson", "transitions", "verdict_counts",
+    # figures
+    "plot_match_composition", "plot_memorization", "plot_performance_vs_memorization",
+    # the notebook's summaries
+    "ContextSummary", "GROUND_TRUTH_NAMES", "claims_glue", "context_summary", "correlation_tables", "glue_values",
+    "ground_truth_glue", "ground_truth_table", "judge_glue", "judges_text", "memorized_vs_not_table",
+    "paper_correlation_tables", "run_glue", "sample_table",
+]

@@ -1,6 +1,6 @@
-"""Claims of the two papers as the chapters compute them: the contract between chapters and the scorecard.
+"""Both papers' claims C1-C16 (IclMem) and D1-D9 (Golchin et al.): the registry, the glue and the scorecard (notebook 00).
 
-A chapter that computes a claim of ``../shared/claims.md`` (IclMem C1-C16, Golchin et al. D1-D9)
+The contract between chapters and the scorecard. A chapter that computes a claim of ``../shared/claims.md`` (IclMem C1-C16, Golchin et al. D1-D9)
 records it with :func:`glue_claim`: the paper's value (from the chapter's constants), this build's value (a short text), its interval where one
 exists, a verdict and the reason for it. The record is glued (myst-nb) under ``claim-<ID>``
 as a plain dict, so the scorecard page reads it from the executed notebook; nothing on the
@@ -24,7 +24,16 @@ from typing import Any
 import nbformat
 import pandas as pd
 
-from .data.validation import PlainText
+
+class PlainText(str):
+    """A string that displays without quotes (myst-nb ``{glue:text}`` shows the text/plain repr)."""
+
+    def __repr__(self) -> str:
+        return str.__str__(self)
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:  # IPython's pretty printer
+        p.text(str.__str__(self))
+
 
 VERDICTS: tuple[str, ...] = ("reproduced", "differs", "not testable here")
 GLUE_PREFIX = "claim-"
@@ -177,7 +186,7 @@ def read_glued_claims(ipynb_path: str | Path) -> dict[str, dict[str, Any]]:
             except (ValueError, SyntaxError) as exc:
                 raise ClaimError(f"{path}: glued {name!r} is not a literal dict: {exc}") from exc
             if not isinstance(value, dict):
-                raise ClaimError(f"{path}: glued {name!r} is not a dict; record claims with iclmem.claims.glue_claim.")
+                raise ClaimError(f"{path}: glued {name!r} is not a dict; record claims with iclmem.chapters.claims.glue_claim.")
             fields = {"id", "paper", "ours", "interval", "verdict", "reason"}
             if set(value) != fields:
                 raise ClaimError(f"{path}: glued {name!r} has fields {sorted(value)}, a claim record has {sorted(fields)}.")
@@ -242,7 +251,7 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
 
     registry = claims_by_id()
     rows = [row(c.id, c.statement, c.chapter, records.get(c.chapter, {}).get(c.id)) for c in CLAIMS]
-    rows += [row(claim_id, "(not in the registry of iclmem.claims)", chapter, record)
+    rows += [row(claim_id, "(not in the registry of iclmem.chapters.claims)", chapter, record)
              for chapter, found in records.items() for claim_id, record in found.items() if claim_id not in registry]
     return pd.DataFrame(rows, columns=list(SCORECARD_COLUMNS))
 
