@@ -52,13 +52,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     from iclmem.notebook import (
         notebook_parameters,
         parse_cli_parameters,
+        project_parameter_names,
+        project_root,
         read_notebook,
         read_parameters_file,
         run_notebook,
+        shared_file_values,
     )
 
     declared = notebook_parameters(read_notebook(args.notebook))
-    file_values = read_parameters_file(args.parameters_file) if args.parameters_file else {}
+    file_values: dict[str, Any] = {}
+    if args.parameters_file:
+        known = project_parameter_names(project_root(args.notebook.resolve().parent))
+        file_values, skipped = shared_file_values(declared, read_parameters_file(args.parameters_file), known, str(args.parameters_file))
+        if skipped:
+            print(f"{args.parameters_file}: not parameters of {args.notebook.name}, skipped: {', '.join(skipped)}")
     values = parse_cli_parameters(declared, [tuple(p) for p in args.parameter], file_values)
     out = run_notebook(args.notebook, values, args.output, progress=not args.no_progress)
     print(f"executed notebook: {out}")
@@ -101,6 +109,10 @@ def add_book(subparsers: Subparsers) -> None:
     p.add_argument("--force", action="store_true", help="re-execute every notebook, ignoring the cache")
     p.add_argument("--strict", action="store_true", help="turn Sphinx warnings into errors")
     p.add_argument("--no-html", action="store_true", help="execute and stage the notebooks, but do not render")
+    p.add_argument("--chapters", help="a book of your own table: these chapters only (tabular = 01-04, regimes = 05, or notebook "
+                   "stems, comma-separated), executed on the flat parameters file -f, into --out")
+    p.add_argument("--out", type=Path, help="with --chapters: the build folder (default: _build/<table name>)")
+    p.add_argument("--results", type=Path, help="with --chapters: its results store (default: <out>/results)")
     p.set_defaults(func=cmd_book)
 
 
@@ -109,12 +121,16 @@ def cmd_book(args: argparse.Namespace) -> int:
     from iclmem.notebook import notebook_parameters, parse_cli_value, project_root, read_notebook, read_parameters_file
 
     root = args.root.resolve() if args.root else project_root()
+    if args.chapters:
+        return _own_book(args, root)
+    if args.out or args.results:
+        raise UsageError("--out and --results belong to a book of your own table: add --chapters (e.g. --chapters tabular).")
     pages = notebook_pages(root)
     overrides: dict[str, dict[str, Any]] = {}
     if args.parameters_file:
         for key, values in read_parameters_file(args.parameters_file).items():
             if not isinstance(values, dict):
-                raise UsageError(f"{args.parameters_file}: {key!r} must map to a mapping of parameters")
+                raise UsageError(f"{args.parameters_file}: {key!r} must map to a mapping of parameters (e.g. {key}: {{query_size: 64}}), got {values!r}")
             overrides.setdefault(resolve_notebook_key(pages, key), {}).update(values)
     for key, name, raw in args.parameter:
         page = resolve_notebook_key(pages, key)
@@ -122,6 +138,26 @@ def cmd_book(args: argparse.Namespace) -> int:
         default = declared[name].default if name in declared else None
         overrides.setdefault(page, {})[name] = parse_cli_value(raw, default)
     result = build_book(root, args.build_dir, overrides, force=args.force, strict=args.strict, render_html=not args.no_html)
+    print(f"executed: {', '.join(result.executed) or 'nothing'}; from cache: {', '.join(result.cached) or 'nothing'}")
+    if not args.no_html:
+        print(f"book: {result.html}")
+    return 0
+
+
+def _own_book(args: argparse.Namespace, root: Path) -> int:
+    from iclmem.notebook import read_parameters_file
+    from iclmem.own_book import build_own_book
+
+    if args.parameter:
+        raise UsageError("with --chapters, give the parameters in the flat file -f (one mapping shared by every chapter), not -p.")
+    values = read_parameters_file(args.parameters_file) if args.parameters_file else {}
+    if any(isinstance(v, dict) for v in values.values()):
+        raise UsageError(f"{args.parameters_file}: with --chapters the file is one flat mapping of parameters (data_path: ..., "
+                         "target: ...), shared by every chapter; per-notebook sections are for the main book.")
+    name = Path(str(values["data_path"])).stem if values.get("data_path") else "own_tables"
+    out = args.out or root / "_build" / name
+    result = build_own_book(root, values, [c.strip() for c in args.chapters.split(",") if c.strip()], out, args.results,
+                            force=args.force, render_html=not args.no_html)
     print(f"executed: {', '.join(result.executed) or 'nothing'}; from cache: {', '.join(result.cached) or 'nothing'}")
     if not args.no_html:
         print(f"book: {result.html}")
@@ -141,7 +177,7 @@ def add_pretrain(subparsers: Subparsers) -> None:
 
 def cmd_pretrain(args: argparse.Namespace) -> int:
     if not args.config.is_file():
-        raise UsageError(f"no such config: {args.config}")
+        raise UsageError(f"no such config: {args.config}; check the path (e.g. --config configs/pretrain_reference.yaml)")
     from iclmem.ltm.pretrain import PretrainConfig, pretrain
 
     out = pretrain(PretrainConfig.from_yaml(args.config))
@@ -178,9 +214,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     try:
         grid = load_grid(args.grid)
         if args.workers < 0:
-            raise SweepError(f"--workers must be >= 0, got {args.workers}")
+            raise SweepError(f"--workers must be >= 0 (0 runs the tasks in this process), got {args.workers}")
         if args.reference is not None and not args.reference.is_file():
-            raise SweepError(f"no checkpoint at {args.reference}")
+            raise SweepError(f"no checkpoint at {args.reference}; pass a .pt file written by `iclmem pretrain`, or leave out --reference "
+                             "for the shipped reference LTM")
         if args.list:
             found = collect_sweep(grid, args.results, args.reference)
             for s in found.summaries:

@@ -101,10 +101,15 @@ def run_spec(spec: RunSpec, reference: ReferenceLTM | None = None, results_dir: 
 
 
 def run_grid(specs: list[RunSpec], reference: ReferenceLTM | None = None, results_dir: str | Path | None = None,
-             progress: bool = True, carte_dir: str | None = None) -> list[FinetuneRun]:
-    """Run (or load from the store) every spec in turn, with a progress bar over runs."""
+             progress: bool = True, carte_dir: str | None = None, tables: Mapping[str, Dataset] | None = None) -> list[FinetuneRun]:
+    """Run (or load from the store) every spec in turn, with a progress bar over runs.
+
+    ``tables`` maps dataset names to deduplicated tables already loaded (e.g. a file of your own);
+    other names are loaded by :func:`iclmem.data.prepared_table`.
+    """
     reference = reference or load_reference()
-    return [run_spec(s, reference, results_dir, progress, carte_dir) for s in tqdm(specs, desc="fine-tuning runs", disable=not progress)]
+    return [run_spec(s, reference, results_dir, progress, carte_dir, tables)
+            for s in tqdm(specs, desc="fine-tuning runs", disable=not progress)]
 
 
 def _with_spec(frame: pd.DataFrame, spec: RunSpec, run: FinetuneRun) -> pd.DataFrame:
@@ -159,11 +164,13 @@ def probe_views(run: FinetuneRun | JointRun, tables: Mapping[str, Dataset], epoc
 
 def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference: ReferenceLTM | None = None,
                epochs: Sequence[int] | None = None, n_candidates: int = 10, max_queries: int | None = None, seed: int = 0,
-               n_boot: int = 200, results_dir: str | Path | None = None, progress: bool = True) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+               n_boot: int = 200, results_dir: str | Path | None = None, progress: bool = True,
+               tables: Mapping[str, Dataset] | None = None) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     """Probe every run at ``epochs`` (those it kept) and summarize each epoch (Tab. 3 outcome, AUC, TPR).
 
     Returns the summary (spec columns, dataset card's k and alpha, and :func:`summarize_run`'s
     columns) and the raw scores per run key. Scores come from the results store when present.
+    ``tables``: as for :func:`run_grid`.
     """
     reference = reference or load_reference()
     if epochs is not None:
@@ -174,7 +181,7 @@ def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference:
                              f"the paper's probing epochs (Tab. 2) up to each run's last epoch: choose epochs among those.")
     rows, scores = [], {}
     for spec, run in tqdm(list(zip(specs, runs, strict=True)), desc="probing runs", disable=not progress):
-        table = prepared_table(spec.dataset)
+        table = tables[spec.dataset] if tables and spec.dataset in tables else prepared_table(spec.dataset)
         [(_, summary, sc)] = probe_views(run, {spec.dataset: table}, epochs, reference, n_candidates, None, seed, max_queries, n_boot,
                                          results_dir)
         card = dataset_card(table).to_dict()

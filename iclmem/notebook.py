@@ -20,7 +20,7 @@ import ast
 import re
 import shutil
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,7 +72,7 @@ def read_notebook(path: str | Path) -> nbformat.NotebookNode:
 
     path = Path(path)
     if not path.is_file():
-        raise UsageError(f"no such notebook: {path}")
+        raise UsageError(f"no such notebook: {path}; check the path (relative paths start at {Path.cwd()})")
     try:
         return jupytext.read(path)
     except Exception as exc:  # jupytext raises many kinds of errors on malformed input
@@ -91,7 +91,7 @@ def parse_parameters_source(source: str) -> dict[str, Parameter]:
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
-        raise UsageError(f"the parameters cell is not valid Python: {exc}") from exc
+        raise UsageError(f"the parameters cell is not valid Python: {exc}; fix the syntax of the cell tagged parameters") from exc
     found: dict[str, Parameter] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign):
@@ -108,7 +108,8 @@ def parse_parameters_source(source: str) -> dict[str, Parameter]:
         except ValueError as exc:
             raise UsageError(
                 f"parameter {names[0]!r} has a default that is not a literal ({ast.unparse(value)}); "
-                "parameters cells hold plain values so they can be checked and overridden"
+                "parameters cells hold plain values so they can be checked and overridden: write a number, string, list or dict there "
+                "and compute the value in a later cell"
             ) from exc
         for name in names:
             found[name] = Parameter(name, default)
@@ -223,8 +224,9 @@ def check_parameters(declared: Mapping[str, Parameter], values: Mapping[str, Any
         default = declared[name].default
         if not _matches(value, default):
             problems.append(
-                f"parameter {name!r} expects {declared[name].type_name} like its default {default!r}, "
-                f"got {type(value).__name__} {value!r}"
+                f"parameter {name!r} expects {declared[name].type_name}"
+                f"{f' of {type(default[0]).__name__}' if isinstance(default, list | tuple) and len({type(x) for x in default}) == 1 else ''}"
+                f" like its default {default!r}, got {type(value).__name__} {value!r}"
             )
             continue
         if isinstance(default, float) and isinstance(value, int):
@@ -252,16 +254,40 @@ def read_parameters_file(path: str | Path) -> dict[str, Any]:
     """Read a YAML mapping of parameter values (``-f params.yaml``)."""
     path = Path(path)
     if not path.is_file():
-        raise UsageError(f"no such parameters file: {path}")
+        raise UsageError(f"no such parameters file: {path}; check the path, or give the values with -p NAME VALUE")
     try:
         data = load_yaml(path.read_text())
     except yaml.YAMLError as exc:
-        raise UsageError(f"{path} is not valid YAML: {exc}") from exc
+        raise UsageError(f"{path} is not valid YAML: {exc}; fix the syntax (one `name: value` per line)") from exc
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
-        raise UsageError(f"{path} must hold a mapping of parameter names to values")
+        raise UsageError(f"{path} must hold a mapping of parameter names to values (one `name: value` per line), got {type(data).__name__}")
     return data
+
+
+def shared_file_values(declared: Mapping[str, Parameter], file_values: Mapping[str, Any], known: Iterable[str],
+                       source: str = "the parameters file") -> tuple[dict[str, Any], list[str]]:
+    """The values of a parameters file shared by a chain of notebooks that this notebook takes, and the names it skips.
+
+    One file can drive every chapter (``data_path``, ``target``, ``learning_rates``, ...): a name
+    this notebook does not declare is skipped when another notebook of the project (``known``)
+    declares it, and is an error (a typo) when none does.
+    """
+    known = set(known)
+    stray = sorted(n for n in file_values if n not in declared and n not in known)
+    if stray:
+        raise ParameterError(f"{source}: {', '.join(map(repr, stray))} {'is' if len(stray) == 1 else 'are'} a parameter of no notebook "
+                             f"of this project; check the spelling (`iclmem params <notebook>` lists each notebook's parameters).")
+    return {n: v for n, v in file_values.items() if n in declared}, sorted(n for n in file_values if n not in declared)
+
+
+def project_parameter_names(root: str | Path) -> set[str]:
+    """Every parameter name declared by a notebook of the project (``<root>/notebooks/*.py``)."""
+    names: set[str] = set()
+    for path in sorted(Path(root, "notebooks").glob("*.py")):
+        names |= set(notebook_parameters(read_notebook(path)))
+    return names
 
 
 # --- executing --------------------------------------------------------------------------------

@@ -28,6 +28,11 @@
 
 # %% tags=["parameters"]
 datasets: list = ["spotify", "wine_pl"]  # one binary, one regression table (shipped)
+data_path: str = ""  # your own table: a CSV/parquet file (replaces datasets) ...
+target: str = ""  # ... its target column ...
+task: str = ""  # ... and its task (classification | regression; inferred if empty)
+carte_dir: str = ""  # folder with the paper's CARTE tables (else $ICLMEM_CARTE_DIR)
+drop_unfit_sizes: bool = False  # True: skip the query sizes a table is too small for (else an error lists the sizes that fit)
 learning_rates: list = [0.1, 0.01, 0.001, 0.0001]
 query_sizes: list = [50, 512]
 label_conditions: list = ["none", "members"]  # N and M of Tab. 2 / 10 (add "all" for S)
@@ -39,9 +44,11 @@ seed: int = 0
 import time
 
 import pandas as pd
+from IPython.display import Markdown
 from myst_nb import glue
 
 from iclmem.chapters.claims import glue_claims
+from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.chapters.finetuning import (loss_ratio_claim, median_loss_ratios, plot_collapse_map, plot_loss_ratio_distribution,
                                         plot_training_curves)
 from iclmem.grid import expand_grid, grid_curves, grid_metrics, grid_overview, run_grid
@@ -51,11 +58,14 @@ pd.set_option("display.precision", 3)
 
 # %% tags=["hide-input"]
 reference = load_reference()
-specs = expand_grid(datasets, learning_rates, query_sizes, label_conditions, epochs, seed, context_size)
+tables = notebook_tables(datasets, data_path, target, task, carte_dir)
+sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
+specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
 started = time.perf_counter()
-runs = run_grid(specs, reference, progress=False)
+runs = run_grid(specs, reference, progress=False, tables=tables)
 wall_s = time.perf_counter() - started
 metrics, curves = grid_metrics(specs, runs), grid_curves(specs, runs)
+Markdown(run_banner(tables, data_path, target, task))
 
 # %% [markdown]
 # ## The grid

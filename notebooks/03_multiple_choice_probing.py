@@ -33,6 +33,11 @@
 
 # %% tags=["parameters"]
 datasets: list = ["spotify", "wine_pl"]
+data_path: str = ""  # your own table: a CSV/parquet file (replaces datasets) ...
+target: str = ""  # ... its target column ...
+task: str = ""  # ... and its task (classification | regression; inferred if empty)
+carte_dir: str = ""  # folder with the paper's CARTE tables (else $ICLMEM_CARTE_DIR)
+drop_unfit_sizes: bool = False  # True: skip the query sizes a table is too small for (else an error lists the sizes that fit)
 learning_rates: list = [0.1, 0.01, 0.001, 0.0001]
 query_sizes: list = [50, 512]
 label_conditions: list = ["none", "members"]  # N and M of Tab. 2 / 10 (add "all" for S)
@@ -46,12 +51,13 @@ n_boot: int = 200  # bootstrap resamples for the intervals
 
 # %% tags=["hide-input"]
 import pandas as pd
+from IPython.display import Markdown
 
 from iclmem.chapters.claims import glue_claims, glue_text
 from iclmem.chapters.probing import (delta_frame, example_probe_contexts, manipulation_aucs, perturbation_claim,
                                      perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness,
                                      plot_roc_loglog, probing_vs_paper, roc_frame, strongest_configuration)
-from iclmem.data import prepared_table
+from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.finetune import prepare_run_data
 from iclmem.grid import expand_grid, probe_grid, run_grid
 from iclmem.ltm import load_reference
@@ -63,10 +69,13 @@ pd.set_option("display.precision", 3)
 
 # %% tags=["hide-input"]
 reference = load_reference()
-specs = expand_grid(datasets, learning_rates, query_sizes, label_conditions, epochs, seed, context_size)
-runs = run_grid(specs, reference, progress=False)
+tables = notebook_tables(datasets, data_path, target, task, carte_dir)
+sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
+specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
+runs = run_grid(specs, reference, progress=False, tables=tables)
 summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot,
-                             progress=False)
+                             progress=False, tables=tables)
+Markdown(run_banner(tables, data_path, target, task))
 
 # %% [markdown]
 # ## The manipulation suite (Tab. 7)
@@ -84,7 +93,7 @@ suite.groupby("category", sort=False).name.agg(["count", ", ".join])
 
 # %%
 run, spec = runs[-1], specs[-1]
-table = prepared_table(spec.dataset)
+table = tables[spec.dataset]
 data = prepare_run_data(run.manifest, table, run.config)
 query = run_queries(data, table, run, n_candidates, seed, max_queries=1)[0]
 columns = [str(c) for c in data.encoder.columns]

@@ -36,6 +36,11 @@
 
 # %% tags=["parameters"]
 datasets: list = ["spotify", "wine_pl"]
+data_path: str = ""  # your own table: a CSV/parquet file (replaces datasets) ...
+target: str = ""  # ... its target column ...
+task: str = ""  # ... and its task (classification | regression; inferred if empty)
+carte_dir: str = ""  # folder with the paper's CARTE tables (else $ICLMEM_CARTE_DIR)
+drop_unfit_sizes: bool = False  # True: skip the query sizes a table is too small for (else an error lists the sizes that fit)
 learning_rates: list = [0.1, 0.01, 0.001, 0.0001]
 query_sizes: list = [50, 512]
 label_conditions: list = ["none", "members"]  # N and M of Tab. 2 / 10 (add "all" for S)
@@ -56,6 +61,7 @@ control_learning_rate: float = 0.001
 
 # %% tags=["hide-input"]
 import pandas as pd
+from IPython.display import Markdown
 
 from iclmem.chapters.calibration import (PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1, calibration_claims,
                                          calibration_effect, data_characteristics, detectable_table, exhaustive_table,
@@ -63,6 +69,7 @@ from iclmem.chapters.calibration import (PAPER_CALIBRATION, PAPER_OUTCOME_SHARES
                                          plot_temporal_evolution, positive_control, shuffled_label_check, temporal_evolution,
                                          vanilla_attack)
 from iclmem.chapters.claims import glue_claims, glue_text
+from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.data import prepared_table
 from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid
 from iclmem.ltm import load_reference
@@ -72,9 +79,13 @@ pd.set_option("display.precision", 3)
 
 # %% tags=["hide-input"]
 reference = load_reference()
-specs = expand_grid(datasets, learning_rates, query_sizes, label_conditions, epochs, seed, context_size)
-runs = run_grid(specs, reference, progress=False)
-summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, progress=False)
+tables = notebook_tables(datasets, data_path, target, task, carte_dir)
+sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
+specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
+runs = run_grid(specs, reference, progress=False, tables=tables)
+summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, progress=False,
+                             tables=tables)
+Markdown(run_banner(tables, data_path, target, task))
 
 # %% [markdown]
 # ## Raw signals that calibration removes (App. A.4)

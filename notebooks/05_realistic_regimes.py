@@ -39,8 +39,13 @@
 
 # %% tags=["parameters"]
 datasets: list = ["spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices"]  # the four shipped tables
+data_path: str = ""  # your own table: a CSV/parquet file (replaces datasets) ...
+target: str = ""  # ... its target column ...
+task: str = ""  # ... and its task (classification | regression; inferred if empty)
+carte_dir: str = ""  # folder with the paper's CARTE tables (else $ICLMEM_CARTE_DIR)
+drop_unfit_sizes: bool = False  # True: skip the query sizes a table is too small for (else an error lists the sizes that fit)
 learning_rates: list = [0.0001]  # Tab. 12: lr 1e-4 for the joint regimes
-query_size: int = 512
+query_sizes: list = [512]  # Tab. 12 is at Q = 512; with several sizes the tables below report the largest
 regimes: list = ["single_task_fixed", "multi_task_fixed", "multi_task_random"]
 epochs: int = 10  # the paper: 500; realistic LTM pretraining budgets are 2-5 epochs
 context_size: int = 256  # the paper: 512
@@ -59,9 +64,11 @@ import warnings
 
 warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm in a kernel without widgets
 import pandas as pd
+from IPython.display import Markdown
 from myst_nb import glue
 
 from iclmem.chapters.claims import glue_claims
+from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.chapters.regimes import (PAPER_DATASETS, PAPER_TABLE12, REGIME_TITLES, balance_summary, decays, detectable_counts,
                                      encoding_balance, notebook_grid, plot_regime_decay, regime_claim, regime_peak_table, wide_table)
 from iclmem.sweep import collect_sweep, run_sweep
@@ -69,10 +76,14 @@ from iclmem.sweep import collect_sweep, run_sweep
 pd.set_option("display.precision", 3)
 
 # %% tags=["hide-input"]
-grid = notebook_grid(datasets, learning_rates, query_size, regimes, epochs, context_size, seed, n_candidates, max_queries, probe_epochs,
-                     n_boot, grid_file)
+tables = {} if grid_file else notebook_tables(datasets, data_path, target, task, carte_dir)
+sizes = query_sizes if grid_file else fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
+query_size = max(sizes)
+grid = notebook_grid(tables, data_path, learning_rates, sizes, regimes, epochs, context_size, seed, n_candidates, max_queries,
+                     probe_epochs, n_boot, grid_file)
+Markdown(run_banner(tables, data_path, target, task) if tables else f"Run on the grid file `{grid_file}`.")
 started = time.perf_counter()
-result = run_sweep(grid, workers=workers, progress=False) if compute else collect_sweep(grid)
+result = run_sweep(grid, workers=workers, progress=False, carte_dir=carte_dir or None) if compute else collect_sweep(grid)
 wall_s = time.perf_counter() - started
 print(result.report())
 rows = result.rows()
@@ -149,7 +160,7 @@ counts
 
 # %%
 checked = [s for s in grid.specs if s.query_size == query_size and s.label_condition == "none" and min(learning_rates) == s.learning_rate]
-balance = encoding_balance(checked) if compute else pd.DataFrame()
+balance = encoding_balance(checked, carte_dir=carte_dir or None, tables=tables) if compute else pd.DataFrame()
 random_count, fixed_max = int(counts.iloc[-1, 1]), int(counts.iloc[:-1, 1].max())
 glue("random_vs_fixed", "still finds more tables under random pairs than under either fixed regime" if random_count > fixed_max
      else "no longer finds more tables under random pairs than under the fixed regimes", display=False)

@@ -78,8 +78,8 @@ def test_shipped_grids_parse_and_book_grid_matches_notebook_05():
     assert params["grid_file"] is None  # the notebook's own parameters are the book grid
     spec = book.specs[0]
     assert params["datasets"] == [s.dataset for s in book.specs if s.regime == "single_task_fixed"]
-    assert (params["learning_rates"], params["query_size"], params["epochs"], params["context_size"], params["seed"]) == (
-        [spec.learning_rate], spec.query_size, spec.epochs, spec.context_size, spec.seed)
+    assert (params["learning_rates"], params["query_sizes"], params["epochs"], params["context_size"], params["seed"]) == (
+        [spec.learning_rate], sorted({s.query_size for s in book.specs}), spec.epochs, spec.context_size, spec.seed)
     assert params["regimes"] == list(dict.fromkeys(s.regime for s in book.specs))
     assert (params["n_candidates"], params["max_queries"], tuple(params["probe_epochs"]), params["n_boot"]) == (
         book.probe.n_candidates, book.probe.max_queries, book.probe.epochs, book.probe.n_boot)

@@ -184,12 +184,14 @@ def read_glued_claims(ipynb_path: str | Path) -> dict[str, dict[str, Any]]:
             try:
                 value = ast.literal_eval(text) if isinstance(text, str) else None
             except (ValueError, SyntaxError) as exc:
-                raise ClaimError(f"{path}: glued {name!r} is not a literal dict: {exc}") from exc
+                raise ClaimError(f"{path}: glued {name!r} is not a literal dict: {exc}; re-execute the notebook that glued it "
+                                 "(records come from iclmem.chapters.claims.glue_claim)") from exc
             if not isinstance(value, dict):
                 raise ClaimError(f"{path}: glued {name!r} is not a dict; record claims with iclmem.chapters.claims.glue_claim.")
             fields = {"id", "paper", "ours", "interval", "verdict", "reason"}
             if set(value) != fields:
-                raise ClaimError(f"{path}: glued {name!r} has fields {sorted(value)}, a claim record has {sorted(fields)}.")
+                raise ClaimError(f"{path}: glued {name!r} has fields {sorted(value)}, a claim record has {sorted(fields)}; "
+                                 "record claims with iclmem.chapters.claims.glue_claim.")
             record = claim_record(value["id"], value["paper"], value["ours"], value["verdict"], value["reason"],
                                   value["interval"])
             if GLUE_PREFIX + record["id"] != name:

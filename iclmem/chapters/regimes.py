@@ -8,13 +8,14 @@ The regimes themselves (sampling, joint training, probed members) are the engine
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy.stats import fisher_exact
 
-from ..data import prepared_table
+from ..data import Dataset, prepared_table
 from ..finetune import RunData, prepare_run_data
 from ..grid import RunSpec, run_spec
 from ..outcomes import Outcome, with_primary_metric
@@ -27,19 +28,21 @@ REGIME_TITLES: dict[str, str] = {SINGLE_TASK_FIXED: "Single-Task Fixed Pairs", M
                                  MULTI_TASK_RANDOM: "Multi-Task Random Pairs"}
 
 
-def encoding_balance(specs: Sequence[RunSpec], results_dir: str | None = None, carte_dir: str | None = None) -> pd.DataFrame:
+def encoding_balance(specs: Sequence[RunSpec], results_dir: str | None = None, carte_dir: str | None = None,
+                     tables: Mapping[str, Dataset] | None = None) -> pd.DataFrame:
     """Per regime, dataset and encoded column: the missing-value share among probed members and among non-members.
 
     The runs are read from the results store (trained if missing). A column whose missing values
     track membership would let the attack detect the encoding instead of memorization (App. A.1,
-    "Distributional shift"); ``p`` is Fisher's exact test of equal shares.
+    "Distributional shift"); ``p`` is Fisher's exact test of equal shares. ``tables``: the notebook's
+    tables by name (a file of your own), else loaded by name.
     """
     rows = []
     for spec in specs:
-        run = run_spec(spec, results_dir=results_dir, carte_dir=carte_dir)
+        run = run_spec(spec, results_dir=results_dir, carte_dir=carte_dir, tables=tables)
         for name in spec.datasets:
             view = run.view(name) if spec.regime in MULTI_TASK else run
-            table = prepared_table(name, carte_dir)
+            table = tables[name] if tables and name in tables else prepared_table(name, carte_dir)
             data = prepare_run_data(view.manifest, table, view.config)
             rows += [{"regime": spec.regime, "dataset": name, **r} for r in missing_balance(data)]
     return pd.DataFrame(rows)
@@ -69,13 +72,22 @@ def decays(counts: pd.Series) -> bool:
     return bool(v[-1] < v[0] and (v[1:] <= v[:-1]).all())
 
 
-def notebook_grid(datasets: Sequence[str], learning_rates: Sequence[float], query_size: int, regimes: Sequence[str], epochs: int,
-                  context_size: int, seed: int, n_candidates: int, max_queries: int, probe_epochs: Sequence[int], n_boot: int,
-                  grid_file: str | None = None) -> Grid:
-    """Notebook 05's sweep grid: the grid file if one is given, else one built from the notebook's parameters."""
+def notebook_grid(tables: Mapping[str, Dataset], data_path: str, learning_rates: Sequence[float], query_sizes: Sequence[int],
+                  regimes: Sequence[str], epochs: int, context_size: int, seed: int, n_candidates: int, max_queries: int,
+                  probe_epochs: Sequence[int], n_boot: int, grid_file: str | None = None) -> Grid:
+    """Notebook 05's sweep grid: the grid file if one is given, else one built from the notebook's parameters.
+
+    ``tables`` are the notebook's tables (:func:`iclmem.chapters.tables.notebook_tables`); with
+    ``data_path`` the one table is your file, given to the sweep by path, target and task.
+    """
     if grid_file:
         return load_grid(grid_file)
-    return parse_grid({"name": "book", "datasets": list(datasets), "learning_rates": list(learning_rates), "query_sizes": [query_size],
+    if data_path:
+        table = next(iter(tables.values()))
+        entries: list = [{"path": str(Path(data_path).resolve()), "target": str(table.target.name), "task": table.task, "name": table.name}]
+    else:
+        entries = list(tables)
+    return parse_grid({"name": "book", "datasets": entries, "learning_rates": list(learning_rates), "query_sizes": list(query_sizes),
                        "regimes": list(regimes), "epochs": epochs, "context_size": context_size, "seed": seed,
                        "probe": {"n_candidates": n_candidates, "max_queries": max_queries, "epochs": list(probe_epochs), "n_boot": n_boot}},
                       "notebook 05 parameters")

@@ -122,7 +122,7 @@ def _source(entry: Any, where: str, base: Path) -> DatasetSource:
         path = Path(str(entry["path"])).expanduser()
         path = path if path.is_absolute() else (base / path)
         if not path.is_file():
-            raise _fail(where, f"dataset file {str(path)!r} does not exist")
+            raise _fail(where, f"dataset file {str(path)!r} does not exist; check its path (relative paths start at the grid file's folder)")
         name = str(entry.get("name") or re.sub(r"[^A-Za-z0-9_.-]+", "_", path.stem))
         if not _NAME.match(name):
             raise _fail(where, f"dataset name {name!r} may only contain letters, digits, '_', '.', '-'")
@@ -250,7 +250,7 @@ def load_grid(path: str | Path) -> Grid:
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
-        raise SweepError(f"{path}: not valid YAML ({exc})") from None
+        raise SweepError(f"{path}: not valid YAML ({exc}); fix the syntax (grids/book.yaml is an example)") from None
     return parse_grid(data, str(path), path.parent)
 
 

@@ -1,0 +1,154 @@
+"""Your own table end to end (issue 14): one parameters file drives notebooks 01 -> 04, runs are reused, a book renders.
+
+The table is written by the test (not a shipped one): a binary target stored as text, a numeric
+column with missing values, a text categorical and duplicate rows. Parameters are tiny.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shlex
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from iclmem.chapters.tables import TableFitError, fitting_query_sizes, notebook_tables
+from iclmem.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+CHAIN = ["01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration"]
+TINY = {"target": "outcome", "task": "classification", "learning_rates": [0.01], "query_sizes": [24],
+        "label_conditions": ["none", "members"], "epochs": 2, "context_size": 32, "probe_epochs": [0, 2], "max_queries": 8,
+        "n_boot": 10, "control_query_size": 20, "control_context_size": 32, "control_epochs": 2, "seed": 3}
+
+
+def _table(path: Path, n: int = 140) -> Path:
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=n)
+    frame = pd.DataFrame({"size": np.where(rng.random(n) < 0.1, np.nan, x.round(3)),
+                          "colour": rng.choice(["red", "green", "blue"], n),
+                          "score": rng.integers(0, 50, n),
+                          "outcome": np.where(x + rng.normal(scale=0.5, size=n) > 0, "yes", "no")})
+    frame = pd.concat([frame, frame.iloc[:6]], ignore_index=True)  # duplicate rows: dropped before any split
+    frame.to_csv(path, index=False)
+    return path
+
+
+def documented_commands(page: Path = REPO / "book" / "adapt.md") -> list[str]:
+    """The `iclmem ...` lines of the bash blocks of a page, in order."""
+    blocks = re.findall(r"```bash\n(.*?)```", page.read_text(), flags=re.S)
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip().startswith("iclmem ")]
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    """book/adapt.md's commands, as written, in a checkout of the project, on a table and a tiny parameters file of the test."""
+    tmp = tmp_path_factory.mktemp("own")
+    for name in ("notebooks", "book", "_config.yml", "_toc.yml", "pyproject.toml"):
+        (tmp / name).symlink_to(REPO / name)
+    _table(tmp / "my_table.csv")
+    (tmp / "my_table.yaml").write_text(yaml.safe_dump({"data_path": "my_table.csv", **TINY}))
+    commands = documented_commands()
+    assert [c.split()[1] for c in commands] == ["params", "run", "run", "run", "run", "book"]
+    runs_after = {}
+    mp = pytest.MonkeyPatch()
+    mp.chdir(tmp)
+    mp.delenv("ICLMEM_RESULTS", raising=False)
+    try:
+        for command in commands:
+            args = shlex.split(command)[1:]
+            assert main(args) == 0, command
+            key = Path(args[1]).stem if args[0] == "run" else args[0]
+            runs_after[key] = sorted(p.name for p in (tmp / "results" / "finetune").glob("*"))
+    finally:
+        mp.undo()
+    return tmp, tmp / "results", runs_after
+
+
+def _glued(path: Path) -> dict:
+    nb = nbformat.read(path, as_version=4)
+    return {o.metadata["scrapbook"]["name"]: o.data for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+            if o.get("metadata", {}).get("scrapbook")}
+
+
+def test_one_file_drives_01_to_04_and_runs_are_fine_tuned_once(chain):
+    tmp, store, runs_after = chain
+    made = runs_after["02_controlled_finetuning"]
+    assert len(made) == 2  # one learning rate x one Q x two label conditions
+    assert runs_after["03_multiple_choice_probing"] == made  # 03 probed 02's runs: no second fine-tuning
+    control = set(runs_after["04_calibration"]) - set(made)
+    assert len(control) == 1  # 04 adds only its positive control (breast_cancer), the grid's runs are reused
+    assert len(list((store / "manifests").glob("my_table-Q24-*.json"))) == 2  # 01's manifests, reused by 02
+    assert runs_after["book"] == runs_after["04_calibration"]  # the book trained nothing again
+    nb04 = nbformat.read(tmp / "_build" / "runs" / "04_calibration.ipynb", as_version=4)
+    outputs = [o for c in nb04.cells if c.cell_type == "code" and "exhaustive_table(" in c.source for o in c.get("outputs", [])]
+    html = outputs[0].data["text/html"]
+    table = pd.read_html(io.StringIO(html))[0]
+    assert len(table) == 1 * 1 * len(TINY["probe_epochs"][1:])  # one row per configuration (dataset, Q, lr, epoch > 0)
+    assert "my_table" in html
+
+
+def test_the_pages_say_which_table_they_ran_on(chain):
+    tmp = chain[0]
+    for stem in CHAIN[1:]:
+        nb = nbformat.read(tmp / "_build" / "runs" / f"{stem}.ipynb", as_version=4)
+        text = json.dumps([o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])])
+        assert "Run on your table `my_table.csv`" in text, stem
+
+
+def test_a_book_of_your_own_table_renders_beside_the_main_book(chain):
+    tmp = chain[0]
+    out = tmp / "_build" / "my_table"
+    index = (out / "html" / "index.html").read_text()
+    assert "my_table" in index and "data_path" in index  # the intro page names the table and the parameters
+    for stem in CHAIN:
+        assert (out / "html" / "notebooks" / f"{stem}.html").is_file()
+        assert (out / "executed" / "notebooks" / f"{stem}.ipynb").is_file()
+    assert not (tmp / "_build" / "executed").exists() and not (tmp / "_build" / "html").exists()  # the main book's folders: untouched
+
+
+def test_a_table_too_small_for_q_fails_before_any_compute_and_says_what_fits(tmp_path):
+    tables = notebook_tables(data_path=str(_table(tmp_path / "small.csv", n=60)), target="outcome", task="classification")
+    with pytest.raises(TableFitError, match=r"small has \d+ rows .* too few for query size\(s\) \[512\].*sizes up to \d+ fit"):
+        fitting_query_sizes(tables, [24, 512])
+    assert fitting_query_sizes(tables, [24, 512], drop_unfit=True) == [24]
+
+
+def test_many_classes_and_stray_names_are_clear_errors(tmp_path):
+    path = tmp_path / "many.csv"
+    pd.DataFrame({"x": np.arange(200), "y": np.arange(200) % 12}).to_csv(path, index=False)
+    with pytest.raises(TableFitError, match="12 classes.*task: regression"):
+        fitting_query_sizes(notebook_tables(data_path=str(path), target="y", task="classification"), [20])
+    params = tmp_path / "typo.yaml"
+    params.write_text(yaml.safe_dump({"data_path": str(path), "target": "y", "learnin_rates": [0.1]}))
+    assert main(["run", str(REPO / "notebooks" / "02_controlled_finetuning.py"), "-f", str(params), "-o", str(tmp_path / "x.ipynb")]) == 2
+
+
+def test_a_shared_file_gives_each_notebook_its_names_and_catches_typos():
+    from iclmem.notebook import ParameterError, notebook_parameters, project_parameter_names, read_notebook, shared_file_values
+
+    declared = notebook_parameters(read_notebook(REPO / "notebooks" / "01_split_validation.py"))
+    known = project_parameter_names(REPO)
+    assert {"learning_rates", "probe_epochs", "data_path", "control_epochs"} <= known
+    values, skipped = shared_file_values(declared, {"data_path": "t.csv", "learning_rates": [0.1], "epochs": 2}, known)
+    assert values == {"data_path": "t.csv"} and skipped == ["epochs", "learning_rates"]
+    with pytest.raises(ParameterError, match="'learnin_rates' is a parameter of no notebook"):
+        shared_file_values(declared, {"learnin_rates": [0.1]}, known)
+
+
+def test_chapter_groups_resolve_in_book_order():
+    from iclmem.notebook import UsageError
+    from iclmem.own_book import absolute_paths, chapter_stems
+
+    available = ["01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration", "05_realistic_regimes"]
+    assert chapter_stems(["05_realistic_regimes", "tabular"], available) == available
+    assert chapter_stems(["regimes"], available) == ["05_realistic_regimes"]
+    with pytest.raises(UsageError, match="unknown chapter 'tabulr'"):
+        chapter_stems(["tabulr"], available)
+    assert absolute_paths({"data_path": "t.csv", "target": "t.csv"}, Path("/data")) == {"data_path": "/data/t.csv", "target": "t.csv"}
