@@ -54,6 +54,7 @@ segment_max: float = 0.8
 prompt_layout: str = "turns"  # turns (demonstrations as chat turns) | single (one message, the paper's Fig. 1)
 completion_length: int = 24  # max new tokens per memorization completion (the paper: 100)
 performance_completion_length: int = 6  # max new tokens per classification answer (the paper: 10)
+repeats: int = 1  # runs of each classification prompt, averaged (the paper: 3; greedy in-process decoding repeats itself)
 member_fraction: float = 0.5  # share of the instances the model is fine-tuned on
 finetune_epochs: int = 8  # 0: no fine-tuning (never with the openai backend)
 finetune_lr: float = 0.0002
@@ -78,8 +79,8 @@ from iclmem.chapters.llm_kshot import (Focus, all_claims, claims_glue, claims_ta
 from iclmem.llm import SETTINGS, CachedBackend, LLMJudge, OfflineJudge, ReplicationConfig, agreement, build_experiment, memorization_messages
 from iclmem.llm.backends import InProcessBackend, make_backend
 from iclmem.llm.finetune import FinetuneConfig
-from iclmem.llm.replication import (accuracy, add_judgement, all_requests, finetune_log, finetuned_backend, judge_subsample,
-                                    memorization_rates, request_summary, run_memorization, run_performance)
+from iclmem.llm.replication import (accuracy, add_judgement, finetune_log, finetuned_backend, judge_subsample, memorization_rates,
+                                    request_plan, run_memorization, run_performance)
 
 # %% tags=["hide-input"]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before any backend: the in-process model is read from the local cache
@@ -91,7 +92,7 @@ started = time.perf_counter()
 config = ReplicationConfig(dataset=dataset, split=split, data_files=data_files or None, ks=tuple(ks), settings=tuple(settings),
                            n_instances=n_instances, n_demonstrations=n_demonstrations, seed=seed, segment_min=segment_min,
                            segment_max=segment_max, max_new_tokens=completion_length,
-                           performance_max_new_tokens=performance_completion_length, prompt_layout=prompt_layout,
+                           performance_max_new_tokens=performance_completion_length, prompt_layout=prompt_layout, repeats=repeats,
                            member_fraction=member_fraction if backend == "inprocess" and finetune_epochs > 0 else 0.0)
 exp = build_experiment(config)
 
@@ -145,13 +146,16 @@ if do_finetune:
     tuned = CachedBackend(finetuned_backend(base_raw, exp, ft_config))
     models.append(tuned)
 label_of = {m.model_id: ("fine-tuned" if i else "base") for i, m in enumerate(models)}
-plan = pd.DataFrame({label_of[m.model_id]: request_summary(m, all_requests(exp, ks_run)) for m in models}).T
+plan = request_plan({label_of[m.model_id]: m for m in models}, exp, ks_run, LLMJudge(base), llm_judge_pairs)
 plan
 
 # %% [markdown]
-# The table above counts the requests and prompt tokens that are not yet in the disk cache. Check it before a
-# paid run. Every completion is cached on disk by backend, model, prompt hash and decoding settings, so a
-# re-run sends nothing it has sent before, and an interrupted run resumes.
+# The table above counts the requests and prompt tokens that are not yet in the disk cache, for each model
+# (memorization and classification prompts, the latter `repeats` times) and, apart, for the LLM judge (an
+# upper bound: its requests depend on the completions). Check it before a paid run. Every completion is
+# cached on disk by backend, server base URL, model, messages, decoding settings and repeat index, and
+# written as soon as it arrives, so a re-run sends nothing it has sent before, and a killed run resumes
+# where it stopped.
 #
 # ## Completions
 
@@ -341,11 +345,11 @@ print(f"{wall_min:.1f} minutes; {run['n_completions']} completions, {run['n_cach
 # iclmem run notebooks/06_llm_kshot_replication.py -p backend openai -p dataset wnli \
 #     -p ks '[0, 25, 50, 100, 200]' -p n_instances 200 -p n_demonstrations 200 \
 #     -p completion_length 100 -p performance_completion_length 10 -p prompt_layout single \
-#     -p finetune_epochs 0 -p llm_judge_pairs 200
+#     -p repeats 3 -p finetune_epochs 0 -p llm_judge_pairs 200
 # ```
 #
 # The run needs WNLI in the local Hugging Face cache, or a file given with `-p data_files PATH`. The
-# request count and the number of prompt tokens are printed before anything is sent. Use `dataset` rte,
+# requests and prompt tokens of the generator and of the judge are counted, apart, before anything is sent. Use `dataset` rte,
 # trec or dbpedia for the paper's other datasets. With the in-process model, the same command with
 # `backend inprocess` and `finetune_epochs 8` gives the controlled experiment at paper scale; expect hours
 # on a CPU.

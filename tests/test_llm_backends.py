@@ -1,5 +1,6 @@
 """Backends: in-process greedy decoding with and without the shared-prefix KV cache, context overflow, the
-OpenAI-compatible backend's bad inputs (missing key, a server that does not answer)."""
+OpenAI-compatible backend's bad inputs (missing key, a server that does not answer), each completion handed over
+as it is ready (``complete_iter``), and the base URL in the cache key with no API key in any record."""
 
 from __future__ import annotations
 
@@ -10,8 +11,17 @@ import time
 import pytest
 import torch
 
-from iclmem.llm.backends import InProcessBackend, OpenAIBackend, make_backend
-from iclmem.llm.chat import ChatRequest, ContextOverflowError, Decoding, MissingAPIKeyError, apply_stop
+from iclmem.llm.backends import DEFAULT_BASE_URL, InProcessBackend, OpenAIBackend, make_backend
+from iclmem.llm.cache import CachedBackend
+from iclmem.llm.chat import (
+    ChatRequest,
+    Completion,
+    ContextOverflowError,
+    Decoding,
+    MissingAPIKeyError,
+    StreamingBackend,
+    apply_stop,
+)
 from iclmem.llm.replication import (
     ReplicationConfig,
     build_experiment,
@@ -131,3 +141,36 @@ def test_refused_connection_is_reported(monkeypatch):
     b = OpenAIBackend(model="m", base_url=f"http://127.0.0.1:{port}/v1", timeout=2, retries=1, backoff=0.01)
     out = b.complete_batch([ChatRequest.user("hello")])
     assert not out[0].ok and "Connection" in out[0].error
+
+
+def test_inprocess_hands_over_each_decoding_batch_as_it_is_done(backend, exp):
+    reqs = [ChatRequest(r.messages, Decoding(3)) for r in exp.memorization_requests("pairs_only", 0)]  # short: fast
+    backend.prefix_cache, backend.batch_size = True, 2
+    expected = [c.text for c in backend.complete_batch(reqs)]
+    seen = []
+    for i, completion in backend.complete_iter([*reqs, ChatRequest.user("word " * 9000, Decoding(4))]):
+        seen.append((i, completion.text, backend.generated_tokens))
+    assert seen[0][0] == 4 and seen[0][1] == ""  # the overflowing prompt is reported first, before any decoding
+    assert [i for i, _, _ in seen[1:]] == [0, 1, 2, 3] and [t for _, t, _ in seen[1:]] == expected
+    assert seen[1][2] == seen[2][2] < seen[3][2] == seen[4][2]  # rows 0-1 were handed over before rows 2-3 were decoded
+    assert isinstance(backend, StreamingBackend) and backend.base_url is None
+
+
+def test_openai_base_url_is_in_the_cache_key_and_the_api_key_in_no_record(monkeypatch, tmp_path):
+    secret = "sk-never-stored-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert OpenAIBackend(model="m").base_url == DEFAULT_BASE_URL  # the openai client's default, made explicit
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
+    a, b = OpenAIBackend(model="m"), OpenAIBackend(model="m", base_url="http://127.0.0.1:8001/v1")
+    assert a.base_url == "http://127.0.0.1:8000/v1" and isinstance(a, StreamingBackend)
+    for server in (a, b):  # no network: each "server" answers with its own port
+        monkeypatch.setattr(server, "_once", lambda r, s=server: Completion(f"{s.base_url[-7:]} {r.messages[-1][1]}", 3, 2))
+    reqs = [ChatRequest.user("hello"), ChatRequest.user("hello", repeat=1)]
+    ca, cb = CachedBackend(a, root=tmp_path), CachedBackend(b, root=tmp_path)
+    assert [c.text for c in ca.complete_batch(reqs)] == ["8000/v1 hello"] * 2
+    assert cb.missing(reqs) == reqs and [c.text for c in cb.complete_batch(reqs)] == ["8001/v1 hello"] * 2
+    assert [c.text for c in CachedBackend(a, root=tmp_path).complete_batch(reqs)] == ["8000/v1 hello"] * 2
+    records = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(records) == 4 and not any(secret in p.read_text() or secret in str(p) for p in records)
+    assert {p.parent.parent.name for p in records} == {"m"} and len({p.parents[2].name for p in records}) == 2

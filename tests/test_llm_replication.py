@@ -1,4 +1,5 @@
-"""Replication tables (rates, accuracy, Pearson correlation as in Tab. 2-3, memorized vs not) and planning."""
+"""Replication tables (rates, accuracy, Pearson correlation as in Tab. 2-3, memorized vs not), performance repeats
+and planning (generator and judge requests counted apart)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from iclmem.chapters.llm_kshot import TABLE2, TABLE3
 from iclmem.llm.cache import CachedBackend
 from iclmem.llm.chat import ChatRequest, Completion
+from iclmem.llm.judges import LLMJudge
 from iclmem.llm.protocol import regime
 from iclmem.llm.replication import (
     ReplicationConfig,
@@ -21,6 +23,7 @@ from iclmem.llm.replication import (
     judge_subsample,
     memorization_rates,
     memorized_vs_not,
+    request_plan,
     request_summary,
     run_memorization,
     run_performance,
@@ -111,3 +114,44 @@ def test_runs_plan_and_cache(tmp_path):
             return ["exact" if r == c else "no" for r, c in zip(refs, cands, strict=True)]
     judged = add_judgement(mem, Exact())
     assert judged["match"].notna().all()
+
+
+def test_performance_repeats_are_requests_of_their_own_and_averaged(tmp_path):
+    exp = build_experiment(ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 4), settings=("full",), repeats=3))
+    reqs = exp.performance_requests(4)
+    assert len(reqs) == 12 and [r.repeat for r in reqs] == [0] * 4 + [1] * 4 + [2] * 4
+    assert len({r.messages for r in reqs}) == 4 and len(set(reqs)) == 12  # same prompts, three requests each
+    assert exp.performance_instances()[4:8] == list(exp.instances) and len(exp.performance_requests(4, repeats=1)) == 4
+    backend = CachedBackend(EchoBackend(), root=tmp_path)
+    perf = run_performance(backend, exp, [0, 4], "echo", progress=False)
+    assert len(perf) == 24 and backend.backend.calls == 24 and sorted(set(perf["repeat"])) == [0, 1, 2]
+    run_performance(backend, exp, [0, 4], "echo", progress=False)
+    assert backend.backend.calls == 24  # every repeat cached under its own key
+    # accuracy: the mean over instances of each instance's mean over repeats; n counts instances
+    rows = perf_frame({4: [True, False, False, False]}).assign(repeat=0)
+    rows = pd.concat([rows, rows.assign(repeat=1, correct=[True, True, False, False]),
+                      rows.assign(repeat=2, correct=[True, True, True, False])], ignore_index=True)
+    acc = accuracy(rows)
+    assert acc["n"].tolist() == [4] and acc["accuracy"].iloc[0] == pytest.approx(100 * (3 + 2 + 1 + 0) / 12)
+    mvn = memorized_vs_not(judged_frame().assign(k=4).drop_duplicates("instance_id"), rows)
+    assert mvn["n"].sum() == 4  # one row per instance, not per repeat
+    with pytest.raises(ValueError, match="repeats"):
+        ReplicationConfig(repeats=0)
+
+
+def test_plan_counts_generator_and_judge_requests_apart(tmp_path):
+    exp = build_experiment(ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 4), settings=("full", "pairs_only"), repeats=3))
+    base, tuned = CachedBackend(EchoBackend(), root=tmp_path), CachedBackend(EchoBackend(), root=tmp_path / "ft")
+    judge = LLMJudge(base)
+    plan = request_plan({"base": base, "fine-tuned": tuned}, exp, [0, 4], judge, judge_requests=5)
+    assert list(plan.index) == ["base", "fine-tuned", "LLM judge"] and list(plan["role"]) == ["generator", "generator", "judge"]
+    assert list(plan["memorization"]) == [16, 16, 0] and list(plan["performance"]) == [24, 24, 0]  # 4 x 2 ks x 3 repeats
+    assert list(plan["requests"]) == [40, 40, 5] and list(plan["to_send"]) == [40, 40, 5] and list(plan["count"]) == ["exact", "exact", "at most"]
+    assert plan.loc["LLM judge", "max_completion_tokens_to_send"] == 5 * judge.decoding.max_new_tokens
+    assert plan.loc["LLM judge", "prompt_tokens_to_send"] > 5 * 20  # the few-shot judge prompt is long
+    run_memorization(base, exp, [0, 4], "base", progress=False)
+    again = request_plan({"base": base}, exp, [0, 4], judge, judge_requests=None)
+    assert again.loc["base", "cached"] == 16 and again.loc["base", "to_send"] == 24
+    assert again.loc["LLM judge", "requests"] == 16  # None: every memorization completion, capped by their number
+    assert request_plan({"base": base}, exp, [0, 4], judge, 10**6).loc["LLM judge", "requests"] == 16
+    assert "LLM judge" not in request_plan({"base": base}, exp, [0, 4]).index

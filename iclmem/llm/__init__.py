@@ -4,7 +4,7 @@ Flow: instances -> segment pairs -> k-shot prompts in three settings -> completi
 accuracy, correlation. Modules: :mod:`~iclmem.llm.datasets` (WNLI, RTE, TREC, DBpedia, CARTE tables as
 text; sampling), :mod:`~iclmem.llm.segments`, :mod:`~iclmem.llm.prompts`, :mod:`~iclmem.llm.chat` (the
 chat interface), :mod:`~iclmem.llm.backends` (in-process and OpenAI-compatible), :mod:`~iclmem.llm.cache`
-(disk cache of completions), :mod:`~iclmem.llm.judges`, :mod:`~iclmem.llm.finetune` (controlled ground
+(disk cache of completions, keyed by backend, base URL, model, messages, decoding and repeat), :mod:`~iclmem.llm.judges`, :mod:`~iclmem.llm.finetune` (controlled ground
 truth), :mod:`~iclmem.llm.replication` (runs and tables), :mod:`~iclmem.llm.server` (a loopback
 ``transformers serve``), :mod:`~iclmem.llm.protocol` (the paper's protocol: k regimes, sizes, token budgets).
 The paper's reference values, its claims D1-D9 and the figures are the chapter's, in :mod:`iclmem.chapters.llm_kshot`.
@@ -12,7 +12,7 @@ The paper's reference values, its claims D1-D9 and the figures are the chapter's
 Heavy dependencies (``torch``, ``transformers``, ``openai``) are imported inside the functions that use them.
 """
 
-from iclmem.llm.cache import CachedBackend, CompletionCache, cache_root
+from iclmem.llm.cache import CachedBackend, CompletionCache, cache_root, completion_key
 from iclmem.llm.chat import (
     ChatBackend,
     ChatRequest,
@@ -21,6 +21,7 @@ from iclmem.llm.chat import (
     Decoding,
     LLMError,
     MissingAPIKeyError,
+    StreamingBackend,
 )
 from iclmem.llm.datasets import (
     DATASETS,
@@ -41,7 +42,8 @@ from iclmem.llm.segments import SegmentPair, split_instance
 __all__ = [
     "DATASETS", "SETTINGS", "CachedBackend", "ChatBackend", "ChatRequest", "Completion", "CompletionCache",
     "ContextOverflowError", "DatasetUnavailableError", "Decoding", "Instance", "LLMError", "LLMJudge",
-    "MissingAPIKeyError", "OfflineJudge", "ReplicationConfig", "SamplingError", "SegmentPair", "UnknownDatasetError",
-    "agreement", "assign_members", "build_experiment", "cache_root", "demonstrations_for_k", "load_dataset",
+    "MissingAPIKeyError", "OfflineJudge", "ReplicationConfig", "SamplingError", "SegmentPair", "StreamingBackend",
+    "UnknownDatasetError", "agreement", "assign_members", "build_experiment", "cache_root", "completion_key",
+    "demonstrations_for_k", "load_dataset",
     "memorization_messages", "performance_messages", "sample_instances", "split_instance",
 ]

@@ -6,9 +6,11 @@
   instance (cropped back after each generation). ``prefix_cache=False`` recomputes it per instance.
   Decoding is memory-bound on a CPU (every step reads all weights), so ``batch_size`` instances are
   decoded together, each attending to the shared prefix and its own left-padded suffix.
+  ``complete_iter`` hands over the completions of each decoding batch as soon as it is done.
 * :class:`OpenAIBackend`: the ``openai`` client against any OpenAI-compatible server (OpenAI for GPT-4 as
   in the paper, vLLM, ``transformers serve``, Ollama). Base URL, model and key come from environment
-  variables; errors are retried with exponential backoff and then reported per request.
+  variables; errors are retried with exponential backoff and then reported per request. ``complete_iter``
+  hands over each completion as soon as its response arrives, so the cache stores it before the next request.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from iclmem.llm.chat import ChatRequest, Completion, ContextOverflowError, MissingAPIKeyError, apply_stop
@@ -39,6 +41,7 @@ class InProcessBackend:
     """
 
     name = "inprocess"
+    base_url: str | None = None  # no server: the cache keys on backend and model_id alone
 
     def __init__(self, model: Any = None, tokenizer: Any = None, model_id: str | None = None, prefix_cache: bool = True,
                  min_prefix: int = 16, model_factory: Callable[[], Any] | None = None,
@@ -96,7 +99,7 @@ class InProcessBackend:
         if self.context_window is not None and n_prompt + max_new_tokens > self.context_window:
             raise ContextOverflowError(
                 f"prompt of {n_prompt} tokens + {max_new_tokens} new tokens exceeds the context window of "
-                f"{self.context_window} tokens of {self.model_id}"
+                f"{self.context_window} tokens of {self.model_id}; use a smaller k or fewer new tokens (prompts are never truncated)"
             )
 
     # -- KV cache --------------------------------------------------------------------------------------
@@ -190,17 +193,23 @@ class InProcessBackend:
     # -- interface -------------------------------------------------------------------------------------
     def complete_batch(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         """Greedy completions; prompts that overflow the context window get an error, never a truncation."""
+        out: list[Completion | None] = [None] * len(requests)
+        for i, completion in self.complete_iter(requests):
+            out[i] = completion
+        return [c for c in out if c is not None]
+
+    def complete_iter(self, requests: Sequence[ChatRequest]) -> Iterator[tuple[int, Completion]]:
+        """``(index, completion)`` per request: overflow errors first, then each decoding batch as it is done."""
         import torch
 
         all_ids = [self.prompt_ids(r) for r in requests]
-        out: list[Completion | None] = [None] * len(requests)
         todo = []
         for i, (request, ids) in enumerate(zip(requests, all_ids, strict=True)):
             try:
                 self.check_fits(len(ids), request.decoding.max_new_tokens)
                 todo.append(i)
             except ContextOverflowError as e:
-                out[i] = Completion("", len(ids), 0, error=str(e))
+                yield i, Completion("", len(ids), 0, error=str(e))
         prefix_len = 0
         if self.prefix_cache and todo:
             first = all_ids[todo[0]]
@@ -213,15 +222,15 @@ class InProcessBackend:
                 prefix_len = 0
         if todo:
             _ = self.model  # build a lazy model (which may fine-tune) outside inference mode
-        with torch.inference_mode():
-            if prefix_len:
+        if prefix_len:
+            with torch.inference_mode():
                 self._set_prefix(all_ids[todo[0]][:prefix_len])
-            for start in range(0, len(todo), self.batch_size):
-                idx = todo[start : start + self.batch_size]
+        for start in range(0, len(todo), self.batch_size):
+            idx = todo[start : start + self.batch_size]
+            with torch.inference_mode():  # entered per batch: the consumer runs between yields outside it
                 results = self._generate([all_ids[i] for i in idx], prefix_len, [requests[i].decoding for i in idx])
-                for i, (text, n_new) in zip(idx, results, strict=True):
-                    out[i] = Completion(text, len(all_ids[i]), n_new)
-        return [c for c in out if c is not None]
+            for i, (text, n_new) in zip(idx, results, strict=True):
+                yield i, Completion(text, len(all_ids[i]), n_new)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -229,6 +238,7 @@ ENV_BASE_URL = "OPENAI_BASE_URL"
 ENV_API_KEY = "OPENAI_API_KEY"
 ENV_MODEL = "ICLMEM_OPENAI_MODEL"
 ENV_CONTEXT = "ICLMEM_OPENAI_CONTEXT"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the openai client's default when OPENAI_BASE_URL is unset
 
 
 class OpenAIBackend:
@@ -237,7 +247,8 @@ class OpenAIBackend:
     Configuration comes from the environment (never from notebook parameters): ``OPENAI_API_KEY``
     (required; any non-empty value for local servers), ``OPENAI_BASE_URL`` (default: OpenAI),
     ``ICLMEM_OPENAI_MODEL`` (required, e.g. ``gpt-4-0613`` for the paper) and ``ICLMEM_OPENAI_CONTEXT``
-    (context window in tokens, optional). ``timeout`` bounds each HTTP request; a request that fails is
+    (context window in tokens, optional). :attr:`base_url` is always set (OpenAI's when none is given), as it
+    is part of the cache key; the API key is never stored or keyed on. ``timeout`` bounds each HTTP request; a request that fails is
     retried ``retries`` times with exponential backoff (``backoff``, ``2*backoff``, ...) and then reported
     in :attr:`Completion.error`.
     """
@@ -255,12 +266,13 @@ class OpenAIBackend:
             )
         model = model or os.environ.get(ENV_MODEL)
         if not model:
-            raise MissingAPIKeyError(f"set the environment variable {ENV_MODEL} to the model name the server serves (e.g. gpt-4-0613)")
+            raise MissingAPIKeyError(f"the OpenAI-compatible backend needs a model name: set the environment variable {ENV_MODEL} "
+                                     "to the model the server serves (e.g. gpt-4-0613)")
         try:
             from openai import OpenAI
         except ImportError as e:  # pragma: no cover - depends on the install
             raise ImportError("the OpenAI-compatible backend needs the `openai` package: pip install 'iclmem[llm]'") from e
-        self.base_url = base_url or os.environ.get(ENV_BASE_URL) or None
+        self.base_url: str = base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL
         self.model_id = model
         if context_window is None and os.environ.get(ENV_CONTEXT):
             context_window = int(os.environ[ENV_CONTEXT])
@@ -292,21 +304,25 @@ class OpenAIBackend:
             getattr(usage, "completion_tokens", None),
         )
 
+    def complete_one(self, request: ChatRequest) -> Completion:
+        """One request, retried with exponential backoff; the last error is reported, never raised."""
+        error = ""
+        for attempt in range(self.retries + 1):
+            try:
+                return self._once(request)
+            except Exception as e:  # noqa: BLE001 - every API error is reported per instance
+                error = f"{type(e).__name__}: {e}"
+                if attempt < self.retries:
+                    self.sleep(self.backoff * 2**attempt)
+        return Completion("", error=f"failed after {self.retries + 1} attempts: {error}")
+
+    def complete_iter(self, requests: Sequence[ChatRequest]) -> Iterator[tuple[int, Completion]]:
+        """Each completion as soon as its response arrives (requests are sent one after the other)."""
+        for i, request in enumerate(requests):
+            yield i, self.complete_one(request)
+
     def complete_batch(self, requests: Sequence[ChatRequest]) -> list[Completion]:
-        out = []
-        for request in requests:
-            error = ""
-            for attempt in range(self.retries + 1):
-                try:
-                    out.append(self._once(request))
-                    break
-                except Exception as e:  # noqa: BLE001 - every API error is reported per instance
-                    error = f"{type(e).__name__}: {e}"
-                    if attempt < self.retries:
-                        self.sleep(self.backoff * 2**attempt)
-            else:
-                out.append(Completion("", error=f"failed after {self.retries + 1} attempts: {error}"))
-        return out
+        return [self.complete_one(r) for r in requests]
 
 
 def make_backend(kind: str, **kwargs: Any) -> InProcessBackend | OpenAIBackend:

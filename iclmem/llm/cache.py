@@ -1,21 +1,50 @@
-"""On-disk cache of completions: a re-run never pays twice and an interrupted run resumes.
+"""On-disk cache of completions: a re-run never pays twice and a killed run resumes where it stopped.
 
-Key: ``(backend, model, prompt hash, decoding settings)``. One JSON file per request under
-``$ICLMEM_CACHE/llm_completions/<backend>/<model>/<key[:2]>/<key>.json``, written atomically, so a run
-killed mid-way leaves only whole entries. Failed requests are not cached (they are retried next run).
+**Key.** sha256 of ``(backend, base URL, model, messages, decoding settings, repeat index)``
+(:func:`completion_key`). The base URL enters as :func:`endpoint` writes it (scheme, host, port and path;
+no ``user:password@``, query or fragment), so two servers that serve one model name keep apart, and the
+API key (read from the environment by the backend) never enters a key or a record. The repeat index
+(:attr:`ChatRequest.repeat`) makes each of the paper's repeated performance runs a completion of its own.
+
+**Layout.** One small JSON file per completion,
+``$ICLMEM_CACHE/llm_completions/<backend>/<endpoint>/<model>/<key[:2]>/<key>.json`` (``<endpoint>`` is
+``local`` for the in-process backend, else host, port and path, e.g. ``127.0.0.1_8000_v1``). A record holds every field of its key, the key itself and the
+completion. Why files and not an append-only JSONL: a file is written whole to a temporary name and then
+renamed (:func:`iclmem.atomic.atomic_write_text`), so a reader sees the complete record or none, two
+processes may fill one cache at once, and there is no log whose torn last line must be repaired.
+
+**Each completion is written as it arrives.** :class:`CachedBackend` takes every completion from the
+backend's ``complete_iter`` (both backends of the project hand each one over as soon as it is ready; the
+in-process one per decoding batch) and writes it before it asks for the next, so a run killed by any
+signal, SIGKILL included, loses at most the requests in flight. A backend without ``complete_iter`` gets
+``chunk_size`` requests per call (default 1). On resume only the missing keys are sent; a key asked for
+twice in one batch is sent once.
+
+**Reading.** A record counts only if it parses and every key field equals the request's; anything else (a
+file torn by a machine crash, which renaming does not protect against without an fsync; a leftover
+``.<key>.json.*.tmp`` of a killed write, which is never read) is a miss and is requested again. Failed
+requests are not cached (they are retried next run). Entries of the first layout
+(``llm_completions/<backend>/<model>/``, keyed by messages and decoding only) are still read for backends
+without a base URL (in-process) at repeat 0, where they are unambiguous, and copied into the new layout.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from iclmem.atomic import atomic_write_text
-from iclmem.llm.chat import ChatBackend, ChatRequest, Completion
+from iclmem.llm.chat import ChatBackend, ChatRequest, Completion, LLMError
+
+#: Version of the key and record format (part of every key).
+FORMAT = 2
 
 
 def cache_root() -> Path:
@@ -28,36 +57,95 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", text).strip("_") or "_"
 
 
-class CompletionCache:
-    """Completions stored by :meth:`ChatRequest.key` for one ``(backend, model)``."""
+def endpoint(base_url: str | None) -> str | None:
+    """The base URL as keys and records hold it: lower-case scheme and host, port, path without a trailing
+    slash; credentials, query and fragment dropped. ``None`` for a backend without a server."""
+    if not base_url or not base_url.strip():
+        return None
+    parts = urlsplit(base_url.strip())
+    host = (parts.hostname or "").lower()
+    host = f"[{host}]" if ":" in host else host
+    netloc = f"{host}:{parts.port}" if parts.port is not None else host
+    return urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/"), "", ""))
 
-    def __init__(self, backend: str, model: str, root: str | Path | None = None) -> None:
-        self.folder = Path(root) if root is not None else cache_root() / "llm_completions"
-        self.folder = self.folder / _slug(backend) / _slug(model)
+
+def _identity(backend: str, base_url: str | None, model: str, request: ChatRequest) -> dict[str, Any]:
+    """The key fields of ``request`` as they are stored (JSON types: tuples become lists)."""
+    fields = {"format": FORMAT, "backend": backend, "base_url": endpoint(base_url), "model": model,
+              "messages": request.message_dicts(), "decoding": asdict(request.decoding), "repeat": request.repeat}
+    return json.loads(json.dumps(fields, ensure_ascii=False))
+
+
+def _digest(fields: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def completion_key(backend: str, base_url: str | None, model: str, request: ChatRequest) -> str:
+    """sha256 over backend, base URL (:func:`endpoint`), model, messages, decoding settings and repeat index."""
+    return _digest(_identity(backend, base_url, model, request))
+
+
+def _legacy_key(request: ChatRequest) -> str:
+    """The key of the first layout (messages and decoding; backend and model were folders)."""
+    return _digest({"prompt": request.prompt_hash(), "decoding": asdict(request.decoding)})
+
+
+class CompletionCache:
+    """Completions of one ``(backend, base URL, model)``, one atomically written file per key."""
+
+    def __init__(self, backend: str, model: str, root: str | Path | None = None, base_url: str | None = None) -> None:
+        root = Path(root) if root is not None else cache_root() / "llm_completions"
+        self.backend, self.model, self.base_url = backend, model, endpoint(base_url)
+        place = "local" if self.base_url is None else _slug(self.base_url.split("://", 1)[-1])
+        self.folder = root / _slug(backend) / place / _slug(model)
+        self.legacy_folder = root / _slug(backend) / _slug(model) if self.base_url is None else None
+
+    def identity(self, request: ChatRequest) -> dict[str, Any]:
+        return _identity(self.backend, self.base_url, self.model, request)
+
+    def key(self, request: ChatRequest) -> str:
+        return _digest(self.identity(request))
 
     def path(self, request: ChatRequest) -> Path:
-        key = request.key()
+        key = self.key(request)
         return self.folder / key[:2] / f"{key}.json"
 
-    def get(self, request: ChatRequest) -> Completion | None:
-        path = self.path(request)
+    @staticmethod
+    def _load(path: Path) -> dict[str, Any] | None:
         try:
-            data = json.loads(path.read_text())
-        except (FileNotFoundError, json.JSONDecodeError):
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # missing, or not a whole record
             return None
+        return data if isinstance(data, dict) and isinstance(data.get("text"), str) else None
+
+    def get(self, request: ChatRequest) -> Completion | None:
+        fields = self.identity(request)
+        key = _digest(fields)
+        data = self._load(self.folder / key[:2] / f"{key}.json")
+        if data is None or data.get("key") != key or any(data.get(f) != v for f, v in fields.items()):
+            return self._get_legacy(request, fields)
         return Completion(data["text"], data.get("prompt_tokens"), data.get("completion_tokens"), cached=True)
 
+    def _get_legacy(self, request: ChatRequest, fields: dict[str, Any]) -> Completion | None:
+        if self.legacy_folder is None or request.repeat != 0:
+            return None
+        key = _legacy_key(request)
+        data = self._load(self.legacy_folder / key[:2] / f"{key}.json")
+        if data is None or data.get("messages") != fields["messages"] or data.get("decoding") != fields["decoding"]:
+            return None
+        completion = Completion(data["text"], data.get("prompt_tokens"), data.get("completion_tokens"), cached=True)
+        self.put(request, completion)
+        return completion
+
     def put(self, request: ChatRequest, completion: Completion) -> None:
+        """Write the record of a successful completion (failed ones are not cached)."""
         if not completion.ok:
             return
-        record = {
-            "messages": request.message_dicts(),
-            "decoding": asdict(request.decoding),
-            "text": completion.text,
-            "prompt_tokens": completion.prompt_tokens,
-            "completion_tokens": completion.completion_tokens,
-        }
-        atomic_write_text(self.path(request), json.dumps(record, ensure_ascii=False))
+        fields = self.identity(request)
+        key = _digest(fields)
+        record = {**fields, "key": key, "text": completion.text, "prompt_tokens": completion.prompt_tokens,
+                  "completion_tokens": completion.completion_tokens}
+        atomic_write_text(self.folder / key[:2] / f"{key}.json", json.dumps(record, ensure_ascii=False))
 
 
 @dataclass
@@ -68,11 +156,15 @@ class CacheStats:
 
 
 class CachedBackend:
-    """A :class:`ChatBackend` that answers from the disk cache and sends only the misses to ``backend``."""
+    """A :class:`ChatBackend` that answers from the disk cache and sends only the misses to ``backend``,
+    writing each completion as it arrives. ``chunk_size``: requests per call to a backend without
+    ``complete_iter`` (each chunk is on disk before the next is sent)."""
 
-    def __init__(self, backend: ChatBackend, root: str | Path | None = None, chunk_size: int = 64) -> None:
+    def __init__(self, backend: ChatBackend, root: str | Path | None = None, chunk_size: int = 1) -> None:
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
         self.backend = backend
-        self.cache = CompletionCache(backend.name, backend.model_id, root)
+        self.cache = CompletionCache(backend.name, backend.model_id, root, getattr(backend, "base_url", None))
         self.stats = CacheStats()
         self.chunk_size = chunk_size
 
@@ -85,6 +177,10 @@ class CachedBackend:
         return self.backend.model_id
 
     @property
+    def base_url(self) -> str | None:
+        return self.cache.base_url
+
+    @property
     def context_window(self) -> int | None:
         return self.backend.context_window
 
@@ -92,19 +188,49 @@ class CachedBackend:
         return self.backend.count_tokens(request)
 
     def missing(self, requests: Sequence[ChatRequest]) -> list[ChatRequest]:
-        """The requests that a run would send to the backend."""
-        return [r for r in requests if self.cache.get(r) is None]
+        """The requests that a run would send to the backend (one per key, in order)."""
+        seen: set[str] = set()
+        out = []
+        for r in requests:
+            key = self.cache.key(r)
+            if key not in seen and self.cache.get(r) is None:
+                out.append(r)
+            seen.add(key)
+        return out
+
+    def _send(self, requests: list[ChatRequest]) -> Iterator[tuple[int, Completion]]:
+        stream = getattr(self.backend, "complete_iter", None)
+        if callable(stream):
+            yield from stream(requests)
+            return
+        for start in range(0, len(requests), self.chunk_size):
+            chunk = requests[start : start + self.chunk_size]
+            completions = self.backend.complete_batch(chunk)
+            if len(completions) != len(chunk):
+                raise LLMError(f"{self.name} backend returned {len(completions)} completions for {len(chunk)} requests")
+            yield from enumerate(completions, start)
 
     def complete_batch(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         out: list[Completion | None] = [self.cache.get(r) for r in requests]
-        todo = [i for i, c in enumerate(out) if c is None]
+        first: dict[str, int] = {}  # key -> the first request with it among the misses
+        same: dict[int, list[int]] = {}  # that request -> later requests with the same key
+        for i, c in enumerate(out):
+            if c is None:
+                key = self.cache.key(requests[i])
+                if key in first:
+                    same[first[key]].append(i)
+                else:
+                    first[key], same[i] = i, []
+        todo = list(same)
         self.stats.hits += len(requests) - len(todo)
         self.stats.misses += len(todo)
-        # chunks: each finished chunk is on disk before the next starts (resume after an interruption)
-        for start in range(0, len(todo), self.chunk_size):
-            idx = todo[start : start + self.chunk_size]
-            for i, completion in zip(idx, self.backend.complete_batch([requests[i] for i in idx]), strict=True):
-                self.cache.put(requests[i], completion)
-                self.stats.errors += not completion.ok
-                out[i] = completion
+        for j, completion in self._send([requests[i] for i in todo]):
+            i = todo[j]
+            self.cache.put(requests[i], completion)  # on disk before the next completion is asked for
+            self.stats.errors += not completion.ok
+            for t in (i, *same[i]):
+                out[t] = completion
+        lost = [i for i, c in enumerate(out) if c is None]
+        if lost:
+            raise LLMError(f"{self.name} backend returned no completion for {len(lost)} of {len(todo)} requests")
         return [c for c in out if c is not None]

@@ -5,13 +5,19 @@ A :class:`ChatRequest` is a list of chat messages plus :class:`Decoding` setting
 completion (the paper: 100 tokens for memorization, 10 for performance) and ``stop`` strings end it early.
 Both backends apply the stop strings to the returned text themselves, so a server that ignores ``stop``
 still returns the same text as the in-process backend.
+
+``ChatRequest.repeat`` numbers the repeated runs of one prompt (the paper reports performance as the mean of
+3 runs): the backends ignore it, the cache keys on it, so every repeat is a request of its own. Backends may
+also implement ``complete_iter`` (see :class:`StreamingBackend`), yielding each completion as it is ready,
+so that :class:`~iclmem.llm.cache.CachedBackend` writes it to disk before the next one is paid for; a
+backend that serves several endpoints states its ``base_url`` (part of the cache key; ``None`` in-process).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -40,23 +46,29 @@ class Decoding:
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}; give the completion at least one token")
         if self.temperature != 0.0:
-            raise ValueError("only greedy decoding (temperature 0) is supported, as in the paper")
+            raise ValueError(f"temperature {self.temperature:g}: only greedy decoding (temperature 0) is supported, as in the paper; "
+                             "leave temperature at 0")
         object.__setattr__(self, "stop", tuple(self.stop))
 
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """Messages (``{"role": ..., "content": ...}``) and decoding settings."""
+    """Messages (``{"role": ..., "content": ...}``), decoding settings and the repeat index (0, 1, ...)."""
 
     messages: tuple[tuple[str, str], ...]
     decoding: Decoding = field(default_factory=Decoding)
+    repeat: int = 0
+
+    def __post_init__(self) -> None:
+        if self.repeat < 0:
+            raise ValueError(f"repeat must be >= 0, got {self.repeat}; repeats are numbered 0, 1, ...")
 
     @classmethod
-    def user(cls, content: str, decoding: Decoding | None = None) -> ChatRequest:
+    def user(cls, content: str, decoding: Decoding | None = None, repeat: int = 0) -> ChatRequest:
         """A single user message (the layout of all prompts of the paper's Fig. 1)."""
-        return cls((("user", content),), decoding or Decoding())
+        return cls((("user", content),), decoding or Decoding(), repeat)
 
     def message_dicts(self) -> list[Message]:
         return [{"role": r, "content": c} for r, c in self.messages]
@@ -66,8 +78,9 @@ class ChatRequest:
         return hashlib.sha256(json.dumps(self.messages, ensure_ascii=False).encode()).hexdigest()
 
     def key(self) -> str:
-        """sha256 of messages and decoding settings."""
-        payload = {"prompt": self.prompt_hash(), "decoding": asdict(self.decoding)}
+        """sha256 of messages, decoding settings and repeat index (the request's part of the cache key, which
+        :func:`iclmem.llm.cache.completion_key` completes with backend, base URL and model)."""
+        payload = {"prompt": self.prompt_hash(), "decoding": asdict(self.decoding), "repeat": self.repeat}
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -106,4 +119,13 @@ class ChatBackend(Protocol):
 
     def count_tokens(self, request: ChatRequest) -> int:
         """Prompt tokens of ``request`` (exact in-process, an upper estimate for remote models)."""
+        ...
+
+
+@runtime_checkable
+class StreamingBackend(ChatBackend, Protocol):
+    """A backend that hands over each completion as soon as it is ready (both backends of the project)."""
+
+    def complete_iter(self, requests: Sequence[ChatRequest]) -> Iterator[tuple[int, Completion]]:
+        """Yield ``(index into requests, completion)`` once per request, as each is ready (any order)."""
         ...

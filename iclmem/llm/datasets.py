@@ -159,7 +159,7 @@ def serialize_row(row: pd.Series | dict[str, Any], columns: Sequence[str]) -> st
 
 def _read_file(path: Path) -> pd.DataFrame:
     if not path.exists():
-        raise DatasetUnavailableError(f"data file {path} does not exist")
+        raise DatasetUnavailableError(f"data file {path} does not exist; check the path given as data_files")
     suffix = "".join(path.suffixes[-1:]).lower()
     if suffix == ".csv":
         return pd.read_csv(path)
@@ -206,7 +206,8 @@ def load_dataset(name: str, split: str = "train", data_files: str | Path | None 
         raise DatasetUnavailableError(f"dataset {name!r} has no source")
     missing = [c for c in (*spec.fields, spec.label_field) if c not in frame.columns]
     if missing:
-        raise DatasetUnavailableError(f"{source} lacks the columns {missing} of dataset {name!r} (has {list(frame.columns)})")
+        raise DatasetUnavailableError(f"{source} lacks the columns {missing} of dataset {name!r} (has {list(frame.columns)}); "
+                                      "rename its columns to these or choose the dataset the file holds")
 
     names = {**{str(k): v for k, v in spec.label_names.items()}, **{v: v for v in spec.label_names.values()}}
     instances: list[Instance] = []

@@ -4,13 +4,18 @@
 Paper Sec. 3.2 (memorization in k-shot ICL), Sec. 3.4 (performance and its Pearson correlation with
 memorization, Tab. 2-3; performance on memorized vs non-memorized instances), Sec. 3.5 (regimes). The
 controlled ground truth (members vs non-members of a fine-tuning set) is an addition of the companion.
+
+``repeats`` runs every classification prompt that many times (the paper reports performance as the mean of 3
+runs); each repeat is a request of its own (:attr:`ChatRequest.repeat`, part of the cache key), and accuracy
+averages the repeats of an instance before averaging over instances. :func:`request_plan` counts, before
+anything is sent, the requests of each generator model and those of the LLM judge, separately.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -61,14 +66,18 @@ class ReplicationConfig:
     performance_max_new_tokens: int = 6
     prompt_layout: str = "turns"
     member_fraction: float = 0.5
+    repeats: int = 1  # runs of each classification prompt (the paper: 3, averaged)
 
     def __post_init__(self) -> None:
+        if self.repeats < 1:
+            raise ValueError(f"repeats must be >= 1, got {self.repeats}; the paper runs each classification prompt 3 times")
         object.__setattr__(self, "ks", tuple(sorted({int(k) for k in self.ks})))
         object.__setattr__(self, "settings", tuple(check_settings(self.settings)))
         if not self.ks:
             raise ValueError("ks is empty")
         if max(self.ks) > self.n_demonstrations:
-            raise SamplingError(f"k={max(self.ks)} is larger than the demonstration pool (n_demonstrations={self.n_demonstrations})")
+            raise SamplingError(f"k={max(self.ks)} is larger than the demonstration pool (n_demonstrations={self.n_demonstrations}); "
+                                f"raise n_demonstrations to at least {max(self.ks)} or drop that k")
         if min(self.ks) < 0:
             raise SamplingError(f"k must be >= 0, got {min(self.ks)}")
 
@@ -107,10 +116,17 @@ class Experiment:
             for i in self.instances
         ]
 
-    def performance_requests(self, k: int) -> list[ChatRequest]:
+    def performance_requests(self, k: int, repeats: int | None = None) -> list[ChatRequest]:
+        """Classification requests, repeat by repeat (``repeats`` defaults to the config's): the instances of
+        repeat 0, then those of repeat 1, ... (:meth:`performance_instances` gives the instance of each)."""
         demos = self.demonstrations(k)
         dec = self.config.performance_decoding()
-        return [ChatRequest(performance_messages(self.spec, demos, i, self.config.prompt_layout), dec) for i in self.instances]
+        msgs = [performance_messages(self.spec, demos, i, self.config.prompt_layout) for i in self.instances]
+        return [ChatRequest(m, dec, r) for r in range(self.config.repeats if repeats is None else repeats) for m in msgs]
+
+    def performance_instances(self, repeats: int | None = None) -> list[Instance]:
+        """The instance of each request of :meth:`performance_requests`, in the same order."""
+        return list(self.instances) * (self.config.repeats if repeats is None else repeats)
 
     def member_texts(self) -> list[str]:
         return [i.text for i in self.instances if self.sample.is_member(i)]
@@ -142,7 +158,7 @@ def context_fit(backend: ChatBackend, exp: Experiment, ks: Iterable[int] | None 
     rows = []
     budget = max(exp.config.max_new_tokens, exp.config.performance_max_new_tokens)
     for k in ks if ks is not None else exp.config.ks:
-        reqs = [r for s in exp.config.settings for r in exp.memorization_requests(s, k)] + exp.performance_requests(k)
+        reqs = [r for s in exp.config.settings for r in exp.memorization_requests(s, k)] + exp.performance_requests(k, repeats=1)
         longest = max(backend.count_tokens(r) for r in reqs)
         window = backend.context_window
         rows.append({"k": k, "longest_prompt_tokens": longest, "context_window": window,
@@ -192,9 +208,13 @@ def window_capacity(backend: ChatBackend, exp: Experiment, pool: int = 400) -> t
 
 
 # -- planning -------------------------------------------------------------------------------------------------
+def memorization_requests(exp: Experiment, ks: Sequence[int]) -> list[ChatRequest]:
+    return [r for k in ks for s in exp.config.settings for r in exp.memorization_requests(s, k)]
+
+
 def all_requests(exp: Experiment, ks: Sequence[int]) -> list[ChatRequest]:
-    reqs = [r for k in ks for s in exp.config.settings for r in exp.memorization_requests(s, k)]
-    return reqs + [r for k in ks for r in exp.performance_requests(k)]
+    """Every request a generator model gets: memorization (all settings), then classification (all repeats)."""
+    return memorization_requests(exp, ks) + [r for k in ks for r in exp.performance_requests(k)]
 
 
 def request_summary(backend: CachedBackend, requests: Sequence[ChatRequest]) -> dict[str, int]:
@@ -207,6 +227,44 @@ def request_summary(backend: CachedBackend, requests: Sequence[ChatRequest]) -> 
         "prompt_tokens_to_send": sum(backend.count_tokens(r) for r in todo),
         "max_completion_tokens_to_send": sum(r.decoding.max_new_tokens for r in todo),
     }
+
+
+def judge_requests_estimate(judge: Any, exp: Experiment, n: int) -> list[ChatRequest]:
+    """``n`` requests shaped like the LLM judge's, for counting before any completion exists: the reference
+    segments of the instances, in turn, each standing in for its own candidate."""
+    refs = [exp.pairs[i.id].second for i in exp.instances]
+    picked = [refs[j % len(refs)] for j in range(n)] if refs else []
+    return judge.requests(picked, picked)
+
+
+def request_plan(generators: Mapping[str, CachedBackend], exp: Experiment, ks: Sequence[int], judge: Any = None,
+                 judge_requests: int | None = None) -> pd.DataFrame:
+    """What a run will send, generator and judge requests apart: one row per generator model (exact: its
+    memorization and classification requests, less those in the disk cache), and one for the LLM judge
+    (``judge``, an :class:`~iclmem.llm.judges.LLMJudge` over a :class:`CachedBackend`; left out when ``None``).
+
+    The judge's requests depend on the completions, so its row is an upper bound counted before any exists:
+    ``judge_requests`` pairs (``None``: every memorization completion of every model), none of them counted as
+    cached, each prompt estimated with the reference segment as the candidate (:func:`judge_requests_estimate`).
+    """
+    rows = {}
+    n_memorization = 0
+    for label, backend in generators.items():
+        mem_reqs = memorization_requests(exp, ks)
+        n_memorization += len(mem_reqs)
+        perf_reqs = [r for k in ks for r in exp.performance_requests(k)]
+        rows[label] = {"role": "generator", "backend": backend.name, "model": backend.model_id,
+                       "memorization": len(mem_reqs), "performance": len(perf_reqs),
+                       **request_summary(backend, mem_reqs + perf_reqs), "count": "exact"}
+    if judge is not None:
+        n = n_memorization if judge_requests is None else max(0, min(judge_requests, n_memorization))
+        reqs = judge_requests_estimate(judge, exp, n)
+        backend = judge.backend
+        rows["LLM judge"] = {"role": "judge", "backend": backend.name, "model": backend.model_id, "memorization": 0,
+                             "performance": 0, "requests": n, "cached": 0, "to_send": n,
+                             "prompt_tokens_to_send": sum(backend.count_tokens(r) for r in reqs),
+                             "max_completion_tokens_to_send": sum(r.decoding.max_new_tokens for r in reqs), "count": "at most"}
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def _progress(total: int, desc: str, enabled: bool) -> Any:
@@ -241,17 +299,19 @@ def run_memorization(backend: ChatBackend, exp: Experiment, ks: Sequence[int], m
 
 def run_performance(backend: ChatBackend, exp: Experiment, ks: Sequence[int], model_label: str | None = None,
                     progress: bool = True) -> pd.DataFrame:
-    """Standard k-shot classification with the same demonstrations (paper Sec. 3.4)."""
+    """Standard k-shot classification with the same demonstrations (paper Sec. 3.4): one row per (k, instance,
+    repeat), ``config.repeats`` repeats (the paper: 3)."""
     rows = []
     label = model_label or backend.model_id
     labels = exp.spec.labels
-    bar = _progress(len(ks) * len(exp.instances), f"performance {label}", progress)
+    instances = exp.performance_instances()
+    bar = _progress(len(ks) * len(instances), f"performance {label}", progress)
     for k in ks:
         reqs = exp.performance_requests(k)
-        for inst, comp in zip(exp.instances, backend.complete_batch(reqs), strict=True):
+        for inst, req, comp in zip(instances, reqs, backend.complete_batch(reqs), strict=True):
             predicted = parse_label(comp.text, labels) if comp.ok else None
             rows.append({
-                "model": label, "k": k, "regime": regime(k), "instance_id": inst.id, "label": inst.label,
+                "model": label, "k": k, "regime": regime(k), "instance_id": inst.id, "repeat": req.repeat, "label": inst.label,
                 "member": exp.sample.is_member(inst), "completion": comp.text, "predicted": predicted,
                 "correct": predicted == inst.label, "error": comp.error, "cached": comp.cached,
             })
@@ -311,8 +371,19 @@ def memorization_rates(judged: pd.DataFrame, by: Sequence[str] = ("model", "sett
     return out.reset_index()
 
 
-def accuracy(perf: pd.DataFrame, by: Sequence[str] = ("model", "k")) -> pd.DataFrame:
+def per_instance(perf: pd.DataFrame, by: Sequence[str] = ("model", "k")) -> pd.DataFrame:
+    """Answered classification rows with ``correct`` as the share of an instance's repeats answered correctly
+    (one row per ``by`` and instance; the rows themselves when there are no repeats)."""
     df = perf[perf["error"].isna()]
+    if "repeat" not in df.columns or df["repeat"].nunique() <= 1:
+        return df
+    return df.assign(correct=df["correct"].astype(float)).groupby([*by, "instance_id"], observed=True, as_index=False)["correct"].mean()
+
+
+def accuracy(perf: pd.DataFrame, by: Sequence[str] = ("model", "k")) -> pd.DataFrame:
+    """Percent correct per ``by``; with repeats, the mean over instances of each instance's mean over repeats
+    (``n`` counts instances)."""
+    df = per_instance(perf, by)
     out = df.groupby(list(by), observed=True).agg(n=("correct", "size"), accuracy=("correct", "mean"))
     out["accuracy"] *= 100
     return out.reset_index()
@@ -337,7 +408,7 @@ def correlation_table(rates: pd.DataFrame, acc: pd.DataFrame, measure: str = "me
 def memorized_vs_not(judged: pd.DataFrame, perf: pd.DataFrame, column: str = "match") -> pd.DataFrame:
     """Accuracy on instances judged memorized (exact or near-exact) vs the others, per model, setting, k (Sec. 3.4)."""
     df = judged[judged[column].notna()][["model", "setting", "k", "instance_id", column]].merge(
-        perf[perf["error"].isna()][["model", "k", "instance_id", "correct"]], on=["model", "k", "instance_id"])
+        per_instance(perf)[["model", "k", "instance_id", "correct"]], on=["model", "k", "instance_id"])
     df["memorized"] = df[column].isin(["exact", "near-exact"])
     out = df.groupby(["model", "setting", "k", "memorized"], observed=True).agg(n=("correct", "size"), accuracy=("correct", "mean"))
     out["accuracy"] *= 100
