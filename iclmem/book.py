@@ -107,7 +107,7 @@ def toc_pages(root: str | Path) -> list[Page]:
     root = Path(root)
     toc_path = root / "_toc.yml"
     if not toc_path.is_file():
-        raise UsageError(f"no _toc.yml in {root}")
+        raise UsageError(f"no _toc.yml in {root}; run from the project folder or pass --root the folder that holds _config.yml and _toc.yml")
     try:
         toc = yaml.safe_load(toc_path.read_text())
     except yaml.YAMLError as exc:
@@ -122,7 +122,8 @@ def toc_pages(root: str | Path) -> list[Page]:
             candidates = [root / f"{entry}{suffix}" for suffix in PAGE_SUFFIXES]
         source = next((c for c in candidates if c.is_file()), None)
         if source is None:
-            raise UsageError(f"_toc.yml lists {entry!r} but none of {', '.join(str(c) for c in candidates)} exists")
+            raise UsageError(f"_toc.yml lists {entry!r} but none of {', '.join(str(c) for c in candidates)} exists; "
+                             "create the page or remove its entry from _toc.yml")
         pages.append(Page(name, source))
     return pages
 

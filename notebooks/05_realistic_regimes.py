@@ -45,7 +45,7 @@ task: str = ""  # ... and its task (classification | regression; inferred if emp
 carte_dir: str = ""  # folder with the paper's CARTE tables (else $ICLMEM_CARTE_DIR)
 drop_unfit_sizes: bool = False  # True: skip the query sizes a table is too small for (else an error lists the sizes that fit)
 learning_rates: list = [0.0001]  # Tab. 12: lr 1e-4 for the joint regimes
-query_sizes: list = [512]  # Tab. 12 is at Q = 512; with several sizes the tables below report the largest
+query_sizes: list = [512]  # Tab. 12 is at Q = 512 (with several sizes, the tables below report the largest)
 regimes: list = ["single_task_fixed", "multi_task_fixed", "multi_task_random"]
 epochs: int = 10  # the paper: 500; realistic LTM pretraining budgets are 2-5 epochs
 context_size: int = 256  # the paper: 512

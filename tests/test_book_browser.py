@@ -2,12 +2,15 @@
 
 Every page of ``_toc.yml`` must load without console errors or uncaught exceptions, every image
 must actually load, and every link inside the book must lead to an existing page (and anchor).
-The book is served from a local ``http.server``; requests to other hosts (MathJax from its CDN)
-are answered with an empty script, since this machine is offline.
+The book is served from a local ``http.server`` and every request to another host is refused, as
+it would fail offline: the book needs no network. Its formulas are typeset by the MathJax copy in
+``_static/mathjax/`` (also when a page is opened from disk), each page shows one search box, and
+searching from it finds a word that only a notebook page holds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import re
@@ -23,6 +26,10 @@ from iclmem.book import toc_pages
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
+#: MathJax as sphinx-mathjax-offline (pinned in pyproject.toml) ships it; the book loads it from _static/mathjax/.
+MATHJAX_VERSION = "3.2.2"
+#: A word of a notebook page that no other page of the book has; the search box must find the page.
+SEARCH_TERM, NOTEBOOK_PAGE = "Wasserstein", "notebooks/01_split_validation"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -73,41 +80,72 @@ def browser() -> Iterator[object]:
         browser.close()
 
 
-def _visit(browser, url: str, base: str) -> dict:  # noqa: ANN001
-    """Open ``url``; return console errors, page errors, images and links found on it."""
-    context = browser.new_context()
-    external: list[str] = []
+#: Waits for MathJax's first typesetting pass, then counts the page's formulas (Sphinx's ``.math``
+#: elements), those typeset (holding MathJax's ``mjx-container`` output) and any TeX delimiters left
+#: in the page's text outside code, where a formula that was not typeset would show.
+MATH_STATE = r"""async () => {
+  const mathjax = window.MathJax && window.MathJax.startup ? window.MathJax.version : null;
+  if (mathjax) await window.MathJax.startup.promise;
+  const formulas = Array.from(document.querySelectorAll('.math'));
+  const text = document.body.cloneNode(true);
+  text.querySelectorAll('pre, code, script, style, textarea, mjx-container').forEach(e => e.remove());
+  const content = text.textContent;
+  const raw = Array.from(content.matchAll(/\\\(|\\\)|\\\[|\\\]|\$\$/g), m => content.slice(Math.max(0, m.index - 40), m.index + 40));
+  const scripts = Array.from(document.scripts, s => s.src).filter(src => /mathjax/i.test(src));
+  return {mathjax, scripts, formulas: formulas.length, typeset: formulas.filter(f => f.querySelector('mjx-container')).length, raw};
+}"""
+
+#: The search boxes a reader can see: search fields (a form with a search input) and the theme's
+#: buttons that open its search dialog.
+VISIBLE_SEARCH_BOXES = """() => Array.from(document.querySelectorAll('.search-button__button, form'))
+  .filter(e => !e.matches('form') || e.querySelector('input[type=search], input[name=q]'))
+  .filter(e => e.checkVisibility({visibilityProperty: true, opacityProperty: true}))
+  .map(e => e.outerHTML.slice(0, 120))"""
+
+
+@contextlib.contextmanager
+def _open(browser, url: str, base: str, **context_options: object) -> Iterator[tuple[object, dict]]:  # noqa: ANN001
+    """A page showing ``url`` in a fresh browser context where every request outside ``base`` is refused.
+
+    Yields ``(page, record)``: ``record`` collects the page's console errors, uncaught exceptions,
+    the refused requests (``external``) and the response ``status`` of ``url``.
+    """
+    context = browser.new_context(**context_options)
+    record: dict = {"console": [], "errors": [], "external": [], "status": None}
 
     def route(r) -> None:  # noqa: ANN001
         if r.request.url.startswith(base):
             r.continue_()
         else:
-            external.append(r.request.url)
-            r.fulfill(status=200, content_type="application/javascript", body="")
+            record["external"].append(r.request.url)
+            r.abort()
 
     context.route("**/*", route)
     page = context.new_page()
-    console: list[str] = []
-    errors: list[str] = []
-    page.on("console", lambda m: console.append(f"{m.text} ({m.location.get('url')})") if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    response = page.goto(url, wait_until="load")
-    page.wait_for_load_state("networkidle")
-    images = page.evaluate(
-        "() => Array.from(document.images).map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0}))"
-    )
-    links = page.evaluate("() => Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
-    title = page.title()
-    context.close()
-    return {
-        "status": response.status if response else None,
-        "console": console,
-        "errors": errors,
-        "images": images,
-        "links": links,
-        "title": title,
-        "external": external,
-    }
+    page.on("console", lambda m: record["console"].append(f"{m.text} ({m.location.get('url')})") if m.type == "error" else None)
+    page.on("pageerror", lambda e: record["errors"].append(str(e)))
+    try:
+        response = page.goto(url, wait_until="load")
+        page.wait_for_load_state("networkidle")
+        record["status"] = response.status if response else None
+        yield page, record
+    finally:
+        context.close()
+
+
+def _visit(browser, url: str, base: str) -> dict:  # noqa: ANN001
+    """Open ``url``; return console errors, page errors, images, links, formulas and search boxes found on it."""
+    with _open(browser, url, base) as (page, record):
+        return {
+            **record,
+            "images": page.evaluate(
+                "() => Array.from(document.images).map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0}))"
+            ),
+            "links": page.evaluate("() => Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"),
+            "title": page.title(),
+            "math": page.evaluate(MATH_STATE),
+            "search_boxes": page.evaluate(VISIBLE_SEARCH_BOXES),
+        }
 
 
 def _page_urls(base: str) -> list[str]:
@@ -131,9 +169,59 @@ def test_every_toc_page_loads_without_errors(visits: dict[str, dict], server: tu
     assert missing == [], f"the pages requested files that do not exist: {missing}"
 
 
-def test_the_only_external_requests_are_known_cdns(visits: dict[str, dict]) -> None:
+def test_no_page_requests_anything_outside_the_book(visits: dict[str, dict]) -> None:
     hosts = {urlparse(u).hostname for visit in visits.values() for u in visit["external"]}
-    assert hosts <= {"cdn.jsdelivr.net"}, hosts
+    assert hosts == set(), f"the pages need the network: {hosts}"
+
+
+def test_formulas_are_typeset_by_the_local_mathjax(visits: dict[str, dict], server: tuple[str, list[str]]) -> None:
+    base, _ = server
+    with_math = {url for url, visit in visits.items() if visit["math"]["formulas"]}
+    assert {urljoin(base, "book/intro.html"), urljoin(base, f"{NOTEBOOK_PAGE}.html")} <= with_math, "pages with formulas"
+    for url, visit in visits.items():
+        math = visit["math"]
+        assert math["raw"] == [], f"{url}: TeX left untypeset: {math['raw']}"
+        if url in with_math:
+            assert math["mathjax"] == MATHJAX_VERSION, (url, math)
+            assert math["scripts"] and all(src.startswith(urljoin(base, "_static/mathjax/")) for src in math["scripts"]), (url, math)
+            assert math["typeset"] == math["formulas"], f"{url}: {math['typeset']} of {math['formulas']} formulas typeset"
+
+
+def test_formulas_are_typeset_when_the_book_is_opened_from_disk(browser, built_book: Path) -> None:  # noqa: ANN001
+    html = built_book / "html"
+    with _open(browser, (html / "book" / "intro.html").as_uri(), html.as_uri() + "/") as (page, record):
+        math = page.evaluate(MATH_STATE)
+    assert record["external"] == [] and record["errors"] == [] and record["console"] == [], record
+    assert math["mathjax"] == MATHJAX_VERSION and math["formulas"] > 0, math
+    assert math["typeset"] == math["formulas"] and math["raw"] == [], math
+
+
+def test_every_page_shows_one_search_box(visits: dict[str, dict], browser, server: tuple[str, list[str]]) -> None:  # noqa: ANN001
+    for url, visit in visits.items():
+        assert len(visit["search_boxes"]) == 1, (url, visit["search_boxes"])
+    base, _ = server  # on a phone the sidebar folds away and the header's search button is the one left
+    with _open(browser, urljoin(base, f"{NOTEBOOK_PAGE}.html"), base, viewport={"width": 400, "height": 800}) as (page, _record):
+        narrow = page.evaluate(VISIBLE_SEARCH_BOXES)
+    assert len(narrow) == 1, narrow
+
+
+def test_the_search_box_finds_a_word_that_only_a_notebook_page_holds(browser, server: tuple[str, list[str]]) -> None:  # noqa: ANN001
+    base, _ = server
+    assert not [p.name for p in toc_pages(REPO) if not p.is_notebook and SEARCH_TERM.lower() in p.source.read_text().lower()]
+    with _open(browser, urljoin(base, "book/intro.html"), base) as (page, record):
+        page.locator(".search-button__button:visible").click()
+        field = page.locator("#pst-search-dialog input[type=search]")
+        field.fill(SEARCH_TERM)
+        field.press("Enter")
+        page.wait_for_url("**/search.html?q=*")
+        page.wait_for_function(
+            "() => /Search finished|did not match/.test(document.querySelector('#search-results .search-summary')?.innerText || '')"
+        )
+        page.wait_for_load_state("networkidle")  # the result summaries are fetched from the pages
+        summary = page.inner_text("#search-results .search-summary")
+        hits = page.evaluate("() => Array.from(document.querySelectorAll('#search-results ul.search > li > a'), a => a.href)")
+    assert {urlparse(hit).path for hit in hits} >= {urlparse(urljoin(base, f"{NOTEBOOK_PAGE}.html")).path}, (summary, hits)
+    assert record["external"] == [] and record["errors"] == [] and record["console"] == [], record
 
 
 def test_every_image_loads(visits: dict[str, dict], server: tuple[str, list[str]]) -> None:
