@@ -184,3 +184,27 @@ def test_the_book_of_your_own_table_opens_in_the_browser_without_errors(chain):
         assert visit["status"] == 200, page
         assert (visit["console"], visit["errors"], visit["external"]) == ([], [], []), page
     assert "my_table" in visits["intro"]["title"]
+
+
+def test_a_regression_table_with_its_target_stored_as_text_goes_through_the_engine(tmp_path, monkeypatch):
+    """Numbers written as text parse; a non-numeric target is an error that names the column; the grid runs and probes."""
+    from iclmem.data import TargetError
+    from iclmem.grid import expand_grid, probe_grid, run_grid
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=120)
+    frame = pd.DataFrame({"a": np.where(rng.random(120) < 0.1, np.nan, x.round(3)), "kind": rng.choice(["p", "q"], 120),
+                          "price": [f"{v:.2f}" for v in 10 + 3 * x]})
+    frame.to_csv(tmp_path / "prices.csv", index=False)
+    frame.assign(price="$" + frame.price).to_csv(tmp_path / "dollars.csv", index=False)
+    with pytest.raises(TargetError, match="target 'price' has non-numeric values.*convert the column"):
+        notebook_tables(data_path=str(tmp_path / "dollars.csv"), target="price", task="regression")
+    tables = notebook_tables(data_path=str(tmp_path / "prices.csv"), target="price", task="regression")
+    assert tables["prices"].task == "regression"
+    monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "results"))
+    with pytest.raises(TableFitError, match=r"query size\(s\) \[20\] cannot pass split validation .* above 20"):
+        fitting_query_sizes(tables, [20, 30])
+    specs = expand_grid(list(tables), [0.01], fitting_query_sizes(tables, [30]), ["none"], 2, 0, 32)
+    runs = run_grid(specs, progress=False, tables=tables)
+    summary, _ = probe_grid(specs, runs, epochs=[0, 2], max_queries=6, n_boot=5, progress=False, tables=tables)
+    assert summary.epoch.tolist() == [0, 2] and set(summary.dataset) == {"prices"} and summary.outcome.notna().all()

@@ -8,8 +8,9 @@ them into the deduplicated tables, through the engine's one loader
 (:func:`iclmem.data.prepared_table`).
 
 Before any compute, :func:`fitting_query_sizes` checks that every table fits every query size Q
-of the grid (members + non-members + a context pool: ``2 Q + 1`` rows at least) and that a
-classification target has at most the model's number of classes; an error names the table, the
+of the grid (members + non-members + a context pool: ``2 Q + 1`` rows at least), that a regression
+table's Q can pass the KS criterion at all (Q > 20), and that a classification target has at most
+the model's number of classes; an error names the table, the
 sizes that fit and the parameter to change. Wider tables than the model takes are reduced, as the
 engine documents: :data:`iclmem.finetune.FinetuneConfig.max_features` columns, a seeded subset.
 """
@@ -20,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..data import Dataset, prepared_table
+from ..data.stats import KS_THRESHOLD
 
 #: The classes the reference LTM predicts at most (its output head).
 MAX_CLASSES = 10
@@ -69,6 +71,12 @@ def fitting_query_sizes(tables: Mapping[str, Dataset], query_sizes: Sequence[int
         if table.task == "classification" and table.target.nunique() > MAX_CLASSES:
             raise TableFitError(f"{table.name}: its target has {table.target.nunique()} classes, the reference LTM takes at most "
                                 f"{MAX_CLASSES}; treat it as regression (task: regression) or group the classes.")
+    regression = [t.name for t in tables.values() if t.task == "regression"]
+    hopeless = [int(q) for q in query_sizes if regression and 1 / int(q) >= KS_THRESHOLD]
+    if hopeless:
+        raise TableFitError(f"query size(s) {hopeless} cannot pass split validation for the regression table(s) {regression}: the KS "
+                            f"statistic of two samples of Q is a multiple of 1/Q, so it stays >= {KS_THRESHOLD} (Sec. 4.1) unless "
+                            f"Q > {int(1 / KS_THRESHOLD)}; use query sizes above {int(1 / KS_THRESHOLD)} (the paper: 50 and 512).")
     fit = [int(q) for q in query_sizes if all(int(q) <= max_query_size(t) for t in tables.values())]
     unfit = [int(q) for q in query_sizes if int(q) not in fit]
     if unfit and not drop_unfit or not fit:
