@@ -180,7 +180,11 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
         raise UsageError(f"no such config: {args.config}; check the path (e.g. --config configs/pretrain_reference.yaml)")
     from iclmem.ltm.pretrain import PretrainConfig, pretrain
 
-    out = pretrain(PretrainConfig.from_yaml(args.config))
+    try:
+        config = PretrainConfig.from_yaml(args.config)
+    except (TypeError, ValueError) as exc:  # unknown keys or bad values of the YAML file: the user's input
+        raise UsageError(f"{args.config}: {exc}; see configs/pretrain_reference.yaml for every key") from None
+    out = pretrain(config)
     print(f"pretrained: {out}")
     if args.export:
         from iclmem.ltm.reference import export_checkpoint

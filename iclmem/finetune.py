@@ -65,7 +65,8 @@ class FinetuneConfig:
         if not self.learning_rate > 0:
             raise FinetuneError(f"learning_rate must be positive, got {self.learning_rate}; the paper uses {LEARNING_RATES}.")
         if self.epochs < 0:
-            raise FinetuneError(f"epochs must be >= 0, got {self.epochs}.")
+            raise FinetuneError(f"epochs must be >= 0, got {self.epochs}; use 0 (M_ref only) or the number of AdamW steps "
+                                f"(Tab. 2: up to 500).")
         if not 1 <= self.context_size <= max_context:
             raise FinetuneError(f"context_size {self.context_size} is outside 1..{max_context} (the model's largest context); use at most {max_context} rows.")
         beyond = [e for e in self.probe_epochs if e > self.epochs or e < 0]

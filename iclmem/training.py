@@ -44,7 +44,8 @@ def model_at_epoch(run_dir: Path, epoch: int, kept: tuple[int, ...], reference: 
                    error: type[Exception] = ValueError) -> ReferenceLTM:
     """A copy of M_ref carrying the weights a run kept at ``epoch`` (one of ``kept``)."""
     if epoch not in kept:
-        raise error(f"epoch {epoch} was not kept; kept epochs: {kept}.")
+        raise error(f"epoch {epoch} was not kept; kept epochs: {kept}. Use one of those, or fine-tune again with it among "
+                    "probe_epochs (Tab. 2: 0, 1, 2, 5, 10, 50, 100, 250, 500 up to epochs).")
     model = (reference or load_reference()).clone()
     model.network.load_state_dict(torch.load(weights_path(run_dir, epoch), weights_only=True))
     return model

@@ -148,7 +148,8 @@ def _finish(frame: pd.DataFrame, target: str, task: Task, name: str, source: str
     frame, more = _check_target(frame, target, task, name, dropna)
     features = frame.drop(columns=[target]).reset_index(drop=True)
     if features.shape[1] == 0:
-        raise DataError(f"{name}: the table has no feature columns besides the target {target!r}")
+        raise DataError(f"{name}: the table has no feature columns besides the target {target!r}; check target= (is it the "
+                        "right column?) or add the feature columns to the file")
     return Dataset(
         name=name,
         features=features,
@@ -201,7 +202,7 @@ def find_carte_file(name: str, folder: Path) -> tuple[Path, bool]:
                 return path, processed
     raise DataFileNotFoundError(
         f"no file for CARTE table {name!r} in {str(folder)!r}; looked for: {', '.join(tried)}. "
-        "Put CARTE's raw table (e.g. {name}.csv) or its processed raw.parquet there"
+        f"Put CARTE's raw table (e.g. {name}.csv) or its processed raw.parquet there"
     )
 
 

@@ -174,13 +174,14 @@ def load_checkpoint(weights: Path, card: Path | None = None) -> ReferenceLTM:
     if card is not None:
         expected = json.loads(Path(card).read_text())["sha256"]
         if digest != expected:
-            raise CheckpointError(f"checkpoint {weights} has sha256 {digest[:12]}..., its model card says {expected[:12]}...: the file is corrupted or was replaced; restore it from git.")
+            raise CheckpointError(f"checkpoint {weights} has sha256 {digest[:12]}..., its model card says {expected[:12]}...: the file is corrupted or was replaced; restore the shipped one (git checkout -- {weights}) or pass a checkpoint whose card matches.")
     try:
         blob = torch.load(weights, weights_only=True)
         net = TabularICLTransformer(LTMConfig(**blob["config"]))
         net.load_state_dict(blob["model"])
     except Exception as exc:  # noqa: BLE001 - any load failure means a bad file
-        raise CheckpointError(f"checkpoint {weights} cannot be read ({exc}); restore it from git.") from exc
+        raise CheckpointError(f"checkpoint {weights} cannot be read ({exc}); pass a checkpoint written by iclmem pretrain, or "
+                              f"restore the shipped one (git checkout -- {weights}).") from exc
     net.eval()
     return ReferenceLTM(net, digest)
 

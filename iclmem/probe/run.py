@@ -111,7 +111,8 @@ def probe_run(
     epochs = list(run.config.probe_epochs if epochs is None else epochs)
     bad = [e for e in epochs if e not in run.config.probe_epochs]
     if bad:
-        raise ProbeError(f"epochs {bad} were not kept by the run; kept: {list(run.config.probe_epochs)}.")
+        raise ProbeError(f"epochs {bad} were not kept by the run; kept: {list(run.config.probe_epochs)}. Probe those epochs, or "
+                         "fine-tune with more epochs (the run keeps the paper's probing epochs up to its last one).")
     manips = resolve_manipulations(manipulations)
     data = prepare_run_data(run.manifest, table, run.config)
     queries = run_queries(data, table, run, n_candidates, seed, max_queries)
