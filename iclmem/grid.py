@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from .data import Dataset, dataset_card, normalize_label_condition, prepared_table, split_manifest
 from .finetune import FinetuneConfig, FinetuneRun, finetune, probe_epochs_up_to
 from .ltm import ReferenceLTM, load_reference
 from .probe import ProbeError, probe_run, summarize_run
+from .progress import tqdm
 from .regimes import MULTI_TASK, SINGLE_TASK_FIXED, DatasetView, JointRun, check_regime, train_joint
 
 JOINT_SEPARATOR = "+"

@@ -307,6 +307,12 @@ def default_output_path(notebook: str | Path) -> Path:
     return project_root() / "_build" / "runs" / f"{Path(notebook).stem}.ipynb"
 
 
+#: Kernel options: output written to the kernel's file descriptors (``sys.__stderr__``: the progress bars
+#: of :mod:`iclmem.progress`) goes to the terminal, not into the notebook; the kernel logs errors only
+#: (not its warning that it talks to this process over local TCP).
+KERNEL_ARGUMENTS = ["--IPKernelApp.capture_fd_output=False", "--IPKernelApp.log_level=ERROR"]
+
+
 def execute(
     nb: nbformat.NotebookNode,
     output: Path,
@@ -336,6 +342,7 @@ def execute(
                 language="python",
                 progress_bar=progress,
                 cwd=str(cwd),
+                extra_arguments=KERNEL_ARGUMENTS,
             )
         except PapermillExecutionError:
             if tmp.is_file():

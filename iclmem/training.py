@@ -26,10 +26,10 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from .atomic import atomic_torch_save, atomic_write, atomic_write_text
 from .ltm import ICLTask, ReferenceLTM, load_reference
+from .progress import tqdm
 
 STATE_FILE = "state.pt"
 METRICS_FILE = "metrics.csv"  # written last: its presence marks a finished run

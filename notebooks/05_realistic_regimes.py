@@ -60,9 +60,7 @@ workers: int = 0  # 0: run missing tasks in this process; N: on a local Dask clu
 
 # %% tags=["hide-input"]
 import time
-import warnings
 
-warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm in a kernel without widgets
 import pandas as pd
 from IPython.display import Markdown
 from myst_nb import glue

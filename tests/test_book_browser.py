@@ -246,3 +246,17 @@ def test_internal_links_resolve(visits: dict[str, dict], server: tuple[str, list
                 ids[page] = set(re.findall(r'\bid="([^"]+)"', response.read().decode("utf-8", "replace")))
         if fragment:
             assert fragment in ids[page], f"{link}: no element with id {fragment!r}"
+
+
+def test_executed_notebooks_store_no_progress_bars_or_widget_warnings(built_book: Path) -> None:
+    """Progress belongs to the terminal: no tqdm line and no "IProgress not found" warning is stored in an executed chapter.
+
+    The bars run (notebook 06 shows its own, and transformers converts the GGUF file with one), but
+    they write to the kernel's real stderr, which :mod:`iclmem.progress` and the kernel options of
+    :func:`iclmem.notebook.execute` keep out of the notebook.
+    """
+    executed = sorted((built_book / "executed").rglob("*.ipynb"))
+    assert len(executed) >= 10
+    stored = {p.name: p.read_text() for p in executed}
+    assert {name for name, text in stored.items() if "IProgress" in text} == set()
+    assert {name for name, text in stored.items() if re.search(r"\d+/\d+ \[\d\d:\d\d<", text)} == set()  # tqdm's "3/8 [00:01<"

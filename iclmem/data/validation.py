@@ -12,12 +12,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pandas as pd
-from tqdm import tqdm
 
 from iclmem.data.dataset import Dataset
 from iclmem.data.manifest import SplitManifest
 from iclmem.data.split import split_manifest
 from iclmem.data.tables import prepared_table
+from iclmem.progress import tqdm
 
 
 def load_tables(names: Iterable[str], *, target: str | None = None, task: str | None = None,

@@ -6,11 +6,13 @@ text; sampling), :mod:`~iclmem.llm.segments`, :mod:`~iclmem.llm.prompts`, :mod:`
 chat interface), :mod:`~iclmem.llm.backends` (in-process and OpenAI-compatible), :mod:`~iclmem.llm.cache`
 (disk cache of completions, keyed by backend, base URL, model, messages, decoding and repeat), :mod:`~iclmem.llm.judges`, :mod:`~iclmem.llm.finetune` (controlled ground
 truth), :mod:`~iclmem.llm.replication` (runs and tables), :mod:`~iclmem.llm.server` (a loopback
-``transformers serve``), :mod:`~iclmem.llm.protocol` (the paper's protocol: k regimes, sizes, token budgets).
+``transformers serve``), :mod:`~iclmem.llm.protocol` (the paper's protocol: its k regimes).
 The paper's reference values, its claims D1-D9 and the figures are the chapter's, in :mod:`iclmem.chapters.llm_kshot`.
 
 Heavy dependencies (``torch``, ``transformers``, ``openai``) are imported inside the functions that use them.
 """
+
+import warnings
 
 from iclmem.llm.cache import CachedBackend, CompletionCache, cache_root, completion_key
 from iclmem.llm.chat import (
@@ -38,6 +40,10 @@ from iclmem.llm.judges import LLMJudge, OfflineJudge, agreement
 from iclmem.llm.prompts import SETTINGS, memorization_messages, performance_messages
 from iclmem.llm.replication import ReplicationConfig, build_experiment
 from iclmem.llm.segments import SegmentPair, split_instance
+
+# transformers and datasets import tqdm.auto, which warns "IProgress not found" into a notebook kernel
+# without widgets: a warning that says nothing to a reader (their bars are off or on the terminal).
+warnings.filterwarnings("ignore", message="IProgress not found")
 
 __all__ = [
     "DATASETS", "SETTINGS", "CachedBackend", "ChatBackend", "ChatRequest", "Completion", "CompletionCache",

@@ -10,10 +10,12 @@ float32, because float32 matmuls are much faster than bfloat16 on CPUs without b
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -56,7 +58,8 @@ def _convert(dst: Path) -> None:
     hf_logging.disable_progress_bar()
     src = gguf_path()
     tokenizer = AutoTokenizer.from_pretrained(str(src.parent), gguf_file=src.name)
-    loaded = AutoModelForCausalLM.from_pretrained(str(src.parent), gguf_file=src.name, dtype=torch.float32)
+    with contextlib.redirect_stderr(sys.__stderr__):  # its GGUF conversion bar (tqdm.auto): on the terminal, not in the notebook
+        loaded = AutoModelForCausalLM.from_pretrained(str(src.parent), gguf_file=src.name, dtype=torch.float32)
     config = loaded.config
     if hasattr(config, "quantization_config"):  # the folder holds plain (dequantized) weights
         del config.quantization_config

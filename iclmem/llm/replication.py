@@ -14,7 +14,6 @@ anything is sent, the requests of each generator model and those of the LLM judg
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -268,10 +267,9 @@ def request_plan(generators: Mapping[str, CachedBackend], exp: Experiment, ks: S
 
 
 def _progress(total: int, desc: str, enabled: bool) -> Any:
-    from tqdm import tqdm
+    from ..progress import tqdm
 
-    # progress goes to the terminal (the kernel's real stderr), not into the rendered notebook
-    return tqdm(total=total, desc=desc, disable=not enabled, file=sys.__stderr__, leave=False)
+    return tqdm(total=total, desc=desc, disable=not enabled, leave=False)  # on the terminal, never in the notebook
 
 
 # -- runs ------------------------------------------------------------------------------------------------------

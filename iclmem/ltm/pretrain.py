@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import torch
 import yaml
-from tqdm.auto import tqdm
 
 from ..atomic import atomic_torch_save
+from ..progress import tqdm
 from .model import LTMConfig, TabularICLTransformer
 from .outputs import per_row_loss
 from .prior import PriorConfig, SyntheticTable, sample_table

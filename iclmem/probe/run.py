@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from ..atomic import atomic_write, atomic_write_text
 from ..data.dataset import Dataset
 from ..finetune import FinetuneRun, RunData, prepare_run_data
 from ..ltm import LTM, ReferenceLTM, load_reference
+from ..progress import tqdm
 from ..store import artifact_dir, code_version, content_key
 from .contexts import ProbeError, classification_candidates, regression_candidates
 from .manipulations import Manipulation, resolve_manipulations

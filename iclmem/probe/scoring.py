@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from ..ltm import LTM, ICLTask
+from ..progress import tqdm
 from .contexts import ProbeError, mc_context
 from .manipulations import Manipulation, resolve_manipulations
 

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from ..atomic import atomic_write_text
 from ..grid import RunSpec
 from ..ltm import ReferenceLTM
+from ..progress import tqdm
 from ..store import results_root
 from .gridfile import Grid, SweepError
 from .tasks import _summary, read_summary, reference_sha, run_task, spec_key, summary_dir, sweep_code_version
