@@ -138,8 +138,13 @@ def cmd_book(args: argparse.Namespace) -> int:
         default = declared[name].default if name in declared else None
         overrides.setdefault(page, {})[name] = parse_cli_value(raw, default)
     result = build_book(root, args.build_dir, overrides, force=args.force, strict=args.strict, render_html=not args.no_html)
+    return _report_build(result, args.no_html)
+
+
+def _report_build(result: Any, no_html: bool) -> int:
+    """Print what a book build executed, took from its cache and where the html is."""
     print(f"executed: {', '.join(result.executed) or 'nothing'}; from cache: {', '.join(result.cached) or 'nothing'}")
-    if not args.no_html:
+    if not no_html:
         print(f"book: {result.html}")
     return 0
 
@@ -158,10 +163,7 @@ def _own_book(args: argparse.Namespace, root: Path) -> int:
     out = args.out or root / "_build" / name
     result = build_own_book(root, values, [c.strip() for c in args.chapters.split(",") if c.strip()], out, args.results,
                             force=args.force, render_html=not args.no_html)
-    print(f"executed: {', '.join(result.executed) or 'nothing'}; from cache: {', '.join(result.cached) or 'nothing'}")
-    if not args.no_html:
-        print(f"book: {result.html}")
-    return 0
+    return _report_build(result, args.no_html)
 
 
 # --- pretrain -----------------------------------------------------------------------------------

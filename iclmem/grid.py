@@ -82,6 +82,11 @@ def expand_grid(datasets: list[str], learning_rates: list[float], query_sizes: l
     return specs
 
 
+def table_of(name: str, tables: Mapping[str, Dataset] | None = None, carte_dir: str | None = None) -> Dataset:
+    """The deduplicated table ``name``: from ``tables`` (already loaded, e.g. a file of your own) if there, else by name."""
+    return tables[name] if tables and name in tables else prepared_table(name, carte_dir)
+
+
 def run_spec(spec: RunSpec, reference: ReferenceLTM | None = None, results_dir: str | Path | None = None,
              progress: bool = False, carte_dir: str | None = None,
              tables: Mapping[str, Dataset] | None = None) -> FinetuneRun | JointRun:
@@ -93,7 +98,7 @@ def run_spec(spec: RunSpec, reference: ReferenceLTM | None = None, results_dir: 
     :func:`iclmem.data.prepared_table`.
     """
     regime = check_regime(spec.regime)
-    loaded = [tables[d] if tables and d in tables else prepared_table(d, carte_dir) for d in spec.datasets]
+    loaded = [table_of(d, tables, carte_dir) for d in spec.datasets]
     manifests = [split_manifest(t, spec.query_size, spec.seed, spec.label_condition, results_dir=results_dir) for t in loaded]
     if regime in MULTI_TASK:
         return train_joint(manifests, loaded, spec.config(), regime, reference, results_dir, progress=progress)
@@ -181,7 +186,7 @@ def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference:
                              f"the paper's probing epochs (Tab. 2) up to each run's last epoch: choose epochs among those.")
     rows, scores = [], {}
     for spec, run in tqdm(list(zip(specs, runs, strict=True)), desc="probing runs", disable=not progress):
-        table = tables[spec.dataset] if tables and spec.dataset in tables else prepared_table(spec.dataset)
+        table = table_of(spec.dataset, tables)
         [(_, summary, sc)] = probe_views(run, {spec.dataset: table}, epochs, reference, n_candidates, None, seed, max_queries, n_boot,
                                          results_dir)
         card = dataset_card(table).to_dict()

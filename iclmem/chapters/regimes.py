@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import fisher_exact
 
-from ..data import Dataset, prepared_table
+from ..data import Dataset
 from ..finetune import RunData, prepare_run_data
-from ..grid import RunSpec, run_spec
+from ..grid import RunSpec, run_spec, table_of
 from ..outcomes import Outcome, with_primary_metric
 from ..regimes import MULTI_TASK, MULTI_TASK_FIXED, MULTI_TASK_RANDOM, REGIMES, SINGLE_TASK_FIXED, RegimeError
 from ..sweep.gridfile import Grid, load_grid, parse_grid
@@ -42,7 +42,7 @@ def encoding_balance(specs: Sequence[RunSpec], results_dir: str | None = None, c
         run = run_spec(spec, results_dir=results_dir, carte_dir=carte_dir, tables=tables)
         for name in spec.datasets:
             view = run.view(name) if spec.regime in MULTI_TASK else run
-            table = tables[name] if tables and name in tables else prepared_table(name, carte_dir)
+            table = table_of(name, tables, carte_dir)
             data = prepare_run_data(view.manifest, table, view.config)
             rows += [{"regime": spec.regime, "dataset": name, **r} for r in missing_balance(data)]
     return pd.DataFrame(rows)
