@@ -37,11 +37,18 @@ def sha256_file(path: Path) -> str:
 
 
 def collate_tasks(tasks: list[ICLTask], cfg: LTMConfig) -> dict[str, torch.Tensor]:
-    """Pad tasks of different sizes into one batch: rows = context then queries, features padded."""
+    """Pad tasks of different sizes into one batch, context first: rows ``0..C-1`` hold each task's
+    context (padded to the largest, C), rows ``C..`` its queries; features padded.
+
+    The layout lets the row attention take its keys from the first C rows only
+    (:func:`~iclmem.ltm.model.key_rows`), without a mask when every task has C context rows.
+    A task's query rows start at row C, the batch's ``query_start``.
+    """
     for t in tasks:
         validate_task(t, cfg.max_classes, cfg.max_features, cfg.max_context)
     b = len(tasks)
-    rows = max(len(t.context_x) + len(t.query_x) for t in tasks)
+    n_ctx = max(len(t.context_x) for t in tasks)
+    rows = n_ctx + max(len(t.query_x) for t in tasks)
     feats = max(t.context_x.shape[1] for t in tasks)
     x = torch.zeros(b, rows, feats)
     y = torch.zeros(b, rows)
@@ -50,7 +57,7 @@ def collate_tasks(tasks: list[ICLTask], cfg: LTMConfig) -> dict[str, torch.Tenso
     for i, t in enumerate(tasks):
         n_c, n_q, f = len(t.context_x), len(t.query_x), t.context_x.shape[1]
         x[i, :n_c, :f] = torch.as_tensor(np.asarray(t.context_x, dtype=np.float32))
-        x[i, n_c : n_c + n_q, :f] = torch.as_tensor(np.asarray(t.query_x, dtype=np.float32))
+        x[i, n_ctx : n_ctx + n_q, :f] = torch.as_tensor(np.asarray(t.query_x, dtype=np.float32))
         if t.is_regression:
             c, s = t.target_stats()
             yc = (np.asarray(t.context_y, dtype=np.float64) - c) / s
@@ -66,6 +73,11 @@ def collate_tasks(tasks: list[ICLTask], cfg: LTMConfig) -> dict[str, torch.Tenso
         "feat_mask": fmask,
         "is_regression": torch.tensor([t.is_regression for t in tasks]),
     }
+
+
+def query_start(tasks: list[ICLTask]) -> int:
+    """The first query row of a batch collated by :func:`collate_tasks` (the largest context)."""
+    return max(len(t.context_x) for t in tasks)
 
 
 class ReferenceLTM:
@@ -87,9 +99,10 @@ class ReferenceLTM:
         with torch.set_grad_enabled(grad):
             logits = self.network(**batch)
         out = []
+        start = query_start(tasks)
         for i, t in enumerate(tasks):
-            n_c, n_q = len(t.context_x), len(t.query_x)
-            z = logits[i, n_c : n_c + n_q]
+            n_q = len(t.query_x)
+            z = logits[i, start : start + n_q]
             if t.is_regression:
                 lp = bar_log_probs(z, self.cfg.n_bins)
             else:
@@ -191,4 +204,4 @@ def load_reference() -> ReferenceLTM:
     return load_checkpoint(REFERENCE_WEIGHTS, REFERENCE_CARD)
 
 
-__all__ = ["ReferenceLTM", "load_reference", "load_checkpoint", "export_checkpoint", "pretraining_stages", "collate_tasks", "CheckpointError", "LTMInputError"]
+__all__ = ["ReferenceLTM", "load_reference", "load_checkpoint", "export_checkpoint", "pretraining_stages", "collate_tasks", "query_start", "CheckpointError", "LTMInputError"]

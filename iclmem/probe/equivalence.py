@@ -90,16 +90,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from math import gcd
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..ltm.model import TabularICLTransformer
-from ..ltm.reference import ReferenceLTM
 from .contexts import MCContext, ProbeError, mc_context
+from .invariances import (
+    NO_INVARIANCES,
+    REFERENCE_INVARIANCES,
+    Invariances,
+    canonical_rows,
+    float_rows,
+    model_invariances,
+    register_invariances,
+)
 from .manipulations import (
     MANIPULATIONS,
     MIXED_PAIRS,
@@ -112,53 +119,6 @@ from .manipulations import (
 from .scoring import ProbeQuery
 
 EQUIVALENCE_COLUMNS: tuple[str, ...] = ("manipulation", "category", "group", "group_size", "weight", "counts", "n_features")
-
-
-# -- invariances ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Invariances:
-    """What a model is exactly invariant to (in exact arithmetic; see the module docstring for float32).
-
-    ``row_order``: permuting the context rows does not change any query's prediction.
-    ``uniform_duplication``: multiplying the multiplicity of every distinct context row by the same
-    integer does not change it (with ``row_order=False`` this is read as replacing each row by ``c``
-    consecutive copies, what ``np.repeat`` does). ``note`` says why; it is not part of equality.
-    """
-
-    row_order: bool = False
-    uniform_duplication: bool = False
-    note: str = field(default="", compare=False)
-
-
-#: The conservative default: no invariance is assumed, only identical inputs are merged.
-NO_INVARIANCES = Invariances(False, False, "unknown model: nothing assumed")
-#: The reference LTM (any checkpoint of TabularICLTransformer): no row positions, attention over the context.
-REFERENCE_INVARIANCES = Invariances(
-    True, True, "row attention has no positional encoding and renormalizes over identical copies (exact up to float32 rounding)")
-
-_REGISTRY: dict[type, Invariances] = {ReferenceLTM: REFERENCE_INVARIANCES, TabularICLTransformer: REFERENCE_INVARIANCES}
-
-
-def register_invariances(model_type: type, invariances: Invariances) -> None:
-    """Declare the invariances of every model of ``model_type`` (and its subclasses)."""
-    if not isinstance(invariances, Invariances):
-        raise ProbeError(f"invariances must be an Invariances, got {type(invariances).__name__}.")
-    _REGISTRY[model_type] = invariances
-
-
-def model_invariances(model: Any) -> Invariances:
-    """The invariances a model declares: its ``invariances`` attribute, else the registry by type, else none.
-
-    The reference LTM (:class:`~iclmem.ltm.reference.ReferenceLTM`, fine-tuned or not) gets
-    :data:`REFERENCE_INVARIANCES`; an unknown model the conservative :data:`NO_INVARIANCES`.
-    """
-    declared = getattr(model, "invariances", None)
-    if isinstance(declared, Invariances):
-        return declared
-    for cls in type(model).__mro__:
-        if cls in _REGISTRY:
-            return _REGISTRY[cls]
-    return NO_INVARIANCES
 
 
 # -- canonical contexts -----------------------------------------------------------------------------------
@@ -177,32 +137,6 @@ class CanonicalContext:
     query_y: str
 
 
-def _float_rows(x: np.ndarray) -> np.ndarray:
-    """float32 as the model reads it, with one NaN pattern and -0.0 as 0.0, so equal cells have equal bytes."""
-    x = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
-    return np.where(np.isnan(x), np.float32(np.nan), x + np.float32(0.0))
-
-
-def _multiplicities(ctx: MCContext, invariances: Invariances) -> list[tuple[str, bytes, int]]:
-    x = _float_rows(ctx.context_x)
-    keys = [(repr(y), x[i].tobytes()) for i, y in enumerate(ctx.context_y.tolist())]
-    if invariances.row_order:
-        rows = [(label, feats, n) for (label, feats), n in sorted(Counter(keys).items())]
-    else:
-        rows = []
-        for key in keys:
-            if rows and rows[-1][:2] == key:
-                rows[-1] = (*key, rows[-1][2] + 1)
-            else:
-                rows.append((*key, 1))
-    if invariances.uniform_duplication and rows:
-        g = 0
-        for _, _, n in rows:
-            g = gcd(g, n)
-        rows = [(label, feats, n // g) for label, feats, n in rows]
-    return rows
-
-
 def canonical_context(ctx: MCContext, invariances: Invariances) -> CanonicalContext:
     """The canonical form of a (manipulated) multiple-choice context under ``invariances`` (Sec. 4.2, Tab. 7).
 
@@ -211,8 +145,8 @@ def canonical_context(ctx: MCContext, invariances: Invariances) -> CanonicalCont
     is part of the form: feature reduction and distractor injection change it together with the
     context. The form is sound, not necessarily complete: distinct forms may still predict alike.
     """
-    q = _float_rows(ctx.query_x)
-    return CanonicalContext(tuple(_multiplicities(ctx, invariances)), ctx.n_features, q.tobytes() + repr(q.shape).encode(),
+    q = float_rows(ctx.query_x)
+    return CanonicalContext(tuple(canonical_rows(ctx.context_x, ctx.context_y, invariances)), ctx.n_features, q.tobytes() + repr(q.shape).encode(),
                             repr(ctx.query_y.tolist()))
 
 

@@ -7,7 +7,8 @@ confidence (:class:`iclmem.ltm.Predictions`).
 
 All contexts of many queries are built first, sorted by size (rows, features) to keep padding
 small, and sent through ``model.predict(tasks)`` in chunks of ``chunk_size`` tasks; the reference
-LTM pads and masks each chunk into one batch. :func:`score_tasks_naive` scores one context at
+LTM pads and masks each chunk into one batch. Contexts the model cannot tell apart (its declared
+invariances, :mod:`iclmem.probe.invariances`) are scored once. :func:`score_tasks_naive` scores one context at
 a time (the benchmark's baseline and the equality test's reference).
 """
 
@@ -24,6 +25,7 @@ import torch
 from ..ltm import LTM, ICLTask
 from ..progress import tqdm
 from .contexts import ProbeError, mc_context
+from .invariances import distinct_tasks, model_invariances
 from .manipulations import Manipulation, resolve_manipulations
 
 SCORE_COLUMNS: tuple[str, ...] = ("query_id", "is_member", "manipulation", "category", "loss", "entropy", "confidence")
@@ -114,8 +116,14 @@ def _chunks(tasks: Sequence[ICLTask], order: list[int], chunk_size: int, max_cel
 
 
 def score_tasks(model: LTM, tasks: Sequence[ICLTask], chunk_size: int = DEFAULT_CHUNK, progress: bool = False,
-                desc: str = "probing", max_cells: int | None = DEFAULT_CELLS, max_padding: float | None = DEFAULT_PADDING) -> np.ndarray:
+                desc: str = "probing", max_cells: int | None = DEFAULT_CELLS, max_padding: float | None = DEFAULT_PADDING,
+                distinct: bool = True) -> np.ndarray:
     """Scores of every task in padded batches (tasks sorted by size first).
+
+    With ``distinct`` (the default) each distinct context is scored once: tasks that are equal
+    under the model's declared invariances (:func:`~iclmem.probe.invariances.distinct_tasks`; the
+    reference LTM: row order, uniform duplication) share the scores of the first of them.
+    ``distinct=False`` scores every task (equal up to float32 rounding).
 
     A batch holds at most ``chunk_size`` tasks and at most ``max_cells`` padded cells
     (tasks x rows x columns incl. the target): on a CPU, batches much larger than the caches
@@ -124,6 +132,9 @@ def score_tasks(model: LTM, tasks: Sequence[ICLTask], chunk_size: int = DEFAULT_
     """
     if chunk_size < 1:
         raise ProbeError(f"chunk_size must be >= 1, got {chunk_size}.")
+    if distinct:
+        first, group = distinct_tasks(tasks, model_invariances(model))
+        return score_tasks(model, [tasks[i] for i in first], chunk_size, progress, desc, max_cells, max_padding, distinct=False)[group]
     order = sorted(range(len(tasks)), key=lambda i: (tasks[i].context_x.shape[1], len(tasks[i].context_y)))
     out = np.empty((len(tasks), 3))
     with torch.no_grad():
