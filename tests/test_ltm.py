@@ -16,6 +16,7 @@ from iclmem.ltm.pretrain import PretrainConfig, pretrain, sample_batch
 from iclmem.ltm.reference import (
     CheckpointError,
     ReferenceLTM,
+    collate_tasks,
     export_checkpoint,
     load_checkpoint,
     load_reference,
@@ -327,3 +328,38 @@ def test_shipped_reference_loads_with_its_card_and_learns_in_context():
         proba = ltm_predict(model, xtr, table.target[train], xte, "classification")["proba"]
         aucs.append(roc_auc_score(table.target[test] == 1, proba[:, 1]))
     assert np.mean(aucs) > 0.95, aucs
+
+
+def _with_copies(t: ICLTask, rng: np.random.Generator) -> ICLTask:
+    """The task with its context rows repeated unevenly (1 to 4 copies each), shuffled, plus one NaN cell."""
+    reps = rng.integers(1, 5, size=len(t.context_x))
+    cx, cy = np.repeat(t.context_x, reps, axis=0), np.repeat(t.context_y, reps)
+    cx[cx[:, 0] == cx[0, 0], 1] = np.nan  # a missing cell on every copy of the first row
+    order = rng.permutation(len(cx))
+    return ICLTask(cx[order], cy[order], t.query_x, t.query_y, t.task, t.target_center, t.target_scale)
+
+
+@pytest.mark.parametrize("make", [cls_task, reg_task])
+def test_merged_duplicate_rows_equal_every_row_with_gradients(make):
+    """Merging identical context rows (weighted by their count) gives the predictions and gradients of the full context."""
+    rng = np.random.default_rng(11)
+    tasks = [_with_copies(make(rng, n_ctx=12), rng), _with_copies(make(rng, n_ctx=7), rng)]  # two sizes: padding
+    full = tiny_model(3)
+    full.merge_rows = False
+    merged = tiny_model(3)
+    assert merged.merge_rows  # the default
+    batch = collate_tasks(tasks, TINY, merge_rows=True)
+    assert int(batch["ctx_mask"].sum()) == 12 + 7  # one row per distinct row
+    assert float(batch["ctx_count"][batch["ctx_mask"]].sum()) == sum(len(t.context_x) for t in tasks)
+    grads = []
+    for model in (full, merged):
+        preds = model.predict(tasks, grad=True)
+        loss = sum(p.loss().mean() for p in preds)
+        model.network.zero_grad()
+        loss.backward()
+        grads.append(torch.cat([p.grad.flatten() for p in model.network.parameters() if p.grad is not None]))
+        if model is full:
+            probs = [p.probabilities() for p in preds]
+    for p, q in zip(probs, [p.probabilities() for p in merged.predict(tasks)], strict=True):
+        assert np.allclose(p, q, atol=1e-5)
+    assert torch.allclose(grads[0], grads[1], atol=1e-4, rtol=1e-3)

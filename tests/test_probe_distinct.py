@@ -2,8 +2,8 @@
 
 The shipped reference LTM on every one of the 48 manipulated contexts of real queries (scikit-learn's
 breast_cancer: 2 classes; iris: 3 classes; diabetes: regression, 10 candidates): scores reused
-across a class of equivalent contexts equal brute-force scoring (one context per ``predict`` call,
-no reuse) to float32 rounding: ``CONF_ATOL = 5e-6`` on the target confidence and ``LOSS_ATOL = 1e-4``
+across a class of equivalent contexts, with identical context rows merged, equal brute-force
+scoring (one context per ``predict`` call, no reuse, every row its own token) to float32 rounding: ``CONF_ATOL = 5e-6`` on the target confidence and ``LOSS_ATOL = 1e-4``
 on the loss and entropy, the tolerances of ``tests/test_probe_equivalence.py``.
 """
 
@@ -14,7 +14,7 @@ import pytest
 import torch
 from test_probe_equivalence import reference, table_queries  # noqa: F401 - the module-scoped fixture
 
-from iclmem.ltm import ICLTask
+from iclmem.ltm import ICLTask, ReferenceLTM
 from iclmem.probe import MANIPULATIONS, build_probe_tasks, probe_scores, score_tasks, score_tasks_naive
 from iclmem.probe.equivalence import suite_equivalence
 from iclmem.probe.invariances import NO_INVARIANCES, REFERENCE_INVARIANCES, distinct_tasks, model_invariances, task_key
@@ -45,7 +45,7 @@ def test_reused_scores_equal_brute_force_for_every_manipulation(reference, name,
     assert sorted(set(meta["manipulation"])) == sorted(MANIPULATIONS)
     counting = Counting(reference)
     reused = score_tasks(counting, tasks)
-    brute = score_tasks_naive(reference, tasks)
+    brute = score_tasks_naive(ReferenceLTM(reference.network, reference.checkpoint_sha256, merge_rows=False), tasks)
     assert np.abs(reused[:, [0, 1]] - brute[:, [0, 1]]).max() < LOSS_ATOL
     assert np.abs(reused[:, 2] - brute[:, 2]).max() < CONF_ATOL
     # fewer contexts were scored, exactly one per class of the equivalence module's canonical forms

@@ -81,7 +81,8 @@ class _Block(nn.Module):
 
     def forward(self, x: torch.Tensor, feat_mask: torch.Tensor | None, key_mask: torch.Tensor | None, n_keys: int) -> torch.Tensor:
         """x: (B, R, C, d); feat_mask: (B, C) valid columns or None (all valid);
-        key_mask: (B, n_keys) which of the first ``n_keys`` rows are context rows, or None (all are);
+        key_mask: (B, n_keys) which of the first ``n_keys`` rows are context rows (bool) or their
+        additive log-multiplicity (float, -inf off the context), or None (all are context, once);
         rows from ``n_keys`` on are never keys."""
         b, r, c, d = x.shape
         # attention across the columns of each row
@@ -97,7 +98,7 @@ class _Block(nn.Module):
         return xr.view(b, c, r, d).transpose(1, 2)
 
 
-def key_rows(ctx_mask: torch.Tensor) -> tuple[int, torch.Tensor | None]:
+def key_rows(ctx_mask: torch.Tensor, ctx_count: torch.Tensor | None = None) -> tuple[int, torch.Tensor | None]:
     """The row-attention keys of a batch: (n_keys, key_mask).
 
     Keys and values are context rows only. ``n_keys`` is one past the last context row of any
@@ -105,12 +106,20 @@ def key_rows(ctx_mask: torch.Tensor) -> tuple[int, torch.Tensor | None]:
     :func:`~iclmem.ltm.reference.collate_tasks` does, attends over its context block only, not
     over all R rows: 3x fewer attention FLOPs at 256 context + 512 query rows). ``key_mask`` is
     None when every one of those rows is a context row of every task (no mask, the fast kernel).
+
+    ``ctx_count`` (B, R): how many identical copies of the row the context holds (a merged row,
+    see :func:`~iclmem.ltm.reference.collate_tasks`). The key mask is then additive,
+    ``log(count)`` on context rows and ``-inf`` elsewhere, so attention weighs a merged row
+    exactly as its copies: ``sum_j m_j e^{s_j} v_j / sum_j m_j e^{s_j}``.
     """
     any_ctx = ctx_mask.any(dim=0)
     if not bool(any_ctx.any()):
         raise ValueError("a batch without context rows: every task needs at least one context row")
     n_keys = int(torch.nonzero(any_ctx)[-1]) + 1
     head = ctx_mask[:, :n_keys]
+    if ctx_count is not None and not bool((ctx_count[:, :n_keys][head] == 1).all()):
+        bias = torch.where(head, ctx_count[:, :n_keys].clamp_min(1).log(), torch.full_like(ctx_count[:, :n_keys], float("-inf")))
+        return n_keys, bias
     return n_keys, (None if bool(head.all()) else head)
 
 
@@ -141,6 +150,7 @@ class TabularICLTransformer(nn.Module):
         ctx_mask: torch.Tensor,
         feat_mask: torch.Tensor,
         is_regression: torch.Tensor,
+        ctx_count: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Return output logits for every row, shape (B, R, n_out).
 
@@ -150,6 +160,8 @@ class TabularICLTransformer(nn.Module):
         ctx_mask: (B, R) True for context rows; every other row is a query (or padding).
         feat_mask: (B, F) True for real (non-padded) feature columns.
         is_regression: (B,) bool.
+        ctx_count: (B, R) or None: the multiplicity of each context row (None: every row once),
+           read by the row attention only (:func:`key_rows`).
         n_out is ``max_classes`` when no table is a regression, ``n_bins`` otherwise;
         rows of a classification table use the first ``max_classes`` outputs.
         """
@@ -169,7 +181,7 @@ class TabularICLTransformer(nn.Module):
         t = t + self.target_column + self.task_embed(is_regression.long())[:, None, :]
         h = torch.cat([h, t.unsqueeze(2)], dim=2)  # target is the last column
         fm = None if bool(feat_mask.all()) else torch.cat([feat_mask, feat_mask.new_ones(b, 1)], dim=1)
-        n_keys, key_mask = key_rows(ctx_mask)
+        n_keys, key_mask = key_rows(ctx_mask, ctx_count)
         for block in self.blocks:
             h = block(h, fm, key_mask, n_keys)
         z = self.norm_out(h[:, :, -1])

@@ -36,56 +36,91 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def collate_tasks(tasks: list[ICLTask], cfg: LTMConfig) -> dict[str, torch.Tensor]:
+def _distinct_rows(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first index, count) of each distinct (features, encoded target) row, in order of first occurrence.
+
+    Rows are compared byte for byte (float32), so merged rows are identical model inputs.
+    """
+    rows = np.ascontiguousarray(np.column_stack([x, y]).astype(np.float32))
+    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    order = np.argsort(first)
+    return first[order], counts[order]
+
+
+def collate_tasks(tasks: list[ICLTask], cfg: LTMConfig, merge_rows: bool = False) -> dict[str, torch.Tensor]:
     """Pad tasks of different sizes into one batch, context first: rows ``0..C-1`` hold each task's
     context (padded to the largest, C), rows ``C..`` its queries; features padded.
 
     The layout lets the row attention take its keys from the first C rows only
     (:func:`~iclmem.ltm.model.key_rows`), without a mask when every task has C context rows.
-    A task's query rows start at row C, the batch's ``query_start``.
+    A task's query rows start at row C (:func:`query_start`).
+
+    ``merge_rows``: identical context rows (same features, same target) become one row with its
+    multiplicity in ``ctx_count``, which the row attention weighs exactly as the copies (exact in
+    real arithmetic, float32 rounding apart; a scaled multiple-choice context of 100 rows holds at
+    most |Y| distinct rows). The reference model reads the context only through that attention,
+    so nothing else changes; the target statistics and class slots come from the whole context.
     """
     for t in tasks:
         validate_task(t, cfg.max_classes, cfg.max_features, cfg.max_context)
-    b = len(tasks)
-    n_ctx = max(len(t.context_x) for t in tasks)
-    rows = n_ctx + max(len(t.query_x) for t in tasks)
-    feats = max(t.context_x.shape[1] for t in tasks)
-    x = torch.zeros(b, rows, feats)
-    y = torch.zeros(b, rows)
-    ctx = torch.zeros(b, rows, dtype=torch.bool)
-    fmask = torch.zeros(b, feats, dtype=torch.bool)
-    for i, t in enumerate(tasks):
-        n_c, n_q, f = len(t.context_x), len(t.query_x), t.context_x.shape[1]
-        x[i, :n_c, :f] = torch.as_tensor(np.asarray(t.context_x, dtype=np.float32))
-        x[i, n_ctx : n_ctx + n_q, :f] = torch.as_tensor(np.asarray(t.query_x, dtype=np.float32))
+    contexts = []
+    for t in tasks:
+        cx = np.asarray(t.context_x, dtype=np.float32)
         if t.is_regression:
             c, s = t.target_stats()
             yc = (np.asarray(t.context_y, dtype=np.float64) - c) / s
         else:
             yc = np.searchsorted(t.classes(), np.asarray(t.context_y))
-        y[i, :n_c] = torch.as_tensor(yc, dtype=torch.float32)
+        yc = np.asarray(yc, dtype=np.float32)
+        if merge_rows:
+            keep, counts = _distinct_rows(cx, yc)
+            cx, yc = cx[keep], yc[keep]
+        else:
+            counts = np.ones(len(cx))
+        contexts.append((cx, yc, counts))
+    b = len(tasks)
+    n_ctx = max(len(cx) for cx, _, _ in contexts)
+    rows = n_ctx + max(len(t.query_x) for t in tasks)
+    feats = max(t.context_x.shape[1] for t in tasks)
+    x = torch.zeros(b, rows, feats)
+    y = torch.zeros(b, rows)
+    ctx = torch.zeros(b, rows, dtype=torch.bool)
+    count = torch.ones(b, rows)
+    fmask = torch.zeros(b, feats, dtype=torch.bool)
+    for i, (t, (cx, yc, counts)) in enumerate(zip(tasks, contexts, strict=True)):
+        n_c, n_q, f = len(cx), len(t.query_x), cx.shape[1]
+        x[i, :n_c, :f] = torch.as_tensor(cx)
+        x[i, n_ctx : n_ctx + n_q, :f] = torch.as_tensor(np.asarray(t.query_x, dtype=np.float32))
+        y[i, :n_c] = torch.as_tensor(yc)
         ctx[i, :n_c] = True
+        count[i, :n_c] = torch.as_tensor(counts, dtype=torch.float32)
         fmask[i, :f] = True
-    return {
+    batch = {
         "x": x,
         "y": y,
         "ctx_mask": ctx,
         "feat_mask": fmask,
         "is_regression": torch.tensor([t.is_regression for t in tasks]),
     }
+    if merge_rows:
+        batch["ctx_count"] = count
+    return batch
 
 
-def query_start(tasks: list[ICLTask]) -> int:
-    """The first query row of a batch collated by :func:`collate_tasks` (the largest context)."""
-    return max(len(t.context_x) for t in tasks)
+def query_start(batch: dict[str, torch.Tensor]) -> int:
+    """The first query row of a batch collated by :func:`collate_tasks` (its largest context)."""
+    return int(batch["ctx_mask"].sum(dim=1).max())
 
 
 class ReferenceLTM:
     """The reference tabular ICL transformer behind the :class:`~iclmem.ltm.interface.LTM` protocol."""
 
-    def __init__(self, network: TabularICLTransformer, checkpoint_sha256: str = "") -> None:
+    def __init__(self, network: TabularICLTransformer, checkpoint_sha256: str = "", merge_rows: bool = True) -> None:
         self.network = network
         self.checkpoint_sha256 = checkpoint_sha256
+        #: identical context rows enter the network once, weighted by their count (:func:`collate_tasks`)
+        self.merge_rows = merge_rows
 
     @property
     def cfg(self) -> LTMConfig:
@@ -95,11 +130,11 @@ class ReferenceLTM:
         """Predictive distributions for every query of every task, in one padded batch."""
         if not tasks:
             return []
-        batch = collate_tasks(tasks, self.cfg)
+        batch = collate_tasks(tasks, self.cfg, self.merge_rows)
         with torch.set_grad_enabled(grad):
             logits = self.network(**batch)
         out = []
-        start = query_start(tasks)
+        start = query_start(batch)
         for i, t in enumerate(tasks):
             n_q = len(t.query_x)
             z = logits[i, start : start + n_q]
@@ -116,7 +151,7 @@ class ReferenceLTM:
 
     def clone(self) -> ReferenceLTM:
         """An independent copy (for fine-tuning); the reference stays untouched."""
-        return ReferenceLTM(copy.deepcopy(self.network), self.checkpoint_sha256)
+        return ReferenceLTM(copy.deepcopy(self.network), self.checkpoint_sha256, self.merge_rows)
 
     def state_dict(self) -> dict:
         return self.network.state_dict()
