@@ -47,7 +47,7 @@ def model_at_epoch(run_dir: Path, epoch: int, kept: tuple[int, ...], reference: 
         raise error(f"epoch {epoch} was not kept; kept epochs: {kept}. Use one of those, or fine-tune again with it among "
                     "probe_epochs (Tab. 2: 0, 1, 2, 5, 10, 50, 100, 250, 500 up to epochs).")
     model = (reference or load_reference()).clone()
-    model.network.load_state_dict(torch.load(weights_path(run_dir, epoch), weights_only=True))
+    model.network.load_state_dict(torch.load(weights_path(run_dir, epoch), weights_only=True, map_location=model.device))
     return model
 
 
@@ -112,7 +112,7 @@ class TrainingState:
         opt = torch.optim.AdamW(model.trainable_parameters(), lr=learning_rate, weight_decay=weight_decay)
         if not state_path.exists():
             return cls(model, opt)
-        state = torch.load(state_path, weights_only=False)
+        state = torch.load(state_path, weights_only=False, map_location=model.device)
         model.network.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         return cls(model, opt, state["epoch"], state["log"], state["rows"], state["curve"])

@@ -97,10 +97,13 @@ def test_resume_after_interruption_matches_uninterrupted(setup, reference, monke
 
 def test_high_learning_rate_memorizes(setup, reference):
     """Memorization is possible: on randomized member labels, which contradict the context, the
-    training loss ends far below M_ref's (seen: 0.695 -> 0.003 after 250 epochs)."""
+    training loss ends far below M_ref's. The tiny model first sits on a plateau near log 2 and
+    leaves it after a number of epochs that float32 rounding alone moves (seen: 0.695 -> 0.003 at
+    250 epochs before the context-first batch layout, 0.496 at 250 and 0.0008 at 500 after it), so
+    the run is long enough to leave it."""
     table, _, tmp = setup
     manifest = split_manifest(table, query_size=20, seed=0, label_condition="members", results_dir=tmp)
-    run = finetune(manifest, table, FinetuneConfig(1e-3, epochs=250, probe_epochs=(0, 250), context_size=40), reference, tmp, progress=False)
+    run = finetune(manifest, table, FinetuneConfig(1e-3, epochs=500, probe_epochs=(0, 500), context_size=40), reference, tmp, progress=False)
     start, end = run.metrics.train_loss.iloc[0], run.metrics.train_loss.iloc[-1]
     assert end < 0.2 * start
 

@@ -400,6 +400,7 @@ def _data_cases() -> list[BadInput]:
 
 
 def _model_cases() -> list[BadInput]:
+    from iclmem.device import DeviceError
     from iclmem.finetune import FinetuneError, finetune
     from iclmem.grid import RunSpec, expand_grid, probe_grid, run_spec
     from iclmem.ltm import CheckpointError, LTMInputError, load_checkpoint
@@ -507,7 +508,21 @@ def _model_cases() -> list[BadInput]:
         BadInput("checkpoint-hash-mismatch", "Loaded a checkpoint whose model card records another sha256.", f"{ltm}.load_checkpoint",
                  card, CheckpointError, r"its model card says 000000000000\.\.\.: the file is corrupted or was replaced",
                  r"restore the shipped one \(git checkout -- .*\) or pass a checkpoint whose card matches"),
+        BadInput("device-unknown", "Set `ICLMEM_DEVICE=gpu` (not a torch device name).", f"{ltm}.load_checkpoint",
+                 lambda d: _load_on("gpu", d), DeviceError, r"ICLMEM_DEVICE='gpu' is not a device", r"use cpu, cuda, cuda:N or auto"),
+        *([] if __import__("torch").cuda.is_available() else [
+            BadInput("device-no-gpu", "Set `ICLMEM_DEVICE=cuda` on a machine without a CUDA GPU.", f"{ltm}.load_checkpoint",
+                     lambda d: _load_on("cuda", d), DeviceError, r"ICLMEM_DEVICE=cuda but this machine has no CUDA GPU",
+                     r"unset it \(or set cpu, or auto\) to compute on the CPU")]),
     ]
+
+
+def _load_on(device: str, folder: Path) -> object:
+    """Load a tiny checkpoint with ``$ICLMEM_DEVICE`` set to ``device``."""
+    from iclmem.ltm import load_checkpoint
+
+    with _environ(ICLMEM_DEVICE=device):
+        return load_checkpoint(_checkpoint(folder))
 
 
 def _sweep_cases() -> list[BadInput]:

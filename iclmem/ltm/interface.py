@@ -118,9 +118,9 @@ class Predictions:
         if self.task.is_regression:
             c, s = self.task.target_stats()
             z = torch.as_tensor((np.asarray(self.task.query_y, dtype=np.float64) - c) / s, dtype=torch.float32)
-            return bin_index(z, self.n_bins, self.bin_bound)
+            return bin_index(z, self.n_bins, self.bin_bound).to(self.log_probs.device)
         slots = np.searchsorted(self.task.classes(), np.asarray(self.task.query_y))
-        return torch.as_tensor(slots, dtype=torch.long)
+        return torch.as_tensor(slots, dtype=torch.long, device=self.log_probs.device)
 
     def loss(self) -> torch.Tensor:
         """Cross-entropy over the discrete outputs: classes, or the bins of the bar distribution.
@@ -152,12 +152,12 @@ class Predictions:
         p = self.log_probs.exp()
         if self.task.is_regression:
             c, s = self.task.target_stats()
-            mean = (p * bin_centers(self.n_bins, self.bin_bound)).sum(-1)
-            return mean.detach().numpy() * s + c
-        return self.task.classes()[p.argmax(-1).numpy()]
+            mean = (p * bin_centers(self.n_bins, self.bin_bound).to(p.device)).sum(-1)
+            return mean.detach().cpu().numpy() * s + c
+        return self.task.classes()[p.argmax(-1).cpu().numpy()]
 
     def probabilities(self) -> np.ndarray:
-        return self.log_probs.exp().detach().numpy()
+        return self.log_probs.exp().detach().cpu().numpy()
 
 
 class LTM(Protocol):

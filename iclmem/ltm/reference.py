@@ -131,8 +131,11 @@ class ReferenceLTM:
         if not tasks:
             return []
         batch = collate_tasks(tasks, self.cfg, self.merge_rows)
+        device = self.device
         with torch.set_grad_enabled(grad):
-            logits = self.network(**batch)
+            logits = self.network(**{k: v.to(device) for k, v in batch.items()})
+        if not grad:
+            logits = logits.cpu()  # scores are read on the CPU; a no-op there
         out = []
         start = query_start(batch)
         for i, t in enumerate(tasks):
@@ -142,9 +145,23 @@ class ReferenceLTM:
                 lp = bar_log_probs(z, self.cfg.n_bins)
             else:
                 k = len(t.classes())
-                lp = class_log_probs(z, torch.full((n_q,), k), self.cfg.max_classes)[:, :k]
+                lp = class_log_probs(z, torch.full((n_q,), k, device=z.device), self.cfg.max_classes)[:, :k]
             out.append(Predictions(lp, t, self.cfg.n_bins, self.cfg.bin_bound))
         return out
+
+    @property
+    def store_identity(self) -> str:
+        """The checkpoint as results-store keys read it: its sha256, plus the device when not the CPU.
+
+        A GPU's float32 kernels sum in another order than the CPU's, so its runs and scores are
+        kept apart from the CPU's (the book's) instead of overwriting or mixing with them.
+        """
+        return self.checkpoint_sha256 if self.device.type == "cpu" else f"{self.checkpoint_sha256}@{self.device.type}"
+
+    @property
+    def device(self) -> torch.device:
+        """Where the network's weights are (``$ICLMEM_DEVICE`` at loading, :mod:`iclmem.device`)."""
+        return next(self.network.parameters()).device
 
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
         return [p for p in self.network.parameters() if p.requires_grad]
@@ -212,6 +229,7 @@ def pretraining_stages(card: dict) -> list[dict]:
 
 def load_checkpoint(weights: Path, card: Path | None = None) -> ReferenceLTM:
     """Load an LTM checkpoint offline; if a model card is given, verify the sha256 first."""
+    from ..device import compute_device
     from ..threads import configure_threads
 
     configure_threads()  # $ICLMEM_THREADS, read where every notebook and worker starts: loading the model
@@ -224,14 +242,14 @@ def load_checkpoint(weights: Path, card: Path | None = None) -> ReferenceLTM:
         if digest != expected:
             raise CheckpointError(f"checkpoint {weights} has sha256 {digest[:12]}..., its model card says {expected[:12]}...: the file is corrupted or was replaced; restore the shipped one (git checkout -- {weights}) or pass a checkpoint whose card matches.")
     try:
-        blob = torch.load(weights, weights_only=True)
+        blob = torch.load(weights, weights_only=True, map_location="cpu")
         net = TabularICLTransformer(LTMConfig(**blob["config"]))
         net.load_state_dict(blob["model"])
     except Exception as exc:  # noqa: BLE001 - any load failure means a bad file
         raise CheckpointError(f"checkpoint {weights} cannot be read ({exc}); pass a checkpoint written by iclmem pretrain, or "
                               f"restore the shipped one (git checkout -- {weights}).") from exc
     net.eval()
-    return ReferenceLTM(net, digest)
+    return ReferenceLTM(net.to(compute_device()), digest)
 
 
 def load_reference() -> ReferenceLTM:

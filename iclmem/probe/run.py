@@ -128,7 +128,7 @@ def probe_run(
 
     def path(which: str) -> Path:
         owner = ref_owner if which == "ref" else run.key
-        key = content_key(owner, which, params, reference.checkpoint_sha256, version)
+        key = content_key(owner, which, params, reference.store_identity, version)
         d = artifact_dir("probe", key, root)
         if not (d / "params.json").exists():
             atomic_write_text(d / "params.json", json.dumps({"run": owner, "model": which, **params}, indent=1))

@@ -35,12 +35,15 @@ SWEEP_CODE = ("grid.py", "regimes.py", "finetune.py", "training.py", "probe", "m
 
 
 def reference_sha(reference: ReferenceLTM | str | Path | None) -> str:
-    """The sha256 of the reference checkpoint a sweep uses (without loading it)."""
+    """The reference checkpoint as store keys read it (without loading it): sha256, plus ``@cuda`` on a GPU."""
     if isinstance(reference, ReferenceLTM):
-        return reference.checkpoint_sha256
+        return reference.store_identity
+    from ..device import compute_device
     from ..ltm.reference import REFERENCE_WEIGHTS, sha256_file
 
-    return sha256_file(Path(reference) if reference is not None else REFERENCE_WEIGHTS)
+    sha = sha256_file(Path(reference) if reference is not None else REFERENCE_WEIGHTS)
+    device = compute_device()
+    return sha if device.type == "cpu" else f"{sha}@{device.type}"
 
 
 def sweep_code_version() -> str:
