@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +83,20 @@ class BookResult:
     html: Path
     executed: list[str] = field(default_factory=list)
     cached: list[str] = field(default_factory=list)
+    #: wall seconds per executed notebook, and ``"render"`` for the html
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def timing(self) -> str:
+        """Where this build's time went: one line per executed notebook, the render and the total."""
+        if not self.seconds:
+            return "nothing executed or rendered"
+        width = max(len(name) for name in self.seconds)
+        lines = [f"  {name:<{width}}  {_minutes(s)}" for name, s in self.seconds.items()]
+        return "\n".join([*lines, f"  {'total':<{width}}  {_minutes(sum(self.seconds.values()))}"])
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60):3d} min {seconds % 60:4.1f} s"
 
 
 # --- the table of contents ----------------------------------------------------------------------
@@ -328,8 +343,10 @@ def build_book(
             result.cached.append(name)
             continue
         print(f"executing {page.source.relative_to(root)} {params or ''}".rstrip(), flush=True)
+        started = time.perf_counter()
         execute(sources[name], out, params, cwd=root, progress=progress)
-        meta = {"key": key, "source": str(page.source.relative_to(root)), "parameters": params}
+        result.seconds[name] = time.perf_counter() - started
+        meta = {"key": key, "source": str(page.source.relative_to(root)), "parameters": params, "wall_s": round(result.seconds[name], 1)}
         if inputs is not None:
             meta["inputs"] = inputs
         atomic_write_text(out.with_name(out.name + ".cache.json"), json.dumps(meta, indent=2, default=repr))
@@ -338,7 +355,9 @@ def build_book(
     staging = build / "book_src"
     _stage(root, staging, _staged_files(root, pages, executed_dir))
     if render_html:
+        started = time.perf_counter()
         render(staging, build / "html", strict=strict, quiet=not progress)
+        result.seconds["render"] = time.perf_counter() - started
     return result
 
 

@@ -144,6 +144,7 @@ def cmd_book(args: argparse.Namespace) -> int:
 def _report_build(result: Any, no_html: bool) -> int:
     """Print what a book build executed, took from its cache and where the html is."""
     print(f"executed: {', '.join(result.executed) or 'nothing'}; from cache: {', '.join(result.cached) or 'nothing'}")
+    print(f"wall time:\n{result.timing()}")
     if not no_html:
         print(f"book: {result.html}")
     return 0

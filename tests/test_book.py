@@ -118,6 +118,9 @@ def test_second_build_executes_and_rewrites_nothing(project: Path, tmp_path: Pat
     first = build_book(project, build, {"tiny": {"n": 5}}, progress=False)
     assert first.executed == ["notebooks/tiny"] and executions == ["tiny.ipynb"]
     assert first.html == build / "html" / "index.html" and first.html.is_file()
+    assert set(first.seconds) == {"notebooks/tiny", "render"} and all(s > 0 for s in first.seconds.values())
+    assert [line.split()[0] for line in first.timing().splitlines()] == ["notebooks/tiny", "render", "total"]
+    assert json.loads((build / "executed" / "notebooks" / "tiny.ipynb.cache.json").read_text())["wall_s"] >= 0
     page = (build / "html" / "notebooks" / "tiny.html").read_text()
     assert "RESULT n=5 rate=0.5" in page
     staged = _mtimes(build / "book_src")
@@ -126,7 +129,7 @@ def test_second_build_executes_and_rewrites_nothing(project: Path, tmp_path: Pat
     start = time.monotonic()
     second = build_book(project, build, {"notebooks/tiny": {"n": 5}}, progress=False)
     assert time.monotonic() - start < 60
-    assert second.executed == [] and second.cached == ["notebooks/tiny"]
+    assert second.executed == [] and second.cached == ["notebooks/tiny"] and set(second.seconds) == {"render"}
     assert executions == ["tiny.ipynb"]  # papermill was not called again
     assert _mtimes(build / "book_src") == staged  # so Sphinx's incremental build has nothing to re-read
 

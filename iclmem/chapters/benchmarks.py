@@ -15,7 +15,7 @@ import pandas as pd
 import iclmem
 
 #: Benchmarks the appendix shows in sections of their own; any other result file is listed at the end.
-SECTIONED = ("finetune_speed", "ltm_quality", "probe_speed", "bootstrap_speed")
+SECTIONED = ("roofline", "finetune_speed", "ltm_quality", "probe_speed", "bootstrap_speed")
 
 
 def read_results(results_dir: str | Path = "benchmarks/results") -> dict[str, dict]:
@@ -45,10 +45,61 @@ def probe_speed_tables(result: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     return table, pd.Series(ratios).to_frame("value")
 
 
+def roofline_table(result: dict) -> pd.DataFrame:
+    """One row per (code measured, threads, stage) of ``benchmarks/roofline.py``: rate, GFLOP/s, peak, fraction of peak.
+
+    ``dense-equivalent`` is the rate of the work that scoring every context row by row would do,
+    against the same peak: it exceeds the fraction when contexts are reused or rows merged.
+    """
+    rows = []
+    for label, by_threads in result["runs"].items():
+        for threads, run in by_threads.items():
+            for kind, unit, rate in (("probing", "probes/s", "probes_per_s"), ("finetuning", "steps/s", "steps_per_s")):
+                for shape, r in run[kind].items():
+                    rows.append({"code": label, "threads": int(threads), "stage": f"{kind}: {shape}", "rate": r[rate], "unit": unit,
+                                 "GFLOP/s": r["gflop_per_s"], "peak GFLOP/s": run["peak_gflop_per_s"], "fraction of peak": r["fraction"],
+                                 "dense-equivalent fraction": r.get("dense_equivalent_fraction", r["fraction"])})
+    return pd.DataFrame(rows)
+
+
+def roofline_speedups(table: pd.DataFrame, baseline: str = "before", current: str = "current") -> pd.DataFrame:
+    """Rate of ``current`` over ``baseline`` per (threads, stage), measured in the same session."""
+    wide = table.pivot_table(index=["threads", "stage"], columns="code", values="rate")
+    if baseline not in wide or current not in wide:
+        return pd.DataFrame()
+    return (wide[current] / wide[baseline]).rename("speed-up").reset_index()
+
+
+def plot_roofline(table: pd.DataFrame):
+    """Achieved fraction of the measured float32 matmul peak per stage, one panel per thread count."""
+    import matplotlib.pyplot as plt
+
+    threads = sorted(table.threads.unique())
+    codes = list(dict.fromkeys(table.code))
+    fig, axes = plt.subplots(1, len(threads), figsize=(5.5 * len(threads), 3.6), sharey=True, squeeze=False)
+    for ax, t in zip(axes[0], threads, strict=True):
+        part = table[table.threads == t]
+        stages = list(dict.fromkeys(part.stage))
+        width = 0.8 / len(codes)
+        for i, code in enumerate(codes):
+            rows = part[part.code == code].set_index("stage").reindex(stages)
+            ax.barh([j + i * width for j in range(len(stages))], rows["fraction of peak"], height=width, label=code)
+        ax.set_yticks([j + width * (len(codes) - 1) / 2 for j in range(len(stages))], stages)
+        ax.axvline(1.0, color="black", lw=1)
+        ax.set_xlim(0, 1.05)
+        ax.set_xlabel("fraction of the fp32 matmul peak")
+        ax.set_title(f"{t} thread{'s' if t > 1 else ''}: peak {part['peak GFLOP/s'].iloc[0]:.0f} GFLOP/s")
+    axes[0][0].invert_yaxis()
+    axes[0][-1].legend(loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
 def other_results(results: dict[str, dict]) -> dict[str, pd.DataFrame]:
     """Result files without a section of their own, flattened one level, by name."""
     return {name: pd.json_normalize(results[name], max_level=1).T.rename(columns={0: "value"})
             for name in sorted(set(results) - set(SECTIONED))}
 
 
-__all__ = ["SECTIONED", "finetune_speed_table", "other_results", "probe_speed_tables", "read_results", "settings"]
+__all__ = ["SECTIONED", "finetune_speed_table", "other_results", "plot_roofline", "probe_speed_tables", "read_results", "roofline_speedups",
+           "roofline_table", "settings"]
