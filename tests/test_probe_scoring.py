@@ -70,20 +70,27 @@ def test_batched_equals_naive(model, kind):
     assert np.abs(score_tasks(model, tasks, chunk_size=7) - naive).max() < 1e-5
 
 
-def test_batches_respect_the_cell_budget_and_padding_limit():
-    from iclmem.probe.scoring import _chunks
+@pytest.mark.parametrize("merge_rows", [False, True])
+def test_batches_respect_the_cell_budget_and_padding_limit(model, merge_rows):
+    from iclmem.probe.scoring import _chunks, _shapes
 
     tasks, _ = build_probe_tasks(cls_queries(4), task="classification", max_context=128)
-    order = sorted(range(len(tasks)), key=lambda i: (tasks[i].context_x.shape[1], len(tasks[i].context_y)))
-    chunks = _chunks(tasks, order, 50, 2048, 0.1)
+    model.merge_rows = merge_rows
+    try:
+        shapes = _shapes(model, tasks)
+    finally:
+        model.merge_rows = True
+    full = [(len(t.context_y) + 1, t.context_x.shape[1] + 1) for t in tasks]
+    assert (shapes == full) != merge_rows  # merged contexts are shorter: the budget counts what the network gets
+    order = sorted(range(len(tasks)), key=lambda i: shapes[i][::-1])
+    chunks = _chunks(shapes, order, 50, 2048, 0.1)
     assert sorted(i for c in chunks for i in c) == list(range(len(tasks)))
     for c in chunks:
-        r = [len(tasks[i].context_y) + 1 for i in c]
-        f = [tasks[i].context_x.shape[1] + 1 for i in c]
+        r, f = [shapes[i][0] for i in c], [shapes[i][1] for i in c]
         padded, real = len(c) * max(r) * max(f), sum(a * b for a, b in zip(r, f, strict=True))
         assert len(c) <= 50
         assert len(c) == 1 or (padded <= 2048 and padded <= 1.1 * real)
-    assert len(_chunks(tasks, order, 10**6, None, None)) == 1
+    assert len(_chunks(shapes, order, 10**6, None, None)) == 1
 
 
 def test_scores_are_deterministic_per_seed_and_depend_on_it(model):

@@ -48,6 +48,21 @@ def _distinct_rows(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return first[order], counts[order]
 
 
+def _context_block(t: ICLTask, merge_rows: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A task's context as the network reads it: features, encoded target, multiplicity of each row."""
+    cx = np.asarray(t.context_x, dtype=np.float32)
+    if t.is_regression:
+        c, s = t.target_stats()
+        yc = (np.asarray(t.context_y, dtype=np.float64) - c) / s
+    else:
+        yc = np.searchsorted(t.classes(), np.asarray(t.context_y))
+    yc = np.asarray(yc, dtype=np.float32)
+    if not merge_rows:
+        return cx, yc, np.ones(len(cx))
+    keep, counts = _distinct_rows(cx, yc)
+    return cx[keep], yc[keep], counts
+
+
 def collate_tasks(tasks: list[ICLTask], cfg: LTMConfig, merge_rows: bool = False) -> dict[str, torch.Tensor]:
     """Pad tasks of different sizes into one batch, context first: rows ``0..C-1`` hold each task's
     context (padded to the largest, C), rows ``C..`` its queries; features padded.
@@ -64,21 +79,7 @@ def collate_tasks(tasks: list[ICLTask], cfg: LTMConfig, merge_rows: bool = False
     """
     for t in tasks:
         validate_task(t, cfg.max_classes, cfg.max_features, cfg.max_context)
-    contexts = []
-    for t in tasks:
-        cx = np.asarray(t.context_x, dtype=np.float32)
-        if t.is_regression:
-            c, s = t.target_stats()
-            yc = (np.asarray(t.context_y, dtype=np.float64) - c) / s
-        else:
-            yc = np.searchsorted(t.classes(), np.asarray(t.context_y))
-        yc = np.asarray(yc, dtype=np.float32)
-        if merge_rows:
-            keep, counts = _distinct_rows(cx, yc)
-            cx, yc = cx[keep], yc[keep]
-        else:
-            counts = np.ones(len(cx))
-        contexts.append((cx, yc, counts))
+    contexts = [_context_block(t, merge_rows) for t in tasks]
     b = len(tasks)
     n_ctx = max(len(cx) for cx, _, _ in contexts)
     rows = n_ctx + max(len(t.query_x) for t in tasks)
@@ -148,6 +149,11 @@ class ReferenceLTM:
                 lp = class_log_probs(z, torch.full((n_q,), k, device=z.device), self.cfg.max_classes)[:, :k]
             out.append(Predictions(lp, t, self.cfg.n_bins, self.cfg.bin_bound))
         return out
+
+    def input_rows(self, task: ICLTask) -> int:
+        """Rows the network gets for ``task``: distinct context rows (when merging) plus queries; sizes probing batches."""
+        n_ctx = len(_context_block(task, True)[0]) if self.merge_rows else len(task.context_x)
+        return n_ctx + len(task.query_x)
 
     @property
     def store_identity(self) -> str:

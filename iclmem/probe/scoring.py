@@ -90,18 +90,19 @@ def _scores(preds: list) -> np.ndarray:
     return out
 
 
-def _chunks(tasks: Sequence[ICLTask], order: list[int], chunk_size: int, max_cells: int | None,
+def _chunks(shapes: Sequence[tuple[int, int]], order: list[int], chunk_size: int, max_cells: int | None,
             max_padding: float | None) -> list[list[int]]:
     """Consecutive groups of ``order`` (tasks sorted by shape) that form the padded batches.
 
-    A group closes before it would exceed ``chunk_size`` tasks, ``max_cells`` padded cells
-    (tasks x rows x columns incl. target), or a padded/real cell ratio of ``1 + max_padding``.
+    ``shapes[i]`` is (rows, columns incl. the target) of task i as the model reads it. A group
+    closes before it would exceed ``chunk_size`` tasks, ``max_cells`` padded cells (tasks x rows
+    x columns), or a padded/real cell ratio of ``1 + max_padding``.
     """
     out: list[list[int]] = []
     cur: list[int] = []
     rows = feats = real = 0
     for i in order:
-        r, f = len(tasks[i].context_y) + len(tasks[i].query_x), tasks[i].context_x.shape[1] + 1
+        r, f = shapes[i]
         r2, f2 = max(rows, r), max(feats, f)
         padded = (len(cur) + 1) * r2 * f2
         if cur and (len(cur) >= chunk_size or (max_cells is not None and padded > max_cells)
@@ -113,6 +114,12 @@ def _chunks(tasks: Sequence[ICLTask], order: list[int], chunk_size: int, max_cel
     if cur:
         out.append(cur)
     return out
+
+
+def _shapes(model: LTM, tasks: Sequence[ICLTask]) -> list[tuple[int, int]]:
+    """(rows, columns incl. the target) of every task as the model reads it (``model.input_rows`` if it has one)."""
+    rows = getattr(model, "input_rows", lambda t: len(t.context_y) + len(t.query_x))
+    return [(rows(t), t.context_x.shape[1] + 1) for t in tasks]
 
 
 def score_tasks(model: LTM, tasks: Sequence[ICLTask], chunk_size: int = DEFAULT_CHUNK, progress: bool = False,
@@ -135,10 +142,11 @@ def score_tasks(model: LTM, tasks: Sequence[ICLTask], chunk_size: int = DEFAULT_
     if distinct:
         first, group = distinct_tasks(tasks, model_invariances(model))
         return score_tasks(model, [tasks[i] for i in first], chunk_size, progress, desc, max_cells, max_padding, distinct=False)[group]
-    order = sorted(range(len(tasks)), key=lambda i: (tasks[i].context_x.shape[1], len(tasks[i].context_y)))
+    shapes = _shapes(model, tasks)
+    order = sorted(range(len(tasks)), key=lambda i: shapes[i][::-1])
     out = np.empty((len(tasks), 3))
     with torch.no_grad():
-        for idx in tqdm(_chunks(tasks, order, chunk_size, max_cells, max_padding), disable=not progress, desc=desc, leave=False):
+        for idx in tqdm(_chunks(shapes, order, chunk_size, max_cells, max_padding), disable=not progress, desc=desc, leave=False):
             out[idx] = _scores(model.predict([tasks[i] for i in idx]))
     return out
 
