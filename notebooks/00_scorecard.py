@@ -33,6 +33,8 @@ from IPython.display import HTML
 from myst_nb import glue
 
 from iclmem.chapters.claims import scorecard_html, scorecard_table, verdict_counts
+from iclmem.chapters.display import use_book_tables
+use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
 # %% [markdown]
 # ## The scorecard

@@ -49,12 +49,13 @@ import pandas as pd
 from myst_nb import glue
 
 from iclmem.chapters.claims import glue_claims
+from iclmem.chapters.display import use_book_tables
 from iclmem.chapters.split import (glue_values, paper_table6, plot_pool_ecdfs, resolve_datasets, resolve_query_sizes,
                                    split_claim, validation_table)
 from iclmem.data import cards_frame, dataset_card, dedup_frame
 from iclmem.data.validation import load_tables, make_splits, randomization_table
 
-pd.set_option("display.precision", 4)
+use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 names = resolve_datasets(dataset, datasets, data_path)
 sizes = resolve_query_sizes(query_size, query_sizes)
 tables = load_tables(names, target=target, task=task, carte_dir=carte_dir)

@@ -48,13 +48,14 @@ from IPython.display import Markdown
 from myst_nb import glue
 
 from iclmem.chapters.claims import glue_claims
+from iclmem.chapters.display import use_book_tables
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.chapters.finetuning import (loss_ratio_claim, median_loss_ratios, plot_collapse_map, plot_loss_ratio_distribution,
                                         plot_training_curves)
 from iclmem.grid import expand_grid, grid_curves, grid_metrics, grid_overview, run_grid
 from iclmem.ltm import load_reference
 
-pd.set_option("display.precision", 3)
+use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
 # %% tags=["hide-input"]
 reference = load_reference()

@@ -54,6 +54,7 @@ import pandas as pd
 from IPython.display import Markdown
 
 from iclmem.chapters.claims import glue_claims, glue_text
+from iclmem.chapters.display import use_book_tables
 from iclmem.chapters.probing import (delta_frame, example_probe_contexts, manipulation_aucs, perturbation_claim,
                                      perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness,
                                      plot_roc_loglog, probing_vs_paper, roc_frame, strongest_configuration)
@@ -65,7 +66,7 @@ from iclmem.probe.equivalence import equivalence_classes, model_invariances, sui
 from iclmem.probe.manipulations import MANIPULATIONS
 from iclmem.probe.run import run_queries
 
-pd.set_option("display.precision", 3)
+use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
 # %% tags=["hide-input"]
 reference = load_reference()

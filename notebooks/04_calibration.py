@@ -69,13 +69,14 @@ from iclmem.chapters.calibration import (PAPER_CALIBRATION, PAPER_OUTCOME_SHARES
                                          plot_temporal_evolution, positive_control, shuffled_label_check, temporal_evolution,
                                          vanilla_attack)
 from iclmem.chapters.claims import glue_claims, glue_text
+from iclmem.chapters.display import use_book_tables
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.data import prepared_table
 from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid
 from iclmem.ltm import load_reference
 from iclmem.outcomes import MARGIN_RULES, null_margin_rates
 
-pd.set_option("display.precision", 3)
+use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
 # %% tags=["hide-input"]
 reference = load_reference()

@@ -66,12 +66,13 @@ from IPython.display import Markdown
 from myst_nb import glue
 
 from iclmem.chapters.claims import glue_claims
+from iclmem.chapters.display import use_book_tables
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.chapters.regimes import (PAPER_DATASETS, PAPER_TABLE12, REGIME_TITLES, balance_summary, decays, detectable_counts,
                                      encoding_balance, notebook_grid, plot_regime_decay, regime_claim, regime_peak_table, wide_table)
 from iclmem.sweep import collect_sweep, run_sweep
 
-pd.set_option("display.precision", 3)
+use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
 # %% tags=["hide-input"]
 tables = {} if grid_file else notebook_tables(datasets, data_path, target, task, carte_dir)

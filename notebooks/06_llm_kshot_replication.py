@@ -83,10 +83,12 @@ from iclmem.llm.replication import (accuracy, add_judgement, finetune_log, finet
                                     request_plan, run_memorization, run_performance)
 
 # %% tags=["hide-input"]
+from iclmem.chapters.display import use_book_tables
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before any backend: the in-process model is read from the local cache
 if num_threads:
     torch.set_num_threads(num_threads)
-pd.set_option("display.precision", 2)
+use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 pd.set_option("display.max_colwidth", 80)
 started = time.perf_counter()
 config = ReplicationConfig(dataset=dataset, split=split, data_files=data_files or None, ks=tuple(ks), settings=tuple(settings),

@@ -34,9 +34,11 @@ cases: list = []  # ids of the cases to show (empty: every case of the catalogue
 from IPython.display import HTML
 
 from iclmem.chapters.bad_inputs import catalogue, catalogue_html, summary_text
+from iclmem.chapters.display import use_book_tables
 
 table = catalogue(only=cases)
 print(summary_text(table))
+use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
 # %% [markdown]
 # ## The catalogue

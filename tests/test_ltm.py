@@ -363,3 +363,51 @@ def test_merged_duplicate_rows_equal_every_row_with_gradients(make):
     for p, q in zip(probs, [p.probabilities() for p in merged.predict(tasks)], strict=True):
         assert np.allclose(p, q, atol=1e-5)
     assert torch.allclose(grads[0], grads[1], atol=1e-4, rtol=1e-3)
+
+
+def _full_attention_forward(net: TabularICLTransformer, batch: dict) -> torch.Tensor:
+    """The network as first written: every row projected to q, k and v, attention over all R rows masked to the context."""
+    import torch.nn.functional as F
+
+    def attend(block, x, qkv, out, mask):
+        n, t, d = x.shape
+        q, k, v = qkv(x).view(n, t, 3, block.n_heads, d // block.n_heads).permute(2, 0, 3, 1, 4)
+        return out(F.scaled_dot_product_attention(q, k, v, attn_mask=mask).transpose(1, 2).reshape(n, t, d))
+
+    captured = {}
+
+    def run_blocks(block, h, fm, key_mask, n_keys):  # replaces _Block.forward, ignoring the key slicing
+        b, r, c, d = h.shape
+        ctx, feat = captured["ctx"], captured["feat"]
+        xf = h.reshape(b * r, c, d)
+        fmask = feat[:, None, None, None, :].expand(b, r, 1, 1, c).reshape(b * r, 1, 1, c)
+        xf = xf + attend(block, block.norm_feat(xf), block.qkv_feat, block.out_feat, fmask)
+        xr = xf.view(b, r, c, d).transpose(1, 2).reshape(b * c, r, d)
+        rmask = ctx[:, None, None, None, :].expand(b, c, 1, 1, r).reshape(b * c, 1, 1, r)
+        xr = xr + attend(block, block.norm_row(xr), block.qkv_row, block.out_row, rmask)
+        xr = xr + block.ff(block.norm_ff(xr))
+        return xr.view(b, c, r, d).transpose(1, 2)
+
+    captured["ctx"] = batch["ctx_mask"]
+    captured["feat"] = torch.cat([batch["feat_mask"], torch.ones(len(batch["feat_mask"]), 1, dtype=torch.bool)], dim=1)
+    originals = [blk.forward for blk in net.blocks]
+    try:
+        for blk in net.blocks:
+            blk.forward = lambda h, fm, km, nk, blk=blk: run_blocks(blk, h, fm, km, nk)
+        return net(**batch)
+    finally:
+        for blk, fwd in zip(net.blocks, originals, strict=True):
+            blk.forward = fwd
+
+
+def test_key_sliced_row_attention_equals_full_masked_attention():
+    """Keys from the context block only (no mask when unpadded) give the outputs of attention over all rows, masked."""
+    rng = np.random.default_rng(12)
+    model = tiny_model(4)
+    tasks = [cls_task(rng, n_ctx=9, n_q=4, f=3), cls_task(rng, n_ctx=5, n_q=7, f=2), reg_task(rng, n_ctx=9, n_q=2, f=3)]
+    for group in (tasks[:1], tasks):  # one task (no mask at all) and a padded batch (rows and features)
+        batch = collate_tasks(group, TINY)
+        with torch.no_grad():
+            fast, full = model.network(**batch), _full_attention_forward(model.network, batch)
+        start = int(batch["ctx_mask"].sum(1).max())
+        assert torch.allclose(fast[:, start:], full[:, start:], atol=1e-5)
