@@ -43,7 +43,6 @@ from IPython.display import display
 import pandas as pd
 from myst_nb import glue
 
-from iclmem.chapters.display import use_book_tables
 import iclmem
 from iclmem.chapters.reference_ltm import (card_summary, encoding_comparison, plot_pretraining_loss, quality_table,
                                            quality_verdict, targets_label, verdict_glue)
@@ -54,12 +53,14 @@ card = json.loads(REFERENCE_CARD.read_text())
 curve = pd.read_csv(WEIGHTS_DIR / "reference_curve.csv")
 quality = json.loads((repo / quality_file).read_text())
 rows = pd.DataFrame(quality["rows"])
-use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
 # %% [markdown]
 # ## Model card
 
 # %%
+from iclmem.chapters.display import use_book_tables
+
+use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 card_summary(card)
 
 # %% [markdown]
