@@ -145,7 +145,18 @@ def _visit(browser, url: str, base: str) -> dict:  # noqa: ANN001
             "title": page.title(),
             "math": page.evaluate(MATH_STATE),
             "search_boxes": page.evaluate(VISIBLE_SEARCH_BOXES),
+            "overflow": page.evaluate(PAGE_OVERFLOW),
+            "tables": page.evaluate(TABLES),
         }
+
+
+#: How far the page body is wider than the window (0: nothing sticks out to the right).
+PAGE_OVERFLOW = "() => Math.max(0, document.documentElement.scrollWidth - window.innerWidth)"
+#: Every data table of the page: formatted by the book's formatter, with or without an index column.
+TABLES = """() => Array.from(document.querySelectorAll('.cell_output table')).map(t => ({
+    formatted: t.classList.contains('iclmem-table') || t.classList.contains('scorecard') || t.classList.contains('bad-inputs'),
+    index: t.querySelectorAll('tbody th').length > 0,
+    raw_exponent: /\\d\\.\\d{3}e[+-]\\d\\d/.test(t.innerText)}))"""
 
 
 def _page_urls(base: str) -> list[str]:
@@ -222,6 +233,19 @@ def test_the_search_box_finds_a_word_that_only_a_notebook_page_holds(browser, se
         hits = page.evaluate("() => Array.from(document.querySelectorAll('#search-results ul.search > li > a'), a => a.href)")
     assert {urlparse(hit).path for hit in hits} >= {urlparse(urljoin(base, f"{NOTEBOOK_PAGE}.html")).path}, (summary, hits)
     assert record["external"] == [] and record["errors"] == [] and record["console"] == [], record
+
+
+def test_no_page_is_wider_than_the_window(visits: dict[str, dict]) -> None:
+    """Wide tables scroll inside their box (book/_static/iclmem.css); the page body never scrolls sideways."""
+    assert {url: v["overflow"] for url, v in visits.items() if v["overflow"] > 0} == {}
+
+
+def test_tables_come_from_the_book_formatter(visits: dict[str, dict]) -> None:
+    """Every data table is the formatter's (or one of the two the chapters write as HTML themselves: the scorecard and
+    the bad-input catalogue): no index column, no raw 1.000e-02 numbers (iclmem/chapters/display.py)."""
+    tables = [(url, t) for url, v in visits.items() for t in v["tables"]]
+    assert tables, "the tiny book shows tables"
+    assert [url for url, t in tables if not t["formatted"] or t["index"] or t["raw_exponent"]] == []
 
 
 def test_every_image_loads(visits: dict[str, dict], server: tuple[str, list[str]]) -> None:
