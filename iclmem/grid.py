@@ -26,6 +26,7 @@ from .ltm import ReferenceLTM, load_reference
 from .probe import ProbeError, probe_run, summarize_run
 from .progress import tqdm
 from .regimes import MULTI_TASK, SINGLE_TASK_FIXED, DatasetView, JointRun, check_regime, train_joint
+from .workers import in_workers, worker_count
 
 JOINT_SEPARATOR = "+"
 
@@ -106,15 +107,28 @@ def run_spec(spec: RunSpec, reference: ReferenceLTM | None = None, results_dir: 
 
 
 def run_grid(specs: list[RunSpec], reference: ReferenceLTM | None = None, results_dir: str | Path | None = None,
-             progress: bool = True, carte_dir: str | None = None, tables: Mapping[str, Dataset] | None = None) -> list[FinetuneRun]:
-    """Run (or load from the store) every spec in turn, with a progress bar over runs.
+             progress: bool = True, carte_dir: str | None = None, tables: Mapping[str, Dataset] | None = None,
+             workers: int | None = None) -> list[FinetuneRun]:
+    """Run (or load from the store) every spec, with a progress bar over runs.
 
     ``tables`` maps dataset names to deduplicated tables already loaded (e.g. a file of your own);
-    other names are loaded by :func:`iclmem.data.prepared_table`.
+    other names are loaded by :func:`iclmem.data.prepared_table`. ``workers`` (default
+    ``$ICLMEM_WORKERS``, else 1) runs the missing runs in that many processes first
+    (:mod:`iclmem.workers`); every run is then read from the store here, in the order of ``specs``.
     """
     reference = reference or load_reference()
-    return [run_spec(s, reference, results_dir, progress, carte_dir, tables)
-            for s in tqdm(specs, desc="fine-tuning runs", disable=not progress)]
+    n = worker_count(workers)
+    if n > 1:
+        used = {d: table_of(d, tables, carte_dir) for s in specs for d in s.datasets}
+        in_workers(_run_spec_key, [(s, reference, results_dir, carte_dir, used) for s in specs], n, "fine-tuning runs", progress)
+    return [run_spec(s, reference, results_dir, progress and n == 1, carte_dir, tables)
+            for s in tqdm(specs, desc="fine-tuning runs", disable=not progress or n > 1)]
+
+
+def _run_spec_key(spec: RunSpec, reference: ReferenceLTM, results_dir: str | Path | None, carte_dir: str | None,
+                  tables: Mapping[str, Dataset]) -> str:
+    """:func:`run_spec` in a worker process; the run stays in the store, its key comes back."""
+    return run_spec(spec, reference, results_dir, False, carte_dir, tables).key
 
 
 def _with_spec(frame: pd.DataFrame, spec: RunSpec, run: FinetuneRun) -> pd.DataFrame:

@@ -9,10 +9,10 @@ import torch
 
 import iclmem.probe.run as probe_run_module
 from iclmem.data import deduplicate, load_dataset, split_manifest
-from iclmem.finetune import FinetuneConfig, finetune
+from iclmem.finetune import FinetuneConfig, finetune, prepare_run_data
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.outcomes import Outcome
-from iclmem.probe import ProbeError, probe_run, summarize_run
+from iclmem.probe import ProbeError, probe_run, probe_scores, run_queries, summarize_run
 
 torch.set_num_threads(1)
 
@@ -57,8 +57,14 @@ def test_probe_run_scores_every_query_and_epoch_and_caches(cls_run, reference, m
     assert np.array_equal(by[0].loss.to_numpy(), by[-1].loss.to_numpy())
     assert not np.allclose(by[3].loss.to_numpy(), by[-1].loss.to_numpy())
     assert len(list((tmp / "probe").glob("*/scores.parquet"))) == 3
-    # a second call reads the store and computes nothing
-    monkeypatch.setattr(probe_run_module, "probe_scores", lambda *a, **k: pytest.fail("recomputed a cached score frame"))
+    # the contexts built once for all models score exactly as probe_scores scores each model alone
+    data = prepare_run_data(run.manifest, table, run.config)
+    alone = probe_scores(reference, run_queries(data, table, run), MANIPS, task=data.task, target_center=data.target_center,
+                         target_scale=data.target_scale, columns={"model": "ref", "epoch": -1})
+    pd.testing.assert_frame_equal(scores[scores.model == "ref"].reset_index(drop=True), alone)
+    # a second call reads the store and computes nothing, not even the contexts
+    monkeypatch.setattr(probe_run_module, "score_tasks", lambda *a, **k: pytest.fail("recomputed a cached score frame"))
+    monkeypatch.setattr(probe_run_module, "prepare_run_data", lambda *a, **k: pytest.fail("built contexts nobody scores"))
     again = probe_run(run, table, reference=reference, manipulations=MANIPS, progress=False)
     pd.testing.assert_frame_equal(again, scores)
 

@@ -23,8 +23,9 @@ from ..ltm import LTM, ReferenceLTM, load_reference
 from ..progress import tqdm
 from ..store import artifact_dir, code_version, content_key
 from .contexts import ProbeError, classification_candidates, regression_candidates
+from .invariances import distinct_tasks, model_invariances
 from .manipulations import Manipulation, resolve_manipulations
-from .scoring import DEFAULT_CHUNK, ProbeQuery, probe_scores
+from .scoring import DEFAULT_CHUNK, ProbeQuery, build_probe_tasks, score_tasks
 
 #: Source files the probe scores depend on (the cache key): the summaries of :mod:`.summary` are
 #: computed from cached scores and are not part of it.
@@ -114,13 +115,10 @@ def probe_run(
         raise ProbeError(f"epochs {bad} were not kept by the run; kept: {list(run.config.probe_epochs)}. Probe those epochs, or "
                          "fine-tune with more epochs (the run keeps the paper's probing epochs up to its last one).")
     manips = resolve_manipulations(manipulations)
-    data = prepare_run_data(run.manifest, table, run.config)
-    queries = run_queries(data, table, run, n_candidates, seed, max_queries)
     root = results_dir if results_dir is not None else run.path.parents[1]
     params = {"n_candidates": n_candidates, "manipulations": [m.name for m in manips], "seed": seed, "max_queries": max_queries}
     version = code_version(*PROBE_CODE)
-    kw = {"task": data.task, "target_center": data.target_center, "target_scale": data.target_scale, "seed": seed,
-          "chunk_size": chunk_size, "progress": progress}
+    suite = _Suite(run, table, n_candidates, manips, seed, max_queries, reference)
 
     # M_ref's scores depend on the queries, not on the fine-tuning hyperparameters: key them by the
     # manifest and the encoding choices, so runs that differ only in learning rate share them.
@@ -134,16 +132,52 @@ def probe_run(
             atomic_write_text(d / "params.json", json.dumps({"run": owner, "model": which, **params}, indent=1))
         return d / "scores.parquet"
 
-    ref = _cached(path("ref"), lambda: probe_scores(reference, queries, manips, columns={"model": "ref", "epoch": -1}, **kw))
+    ref = _cached(path("ref"), lambda: suite.scores(reference, {"model": "ref", "epoch": -1}, chunk_size, progress))
     frames = [ref]
     for epoch in tqdm(epochs, disable=not progress, desc=f"probe {run.manifest.dataset}", leave=False):
         def compute(epoch: int = epoch) -> pd.DataFrame:
             theta = run.model(epoch, reference)
             if _same_weights(theta, reference):  # e.g. epoch 0: M_theta is M_ref, reuse its scores exactly
                 return ref.assign(model="theta", epoch=epoch)
-            return probe_scores(theta, queries, manips, columns={"model": "theta", "epoch": epoch}, **kw)
+            return suite.scores(theta, {"model": "theta", "epoch": epoch}, chunk_size, progress)
         frames.append(_cached(path(f"theta-{epoch}"), compute))
     return pd.concat(frames, ignore_index=True)
+
+
+class _Suite:
+    """The manipulated contexts of a run's queries, built once (when first needed) for every model probed.
+
+    M_ref and M_theta at each epoch share the architecture, hence the invariances, so the distinct
+    contexts are found once too; scoring them gives exactly what :func:`~.scoring.probe_scores` gives
+    for each model (the same tasks in the same batches). Nothing is built while every score is in
+    the store.
+    """
+
+    def __init__(self, run: FinetuneRun, table: Dataset, n_candidates: int, manips: Sequence[Manipulation], seed: int,
+                 max_queries: int | None, reference: ReferenceLTM) -> None:
+        self._args = (run, table, n_candidates, manips, seed, max_queries, reference)
+        self._built: tuple | None = None
+
+    def _build(self) -> tuple:
+        if self._built is None:
+            run, table, n_candidates, manips, seed, max_queries, reference = self._args
+            data = prepare_run_data(run.manifest, table, run.config)
+            queries = run_queries(data, table, run, n_candidates, seed, max_queries)
+            limits = {"max_context": reference.cfg.max_context, "max_features": reference.cfg.max_features}
+            tasks, frame = build_probe_tasks(queries, manips, task=data.task, target_center=data.target_center,
+                                             target_scale=data.target_scale, seed=seed, **limits)
+            first, group = distinct_tasks(tasks, model_invariances(reference))
+            self._built = ([tasks[i] for i in first], group, frame)
+        return self._built
+
+    def scores(self, model: ReferenceLTM, columns: dict, chunk_size: int, progress: bool) -> pd.DataFrame:
+        if model_invariances(model) != model_invariances(self._args[-1]):
+            raise ProbeError("a model probed with the reference's distinct contexts must declare the reference's invariances.")
+        distinct, group, frame = self._build()
+        out = frame.copy()
+        scores = score_tasks(model, distinct, chunk_size, progress, distinct=False)[group]
+        out["loss"], out["entropy"], out["confidence"] = scores[:, 0], scores[:, 1], scores[:, 2]
+        return out.assign(**columns)
 
 
 __all__ = ["probe_run", "run_queries"]

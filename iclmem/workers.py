@@ -1,0 +1,66 @@
+"""Independent runs in parallel worker processes: ``$ICLMEM_WORKERS`` (Sec. 5's grid, Tab. 2).
+
+The runs of a grid are independent (each its own copy of M_ref, its own seeds and store folder).
+On this 2-core machine a fine-tuning step scales poorly over threads (1.3x from 1 to 2 threads at
+256 context + 512 query rows, ``benchmarks/roofline.py``), so two processes of one thread each
+finish a grid sooner than one process of two threads. ``ICLMEM_WORKERS=N`` (default 1: in this
+process) runs N processes with ``max(1, cores // N)`` threads each. Results are the same runs,
+through the same store; numbers equal an in-process run's to float32 summation order (one thread
+sums in another order than two), as with ``$ICLMEM_THREADS``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, TypeVar
+
+from .progress import tqdm
+
+WORKERS_ENV = "ICLMEM_WORKERS"
+T = TypeVar("T")
+
+
+def worker_count(workers: int | None = None) -> int:
+    """``workers`` if given, else ``$ICLMEM_WORKERS``, else 1 (everything in this process)."""
+    if workers is None:
+        raw = os.environ.get(WORKERS_ENV, "").strip()
+        if not raw:
+            return 1
+        if not raw.isdigit() or int(raw) < 1:
+            raise ValueError(f"{WORKERS_ENV}={raw!r} is not a positive integer; set it to e.g. 2, or unset it to run in this process.")
+        workers = int(raw)
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}.")
+    return workers
+
+
+def _start_worker(threads: int) -> None:
+    import torch
+
+    os.environ["ICLMEM_THREADS"] = str(threads)  # what load_checkpoint applies in this process
+    torch.set_num_threads(threads)
+
+
+def in_workers(fn: Callable[..., T], calls: Sequence[tuple], workers: int, desc: str = "runs", progress: bool = False) -> list[T]:
+    """``[fn(*args) for args in calls]``, computed in ``workers`` spawned processes (in order of ``calls``).
+
+    ``fn`` and its arguments must pickle (a module-level function; tables, specs and the reference
+    model do). An exception in a worker is raised here, after the calls already running finish.
+    """
+    if workers <= 1 or len(calls) <= 1:
+        return [fn(*args) for args in tqdm(calls, desc=desc, disable=not progress)]
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    out: list[Any] = [None] * len(calls)
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch threads or locks inherited
+    with ProcessPoolExecutor(max_workers=min(workers, len(calls)), mp_context=context, initializer=_start_worker,
+                             initargs=(threads,)) as pool:
+        futures = {pool.submit(fn, *args): i for i, args in enumerate(calls)}
+        for future in tqdm(as_completed(futures), total=len(futures), desc=desc, disable=not progress):
+            out[futures[future]] = future.result()
+    return out
+
+
+__all__ = ["WORKERS_ENV", "in_workers", "worker_count"]
