@@ -34,12 +34,12 @@ from iclmem.chapters.benchmarks import (
     roofline_speedups,
     roofline_table,
     settings,
-from iclmem.chapters.display import use_book_tables
 )
+from iclmem.chapters.display import use_book_tables
 
+use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 results = read_results(results_dir)
 sorted(results)
-use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
 # %% [markdown]
 # ## Against the machine's own peak (`benchmarks/roofline.py`)

@@ -60,6 +60,12 @@ def test_chapter_docstring_opens_with_the_sections_it_covers(module):
     assert re.search(r"Sec\.|App\.|Tab\.|Appendix|claims C|[Aa]ppendix A\d", first), f"{module}: {first!r}"
 
 
+@pytest.mark.parametrize("notebook", sorted(p.name for p in (REPO / "notebooks").glob("*.py")))
+def test_every_notebook_is_valid_python(notebook):
+    """A syntax error found here in a millisecond, not after the book's other notebooks have run."""
+    ast.parse((REPO / "notebooks" / notebook).read_text(), filename=notebook)
+
+
 def test_no_notebook_code_cell_is_longer_than_the_limit():
     long = []
     for nb in sorted((REPO / "notebooks").glob("*.py")):
