@@ -74,6 +74,9 @@ def write_project(root: Path, out: Path, stems: Sequence[str], values: Mapping[s
     favicon = root / "book" / "favicon.svg"
     if favicon.is_file():
         shutil.copyfile(favicon, project / "book" / favicon.name)
+    static = root / "book" / "_static"  # the stylesheet of the book's tables (html_static_path in _config.yml)
+    if static.is_dir():
+        shutil.copytree(static, project / "book" / "_static", dirs_exist_ok=True)
     for stem in stems:
         atomic_write_text(project / "notebooks" / f"{stem}.py", (root / "notebooks" / f"{stem}.py").read_text())
     return project
