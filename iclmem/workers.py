@@ -7,6 +7,10 @@ finish a grid sooner than one process of two threads. ``ICLMEM_WORKERS=N`` (defa
 process) runs N processes with ``max(1, cores // N)`` threads each. Results are the same runs,
 through the same store; numbers equal an in-process run's to float32 summation order (one thread
 sums in another order than two), as with ``$ICLMEM_THREADS``.
+
+Workers are spawned (fresh interpreters), so a Python *script* that runs a grid with workers must
+keep its top-level code under ``if __name__ == "__main__":`` (notebooks and ``iclmem run`` need
+nothing).
 """
 
 from __future__ import annotations
