@@ -14,6 +14,7 @@ import argparse
 import json
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +32,8 @@ def model() -> ReferenceLTM:
     return ReferenceLTM(TabularICLTransformer(LTMConfig()))
 
 
-def steps_per_second(ref: ReferenceLTM, n_context: int, n_query: int, n_features: int, steps: int) -> float:
+def training_step(ref: ReferenceLTM, n_context: int, n_query: int, n_features: int) -> Callable[[], None]:
+    """One AdamW step of a copy of ``ref`` on a random binary task of the given shape (called repeatedly)."""
     rng = np.random.default_rng(0)
     task = ICLTask(rng.normal(size=(n_context, n_features)), rng.integers(0, 2, n_context),
                    rng.normal(size=(n_query, n_features)), rng.integers(0, 2, n_query))
@@ -44,6 +46,11 @@ def steps_per_second(ref: ReferenceLTM, n_context: int, n_query: int, n_features
         loss.backward()
         opt.step()
 
+    return step
+
+
+def steps_per_second(ref: ReferenceLTM, n_context: int, n_query: int, n_features: int, steps: int) -> float:
+    step = training_step(ref, n_context, n_query, n_features)
     step()  # warm-up
     t0 = time.perf_counter()
     for _ in range(steps):

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from finetune_speed import training_step  # benchmarks/ is on the path when this script runs
 from torch.utils.flop_counter import FlopCounterMode
 
 from iclmem.atomic import atomic_write_text
@@ -104,18 +105,7 @@ def probing(model: ReferenceLTM, tasks: list[ICLTask], peak: float, dense: int) 
 
 
 def finetune_step(model: ReferenceLTM, n_context: int, n_query: int, n_features: int, steps: int, peak: float) -> dict:
-    rng = np.random.default_rng(0)
-    task = ICLTask(rng.normal(size=(n_context, n_features)), rng.integers(0, 2, n_context),
-                   rng.normal(size=(n_query, n_features)), rng.integers(0, 2, n_query))
-    net = model.clone()
-    opt = torch.optim.AdamW(net.trainable_parameters(), lr=1e-4)
-
-    def step() -> None:
-        loss = net.predict([task], grad=True)[0].loss().mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-
+    step = training_step(model, n_context, n_query, n_features)
     flops = counted_flops(step)
     seconds = best_seconds(step, steps)
     achieved = flops / seconds / 1e9

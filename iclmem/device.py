@@ -40,4 +40,13 @@ def compute_device() -> torch.device:
     return device
 
 
-__all__ = ["DEVICE_ENV", "DeviceError", "compute_device"]
+def store_identity(checkpoint_sha256: str, device: torch.device) -> str:
+    """A checkpoint as results-store keys read it: its sha256, plus ``@<device>`` when not the CPU.
+
+    A GPU's float32 kernels sum in another order than the CPU's, so its runs and scores are kept
+    apart from the CPU's (the book's) instead of overwriting or mixing with them.
+    """
+    return checkpoint_sha256 if device.type == "cpu" else f"{checkpoint_sha256}@{device.type}"
+
+
+__all__ = ["DEVICE_ENV", "DeviceError", "compute_device", "store_identity"]

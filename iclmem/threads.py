@@ -15,15 +15,22 @@ import torch
 THREADS_ENV = "ICLMEM_THREADS"
 
 
+def positive_int_env(name: str, unset: str, example: int = 1) -> int | None:
+    """``$name`` as a positive integer, or None when unset; ``unset`` says what unsetting it does (for the error)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{name}={raw!r} is not a positive integer; set it to e.g. {example}, or unset it {unset}.")
+    return int(raw)
+
+
 def configure_threads() -> int:
     """Apply ``$ICLMEM_THREADS`` to torch (if set) and return the thread count in use."""
-    raw = os.environ.get(THREADS_ENV, "").strip()
-    if raw:
-        if not raw.isdigit() or int(raw) < 1:
-            raise ValueError(f"{THREADS_ENV}={raw!r} is not a positive integer; set it to e.g. 1, or unset it for torch's default.")
-        if torch.get_num_threads() != int(raw):
-            torch.set_num_threads(int(raw))
+    threads = positive_int_env(THREADS_ENV, "for torch's default")
+    if threads is not None and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
     return torch.get_num_threads()
 
 
-__all__ = ["THREADS_ENV", "configure_threads"]
+__all__ = ["THREADS_ENV", "configure_threads", "positive_int_env"]

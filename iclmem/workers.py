@@ -22,6 +22,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, TypeVar
 
 from .progress import tqdm
+from .threads import positive_int_env
 
 WORKERS_ENV = "ICLMEM_WORKERS"
 T = TypeVar("T")
@@ -30,12 +31,7 @@ T = TypeVar("T")
 def worker_count(workers: int | None = None) -> int:
     """``workers`` if given, else ``$ICLMEM_WORKERS``, else 1 (everything in this process)."""
     if workers is None:
-        raw = os.environ.get(WORKERS_ENV, "").strip()
-        if not raw:
-            return 1
-        if not raw.isdigit() or int(raw) < 1:
-            raise ValueError(f"{WORKERS_ENV}={raw!r} is not a positive integer; set it to e.g. 2, or unset it to run in this process.")
-        workers = int(raw)
+        workers = positive_int_env(WORKERS_ENV, "to run in this process", example=2) or 1
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}.")
     return workers

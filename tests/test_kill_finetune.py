@@ -12,42 +12,15 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
-import os
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from pathlib import Path
 
 import torch
+from killing import entries, finish, kill_when, start
 
 SCRIPT = textwrap.dedent('''
-    import json, os, sys, time
-
-    import numpy as np, pandas as pd, torch
-
     import iclmem.training as training
-    from iclmem.data import deduplicate, load_dataset, split_manifest
     from iclmem.finetune import FinetuneConfig, finetune, probe_epochs_up_to
-    from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
-
-    results, log, hang = sys.argv[1], sys.argv[2], sys.argv[3] == "hang"
-    torch.set_num_threads(1)
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"a": rng.normal(size=120), "b": rng.normal(size=120)})
-    frame["target"] = (frame.a > 0).astype(int)
-    path = os.path.join(os.path.dirname(os.path.abspath(results)), "table.csv")  # one file for both runs: one run key
-    frame.to_csv(path, index=False)
-    table = deduplicate(load_dataset(path, target="target", task="classification"))
-    torch.manual_seed(0)
-    reference = ReferenceLTM(TabularICLTransformer(LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16,
-                                                             max_context=64)).eval(), checkpoint_sha256="tiny-kill")
-
-    def note(**entry):
-        with open(log, "a") as f:
-            f.write(json.dumps(entry) + "\\n")
 
     save = training.TrainingState.save
     def noted_save(self, path, epoch):
@@ -56,9 +29,9 @@ SCRIPT = textwrap.dedent('''
         if hang and epoch == 15:
             time.sleep(600)  # killed here: the state of epoch 15 is on disk, the run is mid-way
     training.TrainingState.save = noted_save
-    start = training.TrainingState.start
+    start_state = training.TrainingState.start
     def noted_start(*args, **kwargs):
-        state = start(*args, **kwargs)
+        state = start_state(*args, **kwargs)
         note(started_at=state.epoch)
         return state
     training.TrainingState.start = staticmethod(noted_start)
@@ -71,29 +44,12 @@ SCRIPT = textwrap.dedent('''
         return predict(self, tasks, grad)
     ReferenceLTM.predict = counted
 
-    manifest = split_manifest(table, query_size=10, seed=0, results_dir=results)
     run = finetune(manifest, table, FinetuneConfig(1e-2, epochs=40, context_size=20, probe_epochs=probe_epochs_up_to(40)), reference, results,
                    progress=False, checkpoint_every=5)
     note(done=True, steps=steps, run=str(run.path))
 ''')
 
 PROBE_EPOCHS_KEPT_BEFORE_THE_KILL = (0, 1, 2, 5, 10)
-
-
-def _start(results: Path, log: Path, hang: bool = False) -> subprocess.Popen:
-    results.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "ICLMEM_THREADS": "1"}
-    return subprocess.Popen([sys.executable, "-c", SCRIPT, str(results), str(log), "hang" if hang else "run"], env=env)
-
-
-def _entries(log: Path) -> list[dict]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-
-def _finish(results: Path, log: Path) -> dict:
-    proc = _start(results, log)
-    assert proc.wait(timeout=300) == 0
-    return _entries(log)[-1]
 
 
 def _digests(run: Path) -> dict[str, str]:
@@ -112,23 +68,17 @@ def _digests(run: Path) -> dict[str, str]:
 
 def test_killed_finetuning_resumes_to_the_uninterrupted_weights(tmp_path: Path) -> None:
     killed, log = tmp_path / "killed", tmp_path / "killed.log"
-    proc = _start(killed, log, hang=True)
-    deadline = time.monotonic() + 240
-    while not any(e.get("saved") == 15 for e in _entries(log)):
-        assert proc.poll() is None, "the run ended before it could be killed"
-        assert time.monotonic() < deadline, "epoch 15 was never saved"
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
-    saved = max(e["saved"] for e in _entries(log) if "saved" in e)
+    proc = start(SCRIPT, killed, log, hang=True)
+    kill_when(proc, log, lambda log: any(e.get("saved") == 15 for e in log), "saving epoch 15")
+    saved = max(e["saved"] for e in entries(log) if "saved" in e)
     assert saved == 15  # killed mid-run
 
-    resumed = _finish(killed, log)
-    restarts = [e["started_at"] for e in _entries(log) if "started_at" in e]
+    resumed = finish(SCRIPT, killed, log)
+    restarts = [e["started_at"] for e in entries(log) if "started_at" in e]
     assert restarts == [0, saved]  # the second run started from the saved state
     assert resumed["steps"] == 40 - saved  # and trained only the epochs after it (one step per epoch)
 
-    fresh = _finish(tmp_path / "fresh", tmp_path / "fresh.log")
+    fresh = finish(SCRIPT, tmp_path / "fresh", tmp_path / "fresh.log")
     assert fresh["steps"] == 40
     run_killed, run_fresh = Path(resumed["run"]), Path(fresh["run"])
     assert run_killed.name == run_fresh.name  # same content key

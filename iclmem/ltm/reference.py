@@ -157,12 +157,10 @@ class ReferenceLTM:
 
     @property
     def store_identity(self) -> str:
-        """The checkpoint as results-store keys read it: its sha256, plus the device when not the CPU.
+        """The checkpoint as results-store keys read it (:func:`iclmem.device.store_identity`)."""
+        from ..device import store_identity
 
-        A GPU's float32 kernels sum in another order than the CPU's, so its runs and scores are
-        kept apart from the CPU's (the book's) instead of overwriting or mixing with them.
-        """
-        return self.checkpoint_sha256 if self.device.type == "cpu" else f"{self.checkpoint_sha256}@{self.device.type}"
+        return store_identity(self.checkpoint_sha256, self.device)
 
     @property
     def device(self) -> torch.device:

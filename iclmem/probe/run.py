@@ -25,7 +25,7 @@ from ..store import artifact_dir, code_version, content_key
 from .contexts import ProbeError, classification_candidates, regression_candidates
 from .invariances import distinct_tasks, model_invariances
 from .manipulations import Manipulation, resolve_manipulations
-from .scoring import DEFAULT_CHUNK, ProbeQuery, build_probe_tasks, score_tasks
+from .scoring import DEFAULT_CHUNK, ProbeQuery, build_probe_tasks, score_tasks, scored_frame
 
 #: Source files the probe scores depend on (the cache key): the summaries of :mod:`.summary` are
 #: computed from cached scores and are not part of it.
@@ -174,10 +174,7 @@ class _Suite:
         if model_invariances(model) != model_invariances(self._args[-1]):
             raise ProbeError("a model probed with the reference's distinct contexts must declare the reference's invariances.")
         distinct, group, frame = self._build()
-        out = frame.copy()
-        scores = score_tasks(model, distinct, chunk_size, progress, distinct=False)[group]
-        out["loss"], out["entropy"], out["confidence"] = scores[:, 0], scores[:, 1], scores[:, 2]
-        return out.assign(**columns)
+        return scored_frame(frame, score_tasks(model, distinct, chunk_size, progress, distinct=False)[group], columns)
 
 
 __all__ = ["probe_run", "run_queries"]

@@ -182,10 +182,16 @@ def probe_scores(
     tasks, frame = build_probe_tasks(queries, manipulations, task=task, target_center=target_center, target_scale=target_scale,
                                      seed=seed, max_context=max_context, max_features=max_features)
     scores = score_tasks_naive(model, tasks, progress) if naive else score_tasks(model, tasks, chunk_size, progress)
-    frame["loss"], frame["entropy"], frame["confidence"] = scores[:, 0], scores[:, 1], scores[:, 2]
+    return scored_frame(frame, scores, columns)
+
+
+def scored_frame(meta: pd.DataFrame, scores: np.ndarray, columns: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """The tidy score frame: a copy of ``meta`` (one row per task) with its loss, entropy and confidence, plus ``columns``."""
+    out = meta.copy()
+    out["loss"], out["entropy"], out["confidence"] = scores[:, 0], scores[:, 1], scores[:, 2]
     for name, value in (columns or {}).items():
-        frame[name] = value
-    return frame
+        out[name] = value
+    return out
 
 
-__all__ = ["SCORE_COLUMNS", "ProbeQuery", "build_probe_tasks", "score_tasks", "score_tasks_naive", "probe_scores"]
+__all__ = ["SCORE_COLUMNS", "ProbeQuery", "build_probe_tasks", "score_tasks", "score_tasks_naive", "probe_scores", "scored_frame"]

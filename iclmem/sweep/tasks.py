@@ -38,12 +38,10 @@ def reference_sha(reference: ReferenceLTM | str | Path | None) -> str:
     """The reference checkpoint as store keys read it (without loading it): sha256, plus ``@cuda`` on a GPU."""
     if isinstance(reference, ReferenceLTM):
         return reference.store_identity
-    from ..device import compute_device
+    from ..device import compute_device, store_identity
     from ..ltm.reference import REFERENCE_WEIGHTS, sha256_file
 
-    sha = sha256_file(Path(reference) if reference is not None else REFERENCE_WEIGHTS)
-    device = compute_device()
-    return sha if device.type == "cpu" else f"{sha}@{device.type}"
+    return store_identity(sha256_file(Path(reference) if reference is not None else REFERENCE_WEIGHTS), compute_device())
 
 
 def sweep_code_version() -> str:
