@@ -44,6 +44,7 @@ from iclmem.notebook import (
     project_root,
     read_notebook,
 )
+from iclmem.progress import duration
 
 #: Extensions tried, in order, for a toc entry given without one. ``.md`` pages are copied as
 #: they are; ``.py`` (jupytext percent) and ``.ipynb`` pages are notebooks and get executed.
@@ -332,7 +333,8 @@ def build_book(
 
     result = BookResult(html=build / "html" / "index.html")
     package = package_fingerprint()
-    for name in execution_order(readers):
+    order = execution_order(readers)
+    for number, name in enumerate(order, 1):
         page, params = notebooks[name], parameters[name]
         inputs = None
         if readers[name]:
@@ -342,10 +344,11 @@ def build_book(
         if not force and _cached(out, key):
             result.cached.append(name)
             continue
-        print(f"executing {page.source.relative_to(root)} {params or ''}".rstrip(), flush=True)
+        print(f"[{number}/{len(order)}] executing {page.source.relative_to(root)} {params or ''}".rstrip(), flush=True)
         started = time.perf_counter()
-        execute(sources[name], out, params, cwd=root, progress=progress)
+        execute(sources[name], out, params, cwd=root, progress=progress, label=page.source.stem)
         result.seconds[name] = time.perf_counter() - started
+        print(f"[{number}/{len(order)}] {page.source.stem} done in {duration(result.seconds[name])}", flush=True)
         meta = {"key": key, "source": str(page.source.relative_to(root)), "parameters": params, "wall_s": round(result.seconds[name], 1)}
         if inputs is not None:
             meta["inputs"] = inputs

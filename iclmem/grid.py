@@ -24,7 +24,7 @@ from .data import Dataset, dataset_card, normalize_label_condition, prepared_tab
 from .finetune import FinetuneConfig, FinetuneRun, finetune, probe_epochs_up_to
 from .ltm import ReferenceLTM, load_reference
 from .probe import ProbeError, probe_run, summarize_run
-from .progress import tqdm
+from .progress import Bar
 from .regimes import MULTI_TASK, SINGLE_TASK_FIXED, DatasetView, JointRun, check_regime, train_joint
 from .workers import in_workers, worker_count
 
@@ -122,7 +122,7 @@ def run_grid(specs: list[RunSpec], reference: ReferenceLTM | None = None, result
         used = {d: table_of(d, tables, carte_dir) for s in specs for d in s.datasets}
         in_workers(_run_spec_key, [(s, reference, results_dir, carte_dir, used) for s in specs], n, "fine-tuning runs", progress)
     return [run_spec(s, reference, results_dir, progress and n == 1, carte_dir, tables)
-            for s in tqdm(specs, desc="fine-tuning runs", disable=not progress or n > 1)]
+            for s in Bar(specs, desc="fine-tuning runs", disable=not progress or n > 1)]
 
 
 def _run_spec_key(spec: RunSpec, reference: ReferenceLTM, results_dir: str | Path | None, carte_dir: str | None,
@@ -199,7 +199,7 @@ def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference:
             raise ProbeError(f"probing epochs {missing} were kept by none of the runs (kept: {sorted(kept_anywhere)}); fine-tuning keeps "
                              f"the paper's probing epochs (Tab. 2) up to each run's last epoch: choose epochs among those.")
     rows, scores = [], {}
-    for spec, run in tqdm(list(zip(specs, runs, strict=True)), desc="probing runs", disable=not progress):
+    for spec, run in Bar(list(zip(specs, runs, strict=True)), desc="probing runs", disable=not progress):
         table = table_of(spec.dataset, tables)
         [(_, summary, sc)] = probe_views(run, {spec.dataset: table}, epochs, reference, n_candidates, None, seed, max_queries, n_boot,
                                          results_dir)

@@ -17,10 +17,12 @@ using YAML 1.2 number rules so that ``1e-4`` is a float.
 from __future__ import annotations
 
 import ast
+import contextlib
+import os
 import re
 import shutil
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ import nbformat
 import yaml
 
 from iclmem.atomic import atomic_write
+from iclmem.progress import LABEL_ENV, PROGRESS_ENV
 
 PARAMETERS_TAG = "parameters"
 SECRET_PATTERN = re.compile(r"key|token|secret|password", re.IGNORECASE)
@@ -320,11 +323,14 @@ def execute(
     *,
     cwd: Path,
     progress: bool = True,
+    label: str | None = None,
 ) -> None:
     """Execute ``nb`` with papermill, writing the result to ``output`` atomically.
 
     The notebook is written to ``output`` only once every cell ran; on failure the partly
-    executed notebook is written next to it as ``<stem>.failed.ipynb``.
+    executed notebook is written next to it as ``<stem>.failed.ipynb``. The kernel's loops draw
+    one live line on this process's terminal (:mod:`iclmem.progress`), prefixed with ``label``
+    (default: the output's stem); ``progress=False`` silences it.
     """
     import papermill
     from papermill.exceptions import PapermillExecutionError
@@ -340,7 +346,7 @@ def execute(
                 parameters=dict(parameters),
                 kernel_name=kernel,
                 language="python",
-                progress_bar=progress,
+                progress_bar=False,  # the kernel's own line (iclmem.progress) says more than a cell count
                 cwd=str(cwd),
                 extra_arguments=KERNEL_ARGUMENTS,
             )
@@ -353,13 +359,30 @@ def execute(
         with warnings.catch_warnings():
             # papermill warns about the temporary file's suffix; its content is an .ipynb
             warnings.filterwarnings("ignore", message="The specified file .* does not end in one of")
-            atomic_write(output, run)
+            with kernel_environment({PROGRESS_ENV: "1" if progress else "0", LABEL_ENV: label or output.stem}):
+                atomic_write(output, run)
     except PapermillExecutionError as exc:
         raise NotebookExecutionError(
             f"{str(exc).strip()}\n\n(partly executed notebook: {failed})",
             output=failed,
         ) from exc
     failed.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def kernel_environment(values: Mapping[str, str]) -> Iterator[None]:
+    """Set environment variables for the kernels started inside the block (they inherit this
+    process's environment), and restore the previous values afterwards."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def run_notebook(
@@ -381,5 +404,5 @@ def run_notebook(
     out = Path(output) if output is not None else default_output_path(notebook)
     if out.suffix != ".ipynb":
         raise UsageError(f"the output must be an .ipynb file, got {out}")
-    execute(nb, out, checked, cwd=Path(cwd) if cwd is not None else Path.cwd(), progress=progress)
+    execute(nb, out, checked, cwd=Path(cwd) if cwd is not None else Path.cwd(), progress=progress, label=Path(notebook).stem)
     return out

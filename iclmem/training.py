@@ -29,7 +29,7 @@ import torch
 
 from .atomic import atomic_torch_save, atomic_write, atomic_write_text
 from .ltm import ICLTask, ReferenceLTM, load_reference
-from .progress import tqdm
+from .progress import Bar
 
 STATE_FILE = "state.pt"
 METRICS_FILE = "metrics.csv"  # written last: its presence marks a finished run
@@ -154,7 +154,7 @@ def train(schedule: Schedule, reference: ReferenceLTM, *, learning_rate: float, 
     if epoch == 0 and 0 in probe_epochs and not state.rows:
         record(0)
     per_epoch = schedule.steps_per_epoch
-    bar = tqdm(total=epochs * per_epoch, initial=epoch * per_epoch, disable=not progress, desc=desc, leave=False)
+    bar = Bar(total=epochs * per_epoch, initial=epoch * per_epoch, disable=not progress, desc=desc, leave=False)
     while epoch < epochs:
         epoch += 1
         for step in schedule.steps(epoch):

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, TypeVar
 
-from .progress import tqdm
+from .progress import Bar
 from .threads import positive_int_env
 
 WORKERS_ENV = "ICLMEM_WORKERS"
@@ -51,14 +51,14 @@ def in_workers(fn: Callable[..., T], calls: Sequence[tuple], workers: int, desc:
     model do). An exception in a worker is raised here, after the calls already running finish.
     """
     if workers <= 1 or len(calls) <= 1:
-        return [fn(*args) for args in tqdm(calls, desc=desc, disable=not progress)]
+        return [fn(*args) for args in Bar(calls, desc=desc, disable=not progress)]
     threads = max(1, (os.cpu_count() or 1) // workers)
     out: list[Any] = [None] * len(calls)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch threads or locks inherited
     with ProcessPoolExecutor(max_workers=min(workers, len(calls)), mp_context=context, initializer=_start_worker,
                              initargs=(threads,)) as pool:
         futures = {pool.submit(fn, *args): i for i, args in enumerate(calls)}
-        for future in tqdm(as_completed(futures), total=len(futures), desc=desc, disable=not progress):
+        for future in Bar(as_completed(futures), total=len(futures), desc=desc, disable=not progress):
             out[futures[future]] = future.result()
     return out
 

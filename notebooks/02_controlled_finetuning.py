@@ -63,7 +63,7 @@ tables = notebook_tables(datasets, data_path, target, task, carte_dir)
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
 started = time.perf_counter()
-runs = run_grid(specs, reference, progress=False, tables=tables)
+runs = run_grid(specs, reference, tables=tables)
 wall_s = time.perf_counter() - started
 metrics, curves = grid_metrics(specs, runs), grid_curves(specs, runs)
 Markdown(run_banner(tables, data_path, target, task))

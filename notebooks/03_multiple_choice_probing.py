@@ -73,9 +73,8 @@ reference = load_reference()
 tables = notebook_tables(datasets, data_path, target, task, carte_dir)
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
-runs = run_grid(specs, reference, progress=False, tables=tables)
-summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot,
-                             progress=False, tables=tables)
+runs = run_grid(specs, reference, tables=tables)
+summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, tables=tables)
 Markdown(run_banner(tables, data_path, target, task))
 
 # %% [markdown]

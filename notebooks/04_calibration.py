@@ -83,9 +83,8 @@ reference = load_reference()
 tables = notebook_tables(datasets, data_path, target, task, carte_dir)
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
-runs = run_grid(specs, reference, progress=False, tables=tables)
-summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, progress=False,
-                             tables=tables)
+runs = run_grid(specs, reference, tables=tables)
+summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, tables=tables)
 Markdown(run_banner(tables, data_path, target, task))
 
 # %% [markdown]
@@ -243,9 +242,8 @@ pd.Series(null).to_frame("negative control")
 
 # %%
 control_spec = RunSpec(control_dataset, control_learning_rate, control_query_size, "members", control_epochs, seed, control_context_size)
-control_run = run_grid([control_spec], reference, progress=False)
-control, _ = probe_grid([control_spec], control_run, reference, [0, control_epochs], n_candidates, max_queries, seed, n_boot,
-                        progress=False)
+control_run = run_grid([control_spec], reference)
+control, _ = probe_grid([control_spec], control_run, reference, [0, control_epochs], n_candidates, max_queries, seed, n_boot)
 positive = positive_control(control, control_epochs)
 premise = vanilla_attack(control_run[0], prepared_table(control_dataset), control_epochs, reference)
 glue_text("premise_auc", f"{premise['auc']:.3f} [{premise['lo']:.3f}, {premise['hi']:.3f}]")

@@ -82,7 +82,7 @@ grid = notebook_grid(tables, data_path, learning_rates, sizes, regimes, epochs, 
                      probe_epochs, n_boot, grid_file)
 Markdown(run_banner(tables, data_path, target, task) if tables else f"Run on the grid file `{grid_file}`.")
 started = time.perf_counter()
-result = run_sweep(grid, workers=workers, progress=False, carte_dir=carte_dir or None) if compute else collect_sweep(grid)
+result = run_sweep(grid, workers=workers, carte_dir=carte_dir or None) if compute else collect_sweep(grid)
 wall_s = time.perf_counter() - started
 print(result.report())
 rows = result.rows()

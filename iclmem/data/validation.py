@@ -17,14 +17,14 @@ from iclmem.data.dataset import Dataset
 from iclmem.data.manifest import SplitManifest
 from iclmem.data.split import split_manifest
 from iclmem.data.tables import prepared_table
-from iclmem.progress import tqdm
+from iclmem.progress import Bar
 
 
 def load_tables(names: Iterable[str], *, target: str | None = None, task: str | None = None,
                 carte_dir: str | Path | None = None) -> list[Dataset]:
     """Load and deduplicate each table (``target``/``task`` apply to every one; empty means the recipe's)."""
     return [prepared_table(n, carte_dir or None, target or None, task or None)
-            for n in tqdm(list(names), desc="load + dedup", disable=None)]
+            for n in Bar(list(names), desc="load + dedup", disable=None)]
 
 
 def make_splits(tables: Sequence[Dataset], query_sizes: Sequence[int], seed: int = 0, label_condition: str = "none",
@@ -32,7 +32,7 @@ def make_splits(tables: Sequence[Dataset], query_sizes: Sequence[int], seed: int
     """The (cached) manifest of every (table, Q); splits that do not fit a table raise :class:`PoolSizeError`."""
     jobs = [(t, q) for t in tables for q in query_sizes]
     return [split_manifest(t, q, seed, label_condition, max_redraws=max_redraws, results_dir=results_dir)
-            for t, q in tqdm(jobs, desc="splits", disable=None)]
+            for t, q in Bar(jobs, desc="splits", disable=None)]
 
 
 def split_statistics_frame(manifests: Sequence[SplitManifest]) -> pd.DataFrame:

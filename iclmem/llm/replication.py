@@ -267,9 +267,9 @@ def request_plan(generators: Mapping[str, CachedBackend], exp: Experiment, ks: S
 
 
 def _progress(total: int, desc: str, enabled: bool) -> Any:
-    from ..progress import tqdm
+    from ..progress import Bar
 
-    return tqdm(total=total, desc=desc, disable=not enabled, leave=False)  # on the terminal, never in the notebook
+    return Bar(total=total, desc=desc, disable=not enabled, leave=False)  # on the terminal, never in the notebook
 
 
 # -- runs ------------------------------------------------------------------------------------------------------

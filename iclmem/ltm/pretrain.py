@@ -26,7 +26,7 @@ import torch
 import yaml
 
 from ..atomic import atomic_torch_save
-from ..progress import tqdm
+from ..progress import Bar
 from .model import LTMConfig, TabularICLTransformer
 from .outputs import per_row_loss
 from .prior import PriorConfig, SyntheticTable, sample_table
@@ -162,7 +162,7 @@ def pretrain(cfg: PretrainConfig, progress: bool = True) -> Path:
     elif cfg.init_from:
         stages, curve, offset = _start_from(cfg, model, opt)  # this stage's own wall time starts at 0
     (out / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
-    bar = tqdm(total=cfg.steps, initial=step, disable=not progress, desc="pretrain")
+    bar = Bar(total=cfg.steps, initial=step, disable=not progress, desc="pretrain")
     t0 = time.perf_counter() - wall
     while step < cfg.steps:
         for g in opt.param_groups:

@@ -20,7 +20,7 @@ from ..atomic import atomic_write, atomic_write_text
 from ..data.dataset import Dataset
 from ..finetune import FinetuneRun, RunData, prepare_run_data
 from ..ltm import LTM, ReferenceLTM, load_reference
-from ..progress import tqdm
+from ..progress import Bar
 from ..store import artifact_dir, code_version, content_key
 from .contexts import ProbeError, classification_candidates, regression_candidates
 from .invariances import distinct_tasks, model_invariances
@@ -134,7 +134,7 @@ def probe_run(
 
     ref = _cached(path("ref"), lambda: suite.scores(reference, {"model": "ref", "epoch": -1}, chunk_size, progress))
     frames = [ref]
-    for epoch in tqdm(epochs, disable=not progress, desc=f"probe {run.manifest.dataset}", leave=False):
+    for epoch in Bar(epochs, disable=not progress, desc=f"probe {run.manifest.dataset}", leave=False):
         def compute(epoch: int = epoch) -> pd.DataFrame:
             theta = run.model(epoch, reference)
             if _same_weights(theta, reference):  # e.g. epoch 0: M_theta is M_ref, reuse its scores exactly

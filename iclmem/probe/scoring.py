@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 
 from ..ltm import LTM, ICLTask
-from ..progress import tqdm
+from ..progress import Bar
 from .contexts import ProbeError, mc_context
 from .invariances import distinct_tasks, model_invariances
 from .manipulations import Manipulation, resolve_manipulations
@@ -146,7 +146,7 @@ def score_tasks(model: LTM, tasks: Sequence[ICLTask], chunk_size: int = DEFAULT_
     order = sorted(range(len(tasks)), key=lambda i: shapes[i][::-1])
     out = np.empty((len(tasks), 3))
     with torch.no_grad():
-        for idx in tqdm(_chunks(shapes, order, chunk_size, max_cells, max_padding), disable=not progress, desc=desc, leave=False):
+        for idx in Bar(_chunks(shapes, order, chunk_size, max_cells, max_padding), disable=not progress, desc=desc, leave=False):
             out[idx] = _scores(model.predict([tasks[i] for i in idx]))
     return out
 
@@ -155,7 +155,7 @@ def score_tasks_naive(model: LTM, tasks: Sequence[ICLTask], progress: bool = Fal
     """Scores of every task, one context per ``predict`` call (baseline for benchmark and tests)."""
     out = np.empty((len(tasks), 3))
     with torch.no_grad():
-        for i, t in enumerate(tqdm(tasks, disable=not progress, desc="probing (naive)", leave=False)):
+        for i, t in enumerate(Bar(tasks, disable=not progress, desc="probing (naive)", leave=False)):
             out[i] = _scores(model.predict([t]))[0]
     return out
 

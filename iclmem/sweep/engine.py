@@ -15,7 +15,7 @@ import pandas as pd
 from ..atomic import atomic_write_text
 from ..grid import RunSpec
 from ..ltm import ReferenceLTM
-from ..progress import tqdm
+from ..progress import Bar
 from ..store import results_root
 from .gridfile import Grid, SweepError
 from .tasks import _summary, read_summary, reference_sha, run_task, spec_key, summary_dir, sweep_code_version
@@ -133,7 +133,7 @@ def run_sweep(
     own = bool(todo) and not in_process and client is None
     if own:  # connect before the progress bar: an unreachable scheduler fails here, within `timeout`
         client = connect(scheduler, timeout) if scheduler else local_client(workers, processes)
-    bar = tqdm(total=len(keys), initial=len(summaries), disable=not progress, desc=f"sweep {grid.name}", unit="task")
+    bar = Bar(total=len(keys), initial=len(summaries), disable=not progress, desc=f"sweep {grid.name}", unit="task")
     try:
         if todo and in_process:
             result.engine = "in-process"
