@@ -25,6 +25,15 @@ def atomic_write(path: str | Path, write: Callable[[Path], Any]) -> Path:
     return path
 
 
+def remove_leftovers(folder: str | Path) -> list[Path]:
+    """Delete the temporary files :func:`atomic_write` left under ``folder`` when its process was
+    killed (SIGKILL runs no cleanup); only for folders one process writes at a time. Returns them."""
+    found = sorted(Path(folder).rglob(".*.tmp")) if Path(folder).is_dir() else []
+    for path in found:
+        path.unlink(missing_ok=True)
+    return found
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 
 import iclmem
-from iclmem.atomic import atomic_write_text
+from iclmem.atomic import atomic_write_text, remove_leftovers
 from iclmem.notebook import (
     UsageError,
     check_parameters,
@@ -332,6 +332,7 @@ def build_book(
         parameters[name] = check_parameters(declared, values)
 
     result = BookResult(html=build / "html" / "index.html")
+    remove_leftovers(executed_dir)  # of a build killed mid-notebook; never read, but not kept either
     package = package_fingerprint()
     order = execution_order(readers)
     for number, name in enumerate(order, 1):

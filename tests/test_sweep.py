@@ -238,3 +238,56 @@ def test_killed_sweep_resumes_to_the_same_results(tmp_path, reference):
     assert sorted(a) == sorted(b)
     for spec in a:
         pd.testing.assert_frame_equal(a[spec], b[spec], check_exact=False, rtol=1e-5)
+
+
+def _children(pid: int) -> list[tuple[int, str]]:
+    """(pid, command line) of the live child processes of ``pid`` (from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.append((int(stat.parent.name), (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()))
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def test_a_killed_worker_is_replaced_and_the_sweep_finishes_with_the_same_results(tmp_path, reference):
+    """SIGKILL one Dask worker process (not the sweep) while both workers are busy: its nanny starts a
+    new one, the scheduler runs the lost task again, the sweep ends with every task and the results of an
+    uninterrupted sweep; the summary finished before the kill is neither rewritten nor run again."""
+    ckpt = tmp_path / "tiny.pt"
+    torch.save({"config": TINY.to_dict(), "model": reference.state_dict()}, ckpt)
+    path = _grid(tmp_path, regimes=["single_task_fixed"], learning_rates=[1e-3, 1e-2], epochs=6)
+    uninterrupted = run_sweep(load_grid(path), results_dir=tmp_path / "a", workers=0, reference=load_checkpoint(ckpt), progress=False)
+    assert uninterrupted.ran == 4 and not uninterrupted.failed
+    folder = tmp_path / "b" / "sweep" / "tiny"
+    proc = subprocess.Popen(_sweep_cmd(path, tmp_path / "b", ckpt, 2), env=_frozen_package(tmp_path / "src"),
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while len(list(folder.glob("*.json"))) < 1 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        before = {p.name: p.stat().st_mtime_ns for p in folder.glob("*.json")}
+        workers = [pid for pid, cmd in _children(proc.pid) if "spawn_main" in cmd]
+        # 4 tasks on 2 workers: with 1 or 2 done (two finishing at once), both workers hold a task
+        assert 1 <= len(before) <= 2 and len(workers) == 2, (before, _children(proc.pid))
+        os.kill(workers[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        _group_gone(proc.pid)
+    assert proc.returncode == 0, err
+    assert "0 from the store, 4 ran" in out and "failed" not in out.replace("0 failed", ""), out
+    summaries = [json.loads(p.read_text()) for p in folder.glob("*.json")]
+    assert len(summaries) == 4 and all(s["status"] == "ok" for s in summaries), [s.get("error") for s in summaries]
+    assert {name: (folder / name).stat().st_mtime_ns for name in before} == before, "a finished task ran again"
+    def by_spec(found: list[dict]) -> dict[str, pd.DataFrame]:
+        return {json.dumps(s["spec"], sort_keys=True): pd.DataFrame(s["rows"]) for s in found}
+
+    a, b = by_spec(uninterrupted.summaries), by_spec(summaries)
+    assert len(a) == 4 and sorted(a) == sorted(b)
+    for spec in a:
+        pd.testing.assert_frame_equal(a[spec], b[spec], check_exact=False, rtol=1e-5)
