@@ -204,7 +204,7 @@ FINETUNE_CODE = ("finetune.py", "training.py", "outcomes.py", "ltm", "data")
 
 
 def run_key(manifest: SplitManifest, config: FinetuneConfig, reference: ReferenceLTM) -> str:
-    return content_key(manifest.to_dict(), asdict(config), reference.store_identity, code_version(*FINETUNE_CODE))
+    return content_key(manifest.identity(), asdict(config), reference.store_identity, code_version(*FINETUNE_CODE))
 
 
 def verify_ground_truth(log: list[dict], manifest: SplitManifest) -> np.ndarray:

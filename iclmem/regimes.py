@@ -228,7 +228,7 @@ class JointRun:
 
 
 def joint_key(regime: str, manifests: Sequence[SplitManifest], config: FinetuneConfig, reference: ReferenceLTM) -> str:
-    return content_key(regime, [m.to_dict() for m in manifests], asdict(config), reference.store_identity, code_version(*REGIME_CODE))
+    return content_key(regime, [m.identity() for m in manifests], asdict(config), reference.store_identity, code_version(*REGIME_CODE))
 
 
 def verify_joint_log(log: list[dict], manifests: dict[str, SplitManifest], regime: str) -> dict[str, np.ndarray]:

@@ -13,7 +13,7 @@ import torch
 
 import iclmem.training as training
 from iclmem.data import deduplicate, load_dataset, split_manifest
-from iclmem.finetune import FinetuneConfig, FinetuneError, collapse_flag, finetune
+from iclmem.finetune import FinetuneConfig, FinetuneError, collapse_flag, finetune, run_key
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.training import members_from_log
 
@@ -69,6 +69,21 @@ def test_same_seed_same_weights_and_store_reuse(setup, reference, tmp_path):
     assert (again.path / "metrics.csv").stat().st_mtime_ns == mtime
     other = finetune(manifest, table, replace(cfg, learning_rate=1e-3), reference, tmp / "a", progress=False)
     assert other.key != a.key
+
+
+def test_run_key_depends_on_the_table_content_not_on_where_it_was_read(tmp_path, reference):
+    """A results store copied to another checkout keeps its keys: the path a table was read from
+    (the manifest's source and dataset_spec) does not enter them; its content (fingerprint) does."""
+    cfg = FinetuneConfig(1e-3, epochs=2, probe_epochs=(0, 2), context_size=40)
+    here, there = tmp_path / "checkout_a", tmp_path / "checkout_b"
+    here.mkdir(), there.mkdir()
+    a = split_manifest(_table(here), query_size=20, seed=0, results_dir=here)
+    b = split_manifest(_table(there), query_size=20, seed=0, results_dir=there)
+    assert a.source != b.source and a.dataset_spec != b.dataset_spec
+    assert run_key(a, cfg, reference) == run_key(b, cfg, reference)
+    changed = _table(tmp_path, n=161)  # one row more: another table
+    c = split_manifest(changed, query_size=20, seed=0, results_dir=tmp_path / "c")
+    assert c.table_fingerprint != a.table_fingerprint and run_key(c, cfg, reference) != run_key(a, cfg, reference)
 
 
 def test_resume_after_interruption_matches_uninterrupted(setup, reference, monkeypatch):

@@ -52,6 +52,10 @@ def _plain(values: Any) -> list:
     return np.asarray(values).tolist()
 
 
+#: Manifest fields left out of store keys (:meth:`SplitManifest.identity`): where the table came from.
+LOCATION_FIELDS = ("source", "dataset_spec")
+
+
 @dataclass
 class SplitManifest:
     """Membership and its evidence for one (dataset, Q, seed, label condition); see the module docstring."""
@@ -118,6 +122,15 @@ class SplitManifest:
         data["pools"] = {k: _plain(v) for k, v in self.pools.items()}
         data["randomized_labels"] = {k: _plain(v) for k, v in self.randomized_labels.items()}
         return data
+
+    def identity(self) -> dict[str, Any]:
+        """The manifest as store keys hash it: :meth:`to_dict` without :data:`LOCATION_FIELDS`.
+
+        Those say where the table was read from (a venv's site-packages, a CSV's path), not what
+        it holds, which ``table_fingerprint`` pins; so a results store keeps its keys when it is
+        copied to another checkout or machine.
+        """
+        return {k: v for k, v in self.to_dict().items() if k not in LOCATION_FIELDS}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SplitManifest:

@@ -122,7 +122,7 @@ def probe_run(
 
     # M_ref's scores depend on the queries, not on the fine-tuning hyperparameters: key them by the
     # manifest and the encoding choices, so runs that differ only in learning rate share them.
-    ref_owner = content_key(run.manifest.to_dict(), run.config.max_features, run.config.context_seed, run.config.context_size)
+    ref_owner = content_key(run.manifest.identity(), run.config.max_features, run.config.context_seed, run.config.context_size)
 
     def path(which: str) -> Path:
         owner = ref_owner if which == "ref" else run.key
