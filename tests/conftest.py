@@ -57,6 +57,15 @@ def write_tiny_notebook(path: Path, source: str = TINY_NOTEBOOK) -> Path:
     return path
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``): the tests of one module share a
+    worker (their module fixtures are built once), and every test of the real book shares one worker
+    with :func:`built_book` (the book is built once per run, not once per worker)."""
+    for item in items:
+        group = "built_book" if "built_book" in getattr(item, "fixturenames", ()) else item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture
 def make_notebook() -> Callable[..., Path]:
     """``make_notebook(path, source=TINY_NOTEBOOK)`` writes a notebook and returns its path."""
