@@ -6,7 +6,9 @@ import pytest
 
 from iclmem.llm.chat import ChatRequest, Completion
 from iclmem.llm.judges import (
+    ANSWERS,
     JUDGE_EXAMPLES,
+    JUDGE_INSTRUCTION,
     MATCHES,
     SHIPPED_THRESHOLDS,
     LLMJudge,
@@ -58,15 +60,25 @@ def test_thresholds_change_decisions(judge):
     assert strict.judge_many(["Rating is 3.5. Winery is Prima Perla."], ["Rating is 3.6. Winery is Prima Perla."]) == ["no"]
 
 
-def test_llm_judge_prompt_and_parsing():
-    msgs = judge_messages("ref text", "cand text")
-    assert msgs[0][0] == "system" and msgs[-1] == ("user", "Reference text: ref text\nCandidate text: cand text")
-    answers = [c for r, c in msgs if r == "assistant"]
-    assert answers == [a for _, _, a in JUDGE_EXAMPLES] and answers.count("exact") == 1 and answers.count("near-exact") == 3
+def test_llm_judge_prompt_follows_the_papers_fig5_and_parsing():
+    (only,) = judge_messages("ref text", "cand text")  # the paper's layout: one message
+    role, text = only
+    assert role == "user" and text.startswith(JUDGE_INSTRUCTION)
+    assert text.endswith("Example 5:\nReference text: ref text\nCandidate text: cand text\nAnswer:")
+    assert [text.count(f"Example {i}:") for i in range(1, 6)] == [1] * 5
+    assert text.count("Answer: exact match") == 1 and text.count("Answer: near-exact match") == 3
+    turns = judge_messages("ref text", "cand text", layout="turns")
+    assert turns[0] == ("system", JUDGE_INSTRUCTION) and turns[-1][1].endswith("Candidate text: cand text\nAnswer:")
+    answers = [c for r, c in turns if r == "assistant"]
+    assert answers == [ANSWERS[a] for _, _, a in JUDGE_EXAMPLES] and answers.count("exact match") == 1
+    with pytest.raises(ValueError, match="judge layout"):
+        judge_messages("a", "b", layout="fig")
+    assert LLMJudge(_Scripted([])).decoding.max_new_tokens == 10  # the paper's budget for the judge
+    for answer, label in ANSWERS.items():
+        assert parse_judgement(label) == answer and parse_judgement(f"{label}.") == answer
     assert parse_judgement("Near-exact.") == "near-exact"
     assert parse_judgement(" exact") == "exact"
     assert parse_judgement("No") == "no"
-    assert parse_judgement("Inexact match") == "no"
     assert parse_judgement("I think it is a near exact match") == "near-exact"
     assert parse_judgement("banana") is None
 
