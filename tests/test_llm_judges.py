@@ -110,3 +110,15 @@ def test_agreement():
     assert res["n"] == 4 and res["agreement"] == 0.75 and 0 < res["kappa"] < 1
     assert int(res["confusion"].loc["no", "near-exact"]) == 1
     assert agreement(a, a)["kappa"] == pytest.approx(1.0)
+
+
+def test_held_out_accuracy_on_the_labelled_pairs(judge):
+    from iclmem.llm.judge_eval import cross_validate
+    from iclmem.llm.judges import pair_features
+
+    pairs = load_labelled_pairs()
+    big = pairs["domain"].value_counts()
+    assert (big[["nli", "question", "abstract"]] >= 25).all() and pairs["domain"].nunique() >= 4
+    res = cross_validate(pair_features(pairs, judge.encoder), n_folds=5, seed=0, n_boot=200)
+    row = res.summary().iloc[0]
+    assert row["n"] == len(pairs) and row["accuracy"] >= 0.9 and row["kappa"] >= 0.85
