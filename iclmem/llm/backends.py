@@ -247,7 +247,8 @@ class OpenAIBackend:
     Configuration comes from the environment (never from notebook parameters): ``OPENAI_API_KEY``
     (required; any non-empty value for local servers), ``OPENAI_BASE_URL`` (default: OpenAI),
     ``ICLMEM_OPENAI_MODEL`` (required, e.g. ``gpt-4-0613`` for the paper) and ``ICLMEM_OPENAI_CONTEXT``
-    (context window in tokens, optional). :attr:`base_url` is always set (OpenAI's when none is given), as it
+    (context window in tokens, optional; without it :meth:`adopt_reported_window` reads the window a server such
+    as vLLM reports, and with neither the window is unknown and no prompt is checked against it). :attr:`base_url` is always set (OpenAI's when none is given), as it
     is part of the cache key; the API key is never stored or keyed on. ``timeout`` bounds each HTTP request; a request that fails is
     retried ``retries`` times with exponential backoff (``backoff``, ``2*backoff``, ...) and then reported
     in :attr:`Completion.error`.
@@ -282,6 +283,30 @@ class OpenAIBackend:
         self.backoff = backoff
         self.sleep = sleep
         self.calls = 0
+
+    def reported_context_window(self) -> int | None:
+        """The context window the server reports for :attr:`model_id` in ``/v1/models`` (vLLM: ``max_model_len``;
+        also read: ``context_length``, ``context_window``, ``max_context_length``), or ``None`` when it reports none
+        or cannot be asked. One request, not retried; OpenAI's own API reports no window (set ``ICLMEM_OPENAI_CONTEXT``)."""
+        try:
+            models = self.client.models.list().data
+        except Exception:  # noqa: BLE001 - a server without /models, or offline: the window stays unknown
+            return None
+        for m in models:
+            if getattr(m, "id", None) != self.model_id:
+                continue
+            extra = {**(getattr(m, "model_extra", None) or {})}
+            for key in ("max_model_len", "context_length", "context_window", "max_context_length"):
+                value = extra.get(key)
+                if isinstance(value, int) and value > 0:
+                    return value
+        return None
+
+    def adopt_reported_window(self) -> int | None:
+        """Set :attr:`context_window` from :meth:`reported_context_window` when ``ICLMEM_OPENAI_CONTEXT`` gave none."""
+        if self.context_window is None:
+            self.context_window = self.reported_context_window()
+        return self.context_window
 
     def count_tokens(self, request: ChatRequest) -> int:
         """Upper estimate: one token per 3 characters plus 8 per message (tokenizers of remote models are unknown)."""
