@@ -51,8 +51,8 @@ def borderline(frame: pd.DataFrame) -> pd.DataFrame:
 def export_review(frame: pd.DataFrame, path: str | Path) -> int:
     """Write the :func:`borderline` rows to ``path`` (CSV, atomically) with an empty ``human`` column; their count."""
     df = borderline(frame).copy()
-    for col in ("match_offline", "match_llm", "member"):
-        if col not in df.columns:
+    for col in COLUMNS:
+        if col not in df.columns and col not in KEY:
             df[col] = None
     df["review_id"] = [review_id(r) for _, r in df.iterrows()]
     df["human"] = ""
