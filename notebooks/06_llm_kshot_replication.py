@@ -317,6 +317,16 @@ ours = correlation_tables(acc_rates, acc)
 ours
 
 # %% [markdown]
+# The same coefficients (exact + near-exact) with 95% bootstrap intervals over instances: each resample redraws the
+# instances, keeping all their ks, and recomputes r. With few ks or few instances the intervals are wide; with two
+# ks there is none, as r is then +-1 by construction.
+
+# %%
+from iclmem.chapters.llm_kshot_report import correlation_intervals
+
+correlation_intervals(mem, perf, seed=seed)
+
+# %% [markdown]
 # The paper's coefficients (GPT-4, 200 instances, $k \in \{0, 25, 50, 100, 200\}$):
 
 # %%

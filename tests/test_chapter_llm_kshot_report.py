@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from iclmem.chapters.llm_kshot import ClaimResult, ContextSummary
 from iclmem.chapters.llm_kshot_report import ground_truth_gaps, offline_judge_quality, summary_markdown
@@ -76,3 +77,20 @@ def test_summary_sentences_are_formatted_from_the_numbers():
     other = summary_markdown({**run, "wall_minutes": "9.0"}, _window(ks_run=[0, 25, 200], k_max=400), "the offline judge",
                              None, None, gaps.iloc[:0], results)
     assert "9.0 minutes" in other and "did not fit" not in other and "agree on" not in other and "at least 400" in other
+
+
+def test_correlation_intervals_are_pearson_across_k_with_a_bootstrap():
+    from iclmem.chapters.llm_kshot_report import correlation_intervals
+
+    ks, n = (0, 10, 25), 20
+    mem = pd.DataFrame([{"model": "m", "setting": "full", "k": k, "instance_id": f"i{i}", "member": True,
+                         "match": "exact" if i < n * j // 2 else "no"} for j, k in enumerate(ks) for i in range(n)])
+    perf = pd.DataFrame([{"model": "m", "k": k, "instance_id": f"i{i}", "correct": i < 4 + 6 * j, "error": None}
+                         for j, k in enumerate(ks) for i in range(n)])
+    t = correlation_intervals(mem, perf, n_boot=200).iloc[0]
+    assert t["setting"] == "full" and t["ks"] == 3 and t["instances"] == n
+    assert t["r"] == pytest.approx(1.0)  # both rise linearly in k's index: 0, 50, 100% vs 20, 50, 80%
+    lo, hi = (float(x) for x in t["interval"].strip("[]").split(","))
+    assert lo <= 1.0 <= hi + 1e-9 and lo > 0
+    two = correlation_intervals(mem[mem.k < 25], perf[perf.k < 25], n_boot=50).iloc[0]
+    assert two["interval"] == "undefined"  # two ks give r = +-1 by construction: no interval

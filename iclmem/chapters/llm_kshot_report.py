@@ -17,7 +17,21 @@ import pandas as pd
 
 from ..llm.judge_eval import CVResult, cross_validate
 from ..llm.judges import SHIPPED_THRESHOLDS, Thresholds, fit_on_features, load_labelled_pairs, pair_features
-from .llm_kshot import CONFIDENCE, MEMORIZED, N_BOOT, ClaimResult, ContextSummary, kappa_reading, verdict_counts
+from .llm_kshot import (
+    CONFIDENCE,
+    MEMORIZED,
+    N_BOOT,
+    SHORT_SETTINGS,
+    ClaimResult,
+    ContextSummary,
+    Focus,
+    bootstrap,
+    correct_matrix,
+    kappa_reading,
+    memorization_matrix,
+    pearson,
+    verdict_counts,
+)
 
 
 # -- the offline judge, measured on pairs it was not fitted on --------------------------------------------------
@@ -123,6 +137,33 @@ def ground_truth_gaps(mem: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0, tu
     return pd.DataFrame(rows)
 
 
+# -- Pearson's r across k, with an interval ------------------------------------------------------------------------
+def correlation_intervals(mem: pd.DataFrame, perf: pd.DataFrame, measure: str = "memorized", n_boot: int = N_BOOT,
+                          seed: int = 0) -> pd.DataFrame:
+    """Pearson's r across the ks run of accuracy and memorization (``memorized``: exact + near-exact, Tab. 2;
+    ``exact``: Tab. 3), per model and setting, with a 95% percentile bootstrap interval over instances (r recomputed
+    on each resample, instances keeping all their ks; all instances of the model). ``r`` is NaN when either series is
+    constant; the interval is missing when r is undefined in most resamples or fewer than three ks were run."""
+    rows = []
+    for model in dict.fromkeys(mem["model"]):
+        focus = Focus(model)
+        c = correct_matrix(perf, focus)
+        for setting in [s for s in SHORT_SETTINGS if s in set(focus.rows(mem)["setting"])]:
+            m = memorization_matrix(mem, focus, [setting], measure)
+            ks = [k for k in c.columns if k in set(m.columns)]
+            index = c.index.intersection(m.index)
+            acc, mx = c.loc[index, ks].to_numpy(), m.loc[index, ks].to_numpy()
+
+            def stat(idx: np.ndarray, acc: np.ndarray = acc, mx: np.ndarray = mx) -> float:
+                return pearson(np.nanmean(acc[idx], axis=0), np.nanmean(mx[idx], axis=0))
+
+            r = stat(np.arange(len(index))) if len(index) else float("nan")
+            ci = bootstrap(len(index), stat, n_boot, seed) if len(ks) >= 3 else None
+            rows.append({"model": model, "setting": SHORT_SETTINGS[setting], "ks": len(ks), "r": r,
+                         "interval": ci.bounds("{:.2f}", "") if ci else "undefined", "instances": len(index)})
+    return pd.DataFrame(rows)
+
+
 # -- the summary --------------------------------------------------------------------------------------------------
 def _claims_sentence(results: Sequence[ClaimResult]) -> str:
     by = {v: [r.claim_id for r in results if r.verdict == v] for v in ("reproduced", "differs", "not testable here")}
@@ -156,4 +197,4 @@ def summary_markdown(run: Mapping[str, object], window: ContextSummary, judge_so
     return " ".join(s)
 
 
-__all__ = ["JudgeQuality", "ground_truth_gaps", "offline_judge_quality", "summary_markdown"]
+__all__ = ["JudgeQuality", "correlation_intervals", "ground_truth_gaps", "offline_judge_quality", "summary_markdown"]
