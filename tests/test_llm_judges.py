@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from iclmem.llm.chat import ChatRequest, Completion
@@ -15,7 +16,6 @@ from iclmem.llm.judges import (
     OfflineJudge,
     Thresholds,
     agreement,
-    fit_thresholds,
     judge_messages,
     load_labelled_pairs,
     normalize,
@@ -27,6 +27,14 @@ from iclmem.llm.judges import (
 @pytest.fixture(scope="module")
 def judge() -> OfflineJudge:
     return OfflineJudge()
+
+
+@pytest.fixture(scope="module")
+def features(judge):
+    """The labelled pairs with their ROUGE-L and embedding scores, computed once for the module."""
+    from iclmem.llm.judges import pair_features
+
+    return pair_features(load_labelled_pairs(), judge.encoder)
 
 
 def test_normalization_and_rouge_l():
@@ -45,14 +53,20 @@ def test_offline_judge_on_fixed_pairs(judge):
     assert judge.judge_many(refs, cands) == ["exact", "near-exact", "no", "no", "near-exact", "no"]
 
 
-def test_shipped_thresholds_are_the_fit_on_the_labelled_pairs(judge):
+def test_shipped_thresholds_are_the_fit_on_the_labelled_pairs(judge, features):
+    from iclmem.llm.judges import fit_on_features
+
     pairs = load_labelled_pairs()
     assert set(pairs["label"]) == set(MATCHES) and len(pairs) >= 50
-    fitted, acc = fit_thresholds(pairs, judge.encoder)
+    fitted, acc = fit_on_features(features)
     assert fitted == SHIPPED_THRESHOLDS
     assert acc >= 0.95
-    scores = judge.scores(list(pairs.reference), list(pairs.candidate))
-    assert (scores["match"] == pairs["label"]).mean() == pytest.approx(acc)
+    from iclmem.llm.judges import decide
+
+    shipped = decide(features, SHIPPED_THRESHOLDS)
+    assert (pd.Series(shipped) == pairs["label"]).mean() == pytest.approx(acc)
+    some = pairs.sample(12, random_state=0)  # the judge itself decides as the fit's decide does
+    assert judge.judge_many(list(some.reference), list(some.candidate)) == [shipped[i] for i in some.index]
 
 
 def test_thresholds_change_decisions(judge):
@@ -112,13 +126,12 @@ def test_agreement():
     assert agreement(a, a)["kappa"] == pytest.approx(1.0)
 
 
-def test_held_out_accuracy_on_the_labelled_pairs(judge):
+def test_held_out_accuracy_on_the_labelled_pairs(features):
     from iclmem.llm.judge_eval import cross_validate
-    from iclmem.llm.judges import pair_features
 
     pairs = load_labelled_pairs()
     big = pairs["domain"].value_counts()
     assert (big[["nli", "question", "abstract"]] >= 25).all() and pairs["domain"].nunique() >= 4
-    res = cross_validate(pair_features(pairs, judge.encoder), n_folds=5, seed=0, n_boot=200)
+    res = cross_validate(features, n_folds=5, seed=0, n_boot=200)
     row = res.summary().iloc[0]
     assert row["n"] == len(pairs) and row["accuracy"] >= 0.9 and row["kappa"] >= 0.85
