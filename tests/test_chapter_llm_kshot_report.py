@@ -94,3 +94,10 @@ def test_correlation_intervals_are_pearson_across_k_with_a_bootstrap():
     assert lo <= 1.0 <= hi + 1e-9 and lo > 0
     two = correlation_intervals(mem[mem.k < 25], perf[perf.k < 25], n_boot=50).iloc[0]
     assert two["interval"] == "undefined"  # two ks give r = +-1 by construction: no interval
+
+
+def test_failed_requests_are_named_in_the_summary():
+    run = {"n_completions": 10, "n_cached": 0, "wall_minutes": "0.1", "run_models": "m", "run_instances": 2, "n_failed": 3}
+    text = summary_markdown(run, _window(), "the offline judge", None, None, pd.DataFrame(), [])
+    assert "3 requests failed; their rows are left out" in text
+    assert "failed" not in summary_markdown({**run, "n_failed": 0}, _window(), "x", None, None, pd.DataFrame(), [])

@@ -208,3 +208,36 @@ def test_openai_backend_adopts_the_window_the_server_reports(monkeypatch):
         assert OpenAIBackend(model="unlisted", base_url=url, retries=0, timeout=5).adopt_reported_window() is None
     finally:
         server.shutdown()
+
+
+def test_a_request_the_server_refuses_is_not_retried(monkeypatch):
+    import http.server
+
+    calls = []
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the http.server API
+            calls.append(self.path)
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = b'{"error": {"message": "maximum context length is 8192 tokens", "type": "invalid_request_error"}}'
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        sleeps: list[float] = []
+        b = OpenAIBackend(model="m", base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", retries=3, timeout=5,
+                          sleep=sleeps.append)
+        (c,) = b.complete_batch([ChatRequest.user("a long prompt", Decoding(4))])
+        assert not c.ok and "HTTP 400" in c.error and "maximum context length" in c.error
+        assert len(calls) == 1 and sleeps == []  # one attempt, no backoff
+    finally:
+        server.shutdown()

@@ -982,12 +982,14 @@ def claims_glue(results: Sequence[ClaimResult], agree: Mapping[str, Any] | None)
 
 def run_glue(exp: Experiment, mem: pd.DataFrame, perf: pd.DataFrame, models: str, wall_minutes: float) -> dict[str, object]:
     """The run's size for the chapter's introduction and summary: instances, members, settings (lower case),
-    ``models`` (a phrase), max new tokens, wall minutes (one decimal), completions and how many came from the cache."""
+    ``models`` (a phrase), max new tokens, wall minutes (one decimal), completions, how many came from the cache and
+    how many failed (left out of every rate, and named in the summary)."""
     return {
         "run_instances": len(exp.instances), "run_members": len(exp.sample.members),
         "run_settings": ", ".join(SETTINGS[s].lower() for s in exp.config.settings), "run_models": models,
         "run_tokens": exp.config.max_new_tokens, "wall_minutes": f"{wall_minutes:.1f}",
         "n_completions": len(mem) + len(perf), "n_cached": int(mem.cached.sum() + perf.cached.sum()),
+        "n_failed": int(mem["error"].notna().sum() + perf["error"].notna().sum()),
     }
 
 

@@ -177,6 +177,8 @@ def summary_markdown(run: Mapping[str, object], window: ContextSummary, judge_so
     """The chapter's summary paragraph, each sentence formatted from the arguments (nothing typed)."""
     s = [f"This build made {run['n_completions']} completions ({run['n_cached']} from the disk cache) in "
          f"{run['wall_minutes']} minutes of wall time, with {run['run_models']} on {run['run_instances']} instances."]
+    if run.get("n_failed"):
+        s.append(f"{run['n_failed']} requests failed; their rows are left out of every rate and count below.")
     left = f"; k = {', '.join(map(str, window.left_out))} did not fit and were left out" if window.left_out else ""
     s.append(f"The context window of {window.model_id} ({window.context_window or 'unknown'} tokens) holds up to "
              f"k = {window.largest_k} demonstrations; the run used k = {', '.join(map(str, window.ks_run))}{left}.")

@@ -330,13 +330,18 @@ class OpenAIBackend:
         )
 
     def complete_one(self, request: ChatRequest) -> Completion:
-        """One request, retried with exponential backoff; the last error is reported, never raised."""
+        """One request, retried with exponential backoff; the last error is reported, never raised. A request the
+        server refuses as malformed (HTTP 4xx other than 408, 409 and 429, e.g. a prompt over its context window) is
+        not retried: it would fail the same way."""
         error = ""
         for attempt in range(self.retries + 1):
             try:
                 return self._once(request)
             except Exception as e:  # noqa: BLE001 - every API error is reported per instance
                 error = f"{type(e).__name__}: {e}"
+                status = getattr(e, "status_code", None)
+                if isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429):
+                    return Completion("", error=f"refused by the server (HTTP {status}), not retried: {error}")
                 if attempt < self.retries:
                     self.sleep(self.backoff * 2**attempt)
         return Completion("", error=f"failed after {self.retries + 1} attempts: {error}")
