@@ -167,10 +167,10 @@ plan.table
 # The table above counts the requests and prompt tokens that are not yet in the disk cache, for each model
 # (memorization and classification prompts, the latter `repeats` times) and, apart, for the LLM judge (an
 # upper bound: its requests depend on the completions). Prompts longer than the window are listed above it
-# and counted in `does_not_fit`, before any request; their k is left out of the run. Check it before a paid run. Every completion is
-# cached on disk by backend, server base URL, model, messages, decoding settings and repeat index, and
-# written as soon as it arrives, so a re-run sends nothing it has sent before, and a killed run resumes
-# where it stopped.
+# and counted in `does_not_fit`, before any request; their k is left out of the run. Check it before a paid
+# run. Every completion is cached on disk by backend, server base URL, model, messages, decoding settings and
+# repeat index, and written as soon as it arrives, so a re-run sends nothing it has sent before, and a killed
+# run resumes where it stopped.
 #
 # ## Completions
 
