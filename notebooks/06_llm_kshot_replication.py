@@ -83,7 +83,7 @@ from iclmem.chapters.llm_kshot import (Focus, all_claims, claims_glue, claims_ta
 from iclmem.llm import SETTINGS, CachedBackend, LLMJudge, OfflineJudge, ReplicationConfig, build_experiment, memorization_messages
 from iclmem.llm.backends import InProcessBackend, make_backend
 from iclmem.llm.finetune import FinetuneConfig
-from iclmem.llm.judging import judge_backend, judge_completions
+from iclmem.llm.judging import check_judge_mode, judge_backend, judge_completions
 from iclmem.llm.replication import accuracy, finetune_log, finetuned_backend, memorization_rates, plan_run, run_memorization, run_performance
 
 # %% tags=["hide-input"]
@@ -102,6 +102,7 @@ config = ReplicationConfig(dataset=dataset, split=split, data_files=data_files o
                            performance_max_new_tokens=performance_completion_length, prompt_layout=prompt_layout, repeats=repeats,
                            member_fraction=member_fraction if backend == "inprocess" and finetune_epochs > 0 else 0.0)
 exp = build_experiment(config)
+check_judge_mode(judge)  # a typo fails here, before any completion is paid for
 
 # %% [markdown]
 # ## Instances and demonstrations
