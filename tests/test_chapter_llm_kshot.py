@@ -165,12 +165,13 @@ def test_sample_table_and_run_glue(exp):
     assert list(table.index) == [f"{exp.data.spec.title} (train)"]
     assert table.loc[:, ["instances", "members", "demonstrations"]].iloc[0].tolist() == [4, 2, 4]
     assert table["usable"].iloc[0] == len(exp.data.instances) <= table["rows read"].iloc[0]
-    mem = pd.DataFrame({"cached": [True, False, True]})
-    perf = pd.DataFrame({"cached": [False, True]})
+    mem = pd.DataFrame({"cached": [True, False, True], "error": [None, "timeout", None]})
+    perf = pd.DataFrame({"cached": [False, True], "error": [None, None]})
     values = run_glue(exp, mem, perf, "one model (m)", 1.26)
     assert values == {"run_instances": 4, "run_members": 2,
                       "run_settings": "full information, segment pairs and labels, only segment pairs",
-                      "run_models": "one model (m)", "run_tokens": 5, "wall_minutes": "1.3", "n_completions": 5, "n_cached": 3}
+                      "run_models": "one model (m)", "run_tokens": 5, "wall_minutes": "1.3", "n_completions": 5, "n_cached": 3,
+                      "n_failed": 1}
 
 
 def test_glue_values_glues_each_value_unchanged_and_hidden(monkeypatch):

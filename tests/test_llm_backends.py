@@ -174,3 +174,70 @@ def test_openai_base_url_is_in_the_cache_key_and_the_api_key_in_no_record(monkey
     records = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert len(records) == 4 and not any(secret in p.read_text() or secret in str(p) for p in records)
     assert {p.parent.parent.name for p in records} == {"m"} and len({p.parents[2].name for p in records}) == 2
+
+
+def test_openai_backend_adopts_the_window_the_server_reports(monkeypatch):
+    import http.server
+    import json as _json
+
+    class Models(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the http.server API
+            body = _json.dumps({"object": "list", "data": [
+                {"id": "other", "object": "model", "created": 0, "owned_by": "x", "max_model_len": 4096},
+                {"id": "long-model", "object": "model", "created": 0, "owned_by": "x", "max_model_len": 32768}]}).encode()
+            self.send_response(200 if self.path.endswith("/models") else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Models)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        monkeypatch.delenv("ICLMEM_OPENAI_CONTEXT", raising=False)
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        b = OpenAIBackend(model="long-model", base_url=url, retries=0, timeout=5)
+        assert b.context_window is None and b.adopt_reported_window() == 32768 == b.context_window
+        monkeypatch.setenv("ICLMEM_OPENAI_CONTEXT", "8192")  # the environment wins over the report
+        assert OpenAIBackend(model="long-model", base_url=url, retries=0, timeout=5).adopt_reported_window() == 8192
+        monkeypatch.delenv("ICLMEM_OPENAI_CONTEXT")
+        assert OpenAIBackend(model="unlisted", base_url=url, retries=0, timeout=5).adopt_reported_window() is None
+    finally:
+        server.shutdown()
+
+
+def test_a_request_the_server_refuses_is_not_retried(monkeypatch):
+    import http.server
+
+    calls = []
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the http.server API
+            calls.append(self.path)
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = b'{"error": {"message": "maximum context length is 8192 tokens", "type": "invalid_request_error"}}'
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        sleeps: list[float] = []
+        b = OpenAIBackend(model="m", base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", retries=3, timeout=5,
+                          sleep=sleeps.append)
+        (c,) = b.complete_batch([ChatRequest.user("a long prompt", Decoding(4))])
+        assert not c.ok and "HTTP 400" in c.error and "maximum context length" in c.error
+        assert len(calls) == 1 and sleeps == []  # one attempt, no backoff
+    finally:
+        server.shutdown()

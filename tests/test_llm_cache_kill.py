@@ -17,13 +17,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from iclmem.llm.cache import CompletionCache
 from iclmem.llm.chat import ChatRequest, Decoding
+from tests.killing import entries, kill_when
 
 N = 12
 HANG_AT = 5  # the first run hangs on its 5th request: 4 are done and cached when it is killed
@@ -77,10 +77,6 @@ SCRIPT = textwrap.dedent(f'''
 ''')
 
 
-def _events(log: Path) -> list[dict]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-
 def _run(script: Path, root: Path, log: Path, mode: str, hang_at: int) -> subprocess.Popen:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     return subprocess.Popen([sys.executable, str(script), str(root), str(log), mode, str(hang_at)], stdout=subprocess.PIPE,
@@ -94,15 +90,10 @@ def test_sigkilled_batch_resumes_and_sends_no_request_twice(tmp_path, mode):
     prompts = [f"prompt {i}" for i in range(N)]
 
     first = _run(script, root, log, mode, HANG_AT)
-    deadline = time.monotonic() + 120
-    while sum(e["event"] == "start" for e in _events(log)) < HANG_AT:
-        assert first.poll() is None, first.communicate()[1]
-        assert time.monotonic() < deadline, "the first run did not reach its 5th request"
-        time.sleep(0.02)
-    os.kill(first.pid, signal.SIGKILL)  # mid-batch, with the 5th request in flight
-    first.wait(timeout=30)
+    kill_when(first, log, lambda log: sum(e["event"] == "start" for e in log) >= HANG_AT,  # mid-batch, the 5th in flight
+              "the first run's 5th request")
     assert first.returncode == -signal.SIGKILL
-    killed = _events(log)
+    killed = entries(log)
     assert [e["prompt"] for e in killed if e["event"] == "done"] == prompts[: HANG_AT - 1]
 
     cache = CompletionCache(BACKEND, MODEL, root, BASE_URL)
@@ -119,11 +110,11 @@ def test_sigkilled_batch_resumes_and_sends_no_request_twice(tmp_path, mode):
     out, err = second.communicate(timeout=120)
     assert second.returncode == 0, err
     assert json.loads(out) == [[p.upper(), i < HANG_AT - 1] for i, p in enumerate(prompts)]  # all, planted records unread
-    rerun = _events(log)[len(killed):]
+    rerun = entries(log)[len(killed):]
     assert [e["prompt"] for e in rerun if e["event"] == "start"] == prompts[HANG_AT - 1 :]  # only what was not done
-    done = [e["prompt"] for e in _events(log) if e["event"] == "done"]
+    done = [e["prompt"] for e in entries(log) if e["event"] == "done"]
     assert sorted(done) == sorted(prompts) and len(done) == len(set(done)) == N  # no completed request sent twice
-    started = [e["prompt"] for e in _events(log) if e["event"] == "start"]
+    started = [e["prompt"] for e in entries(log) if e["event"] == "start"]
     assert [p for p in prompts if started.count(p) > 1] == [prompts[HANG_AT - 1]]  # only the one in flight at the kill
 
     records = sorted(root.rglob("*.json"))
@@ -132,4 +123,4 @@ def test_sigkilled_batch_resumes_and_sends_no_request_twice(tmp_path, mode):
     third = _run(script, root, log, mode, 0)
     out3, err3 = third.communicate(timeout=120)
     assert third.returncode == 0, err3
-    assert json.loads(out3) == [[p.upper(), True] for p in prompts] and len(_events(log)) == len(killed) + len(rerun)
+    assert json.loads(out3) == [[p.upper(), True] for p in prompts] and len(entries(log)) == len(killed) + len(rerun)

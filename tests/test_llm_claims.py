@@ -321,3 +321,39 @@ def test_the_focus_keeps_other_models_and_non_members_out():
     assert claim_d1(mem, Focus("base"), n_boot=100).verdict == "differs"
     # all instances of the fine-tuned model: the non-members dilute the rise to +50 points
     assert "minus zero-shot +50 points" in claim_d1(mem, Focus("fine-tuned"), n_boot=100).ours
+
+
+def test_d9_from_an_imported_review(tmp_path):
+    from iclmem.llm.review import export_review, import_review
+
+    judged = mem_frame(same_in_all_settings({0: ["near-exact"] * 4 + ["no"] * 16, 10: ["exact"] * 20}))  # 120 labels
+    judged = judged.assign(match_offline=judged["match"], match_llm=judged["match"])
+    path = tmp_path / "review.csv"
+    assert export_review(judged, path) == 12  # the near-exact rows: 4 instances x 3 settings
+    sheet = pd.read_csv(path, keep_default_na=False)
+    sheet["human"] = ["inexact"] * 6 + ["near-exact"] * 6  # 6 of 120 labels changed: the paper's 5%
+    sheet.to_csv(path, index=False)
+    review = import_review(judged, path)
+    r = claim_d9({"n": 120, "agreement": 1.0, "kappa": 1.0}, review)
+    assert r.verdict == "reproduced" and "6/120 = 5.0%" in r.ours and "6 near-exact -> no" in r.ours
+    assert "between near-exact and inexact" in r.reason and r.interval.endswith("(95% Wilson)")
+    sheet["human"] = ["inexact"] * 12  # 12 of 120 = 10%: the paper's 5% is below the interval
+    sheet.to_csv(path, index=False)
+    assert claim_d9(None, import_review(judged, path)).verdict == "differs"
+    row = claims_table(all_claims(judged, perf_frame({0: [True] * 20, 10: [True] * 20}), FT, None, n_boot=50,
+                                  review=import_review(judged, path))).loc["D9"]
+    assert "12/120 = 10.0%" in row["ours"] and row["verdict"] == "differs"
+
+
+def test_d_table_values_come_from_the_frames():
+    """The D-table's numbers on a frame whose answers are known: 0% zero-shot, 50% at k = 10 and 25 (members)."""
+    members = [True] * 10 + [False] * 10
+    mem = mem_frame(same_in_all_settings({0: share(0), 10: share(5, n=10) + share(0, n=10), 25: share(5, n=10) + share(0, n=10)}),
+                    members=members)
+    perf = perf_frame({0: share(2, True, False), 10: share(10, True, False), 25: share(10, True, False)}, members=members)
+    table = claims_table(all_claims(mem, perf, FT, None, n_boot=200))
+    assert "zero-shot 0%" in table.loc["D1", "ours"] and "k > 0 minus zero-shot +50 points" in table.loc["D1", "ours"]
+    assert "k = 0 to k = 25: +50 points" in table.loc["D2", "ours"]
+    assert table.loc["D5", "ours"].startswith("full minus seg.+labels: +0 points at k = 25, +0 points at k = 0")
+    assert "accuracy there 100% vs zero-shot 20% (+80 points)" in table.loc["D6", "ours"]
+    assert table.loc["D1", "verdict"] == "reproduced" and table.loc["D1", "interval"].startswith("[+")

@@ -143,3 +143,36 @@ def test_segment_split_bounds_and_per_instance_variation():
 def test_nli_pairs_split_at_the_sentence_boundary():
     p = split_instance(Instance("n", "entailment", ("The cat sat on the mat.", "A cat sat.")), "nli", seed=0)
     assert (p.first, p.second, p.fraction) == ("The cat sat on the mat.", "A cat sat.", None)
+
+
+@pytest.fixture
+def hf_mirror(tmp_path, monkeypatch):
+    import datasets
+
+    from tests.hf_fixtures import write_hf_mirror
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # nothing is downloaded
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf_cache")
+    monkeypatch.setenv("ICLMEM_HF_DATASETS_DIR", str(write_hf_mirror(tmp_path / "mirror")))
+    return tmp_path / "mirror"
+
+
+@pytest.mark.parametrize("name, n, labels", [("wnli", 12, {"entailment", "not_entailment"}),
+                                              ("rte", 12, {"entailment", "not_entailment"}),
+                                              ("trec", 12, {"abbreviation", "entity", "description", "human", "location", "numeric"}),
+                                              ("dbpedia", 12, None)])
+def test_hugging_face_loaders_read_local_copies_of_the_hub_repositories(hf_mirror, name, n, labels):
+    data = load_dataset(name, "train")
+    assert data.n_rows == n and len(data.instances) == n and data.source.startswith("hf:")
+    got = {i.label for i in data.instances}
+    assert got == labels if labels else len(got) == n  # DBpedia: 12 rows, 12 of its 14 classes
+    if data.spec.kind == "nli":
+        assert all(len(i.parts) == 2 for i in data.instances) and data.instances[0].parts[1] == "The alpha was late 0."
+    if name == "wnli":
+        assert len(load_dataset(name, "validation").instances) == 4
+
+
+def test_a_missing_local_copy_names_the_fix(hf_mirror, monkeypatch):
+    monkeypatch.setenv("ICLMEM_HF_DATASETS_DIR", str(hf_mirror / "nowhere"))
+    with pytest.raises(DatasetUnavailableError, match="ICLMEM_HF_DATASETS_DIR is set but"):
+        load_dataset("wnli")

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from iclmem.llm.chat import ChatRequest, Completion
 from iclmem.llm.judges import (
+    ANSWERS,
     JUDGE_EXAMPLES,
+    JUDGE_INSTRUCTION,
     MATCHES,
     SHIPPED_THRESHOLDS,
     LLMJudge,
     OfflineJudge,
     Thresholds,
     agreement,
-    fit_thresholds,
     judge_messages,
     load_labelled_pairs,
     normalize,
@@ -25,6 +27,14 @@ from iclmem.llm.judges import (
 @pytest.fixture(scope="module")
 def judge() -> OfflineJudge:
     return OfflineJudge()
+
+
+@pytest.fixture(scope="module")
+def features(judge):
+    """The labelled pairs with their ROUGE-L and embedding scores, computed once for the module."""
+    from iclmem.llm.judges import pair_features
+
+    return pair_features(load_labelled_pairs(), judge.encoder)
 
 
 def test_normalization_and_rouge_l():
@@ -43,14 +53,20 @@ def test_offline_judge_on_fixed_pairs(judge):
     assert judge.judge_many(refs, cands) == ["exact", "near-exact", "no", "no", "near-exact", "no"]
 
 
-def test_shipped_thresholds_are_the_fit_on_the_labelled_pairs(judge):
+def test_shipped_thresholds_are_the_fit_on_the_labelled_pairs(judge, features):
+    from iclmem.llm.judges import fit_on_features
+
     pairs = load_labelled_pairs()
     assert set(pairs["label"]) == set(MATCHES) and len(pairs) >= 50
-    fitted, acc = fit_thresholds(pairs, judge.encoder)
+    fitted, acc = fit_on_features(features)
     assert fitted == SHIPPED_THRESHOLDS
     assert acc >= 0.95
-    scores = judge.scores(list(pairs.reference), list(pairs.candidate))
-    assert (scores["match"] == pairs["label"]).mean() == pytest.approx(acc)
+    from iclmem.llm.judges import decide
+
+    shipped = decide(features, SHIPPED_THRESHOLDS)
+    assert (pd.Series(shipped) == pairs["label"]).mean() == pytest.approx(acc)
+    some = pairs.sample(12, random_state=0)  # the judge itself decides as the fit's decide does
+    assert judge.judge_many(list(some.reference), list(some.candidate)) == [shipped[i] for i in some.index]
 
 
 def test_thresholds_change_decisions(judge):
@@ -58,15 +74,25 @@ def test_thresholds_change_decisions(judge):
     assert strict.judge_many(["Rating is 3.5. Winery is Prima Perla."], ["Rating is 3.6. Winery is Prima Perla."]) == ["no"]
 
 
-def test_llm_judge_prompt_and_parsing():
-    msgs = judge_messages("ref text", "cand text")
-    assert msgs[0][0] == "system" and msgs[-1] == ("user", "Reference text: ref text\nCandidate text: cand text")
-    answers = [c for r, c in msgs if r == "assistant"]
-    assert answers == [a for _, _, a in JUDGE_EXAMPLES] and answers.count("exact") == 1 and answers.count("near-exact") == 3
+def test_llm_judge_prompt_follows_the_papers_fig5_and_parsing():
+    (only,) = judge_messages("ref text", "cand text")  # the paper's layout: one message
+    role, text = only
+    assert role == "user" and text.startswith(JUDGE_INSTRUCTION)
+    assert text.endswith("Example 5:\nReference text: ref text\nCandidate text: cand text\nAnswer:")
+    assert [text.count(f"Example {i}:") for i in range(1, 6)] == [1] * 5
+    assert text.count("Answer: exact match") == 1 and text.count("Answer: near-exact match") == 3
+    turns = judge_messages("ref text", "cand text", layout="turns")
+    assert turns[0] == ("system", JUDGE_INSTRUCTION) and turns[-1][1].endswith("Candidate text: cand text\nAnswer:")
+    answers = [c for r, c in turns if r == "assistant"]
+    assert answers == [ANSWERS[a] for _, _, a in JUDGE_EXAMPLES] and answers.count("exact match") == 1
+    with pytest.raises(ValueError, match="judge layout"):
+        judge_messages("a", "b", layout="fig")
+    assert LLMJudge(_Scripted([])).decoding.max_new_tokens == 10  # the paper's budget for the judge
+    for answer, label in ANSWERS.items():
+        assert parse_judgement(label) == answer and parse_judgement(f"{label}.") == answer
     assert parse_judgement("Near-exact.") == "near-exact"
     assert parse_judgement(" exact") == "exact"
     assert parse_judgement("No") == "no"
-    assert parse_judgement("Inexact match") == "no"
     assert parse_judgement("I think it is a near exact match") == "near-exact"
     assert parse_judgement("banana") is None
 
@@ -98,3 +124,14 @@ def test_agreement():
     assert res["n"] == 4 and res["agreement"] == 0.75 and 0 < res["kappa"] < 1
     assert int(res["confusion"].loc["no", "near-exact"]) == 1
     assert agreement(a, a)["kappa"] == pytest.approx(1.0)
+
+
+def test_held_out_accuracy_on_the_labelled_pairs(features):
+    from iclmem.llm.judge_eval import cross_validate
+
+    pairs = load_labelled_pairs()
+    big = pairs["domain"].value_counts()
+    assert (big[["nli", "question", "abstract"]] >= 25).all() and pairs["domain"].nunique() >= 4
+    res = cross_validate(features, n_folds=5, seed=0, n_boot=200)
+    row = res.summary().iloc[0]
+    assert row["n"] == len(pairs) and row["accuracy"] >= 0.9 and row["kappa"] >= 0.85

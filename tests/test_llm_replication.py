@@ -155,3 +155,27 @@ def test_plan_counts_generator_and_judge_requests_apart(tmp_path):
     assert again.loc["LLM judge", "requests"] == 16  # None: every memorization completion, capped by their number
     assert request_plan({"base": base}, exp, [0, 4], judge, 10**6).loc["LLM judge", "requests"] == 16
     assert "LLM judge" not in request_plan({"base": base}, exp, [0, 4]).index
+
+
+def test_a_prompt_over_the_window_is_in_the_plans_does_not_fit_list(tmp_path):
+    from iclmem.llm.replication import context_fit, plan_run, runnable_ks
+
+    exp = build_experiment(ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 2, 8), settings=("full", "pairs_only"),
+                                             repeats=3))
+    small = EchoBackend()
+    longest = context_fit(small, exp).set_index("k")["longest_prompt_tokens"]
+    small.context_window = int(longest[2]) + exp.config.max_new_tokens  # k = 2 just fits, k = 8 does not
+    backend = CachedBackend(small, root=tmp_path)
+    ks_run = runnable_ks(context_fit(backend, exp))
+    plan = plan_run({"base": backend}, exp, ks_run)
+    over = plan.does_not_fit
+    assert ks_run == [0, 2] and plan.ks_left_out == [8]
+    assert set(over["k"]) == {8} and len(over) and (over["prompt_tokens"] + over["max_new_tokens"] > over["context_window"]).all()
+    long_one = max(exp.instances, key=lambda i: small.count_tokens(exp.memorization_requests("full", 8)[exp.instances.index(i)]))
+    assert long_one.id in set(over[(over.task == "memorization") & (over.setting == "full")]["instance_id"])
+    assert plan.table.loc["base", "does_not_fit"] == int(over["requests"].sum()) > 0
+    assert (over[over.task == "performance"]["requests"] == 3).all()  # a classification prompt counts its repeats
+    assert "do not fit" in plan.text() and "k = 8 left out" in plan.text()
+    assert backend.backend.calls == 0  # counted before any request
+    small.context_window = None
+    assert plan_run({"base": backend}, exp, [0, 2, 8]).does_not_fit.empty

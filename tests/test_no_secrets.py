@@ -2,8 +2,9 @@
 OpenAI-compatible server (`transformers serve`, not a mock) inside a book build, and the marker appears in no
 executed notebook, no HTML page, no file of the results store, no completion-cache record and no log.
 
-The key travels only through the environment (``OPENAI_API_KEY``, read by :class:`iclmem.llm.backends.OpenAIBackend`);
-the LLM judge of notebook 06 answers through the same backend, so its key is that one too. ``HF_TOKEN`` gets a
+The keys travel only through the environment: ``OPENAI_API_KEY`` (the generator's, read by
+:class:`iclmem.llm.backends.OpenAIBackend`) and ``ICLMEM_JUDGE_API_KEY`` (the LLM judge's own endpoint,
+:func:`iclmem.llm.judging.judge_backend`, here the same server under the judge's variables). ``HF_TOKEN`` gets a
 marker as well: nothing may write a Hugging Face token either.
 """
 
@@ -58,6 +59,7 @@ def test_api_keys_reach_no_notebook_page_store_cache_or_log(tmp_path: Path, monk
     model_dir = ensure_model_dir()  # the converted model, from the usual cache (before ICLMEM_CACHE moves it)
     monkeypatch.setenv("OPENAI_API_KEY", marker)
     monkeypatch.setenv("HF_TOKEN", f"hf_{marker}")
+    monkeypatch.setenv("ICLMEM_JUDGE_API_KEY", f"judge-{marker}")
     monkeypatch.setenv("ICLMEM_CACHE", str(tmp_path / "cache"))  # the completion cache
     monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "results"))  # the results store
     monkeypatch.setenv("ICLMEM_THREADS", "1")
@@ -67,6 +69,8 @@ def test_api_keys_reach_no_notebook_page_store_cache_or_log(tmp_path: Path, monk
     with LoopbackServer(model_dir, threads=1, startup_timeout=300) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("ICLMEM_OPENAI_MODEL", server.model_name)
+        monkeypatch.setenv("ICLMEM_JUDGE_BASE_URL", server.base_url)  # the judge on "its own" server, with its own key
+        monkeypatch.setenv("ICLMEM_JUDGE_MODEL", server.model_name)
         result = build_book(root, build, {NOTEBOOK: {**book_overrides[NOTEBOOK], **OPENAI}}, progress=False)
         server_log = server.log_tail(n=10**8)
     terminal = capfd.readouterr()
@@ -81,7 +85,8 @@ def test_api_keys_reach_no_notebook_page_store_cache_or_log(tmp_path: Path, monk
     assert records, "the completions were cached"
     assert server_log.strip(), "the server's log is part of what is checked"
 
-    needles = [marker.encode(), f"hf_{marker}".encode()]
+    assert "the LLM judge labelled 2 completions" in text
+    needles = [marker.encode(), f"hf_{marker}".encode(), f"judge-{marker}".encode()]
     for needle in needles:
         found = {"project, build, html, results, cache": _files_with(tmp_path, needle)}
         assert found == {"project, build, html, results, cache": []}

@@ -683,20 +683,42 @@ def paper_d9() -> str:
             f"vs inexact (the judge's agreement with humans: {lo:g}-{hi:g}%)")
 
 
-def claim_d9(agreement: dict[str, Any] | None = None) -> ClaimResult:
-    """D9 (Sec. 4, "Human Evaluation"): a human review changed 5% of the GPT-4 judge's labels.
+def claim_d9(agreement: dict[str, Any] | None = None, review: Any = None) -> ClaimResult:
+    """D9 (Sec. 4, "Human Evaluation"): a human review changed 5% of the GPT-4 judge's labels, all borderline cases
+    between near-exact and inexact.
 
-    Not testable: the build has no human review of its own judge labels. ``agreement`` (from
-    :func:`iclmem.llm.judges.agreement`: ``n``, ``agreement``, ``kappa``) of the offline and LLM judges is quoted as
-    context; two automatic judges agreeing is not the paper's measure.
+    ``review``: an :class:`~iclmem.llm.review.ReviewResult` (a reviewed CSV imported with
+    :func:`~iclmem.llm.review.import_review`). With it, the share of this build's judge labels the review changed,
+    over all judged completions as in the paper, with its 95% Wilson interval; reproduced when the paper's 5% lies
+    inside it (:func:`iclmem.chapters.verdicts.share_verdict`, the scorecard's rule for shares). Without one, not
+    testable; ``agreement`` (offline vs LLM judge, :func:`iclmem.llm.judges.agreement`) is quoted as context, as two
+    automatic judges agreeing is not the paper's measure.
     """
+    from .verdicts import share_text, share_verdict
+
+    paper_share = HUMAN_REVIEW_CHANGED_PERCENT / 100
+    if review is not None and review.n_judged:
+        value, interval = share_text(review.n_changed, review.n_judged)
+        kinds = ", ".join(f"{int(r.n)} {r.match_judge} -> {r.match}" for r in review.changes.itertuples()) or "none"
+        ours = (f"human review changed {value} of the judge's labels ({review.n_reviewed} borderline cases reviewed; "
+                f"changes: {kinds})")
+        verdict, why = share_verdict(review.n_changed, review.n_judged, paper_share)
+        borderline = all({a, b} <= {"near-exact", "no"} for a, b in zip(review.changes["match_judge"], review.changes["match"],
+                                                                          strict=True))
+        reason = (f"Share of this build's judge labels changed by the imported human review, over all {review.n_judged} judged "
+                  f"completions as in the paper: {why}. " + ("Every change is between near-exact and inexact, as in the paper."
+                                                             if borderline and review.n_changed else
+                                                             "Not every change is between near-exact and inexact."
+                                                             if review.n_changed else "The review changed no label."))
+        return ClaimResult("D9", paper_d9(), ours, verdict, reason, f"{interval} (95% Wilson)")
     if agreement and agreement.get("n"):
         ours = (f"no human review; offline and LLM judges agree on {agreement['agreement']:.0%} of {agreement['n']} "
                 f"completions (Cohen's kappa {agreement['kappa']:.2f})")
     else:
         ours = "no human review; no second judge was run"
-    reason = ("The share of judge labels a human review changes needs a human review of this build's completions, which the "
-              "build does not have; the agreement of its two automatic judges is shown as context, not as that share.")
+    reason = ("The share of judge labels a human review changes needs a human review of this build's completions: export the "
+              "borderline cases (notebook parameter review_export), label them, and import the file (review_file). The "
+              "agreement of the two automatic judges is shown as context, not as that share.")
     return ClaimResult("D9", paper_d9(), ours, "not testable here", reason)
 
 
@@ -713,11 +735,11 @@ def kappa_reading(kappa: float) -> str:
 
 # -- all -------------------------------------------------------------------------------------------------------
 def all_claims(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, agreement: dict[str, Any] | None = None,
-               n_boot: int = N_BOOT, seed: int = 0) -> list[ClaimResult]:
-    """D1-D9 in order (``mem`` judged, ``perf`` as run)."""
+               n_boot: int = N_BOOT, seed: int = 0, review: Any = None) -> list[ClaimResult]:
+    """D1-D9 in order (``mem`` judged, ``perf`` as run; ``review``: an imported human review, for D9)."""
     return [claim_d1(mem, focus, n_boot, seed), claim_d2(mem, focus, n_boot, seed), claim_d3(mem, focus, n_boot, seed),
             claim_d4(mem, focus, n_boot, seed), claim_d5(mem, focus, n_boot, seed), claim_d6(mem, perf, focus, n_boot, seed),
-            claim_d7(mem, perf, focus, n_boot, seed), claim_d8(mem, perf, focus, n_boot, seed), claim_d9(agreement)]
+            claim_d7(mem, perf, focus, n_boot, seed), claim_d8(mem, perf, focus, n_boot, seed), claim_d9(agreement, review)]
 
 
 def claims_table(results: Sequence[ClaimResult]) -> pd.DataFrame:
@@ -960,12 +982,14 @@ def claims_glue(results: Sequence[ClaimResult], agree: Mapping[str, Any] | None)
 
 def run_glue(exp: Experiment, mem: pd.DataFrame, perf: pd.DataFrame, models: str, wall_minutes: float) -> dict[str, object]:
     """The run's size for the chapter's introduction and summary: instances, members, settings (lower case),
-    ``models`` (a phrase), max new tokens, wall minutes (one decimal), completions and how many came from the cache."""
+    ``models`` (a phrase), max new tokens, wall minutes (one decimal), completions, how many came from the cache and
+    how many failed (left out of every rate, and named in the summary)."""
     return {
         "run_instances": len(exp.instances), "run_members": len(exp.sample.members),
         "run_settings": ", ".join(SETTINGS[s].lower() for s in exp.config.settings), "run_models": models,
         "run_tokens": exp.config.max_new_tokens, "wall_minutes": f"{wall_minutes:.1f}",
         "n_completions": len(mem) + len(perf), "n_cached": int(mem.cached.sum() + perf.cached.sum()),
+        "n_failed": int(mem["error"].notna().sum() + perf["error"].notna().sum()),
     }
 
 

@@ -247,7 +247,8 @@ class OpenAIBackend:
     Configuration comes from the environment (never from notebook parameters): ``OPENAI_API_KEY``
     (required; any non-empty value for local servers), ``OPENAI_BASE_URL`` (default: OpenAI),
     ``ICLMEM_OPENAI_MODEL`` (required, e.g. ``gpt-4-0613`` for the paper) and ``ICLMEM_OPENAI_CONTEXT``
-    (context window in tokens, optional). :attr:`base_url` is always set (OpenAI's when none is given), as it
+    (context window in tokens, optional; without it :meth:`adopt_reported_window` reads the window a server such
+    as vLLM reports, and with neither the window is unknown and no prompt is checked against it). :attr:`base_url` is always set (OpenAI's when none is given), as it
     is part of the cache key; the API key is never stored or keyed on. ``timeout`` bounds each HTTP request; a request that fails is
     retried ``retries`` times with exponential backoff (``backoff``, ``2*backoff``, ...) and then reported
     in :attr:`Completion.error`.
@@ -283,6 +284,30 @@ class OpenAIBackend:
         self.sleep = sleep
         self.calls = 0
 
+    def reported_context_window(self) -> int | None:
+        """The context window the server reports for :attr:`model_id` in ``/v1/models`` (vLLM: ``max_model_len``;
+        also read: ``context_length``, ``context_window``, ``max_context_length``), or ``None`` when it reports none
+        or cannot be asked. One request, not retried; OpenAI's own API reports no window (set ``ICLMEM_OPENAI_CONTEXT``)."""
+        try:
+            models = self.client.models.list().data
+        except Exception:  # noqa: BLE001 - a server without /models, or offline: the window stays unknown
+            return None
+        for m in models:
+            if getattr(m, "id", None) != self.model_id:
+                continue
+            extra = {**(getattr(m, "model_extra", None) or {})}
+            for key in ("max_model_len", "context_length", "context_window", "max_context_length"):
+                value = extra.get(key)
+                if isinstance(value, int) and value > 0:
+                    return value
+        return None
+
+    def adopt_reported_window(self) -> int | None:
+        """Set :attr:`context_window` from :meth:`reported_context_window` when ``ICLMEM_OPENAI_CONTEXT`` gave none."""
+        if self.context_window is None:
+            self.context_window = self.reported_context_window()
+        return self.context_window
+
     def count_tokens(self, request: ChatRequest) -> int:
         """Upper estimate: one token per 3 characters plus 8 per message (tokenizers of remote models are unknown)."""
         return sum(len(c) // 3 + 8 for _, c in request.messages)
@@ -305,13 +330,18 @@ class OpenAIBackend:
         )
 
     def complete_one(self, request: ChatRequest) -> Completion:
-        """One request, retried with exponential backoff; the last error is reported, never raised."""
+        """One request, retried with exponential backoff; the last error is reported, never raised. A request the
+        server refuses as malformed (HTTP 4xx other than 408, 409 and 429, e.g. a prompt over its context window) is
+        not retried: it would fail the same way."""
         error = ""
         for attempt in range(self.retries + 1):
             try:
                 return self._once(request)
             except Exception as e:  # noqa: BLE001 - every API error is reported per instance
                 error = f"{type(e).__name__}: {e}"
+                status = getattr(e, "status_code", None)
+                if isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429):
+                    return Completion("", error=f"refused by the server (HTTP {status}), not retried: {error}")
                 if attempt < self.retries:
                     self.sleep(self.backoff * 2**attempt)
         return Completion("", error=f"failed after {self.retries + 1} attempts: {error}")

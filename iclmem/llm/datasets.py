@@ -2,8 +2,10 @@
 
 Paper Sec. 4 "Data": WNLI and RTE (natural language inference, an instance is a sentence pair) and TREC
 and DBpedia (classification, an instance is one text). They load through Hugging Face ``datasets``
-(from the local cache when ``HF_HUB_OFFLINE=1``) or from a local CSV / JSON(L) / parquet file with the
-same columns. Offline by default the companion uses rows of the CARTE tables shipped in the
+(from the local cache when ``HF_HUB_OFFLINE=1``; from a local copy of the Hub repositories when
+``ICLMEM_HF_DATASETS_DIR`` is set) or from a local CSV / JSON(L) / parquet file with the same columns. TREC's Hub
+repository holds a loading script, which current ``datasets`` no longer runs: it is read from the Hub's parquet
+conversion of it (branch ``refs/convert/parquet``). Offline by default the companion uses rows of the CARTE tables shipped in the
 ``carte_ai`` package, serialized as text (``"Name is X. Winery is Y. ..."``) with a categorical column as
 label: nothing needs a download, and fine-tuning can control which rows the model has seen.
 
@@ -59,6 +61,7 @@ class DatasetSpec:
     task: str  # the standard k-shot ICL instruction (performance, Sec. 3.4)
     hf_path: str | None = None
     hf_config: str | None = None
+    hf_revision: str | None = None  # a Hub branch in a form current ``datasets`` reads (TREC: its parquet conversion)
     carte_file: str | None = None
     serialize: Literal["plain", "carte"] = "plain"
     paper: bool = False  # a dataset of the paper: its numbers are quoted in the notebook
@@ -77,7 +80,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     "Decide whether Sentence 1 entails Sentence 2.", "nyu-mll/glue", "rte", paper=True),
         DatasetSpec("trec", "TREC", "text", ("text",), "coarse_label",
                     {0: "abbreviation", 1: "entity", 2: "description", 3: "human", 4: "location", 5: "numeric"},
-                    "Classify each question by the type of its answer.", "CogComp/trec", paper=True),
+                    "Classify each question by the type of its answer.", "CogComp/trec", hf_revision="refs/convert/parquet", paper=True),
         DatasetSpec("dbpedia", "DBpedia", "text", ("content",), "label",
                     dict(enumerate(["company", "educational institution", "artist", "athlete", "office holder",
                                     "mean of transportation", "building", "natural place", "village", "animal", "plant",
@@ -170,18 +173,37 @@ def _read_file(path: Path) -> pd.DataFrame:
     raise DatasetUnavailableError(f"unsupported data file {path}: use .csv, .json, .jsonl or .parquet")
 
 
+ENV_HF_DIR = "ICLMEM_HF_DATASETS_DIR"
+
+
+def hf_local_dir(spec: DatasetSpec) -> Path | None:
+    """``$ICLMEM_HF_DATASETS_DIR/<owner>/<name>`` when that variable is set: a local copy of the dataset's Hub
+    repository (its ``README.md`` with the ``configs`` block and its parquet files, as ``huggingface-cli download
+    --repo-type dataset`` or a ``git clone`` of the Hub repo leaves it; for TREC, of its ``refs/convert/parquet`` branch)."""
+    root = os.environ.get(ENV_HF_DIR, "").strip()
+    return Path(root).expanduser() / spec.hf_path if root and spec.hf_path else None
+
+
 def _read_hf(spec: DatasetSpec, split: str) -> pd.DataFrame:
+    """One split through ``datasets.load_dataset``: from the local copy (:func:`hf_local_dir`) when
+    ``ICLMEM_HF_DATASETS_DIR`` is set, else from the Hub (``HF_HUB_OFFLINE=1``: from the local Hugging Face cache only)."""
     try:
         import datasets
     except ImportError as e:
         raise DatasetUnavailableError("loading paper datasets needs `datasets`: pip install 'iclmem[llm]'") from e
+    local = hf_local_dir(spec)
+    if local is not None and not local.is_dir():
+        raise DatasetUnavailableError(f"{ENV_HF_DIR} is set but {local} is not a folder; put a copy of the Hub repository "
+                                      f"{spec.hf_path} there, or unset {ENV_HF_DIR} to read from the Hub")
+    source = str(local) if local is not None else spec.hf_path
+    revision = None if local is not None else spec.hf_revision
     try:
-        ds = datasets.load_dataset(spec.hf_path, spec.hf_config, split=split)
+        ds = datasets.load_dataset(source, spec.hf_config, split=split, revision=revision)
     except Exception as e:  # noqa: BLE001 - offline misses surface as several exception types
-        offline = os.environ.get("HF_HUB_OFFLINE") == "1"
-        hint = (" HF_HUB_OFFLINE=1 is set and the dataset is not in the local Hugging Face cache: download it once on a "
-                "machine with internet (datasets.load_dataset(...)), or pass data_files=PATH") if offline else ""
-        raise DatasetUnavailableError(f"cannot load {spec.hf_path}/{spec.hf_config or ''} split {split!r}: {e}.{hint}") from e
+        offline = os.environ.get("HF_HUB_OFFLINE") == "1" and local is None
+        hint = (" HF_HUB_OFFLINE=1 is set and the dataset is not in the local Hugging Face cache: unset it (or set 0) to "
+                f"download, point {ENV_HF_DIR} at a local copy, or pass data_files=PATH") if offline else ""
+        raise DatasetUnavailableError(f"cannot load {source}/{spec.hf_config or ''} split {split!r}: {e}.{hint}") from e
     return ds.to_pandas()
 
 

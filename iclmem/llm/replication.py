@@ -266,6 +266,61 @@ def request_plan(generators: Mapping[str, CachedBackend], exp: Experiment, ks: S
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
+def does_not_fit(generators: Mapping[str, ChatBackend], exp: Experiment, ks: Sequence[int]) -> pd.DataFrame:
+    """Every prompt of ``ks`` whose tokens plus completion budget exceed a generator's context window, counted before
+    any request: one row per (model, task, setting, k, instance), ``requests`` = how many requests carry that prompt
+    (the repeats of a classification prompt). Empty when everything fits or no window is known. The chapter runs
+    only the ks whose prompts all fit (:func:`runnable_ks`) and names the others, so no prompt is dropped silently.
+    """
+    rows = []
+    for label, backend in generators.items():
+        window = backend.context_window
+        if window is None:
+            continue
+        for k in ks:
+            groups = [("memorization", s, exp.memorization_requests(s, k), 1) for s in exp.config.settings]
+            groups.append(("performance", "", exp.performance_requests(k, repeats=1), exp.config.repeats))
+            for task, setting, reqs, n in groups:
+                for inst, req in zip(exp.instances, reqs, strict=True):
+                    tokens = backend.count_tokens(req)
+                    if tokens + req.decoding.max_new_tokens > window:
+                        rows.append({"model": label, "task": task, "setting": setting, "k": k, "instance_id": inst.id,
+                                     "prompt_tokens": tokens, "max_new_tokens": req.decoding.max_new_tokens,
+                                     "context_window": window, "requests": n})
+    columns = ["model", "task", "setting", "k", "instance_id", "prompt_tokens", "max_new_tokens", "context_window", "requests"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+@dataclass
+class RequestPlan:
+    """What a run will send (:func:`request_plan`) and the prompts that do not fit (:func:`does_not_fit`)."""
+
+    table: pd.DataFrame
+    does_not_fit: pd.DataFrame
+    ks_left_out: list[int]
+
+    def text(self) -> str:
+        if self.does_not_fit.empty:
+            return "every prompt fits the context window"
+        n = int(self.does_not_fit["requests"].sum())
+        return (f"{n} requests do not fit the context window (k = {', '.join(map(str, self.ks_left_out)) or 'none'} left out "
+                f"of the run; longest prompt {int(self.does_not_fit['prompt_tokens'].max())} tokens for a window of "
+                f"{int(self.does_not_fit['context_window'].min())}): use a longer-context model or smaller ks")
+
+
+def plan_run(generators: Mapping[str, CachedBackend], exp: Experiment, ks_run: Sequence[int], judge: Any = None,
+             judge_requests: int | None = None, ks: Sequence[int] | None = None) -> RequestPlan:
+    """:func:`request_plan` for the ks that will run, and :func:`does_not_fit` over the configured ``ks`` (the
+    config's when ``None``), so the prompts over the window are listed before any request is sent."""
+    ks = list(exp.config.ks if ks is None else ks)
+    over = does_not_fit(generators, exp, ks)
+    table = request_plan(generators, exp, ks_run, judge, judge_requests)
+    counts = over.groupby("model")["requests"].sum() if len(over) else pd.Series(dtype=int)
+    table["does_not_fit"] = [int(counts.get(label, 0)) if role == "generator" else 0
+                             for label, role in zip(table.index, table["role"], strict=True)]
+    return RequestPlan(table, over, [k for k in ks if k not in set(ks_run)])
+
+
 def _progress(total: int, desc: str, enabled: bool) -> Any:
     from ..progress import Bar
 
