@@ -47,7 +47,8 @@ $(CHROMIUM):
 	$(SUDO) apt-get install -y chromium
 
 test: $(INSTALLED_TEST) | $(CHROMIUM)
-	$(BIN)/python -m pytest
+	# two workers on the two cores, one torch thread each; the tests of a file share a worker (tests/conftest.py)
+	ICLMEM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile
 
 lint: $(INSTALLED_TEST)
 	$(BIN)/ruff check .

@@ -57,15 +57,6 @@ def write_tiny_notebook(path: Path, source: str = TINY_NOTEBOOK) -> Path:
     return path
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``): the tests of one module share a
-    worker (their module fixtures are built once), and every test of the real book shares one worker
-    with :func:`built_book` (the book is built once per run, not once per worker)."""
-    for item in items:
-        group = "built_book" if "built_book" in getattr(item, "fixturenames", ()) else item.module.__name__
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 @pytest.fixture
 def make_notebook() -> Callable[..., Path]:
     """``make_notebook(path, source=TINY_NOTEBOOK)`` writes a notebook and returns its path."""
@@ -85,7 +76,10 @@ def book_overrides() -> dict[str, dict[str, object]]:
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Build the project's book (its _toc.yml, notebooks and pages) through the CLI into a temp
-    folder with :data:`BOOK_TEST_OVERRIDES`; return that build folder (html in ``html/``)."""
+    folder with :data:`BOOK_TEST_OVERRIDES`; return that build folder (html in ``html/``).
+
+    Only tests/test_real_book.py uses it: ``make test`` runs the files on two pytest-xdist workers
+    (``--dist loadfile``), and a session fixture is built once per worker that needs it."""
     from iclmem.cli import main
 
     tmp = tmp_path_factory.mktemp("book")

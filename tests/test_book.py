@@ -189,30 +189,3 @@ def test_pages_removed_from_the_toc_leave_the_staging_folder(project: Path, tmp_
     (project / "_toc.yml").write_text("format: jb-book\nroot: intro\n")
     build_book(project, build, render_html=False, progress=False)
     assert sorted(_mtimes(build / "book_src")) == ["_config.yml", "_toc.yml", "book/favicon.svg", "intro.md"]
-
-
-# --- the real book, built once per session with tiny parameters -------------------------------
-
-
-def test_real_book_renders_the_split_validation_table(built_book: Path) -> None:
-    html = (built_book / "html" / "notebooks" / "01_split_validation.html").read_text()
-    assert "<table" in html
-    headers = re.findall(r"<th[^>]*>(.*?)</th>", html, flags=re.S)
-    assert any(h.strip() in {"TVD", "KS", "KS stat", "tvd", "ks"} for h in headers), headers
-    assert (built_book / "html" / "index.html").is_file()
-
-
-def test_real_book_ran_with_the_overrides_from_the_command_line(built_book: Path, book_overrides: dict) -> None:
-    executed = json.loads((built_book / "executed" / "notebooks" / "01_split_validation.ipynb").read_text())
-    assert executed["metadata"]["papermill"]["parameters"] == book_overrides["01_split_validation"]
-
-
-def test_real_book_scorecard_holds_every_claim_with_a_verdict(built_book: Path) -> None:
-    """The scorecard page reads all 25 claims (C1-C16, D1-D9) from the executed chapters; none is missing."""
-    from iclmem.chapters.claims import CLAIMS, VERDICTS, scorecard_table
-
-    table = scorecard_table(built_book / "executed")
-    assert list(table.claim) == [c.id for c in CLAIMS] and len(table) == 25
-    missing = table[~table.verdict.isin(VERDICTS)]
-    assert missing.empty, f"claims without a record: {missing[['claim', 'reason']].to_dict('records')}"
-    assert (built_book / "html" / "notebooks" / "00_scorecard.html").is_file()

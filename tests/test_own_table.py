@@ -161,7 +161,7 @@ def test_the_book_of_your_own_table_opens_in_the_browser_without_errors(chain):
     import threading
 
     from playwright.sync_api import sync_playwright
-    from test_book_browser import CHROMIUM, CHROMIUM_ARGS, _visit
+    from test_real_book import CHROMIUM, CHROMIUM_ARGS, _visit
 
     html = chain[0] / "_build" / "my_table" / "html"
     class Quiet(http.server.SimpleHTTPRequestHandler):
