@@ -1,0 +1,196 @@
+"""What the TabICL and TabPFN adapters share (Sec. 4.1, 4.2): checkpoint files, batching, the LTM protocol.
+
+An adapter wraps another package's torch module behind :class:`~iclmem.ltm.interface.LTM`, so
+the one training loop (:mod:`iclmem.training`) fine-tunes it and the probe scores it exactly as
+the reference LTM. It exposes what those modules read of a model: ``network`` (the torch module),
+``cfg`` (limits: :class:`AdapterLimits`), ``checkpoint_sha256``, ``store_identity``, ``device``,
+``state_dict()``, ``clone()``, ``trainable_parameters()`` and ``predict()``.
+
+Batching: another architecture has no context mask, so tasks are grouped by their exact shape
+(context rows, features, query rows) and each group is one forward pass without padding; the
+probe's batches (:func:`iclmem.probe.scoring.score_tasks`) hold few shapes.
+
+Preprocessing (the zero-information context, Sec. 4.2): a multiple-choice context is |Y| copies
+of the query's features, so every feature is constant over the context. Any statistic fitted on
+the context (standard scaling, constant-column removal) maps the query's features to a constant
+and the model never sees them. ``preprocessing="dataset"`` (the default) feeds the features as
+:class:`~iclmem.ltm.encoding.TableEncoder` standardized them, once, on the whole table;
+``"context"`` applies the package's own per-context steps (what its scikit-learn wrapper or its
+forward does), kept to measure what a naive probe would see. Each adapter's module docstring names
+its steps. Ensembling over feature permutations (``n_permutations``) is off (1) by default: one
+deterministic forward per task.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import torch
+
+from ..interface import ICLTask, LTMInputError, Predictions, validate_task
+
+Preprocessing = Literal["dataset", "context"]
+PREPROCESSING: tuple[str, ...] = ("dataset", "context")
+
+
+class AdapterCheckpointError(RuntimeError):
+    """A TabICL/TabPFN checkpoint is missing, unreadable or of another architecture; the message says where weights come from."""
+
+
+@dataclass(frozen=True)
+class AdapterLimits:
+    """The sizes an adapted model takes (read by fine-tuning and the probe as ``model.cfg``)."""
+
+    max_classes: int
+    max_features: int
+    max_context: int
+    n_bins: int = 0
+    bin_bound: float = 0.0
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def checked_path(path: str | Path, family: str, where: str) -> Path:
+    """``path`` as an existing file, else an :class:`AdapterCheckpointError` saying where the weights come from."""
+    p = Path(path)
+    if not p.is_file():
+        raise AdapterCheckpointError(f"no {family} checkpoint at {p}: iclmem never downloads weights. {where} "
+                                     f"Put the file at {p} (or pass its path as model={family.lower()}:PATH).")
+    return p
+
+
+def context_slots(task: ICLTask) -> np.ndarray:
+    """Context labels as output slots 0..k-1 (sorted unique labels, the interface's canonical order)."""
+    return np.searchsorted(task.classes(), np.asarray(task.context_y)).astype(np.float32)
+
+
+def standardized_targets(task: ICLTask, y: np.ndarray) -> np.ndarray:
+    """Regression targets in the task's standardized units (``target_stats``, dataset-level by default)."""
+    c, s = task.target_stats()
+    return ((np.asarray(y, dtype=np.float64) - c) / s).astype(np.float32)
+
+
+def context_standardize(cx: np.ndarray, qx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Standard scaling fitted on the context rows (zero spread -> scale 1), as the packages' wrappers do.
+
+    On a multiple-choice context every column is constant, so every query feature becomes 0.
+    """
+    with np.errstate(all="ignore"):
+        mean = np.nanmean(cx, axis=0)
+        std = np.nanstd(cx, axis=0)
+    mean = np.nan_to_num(mean)
+    std = np.where(np.isfinite(std) & (std > 1e-6), std, 1.0)
+    return ((cx - mean) / std).astype(np.float32), ((qx - mean) / std).astype(np.float32)
+
+
+class AdapterLTM:
+    """Common part of the adapters: one forward per shape group, permutation ensembles, cloning, identity.
+
+    Subclasses implement :meth:`_forward` (log-probabilities of the queries of a group of tasks of
+    one shape) and set ``kind`` ("tabicl" or "tabpfn").
+    """
+
+    kind = "adapter"
+
+    def __init__(self, network: torch.nn.Module, limits: AdapterLimits, checkpoint_sha256: str, *,
+                 preprocessing: Preprocessing = "dataset", n_permutations: int = 1, seed: int = 0,
+                 model_path: str | None = None) -> None:
+        if preprocessing not in PREPROCESSING:
+            raise LTMInputError(f"preprocessing must be one of {PREPROCESSING}, got {preprocessing!r}; 'dataset' keeps the query's "
+                                "features visible in a multiple-choice context (Sec. 4.2).")
+        if n_permutations < 1:
+            raise LTMInputError(f"n_permutations must be >= 1, got {n_permutations}; 1 is one deterministic forward.")
+        self.network = network
+        self.cfg = limits
+        self.checkpoint_sha256 = checkpoint_sha256
+        self.preprocessing = preprocessing
+        self.n_permutations = n_permutations
+        self.seed = seed
+        self.model_path = model_path
+
+    # --- identity --------------------------------------------------------------------------
+    @property
+    def store_identity(self) -> str:
+        """The checkpoint and the probing options as results-store keys read them."""
+        from ...device import store_identity
+
+        options = f"{self.kind}:{self.checkpoint_sha256}:{self.preprocessing}:p{self.n_permutations}s{self.seed}"
+        return store_identity(options, self.device)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.network.parameters()).device
+
+    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+        return [p for p in self.network.parameters() if p.requires_grad]
+
+    def state_dict(self) -> dict:
+        return self.network.state_dict()
+
+    def clone(self) -> AdapterLTM:
+        """An independent copy (for fine-tuning); this model stays untouched."""
+        other = copy.copy(self)
+        other.network = copy.deepcopy(self.network)
+        return other
+
+    def input_rows(self, task: ICLTask) -> int:
+        return len(task.context_x) + len(task.query_x)
+
+    # --- prediction ------------------------------------------------------------------------
+    def _forward(self, tasks: list[ICLTask], cx: np.ndarray, qx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(B, n_q, k or n_bins) log-probabilities for tasks of one shape, and the regression borders (or None)."""
+        raise NotImplementedError
+
+    def _features(self, tasks: list[ICLTask]) -> tuple[np.ndarray, np.ndarray]:
+        cx = np.stack([np.asarray(t.context_x, dtype=np.float32) for t in tasks])
+        qx = np.stack([np.asarray(t.query_x, dtype=np.float32) for t in tasks])
+        return cx, qx
+
+    def _group_log_probs(self, tasks: list[ICLTask]) -> tuple[torch.Tensor, torch.Tensor | None]:
+        cx, qx = self._features(tasks)
+        if self.n_permutations == 1:
+            return self._forward(tasks, cx, qx)
+        rng = np.random.default_rng(self.seed)
+        runs, borders = [], None
+        for _ in range(self.n_permutations):
+            perm = rng.permutation(cx.shape[-1])
+            lp, borders = self._forward(tasks, cx[..., perm], qx[..., perm])
+            runs.append(lp)
+        return torch.logsumexp(torch.stack(runs), dim=0) - np.log(self.n_permutations), borders
+
+    def predict(self, tasks: list[ICLTask], grad: bool = False) -> list[Predictions]:
+        """Predictive distributions for every query of every task; tasks of equal shape share a forward."""
+        for t in tasks:
+            validate_task(t, self.cfg.max_classes, self.cfg.max_features, self.cfg.max_context)
+        groups: dict[tuple, list[int]] = defaultdict(list)
+        for i, t in enumerate(tasks):
+            groups[(len(t.context_x), t.context_x.shape[1], len(t.query_x), t.task)].append(i)
+        out: list[Predictions | None] = [None] * len(tasks)
+        with torch.set_grad_enabled(grad):
+            for idx in groups.values():
+                group = [tasks[i] for i in idx]
+                lp, borders = self._group_log_probs(group)
+                if not grad:
+                    lp = lp.detach().cpu()
+                for j, i in enumerate(idx):
+                    t = tasks[i]
+                    k = lp.shape[-1] if t.is_regression else len(t.classes())
+                    out[i] = Predictions(lp[j, :, :k], t, self.cfg.n_bins, self.cfg.bin_bound,
+                                         None if borders is None else borders.detach().cpu())
+        return out  # type: ignore[return-value]
+
+
+__all__ = ["AdapterCheckpointError", "AdapterLimits", "AdapterLTM", "PREPROCESSING", "Preprocessing", "checked_path",
+           "context_slots", "context_standardize", "sha256_file", "standardized_targets"]
