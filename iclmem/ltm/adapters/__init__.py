@@ -31,6 +31,9 @@ def parse_model(spec: str) -> tuple[str, str | None]:
 def load_model(spec: str, *, preprocessing: str = "dataset", n_permutations: int = 1, seed: int = 0):
     """The LTM a ``model`` parameter names (see the module docstring); the reference ignores the adapter options."""
     kind, path = parse_model(spec)
+    if preprocessing not in PREPROCESSING:
+        raise LTMInputError(f"preprocessing must be one of {PREPROCESSING}, got {preprocessing!r}; 'dataset' keeps the query's "
+                            "features visible in a multiple-choice context (Sec. 4.2).")
     if kind == "reference":
         from ..reference import load_reference
 
