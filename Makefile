@@ -34,7 +34,7 @@ $(INSTALLED): | $(BIN)/python
 	touch $@
 
 $(INSTALLED_TEST): $(INSTALLED)
-	$(PIP) install -e '.[test]'
+	$(PIP) install -e '.[test,ltms]'
 	touch $@
 
 install: $(INSTALLED)

@@ -1,7 +1,7 @@
 """TabICL and TabPFN v2 behind the LTM interface: equivalence, preprocessing, fine-tuning, probing, bad inputs (issue 15).
 
 No real weights exist here: each package's real architecture is built from its own config class
-at a tiny size with random weights (:mod:`iclmem.ltm.adapters.tiny`), saved to a file and loaded
+at a tiny size with random weights (:mod:`iclmem.adapters.tiny`), saved to a file and loaded
 through ``model_path``.
 """
 
@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 import torch
 
+from iclmem.adapters import AdapterCheckpointError, load_model, parse_model
+from iclmem.adapters.tiny import write_tiny_checkpoint
 from iclmem.data import deduplicate, load_dataset, split_manifest
 from iclmem.finetune import FinetuneConfig, finetune
 from iclmem.ltm import ICLTask, LTMInputError
-from iclmem.ltm.adapters import AdapterCheckpointError, load_model, parse_model
-from iclmem.ltm.adapters.tiny import write_tiny_checkpoint
 from iclmem.probe import probe_run, summarize_run
 from iclmem.probe.manipulations import resolve_manipulations
 from iclmem.training import read_log

@@ -7,9 +7,7 @@ distribution for every query of many tasks of different sizes in one padded, mas
   to output slots canonically (sorted unique context labels -> slots 0..k-1), so the same
   label set always uses the same slots;
 * regression: a bar distribution over the target standardized with ``target_center`` and
-  ``target_scale`` (dataset-level statistics by default, see :mod:`iclmem.ltm.encoding`): equal-width
-  bins on ``[-bin_bound, bin_bound]`` (the reference LTM), or bins between the given ``borders``
-  (the adapters of :mod:`iclmem.ltm.adapters`: TabPFN's stored borders, TabICL's quantiles on a grid).
+  ``target_scale`` (dataset-level statistics by default, see :mod:`iclmem.ltm.encoding`).
 
 :class:`Predictions` holds log-probabilities and derives the three probing scores the paper
 uses (Sec. 4.2): loss (cross-entropy / bar NLL), entropy and target confidence (probability
@@ -113,9 +111,6 @@ class Predictions:
     task: ICLTask
     n_bins: int = 0
     bin_bound: float = 0.0
-    #: regression bins of unequal width: ``n_bins + 1`` increasing edges in standardized units
-    #: (values outside fall into the outermost bins). ``None``: equal-width bins on ``[-bin_bound, bin_bound]``.
-    borders: torch.Tensor | None = None
 
     def _target_index(self) -> torch.Tensor:
         if self.task.query_y is None:
@@ -123,9 +118,6 @@ class Predictions:
         if self.task.is_regression:
             c, s = self.task.target_stats()
             z = torch.as_tensor((np.asarray(self.task.query_y, dtype=np.float64) - c) / s, dtype=torch.float32)
-            if self.borders is not None:
-                inner = self.borders[1:-1].to(torch.float32).cpu()
-                return torch.bucketize(z, inner, right=True).clamp(0, len(self.borders) - 2).to(self.log_probs.device)
             return bin_index(z, self.n_bins, self.bin_bound).to(self.log_probs.device)
         slots = np.searchsorted(self.task.classes(), np.asarray(self.task.query_y))
         return torch.as_tensor(slots, dtype=torch.long, device=self.log_probs.device)
@@ -144,9 +136,6 @@ class Predictions:
         """Negative log-likelihood: cross-entropy, or bar-density NLL in standardized target units."""
         if not self.task.is_regression:
             return self.loss()
-        if self.borders is not None:
-            widths = (self.borders[1:] - self.borders[:-1]).to(self.log_probs.device, torch.float32)
-            return self.loss() + widths[self._target_index()].log()
         return self.loss() + math.log(2 * self.bin_bound / self.n_bins)
 
     def entropy(self) -> torch.Tensor:
@@ -163,9 +152,7 @@ class Predictions:
         p = self.log_probs.exp()
         if self.task.is_regression:
             c, s = self.task.target_stats()
-            b = self.borders
-            centers = bin_centers(self.n_bins, self.bin_bound) if b is None else (b[1:] + b[:-1]).to(torch.float32) / 2
-            mean = (p * centers.to(p.device)).sum(-1)
+            mean = (p * bin_centers(self.n_bins, self.bin_bound).to(p.device)).sum(-1)
             return mean.detach().cpu().numpy() * s + c
         return self.task.classes()[p.argmax(-1).cpu().numpy()]
 

@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..interface import ICLTask, LTMInputError
-from ..outputs import bin_edges
+from ..ltm.interface import ICLTask, LTMInputError
+from ..ltm.outputs import bin_edges
 from .base import (
     AdapterCheckpointError,
     AdapterLimits,
@@ -99,8 +99,8 @@ class TabICLLTM(AdapterLTM):
 def load_tabicl(model_path: str | Path, *, preprocessing: Preprocessing = "dataset", n_permutations: int = 1, seed: int = 0,
                 n_bins: int = 64, bin_bound: float = 5.0) -> TabICLLTM:
     """Load a TabICL checkpoint from a local file (see the module docstring for the options)."""
-    from ...device import compute_device
-    from ...threads import configure_threads
+    from ..device import compute_device
+    from ..threads import configure_threads
 
     configure_threads()
     TabICL = _import_tabicl()

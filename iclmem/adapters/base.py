@@ -33,10 +33,44 @@ from typing import Literal
 import numpy as np
 import torch
 
-from ..interface import ICLTask, LTMInputError, Predictions, validate_task
+from ..ltm.interface import ICLTask, LTMInputError, Predictions, validate_task
 
 Preprocessing = Literal["dataset", "context"]
 PREPROCESSING: tuple[str, ...] = ("dataset", "context")
+
+
+class BorderPredictions(Predictions):
+    """:class:`~iclmem.ltm.interface.Predictions` over regression bins of unequal width.
+
+    ``borders``: ``n_bins + 1`` increasing edges in standardized target units (TabPFN's stored
+    borders); values outside fall into the outermost bins. Loss, entropy and target confidence are
+    those of the discrete bin distribution, as for the reference LTM; :meth:`nll` adds the log
+    width of the bin holding the value.
+    """
+
+    def __init__(self, log_probs: torch.Tensor, task: ICLTask, borders: torch.Tensor) -> None:
+        super().__init__(log_probs, task, len(borders) - 1, float(borders.abs().max()))
+        self.borders = borders.to(torch.float32)
+
+    def _target_index(self) -> torch.Tensor:
+        if not self.task.is_regression:
+            return super()._target_index()
+        if self.task.query_y is None:
+            raise LTMInputError("this task has no query_y; losses and confidences need the true query targets.")
+        z = torch.as_tensor(standardized_targets(self.task, self.task.query_y))
+        idx = torch.bucketize(z, self.borders[1:-1], right=True).clamp(0, len(self.borders) - 2)
+        return idx.to(self.log_probs.device)
+
+    def nll(self) -> torch.Tensor:
+        widths = (self.borders[1:] - self.borders[:-1]).to(self.log_probs.device)
+        return self.loss() + widths[self._target_index()].log()
+
+    def point(self) -> np.ndarray:
+        if not self.task.is_regression:
+            return super().point()
+        c, s = self.task.target_stats()
+        centers = ((self.borders[1:] + self.borders[:-1]) / 2).to(self.log_probs.device)
+        return (self.log_probs.exp() * centers).sum(-1).detach().cpu().numpy() * s + c
 
 
 class AdapterCheckpointError(RuntimeError):
@@ -124,9 +158,12 @@ class AdapterLTM:
     @property
     def store_identity(self) -> str:
         """The checkpoint and the probing options as results-store keys read them."""
-        from ...device import store_identity
+        from ..device import store_identity
+        from ..store import code_version
 
-        options = f"{self.kind}:{self.checkpoint_sha256}:{self.preprocessing}:p{self.n_permutations}s{self.seed}"
+        # the adapters live outside iclmem/ltm (whose code version keys the reference's runs), so their code is hashed here
+        options = (f"{self.kind}:{self.checkpoint_sha256}:{self.preprocessing}:p{self.n_permutations}s{self.seed}"
+                   f":code{code_version('adapters')}")
         return store_identity(options, self.device)
 
     @property
@@ -187,10 +224,12 @@ class AdapterLTM:
                 for j, i in enumerate(idx):
                     t = tasks[i]
                     k = lp.shape[-1] if t.is_regression else len(t.classes())
-                    out[i] = Predictions(lp[j, :, :k], t, self.cfg.n_bins, self.cfg.bin_bound,
-                                         None if borders is None else borders.detach().cpu())
+                    if borders is not None and t.is_regression:
+                        out[i] = BorderPredictions(lp[j, :, :k], t, borders.detach().cpu())
+                    else:
+                        out[i] = Predictions(lp[j, :, :k], t, self.cfg.n_bins, self.cfg.bin_bound)
         return out  # type: ignore[return-value]
 
 
-__all__ = ["AdapterCheckpointError", "AdapterLimits", "AdapterLTM", "PREPROCESSING", "Preprocessing", "checked_path",
+__all__ = ["BorderPredictions", "AdapterCheckpointError", "AdapterLimits", "AdapterLTM", "PREPROCESSING", "Preprocessing", "checked_path",
            "context_slots", "context_standardize", "sha256_file", "standardized_targets"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..interface import LTMInputError
+from ..ltm.interface import LTMInputError
 from .base import PREPROCESSING, AdapterCheckpointError, AdapterLimits, AdapterLTM
 
 MODEL_KINDS: tuple[str, ...] = ("reference", "tabicl", "tabpfn")
@@ -35,7 +35,7 @@ def load_model(spec: str, *, preprocessing: str = "dataset", n_permutations: int
         raise LTMInputError(f"preprocessing must be one of {PREPROCESSING}, got {preprocessing!r}; 'dataset' keeps the query's "
                             "features visible in a multiple-choice context (Sec. 4.2).")
     if kind == "reference":
-        from ..reference import load_reference
+        from ..ltm.reference import load_reference
 
         return load_reference()
     if kind == "tabicl":

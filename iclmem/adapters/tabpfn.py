@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..interface import ICLTask, LTMInputError
+from ..ltm.interface import ICLTask, LTMInputError
 from .base import (
     AdapterCheckpointError,
     AdapterLimits,
@@ -153,8 +153,8 @@ def _read_checkpoint(path: Path) -> dict:
 def load_tabpfn(model_path: str | Path, *, preprocessing: Preprocessing = "dataset", n_permutations: int = 1,
                 seed: int = 0) -> TabPFNLTM:
     """Load a TabPFN v2 checkpoint from a local file (see the module docstring for the options)."""
-    from ...device import compute_device
-    from ...threads import configure_threads
+    from ..device import compute_device
+    from ..threads import configure_threads
 
     configure_threads()
     m = _tabpfn_v2()
