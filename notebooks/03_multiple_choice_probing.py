@@ -44,6 +44,7 @@ label_conditions: list = ["none", "members"]  # N and M of Tab. 2 / 10 (add "all
 epochs: int = 100
 context_size: int = 256
 seed: int = 0
+model: str = "reference"  # the LTM: reference (shipped) | tabicl:PATH | tabpfn:PATH (a local checkpoint; see "Audit your own model")
 probe_epochs: list = [0, 1, 10, 100]  # epoch 0 is M_ref itself: the negative control
 n_candidates: int = 10  # regression candidate set size
 max_queries: int = 50  # members and non-members probed per run (a seeded subset when Q is larger)
@@ -61,7 +62,7 @@ from iclmem.chapters.probing import (delta_frame, example_probe_contexts, manipu
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.finetune import prepare_run_data
 from iclmem.grid import expand_grid, probe_grid, run_grid
-from iclmem.ltm import load_reference
+from iclmem.adapters import load_model
 from iclmem.probe.equivalence import equivalence_classes, model_invariances, suite_effective_size, suite_equivalence
 from iclmem.probe.manipulations import MANIPULATIONS
 from iclmem.probe.run import run_queries
@@ -69,7 +70,7 @@ from iclmem.probe.run import run_queries
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
 # %% tags=["hide-input"]
-reference = load_reference()
+reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from
 tables = notebook_tables(datasets, data_path, target, task, carte_dir)
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
