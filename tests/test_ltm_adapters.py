@@ -252,3 +252,12 @@ def test_model_parameter_forms():
             parse_model(bad)
     with pytest.raises(LTMInputError, match="preprocessing must be one of"):
         load_model("tabpfn:/nowhere", preprocessing="none")
+
+
+def test_the_sweep_takes_a_model_spec(ckpt):
+    """Notebook 05 passes ``model`` to the sweep as a string (it travels to Dask workers) and each task loads it."""
+    from iclmem.sweep.tasks import _reference, reference_sha
+
+    spec = f"tabpfn:{ckpt[('tabpfn', False)]}"
+    assert reference_sha(spec) == load_model(spec).store_identity != reference_sha(None)
+    assert type(_reference(spec)).__name__ == "TabPFNLTM"
