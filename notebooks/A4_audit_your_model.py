@@ -1,0 +1,102 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # A4. Audit your own model
+#
+# You fine-tuned a tabular foundation model on sensitive rows and must know what it memorized.
+# This page runs the audit of IclMem (Sec. 4.1, 4.2, App. A.4) end to end: a controlled
+# fine-tuning with a logged membership ground truth, the zero-information multiple-choice probe
+# with its 48 manipulations, and calibration against the pretrained model
+# ($\Delta S = S_\theta - S_{ref}$). Here it runs with the shipped reference LTM on a small
+# shipped table; the commands at the end run the same chain on a TabPFN v2 or TabICL checkpoint.
+
+# %% tags=["parameters"]
+datasets: list = ["spotify"]  # a binary table of the kind an auditor brings (or data_path/target/task below)
+data_path: str = ""  # your own table: a CSV/parquet file (replaces datasets) ...
+target: str = ""  # ... its target column ...
+task: str = ""  # ... and its task (classification | regression; inferred if empty)
+model: str = "reference"  # reference | tabicl:PATH | tabpfn:PATH (a local checkpoint file)
+learning_rates: list = [0.01]
+query_sizes: list = [50]
+epochs: int = 5
+context_size: int = 64
+probe_epochs: list = [0, 5]
+max_queries: int = 8
+n_boot: int = 50
+seed: int = 0
+
+# %% tags=["hide-input"]
+from IPython.display import Markdown
+
+from iclmem.adapters import load_model
+from iclmem.chapters.audit import audit_commands, audit_table
+from iclmem.chapters.display import use_book_tables
+from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
+from iclmem.grid import expand_grid, probe_grid, run_grid
+
+use_book_tables()
+
+# %% tags=["hide-input"]
+reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from, and calibrates against
+tables = notebook_tables(datasets, data_path, target, task)
+sizes = fitting_query_sizes(tables, query_sizes)
+specs = expand_grid(list(tables), learning_rates, sizes, ["none"], epochs, seed, context_size)
+runs = run_grid(specs, reference, progress=False, tables=tables)
+summary, scores = probe_grid(specs, runs, reference, probe_epochs, 10, max_queries, seed, n_boot, progress=False, tables=tables)
+Markdown(run_banner(tables, data_path, target, task) + f" Model: `{model}`.")
+
+# %% [markdown]
+# ## The audit
+#
+# Each run's step log proves which rows were trained on (the members); the probe scores every
+# member and non-member under the 48 manipulations, for $M_\theta$ at each probing epoch and for
+# $M_{ref}$; the attack ranks queries by $\Delta S$. Epoch 0 is $M_{ref}$ itself: AUC 0.5 by
+# construction (the negative control).
+
+# %%
+audit_table(summary)
+
+# %% [markdown]
+# ## Your TabPFN v2 or TabICL checkpoint
+#
+# Describe your table in a parameters file (`data_path`, `target`, `task`, see "Adapt it to your
+# table"), put the **pretrained** checkpoint of your model's architecture in a local file, and run
+# the chain with `model` naming it. iclmem never downloads weights: TabPFN v2 weights come from
+# Prior Labs (Hugging Face `Prior-Labs/TabPFN-v2-clf`, `tabpfn-v2-classifier.ckpt`; `-reg` for
+# regression), TabICL weights from `jingang/TabICL` (`tabicl-classifier-v2-20260212.ckpt`); a missing,
+# corrupt or wrong-architecture file is an error that says so. Calibration uses that same pretrained
+# checkpoint as $M_{ref}$: a TabPFN audit is calibrated against pretrained TabPFN, never against
+# the reference LTM.
+
+# %%
+Markdown(audit_commands("tabpfn", "~/weights/tabpfn-v2-classifier.ckpt") + "\n\n"
+         + audit_commands("tabicl", "~/weights/tabicl-classifier-v2-20260212.ckpt"))
+
+# %% [markdown]
+# ## What each model's preprocessing does to the zero-information context
+#
+# A multiple-choice context is $|Y|$ copies of the query's features $x_q$, so every feature is
+# constant over the context. TabPFN v2's forward removes features constant over all rows
+# (`_remove_constant_features`), standard-scales on the context rows and zeroes constant features
+# in its group normalization; TabICL's scikit-learn wrapper standard-scales on the context (plus
+# outlier clipping and shuffling ensembles). Each of these maps $x_q$ to a constant, so a **naive
+# probe** (`preprocessing="context"`, the packages' own steps) would give every query the same
+# predicted distribution over the labels: its scores would depend on the query's true label only,
+# never on its features, and the attack would measure the label balance of members against
+# non-members (matched by the split), not memorization of rows. The tests show it on the real
+# architectures: under "context" the predictions of different queries agree to 1e-5 (TabPFN:
+# exactly), under "dataset" they differ. The adapters therefore default to
+# `preprocessing="dataset"`: features standardized once on the whole table (as for the
+# reference LTM), no context-fitted step, one deterministic forward (feature-permutation
+# ensembles are an option, `n_permutations`). Which manipulations are exact duplicates is
+# declared per model: the adapters declare no invariance, so only identical contexts are merged.
