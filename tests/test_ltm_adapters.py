@@ -261,3 +261,17 @@ def test_the_sweep_takes_a_model_spec(ckpt):
     spec = f"tabpfn:{ckpt[('tabpfn', False)]}"
     assert reference_sha(spec) == load_model(spec).store_identity != reference_sha(None)
     assert type(_reference(spec)).__name__ == "TabPFNLTM"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_naive_probe_is_blind_to_the_query_under_39_of_48_manipulations(ckpt, kind):
+    """With the context-fitted steps, every manipulation whose context rows all carry x_q (39 of the 48; the others add
+    random rows or distractor columns) scores queries of one label identically; with 'dataset' none is blind."""
+    from iclmem.adapters.visibility import query_visibility
+
+    naive = query_visibility(load_model(f"{kind}:{ckpt[(kind, False)]}", preprocessing="context"))
+    switched = query_visibility(load_model(f"{kind}:{ckpt[(kind, False)]}"))
+    assert len(naive) == len(switched) == 48
+    assert int(naive.blind.sum()) == 39
+    assert all(n.startswith(("distractor", "random", "shuffle_and_random", "shuffle_random")) for n in naive[~naive.blind].manipulation)
+    assert not switched.blind.any() and switched.spread.min() > 1e-2

@@ -23,8 +23,10 @@ deterministic forward per task.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +88,15 @@ class AdapterLimits:
     max_context: int
     n_bins: int = 0
     bin_bound: float = 0.0
+
+
+@contextlib.contextmanager
+def quiet_import():
+    """Import a package without the warnings it raises at import (tqdm's 'IProgress not found' in a notebook kernel)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        yield
 
 
 def sha256_file(path: Path) -> str:
@@ -231,5 +242,5 @@ class AdapterLTM:
         return out  # type: ignore[return-value]
 
 
-__all__ = ["BorderPredictions", "AdapterCheckpointError", "AdapterLimits", "AdapterLTM", "PREPROCESSING", "Preprocessing", "checked_path",
+__all__ = ["quiet_import", "BorderPredictions", "AdapterCheckpointError", "AdapterLimits", "AdapterLTM", "PREPROCESSING", "Preprocessing", "checked_path",
            "context_slots", "context_standardize", "sha256_file", "standardized_targets"]

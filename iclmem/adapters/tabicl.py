@@ -47,6 +47,7 @@ from .base import (
     checked_path,
     context_slots,
     context_standardize,
+    quiet_import,
     sha256_file,
     standardized_targets,
 )
@@ -60,7 +61,8 @@ MAX_CONTEXT = 10_000
 
 def _import_tabicl():
     try:
-        from tabicl._model.tabicl import TabICL
+        with quiet_import():
+            from tabicl._model.tabicl import TabICL
     except ImportError as exc:  # pragma: no cover - the extra is installed by make test
         raise AdapterCheckpointError("the TabICL adapter needs the package: pip install 'iclmem[ltms]' (tabicl==2.2.0).") from exc
     return TabICL

@@ -51,6 +51,7 @@ from .base import (
     Preprocessing,
     checked_path,
     context_slots,
+    quiet_import,
     sha256_file,
     standardized_targets,
 )
@@ -65,7 +66,8 @@ MAX_CONTEXT = 10_000
 
 def _tabpfn_v2():
     try:
-        from tabpfn.architectures import tabpfn_v2
+        with quiet_import():
+            from tabpfn.architectures import tabpfn_v2
     except ImportError as exc:  # pragma: no cover - the extra is installed by make test
         raise AdapterCheckpointError("the TabPFN adapter needs the package: pip install 'iclmem[ltms]' (tabpfn==9.2.0).") from exc
     return tabpfn_v2

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import torch
 
+from .base import quiet_import
+
 #: TabICL kwargs of the tiny classifier (TabICL's own constructor arguments).
 TINY_TABICL = dict(max_classes=10, embed_dim=16, col_num_blocks=1, col_nhead=2, col_num_inds=8, row_num_blocks=1, row_nhead=2,
                    row_num_cls=2, icl_num_blocks=1, icl_nhead=2, ff_factor=2, zero_init=False)
@@ -32,7 +34,8 @@ def _randomize(net: torch.nn.Module, seed: int) -> None:
 
 def tiny_tabicl_network(seed: int = 0, regression: bool = False, **overrides) -> tuple[torch.nn.Module, dict]:
     """A tiny TabICL module with random weights, and its constructor kwargs."""
-    from tabicl._model.tabicl import TabICL
+    with quiet_import():
+        from tabicl._model.tabicl import TabICL
 
     config = {**TINY_TABICL, **({"max_classes": 0, "num_quantiles": 31} if regression else {}), **overrides}
     torch.manual_seed(seed)
@@ -43,7 +46,8 @@ def tiny_tabicl_network(seed: int = 0, regression: bool = False, **overrides) ->
 
 def tiny_tabpfn_network(seed: int = 0, regression: bool = False, n_buckets: int = 32, **overrides) -> tuple[torch.nn.Module, dict]:
     """A tiny TabPFN v2 module with random weights, and its config as a dict (regression: no criterion yet)."""
-    from tabpfn.architectures import tabpfn_v2
+    with quiet_import():
+        from tabpfn.architectures import tabpfn_v2
 
     fields = {**TINY_TABPFN, **({"max_num_classes": 0, "num_buckets": n_buckets} if regression else {}), **overrides}
     config = tabpfn_v2.TabPFNV2Config(**fields)

@@ -9,6 +9,9 @@ architecture as M_ref: the ``model`` parameter names it, every run starts from i
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pandas as pd
 
 #: The chain an audit runs, in order: fine-tuning (ground truth), probing, calibration and outcome.
@@ -36,4 +39,27 @@ def audit_table(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[cols].rename(columns=AUDIT_COLUMNS).reset_index(drop=True)
 
 
-__all__ = ["AUDIT_CHAIN", "AUDIT_COLUMNS", "audit_commands", "audit_table"]
+def naive_probe_table(seed: int = 0) -> pd.DataFrame:
+    """How many of the 48 manipulations leave each model blind to the query's features, per preprocessing.
+
+    Measured on the real TabPFN v2 and TabICL architectures at a tiny size with random weights
+    (:mod:`iclmem.adapters.tiny`): the blindness of a context-fitted step to a constant column is
+    structural, it holds for any weights (:func:`iclmem.adapters.visibility.query_visibility`).
+    """
+    from ..adapters import load_model
+    from ..adapters.tiny import write_tiny_checkpoint
+    from ..adapters.visibility import query_visibility
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in ("tabpfn", "tabicl"):
+            path = write_tiny_checkpoint(kind, Path(tmp) / f"{kind}.ckpt", seed=seed)
+            for mode in ("context", "dataset"):
+                vis = query_visibility(load_model(f"{kind}:{path}", preprocessing=mode), seed=seed)
+                rows.append({"model": kind, "preprocessing": mode + (" (naive)" if mode == "context" else " (default)"),
+                             "manipulations blind to x_q": int(vis.blind.sum()), "of": len(vis),
+                             "smallest loss spread (nats)": float(vis.spread.min())})
+    return pd.DataFrame(rows)
+
+
+__all__ = ["AUDIT_CHAIN", "AUDIT_COLUMNS", "audit_commands", "audit_table", "naive_probe_table"]
