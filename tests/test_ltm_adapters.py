@@ -275,3 +275,21 @@ def test_the_naive_probe_is_blind_to_the_query_under_39_of_48_manipulations(ckpt
     assert int(naive.blind.sum()) == 39
     assert all(n.startswith(("distractor", "random", "shuffle_and_random", "shuffle_random")) for n in naive[~naive.blind].manipulation)
     assert not switched.blind.any() and switched.spread.min() > 1e-2
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_regression_fine_tuning_and_probing_end_to_end(tmp_path, ckpt, kind):
+    """A regressor checkpoint on a regression table: the loss falls, every manipulation is scored with finite scores."""
+    rng = np.random.default_rng(8)
+    n = 120
+    frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.choice(["x", "y"], size=n)})
+    frame["target"] = (2 * frame.a + rng.normal(size=n)).round(3)
+    frame.to_csv(tmp_path / "reg.csv", index=False)
+    table = deduplicate(load_dataset(str(tmp_path / "reg.csv"), target="target", task="regression"))
+    manifest = split_manifest(table, query_size=30, seed=0, results_dir=tmp_path)
+    model = load_model(f"{kind}:{ckpt[(kind, True)]}")
+    run = finetune(manifest, table, FinetuneConfig(1e-3, epochs=8, probe_epochs=(0, 8), context_size=30), model, tmp_path, progress=False)
+    assert run.curve.train_loss.iloc[-1] < run.curve.train_loss.iloc[0] - 0.05
+    scores = probe_run(run, table, reference=model, n_candidates=6, max_queries=2, progress=False)
+    assert scores.manipulation.nunique() == 48
+    assert (scores.loss >= 0).all() and scores.confidence.between(0, 1).all() and np.isfinite(scores.entropy).all()
