@@ -293,3 +293,33 @@ def test_regression_fine_tuning_and_probing_end_to_end(tmp_path, ckpt, kind):
     scores = probe_run(run, table, reference=model, n_candidates=6, max_queries=2, progress=False)
     assert scores.manipulation.nunique() == 48
     assert (scores.loss >= 0).all() and scores.confidence.between(0, 1).all() and np.isfinite(scores.entropy).all()
+
+
+@pytest.mark.parametrize("kind,mode,duplication", [("tabpfn", "dataset", True), ("tabpfn", "context", False),
+                                                    ("tabicl", "dataset", False), ("tabicl", "context", False)])
+def test_declared_invariances_hold_and_the_undeclared_one_does_not(ckpt, kind, mode, duplication):
+    """Which manipulations are duplicates is per model (notebook 03): each adapter declares what it is exactly invariant to."""
+    from iclmem.probe.invariances import model_invariances
+
+    rng = np.random.default_rng(9)
+    t = _cls_task(rng, n_ctx=12, n_q=4)
+    perm = rng.permutation(12)
+    model = load_model(f"{kind}:{ckpt[(kind, False)]}", preprocessing=mode)
+    declared = model_invariances(model)
+    assert declared.row_order and declared.uniform_duplication == duplication
+    base, permuted, tripled = (p.probabilities() for p in model.predict([
+        t, ICLTask(t.context_x[perm], t.context_y[perm], t.query_x), ICLTask(np.repeat(t.context_x, 3, 0), np.repeat(t.context_y, 3), t.query_x)]))
+    assert np.abs(base - permuted).max() < 1e-5
+    assert (np.abs(base - tripled).max() < 1e-5) == duplication
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_merging_declared_duplicates_scores_as_scoring_every_context(ckpt, kind):
+    """On the 48 manipulations, scoring each distinct context once (declared invariances) equals scoring all of them."""
+    from iclmem.adapters.visibility import visibility_queries
+    from iclmem.probe.scoring import build_probe_tasks, score_tasks
+
+    model = load_model(f"{kind}:{ckpt[(kind, False)]}")
+    tasks, _ = build_probe_tasks(visibility_queries(2), max_context=model.cfg.max_context, max_features=model.cfg.max_features)
+    merged, every = score_tasks(model, tasks), score_tasks(model, tasks, distinct=False)
+    assert np.abs(merged - every).max() < 1e-4

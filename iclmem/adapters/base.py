@@ -193,6 +193,17 @@ class AdapterLTM:
         other.network = copy.deepcopy(self.network)
         return other
 
+    @property
+    def invariances(self):
+        """What the probe may merge (:mod:`iclmem.probe.invariances`): row order only, unless a subclass argues more.
+
+        Both architectures read the context rows through attention without row positions, so
+        permuting them permutes a sum (exact up to float32 rounding; tested).
+        """
+        from ..probe.invariances import Invariances
+
+        return Invariances(True, False, f"{self.kind}: context rows enter through attention without row positions")
+
     def input_rows(self, task: ICLTask) -> int:
         return len(task.context_x) + len(task.query_x)
 

@@ -105,6 +105,21 @@ class TabPFNLTM(AdapterLTM):
         self.borders = borders
         self.task_kind = task_kind
 
+    @property
+    def invariances(self):
+        """Row order always; uniform duplication too with ``preprocessing="dataset"``.
+
+        The row attention renormalizes over identical copies (as for the reference LTM, see
+        :mod:`iclmem.probe.equivalence`), and with "dataset" nothing else reads the row count (the
+        imputation mean is a mean). The module's own forward ("context") standard-scales with the
+        unbiased std of the context, which duplication changes (measured: 4e-3 in probability).
+        """
+        from ..probe.invariances import Invariances
+
+        dataset = self.preprocessing == "dataset"
+        return Invariances(True, dataset, "tabpfn v2: row attention without row positions" +
+                           (", renormalized over identical copies; no context statistic reads the row count" if dataset else ""))
+
     def _forward(self, tasks: list[ICLTask], cx: np.ndarray, qx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None]:
         net = self.network
         reg = tasks[0].is_regression
