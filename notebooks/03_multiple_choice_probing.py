@@ -113,15 +113,18 @@ examples["feature_reduction_2"]
 # %% [markdown]
 # ## The suite as the model sees it
 #
-# Our model's row attention ignores row order and a uniform duplication of all rows (exact up to
-# float32 rounding, `iclmem.probe.equivalence`), so several of the 48 manipulated contexts are one
-# input to it. The classes of equal contexts for the query above, with the weight each distinct
+# The probed model declares what it is exactly invariant to: {glue:text}`model_invariances` (the
+# reference LTM: row order and a uniform duplication of all rows, exact up to float32 rounding,
+# `iclmem.probe.equivalence`; TabPFN v2 and TabICL declare their own, `iclmem.adapters`), so several
+# of the 48 manipulated contexts are one input to it. The classes of equal contexts for the query above, with the weight each distinct
 # context carries in $S(q)$ (class size / 48; the same for $M_\theta$, which shares the architecture):
 
 # %%
 invariances = model_invariances(reference)
+glue_text("model_invariances", invariances.note)
 classes = equivalence_classes(suite_equivalence(None, query.x, query.y, query.candidates, invariances, seed, query.query_id))
 glue_text("n_distinct_contexts", len(classes))
+glue_text("model_name", model)
 glue_text("baseline_weight", f"{classes.weight.iloc[0]:.0%}")
 classes
 
@@ -133,10 +136,10 @@ glue_text("effective_max", int(effective["max"]))
 effective.to_frame("distinct contexts per query").T
 
 # %% [markdown]
-# We showed that for our reference LTM the 48 manipulations of Tab. 7 are {glue:text}`n_distinct_contexts`
+# We showed that for the probed model (`model` = {glue:text}`model_name`) the 48 manipulations of Tab. 7 are {glue:text}`n_distinct_contexts`
 # distinct contexts for this query ({glue:text}`effective_min` to {glue:text}`effective_max` over the
-# probed queries of the run), and that the unmanipulated context alone (baseline, the positional
-# shuffles, uniform scaling and `mixed_true_5_non_true_5`) carries {glue:text}`baseline_weight` of $S(q)$.
+# probed queries of the run), and that the unmanipulated context's class (for the reference LTM: baseline,
+# the positional shuffles, uniform scaling and `mixed_true_5_non_true_5`) carries {glue:text}`baseline_weight` of $S(q)$.
 # The probe uses this: each distinct context is scored once and its scores stand for every
 # manipulation of its class (`iclmem.probe.invariances`), and identical rows of a context enter the
 # model once, weighted by their count. Both are exact in real arithmetic; against scoring all 48
