@@ -47,7 +47,8 @@ def _mc_task(x: np.ndarray, labels=(0, 1, 2), true=1) -> ICLTask:
 def test_tabicl_equals_the_package_classifier_on_the_same_weights(ckpt):
     """TabICLClassifier with one member, no normalization/shuffles/clipping, temperature 1, float32 (no autocast):
     its only remaining step, a standard scaler fitted on the context, is the identity on a context already standardized
-    on its own rows; then the adapter's class probabilities equal the package's to float32 rounding (measured 6e-8)."""
+    on its own rows; then the adapter's class probabilities equal the package's to float32 rounding (measured: at most 4e-7
+    over 10 random problems of 20-200 rows, 2-11 features, 2-7 classes)."""
     from tabicl import TabICLClassifier
 
     rng = np.random.default_rng(0)
@@ -64,9 +65,9 @@ def test_tabicl_equals_the_package_classifier_on_the_same_weights(ckpt):
 
 def test_tabpfn_equals_the_package_classifier_on_the_same_weights(ckpt):
     """TabPFNClassifier with one member, the 'none' transform, no shifts/fingerprint/outlier removal, temperature 1,
-    float32 equals the adapter's ``preprocessing="context"`` (the module's own forward) to 1e-6 (measured 0); the
+    float32 equals the adapter's ``preprocessing="context"`` (the module's own forward) to 1e-6 (measured 6e-8); the
     default ``"dataset"`` path equals it when the context-fitted steps are identities: features scaled beforehand
-    with TabPFN's own scaler fitted on the context, no constant column (1e-5)."""
+    with TabPFN's own scaler fitted on the context, no constant column (1e-5; measured 2e-7)."""
     from tabpfn import TabPFNClassifier
     from tabpfn.preprocessing.configs import PreprocessorConfig
     from tabpfn.preprocessing.torch.torch_standard_scaler import TorchStandardScaler
