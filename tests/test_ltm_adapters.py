@@ -324,3 +324,17 @@ def test_merging_declared_duplicates_scores_as_scoring_every_context(ckpt, kind)
     tasks, _ = build_probe_tasks(visibility_queries(2), max_context=model.cfg.max_context, max_features=model.cfg.max_features)
     merged, every = score_tasks(model, tasks), score_tasks(model, tasks, distinct=False)
     assert np.abs(merged - every).max() < 1e-4
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_nothing_touches_the_network(ckpt, kind, monkeypatch):
+    """Loading, predicting and a gradient step open no connection (the adapters never call the packages' downloaders)."""
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"network access attempted: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    model = load_model(f"{kind}:{ckpt[(kind, False)]}")
+    model.predict([_cls_task(np.random.default_rng(10))], grad=True)[0].loss().mean().backward()
