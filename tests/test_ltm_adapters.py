@@ -147,6 +147,27 @@ def test_tabpfn_regression_scores_come_from_its_bar_distribution(ckpt):
     assert (p.entropy() > 0).all() and (p.entropy() <= np.log(len(borders) - 1) + 1e-5).all()
 
 
+def test_tabpfn_regression_equals_the_package_regressor_on_the_same_weights(ckpt):
+    """TabPFNRegressor (one member, no transforms of X or y, temperature 1, float32) standardizes y with the context's mean
+    and std; with those as the task's target statistics the adapter's bucket probabilities equal its "full" output's
+    (1e-6; measured 2e-8). iclmem's probing uses dataset-level statistics instead (Sec. 4.2, :mod:`iclmem.ltm.encoding`)."""
+    from tabpfn import TabPFNRegressor
+    from tabpfn.preprocessing.configs import PreprocessorConfig
+
+    path = ckpt[("tabpfn", True)]
+    rng = np.random.default_rng(11)
+    cx, cy, qx = rng.normal(size=(40, 5)), rng.normal(size=40) * 3 + 1, rng.normal(size=(6, 5))
+    config = dict(PREPROCESS_TRANSFORMS=[PreprocessorConfig("none", categorical_name="numeric", append_original=False)],
+                  FEATURE_SHIFT_METHOD=None, CLASS_SHIFT_METHOD=None, FINGERPRINT_FEATURE=False, OUTLIER_REMOVAL_STD=None,
+                  POLYNOMIAL_FEATURES="no", SUBSAMPLE_SAMPLES=None, REGRESSION_Y_PREPROCESS_TRANSFORMS=(None,))
+    reg = TabPFNRegressor(model_path=path, n_estimators=1, softmax_temperature=1.0, device="cpu", inference_precision=torch.float32,
+                          inference_config=config, random_state=0, fit_mode="low_memory").fit(cx, cy)
+    theirs = torch.softmax(reg.predict(qx, output_type="full")["logits"].float(), -1)
+    task = ICLTask(cx, cy, qx, None, "regression", reg.y_train_mean_, reg.y_train_std_)
+    ours = load_model(f"tabpfn:{path}", preprocessing="context").predict([task])[0].log_probs.exp()
+    assert (ours - theirs).abs().max() < 1e-6 and (theirs - theirs[0]).abs().max() > 1e-4
+
+
 def test_tabicl_regression_scores_come_from_its_quantile_distribution(ckpt):
     rng = np.random.default_rng(6)
     t = ICLTask(rng.normal(size=(30, 4)), rng.normal(size=30), rng.normal(size=(5, 4)), rng.normal(size=5), "regression", 0.0, 1.0)
@@ -165,6 +186,30 @@ def test_tabicl_regression_scores_come_from_its_quantile_distribution(ckpt):
         edges = torch.linspace(-model.cfg.bin_bound, model.cfg.bin_bound, model.cfg.n_bins + 1)
         f = net.quantile_dist(q).cdf(edges[[5, 6]].expand(1, 5, 2))[0]
     torch.testing.assert_close(p.log_probs[:, 5].exp().detach(), f[:, 1] - f[:, 0], atol=1e-5, rtol=1e-4)
+
+
+def test_tabicl_forward_gives_the_package_regressors_quantiles(ckpt):
+    """TabICLRegressor (one member, no normalization/shuffles/clipping, float32) standardizes y with the context's mean and
+    std; the quantile distribution of the adapter's forward (TabICL's own ``QuantileDistribution``, whose CDF the adapter
+    puts on its grid: previous test) has the regressor's quantiles at TabICL's levels (1e-4 in y units; measured 5e-6)."""
+    from tabicl import TabICLRegressor
+
+    path = ckpt[("tabicl", True)]
+    rng = np.random.default_rng(12)
+    cx = rng.normal(size=(40, 5))
+    cx, cy, qx = (cx - cx.mean(0)) / cx.std(0), rng.normal(size=40) * 3 + 1, rng.normal(size=(6, 5)).clip(-2, 2)
+    reg = TabICLRegressor(model_path=path, allow_auto_download=False, n_estimators=1, norm_methods="none", feat_shuffle_method="none",
+                          outlier_threshold=1e6, use_amp=False, device="cpu", kv_cache=False, random_state=0).fit(cx, cy)
+    model = load_model(f"tabicl:{path}")
+    alphas = model.network.quantile_dist.alpha_levels
+    theirs = reg.predict(qx, output_type="quantiles", alphas=alphas.tolist())
+    mu, sd = float(reg.y_scaler_.mean_[0]), float(reg.y_scaler_.scale_[0])
+    model.network.train()
+    with torch.no_grad():
+        x = torch.as_tensor(np.concatenate([cx, qx]), dtype=torch.float32)[None]
+        q = model.network._train_forward(x, torch.as_tensor((cy - mu) / sd, dtype=torch.float32)[None])[0]
+        ours = model.network.quantile_dist(q).icdf(alphas.expand(len(qx), -1)).numpy() * sd + mu
+    assert np.abs(ours - theirs).max() < 1e-4
 
 
 # --- fine-tuning and probing through iclmem's own loop -------------------------------------------

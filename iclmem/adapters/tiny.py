@@ -69,6 +69,7 @@ def write_tiny_checkpoint(kind: str, path: str | Path, seed: int = 0, regression
         state = dict(net.state_dict())
         if regression:  # TabPFN stores the bar distribution's borders with the criterion (standardized units)
             state["criterion.borders"] = torch.linspace(-4.0, 4.0, config["num_buckets"] + 1)
+            state["criterion.losses_per_bucket"] = torch.zeros(config["num_buckets"])  # FullSupportBarDistribution's buffer
         torch.save({"state_dict": state, "config": config, "architecture_name": "tabpfn_v2"}, path)
     else:
         raise ValueError(f"kind must be 'tabicl' or 'tabpfn', got {kind!r}.")
