@@ -32,7 +32,9 @@
 # signal weakens materially under shuffled labels" as a computed check, the outcome shares
 # (Fig. 5, Fig. 2), two controls whose verdicts are computed, and the claims of the paper this
 # chapter tests, which feed the scorecard. The probe scores come from section 3 (same
-# parameters, read from the results store).
+# parameters, read from the results store). $M_{ref}$ is the pretrained checkpoint that `model`
+# names (the shipped reference LTM by default): calibration always uses the pretrained checkpoint
+# of the fine-tuned model's own architecture (appendix "Audit your own model").
 
 # %% tags=["parameters"]
 datasets: list = ["spotify", "wine_pl"]

@@ -109,3 +109,22 @@ Markdown(audit_commands("tabpfn", "~/weights/tabpfn-v2-classifier.ckpt") + "\n\n
 
 # %%
 naive_probe_table(seed)
+
+# %% [markdown]
+# ## Regression: each model's own predictive distribution
+#
+# The three probing scores (Sec. 4.2) are read off a discrete distribution over the target,
+# standardized with the table's statistics (as for the reference LTM):
+#
+# - **TabPFN v2**: its bar distribution, with the borders stored in the checkpoint
+#   (`criterion.borders`): bucket probabilities $p_j$ = softmax of its logits. Loss $= -\log p_j$ of the
+#   bucket holding the true value (values beyond the borders fall into the outer buckets), entropy
+#   over the buckets, target confidence $= p_j$.
+# - **TabICL**: it predicts quantiles at levels $i/(K+1)$; its own quantile distribution (a spline
+#   between them with parametric tails) gives a CDF $F$, and the predictive distribution is $F$'s
+#   mass on 64 equal-width bins on $[-5, 5]$, the outer bins taking the tails:
+#   $p_j = F(e_{j+1}) - F(e_j)$. Loss, entropy and confidence as above.
+#
+# Both agree with the packages' own regressors on the same weights (tests: bucket probabilities to
+# 2e-8, quantiles to 5e-6). A `model` names one checkpoint, and TabPFN and TabICL ship separate
+# classifier and regressor checkpoints: audit classification and regression tables separately.
