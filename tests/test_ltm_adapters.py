@@ -300,6 +300,13 @@ def test_model_parameter_forms():
         load_model("tabpfn:/nowhere", preprocessing="none")
 
 
+def test_a_home_relative_path_is_expanded(ckpt, monkeypatch):
+    """`-p model tabpfn:~/weights/x.ckpt`: the shell does not expand this ~, the loader does."""
+    path = ckpt[("tabpfn", False)]
+    monkeypatch.setenv("HOME", str(path.parent))
+    assert load_model(f"tabpfn:~/{path.name}").model_path == str(path)
+
+
 def test_the_sweep_takes_a_model_spec(ckpt):
     """Notebook 05 passes ``model`` to the sweep as a string (it travels to Dask workers) and each task loads it."""
     from iclmem.sweep.tasks import _reference, reference_sha

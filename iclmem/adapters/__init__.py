@@ -29,7 +29,10 @@ def parse_model(spec: str) -> tuple[str, str | None]:
 
 
 def load_model(spec: str, *, preprocessing: str = "dataset", n_permutations: int = 1, seed: int = 0):
-    """The LTM a ``model`` parameter names (see the module docstring); the reference ignores the adapter options."""
+    """The LTM a ``model`` parameter names (see the module docstring); the reference ignores the adapter options.
+
+    ``~`` in PATH is expanded (a shell leaves ``tabpfn:~/...`` as it is).
+    """
     kind, path = parse_model(spec)
     if preprocessing not in PREPROCESSING:
         raise LTMInputError(f"preprocessing must be one of {PREPROCESSING}, got {preprocessing!r}; 'dataset' keeps the query's "
@@ -41,10 +44,10 @@ def load_model(spec: str, *, preprocessing: str = "dataset", n_permutations: int
     if kind == "tabicl":
         from .tabicl import load_tabicl
 
-        return load_tabicl(Path(path), preprocessing=preprocessing, n_permutations=n_permutations, seed=seed)
+        return load_tabicl(Path(path).expanduser(), preprocessing=preprocessing, n_permutations=n_permutations, seed=seed)
     from .tabpfn import load_tabpfn
 
-    return load_tabpfn(Path(path), preprocessing=preprocessing, n_permutations=n_permutations, seed=seed)
+    return load_tabpfn(Path(path).expanduser(), preprocessing=preprocessing, n_permutations=n_permutations, seed=seed)
 
 
 __all__ = ["MODEL_KINDS", "PREPROCESSING", "AdapterCheckpointError", "AdapterLTM", "AdapterLimits", "load_model", "parse_model"]
