@@ -390,3 +390,86 @@ def test_nothing_touches_the_network(ckpt, kind, monkeypatch):
     monkeypatch.setattr(socket, "create_connection", refuse)
     model = load_model(f"{kind}:{ckpt[(kind, False)]}")
     model.predict([_cls_task(np.random.default_rng(10))], grad=True)[0].loss().mean().backward()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_saved_weights_load_back_and_in_the_package(tmp_path, ckpt, kind):
+    """``save`` writes the package's own format: iclmem loads it back to the same predictions, and so does the package."""
+    rng = np.random.default_rng(13)
+    t = _cls_task(rng)
+    model = load_model(f"{kind}:{ckpt[(kind, False)]}")
+    theta = model.clone()
+    opt = torch.optim.AdamW(theta.trainable_parameters(), lr=1e-2)
+    for _ in range(3):
+        loss = theta.predict([t], grad=True)[0].loss().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    path = theta.save(tmp_path / f"{kind}_theta.ckpt")
+    again = load_model(f"{kind}:{path}")
+    mine, back = theta.predict([t])[0].probabilities(), again.predict([t])[0].probabilities()
+    assert np.array_equal(mine, back) and np.abs(mine - model.predict([t])[0].probabilities()).max() > 1e-3
+    if kind == "tabpfn":  # the package's classifier reads the file: same probabilities as the module's own forward
+        from tabpfn import TabPFNClassifier
+        from tabpfn.preprocessing.configs import PreprocessorConfig
+
+        config = dict(PREPROCESS_TRANSFORMS=[PreprocessorConfig("none", categorical_name="numeric", append_original=False)],
+                      FEATURE_SHIFT_METHOD=None, CLASS_SHIFT_METHOD=None, FINGERPRINT_FEATURE=False, OUTLIER_REMOVAL_STD=None,
+                      POLYNOMIAL_FEATURES="no", SUBSAMPLE_SAMPLES=None)
+        clf = TabPFNClassifier(model_path=path, n_estimators=1, softmax_temperature=1.0, device="cpu", inference_precision=torch.float32,
+                               inference_config=config, random_state=0, fit_mode="low_memory")
+        theirs = clf.fit(t.context_x, t.context_y).predict_proba(t.query_x)
+        assert np.abs(load_model(f"tabpfn:{path}", preprocessing="context").predict([t])[0].probabilities() - theirs).max() < 1e-6
+    else:  # on a context standardized on its own rows (the wrapper's scaler is then the identity, see above)
+        from tabicl import TabICLClassifier
+
+        cx = (t.context_x - t.context_x.mean(0)) / t.context_x.std(0)
+        clf = TabICLClassifier(model_path=path, allow_auto_download=False, n_estimators=1, norm_methods="none", feat_shuffle_method="none",
+                               class_shuffle_method="none", outlier_threshold=1e6, softmax_temperature=1.0, use_amp=False, device="cpu",
+                               kv_cache=False, random_state=0)
+        theirs = clf.fit(cx, t.context_y).predict_proba(t.query_x)
+        assert np.abs(again.predict([ICLTask(cx, t.context_y, t.query_x)])[0].probabilities() - theirs).max() < 1e-5
+
+
+def _fine_tune_outside(model, x, y, ctx, members, steps: int, lr: float):
+    """What a user does with their own code: AdamW steps on (context, member queries); iclmem only sees the result."""
+    from iclmem.ltm import ICLTask as Task
+
+    theta = model.clone()
+    opt = torch.optim.AdamW(theta.trainable_parameters(), lr=lr)
+    task = Task(x[ctx], y[ctx], x[members], y[members])
+    for _ in range(steps):
+        loss = theta.predict([task], grad=True)[0].loss().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return theta
+
+
+def test_audit_a_checkpoint_fine_tuned_outside_iclmem(tmp_path, ckpt):
+    from iclmem.audit import audit_fine_tuned
+    from iclmem.ltm import TableEncoder, subsample_features
+
+    table = _table(tmp_path)
+    encoder = TableEncoder().fit(table.features)
+    x = encoder.transform(table.features)[:, subsample_features(len(encoder.columns), 30, 0)]
+    y = table.target.to_numpy()
+    order = np.random.default_rng(14).permutation(len(y))
+    members, non_members, ctx = order[:12], order[12:24], order[24:54]
+    reference = load_model(f"tabpfn:{ckpt[('tabpfn', False)]}")
+    path = _fine_tune_outside(reference, x, y, ctx, members, steps=60, lr=3e-3).save(tmp_path / "my_finetuned_tabpfn.ckpt")
+    summary, scores = audit_fine_tuned(load_model(f"tabpfn:{path}"), reference, table, members, non_members, n_boot=20)
+    control, _ = audit_fine_tuned(reference, reference, table, members, non_members, n_boot=20)
+    assert control["auc_loss"] == 0.5  # M_theta = M_ref: no signal by construction
+    assert summary["auc_loss"] > 0.65, summary["auc_loss"]  # 60 steps on 12 members (random labels): members stand out (0.76)
+    assert set(scores.model) == {"theta", "ref"} and scores.manipulation.nunique() == 48 and summary["n_members"] == 12
+
+
+@pytest.mark.parametrize("members,non_members,message", [([], [1], "at least one member"), ([1, 2], [2, 3], "both members and non-members"),
+                                                         ([1], [10_000], "outside the table's")])
+def test_audit_rows_are_checked(tmp_path, members, non_members, message):
+    from iclmem.audit import audit_queries
+    from iclmem.probe import ProbeError
+
+    with pytest.raises(ProbeError, match=message):
+        audit_queries(_table(tmp_path), members, non_members)

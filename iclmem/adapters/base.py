@@ -164,6 +164,8 @@ class AdapterLTM:
         self.n_permutations = n_permutations
         self.seed = seed
         self.model_path = model_path
+        #: the checkpoint's non-weight fields (config, architecture name, criterion state), written back by :meth:`save`
+        self.checkpoint_extra: dict = {}
 
     # --- identity --------------------------------------------------------------------------
     @property
@@ -203,6 +205,20 @@ class AdapterLTM:
         from ..probe.invariances import Invariances
 
         return Invariances(True, False, f"{self.kind}: context rows enter through attention without row positions")
+
+    def checkpoint_blob(self) -> dict:
+        """This model's weights in its package's own checkpoint format (what ``model_path`` reads)."""
+        raise NotImplementedError
+
+    def save(self, path: str | Path) -> Path:
+        """Write the current weights (e.g. M_theta of a run) as a checkpoint of the package's format, loadable as ``model=KIND:PATH``
+        and by the package's own scikit-learn wrapper."""
+        from ..atomic import atomic_torch_save
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_torch_save(self.checkpoint_blob(), path)
+        return path
 
     def input_rows(self, task: ICLTask) -> int:
         return len(task.context_x) + len(task.query_x)

@@ -72,6 +72,10 @@ class TabICLLTM(AdapterLTM):
     """A TabICL checkpoint as an :class:`~iclmem.ltm.interface.LTM` (see the module docstring)."""
 
     kind = "tabicl"
+
+    def checkpoint_blob(self) -> dict:
+        state = {k: v.detach().cpu() for k, v in self.network.state_dict().items()}
+        return {"config": dict(self.checkpoint_extra["config"]), "state_dict": state}
     # invariances: row order only (AdapterLTM). Not uniform duplication: TabICL's scalable softmax (SSMax/QASSMax)
     # scales attention logits with log(number of context rows), so copies change the output (measured: 7e-2).
 
@@ -127,8 +131,10 @@ def load_tabicl(model_path: str | Path, *, preprocessing: Preprocessing = "datas
                                      f"tabicl==2.2.0. {WHERE}") from exc
     limits = AdapterLimits(max_classes=net.max_classes if net.max_classes > 0 else 10, max_features=MAX_FEATURES, max_context=MAX_CONTEXT,
                            n_bins=n_bins if net.max_classes == 0 else 0, bin_bound=bin_bound if net.max_classes == 0 else 0.0)
-    return TabICLLTM(net.to(compute_device()), limits, sha256_file(path), preprocessing=preprocessing, n_permutations=n_permutations,
-                     seed=seed, model_path=str(path))
+    model = TabICLLTM(net.to(compute_device()), limits, sha256_file(path), preprocessing=preprocessing, n_permutations=n_permutations,
+                      seed=seed, model_path=str(path))
+    model.checkpoint_extra = {"config": dict(blob["config"])}
+    return model
 
 
 __all__ = ["TabICLLTM", "load_tabicl"]

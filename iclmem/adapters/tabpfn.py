@@ -120,6 +120,11 @@ class TabPFNLTM(AdapterLTM):
         return Invariances(True, dataset, "tabpfn v2: row attention without row positions" +
                            (", renormalized over identical copies; no context statistic reads the row count" if dataset else ""))
 
+    def checkpoint_blob(self) -> dict:
+        state = {k: v.detach().cpu() for k, v in self.network.state_dict().items()}
+        extra = self.checkpoint_extra
+        return {"state_dict": {**state, **extra["criterion"]}, "config": dict(extra["config"]), "architecture_name": extra["architecture_name"]}
+
     def _forward(self, tasks: list[ICLTask], cx: np.ndarray, qx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None]:
         net = self.network
         reg = tasks[0].is_regression
@@ -196,8 +201,11 @@ def load_tabpfn(model_path: str | Path, *, preprocessing: Preprocessing = "datas
     limits = AdapterLimits(max_classes=config.max_num_classes if not regression else 10, max_features=MAX_FEATURES,
                            max_context=MAX_CONTEXT, n_bins=config.num_buckets if regression else 0,
                            bin_bound=float(borders.abs().max()) if regression else 0.0)
-    return TabPFNLTM(net.to(compute_device()), limits, sha256_file(path), preprocessing=preprocessing, n_permutations=n_permutations,
-                     seed=seed, model_path=str(path), borders=borders, task_kind="regression" if regression else "classification")
+    model = TabPFNLTM(net.to(compute_device()), limits, sha256_file(path), preprocessing=preprocessing, n_permutations=n_permutations,
+                      seed=seed, model_path=str(path), borders=borders, task_kind="regression" if regression else "classification")
+    model.checkpoint_extra = {"config": dict(blob["config"]), "architecture_name": "tabpfn_v2",
+                              "criterion": {k: v.detach().cpu() for k, v in state.items() if "criterion." in k}}
+    return model
 
 
 __all__ = ["TabPFNLTM", "dataset_feature_embedding", "load_tabpfn"]
