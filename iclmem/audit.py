@@ -64,8 +64,8 @@ def audit_queries(table: Dataset, member_ids: Sequence[int], non_member_ids: Seq
     rng = np.random.default_rng(seed)
     queries: list[ProbeQuery] = []
     for ids, is_member in ((members, True), (non_members, False)):
-        if max_queries is not None and len(ids) > max_queries:
-            ids = np.sort(rng.choice(ids, size=max_queries, replace=False))
+        if max_queries is not None and len(ids) > max_queries:  # the subset iclmem.probe.run_queries draws for a controlled run
+            ids = ids[np.sort(rng.choice(len(ids), size=max_queries, replace=False))]
         for i in ids.tolist():
             cands = classes if table.task == "classification" else regression_candidates(y[i], y[pool], n_candidates, seed, i)
             queries.append(ProbeQuery(int(i), x[i], y[i], is_member, cands))

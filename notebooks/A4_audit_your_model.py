@@ -39,7 +39,7 @@ seed: int = 0
 from IPython.display import Markdown
 
 from iclmem.adapters import load_model
-from iclmem.chapters.audit import audit_commands, audit_table, naive_probe_table
+from iclmem.chapters.audit import audit_commands, audit_table, external_audit_table, naive_probe_table
 from iclmem.chapters.display import use_book_tables
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.grid import expand_grid, probe_grid, run_grid
@@ -65,6 +65,21 @@ Markdown(run_banner(tables, data_path, target, task) + f" Model: `{model}`.")
 
 # %%
 audit_table(summary)
+
+# %% [markdown]
+# ## A model fine-tuned elsewhere
+#
+# If you fine-tuned the model yourself and know which rows it trained on, audit that checkpoint
+# directly: `iclmem.audit.audit_fine_tuned(theta, reference, table, member_ids, non_member_ids)`
+# probes the members and non-members (row positions in the deduplicated table) under $M_\theta$ and
+# $M_{ref}$ with the 48 manipulations and returns the same summary, e.g. with
+# `theta = load_model("tabpfn:my_finetuned.ckpt")` and `reference = load_model("tabpfn:tabpfn-v2-classifier.ckpt")`
+# (`iclmem.adapters.load_model`; an adapter's `save(path)` writes a run's weights in its package's
+# own format). Run on the last kept checkpoint of the run above, given only its weights and its
+# member rows, it measures what the chain measured:
+
+# %%
+external_audit_table(runs[0], reference, tables[specs[0].dataset], summary, max_queries=max_queries, n_boot=n_boot, seed=seed)
 
 # %% [markdown]
 # ## Your TabPFN v2 or TabICL checkpoint

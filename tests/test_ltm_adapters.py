@@ -473,3 +473,19 @@ def test_audit_rows_are_checked(tmp_path, members, non_members, message):
 
     with pytest.raises(ProbeError, match=message):
         audit_queries(_table(tmp_path), members, non_members)
+
+
+def test_auditing_a_controlled_runs_checkpoint_reproduces_the_chain(tmp_path, ckpt):
+    """audit_fine_tuned on M_theta of a controlled run, with the run's members, gives the chain's own summary (same queries,
+    encoding, candidates and manipulations): the external audit and notebooks 02-04 measure the same thing."""
+    from iclmem.audit import audit_fine_tuned
+
+    table = _table(tmp_path)
+    manifest = split_manifest(table, query_size=12, seed=0, results_dir=tmp_path)
+    model = load_model(f"tabpfn:{ckpt[('tabpfn', False)]}")
+    run = finetune(manifest, table, FinetuneConfig(3e-2, epochs=2, probe_epochs=(0, 2), context_size=30), model, tmp_path, progress=False)
+    chain = summarize_run(probe_run(run, table, epochs=[2], reference=model, max_queries=5, progress=False), run, n_boot=20)
+    chain = chain.set_index("epoch").loc[2]
+    external, _ = audit_fine_tuned(run.model(2, model), model, table, manifest.members, manifest.non_members, max_queries=5, n_boot=20)
+    for key in ("auc_loss", "auc_loss_lo", "auc_entropy", "tpr10_loss", "raw_auc_loss", "mu_gap", "null_auc_loss"):
+        assert external[key] == pytest.approx(chain[key], abs=1e-9), key

@@ -39,6 +39,24 @@ def audit_table(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[cols].rename(columns=AUDIT_COLUMNS).reset_index(drop=True)
 
 
+def external_audit_table(run, reference, table, summary: pd.DataFrame, *, n_candidates: int = 10, max_queries: int | None = None,
+                         n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """The chain's attack on a run's last kept M_theta next to :func:`iclmem.audit.audit_fine_tuned` on the same checkpoint.
+
+    The external audit only gets the weights and the member / non-member rows, as an auditor of a
+    model fine-tuned elsewhere would; equal numbers show that it measures what notebooks 02-04 do.
+    """
+    from ..audit import audit_fine_tuned
+
+    epoch = max(run.config.probe_epochs)
+    external, _ = audit_fine_tuned(run.model(epoch, reference), reference, table, run.manifest.members, run.manifest.non_members,
+                                   n_candidates=n_candidates, seed=seed, max_queries=max_queries, n_boot=n_boot)
+    chain = summary[(summary.run_key == run.key) & (summary.epoch == epoch)].iloc[0]
+    keys = ["auc_loss", "auc_loss_lo", "auc_loss_hi", "tpr10_loss", "auc_entropy", "raw_auc_loss", "mu_gap"]
+    return pd.DataFrame({"epoch": epoch, "score": keys, "chain (02-04)": [float(chain[k]) for k in keys],
+                         "external audit": [float(external[k]) for k in keys]})
+
+
 def naive_probe_table(seed: int = 0) -> pd.DataFrame:
     """How many of the 48 manipulations leave each model blind to the query's features, per preprocessing.
 
@@ -62,4 +80,4 @@ def naive_probe_table(seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["AUDIT_CHAIN", "AUDIT_COLUMNS", "audit_commands", "audit_table", "naive_probe_table"]
+__all__ = ["AUDIT_CHAIN", "AUDIT_COLUMNS", "audit_commands", "audit_table", "external_audit_table", "naive_probe_table"]
