@@ -489,3 +489,17 @@ def test_auditing_a_controlled_runs_checkpoint_reproduces_the_chain(tmp_path, ck
     external, _ = audit_fine_tuned(run.model(2, model), model, table, manifest.members, manifest.non_members, max_queries=5, n_boot=20)
     for key in ("auc_loss", "auc_loss_lo", "auc_entropy", "tpr10_loss", "raw_auc_loss", "mu_gap", "null_auc_loss"):
         assert external[key] == pytest.approx(chain[key], abs=1e-9), key
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_batch_predicts_each_task_as_alone(ckpt, kind):
+    """Tasks of one shape but different class counts, and of different shapes, in one predict call: each as if alone."""
+    rng = np.random.default_rng(15)
+    tasks = [_cls_task(rng, k=2), _cls_task(rng, k=3), _cls_task(rng, n_ctx=25, k=3), _cls_task(rng, k=2)]
+    model = load_model(f"{kind}:{ckpt[(kind, False)]}")
+    together = model.predict(tasks)
+    for t, p in zip(tasks, together, strict=True):
+        alone = model.predict([t])[0].probabilities()
+        assert p.probabilities().shape == (7, len(t.classes()))
+        np.testing.assert_allclose(p.probabilities().sum(-1), 1.0, atol=1e-5)
+        assert np.abs(p.probabilities() - alone).max() < 1e-5

@@ -7,8 +7,8 @@ the reference LTM. It exposes what those modules read of a model: ``network`` (t
 ``state_dict()``, ``clone()``, ``trainable_parameters()`` and ``predict()``.
 
 Batching: another architecture has no context mask, so tasks are grouped by their exact shape
-(context rows, features, query rows) and each group is one forward pass without padding; the
-probe's batches (:func:`iclmem.probe.scoring.score_tasks`) hold few shapes.
+(context rows, features, query rows) and number of classes, and each group is one forward pass
+without padding; the probe's batches (:func:`iclmem.probe.scoring.score_tasks`) hold few shapes.
 
 Preprocessing (the zero-information context, Sec. 4.2): a multiple-choice context is |Y| copies
 of the query's features, so every feature is constant over the context. Any statistic fitted on
@@ -251,7 +251,8 @@ class AdapterLTM:
             validate_task(t, self.cfg.max_classes, self.cfg.max_features, self.cfg.max_context)
         groups: dict[tuple, list[int]] = defaultdict(list)
         for i, t in enumerate(tasks):
-            groups[(len(t.context_x), t.context_x.shape[1], len(t.query_x), t.task)].append(i)
+            n_classes = 0 if t.is_regression else len(t.classes())  # one softmax width per forward
+            groups[(len(t.context_x), t.context_x.shape[1], len(t.query_x), t.task, n_classes)].append(i)
         out: list[Predictions | None] = [None] * len(tasks)
         with torch.set_grad_enabled(grad):
             for idx in groups.values():
