@@ -20,7 +20,9 @@ class shuffling ensembles and a softmax temperature of 0.9.
 ``preprocessing="dataset"`` (default) keeps (2) and the group scaling of (4) with every real
 (non-padding) feature counted as used, and skips (1) and (3): the features come as
 :class:`~iclmem.ltm.encoding.TableEncoder` standardized them on the whole table, which on an
-ordinary context is close to what (3) would give. ``"context"`` is the module's own forward,
+ordinary context of the table is roughly what (3) would give (robust standardization, median and
+IQR / 1.349, clipped at 5: about zero center and unit spread; exactly equal when the context is
+already standardized on its own rows, tested). ``"context"`` is the module's own forward,
 unchanged (the naive probe). Temperature 1, one ensemble member (``n_permutations``).
 
 Outputs (the rule for the probing scores):
