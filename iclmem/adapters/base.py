@@ -16,8 +16,9 @@ the context (standard scaling, constant-column removal) maps the query's feature
 and the model never sees them. ``preprocessing="dataset"`` (the default) feeds the features as
 :class:`~iclmem.ltm.encoding.TableEncoder` standardized them, once, on the whole table;
 ``"context"`` applies the package's own per-context steps (what its scikit-learn wrapper or its
-forward does), kept to measure what a naive probe would see. Each adapter's module docstring names
-its steps. Ensembling over feature permutations (``n_permutations``) is off (1) by default: one
+forward does), kept to measure what a naive probe would see. The switch holds for every forward,
+fine-tuning and probing alike, so M_theta and M_ref always read the same inputs (and it is part of
+the store key). Each adapter's module docstring names its steps. Ensembling over feature permutations (``n_permutations``) is off (1) by default: one
 deterministic forward per task.
 """
 
