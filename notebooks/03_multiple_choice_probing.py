@@ -44,6 +44,7 @@ label_conditions: list = ["none", "members"]  # N and M of Tab. 2 / 10 (add "all
 epochs: int = 100
 context_size: int = 256
 seed: int = 0
+model: str = "reference"  # the LTM: reference (shipped) | tabicl:PATH | tabpfn:PATH (a local checkpoint; see "Audit your own model")
 probe_epochs: list = [0, 1, 10, 100]  # epoch 0 is M_ref itself: the negative control
 n_candidates: int = 10  # regression candidate set size
 max_queries: int = 50  # members and non-members probed per run (a seeded subset when Q is larger)
@@ -61,7 +62,7 @@ from iclmem.chapters.probing import (delta_frame, example_probe_contexts, manipu
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.finetune import prepare_run_data
 from iclmem.grid import expand_grid, probe_grid, run_grid
-from iclmem.ltm import load_reference
+from iclmem.adapters import load_model
 from iclmem.probe.equivalence import equivalence_classes, model_invariances, suite_effective_size, suite_equivalence
 from iclmem.probe.manipulations import MANIPULATIONS
 from iclmem.probe.run import run_queries
@@ -69,7 +70,7 @@ from iclmem.probe.run import run_queries
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
 # %% tags=["hide-input"]
-reference = load_reference()
+reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from
 tables = notebook_tables(datasets, data_path, target, task, carte_dir)
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
@@ -111,15 +112,18 @@ examples["feature_reduction_2"]
 # %% [markdown]
 # ## The suite as the model sees it
 #
-# Our model's row attention ignores row order and a uniform duplication of all rows (exact up to
-# float32 rounding, `iclmem.probe.equivalence`), so several of the 48 manipulated contexts are one
-# input to it. The classes of equal contexts for the query above, with the weight each distinct
+# The probed model declares what it is exactly invariant to: {glue:text}`model_invariances` (the
+# reference LTM: row order and a uniform duplication of all rows, exact up to float32 rounding,
+# `iclmem.probe.equivalence`; TabPFN v2 and TabICL declare their own, `iclmem.adapters`), so several
+# of the 48 manipulated contexts are one input to it. The classes of equal contexts for the query above, with the weight each distinct
 # context carries in $S(q)$ (class size / 48; the same for $M_\theta$, which shares the architecture):
 
 # %%
 invariances = model_invariances(reference)
+glue_text("model_invariances", invariances.note)
 classes = equivalence_classes(suite_equivalence(None, query.x, query.y, query.candidates, invariances, seed, query.query_id))
 glue_text("n_distinct_contexts", len(classes))
+glue_text("model_name", model)
 glue_text("baseline_weight", f"{classes.weight.iloc[0]:.0%}")
 classes
 
@@ -131,10 +135,10 @@ glue_text("effective_max", int(effective["max"]))
 effective.to_frame("distinct contexts per query").T
 
 # %% [markdown]
-# We showed that for our reference LTM the 48 manipulations of Tab. 7 are {glue:text}`n_distinct_contexts`
+# We showed that for the probed model (`model` = {glue:text}`model_name`) the 48 manipulations of Tab. 7 are {glue:text}`n_distinct_contexts`
 # distinct contexts for this query ({glue:text}`effective_min` to {glue:text}`effective_max` over the
-# probed queries of the run), and that the unmanipulated context alone (baseline, the positional
-# shuffles, uniform scaling and `mixed_true_5_non_true_5`) carries {glue:text}`baseline_weight` of $S(q)$.
+# probed queries of the run), and that the unmanipulated context's class (for the reference LTM: baseline,
+# the positional shuffles, uniform scaling and `mixed_true_5_non_true_5`) carries {glue:text}`baseline_weight` of $S(q)$.
 # The probe uses this: each distinct context is scored once and its scores stand for every
 # manipulation of its class (`iclmem.probe.invariances`), and identical rows of a context enter the
 # model once, weighted by their count. Both are exact in real arithmetic; against scoring all 48

@@ -32,7 +32,9 @@
 # signal weakens materially under shuffled labels" as a computed check, the outcome shares
 # (Fig. 5, Fig. 2), two controls whose verdicts are computed, and the claims of the paper this
 # chapter tests, which feed the scorecard. The probe scores come from section 3 (same
-# parameters, read from the results store).
+# parameters, read from the results store). $M_{ref}$ is the pretrained checkpoint that `model`
+# names (the shipped reference LTM by default): calibration always uses the pretrained checkpoint
+# of the fine-tuned model's own architecture (appendix "Audit your own model").
 
 # %% tags=["parameters"]
 datasets: list = ["spotify", "wine_pl"]
@@ -47,6 +49,7 @@ label_conditions: list = ["none", "members"]  # N and M of Tab. 2 / 10 (add "all
 epochs: int = 100
 context_size: int = 256
 seed: int = 0
+model: str = "reference"  # the LTM: reference (shipped) | tabicl:PATH | tabpfn:PATH (a local checkpoint; see "Audit your own model")
 probe_epochs: list = [0, 1, 10, 100]
 n_candidates: int = 10
 max_queries: int = 50
@@ -73,13 +76,13 @@ from iclmem.chapters.display import use_book_tables
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.data import prepared_table
 from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid
-from iclmem.ltm import load_reference
+from iclmem.adapters import load_model
 from iclmem.outcomes import MARGIN_RULES, null_margin_rates
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
 # %% tags=["hide-input"]
-reference = load_reference()
+reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from
 tables = notebook_tables(datasets, data_path, target, task, carte_dir)
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)

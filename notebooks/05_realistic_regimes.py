@@ -50,6 +50,7 @@ regimes: list = ["single_task_fixed", "multi_task_fixed", "multi_task_random"]
 epochs: int = 10  # the paper: 500; realistic LTM pretraining budgets are 2-5 epochs
 context_size: int = 256  # the paper: 512
 seed: int = 0
+model: str = "reference"  # the LTM: reference (shipped) | tabicl:PATH | tabpfn:PATH (a local checkpoint; see "Audit your own model")
 n_candidates: int = 10
 max_queries: int = 16  # members and non-members probed per run (the paper: all)
 probe_epochs: list = [0, 1, 5, 10]
@@ -82,7 +83,9 @@ grid = notebook_grid(tables, data_path, learning_rates, sizes, regimes, epochs, 
                      probe_epochs, n_boot, grid_file)
 Markdown(run_banner(tables, data_path, target, task) if tables else f"Run on the grid file `{grid_file}`.")
 started = time.perf_counter()
-result = run_sweep(grid, workers=workers, carte_dir=carte_dir or None) if compute else collect_sweep(grid)
+ref = None if model == "reference" else model  # M_ref of every task (a spec string travels to Dask workers)
+result = (run_sweep(grid, workers=workers, carte_dir=carte_dir or None, reference=ref) if compute
+          else collect_sweep(grid, reference=ref))
 wall_s = time.perf_counter() - started
 print(result.report())
 rows = result.rows()

@@ -525,6 +525,40 @@ def _load_on(device: str, folder: Path) -> object:
         return load_checkpoint(_checkpoint(folder))
 
 
+def _adapter_cases() -> list[BadInput]:
+    """TabPFN v2 / TabICL checkpoints named by the ``model`` parameter (:mod:`iclmem.adapters`), tiny random ones."""
+    from iclmem.adapters import AdapterCheckpointError, load_model
+    from iclmem.adapters.tiny import write_tiny_checkpoint
+    from iclmem.ltm import ICLTask, LTMInputError
+
+    ad = "iclmem.adapters.load_model"
+
+    def garbage(folder: Path) -> object:
+        (folder / "bad.ckpt").write_bytes(b"garbage")
+        return load_model(f"tabpfn:{folder / 'bad.ckpt'}")
+
+    def regression_on_classifier(folder: Path) -> object:
+        rng = np.random.default_rng(0)
+        model = load_model(f"tabpfn:{write_tiny_checkpoint('tabpfn', folder / 'cls.ckpt')}")
+        return model.predict([ICLTask(rng.normal(size=(8, 3)), rng.normal(size=8), rng.normal(size=(1, 3)), task="regression")])
+
+    return [
+        BadInput("model-spec-unknown", "Passed `-p model xgboost:model.json`.", ad, lambda d: load_model("xgboost:model.json"),
+                 LTMInputError, r"got 'xgboost:model\.json'", r"model must be 'reference', 'tabicl:PATH' or 'tabpfn:PATH'"),
+        BadInput("adapter-weights-missing", "Named a TabPFN checkpoint that is not on disk (`-p model tabpfn:weights.ckpt`).", ad,
+                 lambda d: load_model(f"tabpfn:{d / 'weights.ckpt'}"), AdapterCheckpointError,
+                 r"no TabPFN checkpoint at .*weights\.ckpt: iclmem never downloads weights", r"Prior-Labs/TabPFN-v2-clf.*Put the file at"),
+        BadInput("adapter-weights-corrupt", "Named a TabPFN checkpoint file that holds garbage.", ad, garbage, AdapterCheckpointError,
+                 r"bad\.ckpt cannot be read as a TabPFN checkpoint", r"download one yourself"),
+        BadInput("adapter-other-architecture", "Named a TabICL checkpoint as `tabpfn:PATH`.", ad,
+                 lambda d: load_model(f"tabpfn:{write_tiny_checkpoint('tabicl', d / 'icl.ckpt')}"), AdapterCheckpointError,
+                 r"is a TabICL checkpoint, not a TabPFN one", r"load it with model=tabicl:"),
+        BadInput("adapter-task-mismatch", "Predicted a regression target with a TabPFN classifier checkpoint.",
+                 "iclmem.adapters.tabpfn.TabPFNLTM.predict", regression_on_classifier, LTMInputError,
+                 r"this TabPFN checkpoint is a classification model; the task is regression", r"Use a tabpfn-v2-regressor checkpoint"),
+    ]
+
+
 def _sweep_cases() -> list[BadInput]:
     from iclmem.sweep import SweepError, load_grid, parse_grid
 
@@ -642,7 +676,7 @@ def _claims_cases() -> list[BadInput]:
 
 
 def _cases() -> list[BadInput]:
-    cases = (_notebook_cases() + _cli_cases() + _data_cases() + _model_cases() + _sweep_cases() + _llm_cases()
+    cases = (_notebook_cases() + _cli_cases() + _data_cases() + _model_cases() + _adapter_cases() + _sweep_cases() + _llm_cases()
              + _claims_cases())
     ids = [c.case for c in cases]
     assert len(set(ids)) == len(ids), "case ids must be unique"

@@ -34,10 +34,23 @@ from .gridfile import DatasetSource, ProbeSettings
 SWEEP_CODE = ("grid.py", "regimes.py", "finetune.py", "training.py", "probe", "metrics.py", "outcomes.py", "ltm", "data")
 
 
+def _is_model_spec(reference: object) -> bool:
+    """A ``model`` parameter naming another architecture (``tabicl:PATH``, ``tabpfn:PATH``; :mod:`iclmem.adapters`)."""
+    return isinstance(reference, str) and reference.startswith(("tabicl:", "tabpfn:"))
+
+
 def reference_sha(reference: ReferenceLTM | str | Path | None) -> str:
-    """The reference checkpoint as store keys read it (without loading it): sha256, plus ``@cuda`` on a GPU."""
-    if isinstance(reference, ReferenceLTM):
+    """The reference checkpoint as store keys read it (without loading it): sha256, plus ``@cuda`` on a GPU.
+
+    A loaded model (the reference or an adapter) gives its ``store_identity``; a ``tabicl:PATH`` /
+    ``tabpfn:PATH`` spec is loaded for it (cheap next to a task).
+    """
+    if hasattr(reference, "store_identity"):
         return reference.store_identity
+    if _is_model_spec(reference):
+        from ..adapters import load_model
+
+        return load_model(reference).store_identity
     from ..device import compute_device, store_identity
     from ..ltm.reference import REFERENCE_WEIGHTS, sha256_file
 
@@ -75,11 +88,17 @@ def read_summary(path: Path) -> dict | None:
 
 @lru_cache(maxsize=4)
 def _reference_from(path: str | None) -> ReferenceLTM:
+    if _is_model_spec(path):
+        from ..adapters import load_model
+
+        return load_model(path)
     return load_reference() if path is None else load_checkpoint(Path(path))
 
 
 def _reference(reference: ReferenceLTM | str | Path | None) -> ReferenceLTM:
-    return reference if isinstance(reference, ReferenceLTM) else _reference_from(None if reference is None else str(reference))
+    if hasattr(reference, "predict"):  # a loaded model: the reference or an adapter
+        return reference
+    return _reference_from(None if reference is None else str(reference))
 
 
 def probe_summary(run: FinetuneRun | JointRun, tables: Mapping[str, Dataset], probe: ProbeSettings, reference: ReferenceLTM,

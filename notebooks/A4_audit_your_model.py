@@ -1,0 +1,145 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # A4. Audit your own model
+#
+# You fine-tuned a tabular foundation model on sensitive rows and must know what it memorized.
+# This page runs the audit of IclMem (Sec. 4.1, 4.2, App. A.4) end to end: a controlled
+# fine-tuning with a logged membership ground truth, the zero-information multiple-choice probe
+# with its 48 manipulations, and calibration against the pretrained model
+# ($\Delta S = S_\theta - S_{ref}$). Here it runs with the shipped reference LTM on a small
+# shipped table; the commands at the end run the same chain on a TabPFN v2 or TabICL checkpoint.
+
+# %% tags=["parameters"]
+datasets: list = ["spotify"]  # a binary table of the kind an auditor brings (or data_path/target/task below)
+data_path: str = ""  # your own table: a CSV/parquet file (replaces datasets) ...
+target: str = ""  # ... its target column ...
+task: str = ""  # ... and its task (classification | regression; inferred if empty)
+model: str = "reference"  # reference | tabicl:PATH | tabpfn:PATH (a local checkpoint file)
+learning_rates: list = [0.01]
+query_sizes: list = [50]
+epochs: int = 5
+context_size: int = 64
+probe_epochs: list = [0, 5]
+max_queries: int = 25  # members and non-members probed per run
+n_boot: int = 100
+seed: int = 0
+
+# %% tags=["hide-input"]
+from IPython.display import Markdown
+
+from iclmem.adapters import load_model
+from iclmem.chapters.audit import audit_commands, audit_table, external_audit_table, naive_probe_table
+from iclmem.chapters.display import use_book_tables
+from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
+from iclmem.grid import expand_grid, probe_grid, run_grid
+
+use_book_tables()
+
+# %% tags=["hide-input"]
+reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from, and calibrates against
+tables = notebook_tables(datasets, data_path, target, task)
+sizes = fitting_query_sizes(tables, query_sizes)
+specs = expand_grid(list(tables), learning_rates, sizes, ["none"], epochs, seed, context_size)
+runs = run_grid(specs, reference, progress=False, tables=tables)
+summary, scores = probe_grid(specs, runs, reference, probe_epochs, 10, max_queries, seed, n_boot, progress=False, tables=tables)
+Markdown(run_banner(tables, data_path, target, task) + f" Model: `{model}`.")
+
+# %% [markdown]
+# ## The audit
+#
+# Each run's step log proves which rows were trained on (the members); the probe scores every
+# member and non-member under the 48 manipulations, for $M_\theta$ at each probing epoch and for
+# $M_{ref}$; the attack ranks queries by $\Delta S$. Epoch 0 is $M_{ref}$ itself: AUC 0.5 by
+# construction (the negative control).
+
+# %%
+audit_table(summary)
+
+# %% [markdown]
+# ## A model fine-tuned elsewhere
+#
+# If you fine-tuned the model yourself and know which rows it trained on, audit that checkpoint
+# directly: `iclmem.audit.audit_fine_tuned(theta, reference, table, member_ids, non_member_ids)`
+# probes the members and non-members (row positions in the deduplicated table) under $M_\theta$ and
+# $M_{ref}$ with the 48 manipulations and returns the same summary, e.g. with
+# `theta = load_model("tabpfn:my_finetuned.ckpt")` and `reference = load_model("tabpfn:tabpfn-v2-classifier.ckpt")`
+# (`iclmem.adapters.load_model`; an adapter's `save(path)` writes a run's weights in its package's
+# own format). Run on the last kept checkpoint of the run above, given only its weights and its
+# member rows, it measures what the chain measured:
+
+# %%
+external_audit_table(runs[0], reference, tables[specs[0].dataset], summary, max_queries=max_queries, n_boot=n_boot, seed=seed)
+
+# %% [markdown]
+# ## Your TabPFN v2 or TabICL checkpoint
+#
+# Describe your table in a parameters file (`data_path`, `target`, `task`, see "Adapt it to your
+# table"), put the **pretrained** checkpoint of your model's architecture in a local file, and run
+# the chain with `model` naming it. iclmem never downloads weights: TabPFN v2 weights come from
+# Prior Labs (Hugging Face `Prior-Labs/TabPFN-v2-clf`, `tabpfn-v2-classifier.ckpt`; `-reg` for
+# regression), TabICL weights from `jingang/TabICL` (`tabicl-classifier-v2-20260212.ckpt`); a missing,
+# corrupt or wrong-architecture file is an error that says so. Calibration uses that same pretrained
+# checkpoint as $M_{ref}$: a TabPFN audit is calibrated against pretrained TabPFN, never against
+# the reference LTM.
+
+# %%
+Markdown(audit_commands("tabpfn", "~/weights/tabpfn-v2-classifier.ckpt") + "\n\n"
+         + audit_commands("tabicl", "~/weights/tabicl-classifier-v2-20260212.ckpt"))
+
+# %% [markdown]
+# ## What each model's preprocessing does to the zero-information context
+#
+# A multiple-choice context is $|Y|$ copies of the query's features $x_q$, so every feature is
+# constant over the context. TabPFN v2's forward removes features constant over all rows
+# (`_remove_constant_features`), standard-scales on the context rows and zeroes constant features
+# in its group normalization; TabICL's scikit-learn wrapper standard-scales on the context (plus
+# outlier clipping and shuffling ensembles). Each of these maps $x_q$ to a constant, so a **naive
+# probe** (`preprocessing="context"`, the packages' own steps) would give every query the same
+# predicted distribution over the labels: its scores would depend on the query's true label only,
+# never on its features, and the attack would measure the label balance of members against
+# non-members (matched by the split), not memorization of rows. The tests show it on the real
+# architectures: under "context" the predictions of different queries agree to 1e-5 (TabPFN:
+# exactly), under "dataset" they differ. The adapters therefore default to
+# `preprocessing="dataset"`: features standardized once on the whole table (as for the
+# reference LTM), no context-fitted step, one deterministic forward (feature-permutation
+# ensembles are an option, `n_permutations`). Which manipulations are exact duplicates is
+# declared per model: the adapters declare no invariance, so only identical contexts are merged.
+#
+# The table measures it on the real architectures (tiny, random weights: the blindness is
+# structural, not a property of the weights): for each of the 48 manipulations, the largest
+# spread of the probe loss among queries with the same true label. Under the naive preprocessing
+# the spread is zero, to float32 rounding, for every manipulation whose context rows all carry
+# $x_q$; only those that add random rows or distractor columns give the model non-constant columns.
+
+# %%
+naive_probe_table(seed)
+
+# %% [markdown]
+# ## Regression: each model's own predictive distribution
+#
+# The three probing scores (Sec. 4.2) are read off a discrete distribution over the target,
+# standardized with the table's statistics (as for the reference LTM):
+#
+# - **TabPFN v2**: its bar distribution, with the borders stored in the checkpoint
+#   (`criterion.borders`): bucket probabilities $p_j$ = softmax of its logits. Loss $= -\log p_j$ of the
+#   bucket holding the true value (values beyond the borders fall into the outer buckets), entropy
+#   over the buckets, target confidence $= p_j$.
+# - **TabICL**: it predicts quantiles at levels $i/(K+1)$; its own quantile distribution (a spline
+#   between them with parametric tails) gives a CDF $F$, and the predictive distribution is $F$'s
+#   mass on 64 equal-width bins on $[-5, 5]$, the outer bins taking the tails:
+#   $p_j = F(e_{j+1}) - F(e_j)$. Loss, entropy and confidence as above.
+#
+# Both agree with the packages' own regressors on the same weights (tests: bucket probabilities to
+# 2e-8, quantiles to 5e-6). A `model` names one checkpoint, and TabPFN and TabICL ship separate
+# classifier and regressor checkpoints: audit classification and regression tables separately.
