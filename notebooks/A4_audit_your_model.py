@@ -51,8 +51,8 @@ reference = load_model(model)  # M_ref: the pretrained checkpoint every run star
 tables = notebook_tables(datasets, data_path, target, task)
 sizes = fitting_query_sizes(tables, query_sizes)
 specs = expand_grid(list(tables), learning_rates, sizes, ["none"], epochs, seed, context_size)
-runs = run_grid(specs, reference, progress=False, tables=tables)
-summary, scores = probe_grid(specs, runs, reference, probe_epochs, 10, max_queries, seed, n_boot, progress=False, tables=tables)
+runs = run_grid(specs, reference, tables=tables)
+summary, scores = probe_grid(specs, runs, reference, probe_epochs, 10, max_queries, seed, n_boot, tables=tables)
 Markdown(run_banner(tables, data_path, target, task) + f" Model: `{model}`.")
 
 # %% [markdown]
