@@ -6,7 +6,11 @@ each into a fresh results folder so every task computes:
 
 * ``direct``: :func:`iclmem.sweep.run_task` called in a loop in this process (no engine);
 * ``workers_1`` / ``workers_2``: :func:`iclmem.sweep.run_sweep` on a ``LocalCluster`` of 1 / 2
-  worker processes (one thread each).
+  worker processes (one thread each);
+* ``workers_2_pinned``: the same 2 workers, each pinned to a core of its own (CPU affinity).
+
+What the grid's granularity allows is computed from the direct per-task times: the wall time of
+2 workers that take the tasks in order with no overhead (``ideal_2_worker_wall_s``).
 
 Every engine is warmed first (imports, the reference LTM and the tables loaded in each
 process), so the wall times compare steady-state task throughput, as in a long sweep; the
@@ -17,7 +21,7 @@ per-task overhead of the engine, measured twice: from the real tasks,
 ``run_task`` returns at once), ``--trivial`` of them submitted to a warm 1-worker cluster vs
 called directly. Writes ``benchmarks/results/sweep_scaling.json``.
 
-    python benchmarks/sweep_scaling.py [--tasks 6] [--trivial 40]
+    python benchmarks/sweep_scaling.py [--tasks 6] [--trivial 40] [--note 'quiet machine']
 """
 
 from __future__ import annotations
@@ -53,6 +57,14 @@ def small_grid(tasks: int):
                        "datasets": DATASETS, "parts": parts})
 
 
+def greedy_makespan(durations: list[float], workers: int) -> float:
+    """Wall time of ``durations`` run in order, each on the first free of ``workers`` (no overhead)."""
+    free = [0.0] * workers
+    for d in durations:
+        free[free.index(min(free))] += d
+    return max(free)
+
+
 def timed(fn):
     t0 = time.perf_counter()
     out = fn()
@@ -72,9 +84,19 @@ def warm(datasets: list[str]) -> None:
         DatasetSource(name).load()
 
 
-def on_cluster(workers: int, grid, root: Path) -> dict:
+def pin_to_core() -> list[int]:
+    """Pin this worker process to one core of its own (worker ``i`` on core ``i``); returns its affinity."""
+    from distributed import get_worker
+
+    cores = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cores[int(get_worker().name) % len(cores)]})
+    return sorted(os.sched_getaffinity(0))
+
+
+def on_cluster(workers: int, grid, root: Path, pinned: bool = False) -> dict:
     client, startup = timed(lambda: local_client(workers))
     try:
+        cores = client.run(pin_to_core) if pinned else {}
         _, warmup = timed(lambda: client.run(warm, DATASETS))
         result, wall = timed(lambda: run_sweep(grid, client=client, results_dir=root, progress=False))
     finally:
@@ -83,7 +105,8 @@ def on_cluster(workers: int, grid, root: Path) -> dict:
         cluster.close()
     if result.failed:
         raise SystemExit(f"tasks failed: {[s['error'] for s in result.failed]}")
-    return {"startup_s": round(startup, 2), "warmup_s": round(warmup, 2), "wall_s": round(wall, 2)}
+    out = {"startup_s": round(startup, 2), "warmup_s": round(warmup, 2), "wall_s": round(wall, 2)}
+    return {**out, "cores": sorted(cores.values())} if pinned else out
 
 
 def main() -> None:
@@ -91,6 +114,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=6)
     parser.add_argument("--trivial", type=int, default=40)
     parser.add_argument("--out", default="benchmarks/results/sweep_scaling.json")
+    parser.add_argument("--note", default="", help="what else ran on the machine (stored with the result)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     grid = small_grid(args.tasks)
@@ -99,9 +123,11 @@ def main() -> None:
         root = Path(tmp)
         kw = {"grid_name": grid.name, "probe": grid.probe, "sources": grid.sources}
         warm(DATASETS)
-        _, direct = timed(lambda: [run_task(s, results_dir=root / "direct", **kw) for s in grid.specs])
+        per_task = [timed(lambda s=s: run_task(s, results_dir=root / "direct", **kw))[1] for s in grid.specs]
+        direct = sum(per_task)
         one = on_cluster(1, grid, root / "w1")
         two = on_cluster(2, grid, root / "w2")
+        pinned = on_cluster(2, grid, root / "w2p", pinned=True)
         client = local_client(1)
         try:
             sha, version = reference_sha(None), sweep_code_version()
@@ -119,21 +145,25 @@ def main() -> None:
     n = len(grid.specs)
     result = {
         "machine": {"platform": platform.platform(), "torch": torch.__version__, "threads_per_worker": 1, "cpus": os.cpu_count(),
-                    "load_average_at_start": [round(x, 2) for x in load], "note": "machine shared with other jobs"},
+                    "load_average_at_start": [round(x, 2) for x in load]},
         "grid": {"tasks": n, "datasets": sorted({s.dataset for s in grid.specs}), "query_size": 50, "epochs": 2, "context_size": 64,
                  "max_queries": 8, "manipulations": len(MANIPS), "model": "load_reference()"},
-        "wall_s": {"direct": round(direct, 2), "workers_1": one["wall_s"], "workers_2": two["wall_s"]},
+        "wall_s": {"direct": round(direct, 2), "workers_1": one["wall_s"], "workers_2": two["wall_s"],
+                   "workers_2_pinned": pinned["wall_s"]},
         "speedup_2_over_1_workers": round(one["wall_s"] / two["wall_s"], 3),
-        "cluster": {"workers_1": one, "workers_2": two},
+        "speedup_2_pinned_over_1_workers": round(one["wall_s"] / pinned["wall_s"], 3),
+        "cluster": {"workers_1": one, "workers_2": two, "workers_2_pinned": pinned},
         "overhead_per_real_task_s": round((one["wall_s"] - direct) / n, 3),
         "trivial_tasks": {"n": args.trivial, "direct_per_task_ms": round(1000 * direct_trivial / args.trivial, 2),
                           "dask_per_task_ms": round(1000 * dask_trivial / args.trivial, 2),
                           "overhead_per_task_ms": round(1000 * (dask_trivial - direct_trivial) / args.trivial, 2)},
         "direct_per_task_s": round(direct / n, 2),
+        "direct_task_s": [round(t, 2) for t in per_task],
+        # what the grid's granularity allows 2 workers: tasks in submission order to whichever worker is free
+        "ideal_2_worker_wall_s": round(greedy_makespan(per_task, 2), 2),
+        "ideal_speedup_2_over_1": round(direct / greedy_makespan(per_task, 2), 3),
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
-        "note": "wall times on a 2-core machine shared with other jobs (a pretraining run holds about one core): the speed-up "
-                "is bounded by the free cores, and the real-task overhead is within the noise of the load (it can come out "
-                "negative); the trivial-task overhead is the engine's own cost per task",
+        "note": args.note,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
