@@ -209,6 +209,8 @@ def add_sweep(subparsers: Subparsers) -> None:
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for --scheduler before giving up (default: 10)")
     p.add_argument("--results", type=Path, help="results folder (default: $ICLMEM_RESULTS or results/); shared by all workers")
     p.add_argument("--reference", type=Path, metavar="CKPT.pt", help="reference LTM checkpoint to fine-tune from (default: the shipped one)")
+    p.add_argument("--model", metavar="SPEC", default="reference",
+                   help="M_ref of every task: reference (default) | tabicl:PATH | tabpfn:PATH (a local checkpoint, see 'Audit your own model')")
     p.add_argument("--carte-dir", help="folder of the paper's CARTE tables (default: $ICLMEM_CARTE_DIR)")
     p.add_argument("--list", action="store_true", help="list the grid's tasks and their status; run nothing")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -225,18 +227,39 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if args.reference is not None and not args.reference.is_file():
             raise SweepError(f"no checkpoint at {args.reference}; pass a .pt file written by `iclmem pretrain`, or leave out --reference "
                              "for the shipped reference LTM")
+        reference = _sweep_model(args.model, args.reference)
         if args.list:
-            found = collect_sweep(grid, args.results, args.reference)
+            found = collect_sweep(grid, args.results, reference)
             for s in found.summaries:
                 print(f"{s['status']:8s} {s['key']}")
             print(found.report())
             return 0
         result = run_sweep(grid, results_dir=args.results, workers=args.workers, scheduler=args.scheduler, processes=not args.threads,
-                           reference=args.reference, carte_dir=args.carte_dir, timeout=args.timeout, progress=not args.no_progress)
+                           reference=reference, carte_dir=args.carte_dir, timeout=args.timeout, progress=not args.no_progress)
     except SweepError as exc:
         raise UsageError(str(exc)) from None
     print(result.report())
     return 1 if result.failed else 0
+
+
+def _sweep_model(model: str, reference: Path | None) -> str | Path | None:
+    """What run_sweep takes as ``reference``: the --reference checkpoint, or the --model spec (checked here,
+    before any worker starts)."""
+    from iclmem.adapters import parse_model
+    from iclmem.ltm.interface import LTMInputError
+    from iclmem.sweep import SweepError
+
+    try:
+        kind, path = parse_model(model)
+    except LTMInputError as exc:
+        raise SweepError(f"--model: {exc}") from None
+    if kind == "reference":
+        return reference
+    if reference is not None:
+        raise SweepError(f"--reference and --model {model} both name M_ref; keep one (--reference is a checkpoint of the shipped architecture).")
+    if not Path(path).expanduser().is_file():
+        raise SweepError(f"--model {model}: no checkpoint at {path}; the weights come only from a local file (see 'Audit your own model').")
+    return model
 
 
 # --- entry point --------------------------------------------------------------------------------

@@ -127,6 +127,27 @@ def test_cli_reports_bad_grid_without_traceback(tmp_path, capsys):
     assert "unknown regime 'nope'" in capsys.readouterr().err
 
 
+def test_cli_model_names_m_ref_of_every_task(tmp_path, capsys):
+    """--model tabicl:PATH keys (and would run) every task on that checkpoint; bad specs fail before any worker."""
+    from iclmem.adapters.tiny import write_tiny_checkpoint
+
+    grid = str(_grid(tmp_path))
+    ckpt = write_tiny_checkpoint("tabicl", tmp_path / "tiny_tabicl.ckpt")
+    base = ["sweep", grid, "--results", str(tmp_path / "results"), "--list"]
+    assert main([*base, "--model", f"tabicl:{ckpt}"]) == 0
+    with_model = capsys.readouterr().out
+    assert main(base) == 0
+    with_reference = capsys.readouterr().out
+    keys = [{line.split()[1] for line in out.splitlines() if line.startswith("missing")} for out in (with_model, with_reference)]
+    assert len(keys[0]) == len(keys[1]) == 3 and not keys[0] & keys[1], "another M_ref, other task keys"
+    for model, message in [("tabicl", "model must be 'reference', 'tabicl:PATH' or 'tabpfn:PATH'"),
+                           (f"tabpfn:{tmp_path / 'absent.ckpt'}", "no checkpoint at"),]:
+        assert main([*base, "--model", model]) == 2
+        assert message in capsys.readouterr().err
+    assert main([*base, "--model", f"tabicl:{ckpt}", "--reference", str(ckpt)]) == 2
+    assert "keep one" in capsys.readouterr().err
+
+
 # --- running ------------------------------------------------------------------------------------
 
 
