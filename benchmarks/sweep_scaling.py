@@ -84,12 +84,10 @@ def warm(datasets: list[str]) -> None:
         DatasetSource(name).load()
 
 
-def pin_to_core() -> list[int]:
+def pin_to_core(dask_worker) -> list[int]:  # noqa: ANN001 - client.run passes the worker by this name
     """Pin this worker process to one core of its own (worker ``i`` on core ``i``); returns its affinity."""
-    from distributed import get_worker
-
     cores = sorted(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, {cores[int(get_worker().name) % len(cores)]})
+    os.sched_setaffinity(0, {cores[int(dask_worker.name) % len(cores)]})
     return sorted(os.sched_getaffinity(0))
 
 

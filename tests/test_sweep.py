@@ -168,6 +168,19 @@ def test_sweep_on_a_local_cluster_completes_and_a_rerun_computes_nothing(tmp_pat
     assert collect_sweep(grid, tmp_path / "results", reference).rows().equals(rows)
 
 
+def test_local_workers_start_without_the_malloc_trim_threshold():
+    """Dask's default MALLOC_TRIM_THRESHOLD_ made every task 1.3-1.45x slower (iclmem.sweep.engine); local
+    workers start without it and keep its one-thread limits."""
+    client = engine.local_client(1)
+    try:
+        environ = next(iter(client.run(lambda: dict(os.environ)).values()))
+    finally:
+        cluster = client.cluster
+        client.close()
+        cluster.close()
+    assert "MALLOC_TRIM_THRESHOLD_" not in environ and environ.get("OMP_NUM_THREADS") == "1"
+
+
 def test_a_failing_configuration_is_reported_and_the_others_finish(tmp_path, reference):
     path = _grid(tmp_path, regimes=["single_task_fixed"], datasets=[_csv(tmp_path, "ok", "classification"),
                                                                     _csv(tmp_path, "small", "classification", n=50)])

@@ -71,12 +71,29 @@ def connect(scheduler: str, timeout: float = DEFAULT_TIMEOUT_S):
                          "check the address (e.g. tcp://host:8786) and that a scheduler runs there (`dask scheduler`).") from None
 
 
+#: Dask's nannies start workers with ``MALLOC_TRIM_THRESHOLD_=65536`` (``distributed.nanny.pre-spawn-environ``).
+#: Any explicit trim threshold turns off glibc's dynamic mmap threshold, so every large tensor is a fresh
+#: mmap: measured here, a sweep task ran 1.3-1.45x slower with it (benchmarks/sweep_scaling.py). Local
+#: workers start without it; the thread limits of that setting (OMP/MKL/OpenBLAS = 1) are kept.
+SLOW_WORKER_ENVIRON = ("MALLOC_TRIM_THRESHOLD_",)
+
+
+def worker_environ() -> dict[str, Any]:
+    """Dask's pre-spawn environment for workers, without :data:`SLOW_WORKER_ENVIRON`."""
+    import dask
+
+    return {k: v for k, v in (dask.config.get("distributed.nanny.pre-spawn-environ") or {}).items() if k not in SLOW_WORKER_ENVIRON}
+
+
 def local_client(workers: int, processes: bool = True):
-    """A Client on a fresh :class:`distributed.LocalCluster`: ``workers`` workers with one thread each."""
+    """A Client on a fresh :class:`distributed.LocalCluster`: ``workers`` workers with one thread each,
+    started with :func:`worker_environ` (the nannies read it once, so a restarted worker gets it too)."""
+    import dask
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
-                           silence_logs=logging.ERROR)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ()}):
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
+                               silence_logs=logging.ERROR)
     return Client(cluster, set_as_default=False)
 
 
