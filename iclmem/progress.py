@@ -57,6 +57,7 @@ class Line:
         self.bars: list[Bar] = []
         self._drawn_at = -float("inf")
         self._width = 0  # characters of the live line now on a terminal (0: none)
+        self._logged = ""  # the last line written to a log (not repeated when a loop ends on it)
 
     @property
     def stream(self) -> IO[str] | None:
@@ -118,6 +119,7 @@ class Line:
                 self._width = len(text)
             else:
                 stream.write(text + "\n")
+                self._logged = text
             stream.flush()
         except (OSError, ValueError):  # a closed terminal must not stop the computation
             pass
@@ -129,12 +131,12 @@ class Line:
         try:
             if self._tty():
                 stream.write("\r" + " " * self._width + "\r" + (text + "\n" if text else ""))
-            elif text:
+            elif text and text != self._logged:
                 stream.write(text + "\n")
             stream.flush()
         except (OSError, ValueError):
             pass
-        self._width = 0
+        self._width, self._logged = 0, ""
         self._drawn_at = -float("inf")
 
 

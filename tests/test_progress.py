@@ -82,7 +82,7 @@ def test_a_log_file_gets_a_plain_line_every_interval(clock: Clock) -> None:
     lines = log.getvalue().splitlines()
     assert "\r" not in log.getvalue()
     assert 10 <= len(lines) <= 12, lines  # the first, one per interval (300 s / 30 s), the last
-    assert lines[-1] == "probing 100/100 · 5:00"
+    assert lines[-1] == "probing 100/100 · 5:00" and lines[-2] != lines[-1], "the last line is not written twice"
 
 
 def test_eta_comes_from_the_outermost_bar(clock: Clock) -> None:
