@@ -100,6 +100,17 @@ def quiet_import():
         yield
 
 
+def import_package(name: str, pin: str, module: str):  # noqa: ANN201 - the module imported
+    """``import module`` of an adapter's optional package, quietly; without the ``ltms`` extra, an error with the fix."""
+    import importlib
+
+    try:
+        with quiet_import():
+            return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - the extra is installed by make test
+        raise AdapterCheckpointError(f"the {name} adapter needs the package: pip install 'iclmem[ltms]' ({pin}).") from exc
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -271,5 +282,5 @@ class AdapterLTM:
         return out  # type: ignore[return-value]
 
 
-__all__ = ["quiet_import", "BorderPredictions", "AdapterCheckpointError", "AdapterLimits", "AdapterLTM", "PREPROCESSING", "Preprocessing", "checked_path",
+__all__ = ["import_package", "quiet_import", "BorderPredictions", "AdapterCheckpointError", "AdapterLimits", "AdapterLTM", "PREPROCESSING", "Preprocessing", "checked_path",
            "context_slots", "context_standardize", "sha256_file", "standardized_targets"]

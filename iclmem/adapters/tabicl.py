@@ -47,7 +47,7 @@ from .base import (
     checked_path,
     context_slots,
     context_standardize,
-    quiet_import,
+    import_package,
     sha256_file,
     standardized_targets,
 )
@@ -59,13 +59,8 @@ MAX_FEATURES = 100
 MAX_CONTEXT = 10_000
 
 
-def _import_tabicl():
-    try:
-        with quiet_import():
-            from tabicl._model.tabicl import TabICL
-    except ImportError as exc:  # pragma: no cover - the extra is installed by make test
-        raise AdapterCheckpointError("the TabICL adapter needs the package: pip install 'iclmem[ltms]' (tabicl==2.2.0).") from exc
-    return TabICL
+def _import_tabicl():  # noqa: ANN202 - the TabICL class
+    return import_package("TabICL", "tabicl==2.2.0", "tabicl._model.tabicl").TabICL
 
 
 class TabICLLTM(AdapterLTM):

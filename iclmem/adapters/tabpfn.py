@@ -53,7 +53,7 @@ from .base import (
     Preprocessing,
     checked_path,
     context_slots,
-    quiet_import,
+    import_package,
     sha256_file,
     standardized_targets,
 )
@@ -66,13 +66,8 @@ MAX_FEATURES = 500
 MAX_CONTEXT = 10_000
 
 
-def _tabpfn_v2():
-    try:
-        with quiet_import():
-            from tabpfn.architectures import tabpfn_v2
-    except ImportError as exc:  # pragma: no cover - the extra is installed by make test
-        raise AdapterCheckpointError("the TabPFN adapter needs the package: pip install 'iclmem[ltms]' (tabpfn==9.2.0).") from exc
-    return tabpfn_v2
+def _tabpfn_v2():  # noqa: ANN202 - the tabpfn_v2 module
+    return import_package("TabPFN", "tabpfn==9.2.0", "tabpfn.architectures.tabpfn_v2")
 
 
 def dataset_feature_embedding(net: torch.nn.Module, x: torch.Tensor, n_train: int) -> torch.Tensor:
