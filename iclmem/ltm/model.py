@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .attention import attention
+
 MAX_CLASSES = 10
 
 
@@ -76,7 +78,7 @@ class _Block(nn.Module):
             q = F.linear(x, w[:d], bias[:d]).view(n, t, h, d // h).transpose(1, 2)  # (N, h, T, d/h)
             kv = F.linear(x[:, :n_keys], w[d:], bias[d:]).view(n, n_keys, 2, h, d // h)
             k, v = kv.permute(2, 0, 3, 1, 4)  # each (N, h, n_keys, d/h)
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        y = attention(q, k, v, mask)  # (N, h, T, d/h)
         return out(y.transpose(1, 2).reshape(n, t, d))
 
     def forward(self, x: torch.Tensor, feat_mask: torch.Tensor | None, key_mask: torch.Tensor | None, n_keys: int) -> torch.Tensor:

@@ -1,0 +1,89 @@
+"""Scaled dot-product attention of the reference LTM, with a kernel for the many small attentions.
+
+Each layer of the LTM (see :mod:`iclmem.ltm.model`) attends across the ~20 columns of every row
+and, in probing, across the ~20 rows of every multiple-choice context (Sec. 4.2): thousands of
+independent attentions of a few dozen tokens with 24-dimensional heads. torch's CPU kernel
+(``F.scaled_dot_product_attention``, a flash kernel) pays a fixed cost per (batch, head) that
+dominates at these sizes: at 19 x 19 tokens it took 51 ms for forward and backward of one
+fine-tuning step's feature attention, against 18 ms for three batched matmuls and a softmax
+(``benchmarks/roofline.py`` reports the step). For large attentions (the 768 x 256 row attention
+of a fine-tuning step) the flash kernel is faster and is kept.
+
+:func:`attention` picks the kernel by size; both compute ``softmax(q k^T / sqrt(d) + mask) v``
+and agree to float32 rounding (``tests/test_attention.py``).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+#: Attentions with at most this many (query, key) pairs per head use :class:`SmallAttention`
+#: (measured crossover on this CPU: between 128 x 128, where it is 1.1x faster, and 256 x 256, 1.3x slower).
+SMALL_ATTENTION_PAIRS = 128 * 128
+
+
+def additive_bias(mask: torch.Tensor | None, heads: int) -> torch.Tensor | None:
+    """A (N, 1, 1, K) attention mask (bool: True attends; float: added to the scores) as a (N * heads, 1, K) float bias."""
+    if mask is None:
+        return None
+    if mask.dtype == torch.bool:
+        mask = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).masked_fill_(~mask, float("-inf"))
+    n, k = mask.shape[0], mask.shape[-1]
+    return mask.reshape(n, 1, 1, k).expand(n, heads, 1, k).reshape(n * heads, 1, k)
+
+
+class SmallAttention(torch.autograd.Function):
+    """softmax(q k^T * scale + bias) v on (B, T, d) tensors, by batched matmuls; backward by hand.
+
+    The hand-written backward keeps every matmul on contiguous (or plainly transposed) operands;
+    autograd's own backward of the same expression was 3-5x slower here (per-matrix fallbacks).
+    """
+
+    @staticmethod
+    def forward(ctx, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:  # noqa: D102
+        scale = q.shape[-1] ** -0.5
+        if bias is None:
+            scores = torch.bmm(q, k.transpose(1, 2)).mul_(scale)
+        else:
+            scores = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=scale)
+        p = torch.softmax(scores, dim=-1)
+        ctx.save_for_backward(q, k, v, p)
+        return torch.bmm(p, v)
+
+    @staticmethod
+    def backward(ctx, grad_out: torch.Tensor):  # noqa: D102
+        q, k, v, p = ctx.saved_tensors
+        scale = q.shape[-1] ** -0.5
+        grad_out = grad_out.contiguous()
+        grad_v = torch.bmm(p.transpose(1, 2), grad_out)
+        grad_p = torch.bmm(grad_out, v.transpose(1, 2))
+        grad_s = torch._softmax_backward_data(grad_p, p, -1, p.dtype).mul_(scale)
+        grad_q = torch.bmm(grad_s, k)
+        grad_k = torch.bmm(grad_s.transpose(1, 2), q)
+        return grad_q, grad_k, grad_v, None
+
+
+def small_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """:func:`attention` by :class:`SmallAttention`: q (N, h, T, d), k and v (N, h, K, d) -> (N, h, T, d)."""
+    n, h, t, d = q.shape
+    q3, k3, v3 = (x.reshape(n * h, x.shape[2], d) for x in (q, k, v))
+    bias = additive_bias(mask, h)
+    if not torch.is_grad_enabled() or not (q.requires_grad or k.requires_grad or v.requires_grad):
+        scores = torch.bmm(q3, k3.transpose(1, 2)).mul_(d ** -0.5) if bias is None else torch.baddbmm(bias, q3, k3.transpose(1, 2), alpha=d ** -0.5)
+        return torch.bmm(torch.softmax(scores, dim=-1), v3).view(n, h, t, d)
+    return SmallAttention.apply(q3, k3, v3, bias).view(n, h, t, d)
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Multi-head attention of q (N, h, T, d) over k, v (N, h, K, d); ``mask`` (N, 1, 1, K) bool or additive, or None.
+
+    Small attentions (T * K <= :data:`SMALL_ATTENTION_PAIRS`) on the CPU go through
+    :func:`small_attention`; the rest (and every attention on a GPU) through torch's fused kernel.
+    """
+    if q.device.type == "cpu" and q.shape[2] * k.shape[2] <= SMALL_ATTENTION_PAIRS:
+        return small_attention(q, k, v, mask)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+__all__ = ["SMALL_ATTENTION_PAIRS", "SmallAttention", "additive_bias", "attention", "small_attention"]
