@@ -24,6 +24,7 @@ from .data import Dataset, dataset_card, normalize_label_condition, prepared_tab
 from .finetune import FinetuneConfig, FinetuneRun, finetune, probe_epochs_up_to
 from .ltm import ReferenceLTM, load_reference
 from .probe import ProbeError, probe_run, summarize_run
+from .probe.run import reference_owner
 from .progress import Bar
 from .regimes import MULTI_TASK, SINGLE_TASK_FIXED, DatasetView, JointRun, check_regime, train_joint
 from .workers import in_workers, worker_count
@@ -90,20 +91,20 @@ def table_of(name: str, tables: Mapping[str, Dataset] | None = None, carte_dir: 
 
 def run_spec(spec: RunSpec, reference: ReferenceLTM | None = None, results_dir: str | Path | None = None,
              progress: bool = False, carte_dir: str | None = None,
-             tables: Mapping[str, Dataset] | None = None) -> FinetuneRun | JointRun:
+             tables: Mapping[str, Dataset] | None = None, load_only: bool = False) -> FinetuneRun | JointRun | None:
     """Split manifest(s) + fine-tuning in the spec's regime, through the results store.
 
     ``single_task_fixed`` gives a :class:`FinetuneRun`, the multi-task regimes a
     :class:`~iclmem.regimes.JointRun`. ``tables`` maps dataset names to deduplicated tables
     already loaded (e.g. from files with a target column); other names go through
-    :func:`iclmem.data.prepared_table`.
+    :func:`iclmem.data.prepared_table`. ``load_only``: None unless the store holds the run finished.
     """
     regime = check_regime(spec.regime)
     loaded = [table_of(d, tables, carte_dir) for d in spec.datasets]
     manifests = [split_manifest(t, spec.query_size, spec.seed, spec.label_condition, results_dir=results_dir) for t in loaded]
     if regime in MULTI_TASK:
-        return train_joint(manifests, loaded, spec.config(), regime, reference, results_dir, progress=progress)
-    return finetune(manifests[0], loaded[0], spec.config(), reference, results_dir, progress=progress)
+        return train_joint(manifests, loaded, spec.config(), regime, reference, results_dir, progress=progress, load_only=load_only)
+    return finetune(manifests[0], loaded[0], spec.config(), reference, results_dir, progress=progress, load_only=load_only)
 
 
 def run_grid(specs: list[RunSpec], reference: ReferenceLTM | None = None, results_dir: str | Path | None = None,
@@ -113,14 +114,17 @@ def run_grid(specs: list[RunSpec], reference: ReferenceLTM | None = None, result
 
     ``tables`` maps dataset names to deduplicated tables already loaded (e.g. a file of your own);
     other names are loaded by :func:`iclmem.data.prepared_table`. ``workers`` (default
-    ``$ICLMEM_WORKERS``, else 1) runs the missing runs in that many processes first
-    (:mod:`iclmem.workers`); every run is then read from the store here, in the order of ``specs``.
+    ``$ICLMEM_WORKERS``, else 1) runs the runs missing from the store in that many processes first,
+    the largest query size first (:mod:`iclmem.workers`); every run is then read from the store
+    here, in the order of ``specs``.
     """
     reference = reference or load_reference()
     n = worker_count(workers)
     if n > 1:
-        used = {d: table_of(d, tables, carte_dir) for s in specs for d in s.datasets}
-        in_workers(_run_spec_key, [(s, reference, results_dir, carte_dir, used) for s in specs], n, "fine-tuning runs", progress)
+        todo = [s for s in specs if run_spec(s, reference, results_dir, False, carte_dir, tables, load_only=True) is None]
+        todo.sort(key=lambda s: -s.query_size)  # the longest runs first: the last one to finish is a short one
+        used = {d: table_of(d, tables, carte_dir) for s in todo for d in s.datasets}
+        in_workers(_run_spec_key, [(s, reference, results_dir, carte_dir, used) for s in todo], n, "fine-tuning runs", progress)
     return [run_spec(s, reference, results_dir, progress and n == 1, carte_dir, tables)
             for s in Bar(specs, desc="fine-tuning runs", disable=not progress or n > 1)]
 
@@ -184,12 +188,15 @@ def probe_views(run: FinetuneRun | JointRun, tables: Mapping[str, Dataset], epoc
 def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference: ReferenceLTM | None = None,
                epochs: Sequence[int] | None = None, n_candidates: int = 10, max_queries: int | None = None, seed: int = 0,
                n_boot: int = 200, results_dir: str | Path | None = None, progress: bool = True,
-               tables: Mapping[str, Dataset] | None = None) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+               tables: Mapping[str, Dataset] | None = None, workers: int | None = None) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     """Probe every run at ``epochs`` (those it kept) and summarize each epoch (Tab. 3 outcome, AUC, TPR).
 
     Returns the summary (spec columns, dataset card's k and alpha, and :func:`summarize_run`'s
     columns) and the raw scores per run key. Scores come from the results store when present.
-    ``tables``: as for :func:`run_grid`.
+    ``tables``: as for :func:`run_grid`. ``workers`` (default ``$ICLMEM_WORKERS``, else 1) probes
+    the runs in that many processes (:mod:`iclmem.workers`): first M_ref's scores, once per set of
+    runs that share them (:func:`~iclmem.probe.run.reference_owner`), then every run; the numbers
+    are those of probing in this process, to float32 summation order.
     """
     reference = reference or load_reference()
     if epochs is not None:
@@ -198,11 +205,22 @@ def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference:
         if missing:
             raise ProbeError(f"probing epochs {missing} were kept by none of the runs (kept: {sorted(kept_anywhere)}); fine-tuning keeps "
                              f"the paper's probing epochs (Tab. 2) up to each run's last epoch: choose epochs among those.")
+    pairs = list(zip(specs, runs, strict=True))
+    used = {spec.dataset: table_of(spec.dataset, tables) for spec, _ in pairs}
+    n = worker_count(workers)
+
+    def call(spec: RunSpec, run: FinetuneRun, at: Sequence[int] | None) -> tuple:
+        return (run, {spec.dataset: used[spec.dataset]}, at, reference, n_candidates, None, seed, max_queries, n_boot, results_dir)
+
+    probed = None
+    if n > 1:
+        shared = {reference_owner(run): (spec, run) for spec, run in reversed(pairs)}  # the first run of each M_ref score set
+        in_workers(_probe_reference, [call(s, r, None) for s, r in shared.values()], n, "probing M_ref", progress)
+        probed = in_workers(probe_views, [call(s, r, epochs) for s, r in pairs], n, "probing runs", progress)
     rows, scores = [], {}
-    for spec, run in Bar(list(zip(specs, runs, strict=True)), desc="probing runs", disable=not progress):
-        table = table_of(spec.dataset, tables)
-        [(_, summary, sc)] = probe_views(run, {spec.dataset: table}, epochs, reference, n_candidates, None, seed, max_queries, n_boot,
-                                         results_dir)
+    for i, (spec, run) in enumerate(Bar(pairs, desc="probing runs", disable=not progress or n > 1)):
+        table = used[spec.dataset]
+        [(_, summary, sc)] = probed[i] if probed else probe_views(*call(spec, run, epochs), progress=progress)
         card = dataset_card(table).to_dict()
         for key, value in spec.to_dict().items():
             summary[key] = value
@@ -210,3 +228,11 @@ def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference:
         rows.append(summary)
         scores[run.key] = sc
     return pd.concat(rows, ignore_index=True), scores
+
+
+def _probe_reference(run: FinetuneRun, tables: Mapping[str, Dataset], _epochs: object, reference: ReferenceLTM, n_candidates: int,
+                     manipulations: Sequence[str] | None, seed: int, max_queries: int | None, _n_boot: int,
+                     results_dir: str | Path | None) -> None:
+    """M_ref's scores of a run (no epoch of M_theta), left in the store: :func:`probe_grid`'s first pass in workers."""
+    probe_run(run, tables[run.manifest.dataset], [], reference, n_candidates, manipulations, seed, max_queries,
+              results_dir=results_dir, progress=False)

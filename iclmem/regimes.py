@@ -329,8 +329,11 @@ def train_joint(
     results_dir: str | Path | None = None,
     progress: bool = True,
     checkpoint_every: int = 25,
-) -> JointRun:
+    load_only: bool = False,
+) -> JointRun | None:
     """Fine-tune (or load, or resume) one multi-task run of App. D; see the module docstring.
+
+    ``load_only``: return the run if the store has it finished, else None (compute nothing).
 
     ``manifests`` and ``tables`` are aligned (one deduplicated table per manifest); the context
     size, seed and learning rate come from ``config``, Q from each manifest.
@@ -342,14 +345,18 @@ def train_joint(
     config = config.checked(reference.cfg.max_context)
     by_name = {m.dataset: m for m in manifests}
     table_of = {m.dataset: t for m, t in zip(manifests, tables, strict=True)}
+    for m, t in zip(manifests, tables, strict=True):
+        m.check_table(t)
+    key = joint_key(regime, manifests, config, reference)
+    path = artifact_dir("multitask", key, results_dir)
+    if (path / METRICS_FILE).exists():  # a finished run loads without encoding anything
+        return _load(path, key, regime, by_name, table_of, config)
+    if load_only:
+        return None
     data: dict[str, RunData] = {m.dataset: prepare_run_data(m, t, config) for m, t in zip(manifests, tables, strict=True)}
     # Vanilla losses (collapse test, Tab. 10's Delta L_v) are measured on the members the probe will score.
     planned = _planned_probed(manifests, tables, regime, config)
     vanilla = {m.dataset: prepare_run_data(probed_view(m, planned[m.dataset]), t, config) for m, t in zip(manifests, tables, strict=True)}
-    key = joint_key(regime, manifests, config, reference)
-    path = artifact_dir("multitask", key, results_dir)
-    if (path / METRICS_FILE).exists():
-        return _load(path, key, regime, by_name, table_of, config)
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path / "run.json", json.dumps({"regime": regime, "datasets": list(by_name), "manifests": [m.to_dict() for m in manifests],
                                                      "config": asdict(config), "reference_sha256": reference.checkpoint_sha256},

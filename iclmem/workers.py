@@ -15,10 +15,11 @@ nothing).
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor, as_completed, wait
 from typing import Any, TypeVar
 
 from .progress import Bar
@@ -44,23 +45,52 @@ def _start_worker(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
+_POOLS: dict[int, ProcessPoolExecutor] = {}
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """This process's pool of ``workers`` spawned workers, started once and reused by every later call.
+
+    A pool costs about 5 s to start here (a fresh interpreter importing torch and iclmem); a
+    notebook that loads its runs, then probes M_ref, then probes the runs starts it once.
+    """
+    pool = _POOLS.get(workers)
+    if pool is None or getattr(pool, "_broken", False):
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch threads or locks inherited
+        pool = _POOLS[workers] = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
+                                                     initargs=(threads,))
+    return pool
+
+
+@atexit.register
+def shutdown_pools() -> None:
+    """Stop every worker pool of this process (at exit, or to free the workers' memory)."""
+    while _POOLS:
+        _POOLS.popitem()[1].shutdown(wait=True, cancel_futures=True)
+
+
 def in_workers(fn: Callable[..., T], calls: Sequence[tuple], workers: int, desc: str = "runs", progress: bool = False) -> list[T]:
     """``[fn(*args) for args in calls]``, computed in ``workers`` spawned processes (in order of ``calls``).
 
     ``fn`` and its arguments must pickle (a module-level function; tables, specs and the reference
     model do). An exception in a worker is raised here, after the calls already running finish.
+    The workers stay up for the next call (:func:`shutdown_pools` stops them).
     """
     if workers <= 1 or len(calls) <= 1:
         return [fn(*args) for args in Bar(calls, desc=desc, disable=not progress)]
-    threads = max(1, (os.cpu_count() or 1) // workers)
     out: list[Any] = [None] * len(calls)
-    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch threads or locks inherited
-    with ProcessPoolExecutor(max_workers=min(workers, len(calls)), mp_context=context, initializer=_start_worker,
-                             initargs=(threads,)) as pool:
-        futures = {pool.submit(fn, *args): i for i, args in enumerate(calls)}
+    pool = _pool(workers)
+    futures = {pool.submit(fn, *args): i for i, args in enumerate(calls)}
+    try:
         for future in Bar(as_completed(futures), total=len(futures), desc=desc, disable=not progress):
             out[futures[future]] = future.result()
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        wait(list(futures))
+        raise
     return out
 
 
-__all__ = ["WORKERS_ENV", "in_workers", "worker_count"]
+__all__ = ["WORKERS_ENV", "in_workers", "shutdown_pools", "worker_count"]

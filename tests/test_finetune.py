@@ -71,6 +71,50 @@ def test_same_seed_same_weights_and_store_reuse(setup, reference, tmp_path):
     assert other.key != a.key
 
 
+def test_a_finished_run_loads_without_encoding_and_load_only_computes_nothing(setup, reference, monkeypatch):
+    import iclmem.finetune as finetune_module
+
+    table, manifest, tmp = setup
+    cfg = FinetuneConfig(1e-2, epochs=2, probe_epochs=(0, 2), context_size=40)
+    assert finetune(manifest, table, cfg, reference, tmp, progress=False, load_only=True) is None
+    assert not list((tmp / "finetune").glob("*/metrics.csv"))  # nothing was trained
+    run = finetune(manifest, table, cfg, reference, tmp, progress=False)
+
+    def no_encoding(*_a, **_k):
+        raise AssertionError("a finished run was encoded again")
+
+    monkeypatch.setattr(finetune_module, "prepare_run_data", no_encoding)
+    for load_only in (False, True):
+        again = finetune(manifest, table, cfg, reference, tmp, progress=False, load_only=load_only)
+        assert again.key == run.key
+        pd.testing.assert_frame_equal(again.metrics, run.metrics, check_exact=False)
+    other = _table(tmp, n=170)  # the table is still checked against the manifest
+    with pytest.raises(ValueError, match="not the one manifest"):
+        finetune(manifest, deduplicate(other), cfg, reference, tmp, progress=False)
+
+
+def test_a_table_is_encoded_once_per_content_and_as_a_fresh_fit_would(setup, tmp_path, monkeypatch):
+    import iclmem.finetune as finetune_module
+    from iclmem.finetune import prepare_run_data
+    from iclmem.ltm import TableEncoder
+
+    table, manifest, _ = setup
+    fits = []
+    real_fit = TableEncoder.fit
+    monkeypatch.setattr(TableEncoder, "fit", lambda self, frame: fits.append(len(frame)) or real_fit(self, frame))
+    monkeypatch.setattr(finetune_module, "_ENCODED", type(finetune_module._ENCODED)())
+    a = prepare_run_data(manifest, table, FinetuneConfig(1e-3, context_size=40))
+    b = prepare_run_data(manifest, table, FinetuneConfig(1e-2, context_size=30, context_seed=1))
+    assert fits == [len(table.features)]  # fitted once, on every row
+    fresh = real_fit(TableEncoder(), table.features).transform(table.features)
+    assert np.array_equal(a.member_x, fresh[manifest.members][:, a.feature_columns], equal_nan=True)
+    assert np.array_equal(b.context_x, fresh[b.context_ids][:, b.feature_columns], equal_nan=True)
+    (tmp_path / "other").mkdir()
+    other = _table(tmp_path / "other", n=150)
+    prepare_run_data(split_manifest(other, query_size=20, seed=0, results_dir=tmp_path / "other"), other, FinetuneConfig(1e-3, context_size=40))
+    assert fits == [len(table.features), len(other.features)]  # another content: fitted again
+
+
 def test_run_key_depends_on_the_table_content_not_on_where_it_was_read(tmp_path, reference):
     """A results store copied to another checkout keeps its keys: the path a table was read from
     (the manifest's source and dataset_spec) does not enter them; its content (fingerprint) does."""

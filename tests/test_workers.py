@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 import torch
 
+from iclmem import workers as workers_module
 from iclmem.data import deduplicate, load_dataset
-from iclmem.grid import expand_grid, run_grid
+from iclmem.grid import expand_grid, probe_grid, run_grid
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.workers import WORKERS_ENV, worker_count
 
@@ -24,7 +25,7 @@ def test_worker_count_from_the_argument_or_the_environment(monkeypatch):
             worker_count()
 
 
-def test_runs_in_two_workers_equal_the_in_process_runs(tmp_path):
+def _toy(tmp_path):
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"a": rng.normal(size=100), "b": rng.normal(size=100)})
     frame["target"] = (frame.a > 0).astype(int)
@@ -33,11 +34,44 @@ def test_runs_in_two_workers_equal_the_in_process_runs(tmp_path):
     torch.manual_seed(0)
     reference = ReferenceLTM(TabularICLTransformer(LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16, max_context=64)).eval(),
                              checkpoint_sha256="tiny-workers")
-    specs = expand_grid(["toy"], [1e-3, 1e-2], [10], ["none"], epochs=3, seed=0, context_size=16)
     torch.set_num_threads(1)  # the workers' thread count on this machine (2 cores / 2 workers): same summation order
+    return tables, reference
+
+
+def test_runs_in_two_workers_equal_the_in_process_runs(tmp_path):
+    tables, reference = _toy(tmp_path)
+    specs = expand_grid(["toy"], [1e-3, 1e-2], [10], ["none"], epochs=3, seed=0, context_size=16)
     here = run_grid(specs, reference, tmp_path / "here", progress=False, tables=tables, workers=1)
     there = run_grid(specs, reference, tmp_path / "there", progress=False, tables=tables, workers=2)
     assert [r.key for r in here] == [r.key for r in there]
     assert all((tmp_path / "there" / "finetune" / r.key / "metrics.csv").is_file() for r in there)  # the workers wrote them
     for a, b in zip(here, there, strict=True):
         pd.testing.assert_frame_equal(a.metrics, b.metrics, check_exact=False, atol=1e-6)
+
+
+def test_probing_in_two_workers_equals_probing_in_process_and_scores_m_ref_once_per_manifest(tmp_path, monkeypatch):
+    tables, reference = _toy(tmp_path)
+    specs = expand_grid(["toy"], [1e-3, 1e-2, 1e-1], [10], ["none", "members"], epochs=2, seed=0, context_size=16)
+    results = {}
+    for where, n in (("here", 1), ("there", 2)):
+        runs = run_grid(specs, reference, tmp_path / where, progress=False, tables=tables, workers=1)
+        results[where] = probe_grid(specs, runs, reference, [0, 2], max_queries=4, n_boot=5, results_dir=tmp_path / where,
+                                    progress=False, tables=tables, workers=n)
+    (summary_here, scores_here), (summary_there, scores_there) = results["here"], results["there"]
+    pd.testing.assert_frame_equal(summary_here, summary_there, check_exact=False, atol=1e-6)
+    assert scores_here.keys() == scores_there.keys()
+    for key in scores_here:
+        pd.testing.assert_frame_equal(scores_here[key], scores_there[key], check_exact=False, atol=1e-5)
+    # M_ref's scores: one set per manifest (2 label conditions), not one per run (6), in both stores
+    for where in ("here", "there"):
+        params = [p.read_text() for p in (tmp_path / where / "probe").glob("*/params.json")]
+        assert sum('"model": "ref"' in p for p in params) == 2
+
+    # the workers' first pass scores M_ref once per manifest, before any run is probed
+    calls = []
+    monkeypatch.setattr(workers_module, "in_workers", lambda fn, args, *a, **k: calls.append((fn.__name__, len(args))) or [fn(*x) for x in args])
+    monkeypatch.setattr("iclmem.grid.in_workers", workers_module.in_workers)
+    runs = run_grid(specs, reference, tmp_path / "third", progress=False, tables=tables, workers=1)
+    probe_grid(specs, runs, reference, [0, 2], max_queries=4, n_boot=5, results_dir=tmp_path / "third", progress=False, tables=tables,
+               workers=2)
+    assert calls == [("_probe_reference", 2), ("probe_views", 6)]

@@ -78,6 +78,15 @@ def _same_weights(a: LTM, b: LTM) -> bool:
     return x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x)
 
 
+def reference_owner(run: FinetuneRun) -> str:
+    """Whose M_ref scores a run's are: runs with the same key here share them (scored once, cached once).
+
+    M_ref's scores depend on the queries, not on the fine-tuning hyperparameters: the key is the
+    manifest and the encoding choices, so runs that differ only in learning rate share them.
+    """
+    return content_key(run.manifest.identity(), run.config.max_features, run.config.context_seed, run.config.context_size)
+
+
 def _cached(path: Path, compute) -> pd.DataFrame:
     if path.exists():
         return pd.read_parquet(path)
@@ -120,9 +129,7 @@ def probe_run(
     version = code_version(*PROBE_CODE)
     suite = _Suite(run, table, n_candidates, manips, seed, max_queries, reference)
 
-    # M_ref's scores depend on the queries, not on the fine-tuning hyperparameters: key them by the
-    # manifest and the encoding choices, so runs that differ only in learning rate share them.
-    ref_owner = content_key(run.manifest.identity(), run.config.max_features, run.config.context_seed, run.config.context_size)
+    ref_owner = reference_owner(run)
 
     def path(which: str) -> Path:
         owner = ref_owner if which == "ref" else run.key
@@ -177,4 +184,4 @@ class _Suite:
         return scored_frame(frame, score_tasks(model, distinct, chunk_size, progress, distinct=False)[group], columns)
 
 
-__all__ = ["probe_run", "run_queries"]
+__all__ = ["probe_run", "reference_owner", "run_queries"]
