@@ -39,8 +39,10 @@ $(INSTALLED_TEST): $(INSTALLED)
 
 install: $(INSTALLED)
 
+# the grids' fine-tuning runs and probes in two processes of one thread each (iclmem/workers.py);
+# `ICLMEM_WORKERS=1 make book` keeps everything in the notebooks' own processes
 book: $(INSTALLED)
-	$(BIN)/iclmem book
+	ICLMEM_WORKERS=$${ICLMEM_WORKERS:-2} $(BIN)/iclmem book
 
 $(CHROMIUM):
 	$(SUDO) apt-get update

@@ -27,7 +27,7 @@ from .probe import ProbeError, probe_run, summarize_run
 from .probe.run import reference_owner
 from .progress import Bar
 from .regimes import MULTI_TASK, SINGLE_TASK_FIXED, DatasetView, JointRun, check_regime, train_joint
-from .workers import in_workers, worker_count
+from .workers import in_workers, worker_count, worker_pool
 
 JOINT_SEPARATOR = "+"
 
@@ -215,8 +215,9 @@ def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference:
     probed = None
     if n > 1:
         shared = {reference_owner(run): (spec, run) for spec, run in reversed(pairs)}  # the first run of each M_ref score set
-        in_workers(_probe_reference, [call(s, r, None) for s, r in shared.values()], n, "probing M_ref", progress)
-        probed = in_workers(probe_views, [call(s, r, epochs) for s, r in pairs], n, "probing runs", progress)
+        with worker_pool(n) as pool:
+            in_workers(_probe_reference, [call(s, r, None) for s, r in shared.values()], n, "probing M_ref", progress, pool)
+            probed = in_workers(probe_views, [call(s, r, epochs) for s, r in pairs], n, "probing runs", progress, pool)
     rows, scores = [], {}
     for i, (spec, run) in enumerate(Bar(pairs, desc="probing runs", disable=not progress or n > 1)):
         table = used[spec.dataset]

@@ -15,11 +15,13 @@ nothing).
 
 from __future__ import annotations
 
-import atexit
+import gc
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+import signal
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed, wait
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from .progress import Bar
@@ -41,50 +43,55 @@ def worker_count(workers: int | None = None) -> int:
 def _start_worker(threads: int) -> None:
     import torch
 
+    # Ctrl-C and Jupyter's shutdown signal the whole process group: the parent stops its workers
+    # itself (shutdown_pools at exit, terminate on an interrupt), so an idle worker prints nothing.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     os.environ["ICLMEM_THREADS"] = str(threads)  # what load_checkpoint applies in this process
     torch.set_num_threads(threads)
 
 
-_POOLS: dict[int, ProcessPoolExecutor] = {}
+@contextmanager
+def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A pool of ``workers`` spawned processes with ``max(1, cores // workers)`` torch threads each.
 
-
-def _pool(workers: int) -> ProcessPoolExecutor:
-    """This process's pool of ``workers`` spawned workers, started once and reused by every later call.
-
-    A pool costs about 5 s to start here (a fresh interpreter importing torch and iclmem); a
-    notebook that loads its runs, then probes M_ref, then probes the runs starts it once.
+    Starting one costs about 5 s here (fresh interpreters importing torch and iclmem), so a caller
+    with several rounds of calls (M_ref first, then every run) shares one pool between them.
     """
-    pool = _POOLS.get(workers)
-    if pool is None or getattr(pool, "_broken", False):
-        threads = max(1, (os.cpu_count() or 1) // workers)
-        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch threads or locks inherited
-        pool = _POOLS[workers] = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
-                                                     initargs=(threads,))
-    return pool
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch threads or locks inherited
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(threads,)) as pool:
+            yield pool
+    finally:
+        pool = None
+        gc.collect()  # release the pool's semaphores now: a Jupyter kernel may exit without finalizing them (a warning)
 
 
-@atexit.register
-def shutdown_pools() -> None:
-    """Stop every worker pool of this process (at exit, or to free the workers' memory)."""
-    while _POOLS:
-        _POOLS.popitem()[1].shutdown(wait=True, cancel_futures=True)
-
-
-def in_workers(fn: Callable[..., T], calls: Sequence[tuple], workers: int, desc: str = "runs", progress: bool = False) -> list[T]:
+def in_workers(fn: Callable[..., T], calls: Sequence[tuple], workers: int, desc: str = "runs", progress: bool = False,
+               pool: ProcessPoolExecutor | None = None) -> list[T]:
     """``[fn(*args) for args in calls]``, computed in ``workers`` spawned processes (in order of ``calls``).
 
     ``fn`` and its arguments must pickle (a module-level function; tables, specs and the reference
-    model do). An exception in a worker is raised here, after the calls already running finish.
-    The workers stay up for the next call (:func:`shutdown_pools` stops them).
+    model do). ``pool``: a :func:`worker_pool` to use (else one is started for these calls). An
+    exception in a worker is raised here, after the calls already running finish; an interrupt
+    (Ctrl-C) stops the workers at once.
     """
     if workers <= 1 or len(calls) <= 1:
         return [fn(*args) for args in Bar(calls, desc=desc, disable=not progress)]
+    if pool is None:
+        with worker_pool(min(workers, len(calls))) as own:
+            return in_workers(fn, calls, workers, desc, progress, own)
     out: list[Any] = [None] * len(calls)
-    pool = _pool(workers)
     futures = {pool.submit(fn, *args): i for i, args in enumerate(calls)}
     try:
         for future in Bar(as_completed(futures), total=len(futures), desc=desc, disable=not progress):
             out[futures[future]] = future.result()
+    except KeyboardInterrupt:  # stop now: the running calls are lost (a run resumes from its last checkpoint)
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
     except BaseException:
         for future in futures:
             future.cancel()
@@ -93,4 +100,4 @@ def in_workers(fn: Callable[..., T], calls: Sequence[tuple], workers: int, desc:
     return out
 
 
-__all__ = ["WORKERS_ENV", "in_workers", "shutdown_pools", "worker_count"]
+__all__ = ["WORKERS_ENV", "in_workers", "worker_count", "worker_pool"]
