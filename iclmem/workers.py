@@ -1,12 +1,13 @@
-"""Independent runs in parallel worker processes: ``$ICLMEM_WORKERS`` (Sec. 5's grid, Tab. 2).
+"""Independent runs and probes in parallel worker processes: ``$ICLMEM_WORKERS`` (Sec. 5's grid, Tab. 2).
 
-The runs of a grid are independent (each its own copy of M_ref, its own seeds and store folder).
-On this 2-core machine a fine-tuning step scales poorly over threads (1.3x from 1 to 2 threads at
-256 context + 512 query rows, ``benchmarks/roofline.py``), so two processes of one thread each
-finish a grid sooner than one process of two threads. ``ICLMEM_WORKERS=N`` (default 1: in this
-process) runs N processes with ``max(1, cores // N)`` threads each. Results are the same runs,
-through the same store; numbers equal an in-process run's to float32 summation order (one thread
-sums in another order than two), as with ``$ICLMEM_THREADS``.
+The runs of a grid are independent (each its own copy of M_ref, its own seeds and store folder),
+and so are their probes. On this 2-core machine probing scales poorly over threads (1.2x from 1
+to 2 threads, ``benchmarks/roofline.py``), a fine-tuning step better (1.65x at 256 context + 512
+query rows), so two processes of one thread each finish a grid sooner than one process of two
+threads (``book/reproduce.md`` has the measurements; ``make book`` uses two). ``ICLMEM_WORKERS=N``
+(default 1: in this process) runs N processes with ``max(1, cores // N)`` threads each. Results
+are the same runs, through the same store; numbers equal an in-process run's to float32 summation
+order (one thread sums in another order than two), as with ``$ICLMEM_THREADS``.
 
 Workers are spawned (fresh interpreters), so a Python *script* that runs a grid with workers must
 keep its top-level code under ``if __name__ == "__main__":`` (notebooks and ``iclmem run`` need
