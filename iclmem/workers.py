@@ -79,7 +79,7 @@ def in_workers(fn: Callable[..., T], calls: Sequence[tuple], workers: int, desc:
     (Ctrl-C) stops the workers at once.
     """
     if workers <= 1 or len(calls) <= 1:
-        return [fn(*args) for args in Bar(calls, desc=desc, disable=not progress)]
+        return [fn(*args) for args in Bar(calls, desc=desc, disable=not progress or not calls)]
     if pool is None:
         with worker_pool(min(workers, len(calls))) as own:
             return in_workers(fn, calls, workers, desc, progress, own)

@@ -75,6 +75,21 @@ fig = plot_roofline(roofline)
 # ```
 
 # %% [markdown]
+# ```{note}
+# **Where a fine-tuning step's time goes** (256 context + 512 query rows, 16 features, 2 threads,
+# `torch.profiler`, self time). Before: torch's CPU flash-attention kernel took 56% of the step,
+# about 40% of that on the *feature* attention, 4 x 768 attentions of 17 tokens each, where its fixed
+# cost per (batch, head) dominates. Small attentions (at most 128 x 128 tokens per head) now go
+# through batched matmuls with a hand-written backward (`iclmem/ltm/attention.py`; equal to the
+# fused kernel to float32 rounding, `tests/test_attention.py`): 51 ms -> 18 ms for 3,072 attentions of 19 tokens, forward
+# and backward. After it: the row attention (768 queries x 256 keys, still the flash kernel, which
+# is faster there) 40%, the linear layers 27%, copies between the column and row layouts 8%, the
+# small attentions 7%, layer norms, GELU and softmax (elementwise, counted as zero FLOPs) about 10%.
+# The row attention's matmuls are 16 deep (four heads of 16), so it runs at about a third of peak by
+# itself, and it caps the step near a third of peak: the 50% goal is not reached on this CPU.
+# ```
+
+# %% [markdown]
 # ## Fine-tuning steps per second (`benchmarks/finetune_speed.py`)
 #
 # One AdamW step of the reference LTM on a 512-row context and $Q$ query rows (Tab. 2), with the
