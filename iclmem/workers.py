@@ -45,7 +45,7 @@ def _start_worker(threads: int) -> None:
     import torch
 
     # Ctrl-C and Jupyter's shutdown signal the whole process group: the parent stops its workers
-    # itself (shutdown_pools at exit, terminate on an interrupt), so an idle worker prints nothing.
+    # itself (shutdown when its pool closes, terminate on an interrupt), so an idle worker prints nothing.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     os.environ["ICLMEM_THREADS"] = str(threads)  # what load_checkpoint applies in this process

@@ -2,7 +2,7 @@
 
 Each layer of the LTM (see :mod:`iclmem.ltm.model`) attends across the ~20 columns of every row
 and, in probing, across the ~20 rows of every multiple-choice context (Sec. 4.2): thousands of
-independent attentions of a few dozen tokens with 24-dimensional heads. torch's CPU kernel
+independent attentions of a few dozen tokens with 16-dimensional heads. torch's CPU kernel
 (``F.scaled_dot_product_attention``, a flash kernel) pays a fixed cost per (batch, head) that
 dominates at these sizes: at 19 x 19 tokens it took 51 ms for forward and backward of one
 fine-tuning step's feature attention, against 18 ms for three batched matmuls and a softmax
@@ -33,6 +33,13 @@ def additive_bias(mask: torch.Tensor | None, heads: int) -> torch.Tensor | None:
     return mask.reshape(n, 1, 1, k).expand(n, heads, 1, k).reshape(n * heads, 1, k)
 
 
+def attention_weights(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d) + bias) of (B, T, d) queries and (B, K, d) keys: (B, T, K)."""
+    scale = q.shape[-1] ** -0.5
+    scores = torch.bmm(q, k.transpose(1, 2)).mul_(scale) if bias is None else torch.baddbmm(bias, q, k.transpose(1, 2), alpha=scale)
+    return torch.softmax(scores, dim=-1)
+
+
 class SmallAttention(torch.autograd.Function):
     """softmax(q k^T * scale + bias) v on (B, T, d) tensors, by batched matmuls; backward by hand.
 
@@ -42,12 +49,7 @@ class SmallAttention(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:  # noqa: D102
-        scale = q.shape[-1] ** -0.5
-        if bias is None:
-            scores = torch.bmm(q, k.transpose(1, 2)).mul_(scale)
-        else:
-            scores = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=scale)
-        p = torch.softmax(scores, dim=-1)
+        p = attention_weights(q, k, bias)
         ctx.save_for_backward(q, k, v, p)
         return torch.bmm(p, v)
 
@@ -69,9 +71,8 @@ def small_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: tor
     n, h, t, d = q.shape
     q3, k3, v3 = (x.reshape(n * h, x.shape[2], d) for x in (q, k, v))
     bias = additive_bias(mask, h)
-    if not torch.is_grad_enabled() or not (q.requires_grad or k.requires_grad or v.requires_grad):
-        scores = torch.bmm(q3, k3.transpose(1, 2)).mul_(d ** -0.5) if bias is None else torch.baddbmm(bias, q3, k3.transpose(1, 2), alpha=d ** -0.5)
-        return torch.bmm(torch.softmax(scores, dim=-1), v3).view(n, h, t, d)
+    if not torch.is_grad_enabled() or not (q.requires_grad or k.requires_grad or v.requires_grad):  # probing: nothing to save
+        return torch.bmm(attention_weights(q3, k3, bias), v3).view(n, h, t, d)
     return SmallAttention.apply(q3, k3, v3, bias).view(n, h, t, d)
 
 
@@ -86,4 +87,4 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
-__all__ = ["SMALL_ATTENTION_PAIRS", "SmallAttention", "additive_bias", "attention", "small_attention"]
+__all__ = ["SMALL_ATTENTION_PAIRS", "SmallAttention", "additive_bias", "attention", "attention_weights", "small_attention"]
