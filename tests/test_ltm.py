@@ -390,14 +390,15 @@ def _full_attention_forward(net: TabularICLTransformer, batch: dict) -> torch.Te
 
     captured["ctx"] = batch["ctx_mask"]
     captured["feat"] = torch.cat([batch["feat_mask"], torch.ones(len(batch["feat_mask"]), 1, dtype=torch.bool)], dim=1)
-    originals = [blk.forward for blk in net.blocks]
+    originals = [(blk.forward, blk.target_cells) for blk in net.blocks]
     try:
         for blk in net.blocks:
             blk.forward = lambda h, fm, km, nk, blk=blk: run_blocks(blk, h, fm, km, nk)
+            blk.target_cells = lambda h, fm, km, nk, blk=blk: run_blocks(blk, h, fm, km, nk)[:, :, -1]
         return net(**batch)
     finally:
-        for blk, fwd in zip(net.blocks, originals, strict=True):
-            blk.forward = fwd
+        for blk, (fwd, target) in zip(net.blocks, originals, strict=True):
+            blk.forward, blk.target_cells = fwd, target
 
 
 def test_key_sliced_row_attention_equals_full_masked_attention():
@@ -411,3 +412,40 @@ def test_key_sliced_row_attention_equals_full_masked_attention():
             fast, full = model.network(**batch), _full_attention_forward(model.network, batch)
         start = int(batch["ctx_mask"].sum(1).max())
         assert torch.allclose(fast[:, start:], full[:, start:], atol=1e-5)
+
+
+def test_last_layer_on_target_cells_equals_the_full_layer_forward_and_backward():
+    """The last layer computed on the target cells only gives the full layer's decoded outputs and gradients."""
+    rng = np.random.default_rng(13)
+    tasks = [cls_task(rng, n_ctx=9, n_q=4, f=3), reg_task(rng, n_ctx=6, n_q=5, f=2)]
+    tasks[0] = ICLTask(np.vstack([tasks[0].context_x, tasks[0].context_x[:3]]), np.concatenate([tasks[0].context_y, tasks[0].context_y[:3]]),
+                       tasks[0].query_x, tasks[0].query_y)  # duplicated rows: merged, an additive key mask
+    model = tiny_model(5)
+    batch = collate_tasks(tasks, TINY, merge_rows=True)
+    assert batch["ctx_count"] is not None and float(batch["ctx_count"].max()) > 1
+    net = model.network
+    last = net.blocks[-1]
+    pruned = last.target_cells
+    outputs, grads = [], []
+    for full in (False, True):
+        if full:
+            last.target_cells = lambda h, fm, km, nk: last.forward(h, fm, km, nk)[:, :, -1]
+        try:
+            net.zero_grad()
+            out = net(**batch)
+            (out[torch.isfinite(out)] ** 2).sum().backward()
+        finally:
+            last.target_cells = pruned
+        outputs.append(out.detach())
+        grads.append({n: p.grad.clone() for n, p in net.named_parameters() if p.grad is not None})
+    finite = torch.isfinite(outputs[1])
+    assert torch.equal(finite, torch.isfinite(outputs[0]))
+    assert torch.allclose(outputs[0][finite], outputs[1][finite], atol=1e-5)
+    assert grads[0].keys() == grads[1].keys() and any("blocks.1.ff" in n for n in grads[0])
+    for name, g in grads[1].items():
+        assert torch.allclose(grads[0][name], g, atol=1e-5, rtol=1e-4), name
+
+
+def test_an_ltm_without_layers_is_refused():
+    with pytest.raises(ValueError, match="at least one layer"):
+        LTMConfig(n_layers=0)
