@@ -50,6 +50,11 @@ class RunSpec:
         """The dataset(s) of the run: one for single-task, all joint datasets for multi-task regimes."""
         return self.dataset.split(JOINT_SEPARATOR) if self.regime in MULTI_TASK else [self.dataset]
 
+    @property
+    def work(self) -> int:
+        """The run's size in query rows trained on (datasets x Q x epochs): the order in which workers take runs."""
+        return len(self.datasets) * self.query_size * self.epochs
+
     def config(self) -> FinetuneConfig:
         return FinetuneConfig(self.learning_rate, self.epochs, probe_epochs_up_to(self.epochs), self.context_size, self.seed)
 
@@ -115,14 +120,14 @@ def run_grid(specs: list[RunSpec], reference: ReferenceLTM | None = None, result
     ``tables`` maps dataset names to deduplicated tables already loaded (e.g. a file of your own);
     other names are loaded by :func:`iclmem.data.prepared_table`. ``workers`` (default
     ``$ICLMEM_WORKERS``, else 1) runs the runs missing from the store in that many processes first,
-    the largest query size first (:mod:`iclmem.workers`); every run is then read from the store
+    the largest (:attr:`RunSpec.work`) first (:mod:`iclmem.workers`); every run is then read from the store
     here, in the order of ``specs``.
     """
     reference = reference or load_reference()
     n = worker_count(workers)
     if n > 1:
         todo = [s for s in specs if run_spec(s, reference, results_dir, False, carte_dir, tables, load_only=True) is None]
-        todo.sort(key=lambda s: -s.query_size)  # the longest runs first: the last one to finish is a short one
+        todo.sort(key=lambda s: -s.work)  # the longest runs first: the last one to finish is a short one
         used = {d: table_of(d, tables, carte_dir) for s in todo for d in s.datasets}
         in_workers(_run_spec_key, [(s, reference, results_dir, carte_dir, used) for s in todo], n, "fine-tuning runs", progress)
     return [run_spec(s, reference, results_dir, progress and n == 1, carte_dir, tables)

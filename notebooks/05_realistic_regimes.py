@@ -57,7 +57,7 @@ probe_epochs: list = [0, 1, 5, 10]
 n_boot: int = 200
 grid_file = None  # e.g. "grids/paper.yaml": use that grid instead of the parameters above
 compute: bool = True  # False: only read the results store, run nothing
-workers: int = 0  # 0: run missing tasks in this process; N: on a local Dask cluster of N processes
+workers = None  # None: $ICLMEM_WORKERS (make book: 2; unset: this process); 0: run missing tasks in this process; N: a local Dask cluster of N processes
 
 # %% tags=["hide-input"]
 import time
@@ -71,7 +71,7 @@ from iclmem.chapters.display import use_book_tables
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.chapters.regimes import (PAPER_DATASETS, PAPER_TABLE12, REGIME_TITLES, balance_summary, decays, detectable_counts,
                                      encoding_balance, notebook_grid, plot_regime_decay, regime_claim, regime_peak_table, wide_table)
-from iclmem.sweep import collect_sweep, run_sweep
+from iclmem.sweep import collect_sweep, run_sweep, sweep_workers
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
@@ -84,7 +84,7 @@ grid = notebook_grid(tables, data_path, learning_rates, sizes, regimes, epochs, 
 Markdown(run_banner(tables, data_path, target, task) if tables else f"Run on the grid file `{grid_file}`.")
 started = time.perf_counter()
 ref = None if model == "reference" else model  # M_ref of every task (a spec string travels to Dask workers)
-result = (run_sweep(grid, workers=workers, carte_dir=carte_dir or None, reference=ref) if compute
+result = (run_sweep(grid, workers=sweep_workers(workers), carte_dir=carte_dir or None, reference=ref) if compute
           else collect_sweep(grid, reference=ref))
 wall_s = time.perf_counter() - started
 print(result.report())

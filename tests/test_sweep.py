@@ -24,7 +24,17 @@ import iclmem.sweep.tasks as tasks
 from iclmem.cli import main
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer, load_checkpoint
 from iclmem.notebook import notebook_parameters, read_notebook
-from iclmem.sweep import SweepError, collect_sweep, connect, load_grid, parse_grid, run_sweep, run_task, summary_dir
+from iclmem.sweep import (
+    SweepError,
+    collect_sweep,
+    connect,
+    load_grid,
+    parse_grid,
+    run_sweep,
+    run_task,
+    summary_dir,
+    sweep_workers,
+)
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
 
@@ -166,6 +176,44 @@ def test_sweep_on_a_local_cluster_completes_and_a_rerun_computes_nothing(tmp_pat
     assert (again.from_store, again.ran, again.engine) == (3, 0, "store")  # no cluster started, nothing re-run
     pd.testing.assert_frame_equal(again.rows(), rows)
     assert collect_sweep(grid, tmp_path / "results", reference).rows().equals(rows)
+
+
+def test_the_largest_tasks_go_first_one_at_a_time_per_worker(tmp_path, reference, monkeypatch):
+    """A multi-task task (two tables) is submitted before the single-table ones, and a one-thread worker
+    holds one task at a time, so two workers start on the two largest tasks (notebook 05)."""
+    grid = load_grid(_grid(tmp_path))
+    assert [s.regime for s in grid.specs][-1] == "multi_task_random"  # last in the grid's own order
+    order = tmp_path / "order.txt"
+    original = engine._task
+
+    def recording(spec, ref, key, kwargs):  # appends to a file: works whatever Dask serializes
+        with order.open("a") as f:
+            f.write(f"{spec.regime} {spec.work}\n")
+        return original(spec, ref, key, kwargs)
+
+    monkeypatch.setattr(engine, "_task", recording)
+    result = run_sweep(grid, results_dir=tmp_path / "results", workers=1, processes=False, reference=reference, progress=False)
+    assert result.ran == 3 and not result.failed
+    started = order.read_text().split("\n")[:-1]
+    assert started[0].startswith("multi_task_random") and len(started) == 3
+    assert [int(line.split()[1]) for line in started] == sorted((s.work for s in grid.specs), reverse=True)
+    client = engine.local_client(1, processes=False)
+    try:
+        assert client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.WORKER_SATURATION) == 1.0
+    finally:
+        cluster = client.cluster
+        client.close()
+        cluster.close()
+
+
+@pytest.mark.parametrize(("given", "env", "expected"), [(None, None, 0), (None, "1", 0), (None, "2", 2), (0, "2", 0), (3, None, 3)])
+def test_notebook_05_takes_its_workers_from_the_environment(monkeypatch, given, env, expected):
+    """``make book`` sets ICLMEM_WORKERS=2: notebook 05's sweep then runs on a local cluster of two processes."""
+    if env is None:
+        monkeypatch.delenv("ICLMEM_WORKERS", raising=False)
+    else:
+        monkeypatch.setenv("ICLMEM_WORKERS", env)
+    assert sweep_workers(given) == expected
 
 
 def test_local_workers_start_without_the_malloc_trim_threshold():

@@ -17,6 +17,7 @@ from ..grid import RunSpec
 from ..ltm import ReferenceLTM
 from ..progress import Bar
 from ..store import results_root
+from ..workers import worker_count
 from .gridfile import Grid, SweepError
 from .tasks import _summary, read_summary, reference_sha, run_task, spec_key, summary_dir, sweep_code_version
 
@@ -91,7 +92,9 @@ def local_client(workers: int, processes: bool = True):
     import dask
     from distributed import Client, LocalCluster
 
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ()}):
+    # worker-saturation 1.0: a one-thread worker holds one task at a time, so the largest tasks, submitted first
+    # (:func:`_submit`), go to different workers (Dask's default 1.1 hands each worker two)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ(), "distributed.scheduler.worker-saturation": 1.0}):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
                                silence_logs=logging.ERROR)
     return Client(cluster, set_as_default=False)
@@ -106,6 +109,18 @@ def collect_sweep(grid: Grid, results_dir: str | Path | None = None, reference: 
         found = read_summary(summary_dir(grid.name, results_dir) / f"{key}.json")
         summaries.append(found or {"status": "missing", "key": key, "spec": spec.to_dict()})
     return SweepResult(grid, summaries, from_store=sum(s["status"] != "missing" for s in summaries))
+
+
+def sweep_workers(workers: int | None = None) -> int:
+    """:func:`run_sweep`'s ``workers``: ``workers`` if given (0: this process), else ``$ICLMEM_WORKERS``.
+
+    From the environment, 1 (or unset) means this process (0) and N > 1 a local cluster of N
+    one-thread processes; ``make book`` sets 2, which runs notebook 05's sweep on both cores.
+    """
+    if workers is not None:
+        return workers
+    n = worker_count(None)
+    return 0 if n == 1 else n
 
 
 def run_sweep(
@@ -186,6 +201,7 @@ def _submit(client: Any, todo: list[tuple[RunSpec, str]], reference: Any, kwargs
     if isinstance(reference, ReferenceLTM) and client.scheduler_info().get("workers"):
         ref = client.scatter(reference, broadcast=True, hash=False)  # one copy per worker, not one per task
     # Dask's own `key=` names the task; the summary's key goes in as `summary_key` (run_task's `key`)
+    todo = sorted(todo, key=lambda t: -t[0].work)  # the largest tasks first: the last to finish is a small one
     futures = {client.submit(_task, spec, ref, key, kwargs, key=f"iclmem-sweep-{key}", pure=False): (spec, key) for spec, key in todo}
     out = {}
     for future in as_completed(futures, loop=client.loop):
@@ -200,4 +216,4 @@ def _submit(client: Any, todo: list[tuple[RunSpec, str]], reference: Any, kwargs
     return out
 
 
-__all__ = ["DEFAULT_TIMEOUT_S", "SweepResult", "collect_sweep", "connect", "local_client", "run_sweep"]
+__all__ = ["DEFAULT_TIMEOUT_S", "SweepResult", "collect_sweep", "connect", "local_client", "run_sweep", "sweep_workers"]
