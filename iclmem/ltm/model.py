@@ -12,6 +12,10 @@ TabPFN v2 / nanoTabPFN pattern:
   context only, so a query's prediction never depends on other queries in the batch;
 * the target cell of a query row is decoded into class logits (at most ``MAX_CLASSES``
   slots) or into a bar distribution over the standardized target (``n_bins`` bins).
+
+Only target cells are decoded, so the last layer computes nothing else
+(:meth:`_Block.target_cells`): the same outputs and gradients as the full layer, to float32
+rounding, for about 30% less work per fine-tuning step.
 """
 
 from __future__ import annotations
