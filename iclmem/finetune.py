@@ -261,10 +261,9 @@ class SingleTaskSchedule:
         return [Step(self.train_task, log, {"epoch": epoch})]
 
     def record(self, model: ReferenceLTM, epoch: int) -> list[dict]:
-        train_loss = float(model.predict([self.train_task])[0].loss().mean())
-        theta = vanilla_scores(model, self.data)
+        theta = vanilla_scores(model, self.data)  # its members' task is the training task: C' and the Q members
         ratio, collapsed = collapse_flag(theta, self.ref_scores)
-        return [{"epoch": epoch, "train_loss": train_loss, **{f"theta_{k}": v for k, v in theta.items()},
+        return [{"epoch": epoch, "train_loss": theta["loss_members"], **{f"theta_{k}": v for k, v in theta.items()},
                  **{f"ref_{k}": v for k, v in self.ref_scores.items()}, "loss_ratio": ratio, "collapsed": collapsed}]
 
 

@@ -218,16 +218,17 @@ def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference:
         return (run, {spec.dataset: used[spec.dataset]}, at, reference, n_candidates, None, seed, max_queries, n_boot, results_dir)
 
     probed = None
-    if n > 1:
+    if n > 1 and len(pairs) > 1:  # one run is probed here: a pool would cost its start-up (about 5 s) for nothing
         shared = {reference_owner(run): (spec, run) for spec, run in reversed(pairs)}  # the first run of each M_ref score set
-        with worker_pool(n) as pool:
+        with worker_pool(min(n, len(pairs))) as pool:
             in_workers(_probe_reference, [call(s, r, None) for s, r in shared.values()], n, "probing M_ref", progress, pool)
             probed = in_workers(probe_views, [call(s, r, epochs) for s, r in pairs], n, "probing runs", progress, pool)
     rows, scores = [], {}
+    cards = {name: dataset_card(table).to_dict() for name, table in used.items()}  # once per table, not per run
     for i, (spec, run) in enumerate(Bar(pairs, desc="probing runs", disable=not progress or n > 1)):
         table = used[spec.dataset]
         [(_, summary, sc)] = probed[i] if probed else probe_views(*call(spec, run, epochs), progress=progress)
-        card = dataset_card(table).to_dict()
+        card = cards[spec.dataset]
         for key, value in spec.to_dict().items():
             summary[key] = value
         summary["run_key"], summary["k"], summary["alpha"], summary["task"] = run.key, card.get("k"), card.get("alpha"), table.task

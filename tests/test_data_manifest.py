@@ -41,6 +41,22 @@ def test_round_trip(tmp_path):
     assert os.listdir(tmp_path) == ["m.json"]  # no temporary file left behind
 
 
+def test_to_dict_is_asdict_with_plain_pools_and_does_not_alias_the_manifest():
+    """Store keys hash to_dict (through identity): it must equal what dataclasses.asdict gives, key order included."""
+    from dataclasses import asdict
+
+    m = make_split(_dataset(), 30, seed=1, label_condition="all")
+    assert m.randomized_labels  # label condition "all": every pool's labels randomized
+    expected = asdict(m)
+    expected["pools"] = {k: np.asarray(v).tolist() for k, v in m.pools.items()}
+    expected["randomized_labels"] = {k: np.asarray(v).tolist() for k, v in m.randomized_labels.items()}
+    data = m.to_dict()
+    assert json.dumps(data) == json.dumps(expected)
+    data["card"]["n"] = -1
+    data["pools"]["members"].append(-1)
+    assert m.card["n"] == 300 and -1 not in list(m.pools["members"])  # a copy, not the manifest's own containers
+
+
 def test_manifest_path_and_env(tmp_path, monkeypatch):
     assert manifest_path("spotify", 50, 0, "none", tmp_path) == tmp_path / "manifests" / "spotify-Q50-s0-none.json"
     monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "r"))

@@ -13,7 +13,7 @@ import torch
 
 import iclmem.training as training
 from iclmem.data import deduplicate, load_dataset, split_manifest
-from iclmem.finetune import FinetuneConfig, FinetuneError, collapse_flag, finetune, run_key
+from iclmem.finetune import FinetuneConfig, FinetuneError, collapse_flag, finetune, prepare_run_data, run_key
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.training import members_from_log
 
@@ -165,6 +165,10 @@ def test_high_learning_rate_memorizes(setup, reference):
     run = finetune(manifest, table, FinetuneConfig(1e-3, epochs=500, probe_epochs=(0, 500), context_size=40), reference, tmp, progress=False)
     start, end = run.metrics.train_loss.iloc[0], run.metrics.train_loss.iloc[-1]
     assert end < 0.2 * start
+    # a probing epoch's train_loss is the loss of the training task (C' and the Q members) under that epoch's weights
+    data = prepare_run_data(manifest, table, run.config)
+    kept = float(run.model(500, reference).predict([data.task_for(data.member_x, data.member_y)])[0].loss().mean())
+    assert end == pytest.approx(kept, rel=1e-5)
 
 
 def test_collapse_flag_on_constructed_cases():

@@ -11,6 +11,7 @@ import time
 import pytest
 import torch
 
+import iclmem.llm.replication as replication
 from iclmem.llm.backends import DEFAULT_BASE_URL, InProcessBackend, OpenAIBackend, make_backend
 from iclmem.llm.cache import CachedBackend
 from iclmem.llm.chat import (
@@ -58,7 +59,7 @@ def test_prefix_cached_and_uncached_greedy_text_identical(backend, exp):
     assert backend.model_loaded and cached[0].prompt_tokens == backend.count_tokens(reqs[0])
 
 
-def test_context_overflow_is_reported_never_truncated(backend, exp):
+def test_context_overflow_is_reported_never_truncated(backend, exp, monkeypatch):
     long = ChatRequest.user("word " * 9000, Decoding(4))
     ok = exp.memorization_requests("full", 0)[0]
     out = backend.complete_batch([ok, long])
@@ -73,6 +74,13 @@ def test_context_overflow_is_reported_never_truncated(backend, exp):
     assert not fit_small["fits"].iloc[-1] and runnable_ks(fit_small) == [0]
     k = largest_fitting_k(small, exp)
     assert 0 <= k < 6 and bool(context_fit(small, exp, [k])["fits"].iloc[0]) and not bool(context_fit(small, exp, [k + 1])["fits"].iloc[0])
+    assert k == max(j for j in range(7) if bool(context_fit(small, exp, [j])["fits"].iloc[0]))  # brute force over every k
+    counted, tried = [], []
+    count, requests_at = small.count_tokens, replication._requests_at
+    monkeypatch.setattr(small, "count_tokens", lambda r: counted.append(r) or count(r))
+    monkeypatch.setattr(replication, "_requests_at", lambda e, j: tried.append(j) or requests_at(e, j))
+    assert largest_fitting_k(small, exp) == k
+    assert len(tried) >= 2 and len(counted) < len(tried) * len(requests_at(exp, 0))  # a failing k stops at its first prompt too long
     capacity, probed = window_capacity(small, exp, pool=12)
     assert probed == 12 and 0 < capacity < 12
     assert window_capacity(backend, exp, pool=12) == (12, 12)  # 8192 tokens hold the whole probe pool

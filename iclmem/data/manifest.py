@@ -8,10 +8,11 @@ It is written atomically as JSON to ``<results>/manifests/<dataset>-Q<q>-s<seed>
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -118,10 +119,14 @@ class SplitManifest:
 
     # -- persistence --------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["pools"] = {k: _plain(v) for k, v in self.pools.items()}
-        data["randomized_labels"] = {k: _plain(v) for k, v in self.randomized_labels.items()}
-        return data
+        """The manifest as JSON-ready data (what ``dataclasses.asdict`` gives, with plain lists for the id pools).
+
+        The pools (tens of thousands of ids) are converted by numpy, not copied element by element
+        as ``asdict`` would: every store key hashes this dict (:meth:`identity`).
+        """
+        plain = {"pools": self.pools, "randomized_labels": self.randomized_labels}
+        return {f.name: {k: _plain(v) for k, v in plain[f.name].items()} if f.name in plain else copy.deepcopy(getattr(self, f.name))
+                for f in fields(self)}
 
     def identity(self) -> dict[str, Any]:
         """The manifest as store keys hash it: :meth:`to_dict` without :data:`LOCATION_FIELDS`.

@@ -155,10 +155,9 @@ def context_fit(backend: ChatBackend, exp: Experiment, ks: Iterable[int] | None 
     and left out (:func:`runnable_ks`).
     """
     rows = []
-    budget = max(exp.config.max_new_tokens, exp.config.performance_max_new_tokens)
+    budget = _completion_budget(exp)
     for k in ks if ks is not None else exp.config.ks:
-        reqs = [r for s in exp.config.settings for r in exp.memorization_requests(s, k)] + exp.performance_requests(k, repeats=1)
-        longest = max(backend.count_tokens(r) for r in reqs)
+        longest = max(backend.count_tokens(r) for r in _requests_at(exp, k))
         window = backend.context_window
         rows.append({"k": k, "longest_prompt_tokens": longest, "context_window": window,
                      "fits": window is None or longest + budget <= window})
@@ -171,14 +170,41 @@ def runnable_ks(fit: pd.DataFrame) -> list[int]:
     return [k for k in fit["k"] if k <= max(ok)] if ok else []
 
 
+def _completion_budget(exp: Experiment) -> int:
+    return max(exp.config.max_new_tokens, exp.config.performance_max_new_tokens)
+
+
+def _requests_at(exp: Experiment, k: int) -> list:
+    """Every prompt a run sends at ``k``: each setting's memorization requests, then the performance requests."""
+    return [r for s in exp.config.settings for r in exp.memorization_requests(s, k)] + exp.performance_requests(k, repeats=1)
+
+
 def largest_fitting_k(backend: ChatBackend, exp: Experiment, pool: int | None = None) -> int:
-    """Largest k <= the pool size whose prompts fit the context window (binary search on k)."""
+    """Largest k <= the pool size whose prompts fit the context window (binary search on k).
+
+    A k fails at its first prompt that does not fit, and the prompt that failed last is counted
+    first (the longest prompts are the same few at every k), so a failing k costs one token count
+    instead of one per prompt; the answer is that of :func:`context_fit`'s ``fits``.
+    """
+    window, budget = backend.context_window, _completion_budget(exp)
+    if window is None:
+        return pool if pool is not None else len(exp.sample.demonstrations)
+    longest_first: list[int] = []  # indices of the prompts that failed, most recent first
+
+    def fits(k: int) -> bool:
+        reqs = _requests_at(exp, k)
+        for i in [*(j for j in longest_first if j < len(reqs)), *(j for j in range(len(reqs)) if j not in longest_first)]:
+            if backend.count_tokens(reqs[i]) + budget > window:
+                longest_first[:] = [i, *(j for j in longest_first if j != i)]
+                return False
+        return True
+
     lo, hi = 0, pool if pool is not None else len(exp.sample.demonstrations)
-    if bool(context_fit(backend, exp, [hi])["fits"].iloc[0]):
+    if fits(hi):
         return hi
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if bool(context_fit(backend, exp, [mid])["fits"].iloc[0]):
+        if fits(mid):
             lo = mid
         else:
             hi = mid
