@@ -209,10 +209,11 @@ def roc_points(member: Sequence[float], non_member: Sequence[float], floor: floa
 
 
 # -- scores frames -----------------------------------------------------------------------------------------
-def _check_frame(scores: pd.DataFrame, metric: str) -> None:
-    if metric not in METRIC_DIRECTION:
+def _check_frame(scores: pd.DataFrame, metric: str | None) -> None:
+    """Raise unless ``scores`` is a non-empty scores frame with ``metric`` (None: the key columns only)."""
+    if metric is not None and metric not in METRIC_DIRECTION:
         raise MetricsError(f"unknown metric {metric!r}; valid: {', '.join(METRICS)}.")
-    missing = {"query_id", "is_member", "manipulation", metric} - set(scores.columns)
+    missing = {"query_id", "is_member", "manipulation", *([metric] if metric else [])} - set(scores.columns)
     if missing:
         raise MetricsError(f"scores lack columns {sorted(missing)}; pass a frame from iclmem.probe.probe_scores.")
     if scores.empty:
@@ -232,14 +233,25 @@ def delta_scores(theta: pd.DataFrame, ref: pd.DataFrame, metric: str = "loss") -
     """
     _check_frame(theta, metric)
     _check_frame(ref, metric)
+    check_paired(theta, ref)
+    return delta_from_suites(suite_scores(theta, metric), suite_scores(ref, metric), metric)
+
+
+def check_paired(theta: pd.DataFrame, ref: pd.DataFrame) -> None:
+    """Raise unless both frames hold the same (query, manipulation) pairs, each once (what :func:`delta_scores` needs)."""
+    _check_frame(theta, None)
+    _check_frame(ref, None)
     keys = ["query_id", "manipulation"]
     a, b = theta[keys].drop_duplicates(), ref[keys].drop_duplicates()
     if len(a) != len(theta) or len(b) != len(ref):
         raise MetricsError("a (query, manipulation) pair occurs twice in one frame; pass the scores of one model and epoch.")
     if len(a.merge(b, on=keys)) != len(a) or len(a) != len(b):
         raise MetricsError("M_theta and M_ref scores cover different (query, manipulation) pairs; score both on the same queries and suite.")
-    s_t, s_r = suite_scores(theta, metric), suite_scores(ref, metric)
-    out = s_t.merge(s_r, on=["query_id", "is_member"], suffixes=("_theta", "_ref"), validate="one_to_one")
+
+
+def delta_from_suites(s_theta: pd.DataFrame, s_ref: pd.DataFrame, metric: str = "loss") -> pd.DataFrame:
+    """:func:`delta_scores` from the two :func:`suite_scores` frames of frames already :func:`check_paired`."""
+    out = s_theta.merge(s_ref, on=["query_id", "is_member"], suffixes=("_theta", "_ref"), validate="one_to_one")
     out = out.rename(columns={"S_theta": "s_theta", "S_ref": "s_ref"})
     out["delta"] = out.s_theta - out.s_ref
     out["score"] = membership_score(metric, out.delta)
@@ -273,5 +285,5 @@ def gap_stats(gaps: Sequence[float] | pd.Series) -> tuple[float, float]:
 __all__ = [
     "METRIC_DIRECTION", "METRICS", "FPR_TARGETS", "MetricsError", "RocCurve", "membership_score", "roc_curve", "auc",
     "tpr_at_fpr", "attack_statistics", "bootstrap", "null_halves", "bootstrap_attack_statistics", "percentile_interval", "attack_metrics", "roc_points", "suite_scores",
-    "delta_scores", "split_members", "loss_gaps", "gap_stats",
+    "delta_scores", "check_paired", "delta_from_suites", "split_members", "loss_gaps", "gap_stats",
 ]

@@ -142,6 +142,34 @@ def test_delta_scores_need_the_same_pairs():
         suite_scores(theta.drop(columns="loss"))
 
 
+def test_run_summary_equals_the_metrics_computed_one_by_one():
+    """summarize_scores checks the pairs once and shares each metric's suite scores; its numbers are those of
+    delta_scores and suite_scores called for each metric, and unpaired frames are still refused."""
+    from iclmem.probe.summary import summarize_scores
+
+    rng = np.random.default_rng(3)
+    rows = [{"query_id": q, "is_member": q % 2 == 0, "manipulation": k, "loss": rng.normal() - 0.3 * (q % 2 == 0),
+             "entropy": rng.normal(), "confidence": rng.uniform()} for q in range(30) for k in ("a", "b", "c")]
+    theta = pd.DataFrame(rows)
+    ref = theta.assign(loss=theta.loss + rng.normal(scale=0.5, size=len(theta)), entropy=theta.entropy * 0.5,
+                       confidence=rng.uniform(size=len(theta)))
+    row = summarize_scores(theta, ref, n_boot=50, seed=1)
+    for metric in ("loss", "entropy", "confidence"):
+        d = delta_scores(theta, ref, metric)
+        expected = attack_metrics(d.score[d.is_member], d.score[~d.is_member], n_boot=50, seed=1)
+        assert row[f"auc_{metric}"] == expected["auc"] and row[f"auc_{metric}_lo"] == expected["auc_lo"]
+        assert row[f"tpr10_{metric}_hi"] == expected["tpr10_hi"]
+        for prefix, frame in (("raw", theta), ("ref", ref)):
+            s = suite_scores(frame, metric)
+            score = membership_score(metric, s.S)
+            raw = attack_metrics(score[s.is_member], score[~s.is_member], n_boot=0)
+            assert row[f"{prefix}_auc_{metric}"] == raw["auc"] and row[f"{prefix}_tpr1_{metric}"] == raw["tpr1"]
+    with pytest.raises(MetricsError, match="different"):
+        summarize_scores(theta, ref[ref.manipulation != "c"], n_boot=0)
+    with pytest.raises(MetricsError, match="lack columns"):
+        summarize_scores(theta.drop(columns="manipulation"), ref, n_boot=0)
+
+
 def test_negative_control_identical_models_give_zero_delta_and_chance_auc():
     rng = np.random.default_rng(0)
     theta = _frame({(q, q % 2 == 0): rng.normal(size=2).tolist() for q in range(20)})

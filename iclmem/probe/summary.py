@@ -18,7 +18,8 @@ from ..finetune import FinetuneRun
 from ..metrics import (
     METRICS,
     attack_metrics,
-    delta_scores,
+    check_paired,
+    delta_from_suites,
     gap_stats,
     loss_gaps,
     membership_score,
@@ -41,14 +42,15 @@ def summarize_scores(theta: pd.DataFrame, ref: pd.DataFrame, *, n_boot: int = 10
     non-members attacked as if one were members; its interval should cover 0.5); ``mu_gap``, ``sigma_gap``, ...
     """
     row: dict[str, float] = {}
+    check_paired(theta, ref)  # once for every metric: the pairs do not depend on it
     for metric in metrics:
-        d = delta_scores(theta, ref, metric)
+        s_theta, s_ref = suite_scores(theta, metric), suite_scores(ref, metric)
+        d = delta_from_suites(s_theta, s_ref, metric)
         m, n = split_members(d, "score")
         for k, v in attack_metrics(m, n, n_boot=n_boot, seed=seed).items():
             base, _, bound = k.partition("_")
             row[f"{base}_{metric}" + (f"_{bound}" if bound else "")] = v
-        for prefix, frame in (("raw", theta), ("ref", ref)):
-            s = suite_scores(frame, metric)
+        for prefix, s in (("raw", s_theta), ("ref", s_ref)):
             raw_m, raw_n = split_members(s.assign(score=membership_score(metric, s.S)), "score")
             for k, v in attack_metrics(raw_m, raw_n, n_boot=0).items():
                 row[f"{prefix}_{k}_{metric}"] = v
