@@ -219,10 +219,15 @@ def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference:
 
     probed = None
     if n > 1 and len(pairs) > 1:  # one run is probed here: a pool would cost its start-up (about 5 s) for nothing
-        shared = {reference_owner(run): (spec, run) for spec, run in reversed(pairs)}  # the first run of each M_ref score set
+        owners = [reference_owner(run) for _, run in pairs]
+        shared = {owner: pair for owner, pair in zip(reversed(owners), reversed(pairs), strict=True)}  # the first run of each M_ref score set
+        order = sorted(range(len(pairs)), key=lambda i: owners[i])  # a set's runs one after another: a worker reuses their contexts
         with worker_pool(min(n, len(pairs))) as pool:
             in_workers(_probe_reference, [call(s, r, None) for s, r in shared.values()], n, "probing M_ref", progress, pool)
-            probed = in_workers(probe_views, [call(s, r, epochs) for s, r in pairs], n, "probing runs", progress, pool)
+            done = in_workers(probe_views, [call(*pairs[i], epochs) for i in order], n, "probing runs", progress, pool)
+        probed = [None] * len(pairs)
+        for i, result in zip(order, done, strict=True):
+            probed[i] = result
     rows, scores = [], {}
     cards = {name: dataset_card(table).to_dict() for name, table in used.items()}  # once per table, not per run
     for i, (spec, run) in enumerate(Bar(pairs, desc="probing runs", disable=not progress or n > 1)):

@@ -13,6 +13,7 @@ from iclmem.finetune import FinetuneConfig, finetune, prepare_run_data
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.outcomes import Outcome
 from iclmem.probe import ProbeError, probe_run, probe_scores, run_queries, summarize_run
+from iclmem.probe.run import reference_owner
 
 torch.set_num_threads(1)
 
@@ -63,10 +64,31 @@ def test_probe_run_scores_every_query_and_epoch_and_caches(cls_run, reference, m
                          target_scale=data.target_scale, columns={"model": "ref", "epoch": -1})
     pd.testing.assert_frame_equal(scores[scores.model == "ref"].reset_index(drop=True), alone)
     # a second call reads the store and computes nothing, not even the contexts
-    monkeypatch.setattr(probe_run_module, "score_tasks", lambda *a, **k: pytest.fail("recomputed a cached score frame"))
+    monkeypatch.setattr(probe_run_module.ScoringBatches, "score", lambda *a, **k: pytest.fail("recomputed a cached score frame"))
     monkeypatch.setattr(probe_run_module, "prepare_run_data", lambda *a, **k: pytest.fail("built contexts nobody scores"))
     again = probe_run(run, table, reference=reference, manipulations=MANIPS, progress=False)
     pd.testing.assert_frame_equal(again, scores)
+
+
+def test_runs_of_one_reference_score_set_share_their_contexts(cls_run, reference, monkeypatch, tmp_path):
+    """Two runs that differ in learning rate only have the same queries and contexts: in one process they are
+    built once, and the second run's scores equal those it gets with nothing shared."""
+    table, run, tmp = cls_run
+    other = finetune(run.manifest, table, FinetuneConfig(1e-2, epochs=3, probe_epochs=(0, 3), context_size=30), reference, tmp,
+                     progress=False)
+    assert reference_owner(other) == reference_owner(run) and other.key != run.key
+    built = []
+    original = probe_run_module.build_probe_tasks
+    monkeypatch.setattr(probe_run_module, "build_probe_tasks", lambda *a, **k: built.append(1) or original(*a, **k))
+    probe_run_module._SUITES.clear()
+    kwargs = {"reference": reference, "manipulations": MANIPS, "progress": False}
+    probe_run(run, table, results_dir=tmp_path / "shared", **kwargs)
+    shared = probe_run(other, table, results_dir=tmp_path / "shared", **kwargs)
+    assert len(built) == 1
+    probe_run_module._SUITES.clear()
+    alone = probe_run(other, table, results_dir=tmp_path / "alone", **kwargs)
+    assert len(built) == 2
+    pd.testing.assert_frame_equal(shared, alone)
 
 
 def test_summarize_run_one_row_per_epoch_with_outcome(cls_run, reference):

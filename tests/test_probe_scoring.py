@@ -13,6 +13,7 @@ from iclmem.probe import (
     SCORE_COLUMNS,
     ProbeError,
     ProbeQuery,
+    ScoringBatches,
     build_probe_tasks,
     probe_scores,
     regression_candidates,
@@ -54,6 +55,31 @@ def test_tidy_frame_one_row_per_query_and_manipulation(model):
     assert (f.loss >= 0).all() and f.confidence.between(0, 1).all() and (f.entropy <= np.log(4) + 1e-5).all()
     assert np.allclose(f.loss, -np.log(f.confidence), atol=1e-5)  # classification: loss = -log p(true class)
     assert f.is_member.sum() == 3 * 48 and (f.epoch == 3).all()
+
+
+def test_batches_planned_once_give_each_model_its_own_scores(model, monkeypatch):
+    """One set of contexts scored by two models through ScoringBatches: each gets exactly score_tasks' scores,
+    and the contexts are collated once (M_ref and M_theta at every epoch share them, Sec. 4.2)."""
+    tasks, _ = build_probe_tasks(cls_queries(4), max_context=TINY.max_context, max_features=TINY.max_features)
+    other = model.clone()
+    with torch.no_grad():
+        for p in other.network.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    alone = [score_tasks(m, tasks, chunk_size=16, distinct=False) for m in (model, other)]
+    assert not np.allclose(alone[0], alone[1])  # two different models
+    calls = []
+    collate = ReferenceLTM.collate
+    monkeypatch.setattr(ReferenceLTM, "collate", lambda self, ts: calls.append(len(ts)) or collate(self, ts))
+    batches = ScoringBatches(model, tasks, chunk_size=16)
+    shared = [batches.score(m) for m in (model, other)]
+    assert len(calls) == len(batches.chunks) > 1 and sum(calls) == len(tasks)  # collated for the first model only
+    for a, b in zip(alone, shared, strict=True):
+        assert np.array_equal(a, b)
+    merged_off = model.clone()
+    merged_off.merge_rows = False
+    assert not batches.fits(merged_off)
+    with pytest.raises(ProbeError, match="another architecture"):
+        batches.score(merged_off)
 
 
 @pytest.mark.parametrize("kind", ["classification", "regression"])

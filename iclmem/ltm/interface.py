@@ -129,8 +129,11 @@ class Predictions:
         from the density NLL (:meth:`nll`) by the constant ``log(bin width)``, so it is always
         non-negative and loss ratios (the collapse test, Tab. 3) are well defined.
         """
-        idx = self._target_index()
-        return -self.log_probs.gather(-1, idx[:, None]).squeeze(-1)
+        return -self.target_log_prob()
+
+    def target_log_prob(self) -> torch.Tensor:
+        """Log-probability of the true class, or of the bin holding the true value: ``-loss()``."""
+        return self.log_probs.gather(-1, self._target_index()[:, None]).squeeze(-1)
 
     def nll(self) -> torch.Tensor:
         """Negative log-likelihood: cross-entropy, or bar-density NLL in standardized target units."""
@@ -145,7 +148,7 @@ class Predictions:
 
     def target_confidence(self) -> torch.Tensor:
         """Probability of the true class, or mass of the bin holding the true value."""
-        return self.log_probs.gather(-1, self._target_index()[:, None]).squeeze(-1).exp()
+        return self.target_log_prob().exp()
 
     def point(self) -> np.ndarray:
         """Predicted label (classification) or predictive mean in original units (regression)."""

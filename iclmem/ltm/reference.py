@@ -127,11 +127,19 @@ class ReferenceLTM:
     def cfg(self) -> LTMConfig:
         return self.network.cfg
 
-    def predict(self, tasks: list[ICLTask], grad: bool = False) -> list[Predictions]:
-        """Predictive distributions for every query of every task, in one padded batch."""
+    def collate(self, tasks: list[ICLTask]) -> dict[str, torch.Tensor]:
+        """The padded batch :meth:`predict` makes of ``tasks`` (:func:`collate_tasks`)."""
+        return collate_tasks(tasks, self.cfg, self.merge_rows)
+
+    def predict(self, tasks: list[ICLTask], grad: bool = False, batch: dict[str, torch.Tensor] | None = None) -> list[Predictions]:
+        """Predictive distributions for every query of every task, in one padded batch.
+
+        ``batch``: :meth:`collate` of ``tasks`` made earlier, by a model of this architecture
+        (probing scores one set of contexts with several models, :class:`~iclmem.probe.scoring.ScoringBatches`).
+        """
         if not tasks:
             return []
-        batch = collate_tasks(tasks, self.cfg, self.merge_rows)
+        batch = self.collate(tasks) if batch is None else batch
         device = self.device
         with torch.set_grad_enabled(grad):
             logits = self.network(**{k: v.to(device) for k, v in batch.items()})

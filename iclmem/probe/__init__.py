@@ -18,12 +18,12 @@ from .manipulations import (
     resolve_manipulations,
 )
 from .run import probe_run, run_queries
-from .scoring import SCORE_COLUMNS, ProbeQuery, build_probe_tasks, probe_scores, score_tasks, score_tasks_naive
+from .scoring import SCORE_COLUMNS, ProbeQuery, ScoringBatches, build_probe_tasks, probe_scores, score_tasks, score_tasks_naive
 from .summary import summarize_run, summarize_scores
 
 __all__ = [
     "CATEGORIES", "MANIPULATIONS", "SCORE_COLUMNS", "MCContext", "Manipulation", "ProbeError", "ProbeQuery", "Step",
     "build_probe_tasks", "category_counts", "classification_candidates", "compose", "get_manipulation", "manipulation_names",
     "mc_context", "probe_run", "probe_scores", "query_rng", "regression_candidates", "resolve_manipulations", "run_queries",
-    "score_tasks", "score_tasks_naive", "summarize_run", "summarize_scores",
+    "ScoringBatches", "score_tasks", "score_tasks_naive", "summarize_run", "summarize_scores",
 ]

@@ -9,6 +9,7 @@ one row per epoch.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from ..store import artifact_dir, code_version, content_key
 from .contexts import ProbeError, classification_candidates, regression_candidates
 from .invariances import distinct_tasks, model_invariances
 from .manipulations import Manipulation, resolve_manipulations
-from .scoring import DEFAULT_CHUNK, ProbeQuery, build_probe_tasks, score_tasks, scored_frame
+from .scoring import DEFAULT_CHUNK, ProbeQuery, ScoringBatches, build_probe_tasks, scored_frame
 
 #: Source files the probe scores depend on (the cache key): the summaries of :mod:`.summary` are
 #: computed from cached scores and are not part of it.
@@ -127,9 +128,8 @@ def probe_run(
     root = results_dir if results_dir is not None else run.path.parents[1]
     params = {"n_candidates": n_candidates, "manipulations": [m.name for m in manips], "seed": seed, "max_queries": max_queries}
     version = code_version(*PROBE_CODE)
-    suite = _Suite(run, table, n_candidates, manips, seed, max_queries, reference)
-
     ref_owner = reference_owner(run)
+    suite = _shared_suite(ref_owner, (run, table, n_candidates, manips, seed, max_queries, reference))
 
     def path(which: str) -> Path:
         owner = ref_owner if which == "ref" else run.key
@@ -151,6 +151,32 @@ def probe_run(
     return pd.concat(frames, ignore_index=True)
 
 
+#: Suites kept per process (:func:`_shared_suite`): the runs of one M_ref score set differ in learning rate only.
+SUITES_KEPT = 4
+_SUITES: OrderedDict[tuple, _Suite] = OrderedDict()
+
+
+def _shared_suite(owner: str, args: tuple) -> _Suite:
+    """The :class:`_Suite` of a run, shared with the other runs of its M_ref score set in this process.
+
+    Runs with the same :func:`reference_owner` have the same queries and the same contexts (that is
+    why they share M_ref's scores), so their suites are equal; a probing grid builds and collates
+    them once per set instead of once per run. The last :data:`SUITES_KEPT` are kept.
+    """
+    _, table, n_candidates, manips, seed, max_queries, reference = args
+    try:
+        key = (owner, table.name, n_candidates, tuple(manips), seed, max_queries, type(reference), reference.cfg, reference.merge_rows)
+        hash(key)
+    except (AttributeError, TypeError):  # a model or manipulation that cannot key a cache: a suite of its own
+        return _Suite(*args)
+    if key not in _SUITES:
+        _SUITES[key] = _Suite(*args)
+        while len(_SUITES) > SUITES_KEPT:
+            _SUITES.popitem(last=False)
+    _SUITES.move_to_end(key)
+    return _SUITES[key]
+
+
 class _Suite:
     """The manipulated contexts of a run's queries, built once (when first needed) for every model probed.
 
@@ -164,6 +190,7 @@ class _Suite:
                  max_queries: int | None, reference: ReferenceLTM) -> None:
         self._args = (run, table, n_candidates, manips, seed, max_queries, reference)
         self._built: tuple | None = None
+        self._batches: ScoringBatches | None = None
 
     def _build(self) -> tuple:
         if self._built is None:
@@ -181,7 +208,9 @@ class _Suite:
         if model_invariances(model) != model_invariances(self._args[-1]):
             raise ProbeError("a model probed with the reference's distinct contexts must declare the reference's invariances.")
         distinct, group, frame = self._build()
-        return scored_frame(frame, score_tasks(model, distinct, chunk_size, progress, distinct=False)[group], columns)
+        if self._batches is None or self._batches.chunk_size != chunk_size or not self._batches.fits(model):
+            self._batches = ScoringBatches(model, distinct, chunk_size)  # planned and collated once for every model probed
+        return scored_frame(frame, self._batches.score(model, progress)[group], columns)
 
 
 __all__ = ["probe_run", "reference_owner", "run_queries"]

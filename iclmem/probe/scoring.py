@@ -86,7 +86,8 @@ def _scores(preds: list) -> np.ndarray:
     """(n_tasks, 3): loss, entropy, confidence of each task's single query row."""
     out = np.empty((len(preds), 3))
     for i, p in enumerate(preds):
-        out[i] = (float(p.loss()[0]), float(p.entropy()[0]), float(p.target_confidence()[0]))
+        target = p.target_log_prob()[0]  # loss = -log p(target), confidence = p(target): one lookup for both
+        out[i] = (float(-target), float(p.entropy()[0]), float(target.exp()))
     return out
 
 
@@ -142,13 +143,56 @@ def score_tasks(model: LTM, tasks: Sequence[ICLTask], chunk_size: int = DEFAULT_
     if distinct:
         first, group = distinct_tasks(tasks, model_invariances(model))
         return score_tasks(model, [tasks[i] for i in first], chunk_size, progress, desc, max_cells, max_padding, distinct=False)[group]
-    shapes = _shapes(model, tasks)
-    order = sorted(range(len(tasks)), key=lambda i: shapes[i][::-1])
-    out = np.empty((len(tasks), 3))
-    with torch.no_grad():
-        for idx in Bar(_chunks(shapes, order, chunk_size, max_cells, max_padding), disable=not progress, desc=desc, leave=False):
-            out[idx] = _scores(model.predict([tasks[i] for i in idx]))
-    return out
+    return ScoringBatches(model, tasks, chunk_size, max_cells, max_padding).score(model, progress, desc)
+
+
+class ScoringBatches:
+    """The padded batches of ``tasks`` (:func:`score_tasks`'s), planned once and scored by several models.
+
+    A run's probe scores the same contexts with M_ref and with M_theta at every probing epoch
+    (Sec. 4.2), models of one architecture: the batches, and for a model with ``collate`` (the
+    reference LTM) the collated tensors too, are made for the first model and reused for the
+    others, with the scores :func:`score_tasks` gives each model alone. The plan depends on the
+    model's input rows (:func:`_shapes`), so :meth:`score` takes models of the planning model's
+    ``cfg`` and row merging only.
+    """
+
+    def __init__(self, model: LTM, tasks: Sequence[ICLTask], chunk_size: int = DEFAULT_CHUNK, max_cells: int | None = DEFAULT_CELLS,
+                 max_padding: float | None = DEFAULT_PADDING) -> None:
+        if chunk_size < 1:
+            raise ProbeError(f"chunk_size must be >= 1, got {chunk_size}.")
+        self.tasks, self.chunk_size = list(tasks), chunk_size
+        shapes = _shapes(model, self.tasks)
+        order = sorted(range(len(self.tasks)), key=lambda i: shapes[i][::-1])
+        self.chunks = _chunks(shapes, order, chunk_size, max_cells, max_padding)
+        self._architecture = _architecture(model)
+        self._collated: dict[int, dict[str, torch.Tensor]] = {}
+
+    def fits(self, model: LTM) -> bool:
+        """Whether ``model`` reads these batches as the planning model did (same type, ``cfg`` and row merging)."""
+        return _architecture(model) == self._architecture
+
+    def score(self, model: LTM, progress: bool = False, desc: str = "probing") -> np.ndarray:
+        """(n_tasks, 3): loss, entropy, confidence of every task under ``model``."""
+        if not self.fits(model):
+            raise ProbeError("these batches were planned for a model of another architecture (cfg or row merging); plan them for this one.")
+        collate = getattr(model, "collate", None)
+        out = np.empty((len(self.tasks), 3))
+        with torch.no_grad():
+            for j, idx in enumerate(Bar(self.chunks, disable=not progress, desc=desc, leave=False)):
+                chunk = [self.tasks[i] for i in idx]
+                if collate is None:
+                    out[idx] = _scores(model.predict(chunk))
+                    continue
+                if j not in self._collated:
+                    self._collated[j] = collate(chunk)
+                out[idx] = _scores(model.predict(chunk, batch=self._collated[j]))
+        return out
+
+
+def _architecture(model: LTM) -> tuple:
+    """What a batch plan depends on: the model's type, config and row merging."""
+    return type(model), getattr(model, "cfg", None), getattr(model, "merge_rows", None)
 
 
 def score_tasks_naive(model: LTM, tasks: Sequence[ICLTask], progress: bool = False) -> np.ndarray:
@@ -194,4 +238,4 @@ def scored_frame(meta: pd.DataFrame, scores: np.ndarray, columns: Mapping[str, A
     return out
 
 
-__all__ = ["SCORE_COLUMNS", "ProbeQuery", "build_probe_tasks", "score_tasks", "score_tasks_naive", "probe_scores", "scored_frame"]
+__all__ = ["SCORE_COLUMNS", "ProbeQuery", "ScoringBatches", "build_probe_tasks", "score_tasks", "score_tasks_naive", "probe_scores", "scored_frame"]
