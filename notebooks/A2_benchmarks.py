@@ -91,9 +91,11 @@ fig = plot_roofline(roofline)
 # Then the work itself shrank: only target cells are decoded, so the last layer computes its feature
 # attention's query at the target cell alone and its row attention and feed-forward on the target
 # column alone (`_Block.target_cells`, equal to the full layer to float32 rounding). One thread, the
-# same shapes: 957 -> 680 ms per step (Q = 50: 348 -> 248 ms), probing 1.15x faster. The profile
-# keeps its shape (one thread: row attention 38%, linear layers 28%, copies 10%, small attentions
-# 6%), so the fraction of peak stays where it was while the FLOPs per step fall by about a quarter.
+# same shapes, one session: 957 -> 680 ms per step (Q = 50: 348 -> 248 ms), probing 1.15x faster.
+# The profile keeps its shape (one thread: row attention 38%, linear layers 28%, copies 10%, small
+# attentions 6%), so the fraction of peak stays where it was while the work falls by a fifth (16.2
+# -> 13.1 GFLOP per step at Q = 512, 44.8 -> 36.0 MFLOP per wine_pl-like probe): the plot above shows
+# fractions, the steps and probes per second in `roofline.json` show the gain.
 # ```
 
 # %% [markdown]
