@@ -37,12 +37,12 @@ SCRIPT = textwrap.dedent('''
         return out
     probe_run_module._cached = noted
     scored = 0
-    score_tasks = probe_run_module.score_tasks
-    def counted(*args, **kwargs):
+    score = probe_run_module.ScoringBatches.score
+    def counted(self, *args, **kwargs):  # one call per model scored
         global scored
         scored += 1
-        return score_tasks(*args, **kwargs)
-    probe_run_module.score_tasks = counted
+        return score(self, *args, **kwargs)
+    probe_run_module.ScoringBatches.score = counted
 
     scores = probe_run(run, table, reference=reference, manipulations=["baseline", "skew_true_2", "distractor_1"],
                        progress=False)
