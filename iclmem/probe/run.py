@@ -26,7 +26,7 @@ from ..store import artifact_dir, code_version, content_key
 from .contexts import ProbeError, classification_candidates, regression_candidates
 from .invariances import distinct_tasks, model_invariances
 from .manipulations import Manipulation, resolve_manipulations
-from .scoring import DEFAULT_CHUNK, ProbeQuery, ScoringBatches, build_probe_tasks, scored_frame
+from .scoring import DEFAULT_CHUNK, ProbeQuery, ScoringBatches, architecture, build_probe_tasks, scored_frame
 
 #: Source files the probe scores depend on (the cache key): the summaries of :mod:`.summary` are
 #: computed from cached scores and are not part of it.
@@ -163,11 +163,11 @@ def _shared_suite(owner: str, args: tuple) -> _Suite:
     why they share M_ref's scores), so their suites are equal; a probing grid builds and collates
     them once per set instead of once per run. The last :data:`SUITES_KEPT` are kept.
     """
-    _, table, n_candidates, manips, seed, max_queries, reference = args
+    _, _, n_candidates, manips, seed, max_queries, reference = args  # the owner pins the table (its manifest's fingerprint)
+    key = (owner, n_candidates, tuple(manips), seed, max_queries, architecture(reference))
     try:
-        key = (owner, table.name, n_candidates, tuple(manips), seed, max_queries, type(reference), reference.cfg, reference.merge_rows)
         hash(key)
-    except (AttributeError, TypeError):  # a model or manipulation that cannot key a cache: a suite of its own
+    except TypeError:  # a manipulation that cannot key a cache: a suite of its own
         return _Suite(*args)
     if key not in _SUITES:
         _SUITES[key] = _Suite(*args)

@@ -138,8 +138,6 @@ def score_tasks(model: LTM, tasks: Sequence[ICLTask], chunk_size: int = DEFAULT_
     are slower per cell, and small contexts (10-row baselines) fit many to a batch while
     100-row scaled contexts fit few. ``max_cells=None`` batches by ``chunk_size`` only.
     """
-    if chunk_size < 1:
-        raise ProbeError(f"chunk_size must be >= 1, got {chunk_size}.")
     if distinct:
         first, group = distinct_tasks(tasks, model_invariances(model))
         return score_tasks(model, [tasks[i] for i in first], chunk_size, progress, desc, max_cells, max_padding, distinct=False)[group]
@@ -165,12 +163,12 @@ class ScoringBatches:
         shapes = _shapes(model, self.tasks)
         order = sorted(range(len(self.tasks)), key=lambda i: shapes[i][::-1])
         self.chunks = _chunks(shapes, order, chunk_size, max_cells, max_padding)
-        self._architecture = _architecture(model)
+        self._architecture = architecture(model)
         self._collated: dict[int, dict[str, torch.Tensor]] = {}
 
     def fits(self, model: LTM) -> bool:
         """Whether ``model`` reads these batches as the planning model did (same type, ``cfg`` and row merging)."""
-        return _architecture(model) == self._architecture
+        return architecture(model) == self._architecture
 
     def score(self, model: LTM, progress: bool = False, desc: str = "probing") -> np.ndarray:
         """(n_tasks, 3): loss, entropy, confidence of every task under ``model``."""
@@ -190,7 +188,7 @@ class ScoringBatches:
         return out
 
 
-def _architecture(model: LTM) -> tuple:
+def architecture(model: LTM) -> tuple:
     """What a batch plan depends on: the model's type, config and row merging."""
     return type(model), getattr(model, "cfg", None), getattr(model, "merge_rows", None)
 
