@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .stats import count_statistics
+
 METRIC_DIRECTION: dict[str, str] = {"loss": "lower", "entropy": "lower", "confidence": "higher"}
 METRICS: tuple[str, ...] = tuple(METRIC_DIRECTION)
 FPR_TARGETS: tuple[float, ...] = (0.01, 0.1)
@@ -153,13 +155,7 @@ def bootstrap_attack_statistics(member: Sequence[float], non_member: Sequence[fl
     code_m, code_n = np.searchsorted(values, m), np.searchsorted(values, n)
     im, inn = _resample_indices(len(m), len(n), n_boot, seed)
     cm, cn = _value_counts(code_m[im], len(values)), _value_counts(code_n[inn], len(values))
-    below_n = np.cumsum(cn, axis=1) - cn  # non-members strictly below each value
-    out = {"auc": (cm * (below_n + 0.5 * cn)).sum(axis=1) / (len(m) * len(n))}
-    tpr = np.cumsum(cm[:, ::-1], axis=1) / len(m)  # thresholds from the top value down
-    fpr = np.cumsum(cn[:, ::-1], axis=1) / len(n)
-    for f in fprs:
-        out[f"tpr{f * 100:g}"] = np.where(fpr <= f + 1e-12, tpr, 0.0).max(axis=1)
-    return pd.DataFrame(out)
+    return pd.DataFrame(count_statistics(cm, cn, len(m), len(n), tuple(fprs)))
 
 
 def null_halves(non_member: Sequence[float], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

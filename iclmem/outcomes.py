@@ -17,7 +17,10 @@
 
 Note: the outcome labels printed in Tab. 10 / 11 do not all follow this order from the printed
 numbers (e.g. Tab. 10, chocolate_bar_ratings, lr 1e-2: ``mu_gap = +0.004`` and AUC 0.604 is
-labelled "Mem.", where rule 2 fires first). This module implements Tab. 3 as written.
+labelled "Mem.", where rule 2 fires first). :func:`classify_outcome` implements Tab. 3 as written;
+:data:`OUTCOME_READINGS` holds it beside two other readings (``printed``: the order and cut that
+reproduce the printed labels; ``bound``: detectable only when the AUC's interval clears 0.5), which
+:func:`classify_arrays` applies to many configurations at once.
 
 Also here, because they decide what a configuration's signal is: the primary metric of Tab. 8
 (:func:`with_primary_metric`: loss or entropy, whichever signals most, with that metric's own
@@ -124,6 +127,98 @@ OUTCOME_ORDER: tuple[str, ...] = tuple(o.value for o in Outcome)
 SHORT: dict[str, str] = {o.value: o.short for o in Outcome}
 
 
+# --- three readings of the rule (Tab. 3 text, Tab. 10 / 11 as printed, a statistical bound) -----------
+
+@dataclass(frozen=True)
+class OutcomeReading:
+    """One reading of Tab. 3: the order of the three membership rules after collapse, and what "detectable" asks.
+
+    ``order``: the outcomes tried after collapse, first match wins (context overfitting, then no
+    signal, come last in every reading). ``detect_on``: ``"point"`` (the AUC itself) or ``"bound"``
+    (the lower bound of its bootstrap interval); detectable when it exceeds ``cut`` on loss or entropy.
+    """
+
+    name: str
+    order: tuple[str, str]
+    detect_on: str
+    cut: float
+    description: str
+
+
+_INV, _MEM = Outcome.INVERSION.value, Outcome.MEMORIZATION.value
+#: The detectable cut of the ``printed`` reading: the middle of the cuts that best reproduce Tab. 10 / 11's labels.
+PRINTED_CUT = 0.5508
+#: The readings of the outcome rule notebook 04 shows side by side (``outcome_rule`` parameter).
+#: ``printed``'s order and cut are those that best reproduce the paper's own printed labels of
+#: Tab. 10 / 11 (:func:`iclmem.chapters.outcome_readings.fit_printed_reading` finds them from the 34
+#: transcribed non-collapsed rows; a test checks that the search still returns these constants).
+OUTCOME_READINGS: dict[str, OutcomeReading] = {
+    "text": OutcomeReading("text", (_INV, _MEM), "point", 0.5,
+                           "Tab. 3 as written: collapse, inversion (mu_gap > 0), AUC(Delta S) > 0.5, context overfitting, no signal"),
+    "printed": OutcomeReading("printed", (_MEM, _INV), "point", PRINTED_CUT,
+                              f"Tab. 10 / 11 as printed: collapse, AUC(Delta S) > {PRINTED_CUT:g} (the bold cut), inversion, "
+                              "context overfitting, no signal"),
+    "bound": OutcomeReading("bound", (_INV, _MEM), "bound", 0.5,
+                            "a statistical reading: as the text, but detectable only when the lower bound of the 95% bootstrap "
+                            "interval of AUC(Delta S) exceeds 0.5"),
+}
+#: The reading the scorecard's outcome claims (C1-C9, C15) use: the only one whose detectable share is small under
+#: the permutation null (notebook 04 shows all three with their null shares).
+DEFAULT_READING = "bound"
+
+
+def get_reading(name: str) -> OutcomeReading:
+    """The :data:`OUTCOME_READINGS` entry ``name``; a clear error for an unknown one."""
+    if name not in OUTCOME_READINGS:
+        raise ValueError(f"unknown outcome_rule {name!r}; use one of {', '.join(OUTCOME_READINGS)}.")
+    return OUTCOME_READINGS[name]
+
+
+def classify_arrays(*, auc_loss: np.ndarray, auc_entropy: np.ndarray, mu_gap: np.ndarray, sigma_gap: np.ndarray,
+                    collapsed: np.ndarray, auc_lo_loss: np.ndarray | None = None, auc_lo_entropy: np.ndarray | None = None,
+                    reading: str | OutcomeReading = "text", overfit_mu: float = OVERFIT_MU, overfit_sigma: float = OVERFIT_SIGMA) -> np.ndarray:
+    """Tab. 3 outcomes of many configurations at once under one reading (an object array of outcome values).
+
+    ``collapsed`` already holds the collapse test (flag or loss ratio above the threshold). Under
+    ``text`` and ``bound`` this equals :func:`classify_outcome` with ``inversion="mean"`` (tested);
+    NaN AUCs never detect.
+    """
+    r = reading if isinstance(reading, OutcomeReading) else get_reading(reading)
+    if r.detect_on == "bound":
+        if auc_lo_loss is None or auc_lo_entropy is None:
+            raise ValueError(f"reading {reading!r} needs the lower bounds of the AUC intervals (auc_lo_loss, auc_lo_entropy).")
+        a, b = np.asarray(auc_lo_loss, dtype=float), np.asarray(auc_lo_entropy, dtype=float)
+    else:
+        a, b = np.asarray(auc_loss, dtype=float), np.asarray(auc_entropy, dtype=float)
+    with np.errstate(invalid="ignore"):
+        detect = (np.nan_to_num(a, nan=-np.inf) > r.cut) | (np.nan_to_num(b, nan=-np.inf) > r.cut)
+    mu, sigma = np.asarray(mu_gap, dtype=float), np.asarray(sigma_gap, dtype=float)
+    fires = {_INV: mu > 0, _MEM: detect}
+    out = np.full(len(mu), Outcome.NO_SIGNAL.value, dtype=object)
+    out[(np.abs(mu) < overfit_mu) & (sigma < overfit_sigma)] = Outcome.CONTEXT_OVERFITTING.value
+    for outcome in reversed(r.order):  # later rules first, so earlier ones overwrite them
+        out[fires[outcome]] = outcome
+    out[np.asarray(collapsed, dtype=bool)] = Outcome.COLLAPSE.value
+    return out
+
+
+def collapse_mask(summary: pd.DataFrame, collapse_ratio: float = COLLAPSE_RATIO) -> np.ndarray:
+    """The collapse test of Tab. 3 per summary row: the logged flag, or the loss ratio above ``collapse_ratio``."""
+    ratio = pd.to_numeric(summary["loss_ratio"], errors="coerce").to_numpy(dtype=float) if "loss_ratio" in summary else np.nan
+    with np.errstate(invalid="ignore"):
+        return summary["collapsed"].astype(bool).to_numpy() | (np.nan_to_num(ratio, nan=0.0) > collapse_ratio)
+
+
+def reclassify(summary: pd.DataFrame, reading: str) -> pd.DataFrame:
+    """``summary`` with its ``outcome`` column recomputed under ``reading`` (and ``outcome_reading`` naming it)."""
+    out = summary.copy()
+    out["outcome"] = classify_arrays(auc_loss=out.auc_loss, auc_entropy=out.auc_entropy, mu_gap=out.mu_gap, sigma_gap=out.sigma_gap,
+                                     collapsed=collapse_mask(out), auc_lo_loss=out.get("auc_loss_lo"),
+                                     auc_lo_entropy=out.get("auc_entropy_lo"), reading=reading)
+    out["outcome_reading"] = reading
+    return out
+
+
 # --- the primary metric (Tab. 8) --------------------------------------------------------------------
 
 #: Per-metric columns that :func:`with_primary_metric` copies from the primary metric.
@@ -207,6 +302,7 @@ def null_margin_rates(n_members: int = 50, n_non_members: int = 50, n_sim: int =
     return pd.DataFrame(rows)
 
 
-__all__ = ["COLLAPSE_RATIO", "DEFAULT_MARGIN_RULE", "DETECT_METRICS", "MARGIN_RULES", "OUTCOME_ORDER", "OVERFIT_MU", "OVERFIT_SIGMA",
+__all__ = ["COLLAPSE_RATIO", "DEFAULT_MARGIN_RULE", "DEFAULT_READING", "OUTCOME_READINGS", "PRINTED_CUT", "OutcomeReading", "classify_arrays",
+           "collapse_mask", "get_reading", "reclassify", "DETECT_METRICS", "MARGIN_RULES", "OUTCOME_ORDER", "OVERFIT_MU", "OVERFIT_SIGMA",
            "PRIMARY_COLUMNS", "SHORT", "Outcome", "OutcomeResult", "calibrated_margin", "classify_outcome", "null_margin_rates",
            "with_primary_metric"]

@@ -6,9 +6,22 @@ exists, a verdict and the reason for it. The record is glued (myst-nb) under ``c
 as a plain dict, so the scorecard page reads it from the executed notebook; nothing on the
 scorecard is typed.
 
-Verdicts: ``reproduced`` (this build agrees with the paper's claim, in direction or value as the
-claim states), ``differs`` (it was computed and disagrees), ``not testable here`` (the build
-cannot compute it, e.g. the paper's models or data are not available; the reason says why).
+Verdicts (:data:`VERDICTS`; :func:`iclmem.chapters.verdicts.evidence_verdict` chooses one):
+
+* ``reproduced``: the build agrees with the claim as stated, *and* its rule rarely says so under the
+  claim's null (``null_rate`` at most :data:`iclmem.stats.NULL_LEVEL`), or the record states why
+  no null applies (``null`` begins with "no null");
+* ``differs``: computed, and the build contradicts the claim;
+* ``inconclusive``: at this sample size the build cannot separate the paper's value from its
+  contradiction (it agrees, but chance agrees as often; or it disagrees within the noise);
+* ``holds by construction``: the procedure makes the claim true whatever the data (a split redrawn
+  until it passes its checks; a model declared invariant to what the manipulation changes);
+* ``not testable here``: the build cannot compute it (the paper's models or data are missing).
+
+Neither ``inconclusive`` nor ``holds by construction`` counts as reproduced. Each record also
+carries its null: ``null`` (what the evidence assumes exchangeable, or why no null applies),
+``observed`` (the statistic the rule reads), ``null_range`` (the central 95% of that statistic
+under the null) and ``null_rate`` (how often the rule says "reproduced" under the null).
 """
 
 from __future__ import annotations
@@ -35,7 +48,11 @@ class PlainText(str):
         p.text(str.__str__(self))
 
 
-VERDICTS: tuple[str, ...] = ("reproduced", "differs", "not testable here")
+VERDICTS: tuple[str, ...] = ("reproduced", "differs", "inconclusive", "holds by construction", "not testable here")
+#: The record's fields, in the order the scorecard shows them.
+RECORD_FIELDS: tuple[str, ...] = ("id", "paper", "ours", "interval", "verdict", "reason", "null", "observed", "null_range", "null_rate")
+#: The largest null "reproduce" rate a reproduced claim may have (equals :data:`iclmem.stats.NULL_LEVEL`).
+MAX_NULL_RATE = 0.05
 GLUE_PREFIX = "claim-"
 MISSING = "missing"  # the scorecard's verdict for a registry claim that no executed chapter glued
 
@@ -44,24 +61,55 @@ class ClaimError(ValueError):
     """A claim record is malformed: the message names the field and the fix."""
 
 
-def claim_record(claim_id: str, paper: str, ours: str, verdict: str, reason: str, interval: str | None = None) -> dict[str, Any]:
-    """The dict :func:`glue_claim` stores; checked (verdict one of :data:`VERDICTS`, texts non-empty)."""
+def _optional_text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def claim_record(claim_id: str, paper: str, ours: str, verdict: str, reason: str, interval: str | None = None, *,
+                 null: str | None = None, observed: str | None = None, null_range: str | None = None,
+                 null_rate: float | None = None) -> dict[str, Any]:
+    """The dict :func:`glue_claim` stores; checked.
+
+    The verdict is one of :data:`VERDICTS`, the id and reason are non-empty, ``null_rate`` lies in
+    [0, 1], and a ``reproduced`` verdict states its null (``null``) and has a null rate of at most
+    :data:`MAX_NULL_RATE`, unless ``null`` says why no null applies (and ``null_rate`` is None).
+    """
     if verdict not in VERDICTS:
         raise ClaimError(f"claim {claim_id}: verdict {verdict!r} is not one of {', '.join(VERDICTS)}.")
     if not str(claim_id).strip() or not str(reason).strip():
         raise ClaimError(f"claim {claim_id!r}: the id and the reason must be non-empty.")
-    return {"id": str(claim_id), "paper": str(paper), "ours": str(ours), "interval": None if interval is None else str(interval),
-            "verdict": verdict, "reason": str(reason)}
+    rate = None if null_rate is None else float(null_rate)
+    if rate is not None and not 0.0 <= rate <= 1.0:
+        raise ClaimError(f"claim {claim_id}: null_rate {rate} is not a share in [0, 1].")
+    if verdict == "reproduced":
+        if not null or not str(null).strip():
+            raise ClaimError(f"claim {claim_id}: a reproduced verdict needs its null (what the evidence assumes exchangeable, "
+                             "or why no null applies); pass null=...")
+        if rate is not None and rate > MAX_NULL_RATE + 1e-12:
+            raise ClaimError(f"claim {claim_id}: the rule says 'reproduced' in {rate:.0%} of null draws (> {MAX_NULL_RATE:.0%}): "
+                             "chance alone gives that verdict; call it 'inconclusive' (iclmem.chapters.verdicts.evidence_verdict).")
+    return {"id": str(claim_id), "paper": str(paper), "ours": str(ours), "interval": _optional_text(interval), "verdict": verdict,
+            "reason": str(reason), "null": _optional_text(null), "observed": _optional_text(observed),
+            "null_range": _optional_text(null_range), "null_rate": rate}
 
 
-def glue_claim(claim_id: str, paper: str, ours: str, verdict: str, reason: str, interval: str | None = None) -> dict[str, Any]:
+def record_from(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`claim_record` from a mapping with the record's fields (``interval`` and the null fields optional)."""
+    return claim_record(fields["id"], fields["paper"], fields["ours"], fields["verdict"], fields["reason"], fields.get("interval"),
+                        null=fields.get("null"), observed=fields.get("observed"), null_range=fields.get("null_range"),
+                        null_rate=fields.get("null_rate"))
+
+
+def glue_claim(claim_id: str, paper: str, ours: str, verdict: str, reason: str, interval: str | None = None,
+               **null_fields: Any) -> dict[str, Any]:
     """Glue one claim's record under ``claim-<ID>`` (not displayed) and return it.
 
-    ``paper``: the paper's value as text, formatted from the chapter's paper constants.
+    ``paper``: the paper's value as text, formatted from the chapter's paper constants;
+    ``null_fields``: ``null``, ``observed``, ``null_range``, ``null_rate`` of :func:`claim_record`.
     """
     from myst_nb import glue
 
-    record = claim_record(claim_id, paper, ours, verdict, reason, interval)
+    record = claim_record(claim_id, paper, ours, verdict, reason, interval, **null_fields)
     glue(GLUE_PREFIX + record["id"], record, display=False)
     return record
 
@@ -77,9 +125,12 @@ def glue_text(key: str, value: object) -> None:
 
 def glue_claims(records: Iterable[Mapping[str, Any]]) -> int:
     """Glue every record of :func:`claim_record` (as a chapter module returns them); returns how many."""
+    from myst_nb import glue
+
     n = 0
     for r in records:
-        glue_claim(r["id"], r["paper"], r["ours"], r["verdict"], r["reason"], r.get("interval"))
+        record = record_from(r)
+        glue(GLUE_PREFIX + record["id"], record, display=False)
         n += 1
     return n
 
@@ -110,7 +161,8 @@ class Claim:
 
 
 #: The claims of ``shared/claims.md``: IclMem C1-C16 (ConTextTab on 10 CARTE tasks) and
-#: Golchin et al. 2024 D1-D9 (GPT-4 on WNLI, RTE, TREC, DBpedia), in scorecard order.
+#: Golchin et al. 2024 D1-D9 (GPT-4 on WNLI, RTE, TREC, DBpedia), in scorecard order. C12 is judged
+#: as its three sub-claims (C12a-c), each of which can come out differently.
 CLAIMS: tuple[Claim, ...] = (
     Claim("C1", ICLMEM, "Most tasks show detectable memorization (AUC(ΔS) > 0.5, TPR > 0.1) under controlled fine-tuning",
           _CALIBRATION),
@@ -129,8 +181,9 @@ CLAIMS: tuple[Claim, ...] = (
           "at aggressive lr", _FINETUNE),
     Claim("C11", ICLMEM, "Calibration against the reference model exposes most raw TPR@10% signals as difficulty artifacts",
           _CALIBRATION),
-    Claim("C12", ICLMEM, "Label skew and mixing help the probe slightly; positional shuffling and feature changes do not",
-          _PROBING),
+    Claim("C12a", ICLMEM, "True-label skew and mixing true with other labels raise AUC(ΔS) slightly", _PROBING),
+    Claim("C12b", ICLMEM, "Positional shuffling of the context changes AUC(ΔS) by about 0", _PROBING),
+    Claim("C12c", ICLMEM, "Feature reduction and distractor columns change AUC(ΔS) negligibly", _PROBING),
     Claim("C13", ICLMEM, "Realistic regimes (multi-task pairs, few epochs) remove most of the signal", _REGIMES),
     Claim("C14", ICLMEM, "Member and non-member splits are distribution-matched (KS, TVD below the thresholds)", _SPLITS),
     Claim("C15", ICLMEM, "Leakage can be localized: a modest AUC can come with a high TPR@10%", _CALIBRATION),
@@ -188,12 +241,11 @@ def read_glued_claims(ipynb_path: str | Path) -> dict[str, dict[str, Any]]:
                                  "(records come from iclmem.chapters.claims.glue_claim)") from exc
             if not isinstance(value, dict):
                 raise ClaimError(f"{path}: glued {name!r} is not a dict; record claims with iclmem.chapters.claims.glue_claim.")
-            fields = {"id", "paper", "ours", "interval", "verdict", "reason"}
+            fields = set(RECORD_FIELDS)
             if set(value) != fields:
                 raise ClaimError(f"{path}: glued {name!r} has fields {sorted(value)}, a claim record has {sorted(fields)}; "
-                                 "record claims with iclmem.chapters.claims.glue_claim.")
-            record = claim_record(value["id"], value["paper"], value["ours"], value["verdict"], value["reason"],
-                                  value["interval"])
+                                 "re-execute the chapter (records come from iclmem.chapters.claims.glue_claim).")
+            record = record_from(value)
             if GLUE_PREFIX + record["id"] != name:
                 raise ClaimError(f"{path}: glued {name!r} holds the record of claim {record['id']!r}.")
             found[record["id"]] = record
@@ -219,17 +271,37 @@ def _with_interval(record: Mapping[str, Any]) -> str:
     return f"{record['ours']} {record['interval']}" if record.get("interval") else str(record["ours"])
 
 
-SCORECARD_COLUMNS = ("claim", "statement", "paper", "this build", "verdict", "reason", "chapter", "section")
+SCORECARD_COLUMNS = ("claim", "statement", "paper", "this build", "verdict", "null rate", "null", "reason", "chapter", "section")
+
+
+def null_rate_text(record: Mapping[str, Any]) -> str:
+    """The null "reproduce" rate as the scorecard shows it: a percent, or why there is none."""
+    rate = record.get("null_rate")
+    if rate is not None:
+        return f"{100 * float(rate):.0f}%"
+    null = str(record.get("null") or "")
+    return "no null applies" if null.lower().startswith("no null") else "-"
+
+
+def _null_text(record: Mapping[str, Any]) -> str:
+    parts = [str(record.get("null") or "-")]
+    if record.get("observed"):
+        parts.append(f"observed: {record['observed']}")
+    if record.get("null_range"):
+        parts.append(f"95% of the null: {record['null_range']}")
+    return "; ".join(parts)
 
 
 def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.DataFrame:
     """One row per claim of :data:`CLAIMS`, in registry order, read from the executed chapters.
 
     Columns: ``claim`` (id), ``statement``, ``paper`` (the paper's value), ``this build`` (value
-    and interval), ``verdict``, ``reason``, ``chapter`` (toc name) and ``section`` (an html link
-    to the chapter, relative to ``page``). Chapter ``X`` is read from ``<executed_dir>/X.ipynb``.
-    A claim its chapter did not glue gets verdict :data:`MISSING` and a reason naming that
-    chapter; a claim a chapter glued that the registry lacks is appended after the registry rows.
+    and interval), ``verdict``, ``null rate`` (how often the claim's rule says "reproduced" under its
+    null), ``null`` (what is exchangeable, the observed statistic and the null's 95% range),
+    ``reason``, ``chapter`` (toc name) and ``section`` (an html link to the chapter, relative to
+    ``page``). Chapter ``X`` is read from ``<executed_dir>/X.ipynb``. A claim its chapter did not
+    glue gets verdict :data:`MISSING` and a reason naming that chapter; a claim a chapter glued that
+    the registry lacks is appended after the registry rows.
     """
     executed_dir = Path(executed_dir)
     records: dict[str, dict[str, dict[str, Any]]] = {}
@@ -246,10 +318,10 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
         if record is None:
             where = f"{chapter} does not glue {GLUE_PREFIX}{claim_id}" if chapter in records else (
                 f"{chapter}.ipynb is not in {executed_dir} (not executed yet)")
-            return dict(zip(SCORECARD_COLUMNS, (claim_id, statement, "", "", MISSING, f"not recorded: {where}", chapter, link),
-                            strict=True))
+            return dict(zip(SCORECARD_COLUMNS, (claim_id, statement, "", "", MISSING, "-", "-", f"not recorded: {where}", chapter,
+                                                link), strict=True))
         return dict(zip(SCORECARD_COLUMNS, (claim_id, statement, record["paper"], _with_interval(record), record["verdict"],
-                                            record["reason"], chapter, link), strict=True))
+                                            null_rate_text(record), _null_text(record), record["reason"], chapter, link), strict=True))
 
     registry = claims_by_id()
     rows = [row(c.id, c.statement, c.chapter, records.get(c.chapter, {}).get(c.id)) for c in CLAIMS]
@@ -274,6 +346,6 @@ def scorecard_html(table: pd.DataFrame) -> str:
     return shown.to_html(escape=False, index=False, classes="scorecard", border=0, justify="left")
 
 
-__all__ = ["VERDICTS", "GLUE_PREFIX", "MISSING", "ClaimError", "claim_record", "glue_claim", "glue_claims", "glue_text", "PlainText", "Claim", "CLAIMS", "ICLMEM",
+__all__ = ["VERDICTS", "RECORD_FIELDS", "MAX_NULL_RATE", "record_from", "null_rate_text", "GLUE_PREFIX", "MISSING", "ClaimError", "claim_record", "glue_claim", "glue_claims", "glue_text", "PlainText", "Claim", "CLAIMS", "ICLMEM",
            "GOLCHIN", "SCORECARD_PAGE", "SCORECARD_COLUMNS", "claims_by_id", "read_glued_claims", "page_link", "scorecard_table",
            "verdict_counts", "scorecard_html"]

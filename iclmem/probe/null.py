@@ -1,0 +1,119 @@
+"""The membership null of a probing grid: every summary recomputed with membership permuted (Sec. 4.2, Tab. 3).
+
+Under the null hypothesis that fine-tuning left no trace of membership, members and non-members
+are exchangeable: any relabelling of a run's probed queries that keeps the member count is as
+likely as the real one. :func:`null_summaries` recomputes, for ``n_perm`` such relabellings and
+from the cached scores alone (no model is run), the columns of a probing summary that depend on
+membership: the calibrated AUC and TPRs per metric, their bootstrap lower bounds (for the
+``bound`` reading), the raw and reference TPR@10% (App. A.4) and the loss gaps ``mu_gap``,
+``sigma_gap`` (App. B.2). Collapse and the loss ratio come from fine-tuning, not from the labels,
+and are kept. A claim's rule applied to each permuted summary gives its null "reproduce" rate.
+
+Runs that probe the same queries (the runs of one table, Q and label condition, which differ in
+learning rate) are permuted alike, as their membership is the same in the real data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import membership_score
+from ..outcomes import DETECT_METRICS, reclassify
+from ..progress import Bar
+from ..stats import (
+    N_PERMUTATIONS,
+    permuted_attack_statistics,
+    permuted_auc_lower_bounds,
+    permuted_gaps,
+    permuted_labels,
+    query_set_seed,
+)
+from .contexts import ProbeError
+
+#: Summary columns a permuted summary recomputes (the rest are copied from the real summary).
+PERMUTED_COLUMNS: tuple[str, ...] = (
+    *(f"{s}_{m}" for m in DETECT_METRICS for s in ("auc", "tpr10", "tpr1")), "auc_loss_lo", "auc_entropy_lo",
+    "raw_tpr10_loss", "ref_tpr10_loss", "mu_gap", "sigma_gap")
+
+
+def _matrix(frame: pd.DataFrame, metric: str, queries: np.ndarray) -> np.ndarray:
+    """(queries, manipulations) of ``metric``, rows in the order of ``queries``."""
+    wide = frame.pivot(index="query_id", columns="manipulation", values=metric)
+    if wide.isna().any().any():
+        raise ProbeError("every query needs a score under every manipulation to form a permutation null.")
+    return wide.reindex(queries).to_numpy(dtype=np.float64)
+
+
+def run_null(scores: pd.DataFrame, epochs: Sequence[int], n_perm: int = N_PERMUTATIONS, seed: int = 0, n_boot: int = 200,
+             bounds: bool = True, labels: np.ndarray | None = None) -> pd.DataFrame:
+    """One run's permuted summary columns: one row per (perm, epoch), columns ``perm``, ``epoch`` and :data:`PERMUTED_COLUMNS`.
+
+    ``scores``: the run's probe scores (:func:`iclmem.probe.probe_run`). ``bounds=False`` skips the
+    bootstrap lower bounds (NaN), which only the ``bound`` reading needs. ``labels``: ``(n_perm, n_queries)``
+    membership rows to use instead of random permutations (queries in ascending id order; a test passes
+    the real labels and gets the real summary back).
+    """
+    ref = scores[scores.model == "ref"]
+    members = ref.drop_duplicates("query_id").set_index("query_id").is_member.astype(bool).sort_index()
+    queries = members.index.to_numpy()
+    if labels is None:
+        labels = permuted_labels(members.to_numpy(), n_perm, query_set_seed(queries, seed))
+    n_perm = len(labels)
+    ref_s = {m: _matrix(ref, m, queries).mean(axis=1) for m in DETECT_METRICS}
+    out = []
+    for epoch in epochs:
+        theta = scores[(scores.model == "theta") & (scores.epoch == epoch)]
+        if theta.empty:
+            raise ProbeError(f"the run's scores hold no epoch {epoch}; probe it first.")
+        rows = {"perm": np.arange(n_perm), "epoch": np.full(n_perm, int(epoch))}
+        loss = _matrix(theta, "loss", queries)
+        for metric in DETECT_METRICS:
+            s_theta = loss.mean(axis=1) if metric == "loss" else _matrix(theta, metric, queries).mean(axis=1)
+            score = membership_score(metric, s_theta - ref_s[metric])
+            for key, values in permuted_attack_statistics(score, labels).items():
+                rows[f"{key}_{metric}"] = values
+            rows[f"auc_{metric}_lo"] = (permuted_auc_lower_bounds(score, labels, n_boot, seed) if bounds
+                                        else np.full(n_perm, np.nan))
+            if metric == "loss":
+                rows["raw_tpr10_loss"] = permuted_attack_statistics(membership_score("loss", s_theta), labels, (0.1,))["tpr10"]
+                rows["ref_tpr10_loss"] = permuted_attack_statistics(membership_score("loss", ref_s["loss"]), labels, (0.1,))["tpr10"]
+        gaps = permuted_gaps(loss, labels)
+        rows["mu_gap"], rows["sigma_gap"] = gaps.mean(axis=1), gaps.std(axis=1, ddof=0)
+        out.append(pd.DataFrame(rows))
+    return pd.concat(out, ignore_index=True)
+
+
+def null_summaries(summary: pd.DataFrame, scores: Mapping[str, pd.DataFrame], n_perm: int = N_PERMUTATIONS, seed: int = 0,
+                   n_boot: int = 200, reading: str | None = None, bounds: bool = True, progress: bool = True) -> pd.DataFrame:
+    """The fine-tuned rows (epoch > 0) of ``summary`` recomputed under ``n_perm`` membership permutations.
+
+    Returns one frame with a ``perm`` column: per permutation, every fine-tuned row of ``summary``
+    with :data:`PERMUTED_COLUMNS` replaced by their permuted values (the other columns kept), and,
+    with ``reading``, the ``outcome`` recomputed under that reading of Tab. 3
+    (:func:`iclmem.outcomes.reclassify`). ``scores``: the probe scores per run key, as
+    :func:`iclmem.grid.probe_grid` returns them.
+    """
+    fine = summary[summary.epoch > 0]
+    missing = sorted(set(fine.run_key) - set(scores))
+    if missing:
+        raise ProbeError(f"no probe scores for runs {missing[:3]}; pass the scores probe_grid returned with this summary.")
+    parts = []
+    for key, rows in Bar(list(fine.groupby("run_key", sort=False)), desc="permutation null", disable=not progress, leave=False):
+        permuted = run_null(scores[key], sorted(rows.epoch.unique()), n_perm, seed, n_boot, bounds)
+        base = rows.drop(columns=[c for c in PERMUTED_COLUMNS if c in rows.columns])
+        parts.append(base.merge(permuted, on="epoch", how="inner", validate="one_to_many"))
+    out = pd.concat(parts, ignore_index=True)
+    if reading is not None:
+        out = reclassify(out, reading)
+    return out.sort_values(["perm", "run_key", "epoch"], kind="stable").reset_index(drop=True)
+
+
+def permutations(null: pd.DataFrame) -> list[pd.DataFrame]:
+    """The permuted summaries of :func:`null_summaries`, one frame per permutation (its ``perm`` column dropped)."""
+    return [part.drop(columns="perm").reset_index(drop=True) for _, part in null.groupby("perm", sort=True)]
+
+
+__all__ = ["PERMUTED_COLUMNS", "null_summaries", "permutations", "run_null"]
