@@ -22,7 +22,8 @@
 #
 # 1. **representational collapse**: $L_v(M_\theta) > 5\,L_v(M_{ref})$ or near-constant predictions;
 # 2. **loss inversion**: non-members have the lower mean probe loss under $M_\theta$ ($\mu_{gap} > 0$);
-# 3. **detectable memorization**: $\mathrm{AUC}(\Delta S) > 0.5$ on loss or entropy (the paper's point-estimate rule);
+# 3. **detectable memorization**: $\mathrm{AUC}(\Delta S) > 0.5$ on loss or entropy (the paper's point-estimate rule;
+#    the book's tables use a stricter reading, chosen below by what chance gives each);
 # 4. **context overfitting**: $|\mu_{gap}| < 0.05$ and $\sigma_{gap} < 0.2$, the per-manipulation
 #    member-minus-non-member loss gaps $g_k$ being near zero on every manipulation;
 # 5. **no signal**.
@@ -55,6 +56,8 @@ n_candidates: int = 10
 max_queries: int = 50
 n_boot: int = 200
 margin_rule: str = "delta_tpr"  # App. A.4's calibrated margin: delta_tpr | tpr_over_fpr | calibrated_tpr
+outcome_rule: str = "bound"  # the reading of Tab. 3 the claims use: text | printed | bound (all three are shown)
+n_permutations: int = 100  # membership permutations of every claim's null (0: no null, no claim can read "reproduced")
 shuffled_condition: str = "members"  # the label condition Tab. 3's shuffled-label check compares with N
 control_dataset: str = "breast_cancer"  # positive control: member labels randomized (scikit-learn's table)
 control_query_size: int = 50  # 50 + 50 probed queries: enough for an interval that can exclude chance
@@ -64,7 +67,7 @@ control_learning_rate: float = 0.001
 
 # %% tags=["hide-input"]
 import pandas as pd
-from IPython.display import Markdown
+from IPython.display import Markdown, display
 
 from iclmem.chapters.calibration import (PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1, calibration_claims,
                                          calibration_effect, data_characteristics, detectable_table, exhaustive_table,
@@ -77,7 +80,10 @@ from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_ban
 from iclmem.data import prepared_table
 from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid
 from iclmem.adapters import load_model
-from iclmem.outcomes import MARGIN_RULES, null_margin_rates
+from iclmem.chapters.calibration import detect_share_texts, outcome_null_shares, power_table
+from iclmem.chapters.outcome_readings import fit_printed_reading, reading_agreement
+from iclmem.outcomes import MARGIN_RULES, OUTCOME_READINGS, get_reading, null_margin_rates, reclassify
+from iclmem.probe.null import null_summaries, permutations
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
@@ -88,7 +94,93 @@ sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
 summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, tables=tables)
+reading = get_reading(outcome_rule)  # checked before the null is computed
+null = null_summaries(summary, scores, n_permutations, seed, n_boot) if n_permutations else None  # no model runs: cached scores
+summary = reclassify(summary, outcome_rule)  # every table and claim below: outcomes under the chosen reading
 Markdown(run_banner(tables, data_path, target, task))
+
+# %% [markdown]
+# ## Three readings of the outcome rule, and what chance gives each
+#
+# Tab. 3's text orders the rules collapse, inversion, detectable memorization, context
+# overfitting, no signal, and calls a configuration detectable when its point estimate
+# $\mathrm{AUC}(\Delta S) > 0.5$. The labels the paper prints in Tab. 10 / 11 do not follow that
+# text. We transcribed the 34 non-collapsed rows of the two tables
+# (`iclmem/chapters/paper_data/`) and searched both orders of inversion and detection, two readings
+# of which AUC a row's bold mark reads (N alone, or the larger of N and S) and every cut from 0.500
+# to 0.600 in steps of 0.0005 for the labels that agree with the printed ones most often
+# (`fit_printed_reading`). Beside it, a statistical reading, `bound`: the text's order, with
+# detection only when the lower bound of the 95% bootstrap interval of the AUC exceeds 0.5.
+
+# %%
+fit = fit_printed_reading()
+glue_text("printed_fit", f"{fit['agreement']} of {fit['n']}")
+glue_text("printed_cut", f"{fit['cut']:.4g} (best cuts {fit['cut_range'][0]:.4g}-{fit['cut_range'][1]:.4g})")
+fit["search"]
+
+# %%
+agreement = reading_agreement()
+glue_text("text_fit", f"{agreement.set_index('reading').loc['text', 'agrees with the printed label']} of {fit['n']}")
+agreement
+
+# %% [markdown]
+# The printed labels follow detection *before* inversion with a cut of {glue:text}`printed_cut`
+# on the larger of a row's two printed AUCs: that reading gives the paper's own label in
+# {glue:text}`printed_fit` rows, the text's reading in {glue:text}`text_fit`. (The bound reading
+# is scored with a normal-approximation interval at $Q$ members and $Q$ non-members, since the
+# tables print no intervals.)
+#
+# Which reading a reader should believe depends on what each says when nothing was memorized. We
+# permute membership across the probed queries of every run (`n_permutations` times; runs that
+# probe the same queries alike), recompute every AUC, TPR, bound and loss gap from the cached
+# scores, and classify each permuted configuration under each reading
+# (`iclmem.probe.null.null_summaries`). A share the build shows that the null gives as often is no
+# evidence.
+
+# %%
+if null is not None:
+    shares_null = outcome_null_shares(summary, null, list(OUTCOME_READINGS))
+    for key, text in detect_share_texts(shares_null).items():
+        glue_text(key, text)
+    display(shares_null[shares_null.outcome == "detectable_memorization"].drop(columns="outcome"))
+glue_text("outcome_rule", outcome_rule)
+glue_text("outcome_rule_text", reading.description)
+
+# %% [markdown]
+# Detectable memorization under the chosen reading, `outcome_rule` = **{glue:text}`outcome_rule`**
+# ({glue:text}`outcome_rule_text`), and what the same reading gives under the membership null,
+# averaged over permutations: at the paper's small query size the build has
+# {glue:text}`build_detect_bound_50` where chance alone gives {glue:text}`null_detect_bound_50`
+# (the text's reading: {glue:text}`build_detect_text_50` where chance gives
+# {glue:text}`null_detect_text_50`; the printed reading {glue:text}`build_detect_printed_50` where
+# chance gives {glue:text}`null_detect_printed_50`). The point-estimate rules call about half of
+# the chance configurations that survive inversion "detectable", because at 50 + 50 probed
+# queries a chance AUC exceeds 0.5 half the time. The claims of this chapter (C1-C9, C15) use the
+# chosen reading; each of them is also judged against its own null below. The full table (every
+# outcome, every reading) follows.
+
+# %%
+shares_null if null is not None else None
+
+# %% [markdown]
+# ## Power: the smallest signal the probe can see at these query counts
+#
+# With $n_M$ members and $n_N$ non-members probed, the AUC's standard error (Hanley & McNeil 1982)
+# sets the smallest $\mathrm{AUC}(\Delta S)$ a test finds with 80% power. The paper's detectable
+# peaks (Tab. 1, Tab. 8) lie between 0.58 and 0.67.
+
+# %%
+counts = list(zip(summary.n_members.astype(int), summary.n_non_members.astype(int), strict=True))
+power = power_table(counts)
+glue_text("power_bound", f"{power.iloc[:, 3].max():.2f}")
+power
+
+# %% [markdown]
+# At the book's `max_queries` a configuration needs an AUC of about {glue:text}`power_bound` to be
+# found reliably under the bound reading: the paper's peaks would mostly go unseen. Probing 200 +
+# 200 queries instead of 50 + 50 would bring that to about 0.58, at four times the probing time of
+# chapter 3 for the $Q=512$ runs (about 5 more minutes of `make book`); the book keeps 50 + 50 and
+# reads a non-detection accordingly: as absence of a *large* signal only.
 
 # %% [markdown]
 # ## Raw signals that calibration removes (App. A.4)
@@ -287,13 +379,18 @@ versus
 # ## The claims this chapter tests
 #
 # One row per claim of the paper computed here, with the rule that decided its verdict; the
-# scorecard collects them. A share claim is *reproduced* when the paper's share lies inside the
-# 95% Wilson interval of ours.
+# scorecard collects them. Each rule runs on the build and on every permuted grid of the
+# membership null: `null_rate` is how often the rule says "reproduced" there, `null_range` the
+# central 95% of its statistic. A share claim agrees when the paper's share lies inside the 95%
+# Wilson interval of ours; a direction claim (C2's peak, C6's Q=50 above Q=512, C8, C9's rise, peak
+# and decay) agrees when its statistic lies beyond the 95% quantile of its null. A claim that
+# agrees reads *reproduced* only when its null rate is at most 5%, otherwise *inconclusive*; C4
+# has no membership null (collapse is decided by the loss ratio) and says so.
 
 # %%
-claims = calibration_claims(summary)
+claims = calibration_claims(summary, permutations(null) if null is not None else None, outcome_rule)
 glue_claims(claims)
-pd.DataFrame(claims).set_index("id")
+pd.DataFrame(claims).set_index("id")[["paper", "ours", "verdict", "null_rate", "observed", "null_range", "reason"]]
 
 # %% [markdown]
 # **Summary.** With the calibrated margin {glue:text}`margin_rule_text`, {glue:text}`vanished`
@@ -301,8 +398,9 @@ pd.DataFrame(claims).set_index("id")
 # dataset(s) show detectable memorization in some configuration. The negative control
 # {glue:text}`null_verdict` and the positive control {glue:text}`positive_verdict`.
 #
-# **Choices.** Outcome rules follow Tab. 3 as written (the printed labels of Tab. 10/11 do not
-# always follow its order, see `iclmem/outcomes.py`); detectable memorization uses the paper's
-# point estimate $\mathrm{AUC} > 0.5$, which at our query counts is within the bootstrap noise for
-# values close to 0.5: the intervals are in the tables. `max_queries` members and non-members are
+# **Choices.** The outcome tables and claims use `outcome_rule` = {glue:text}`outcome_rule`: of
+# the three readings of Tab. 3 it is the one whose detectable share stays near the few percent a
+# 95% interval allows when membership is permuted, while the text's and the printed reading call
+# a large share of chance configurations "detectable" (section "Three readings"). Rerun with
+# `-p outcome_rule text` for the paper's own rule. `max_queries` members and non-members are
 # probed per run (all of them at $Q = 50$), because each probe is 48 forward passes on this CPU.

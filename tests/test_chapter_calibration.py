@@ -7,14 +7,16 @@ import pandas as pd
 import pytest
 
 from iclmem.chapters.calibration import (
+    Evidence,
     calibration_claims,
+    judge,
     exhaustive_table,
     negative_control,
     positive_control,
     shuffled_label_check,
 )
 from iclmem.chapters.claims import VERDICTS
-from iclmem.chapters.verdicts import share_verdict, wilson_interval
+from iclmem.chapters.verdicts import share_agreement, share_verdict, wilson_interval
 
 MEM, COLL, NOSIG = "detectable_memorization", "representational_collapse", "no_signal"
 
@@ -85,19 +87,92 @@ def test_positive_control_passes_only_with_its_interval_above_chance():
         positive_control(control, 100)
 
 
-def test_wilson_interval_and_share_verdict():
+def test_wilson_interval_and_share_agreement():
     lo, hi = wilson_interval(12, 100)
     assert 0.06 < lo < 0.08 and 0.19 < hi < 0.21
-    assert share_verdict(12, 100, 0.12)[0] == "reproduced"
-    assert share_verdict(50, 100, 0.12)[0] == "differs" and "below" in share_verdict(50, 100, 0.12)[1]
-    assert share_verdict(0, 0, 0.12)[0] == "not testable here"
+    assert share_agreement(12, 100, 0.12)[0] is True
+    assert share_agreement(50, 100, 0.12)[0] is False and "below" in share_agreement(50, 100, 0.12)[1]
+    assert share_agreement(0, 0, 0.12)[0] is None
+    # without a null a share rule can agree, but never read "reproduced"
+    assert share_verdict(12, 100, 0.12)[0] == "inconclusive" and share_verdict(50, 100, 0.12)[0] == "differs"
 
 
 def test_calibration_claims_cover_their_ids_with_valid_verdicts():
     records = {r["id"]: r for r in calibration_claims(_summary())}
     assert sorted(records) == sorted(["C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C11", "C15", "C16"])
     assert all(r["verdict"] in VERDICTS and r["reason"] for r in records.values())
-    assert records["C1"]["ours"].startswith("2/2")  # both tables detectable somewhere
+    assert records["C1"]["ours"].startswith("1/2")  # under N only "bin" detects (reg's detectable row is under M)
     assert records["C2"]["ours"].startswith("0.700")  # the peak among detectable rows (the collapsed 0.90 excluded)
-    assert records["C8"]["verdict"] == "reproduced"  # at Q=50 only the binary table detects
     assert records["C16"]["verdict"] == "not testable here"
+    # without a null, nothing that reads membership can be reproduced
+    assert all(r["verdict"] != "reproduced" for cid, r in records.items() if cid != "C4")
+
+
+def _evidence(statistic: float, *, agrees=None, directions=()) -> Evidence:
+    return Evidence(statistic, f"{statistic}", "why", agrees=agrees, contradicted=None if agrees is None else not agrees,
+                    directions=directions)
+
+
+def _stat_rule(frame: pd.DataFrame) -> Evidence:
+    """A direction rule reading the `stat` column of a one-row frame."""
+    value = float(frame.stat.iloc[0])
+    return _evidence(value, directions=(value,))
+
+
+def test_a_direction_rule_is_judged_against_its_null():
+    null = [pd.DataFrame({"stat": [v]}) for v in np.linspace(-0.1, 0.1, 200)]
+    high = judge("C8", "p", _stat_rule, pd.DataFrame({"stat": [0.3]}), null)
+    assert high["verdict"] == "reproduced" and high["null_rate"] <= 0.05 and high["null_range"].startswith("[-0.095")
+    inside = judge("C8", "p", _stat_rule, pd.DataFrame({"stat": [0.05]}), null)
+    assert inside["verdict"] == "inconclusive"  # the effect has the claimed sign, but chance gives as much
+    low = judge("C8", "p", _stat_rule, pd.DataFrame({"stat": [-0.3]}), null)
+    assert low["verdict"] == "differs"
+    assert judge("C8", "p", _stat_rule, pd.DataFrame({"stat": [0.3]}), None)["verdict"] == "inconclusive"  # no null computed
+
+
+def test_a_value_rule_that_chance_satisfies_is_inconclusive():
+    def rule(frame: pd.DataFrame) -> Evidence:
+        return _evidence(float(frame.stat.iloc[0]), agrees=bool(frame.stat.iloc[0] > 0.5))
+
+    often = [pd.DataFrame({"stat": [v]}) for v in np.linspace(0, 1, 100)]  # agrees in half of the draws
+    record = judge("C5", "p", rule, pd.DataFrame({"stat": [0.9]}), often)
+    assert record["verdict"] == "inconclusive" and record["null_rate"] == pytest.approx(0.5) and "chance alone" in record["reason"]
+    rare = [pd.DataFrame({"stat": [v]}) for v in np.linspace(0, 0.52, 100)]  # agrees in 2 of 100
+    assert judge("C5", "p", rule, pd.DataFrame({"stat": [0.9]}), rare)["verdict"] == "reproduced"
+    assert judge("C5", "p", rule, pd.DataFrame({"stat": [0.1]}), rare)["verdict"] == "differs"
+    no_null = judge("C4", "p", rule, pd.DataFrame({"stat": [0.9]}), None, no_null="the rule reads no membership")
+    assert no_null["verdict"] == "reproduced" and no_null["null"].startswith("no null applies") and no_null["null_rate"] is None
+
+
+def _grid(n_det50: int, n_det512: int, auc: float = 0.7) -> pd.DataFrame:
+    """24 configurations per Q over two tables and three epochs; the first n are detectable."""
+    rows = []
+    for q, n_det in ((50, n_det50), (512, n_det512)):
+        for i in range(24):
+            det = i < n_det
+            rows.append(_row("bin" if i % 2 else "reg", q, [1e-3, 1e-4][i % 4 // 2], [1, 10, 100][i % 3], "none",
+                             auc if det else 0.45, 0.45, MEM if det else NOSIG, k=2 if i % 2 else 300,
+                             auc_loss_lo=auc - 0.1 if det else 0.35, tpr10_loss=0.3 if det else 0.1))
+    return pd.DataFrame(rows)
+
+
+def test_c6_direction_and_c2_selection_use_the_grid_null():
+    ours = _grid(12, 0, auc=0.80)
+    chance = [_grid(n, n, auc=a) for n, a in zip([1, 2, 0, 1, 3] * 20, np.linspace(0.55, 0.66, 100), strict=True)]
+    records = {r["id"]: r for r in calibration_claims(ours, chance, "bound")}
+    assert "Q=50 minus Q=512: +50.0 points" in records["C6"]["ours"]
+    assert records["C6"]["verdict"] == "differs"  # the direction is beyond chance, but 50% is far above the paper's 12%
+    assert records["C6"]["null_rate"] <= 0.05 and "beyond its 95% quantile" in records["C6"]["reason"]
+    assert records["C2"]["verdict"] == "differs"  # a real peak (0.80 beyond every permuted maximum), far above the paper's 0.668
+    assert "bound reading" in records["C6"]["reason"]
+    # a peak no larger than the permuted grids' maxima is no evidence, whatever the paper's value
+    modest = {r["id"]: r for r in calibration_claims(_grid(2, 0, auc=0.62), chance, "bound")}
+    assert modest["C2"]["verdict"] == "inconclusive" and modest["C2"]["null_rate"] <= 0.05
+
+
+def test_c15_has_stated_thresholds():
+    ours = _grid(4, 0, auc=0.60)
+    records = {r["id"]: r for r in calibration_claims(ours, [_grid(0, 0)] * 50, "bound")}
+    assert records["C15"]["verdict"] == "reproduced" and "0.30" in records["C15"]["ours"]  # TPR@10% 0.30 at AUC 0.60
+    strong_only = {r["id"]: r for r in calibration_claims(_grid(4, 0, auc=0.80), [_grid(0, 0)] * 50, "bound")}
+    assert strong_only["C15"]["verdict"] == "inconclusive"  # the only detectable AUCs are above the modest 0.65

@@ -66,7 +66,8 @@ from myst_nb import glue
 
 from iclmem.chapters.claims import glue_claim
 
-glue_claim("C1", "8/10 tasks", f"AUC {{auc:.2f}}", "reproduced", {LONG_REASON!r}, interval="95% CI [0.55, 0.67]")
+glue_claim("C1", "8/10 tasks", f"AUC {{auc:.2f}}", "reproduced", {LONG_REASON!r}, interval="95% CI [0.55, 0.67]",
+           null="membership permuted", observed="0.61", null_range="[0.40, 0.60]", null_rate=0.03)
 glue_claim("C3", "2/10 tasks", "0/1 tasks", "differs", "no task passes TPR@1% > 0.1")
 glue_claim("X1", "-", "-", "not testable here", "an id the registry lacks")
 glue("claim_count", 3, display=False)
@@ -126,21 +127,39 @@ def executed_dir(tmp_path: Path, executed_chapter: Path) -> Path:
 
 
 def test_a_record_with_an_unknown_verdict_or_no_reason_is_an_error() -> None:
-    with pytest.raises(ClaimError, match=r"claim C1: verdict 'confirmed' is not one of reproduced, differs, not testable here"):
+    with pytest.raises(ClaimError, match=r"claim C1: verdict 'confirmed' is not one of reproduced, differs, inconclusive, holds by "
+                                         r"construction, not testable here"):
         claim_record("C1", "8/10", "1/1", "confirmed", "because")
     with pytest.raises(ClaimError, match="reason must be non-empty"):
-        claim_record("C1", "8/10", "1/1", "reproduced", "  ")
-    assert claim_record("C1", "8/10", "1/1", "reproduced", "because", interval="[0, 1]") == {
-        "id": "C1", "paper": "8/10", "ours": "1/1", "interval": "[0, 1]", "verdict": "reproduced", "reason": "because"}
+        claim_record("C1", "8/10", "1/1", "differs", "  ")
+    assert claim_record("C1", "8/10", "1/1", "differs", "because", interval="[0, 1]") == {
+        "id": "C1", "paper": "8/10", "ours": "1/1", "interval": "[0, 1]", "verdict": "differs", "reason": "because", "null": None,
+        "observed": None, "null_range": None, "null_rate": None}
+
+
+def test_a_reproduced_record_must_state_a_null_that_chance_rarely_satisfies() -> None:
+    with pytest.raises(ClaimError, match="needs its null"):
+        claim_record("C1", "8/10", "1/1", "reproduced", "because")
+    with pytest.raises(ClaimError, match="in 38% of null draws"):
+        claim_record("C6", "12%", "52%", "reproduced", "inside", null="membership permuted", null_rate=0.38)
+    with pytest.raises(ClaimError, match="not a share"):
+        claim_record("C6", "12%", "52%", "inconclusive", "inside", null="membership permuted", null_rate=1.5)
+    ok = claim_record("C6", "12%", "13%", "reproduced", "inside", null="membership permuted", null_rate=0.05, observed="0.13",
+                      null_range="[0.0, 0.04]")
+    assert ok["null_rate"] == 0.05 and ok["observed"] == "0.13"
+    assert claim_record("C4", "55%", "50%", "reproduced", "inside", null="no null applies: no labels")["null_rate"] is None
+    # the same share under a lenient null is inconclusive, and that is a valid record
+    assert claim_record("C6", "12%", "13%", "inconclusive", "inside", null="membership permuted", null_rate=0.38)["verdict"] == "inconclusive"
 
 
 def test_the_registry_holds_the_25_claims_of_both_papers() -> None:
-    ids = [claim.id for claim in CLAIMS]
-    assert ids == [f"C{i}" for i in range(1, 17)] + [f"D{i}" for i in range(1, 10)]
+    ids = [claim.id for claim in CLAIMS]  # C12 is judged as its three sub-claims
+    assert ids == [f"C{i}" for i in range(1, 12)] + ["C12a", "C12b", "C12c"] + [f"C{i}" for i in range(13, 17)] + [
+        f"D{i}" for i in range(1, 10)]
     chapters = {claim.id: claim.chapter for claim in CLAIMS}
     assert chapters["C14"] == "notebooks/01_split_validation"
     assert chapters["C10"] == "notebooks/02_controlled_finetuning"
-    assert chapters["C12"] == "notebooks/03_multiple_choice_probing"
+    assert {chapters[f"C12{x}"] for x in "abc"} == {"notebooks/03_multiple_choice_probing"}
     assert chapters["C13"] == "notebooks/05_realistic_regimes"
     assert {chapters[f"C{i}"] for i in (*range(1, 10), 11, 15, 16)} == {"notebooks/04_calibration"}
     assert {chapters[f"D{i}"] for i in range(1, 10)} == {"notebooks/06_llm_kshot_replication"}
@@ -155,7 +174,8 @@ def test_the_registry_holds_the_25_claims_of_both_papers() -> None:
 def test_glued_claims_are_read_back_from_an_executed_notebook(executed_chapter: Path) -> None:
     claims = read_glued_claims(executed_chapter)
     assert list(claims) == ["C1", "C3", "X1"]  # neither the plain glue nor the displayed dict
-    assert claims["C1"] == claim_record("C1", "8/10 tasks", "AUC 0.61", "reproduced", LONG_REASON, "95% CI [0.55, 0.67]")
+    assert claims["C1"] == claim_record("C1", "8/10 tasks", "AUC 0.61", "reproduced", LONG_REASON, "95% CI [0.55, 0.67]",
+                                        null="membership permuted", observed="0.61", null_range="[0.40, 0.60]", null_rate=0.03)
     assert claims["C3"]["interval"] is None and claims["C3"]["verdict"] == "differs"
 
 
@@ -171,7 +191,7 @@ def _notebook_with_output(path: Path, name: str, text: str) -> Path:
 
 
 def test_a_glued_claim_that_is_not_a_literal_record_is_an_error(tmp_path: Path) -> None:
-    fields = "'paper': 'p', 'ours': 'o', 'interval': None, 'reason': 'r'"
+    fields = "'paper': 'p', 'ours': 'o', 'interval': None, 'reason': 'r', 'null': None, 'observed': None, 'null_range': None, 'null_rate': None"
     bad = _notebook_with_output(tmp_path / "code.ipynb", "claim-C1", "{'id': 'C1', 'verdict': __import__('os').getcwd()}")
     with pytest.raises(ClaimError, match=r"code\.ipynb: glued 'claim-C1' is not a literal dict"):
         read_glued_claims(bad)
@@ -205,7 +225,10 @@ def test_the_scorecard_has_one_row_per_claim_and_shows_the_gaps(executed_dir: Pa
     assert rows.loc["X1", "statement"].startswith("(not in the registry")
     counts = verdict_counts(table)
     assert list(counts.index) == [*VERDICTS, MISSING]
-    assert counts.to_dict() == {"reproduced": 1, "differs": 1, "not testable here": 1, "missing": 23}
+    assert counts.to_dict() == {"reproduced": 1, "differs": 1, "inconclusive": 0, "holds by construction": 0, "not testable here": 1,
+                                "missing": 25}
+    assert rows.loc["C1", "null rate"] == "3%" and "95% of the null: [0.40, 0.60]" in rows.loc["C1", "null"]
+    assert rows.loc["C3", "null rate"] == "-"
 
 
 def test_the_scorecard_html_escapes_texts_and_keeps_links(executed_dir: Path) -> None:
@@ -213,7 +236,7 @@ def test_the_scorecard_html_escapes_texts_and_keeps_links(executed_dir: Path) ->
     assert '<a href="04_calibration.html">4. A calibration chapter</a>' in page
     assert "&lt;b&gt; &amp; a &lt; b" in page and "<b>" not in page
     assert "<th>chapter</th>" not in page and "<th>section</th>" in page
-    assert page.count("<tr") == 1 + 26  # the header and one row per claim
+    assert page.count("<tr") == 1 + len(CLAIMS) + 1  # the header, one row per claim and X1
 
 
 def test_links_are_relative_to_the_page_that_shows_them() -> None:
@@ -229,10 +252,11 @@ def test_the_scorecard_notebook_renders_the_table_and_glues_the_counts(executed_
     nb = nbformat.read(out, as_version=4)
     htmls = [o["data"]["text/html"] for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
              if "text/html" in o.get("data", {}) and "scorecard" in o["data"]["text/html"]]
-    assert len(htmls) == 1 and htmls[0].count("<tr") == 27 and 'href="04_calibration.html"' in htmls[0]
+    assert len(htmls) == 1 and htmls[0].count("<tr") == 1 + len(CLAIMS) + 1 and 'href="04_calibration.html"' in htmls[0]
     glued = {o["metadata"]["scrapbook"]["name"]: o["data"]["application/papermill.record/text/plain"]
              for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if "scrapbook" in o.get("metadata", {})}
-    assert glued == {"n_reproduced": "1", "n_differs": "1", "n_not_testable_here": "1", "n_missing": "23", "n_claims": "26"}
+    assert glued == {"n_reproduced": "1", "n_differs": "1", "n_inconclusive": "0", "n_holds_by_construction": "0",
+                     "n_not_testable_here": "1", "n_missing": "25", "n_claims": str(len(CLAIMS) + 1)}
 
 
 def test_the_scorecard_comes_first_in_the_toc_and_in_the_introduction() -> None:

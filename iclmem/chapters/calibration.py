@@ -16,6 +16,8 @@ they carry. The outcome rules and the calibrated margin are the engine's :mod:`i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -23,10 +25,11 @@ import pandas as pd
 import seaborn as sns
 from scipy import stats
 
-from ..outcomes import DEFAULT_MARGIN_RULE, OUTCOME_ORDER, Outcome, calibrated_margin, with_primary_metric
+from ..outcomes import DEFAULT_MARGIN_RULE, OUTCOME_ORDER, Outcome, calibrated_margin, reclassify, with_primary_metric
+from ..stats import beyond_null, min_detectable_auc, null_range
 from .claims import claim_record
 from .probing import PAPER_PEAKS, detectable_rows, fine_tuned
-from .verdicts import percent, share_text, share_verdict
+from .verdicts import evidence_verdict, percent, share_agreement, share_text, summarize_null
 
 MEMORIZATION = Outcome.MEMORIZATION.value
 KEYS = ["dataset", "query_size", "learning_rate", "epoch"]
@@ -147,6 +150,80 @@ def vanilla_attack(run, table, epoch: int, reference, n_boot: int = 200, seed: i
 
 
 # --- claims ---------------------------------------------------------------------------------------
+#
+# Each claim is a rule over a probing summary (one row per run x epoch, outcomes under one reading of
+# Tab. 3). The rule runs on the build's summary and on every permuted summary of the membership null
+# (:func:`iclmem.probe.null.null_summaries`): how often it says "reproduced" there is the claim's null
+# rate, and the spread of its statistic there is the null range the scorecard shows.
+
+#: The claims' null (membership permuted across each run's probed queries), as the records state it.
+MEMBERSHIP_NULL = ("membership permuted across each run's probed queries (same scores, same M_ref, runs that probe the same "
+                   "queries permuted alike)")
+#: C15's stated thresholds: a "modest" AUC(Delta S) and a "high" TPR@10% (3x the 0.10 of a random score).
+LOCALIZED_MAX_AUC = 0.65
+LOCALIZED_MIN_TPR10 = 0.30
+#: C1's TPR condition ("AUC(Delta S) > 0.5, TPR@r% > 0.1"), read at r = 10% on the primary metric.
+DETECT_MIN_TPR10 = 0.1
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One claim's rule applied to one summary.
+
+    ``statistic``: the number the rule reads (its null range is shown); ``agrees`` / ``contradicted``:
+    the rule's answers for value rules, ``None`` for direction rules (decided against the null by
+    :func:`judge`); ``testable=False``: the summary lacks what the claim needs.
+    """
+
+    statistic: float
+    ours: str
+    reason: str
+    agrees: bool | None = None
+    contradicted: bool | None = None
+    interval: str | None = None
+    testable: bool = True
+    directions: tuple[float, ...] = ()
+
+
+def judge(claim_id: str, paper: str, rule: Callable[[pd.DataFrame], Evidence], summary: pd.DataFrame,
+          null: Sequence[pd.DataFrame] | None, *, null_text: str = MEMBERSHIP_NULL, fmt: str = "{:.3g}",
+          no_null: str | None = None) -> dict:
+    """The record of one claim: ``rule`` on ``summary``, its null rate over the permuted summaries ``null``.
+
+    Direction rules (``Evidence.directions``: one or more statistics that must each exceed the 95%
+    quantile of their null distributions) are decided here; value rules carry their own answer.
+    ``no_null``: why no membership null applies (the rule does not read membership), in place of ``null``.
+    """
+    ev = rule(summary)
+    if not ev.testable:
+        return claim_record(claim_id, paper, ev.ours, "not testable here", ev.reason, ev.interval)
+    if no_null is not None:
+        verdict = evidence_verdict(ev.agrees, None, contradicted=ev.contradicted, no_null=True)
+        return claim_record(claim_id, paper, ev.ours, verdict, ev.reason, ev.interval, null=f"no null applies: {no_null}",
+                            observed=fmt.format(ev.statistic))
+    draws = [rule(frame) for frame in (null or [])]
+    if not draws:
+        verdict = "inconclusive" if ev.agrees or ev.directions else evidence_verdict(ev.agrees, None, contradicted=ev.contradicted,
+                                                                                     no_null=True)
+        return claim_record(claim_id, paper, ev.ours, verdict, ev.reason + "; no null was computed, so agreement cannot count as "
+                            "reproduced", ev.interval, null="not computed (n_permutations = 0)", observed=fmt.format(ev.statistic))
+    agrees, contradicted, null_agrees, reason = ev.agrees, ev.contradicted, [bool(d.agrees) for d in draws], ev.reason
+    if ev.directions:
+        per = np.array([d.directions for d in draws], dtype=float)  # (n_perm, n_directions)
+        q95, q05 = np.nanquantile(per, 0.95, axis=0), np.nanquantile(per, 0.05, axis=0)
+        obs = np.asarray(ev.directions, dtype=float)
+        beyond = obs > q95
+        agrees = bool(beyond.all()) and (ev.agrees is None or bool(ev.agrees))
+        contradicted = bool((obs < q05).any()) or bool(ev.contradicted)
+        null_agrees = [bool((row > q95).all()) and (d.agrees is None or bool(d.agrees)) for row, d in zip(per, draws, strict=True)]
+        reason += "; against the null: " + ", ".join(f"{o:+.3g} {'beyond' if b else 'within'} its 95% quantile {q:+.3g}"
+                                                     for o, b, q in zip(obs, beyond, q95, strict=True))
+    summary_null = summarize_null(ev.statistic, [d.statistic for d in draws], null_agrees)
+    verdict = evidence_verdict(agrees, summary_null.rate, contradicted=contradicted)
+    if verdict == "inconclusive" and agrees:
+        reason += f"; but the rule also agrees in {summary_null.rate:.0%} of null draws, so chance alone gives this verdict"
+    return claim_record(claim_id, paper, ev.ours, verdict, reason, ev.interval, null=f"{null_text}; {summary_null.n} permutations",
+                        observed=fmt.format(ev.statistic), null_range=summary_null.range_text(fmt), null_rate=summary_null.rate)
 
 
 def _tables_with(summary: pd.DataFrame, mask: pd.Series) -> tuple[int, int]:
@@ -161,141 +238,262 @@ def _share_by_q(summary: pd.DataFrame, outcome: str, q: int) -> tuple[int, int]:
     return int((s.outcome == outcome).sum()), int(len(s))
 
 
-def _outcome_share_claim(cid: str, summary: pd.DataFrame, outcome: str, note: str = "") -> dict:
-    parts, verdicts, reasons, intervals = [], [], [], []
-    for q in (50, 512):
-        k, n = _share_by_q(summary, outcome, q)
-        paper = PAPER_OUTCOME_SHARES.loc[outcome, f"Q={q}"] / 100
-        value, interval = share_text(k, n)
-        verdict, reason = share_verdict(k, n, paper)
-        parts.append(f"Q={q}: {value}")
-        intervals.append(f"Q={q}: {interval}")
-        verdicts.append(verdict)
-        reasons.append(f"Q={q}: {reason}")
-    paper_text = ", ".join(f"Q={q}: {PAPER_OUTCOME_SHARES.loc[outcome, f'Q={q}']:.1f}%" for q in (50, 512))
-    verdict = ("not testable here" if all(v == "not testable here" for v in verdicts)
-               else "reproduced" if all(v == "reproduced" for v in verdicts) else "differs")
-    return claim_record(cid, paper_text, "; ".join(parts), verdict, "; ".join(reasons) + note, "; ".join(intervals))
+def _share_rule(outcomes: Sequence[str], label: str = "") -> Callable[[pd.DataFrame], Evidence]:
+    """Value rule: for every outcome and Q in {50, 512}, the paper's share lies in this build's 95% Wilson interval."""
+    def rule(summary: pd.DataFrame) -> Evidence:
+        parts, intervals, reasons, answers = [], [], [], []
+        first = math.nan
+        for outcome in outcomes:
+            for q in (50, 512):
+                k, n = _share_by_q(summary, outcome, q)
+                paper = PAPER_OUTCOME_SHARES.loc[outcome, f"Q={q}"] / 100
+                value, interval = share_text(k, n)
+                agrees, why = share_agreement(k, n, paper)
+                name = f"{SHORT_NAMES[outcome]} Q={q}" if len(outcomes) > 1 else f"Q={q}"
+                parts.append(f"{name}: {value}")
+                intervals.append(f"{name}: {interval}")
+                reasons.append(f"{name}: {why}")
+                answers.append(agrees)
+                if math.isnan(first) and n:
+                    first = k / n
+        if all(a is None for a in answers):
+            return Evidence(math.nan, "; ".join(parts), "the grid has no configuration at Q=50 or Q=512", testable=False)
+        known = [a for a in answers if a is not None]
+        return Evidence(first, "; ".join(parts), label + "; ".join(reasons), agrees=all(known), contradicted=not all(known),
+                        interval="; ".join(intervals))
+    return rule
 
 
-def calibration_claims(summary: pd.DataFrame, n_paper_tables: int = 10) -> list[dict]:
-    """Claim records C1-C9, C11, C15, C16 computed from the chapter's probing summary (one row per run x epoch)."""
+SHORT_NAMES = {o.value: o.short for o in Outcome}
+
+
+def _detectable_tables(summary: pd.DataFrame) -> Evidence:
+    """C1: tables with a detectable configuration (label condition N) whose TPR@10% exceeds 0.1, against the paper's 8 of 10."""
+    s = with_primary_metric(fine_tuned(summary))
+    s = s[s.label_condition == "none"] if "label_condition" in s else s
+    n = int(s.dataset.nunique())
+    hit = s[(s.outcome == MEMORIZATION) & (s.tpr10 > DETECT_MIN_TPR10)]
+    k = int(hit.dataset.nunique())
+    if not n:
+        return Evidence(math.nan, "no fine-tuned configuration under label condition N", "C1 is stated for the controlled setup (N)",
+                        testable=False)
+    value, interval = share_text(k, n)
+    agrees, why = share_agreement(k, n, PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1])
+    return Evidence(k / n, f"{value} tables", why + f"; a table counts when one of its configurations under label condition N "
+                    f"(the paper's controlled setup) is detectable and has TPR@10% > {DETECT_MIN_TPR10:g} on its primary metric",
+                    agrees=agrees, contradicted=not agrees, interval=interval)
+
+
+def _peak(summary: pd.DataFrame) -> Evidence:
+    """C2: the grid's largest detectable AUC(Delta S), judged against the null distribution of that maximum."""
+    det = detectable_rows(summary)
+    if det.empty:
+        return Evidence(0.5, "no detectable configuration", "no configuration was classified as detectable memorization",
+                        directions=(0.5,))
+    top = det.loc[det.auc.idxmax()]
+    inside = bool(top.auc_lo <= PAPER_PEAKS["auc"] <= top.auc_hi)
+    return Evidence(float(top.auc), f"{top.auc:.3f} ({top.dataset}, lr {top.learning_rate:g}, epoch {int(top.epoch)}, "
+                    f"Q={int(top.query_size)}, {top.label_condition}, {top.metric})",
+                    f"the paper's peak lies {'inside' if inside else 'outside'} the bootstrap interval of this build's peak; the peak "
+                    "is the largest of many configurations, so it is compared with the largest of the permuted grids",
+                    agrees=inside, contradicted=not inside, interval=f"[{top.auc_lo:.3f}, {top.auc_hi:.3f}]", directions=(float(top.auc),))
+
+
+def _tpr1_tables(summary: pd.DataFrame) -> Evidence:
+    """C3: tables with TPR@1% > 0.1 in a detectable configuration, against the paper's 2 of 10 (a share rule)."""
     s = fine_tuned(summary)
     det = detectable_rows(summary)
-    records = []
-
-    k, n = _tables_with(summary, s.outcome == MEMORIZATION)
+    n = int(s.dataset.nunique())
+    k = int(det[det.tpr1 > 0.1].dataset.nunique())
+    if not n:
+        return Evidence(math.nan, "no fine-tuned configuration", "the grid is empty", testable=False)
     value, interval = share_text(k, n)
-    verdict, reason = share_verdict(k, n, PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1])
-    records.append(claim_record("C1", f"{PAPER_DETECTABLE_TASKS[0]}/{PAPER_DETECTABLE_TASKS[1]} tasks", f"{value} tables",
-                                verdict, reason + "; detectable: Tab. 3's outcome (AUC(Delta S) > 0.5 on loss or entropy)", interval))
+    agrees, why = share_agreement(k, n, PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1])
+    return Evidence(k / n, f"{value} tables", why + "; threshold: TPR@1% > 0.1 on the primary metric of a detectable configuration",
+                    agrees=agrees, contradicted=not agrees, interval=interval)
 
-    if det.empty:
-        records.append(claim_record("C2", f"max AUC(Delta S) {PAPER_PEAKS['auc']:.3f}", "no detectable configuration", "differs",
-                                    "no configuration was classified as detectable memorization"))
-    else:
-        top = det.loc[det.auc.idxmax()]
-        inside = top.auc_lo <= PAPER_PEAKS["auc"] <= top.auc_hi
-        records.append(claim_record(
-            "C2", f"max AUC(Delta S) {PAPER_PEAKS['auc']:.3f}", f"{top.auc:.3f} ({top.dataset}, lr {top.learning_rate:g}, epoch "
-            f"{int(top.epoch)}, Q={int(top.query_size)}, {top.label_condition}, {top.metric})",
-            "reproduced" if inside else "differs",
-            f"the paper's peak lies {'inside' if inside else 'outside'} the bootstrap interval of this build's peak; the paper's "
-            "Tab. 1 rows are on CARTE tables this build does not ship", f"[{top.auc_lo:.3f}, {top.auc_hi:.3f}]"))
 
-    k, n = int(det[det.tpr1 > 0.1].dataset.nunique()), int(s.dataset.nunique())
-    value, interval = share_text(k, n)
-    verdict, reason = share_verdict(k, n, PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1])
-    records.append(claim_record("C3", f"{PAPER_TPR1_TASKS[0]}/{PAPER_TPR1_TASKS[1]} tasks", f"{value} tables", verdict,
-                                reason + "; TPR@1% of the primary metric in a detectable configuration", interval))
+def _collapse(summary: pd.DataFrame) -> Evidence:
+    """C4: the collapse shares at Q=50 and Q=512, and collapse concentrated at lr >= 1e-2."""
+    ev = _share_rule([Outcome.COLLAPSE.value])(summary)
+    if not ev.testable:
+        return ev
+    s = fine_tuned(summary)
+    coll = s.outcome == Outcome.COLLAPSE.value
+    high, low = coll[s.learning_rate >= 1e-2], coll[s.learning_rate < 1e-2]
+    at_high = bool(len(high) and len(low) and high.mean() > low.mean())
+    return Evidence(ev.statistic, ev.ours + f"; collapse at lr >= 1e-2 {percent(high.mean() if len(high) else math.nan)}, below "
+                    f"{percent(low.mean() if len(low) else math.nan)}", ev.reason + f"; more collapse at lr >= 1e-2: "
+                    f"{'yes' if at_high else 'no'}", agrees=bool(ev.agrees and at_high),
+                    contradicted=bool(ev.contradicted or not at_high), interval=ev.interval)
 
-    records.append(_outcome_share_claim("C4", summary, Outcome.COLLAPSE.value))
-    records.append(_outcome_share_claim("C5", summary, Outcome.INVERSION.value))
+
+def _detectable_by_q(summary: pd.DataFrame) -> Evidence:
+    """C6: the detectable shares at both Q, and Q=50 above Q=512 beyond what chance gives."""
+    ev = _share_rule([MEMORIZATION])(summary)
+    if not ev.testable:
+        return ev
     k50, n50 = _share_by_q(summary, MEMORIZATION, 50)
     k512, n512 = _share_by_q(summary, MEMORIZATION, 512)
-    c6 = _outcome_share_claim("C6", summary, MEMORIZATION)
-    if n50 and n512:  # the claim is also a direction: detectable memorization is rarer at Q=512
-        falls = k50 / n50 > k512 / n512
-        c6 = {**c6, "verdict": "reproduced" if c6["verdict"] == "reproduced" and falls else "differs",
-              "reason": c6["reason"] + f"; direction (Q=50 above Q=512): {'holds' if falls else 'does not hold'}"}
-    records.append(c6)
-    c7a, c7b = _outcome_share_claim("C7", summary, Outcome.CONTEXT_OVERFITTING.value), _outcome_share_claim("C7", summary, Outcome.NO_SIGNAL.value)
-    records.append(claim_record("C7", f"context overfitting {c7a['paper']}; no signal {c7b['paper']}",
-                                f"context overfitting {c7a['ours']}; no signal {c7b['ours']}",
-                                "reproduced" if c7a["verdict"] == c7b["verdict"] == "reproduced" else "differs",
-                                f"context overfitting: {c7a['reason']}. No signal: {c7b['reason']}",
-                                f"{c7a['interval']}; {c7b['interval']}"))
-    records.append(_binary_claim(summary))
-    records.append(_temporal_claim(summary))
-    records.append(_calibration_claim(summary))
-    records.append(_localized_claim(det))
+    if not (n50 and n512):
+        return Evidence(ev.statistic, ev.ours, ev.reason + "; the direction needs both Q", testable=False)
+    diff = k50 / n50 - k512 / n512
+    return Evidence(ev.statistic, ev.ours + f"; Q=50 minus Q=512: {100 * diff:+.1f} points",
+                    ev.reason + f"; direction (Q=50 above Q=512): {100 * diff:+.1f} points", agrees=ev.agrees,
+                    contradicted=ev.contradicted, interval=ev.interval, directions=(diff,))
+
+
+def _binary(summary: pd.DataFrame) -> Evidence:
+    """C8: at Q=50, binary tables have a larger detectable share than the others, beyond what chance gives."""
+    s = fine_tuned(summary)
+    s = s[s.query_size == 50]
+    if s.empty or "k" not in s.columns:
+        return Evidence(math.nan, "no Q=50 configurations", "the grid has no Q=50 runs", testable=False)
+    binary = s.k.astype(float) == 2
+    if binary.all() or not binary.any():
+        return Evidence(math.nan, "the grid lacks binary or non-binary tables", "the comparison needs both kinds of table",
+                        testable=False)
+    b, o = float((s[binary].outcome == MEMORIZATION).mean()), float((s[~binary].outcome == MEMORIZATION).mean())
+    return Evidence(b - o, f"detectable share at Q=50: binary {percent(b)}, others {percent(o)}",
+                    f"binary minus others: {100 * (b - o):+.1f} points", directions=(b - o,))
+
+
+def _temporal(summary: pd.DataFrame) -> Evidence:
+    """C9: rise (Q=50), peak and decay (Q=512) of the detectable share over the probed epochs, each against the null."""
+    s = fine_tuned(summary)
+    per = s.assign(det=s.outcome == MEMORIZATION).groupby(["query_size", "epoch"]).det.mean()
+    qs = set(per.index.get_level_values(0))
+    if 50 not in qs or 512 not in qs or per.loc[512].size < 3 or per.loc[50].size < 2:
+        return Evidence(math.nan, "the grid lacks Q=50 or Q=512, or three probed epochs", "rise, peak and decay need both query "
+                        "sizes and at least three fine-tuned probing epochs", testable=False)
+    q50, q512 = per.loc[50], per.loc[512]
+    text = "; ".join(f"Q={q}: " + ", ".join(f"ep {int(e)} {percent(v)}" for e, v in per.loc[q].items()) for q in (50, 512))
+    rise = float(q50.iloc[-1] - q50.iloc[0])
+    middle = float(q512.iloc[1:-1].max())
+    peak, decay = middle - float(q512.iloc[0]), middle - float(q512.iloc[-1])
+    return Evidence(rise, text, f"rise (Q=50, last minus first epoch) {100 * rise:+.1f} points, peak (Q=512, best middle epoch minus "
+                    f"the first) {100 * peak:+.1f}, decay (Q=512, best middle minus the last) {100 * decay:+.1f}",
+                    directions=(rise, peak, decay))
+
+
+def _calibration(summary: pd.DataFrame) -> Evidence:
+    """C11: the share of raw TPR@10% signals that the calibrated margin removes, against the paper's 230 of 241."""
+    e = calibration_effect(summary)
+    paper = PAPER_CALIBRATION["vanished"] / PAPER_CALIBRATION["raw_tpr10_signals"]
+    value, interval = share_text(e["vanished"], e["raw_tpr10_signals"])
+    agrees, why = share_agreement(e["vanished"], e["raw_tpr10_signals"], paper)
+    if agrees is None:
+        return Evidence(math.nan, "no raw signal", "no non-collapsed configuration has a raw TPR@10% signal", testable=False)
+    return Evidence(e["vanished"] / e["raw_tpr10_signals"], f"{value} of raw signals vanish ({e['calibrated_signals']} remain, of "
+                    f"{e['non_collapsed']} non-collapsed)", why + "; calibrated margin: Delta TPR@10% >= 0.10 (notebook 04 explains "
+                    "the reading)", agrees=agrees, contradicted=not agrees, interval=interval)
+
+
+def _localized(summary: pd.DataFrame) -> Evidence:
+    """C15: a detectable configuration with a modest AUC (at most 0.65) and a high TPR@10% (at least 0.30)."""
+    det = detectable_rows(summary)
+    modest = det[det.auc <= LOCALIZED_MAX_AUC]
+    best = float(modest.tpr10.max()) if len(modest) else 0.0
+    found = best >= LOCALIZED_MIN_TPR10
+    where = ""
+    if len(modest):
+        top = modest.loc[modest.tpr10.idxmax()]
+        where = f" ({top.dataset}, lr {top.learning_rate:g}, Q={int(top.query_size)}, epoch {int(top.epoch)}, AUC {top.auc:.3f})"
+    return Evidence(best, f"highest TPR@10% at a detectable AUC <= {LOCALIZED_MAX_AUC:g}: {best:.2f}{where}",
+                    f"stated thresholds: a modest AUC(Delta S) <= {LOCALIZED_MAX_AUC:g} with TPR@10% >= {LOCALIZED_MIN_TPR10:g} (3x "
+                    f"chance); {'found' if found else 'not found'} among {len(det)} detectable configurations",
+                    agrees=found, contradicted=False)
+
+
+def calibration_claims(summary: pd.DataFrame, null: Sequence[pd.DataFrame] | None = None, reading: str = "text") -> list[dict]:
+    """Claim records C1-C9, C11, C15, C16 from the chapter's probing summary (one row per run x epoch).
+
+    ``summary`` and every frame of ``null`` (the permuted summaries, :func:`iclmem.probe.null.permutations`)
+    hold their outcomes under the same ``reading`` of Tab. 3 (:func:`iclmem.outcomes.reclassify`),
+    which the records name. Without ``null`` no claim can read "reproduced" except C4 (whose rule
+    does not read membership).
+    """
+    which = f" (outcome rule: {reading} reading of Tab. 3)"
+
+    def share(outcomes: Sequence[str]) -> Callable[[pd.DataFrame], Evidence]:
+        return _share_rule(outcomes)
+
+    paper_shares = {o: ", ".join(f"Q={q}: {PAPER_OUTCOME_SHARES.loc[o, f'Q={q}']:.1f}%" for q in (50, 512)) for o in OUTCOME_ORDER}
+    records = [
+        judge("C1", f"{PAPER_DETECTABLE_TASKS[0]}/{PAPER_DETECTABLE_TASKS[1]} tasks", _detectable_tables, summary, null, fmt="{:.2f}"),
+        judge("C2", f"max AUC(Delta S) {PAPER_PEAKS['auc']:.3f}", _peak, summary, null, fmt="{:.3f}"),
+        judge("C3", f"{PAPER_TPR1_TASKS[0]}/{PAPER_TPR1_TASKS[1]} tasks", _tpr1_tables, summary, null, fmt="{:.2f}"),
+        judge("C4", paper_shares[Outcome.COLLAPSE.value] + "; at lr >= 1e-2", _collapse, summary, null, fmt="{:.3f}",
+              no_null="collapse is decided by the vanilla loss ratio of fine-tuning, which no relabelling of the probed queries changes"),
+        judge("C5", paper_shares[Outcome.INVERSION.value], share([Outcome.INVERSION.value]), summary, null, fmt="{:.3f}"),
+        judge("C6", paper_shares[MEMORIZATION] + "; Q=50 above Q=512", _detectable_by_q, summary, null, fmt="{:.3f}"),
+        judge("C7", f"context overfitting {paper_shares[Outcome.CONTEXT_OVERFITTING.value]}; no signal "
+              f"{paper_shares[Outcome.NO_SIGNAL.value]}", share([Outcome.CONTEXT_OVERFITTING.value, Outcome.NO_SIGNAL.value]),
+              summary, null, fmt="{:.3f}"),
+        judge("C8", "binary tasks most vulnerable at Q=50 (chocolate_bar 13 configs, coffee 8)", _binary, summary, null,
+              fmt="{:+.3f}"),
+        judge("C9", f"Q=50: {percent(PAPER_TEMPORAL['q50_epoch1'])} at epoch 1, {percent(PAPER_TEMPORAL['q50_epoch250'])} by epoch "
+              f"250; Q=512: peak {percent(PAPER_TEMPORAL['q512_peak'])} at epoch {PAPER_TEMPORAL['q512_peak_epoch']}, then vanishes",
+              _temporal, summary, null, fmt="{:+.3f}"),
+        judge("C11", f"{PAPER_CALIBRATION['vanished']} of {PAPER_CALIBRATION['raw_tpr10_signals']} raw TPR@10% signals vanish "
+              f"({percent(PAPER_CALIBRATION['vanished'] / PAPER_CALIBRATION['raw_tpr10_signals'])}), "
+              f"{PAPER_CALIBRATION['calibrated_signals']} remain", _calibration, summary, null, fmt="{:.3f}"),
+        judge("C15", f"beer_ratings Q=512: AUC {PAPER_LOCALIZED['auc']:.2f} but TPR@10% {PAPER_LOCALIZED['tpr10']:.2f}", _localized,
+              summary, null, fmt="{:.2f}"),
+    ]
+    s = fine_tuned(summary)
     records.append(claim_record(
         "C16", "high-cardinality targets need high Q/n and a target not deducible from features (clear_corpus: none)",
         f"{s[s.task == 'regression'].dataset.nunique()} high-cardinality (regression) table(s) in the grid", "not testable here",
         "separating query coverage from deducibility needs several high-cardinality tables that differ in both (the paper "
         "contrasts beer_ratings with clear_corpus); the book's grid cannot vary them independently"))
-    return records
+    outcome_claims = {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C15"}
+    return [{**r, "reason": r["reason"] + which} if r["id"] in outcome_claims else r for r in records]
 
 
-def _binary_claim(summary: pd.DataFrame) -> dict:
-    s = fine_tuned(summary)
-    s = s[s.query_size == 50]
-    if s.empty or "k" not in s.columns:
-        return claim_record("C8", "binary tasks most vulnerable (chocolate_bar 13 detectable configs at Q=50; coffee 8)",
-                            "no Q=50 configurations", "not testable here", "the grid has no Q=50 runs")
-    binary = s.k.astype(float) == 2
-    shares = {name: float((part.outcome == MEMORIZATION).mean()) for name, part in (("binary", s[binary]), ("other", s[~binary]))
-              if len(part)}
-    if len(shares) < 2:
-        return claim_record("C8", "binary tasks most vulnerable at Q=50", "the grid lacks binary or non-binary tables",
-                            "not testable here", "the comparison needs both kinds of table")
-    holds = shares["binary"] > shares["other"]
-    return claim_record("C8", "binary tasks most vulnerable at Q=50 (chocolate_bar 13 configs, coffee 8)",
-                        f"detectable share at Q=50: binary {percent(shares['binary'])}, others {percent(shares['other'])}",
-                        "reproduced" if holds else "differs",
-                        f"direction (binary above the others) {'holds' if holds else 'does not hold'} on this build's tables")
+def outcome_null_shares(summary: pd.DataFrame, null: pd.DataFrame, readings: Sequence[str]) -> pd.DataFrame:
+    """Per reading, Q and outcome: the build's share of configurations and its share under the membership null.
+
+    ``summary``: the build's summary; ``null``: :func:`iclmem.probe.null.null_summaries` without a
+    reading (each reading reclassifies both). Columns reading, Q, outcome, build (%), null mean (%),
+    null 95% range (%), and the build's share exceeding the null's 95% quantile.
+    """
+    rows = []
+    for reading in readings:
+        ours, theirs = fine_tuned(reclassify(summary, reading)), reclassify(null, reading)
+        for q, part in ours.groupby("query_size"):
+            per_perm = theirs[theirs.query_size == q].groupby("perm").outcome
+            for outcome in OUTCOME_ORDER:
+                shares = per_perm.apply(lambda o, outcome=outcome: float((o == outcome).mean())) * 100
+                lo, hi = null_range(shares)
+                build = float((part.outcome == outcome).mean()) * 100
+                rows.append({"reading": reading, "Q": int(q), "outcome": outcome, "build %": build, "null mean %": float(shares.mean()),
+                             "null 95% range": f"[{lo:.1f}, {hi:.1f}]", "above chance": bool(beyond_null(build, shares))})
+    return pd.DataFrame(rows)
 
 
-def _temporal_claim(summary: pd.DataFrame) -> dict:
-    s = fine_tuned(summary)
-    per = s.assign(det=s.outcome == MEMORIZATION).groupby(["query_size", "epoch"]).det.mean()
-    paper = (f"Q=50: {percent(PAPER_TEMPORAL['q50_epoch1'])} at epoch 1, {percent(PAPER_TEMPORAL['q50_epoch250'])} by epoch 250; "
-             f"Q=512: peak {percent(PAPER_TEMPORAL['q512_peak'])} at epoch {PAPER_TEMPORAL['q512_peak_epoch']}, then vanishes")
-    if 50 not in per.index.get_level_values(0) or 512 not in per.index.get_level_values(0):
-        return claim_record("C9", paper, "the grid lacks Q=50 or Q=512", "not testable here", "both query sizes are needed")
-    q50, q512 = per.loc[50], per.loc[512]
-    text = "; ".join(f"Q={q}: " + ", ".join(f"ep {int(e)} {percent(v)}" for e, v in per.loc[q].items()) for q in (50, 512))
-    grows = q50.iloc[-1] > q50.iloc[0]
-    decays = q512.iloc[-1] < q512.max() or q512.max() == 0
-    below = q512.iloc[-1] <= q50.iloc[-1]
-    holds = grows and decays and below
-    return claim_record("C9", paper, text, "reproduced" if holds else "differs",
-                        f"shape: Q=50 grows from the first to the last probed epoch ({'yes' if grows else 'no'}); Q=512 ends below "
-                        f"its peak or never detects ({'yes' if decays else 'no'}) and below Q=50 ({'yes' if below else 'no'})")
+def detect_share_texts(shares: pd.DataFrame) -> dict[str, str]:
+    """``build_detect_<reading>_<Q>`` and ``null_detect_<reading>_<Q>`` texts of :func:`outcome_null_shares` ("-" where absent)."""
+    out = {f"{kind}_detect_{r}_{q}": "-" for kind in ("build", "null") for r in set(shares.reading) for q in (50, 512)}
+    for _, row in shares[shares.outcome == MEMORIZATION].iterrows():
+        out[f"build_detect_{row.reading}_{row.Q}"] = f"{row['build %']:.0f}%"
+        out[f"null_detect_{row.reading}_{row.Q}"] = f"{row['null mean %']:.0f}%"
+    return out
 
 
-def _calibration_claim(summary: pd.DataFrame) -> dict:
-    e = calibration_effect(summary)
-    paper = PAPER_CALIBRATION["vanished"] / PAPER_CALIBRATION["raw_tpr10_signals"]
-    value, interval = share_text(e["vanished"], e["raw_tpr10_signals"])
-    verdict, reason = share_verdict(e["vanished"], e["raw_tpr10_signals"], paper)
-    return claim_record("C11", f"{PAPER_CALIBRATION['vanished']} of {PAPER_CALIBRATION['raw_tpr10_signals']} raw TPR@10% signals "
-                        f"vanish ({percent(paper)}), {PAPER_CALIBRATION['calibrated_signals']} remain",
-                        f"{value} of raw signals vanish ({e['calibrated_signals']} remain, of {e['non_collapsed']} non-collapsed)",
-                        verdict, reason + "; calibrated margin: Delta TPR@10% >= 0.10 (notebook 04 explains the reading)", interval)
+def power_table(n_pairs: Sequence[tuple[int, int]], power: float = 0.8) -> pd.DataFrame:
+    """The smallest AUC(Delta S) each detection rule finds with ``power``, at the probed member / non-member counts.
 
-
-def _localized_claim(det: pd.DataFrame) -> dict:
-    paper = f"beer_ratings Q=512: AUC {PAPER_LOCALIZED['auc']:.2f} but TPR@10% {PAPER_LOCALIZED['tpr10']:.2f}"
-    if len(det) < 2:
-        return claim_record("C15", paper, f"{len(det)} detectable configuration(s)", "not testable here",
-                            "comparing global and localized signals needs at least two detectable configurations")
-    top_auc, top_tpr = det.loc[det.auc.idxmax()], det.loc[det.tpr10.idxmax()]
-    apart = top_auc.name != top_tpr.name and top_tpr.auc < top_auc.auc
-    return claim_record("C15", paper, f"highest TPR@10% {top_tpr.tpr10:.2f} at AUC {top_tpr.auc:.3f}; highest AUC {top_auc.auc:.3f} "
-                        f"with TPR@10% {top_auc.tpr10:.2f}", "reproduced" if apart else "differs",
-                        "the configuration with the strongest localized signal (TPR@10%) "
-                        + ("is not" if apart else "is") + " the one with the strongest global signal (AUC), among detectable ones")
+    Point rule of the text (one-sided test at 5%, what AUC > 0.5 at its best could mean) and the
+    bound reading (the lower bound of a 95% interval above 0.5: one-sided 2.5%), by Hanley-McNeil
+    variances, beside the paper's detectable peaks.
+    """
+    rows = []
+    for n_m, n_n in sorted(set(n_pairs)):
+        rows.append({"members": n_m, "non-members": n_n, "smallest AUC at 80% power, one-sided 5%": min_detectable_auc(n_m, n_n, power, 0.05),
+                     "smallest AUC at 80% power, bound reading (2.5%)": min_detectable_auc(n_m, n_n, power, 0.025),
+                     "paper's detectable peaks": f"{PAPER_TABLE1.auc.min():.2f}-{PAPER_PEAKS['auc']:.2f}"})
+    return pd.DataFrame(rows)
 
 
 # --- tables of the outcomes -----------------------------------------------------------------
@@ -417,6 +615,8 @@ def plot_data_characteristics(chars: pd.DataFrame) -> plt.Figure:
 
 
 __all__ = ["shuffled_label_check", "exhaustive_table", "negative_control", "positive_control", "vanilla_attack", "calibration_claims",
+           "Evidence", "judge", "MEMBERSHIP_NULL", "LOCALIZED_MAX_AUC", "LOCALIZED_MIN_TPR10", "DETECT_MIN_TPR10", "outcome_null_shares", "detect_share_texts",
+           "power_table",
            "PAPER_DETECTABLE_TASKS", "PAPER_TPR1_TASKS", "PAPER_TEMPORAL", "PAPER_LOCALIZED", "PAPER_OUTCOME_SHARES", "PAPER_CALIBRATION",
            "PAPER_TABLE1", "DETECTABLE_COLUMNS", "OUTCOME_COLORS", "detectable_table", "calibration_effect", "outcome_shares",
            "temporal_evolution", "data_characteristics", "plot_outcome_shares", "plot_temporal_evolution", "plot_data_characteristics"]

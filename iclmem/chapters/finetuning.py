@@ -14,6 +14,7 @@ import seaborn as sns
 
 from ..outcomes import COLLAPSE_RATIO
 from .claims import claim_record
+from .verdicts import evidence_verdict
 
 #: App. B.1: stable configurations (lr <= 1e-4) cluster at 1-2x the reference loss; aggressive ones have median ratios above 8x.
 PAPER_STABLE_RATIO = (1.0, 2.0)
@@ -26,7 +27,13 @@ def median_loss_ratios(metrics: pd.DataFrame) -> pd.Series:
 
 
 def loss_ratio_claim(metrics: pd.DataFrame) -> dict:
-    """C10: the loss ratio is bimodal, lr <= 1e-4 at 1-2x, aggressive rates (>= 1e-2) with median > 8x; threshold 5x."""
+    """C10: the loss ratio is bimodal, lr <= 1e-4 at 1-2x, every aggressive rate (>= 1e-2) with a median > 8x; threshold 5x.
+
+    The ratio comes from fine-tuning (vanilla loss of M_theta over M_ref), not from membership labels,
+    so no membership null applies; the record says so. Agrees when every stable rate's median is at
+    most 2x and every aggressive rate's median exceeds 8x (the claim is about where the aggressive
+    medians are, not whether one of them is).
+    """
     ratio = median_loss_ratios(metrics)
     stable, aggressive = ratio[ratio.index <= 1e-4], ratio[ratio.index >= 1e-2]
     paper = (f"lr <= 1e-4: {PAPER_STABLE_RATIO[0]:g}-{PAPER_STABLE_RATIO[1]:g}x; lr >= 1e-2: median > {PAPER_AGGRESSIVE_MEDIAN:g}x; "
@@ -36,10 +43,15 @@ def loss_ratio_claim(metrics: pd.DataFrame) -> dict:
         return claim_record("C10", paper, ours or "no fine-tuned epochs", "not testable here",
                             "the grid needs a learning rate <= 1e-4 and one >= 1e-2")
     low_ok = bool((stable <= PAPER_STABLE_RATIO[1]).all())
-    high_ok = bool((aggressive > PAPER_AGGRESSIVE_MEDIAN).any())
-    return claim_record("C10", paper, f"median loss ratio {ours}", "reproduced" if low_ok and high_ok else "differs",
-                        f"stable rates at most {PAPER_STABLE_RATIO[1]:g}x: {'yes' if low_ok else 'no'}; some aggressive rate with a "
-                        f"median above {PAPER_AGGRESSIVE_MEDIAN:g}x: {'yes' if high_ok else 'no'}")
+    high_ok = bool((aggressive > PAPER_AGGRESSIVE_MEDIAN).all())
+    below = ", ".join(f"{lr:g}" for lr, v in aggressive.items() if v <= PAPER_AGGRESSIVE_MEDIAN) or "none"
+    verdict = evidence_verdict(low_ok and high_ok, None, no_null=True)
+    return claim_record("C10", paper, f"median loss ratio {ours}", verdict,
+                        f"stable rates at most {PAPER_STABLE_RATIO[1]:g}x: {'yes' if low_ok else 'no'}; every aggressive rate with a "
+                        f"median above {PAPER_AGGRESSIVE_MEDIAN:g}x: {'yes' if high_ok else 'no'} (aggressive rates at or below it: "
+                        f"{below})", null="no null applies: the loss ratio is measured on fine-tuning's own vanilla loss, which no "
+                        "relabelling of members and non-members changes", observed=f"smallest aggressive median "
+                        f"{float(aggressive.min()):.3g}x, largest stable median {float(stable.max()):.3g}x")
 
 
 # --- figures ----------------------------------------------------------------------------------
