@@ -114,12 +114,16 @@ def permuted_auc_lower_bounds(score: Sequence[float], labels: np.ndarray, n_boot
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0xB0075]))
     im, inn = rng.integers(0, n_m, (n_boot, n_m)), rng.integers(0, n_n, (n_boot, n_n))
     out = np.empty(len(lab))
-    rows = np.arange(n_boot)[:, None] * u
-    for p in range(len(lab)):
-        cm = np.bincount((rows + member_codes[p][im]).ravel(), minlength=n_boot * u).reshape(n_boot, u)
-        cn = np.bincount((rows + non_member_codes[p][inn]).ravel(), minlength=n_boot * u).reshape(n_boot, u)
-        aucs = count_statistics(cm, cn, n_m, n_n, ())["auc"]
-        out[p] = np.quantile(aucs, (1 - level) / 2)
+    per_chunk = max(1, 4_000_000 // (n_boot * max(u, n_m, n_n)))  # permutations per block: a few tens of MB at most
+    for start in range(0, len(lab), per_chunk):
+        block = slice(start, min(start + per_chunk, len(lab)))
+        n_p = block.stop - block.start
+        rows = (np.arange(n_p * n_boot) * u).reshape(n_p, n_boot, 1)  # one bin range per (permutation, resample)
+        size = n_p * n_boot * u
+        cm = np.bincount((rows + member_codes[block][:, im]).ravel(), minlength=size).reshape(n_p * n_boot, u)
+        cn = np.bincount((rows + non_member_codes[block][:, inn]).ravel(), minlength=size).reshape(n_p * n_boot, u)
+        aucs = count_statistics(cm, cn, n_m, n_n, ())["auc"].reshape(n_p, n_boot)
+        out[block] = np.quantile(aucs, (1 - level) / 2, axis=1)
     return out
 
 

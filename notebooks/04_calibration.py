@@ -67,23 +67,20 @@ control_learning_rate: float = 0.001
 
 # %% tags=["hide-input"]
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import Markdown
 
-from iclmem.chapters.calibration import (PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1, calibration_claims,
-                                         calibration_effect, data_characteristics, detectable_table, exhaustive_table,
-                                         negative_control, outcome_shares, plot_data_characteristics, plot_outcome_shares,
-                                         plot_temporal_evolution, positive_control, shuffled_label_check, temporal_evolution,
-                                         vanilla_attack)
+from iclmem.chapters.calibration import (MARGIN_RULES, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1, calibration_claims,
+                                         calibration_effect, data_characteristics, detect_share_texts, detectable_table,
+                                         exhaustive_table, fit_printed_reading, negative_control, null_margin_rates,
+                                         outcome_null_shares, outcome_shares, outcomes_with_null, plot_data_characteristics,
+                                         plot_outcome_shares, plot_temporal_evolution, positive_control, power_table,
+                                         reading_agreement, shuffled_label_check, temporal_evolution, vanilla_attack)
 from iclmem.chapters.claims import glue_claims, glue_text
 from iclmem.chapters.display import use_book_tables
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.data import prepared_table
 from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid
 from iclmem.adapters import load_model
-from iclmem.chapters.calibration import detect_share_texts, outcome_null_shares, power_table
-from iclmem.chapters.outcome_readings import fit_printed_reading, reading_agreement
-from iclmem.outcomes import MARGIN_RULES, OUTCOME_READINGS, get_reading, null_margin_rates, reclassify
-from iclmem.probe.null import null_summaries, permutations
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
@@ -94,9 +91,8 @@ sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
 summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, tables=tables)
-reading = get_reading(outcome_rule)  # checked before the null is computed
-null = null_summaries(summary, scores, n_permutations, seed, n_boot) if n_permutations else None  # no model runs: cached scores
-summary = reclassify(summary, outcome_rule)  # every table and claim below: outcomes under the chosen reading
+# every table and claim below: outcomes under the chosen reading; the membership null from the cached scores (no model runs)
+summary, null = outcomes_with_null(summary, scores, outcome_rule, n_permutations, seed, n_boot)
 Markdown(run_banner(tables, data_path, target, task))
 
 # %% [markdown]
@@ -138,17 +134,14 @@ agreement
 # evidence.
 
 # %%
-if null is not None:
-    shares_null = outcome_null_shares(summary, null, list(OUTCOME_READINGS))
-    for key, text in detect_share_texts(shares_null).items():
-        glue_text(key, text)
-    display(shares_null[shares_null.outcome == "detectable_memorization"].drop(columns="outcome"))
-glue_text("outcome_rule", outcome_rule)
-glue_text("outcome_rule_text", reading.description)
+shares_null = outcome_null_shares(summary, null) if null is not None else pd.DataFrame(columns=["reading", "outcome"])
+for key, text in {**detect_share_texts(shares_null), "outcome_rule": outcome_rule}.items():
+    glue_text(key, text)
+shares_null[shares_null.outcome == "detectable_memorization"].drop(columns="outcome")
 
 # %% [markdown]
-# Detectable memorization under the chosen reading, `outcome_rule` = **{glue:text}`outcome_rule`**
-# ({glue:text}`outcome_rule_text`), and what the same reading gives under the membership null,
+# Detectable memorization under the chosen reading, `outcome_rule` = **{glue:text}`outcome_rule`**,
+# and what the same reading gives under the membership null,
 # averaged over permutations: at the paper's small query size the build has
 # {glue:text}`build_detect_bound_50` where chance alone gives {glue:text}`null_detect_bound_50`
 # (the text's reading: {glue:text}`build_detect_text_50` where chance gives
@@ -160,7 +153,7 @@ glue_text("outcome_rule_text", reading.description)
 # outcome, every reading) follows.
 
 # %%
-shares_null if null is not None else None
+shares_null
 
 # %% [markdown]
 # ## Power: the smallest signal the probe can see at these query counts
@@ -388,7 +381,7 @@ versus
 # has no membership null (collapse is decided by the loss ratio) and says so.
 
 # %%
-claims = calibration_claims(summary, permutations(null) if null is not None else None, outcome_rule)
+claims = calibration_claims(summary, null, outcome_rule)
 glue_claims(claims)
 pd.DataFrame(claims).set_index("id")[["paper", "ours", "verdict", "null_rate", "observed", "null_range", "reason"]]
 

@@ -9,8 +9,8 @@ import pytest
 from iclmem.chapters.calibration import (
     Evidence,
     calibration_claims,
-    judge,
     exhaustive_table,
+    judge,
     negative_control,
     positive_control,
     shuffled_label_check,

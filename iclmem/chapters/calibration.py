@@ -16,7 +16,7 @@ they carry. The outcome rules and the calibrated margin are the engine's :mod:`i
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
@@ -25,9 +25,21 @@ import pandas as pd
 import seaborn as sns
 from scipy import stats
 
-from ..outcomes import DEFAULT_MARGIN_RULE, OUTCOME_ORDER, Outcome, calibrated_margin, reclassify, with_primary_metric
+from ..outcomes import (
+    DEFAULT_MARGIN_RULE,
+    MARGIN_RULES,
+    OUTCOME_ORDER,
+    Outcome,
+    calibrated_margin,
+    get_reading,
+    null_margin_rates,
+    reclassify,
+    with_primary_metric,
+)
+from ..probe.null import null_summaries, permutations
 from ..stats import beyond_null, min_detectable_auc, null_range
 from .claims import claim_record
+from .outcome_readings import fit_printed_reading, reading_agreement
 from .probing import PAPER_PEAKS, detectable_rows, fine_tuned
 from .verdicts import evidence_verdict, percent, share_agreement, share_text, summarize_null
 
@@ -405,14 +417,30 @@ def _localized(summary: pd.DataFrame) -> Evidence:
                     agrees=found, contradicted=False)
 
 
-def calibration_claims(summary: pd.DataFrame, null: Sequence[pd.DataFrame] | None = None, reading: str = "text") -> list[dict]:
+def outcomes_with_null(summary: pd.DataFrame, scores: Mapping[str, pd.DataFrame], outcome_rule: str, n_permutations: int,
+                       seed: int = 0, n_boot: int = 200) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """(the summary with its outcomes under ``outcome_rule``, the membership null of :func:`iclmem.probe.null.null_summaries`).
+
+    The reading is checked before any permutation; the null is computed from the cached scores with
+    no outcome column fixed (each reading reclassifies it); ``n_permutations = 0`` gives no null.
+    """
+    get_reading(outcome_rule)
+    null = null_summaries(summary, scores, n_permutations, seed, n_boot) if n_permutations else None
+    return reclassify(summary, outcome_rule), null
+
+
+def calibration_claims(summary: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFrame] | None = None,
+                       reading: str = "text") -> list[dict]:
     """Claim records C1-C9, C11, C15, C16 from the chapter's probing summary (one row per run x epoch).
 
-    ``summary`` and every frame of ``null`` (the permuted summaries, :func:`iclmem.probe.null.permutations`)
-    hold their outcomes under the same ``reading`` of Tab. 3 (:func:`iclmem.outcomes.reclassify`),
-    which the records name. Without ``null`` no claim can read "reproduced" except C4 (whose rule
+    ``null``: the membership null, as :func:`iclmem.probe.null.null_summaries` returns it or as its
+    :func:`~iclmem.probe.null.permutations`. ``summary`` holds its outcomes under ``reading`` of Tab. 3
+    (:func:`iclmem.outcomes.reclassify`), and so does every permuted summary (reclassified here),
+    and the records name it. Without ``null`` no claim can read "reproduced" except C4 (whose rule
     does not read membership).
     """
+    if isinstance(null, pd.DataFrame):
+        null = permutations(reclassify(null, reading))
     which = f" (outcome rule: {reading} reading of Tab. 3)"
 
     def share(outcomes: Sequence[str]) -> Callable[[pd.DataFrame], Evidence]:
@@ -451,7 +479,7 @@ def calibration_claims(summary: pd.DataFrame, null: Sequence[pd.DataFrame] | Non
     return [{**r, "reason": r["reason"] + which} if r["id"] in outcome_claims else r for r in records]
 
 
-def outcome_null_shares(summary: pd.DataFrame, null: pd.DataFrame, readings: Sequence[str]) -> pd.DataFrame:
+def outcome_null_shares(summary: pd.DataFrame, null: pd.DataFrame, readings: Sequence[str] = ("text", "printed", "bound")) -> pd.DataFrame:
     """Per reading, Q and outcome: the build's share of configurations and its share under the membership null.
 
     ``summary``: the build's summary; ``null``: :func:`iclmem.probe.null.null_summaries` without a
@@ -616,7 +644,7 @@ def plot_data_characteristics(chars: pd.DataFrame) -> plt.Figure:
 
 __all__ = ["shuffled_label_check", "exhaustive_table", "negative_control", "positive_control", "vanilla_attack", "calibration_claims",
            "Evidence", "judge", "MEMBERSHIP_NULL", "LOCALIZED_MAX_AUC", "LOCALIZED_MIN_TPR10", "DETECT_MIN_TPR10", "outcome_null_shares", "detect_share_texts",
-           "power_table",
+           "power_table", "outcomes_with_null", "fit_printed_reading", "reading_agreement", "MARGIN_RULES", "null_margin_rates",
            "PAPER_DETECTABLE_TASKS", "PAPER_TPR1_TASKS", "PAPER_TEMPORAL", "PAPER_LOCALIZED", "PAPER_OUTCOME_SHARES", "PAPER_CALIBRATION",
            "PAPER_TABLE1", "DETECTABLE_COLUMNS", "OUTCOME_COLORS", "detectable_table", "calibration_effect", "outcome_shares",
            "temporal_evolution", "data_characteristics", "plot_outcome_shares", "plot_temporal_evolution", "plot_data_characteristics"]
