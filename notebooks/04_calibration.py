@@ -166,16 +166,18 @@ shares_null
 counts = list(zip(summary.n_members.astype(int), summary.n_non_members.astype(int), strict=True))
 power = power_table(counts)
 glue_text("power_bound", f"{power.iloc[:, 3].max():.2f}")
+glue_text("power_200", f"{power_table([(200, 200)]).iloc[0, 3]:.2f}")  # what 200 + 200 probed queries would buy
 power
 
 # %% [markdown]
 # At the book's `max_queries` a configuration needs an AUC of about {glue:text}`power_bound` to be
 # found reliably under the bound reading: the paper's peaks would mostly go unseen. Probing 200 +
-# 200 queries instead of 50 + 50 would bring that to about 0.58, at four times the probing time of
-# chapter 3 for the $Q=512$ runs (about 5 more minutes of `make book`); the book keeps 50 + 50 and
-# reads a non-detection accordingly: as absence of a *large* signal only.
-
-# %% [markdown]
+# 200 queries would bring that to {glue:text}`power_200`, for the $Q=512$ runs only
+# (the $Q=50$ runs have 50 members), at four times their probing cost: chapter 3's probing took
+# 5.5 minutes of a fresh build (CHANGELOG), half of it for $Q=512$, so about 8 minutes more,
+# beyond the book's build budget. The book keeps 50 + 50 and reads a non-detection accordingly:
+# as absence of a *large* signal only. Run `-p max_queries 200` to buy the power.
+#
 # ## Raw signals that calibration removes (App. A.4)
 #
 # Among the non-collapsed configurations (run $\times$ probing epoch $> 0$): how many show an
