@@ -87,7 +87,8 @@ def test_shipped_grids_parse_and_book_grid_matches_notebook_05():
     params = {k: p.default for k, p in notebook_parameters(read_notebook(REPO / "notebooks" / "05_realistic_regimes.py")).items()}
     assert params["grid_file"] is None  # the notebook's own parameters are the book grid
     spec = book.specs[0]
-    assert params["datasets"] == [s.dataset for s in book.specs if s.regime == "single_task_fixed"]
+    assert params["datasets"] == [s.dataset for s in book.specs if s.regime == "single_task_fixed" and s.learning_rate == spec.learning_rate]
+    assert sorted(params["single_task_learning_rates"]) == sorted({s.learning_rate for s in book.specs if s.regime == "single_task_fixed"})
     assert (params["learning_rates"], params["query_sizes"], params["epochs"], params["context_size"], params["seed"]) == (
         [spec.learning_rate], sorted({s.query_size for s in book.specs}), spec.epochs, spec.context_size, spec.seed)
     assert params["regimes"] == list(dict.fromkeys(s.regime for s in book.specs))

@@ -95,7 +95,8 @@ def _reference_from(path: str | None) -> ReferenceLTM:
     return load_reference() if path is None else load_checkpoint(Path(path))
 
 
-def _reference(reference: ReferenceLTM | str | Path | None) -> ReferenceLTM:
+def task_reference(reference: ReferenceLTM | str | Path | None) -> ReferenceLTM:
+    """The M_ref a sweep task fine-tunes from: a loaded model as it is, else the shipped reference, a path or a tabicl:/tabpfn: spec."""
     if hasattr(reference, "predict"):  # a loaded model: the reference or an adapter
         return reference
     return _reference_from(None if reference is None else str(reference))
@@ -143,7 +144,7 @@ def run_task(spec: RunSpec, *, grid_name: str, probe: ProbeSettings, sources: Ma
     if done and done.get("status") == "ok":
         return done
     try:
-        ref = _reference(reference)
+        ref = task_reference(reference)
         tables = {d: (sources[d] if d in sources else DatasetSource(d)).load(carte_dir) for d in spec.datasets}
         run = run_spec(spec, ref, results_dir, False, carte_dir, tables)
         rows = probe_summary(run, {t.name: t for t in tables.values()}, probe, ref, results_dir)
@@ -159,5 +160,5 @@ def run_task(spec: RunSpec, *, grid_name: str, probe: ProbeSettings, sources: Ma
     return out
 
 
-__all__ = ["SWEEP_CODE", "probe_summary", "read_summary", "reference_sha", "run_task", "spec_key", "summary_dir",
+__all__ = ["SWEEP_CODE", "probe_summary", "read_summary", "reference_sha", "run_task", "spec_key", "summary_dir", "task_reference",
            "sweep_code_version"]
