@@ -176,3 +176,50 @@ def test_c15_has_stated_thresholds():
     assert records["C15"]["verdict"] == "reproduced" and "0.30" in records["C15"]["ours"]  # TPR@10% 0.30 at AUC 0.60
     strong_only = {r["id"]: r for r in calibration_claims(_grid(4, 0, auc=0.80), [_grid(0, 0)] * 50, "bound")}
     assert strong_only["C15"]["verdict"] == "inconclusive"  # the only detectable AUCs are above the modest 0.65
+
+
+def test_c1_counts_tables_with_a_detectable_configuration_under_n_and_is_judged_against_chance():
+    quiet = [_grid(0, 0)] * 40
+    both = {r["id"]: r for r in calibration_claims(_grid(4, 0), quiet, "bound")}["C1"]
+    assert both["ours"].startswith("2/2") and both["verdict"] == "reproduced"  # 80% inside [34%, 100%], and chance never agrees
+    chance = [_grid(2, 2)] * 40  # chance makes both tables detectable in every permutation
+    assert {r["id"]: r for r in calibration_claims(_grid(4, 0), chance, "bound")}["C1"]["verdict"] == "inconclusive"
+    none = {r["id"]: r for r in calibration_claims(_grid(0, 0), quiet, "bound")}["C1"]
+    assert none["ours"].startswith("0/2") and none["verdict"] == "differs"  # 80% is above [0%, 66%]
+    low_tpr = _grid(4, 0).assign(tpr10_loss=0.05)  # detectable, but without the claim's TPR@10% > 0.1
+    assert {r["id"]: r for r in calibration_claims(low_tpr, quiet, "bound")}["C1"]["ours"].startswith("0/2")
+
+
+def _epochs(det: dict[tuple[int, int], int], per_cell: int = 8) -> pd.DataFrame:
+    """``per_cell`` configurations per (Q, epoch), the first ``det[(Q, epoch)]`` of them detectable."""
+    rows = []
+    for (q, epoch), n_det in det.items():
+        for i in range(per_cell):
+            hit = i < n_det
+            rows.append(_row("bin" if i % 2 else "reg", q, 1e-4, epoch, "none", 0.7 if hit else 0.45, 0.45, MEM if hit else NOSIG,
+                             k=2 if i % 2 else 300, auc_loss_lo=0.6 if hit else 0.35))
+    return pd.DataFrame(rows)
+
+
+def test_c9_judges_rise_peak_and_decay_each_against_the_null():
+    shape = {(50, 1): 0, (50, 10): 3, (50, 100): 6, (512, 1): 0, (512, 10): 5, (512, 100): 0}
+    flat = {cell: 1 for cell in shape}
+    quiet = [_epochs(flat)] * 40
+    c9 = {r["id"]: r for r in calibration_claims(_epochs(shape), quiet, "bound")}["C9"]
+    assert c9["verdict"] == "reproduced" and "rise (Q=50, last minus first epoch) +75.0 points" in c9["reason"]
+    no_decay = {**shape, (512, 100): 5}
+    c9 = {r["id"]: r for r in calibration_claims(_epochs(no_decay), quiet, "bound")}["C9"]
+    assert c9["verdict"] == "inconclusive" and "+0 within" in c9["reason"]  # the rise and the peak pass, the decay does not
+    falling = {**shape, (50, 1): 6, (50, 100): 0}  # Q=50 loses its signal: the rise is contradicted
+    assert {r["id"]: r for r in calibration_claims(_epochs(falling), quiet, "bound")}["C9"]["verdict"] == "differs"
+    two_epochs = {(50, 1): 0, (50, 10): 3, (512, 1): 0, (512, 10): 5}
+    assert {r["id"]: r for r in calibration_claims(_epochs(two_epochs), quiet, "bound")}["C9"]["verdict"] == "not testable here"
+
+
+def test_c3_is_a_share_rule_with_its_threshold():
+    quiet = [_grid(0, 0)] * 40
+    high = _grid(4, 0).assign(tpr1_loss=0.2)  # every detectable configuration has TPR@1% 0.2 > 0.1: both tables
+    c3 = {r["id"]: r for r in calibration_claims(high, quiet, "bound")}["C3"]
+    assert c3["ours"].startswith("2/2") and c3["verdict"] == "differs"  # the paper's 20% is below [34%, 100%]
+    low = {r["id"]: r for r in calibration_claims(_grid(4, 0), quiet, "bound")}["C3"]  # TPR@1% 0.05: no table
+    assert low["ours"].startswith("0/2") and low["verdict"] == "inconclusive"  # 20% is inside [0%, 66%], and so is chance
