@@ -92,7 +92,7 @@ specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epoch
 runs = run_grid(specs, reference, tables=tables)
 summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, tables=tables)
 # every table and claim below: outcomes under the chosen reading; the membership null from the cached scores (no model runs)
-summary, null = outcomes_with_null(summary, scores, outcome_rule, n_permutations, seed, n_boot)
+summary, membership_null = outcomes_with_null(summary, scores, outcome_rule, n_permutations, seed, n_boot)
 Markdown(run_banner(tables, data_path, target, task))
 
 # %% [markdown]
@@ -134,7 +134,8 @@ agreement
 # evidence.
 
 # %%
-shares_null = outcome_null_shares(summary, null) if null is not None else pd.DataFrame(columns=["reading", "outcome"])
+no_null = pd.DataFrame(columns=["reading", "outcome"])
+shares_null = outcome_null_shares(summary, membership_null) if membership_null is not None else no_null
 for key, text in {**detect_share_texts(shares_null), "outcome_rule": outcome_rule}.items():
     glue_text(key, text)
 shares_null[shares_null.outcome == "detectable_memorization"].drop(columns="outcome")
@@ -383,7 +384,7 @@ versus
 # has no membership null (collapse is decided by the loss ratio) and says so.
 
 # %%
-claims = calibration_claims(summary, null, outcome_rule)
+claims = calibration_claims(summary, membership_null, outcome_rule)
 glue_claims(claims)
 pd.DataFrame(claims).set_index("id")[["paper", "ours", "verdict", "null_rate", "observed", "null_range", "reason"]]
 

@@ -49,6 +49,7 @@ settings: list = ["full", "pairs_labels", "pairs_only"]
 n_instances: int = 16  # the paper: 200
 n_demonstrations: int = 50  # the paper: 200
 seed: int = 0
+n_permutations: int = 1000  # null draws per claim D1-D8 (bootstrap rules have null rates of 2.5-4.5%: 100 draws misplace them by 2 points)
 segment_min: float = 0.6
 segment_max: float = 0.8
 prompt_layout: str = "turns"  # turns (demonstrations as chat turns) | single (one message, the paper's Fig. 1)
@@ -351,15 +352,29 @@ mvn_table
 # paper's levels (memorization by regime and dataset, Sec. 5.1, Observations 1-2) are in the *paper* column.
 # They are GPT-4's on WNLI, RTE, TREC and DBpedia, so this build checks each claim's direction (or equality),
 # not its value. The rows are those a model is known to have seen: the fine-tuned model on its members (with
-# no fine-tuning, all instances of the model). A claim is *reproduced* when its
-# {glue:text}`claims_confidence` bootstrap interval over instances ({glue:text}`claims_n_boot` resamples)
-# supports it: above 0 for an effect, within $\pm${glue:text}`equivalence_margin` percentage points for an
-# equality (D4, D5; a margin of this companion, not of the paper). Otherwise it *differs*, and it is *not
-# testable here* when the run lacks what the claim needs. The reasons follow the table.
+# no fine-tuning, all instances of the model).
+#
+# Each claim has a rule, read on its {glue:text}`claims_confidence` bootstrap interval over instances
+# ({glue:text}`claims_n_boot` resamples): above 0 for an effect, within $\pm${glue:text}`equivalence_margin`
+# percentage points for an equality (D4, D5; a margin of this companion, not of the paper). An equality also
+# needs memorization above that margin, since two settings near 0% are "equal" whatever the prompt. Each claim
+# also has a *null*: a world in which the claim is false, made from this build's instances. What the claim
+# contrasts is exchanged at random within each instance (the ks for D1-D3, D6 and D7, the two settings at
+# zero-shot for D5) or between instances (memorized or not, D8). For an equality, the settings are exchanged and
+# one of them then loses memorized completions at random until it lies a margin below the other (D4, D5). The
+# rule judges {glue:text}`claims_n_perm` such draws, each with a {glue:text}`claims_null_boot`-resample bootstrap.
+# The *null rate* column says how often it answers "reproduced" there.
+#
+# A claim is *reproduced* when its rule agrees and the null rate is at most {glue:text}`null_level`. It is
+# *inconclusive* when the rule agrees but chance agrees too often, or when the build disagrees only within the
+# noise (the claimed sign with an interval that includes 0, or an interval that straddles the margin). It
+# *differs* when the build clearly contradicts the claim, and it is *not testable here* when the run lacks what
+# the claim needs. D9 is a single share with no groups to exchange, so no null applies and its Wilson interval
+# decides. The reasons and the nulls follow the table.
 
 # %%
 focus = Focus("fine-tuned", members_only=True) if do_finetune else Focus(label_of[models[-1].model_id])
-results = all_claims(mem, perf, focus, agree, seed=seed, review=review)
+results = all_claims(mem, perf, focus, agree, seed=seed, review=review, n_perm=n_permutations)
 glue_claims(c.record() for c in results)
 glue_values(claims_glue(results, agree))
 with pd.option_context("display.max_colwidth", None):
@@ -367,7 +382,7 @@ with pd.option_context("display.max_colwidth", None):
 
 # %%
 for c in results:
-    print(f"{c.claim_id} ({c.verdict}): {c.reason}")
+    print(f"{c.claim_id} ({c.verdict}): {c.reason}" + (f"\n    null: {c.null}" if c.null else ""))
 
 # %% tags=["hide-input"]
 wall_min = (time.perf_counter() - started) / 60

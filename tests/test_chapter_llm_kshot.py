@@ -11,6 +11,7 @@ from iclmem.chapters import llm_kshot
 from iclmem.chapters.llm_kshot import (
     GROUND_TRUTH_NAMES,
     N_BOOT,
+    NULL_BOOT,
     TABLE2,
     TABLE3,
     ClaimResult,
@@ -31,6 +32,7 @@ from iclmem.chapters.llm_kshot import (
 from iclmem.llm.chat import ChatRequest
 from iclmem.llm.judges import Thresholds
 from iclmem.llm.replication import ReplicationConfig, build_experiment
+from iclmem.stats import N_PERMUTATIONS
 
 
 def rates_frame() -> pd.DataFrame:
@@ -81,14 +83,16 @@ def test_judge_glue_and_text():
 
 
 def test_claims_glue_has_a_verdict_per_claim_and_the_method():
-    results = [ClaimResult("D1", "p", "o", "reproduced", "r"), ClaimResult("D2", "p", "o", "differs", "r"),
+    results = [ClaimResult("D1", "p", "o", "reproduced", "r", null="k labels exchangeable within an instance", null_rate=0.02),
+               ClaimResult("D2", "p", "o", "differs", "r"), ClaimResult("D3", "p", "o", "inconclusive", "r"),
                ClaimResult("D9", "p", "o", "not testable here", "r")]
     values = claims_glue(results, {"n": 4, "agreement": 0.5, "kappa": 0.7})
-    assert {k: values[k] for k in ("verdict-D1", "verdict-D2", "verdict-D9")} == {
-        "verdict-D1": "reproduced", "verdict-D2": "differs", "verdict-D9": "not testable here"}
-    assert values["claims_verdicts"] == "1 reproduced, 1 differs, 1 not testable here"
+    assert {k: values[k] for k in ("verdict-D1", "verdict-D2", "verdict-D3", "verdict-D9")} == {
+        "verdict-D1": "reproduced", "verdict-D2": "differs", "verdict-D3": "inconclusive", "verdict-D9": "not testable here"}
+    assert values["claims_verdicts"] == "1 reproduced, 1 differs, 1 inconclusive, 1 not testable here"
     assert values["claims_n_boot"] == N_BOOT and type(values["claims_n_boot"]) is int
     assert values["claims_confidence"] == "95%" and values["equivalence_margin"] == "10"
+    assert values["claims_n_perm"] == N_PERMUTATIONS and values["claims_null_boot"] == NULL_BOOT and values["null_level"] == "5%"
     assert values["judge_reading"] == "substantial"  # kappa 0.7: Landis and Koch's 0.61-0.80
     assert claims_glue(results, None)["judge_reading"] == "not measured"
 

@@ -64,15 +64,16 @@ def _window(**kw) -> ContextSummary:
 
 def test_summary_sentences_are_formatted_from_the_numbers():
     run = {"n_completions": 321, "n_cached": 20, "wall_minutes": "2.5", "run_models": "one model (m)", "run_instances": 16}
-    results = [ClaimResult("D1", "p", "o", "reproduced", "r"), ClaimResult("D2", "p", "o", "differs", "r"),
+    results = [ClaimResult("D1", "p", "o", "reproduced", "r", null="k labels exchangeable within an instance", null_rate=0.02),
+               ClaimResult("D2", "p", "o", "differs", "r"), ClaimResult("D3", "p", "o", "inconclusive", "r"),
                ClaimResult("D9", "p", "o", "not testable here", "r")]
     gaps = ground_truth_gaps(_mem(6, 1, 2), n_boot=100)
     text = summary_markdown(run, _window(), "the LLM judge", None, {"n": 40, "agreement": 0.75, "kappa": 0.5}, gaps, results,
                             "the review changed 2 of 40 judge labels (5.0%)", "3 requests do not fit")
     for part in ("321 completions (20 from the disk cache) in 2.5 minutes", "some-model (8192 tokens)", "k = 120",
                  "k = 200 did not fit", "from the LLM judge", "75% of the 40 completions", "kappa 0.50, moderate",
-                 "changed 2 of 40", "+50 percentage points", "1 reproduced, 1 differs, 1 not testable here",
-                 "reproduced (D1); differs (D2); not testable here (D9)", "3 requests do not fit"):
+                 "changed 2 of 40", "+50 percentage points", "1 reproduced, 1 differs, 1 inconclusive, 1 not testable here",
+                 "reproduced (D1); differs (D2); inconclusive (D3); not testable here (D9)", "3 requests do not fit"):
         assert part in text, part
     other = summary_markdown({**run, "wall_minutes": "9.0"}, _window(ks_run=[0, 25, 200], k_max=400), "the offline judge",
                              None, None, gaps.iloc[:0], results)

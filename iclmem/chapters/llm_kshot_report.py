@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..llm.judge_eval import CVResult, cross_validate
 from ..llm.judges import SHIPPED_THRESHOLDS, Thresholds, fit_on_features, load_labelled_pairs, pair_features
+from .claims import VERDICTS
 from .llm_kshot import (
     CONFIDENCE,
     MEMORIZED,
@@ -166,7 +167,7 @@ def correlation_intervals(mem: pd.DataFrame, perf: pd.DataFrame, measure: str = 
 
 # -- the summary --------------------------------------------------------------------------------------------------
 def _claims_sentence(results: Sequence[ClaimResult]) -> str:
-    by = {v: [r.claim_id for r in results if r.verdict == v] for v in ("reproduced", "differs", "not testable here")}
+    by = {v: [r.claim_id for r in results if r.verdict == v] for v in VERDICTS}
     parts = [f"{v} ({', '.join(ids)})" for v, ids in by.items() if ids]
     return f"Of the paper's claims D1-D9, this build's verdicts are {verdict_counts(results)}: " + "; ".join(parts) + "."
 
