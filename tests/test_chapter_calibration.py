@@ -9,10 +9,13 @@ import pytest
 from iclmem.chapters.calibration import (
     Evidence,
     calibration_claims,
+    detect_share_texts,
     exhaustive_table,
     judge,
     negative_control,
+    outcome_null_shares,
     positive_control,
+    power_table,
     shuffled_label_check,
 )
 from iclmem.chapters.claims import VERDICTS
@@ -223,3 +226,22 @@ def test_c3_is_a_share_rule_with_its_threshold():
     assert c3["ours"].startswith("2/2") and c3["verdict"] == "differs"  # the paper's 20% is below [34%, 100%]
     low = {r["id"]: r for r in calibration_claims(_grid(4, 0), quiet, "bound")}["C3"]  # TPR@1% 0.05: no table
     assert low["ours"].startswith("0/2") and low["verdict"] == "inconclusive"  # 20% is inside [0%, 66%], and so is chance
+
+
+def test_outcome_null_shares_compare_each_reading_with_its_own_chance_level():
+    ours = _grid(6, 0, auc=0.7)  # 6 of 24 at Q=50 clear 0.5 with their interval (lower bound 0.6)
+    chance = _grid(24, 24, auc=0.55).assign(auc_loss_lo=0.45, loss_ratio=1.0)  # every AUC above 0.5, no interval above it
+    null = pd.concat([chance.assign(perm=i) for i in range(20)], ignore_index=True)
+    shares = outcome_null_shares(ours.assign(loss_ratio=1.0), null).set_index(["reading", "Q", "outcome"])
+    text, bound = shares.loc[("text", 50, MEM)], shares.loc[("bound", 50, MEM)]
+    assert text["null mean %"] == 100.0 and not text["above chance"]  # the point rule calls every chance configuration detectable
+    assert bound["null mean %"] == 0.0 and bound["build %"] == 25.0 and bound["above chance"]
+    texts = detect_share_texts(shares.reset_index())
+    assert texts["build_detect_bound_50"] == "25%" and texts["null_detect_text_50"] == "100%" and texts["build_detect_text_512"] == "0%"
+
+
+def test_power_table_gives_the_smallest_detectable_auc_per_probed_count():
+    table = power_table([(50, 50), (50, 50), (16, 16)])
+    assert list(table.members) == [16, 50]  # one row per distinct count
+    assert (table.iloc[:, 3] > table.iloc[:, 2]).all()  # the bound reading needs a larger AUC than a 5% one-sided test
+    assert 0.64 < table.iloc[1, 2] < 0.65 and table.iloc[0, 2] > 0.7

@@ -495,8 +495,9 @@ def outcome_null_shares(summary: pd.DataFrame, null: pd.DataFrame, readings: Seq
                 shares = per_perm.apply(lambda o, outcome=outcome: float((o == outcome).mean())) * 100
                 lo, hi = null_range(shares)
                 build = float((part.outcome == outcome).mean()) * 100
-                rows.append({"reading": reading, "Q": int(q), "outcome": outcome, "build %": build, "null mean %": float(shares.mean()),
-                             "null 95% range": f"[{lo:.1f}, {hi:.1f}]", "above chance": bool(beyond_null(build, shares))})
+                rows.append({"reading": reading, "Q": int(q), "outcome": outcome, "build %": round(build, 1),
+                             "null mean %": round(float(shares.mean()), 1), "null 95% range": f"[{lo:.1f}, {hi:.1f}]",
+                             "above chance": bool(beyond_null(build, shares))})
     return pd.DataFrame(rows)
 
 
