@@ -309,11 +309,11 @@ def test_a_home_relative_path_is_expanded(ckpt, monkeypatch):
 
 def test_the_sweep_takes_a_model_spec(ckpt):
     """Notebook 05 passes ``model`` to the sweep as a string (it travels to Dask workers) and each task loads it."""
-    from iclmem.sweep.tasks import _reference, reference_sha
+    from iclmem.sweep.tasks import reference_sha, task_reference
 
     spec = f"tabpfn:{ckpt[('tabpfn', False)]}"
     assert reference_sha(spec) == load_model(spec).store_identity != reference_sha(None)
-    assert type(_reference(spec)).__name__ == "TabPFNLTM"
+    assert type(task_reference(spec)).__name__ == "TabPFNLTM"
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -660,7 +660,8 @@ def _llm_cases() -> list[BadInput]:
 def _claims_cases() -> list[BadInput]:
     from iclmem.chapters.claims import ClaimError, read_glued_claims
 
-    record = {"id": "C1", "paper": "0.8", "ours": "0.7", "interval": None, "verdict": "maybe", "reason": "a reason"}
+    record = {"id": "C1", "paper": "0.8", "ours": "0.7", "interval": None, "verdict": "maybe", "reason": "a reason", "null": None,
+              "observed": None, "null_range": None, "null_rate": None}
     entry = "iclmem.chapters.claims.read_glued_claims"
     return [
         BadInput("claim-not-literal", "Read claims from a notebook whose glued record is cut off (not a Python literal).", entry,
@@ -668,10 +669,11 @@ def _claims_cases() -> list[BadInput]:
                  r"glued 'claim-C1' is not a literal dict", r"re-execute the notebook that glued it"),
         BadInput("claim-fields", "Read claims from a notebook whose glued record lacks fields.", entry,
                  lambda d: read_glued_claims(_glued(d, "{'id': 'C1', 'verdict': 'reproduced'}")), ClaimError,
-                 r"has fields \['id', 'verdict'\], a claim record has", r"record claims with iclmem\.chapters\.claims\.glue_claim"),
+                 r"has fields \['id', 'verdict'\], a claim record has", r"re-execute the chapter \(records come from "
+                 r"iclmem\.chapters\.claims\.glue_claim\)"),
         BadInput("claim-verdict", "Read claims from a notebook whose glued record has the verdict `maybe`.", entry,
                  lambda d: read_glued_claims(_glued(d, repr(record))), ClaimError, r"verdict 'maybe' is not one of",
-                 r"reproduced, differs, not testable here"),
+                 r"reproduced, differs, inconclusive, holds by construction, not testable here"),
     ]
 
 
