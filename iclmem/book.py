@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import yaml
 
 import iclmem
@@ -44,6 +45,7 @@ from iclmem.notebook import (
     project_root,
     read_notebook,
 )
+from iclmem.page_view import load_glossary, reader_view
 from iclmem.progress import duration
 
 #: Extensions tried, in order, for a toc entry given without one. ``.md`` pages are copied as
@@ -227,9 +229,21 @@ def _cached(executed: Path, key: str) -> bool:
 # --- staging ------------------------------------------------------------------------------------
 
 
-def _sync_file(src: Path, dst: Path) -> None:
-    """Copy ``src`` to ``dst`` unless identical bytes are already there (keeps mtimes stable)."""
-    data = src.read_bytes()
+#: The glossary of the chapters' parameters, relative to the book's root (:mod:`iclmem.page_view`).
+GLOSSARY = "book/parameters.yaml"
+
+
+def _staged_bytes(src: Path, glossary: dict[str, dict[str, str]] | None = None) -> bytes:
+    """What the book renders of ``src``: an executed notebook in its reader view (:func:`iclmem.page_view.reader_view`)."""
+    if src.suffix != ".ipynb":
+        return src.read_bytes()
+    nb = nbformat.read(src, as_version=4)
+    return nbformat.writes(reader_view(nb, show_code=not is_reader(nb), glossary=glossary)).encode()
+
+
+def _sync_file(src: Path, dst: Path, glossary: dict[str, dict[str, str]] | None = None) -> None:
+    """Write what :func:`_staged_bytes` makes of ``src`` to ``dst`` unless identical bytes are already there (keeps mtimes stable)."""
+    data = _staged_bytes(src, glossary)
     if dst.is_file() and dst.read_bytes() == data:
         return
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -240,8 +254,9 @@ def _sync_file(src: Path, dst: Path) -> None:
 
 def _stage(root: Path, staging: Path, files: Mapping[str, Path]) -> None:
     """Make ``staging`` hold exactly ``files`` (relative name -> source), touching only changes."""
+    glossary = load_glossary(root / GLOSSARY)
     for rel, src in files.items():
-        _sync_file(src, staging / rel)
+        _sync_file(src, staging / rel, glossary)
     wanted = {staging / rel for rel in files}
     for path in sorted(staging.rglob("*"), reverse=True):
         if path.is_file() and path not in wanted:

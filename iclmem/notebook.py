@@ -119,6 +119,28 @@ def parse_parameters_source(source: str) -> dict[str, Parameter]:
     return found
 
 
+def parameter_comments(source: str) -> dict[str, str]:
+    """The trailing comment of each assignment of a parameters cell (``name = 1  # what it is`` -> ``what it is``)."""
+    import io
+    import tokenize
+
+    comments: dict[int, str] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                comments[tok.start[0]] = tok.string.lstrip("#").strip()
+        tree = ast.parse(source)
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    out: dict[str, str] = {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Name) and node.end_lineno in comments:
+                out[target.id] = comments[node.end_lineno]
+    return out
+
+
 def notebook_parameters(nb: nbformat.NotebookNode) -> dict[str, Parameter]:
     """The parameters declared in the notebook's ``parameters``-tagged cell, in order."""
     cell = _parameters_cell(nb)
