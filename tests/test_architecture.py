@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "iclmem"
 #: Notebook stem -> its chapter module (the README's table "paper section -> notebook -> chapter module").
 CHAPTERS = {
-    "00_scorecard": "claims", "01_split_validation": "split", "02_controlled_finetuning": "finetuning",
+    "00_scorecard": "scorecard", "01_split_validation": "split", "02_controlled_finetuning": "finetuning",
     "03_multiple_choice_probing": "probing", "04_calibration": "calibration", "05_realistic_regimes": "regimes",
     "06_llm_kshot_replication": "llm_kshot", "A1_reference_ltm": "reference_ltm", "A2_benchmarks": "benchmarks",
     "A3_bad_inputs": "bad_inputs", "A4_audit_your_model": "audit",

@@ -134,7 +134,7 @@ def test_a_record_with_an_unknown_verdict_or_no_reason_is_an_error() -> None:
         claim_record("C1", "8/10", "1/1", "differs", "  ")
     assert claim_record("C1", "8/10", "1/1", "differs", "because", interval="[0, 1]") == {
         "id": "C1", "paper": "8/10", "ours": "1/1", "interval": "[0, 1]", "verdict": "differs", "reason": "because", "null": None,
-        "observed": None, "null_range": None, "null_rate": None}
+        "observed": None, "null_range": None, "null_rate": None, "points": None}
 
 
 def test_a_reproduced_record_must_state_a_null_that_chance_rarely_satisfies() -> None:
@@ -191,7 +191,7 @@ def _notebook_with_output(path: Path, name: str, text: str) -> Path:
 
 
 def test_a_glued_claim_that_is_not_a_literal_record_is_an_error(tmp_path: Path) -> None:
-    fields = "'paper': 'p', 'ours': 'o', 'interval': None, 'reason': 'r', 'null': None, 'observed': None, 'null_range': None, 'null_rate': None"
+    fields = "'paper': 'p', 'ours': 'o', 'interval': None, 'reason': 'r', 'null': None, 'observed': None, 'null_range': None, 'null_rate': None, 'points': None"
     bad = _notebook_with_output(tmp_path / "code.ipynb", "claim-C1", "{'id': 'C1', 'verdict': __import__('os').getcwd()}")
     with pytest.raises(ClaimError, match=r"code\.ipynb: glued 'claim-C1' is not a literal dict"):
         read_glued_claims(bad)

@@ -661,7 +661,7 @@ def _claims_cases() -> list[BadInput]:
     from iclmem.chapters.claims import ClaimError, read_glued_claims
 
     record = {"id": "C1", "paper": "0.8", "ours": "0.7", "interval": None, "verdict": "maybe", "reason": "a reason", "null": None,
-              "observed": None, "null_range": None, "null_rate": None}
+              "observed": None, "null_range": None, "null_rate": None, "points": None}
     entry = "iclmem.chapters.claims.read_glued_claims"
     return [
         BadInput("claim-not-literal", "Read claims from a notebook whose glued record is cut off (not a Python literal).", entry,

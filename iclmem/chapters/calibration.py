@@ -41,7 +41,7 @@ from ..stats import beyond_null, min_detectable_auc, null_range
 from .claims import claim_record
 from .outcome_readings import fit_printed_reading, reading_agreement
 from .probing import PAPER_PEAKS, detectable_rows, fine_tuned
-from .verdicts import evidence_verdict, percent, share_agreement, share_text, summarize_null
+from .verdicts import evidence_verdict, percent, share_agreement, share_text, summarize_null, wilson_interval
 
 MEMORIZATION = Outcome.MEMORIZATION.value
 KEYS = ["dataset", "query_size", "learning_rate", "epoch"]
@@ -195,6 +195,13 @@ class Evidence:
     interval: str | None = None
     testable: bool = True
     directions: tuple[float, ...] = ()
+    points: tuple[dict, ...] = ()
+
+
+def _point(label: str, paper: float, k: int, n: int) -> dict:
+    """A share's point for the scorecard's figure: the paper's value, this build's and its Wilson interval."""
+    lo, hi = wilson_interval(k, n)
+    return {"label": label, "paper": float(paper), "build": k / n if n else math.nan, "lo": lo, "hi": hi}
 
 
 def judge(claim_id: str, paper: str, rule: Callable[[pd.DataFrame], Evidence], summary: pd.DataFrame,
@@ -207,18 +214,20 @@ def judge(claim_id: str, paper: str, rule: Callable[[pd.DataFrame], Evidence], s
     ``no_null``: why no membership null applies (the rule does not read membership), in place of ``null``.
     """
     ev = rule(summary)
+    points = [p for p in ev.points if np.isfinite(p["build"])] or None
     if not ev.testable:
         return claim_record(claim_id, paper, ev.ours, "not testable here", ev.reason, ev.interval)
     if no_null is not None:
         verdict = evidence_verdict(ev.agrees, None, contradicted=ev.contradicted, no_null=True)
         return claim_record(claim_id, paper, ev.ours, verdict, ev.reason, ev.interval, null=f"no null applies: {no_null}",
-                            observed=fmt.format(ev.statistic))
+                            observed=fmt.format(ev.statistic), points=points)
     draws = [rule(frame) for frame in (null or [])]
     if not draws:
         verdict = "inconclusive" if ev.agrees or ev.directions else evidence_verdict(ev.agrees, None, contradicted=ev.contradicted,
                                                                                      no_null=True)
         return claim_record(claim_id, paper, ev.ours, verdict, ev.reason + "; no null was computed, so agreement cannot count as "
-                            "reproduced", ev.interval, null="not computed (n_permutations = 0)", observed=fmt.format(ev.statistic))
+                            "reproduced", ev.interval, null="not computed (n_permutations = 0)", observed=fmt.format(ev.statistic),
+                            points=points)
     agrees, contradicted, null_agrees, reason = ev.agrees, ev.contradicted, [bool(d.agrees) for d in draws], ev.reason
     if ev.directions:
         per = np.array([d.directions for d in draws], dtype=float)  # (n_perm, n_directions)
@@ -235,7 +244,8 @@ def judge(claim_id: str, paper: str, rule: Callable[[pd.DataFrame], Evidence], s
     if verdict == "inconclusive" and agrees:
         reason += f"; but the rule also agrees in {summary_null.rate:.0%} of null draws, so chance alone gives this verdict"
     return claim_record(claim_id, paper, ev.ours, verdict, reason, ev.interval, null=f"{null_text}; {summary_null.n} permutations",
-                        observed=fmt.format(ev.statistic), null_range=summary_null.range_text(fmt), null_rate=summary_null.rate)
+                        observed=fmt.format(ev.statistic), null_range=summary_null.range_text(fmt), null_rate=summary_null.rate,
+                        points=points)
 
 
 def _tables_with(summary: pd.DataFrame, mask: pd.Series) -> tuple[int, int]:
@@ -253,7 +263,7 @@ def _share_by_q(summary: pd.DataFrame, outcome: str, q: int) -> tuple[int, int]:
 def _share_rule(outcomes: Sequence[str], label: str = "") -> Callable[[pd.DataFrame], Evidence]:
     """Value rule: for every outcome and Q in {50, 512}, the paper's share lies in this build's 95% Wilson interval."""
     def rule(summary: pd.DataFrame) -> Evidence:
-        parts, intervals, reasons, answers = [], [], [], []
+        parts, intervals, reasons, answers, points = [], [], [], [], []
         first = math.nan
         for outcome in outcomes:
             for q in (50, 512):
@@ -266,13 +276,15 @@ def _share_rule(outcomes: Sequence[str], label: str = "") -> Callable[[pd.DataFr
                 intervals.append(f"{name}: {interval}")
                 reasons.append(f"{name}: {why}")
                 answers.append(agrees)
+                if n:
+                    points.append(_point(name, paper, k, n))
                 if math.isnan(first) and n:
                     first = k / n
         if all(a is None for a in answers):
             return Evidence(math.nan, "; ".join(parts), "the grid has no configuration at Q=50 or Q=512", testable=False)
         known = [a for a in answers if a is not None]
         return Evidence(first, "; ".join(parts), label + "; ".join(reasons), agrees=all(known), contradicted=not all(known),
-                        interval="; ".join(intervals))
+                        interval="; ".join(intervals), points=tuple(points))
     return rule
 
 
@@ -293,7 +305,8 @@ def _detectable_tables(summary: pd.DataFrame) -> Evidence:
     agrees, why = share_agreement(k, n, PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1])
     return Evidence(k / n, f"{value} tables", why + f"; a table counts when one of its configurations under label condition N "
                     f"(the paper's controlled setup) is detectable and has TPR@10% > {DETECT_MIN_TPR10:g} on its primary metric",
-                    agrees=agrees, contradicted=not agrees, interval=interval)
+                    agrees=agrees, contradicted=not agrees, interval=interval,
+                    points=(_point("tables", PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1], k, n),))
 
 
 def _peak(summary: pd.DataFrame) -> Evidence:
@@ -308,7 +321,9 @@ def _peak(summary: pd.DataFrame) -> Evidence:
                     f"Q={int(top.query_size)}, {top.label_condition}, {top.metric})",
                     f"the paper's peak lies {'inside' if inside else 'outside'} the bootstrap interval of this build's peak; the peak "
                     "is the largest of many configurations, so it is compared with the largest of the permuted grids",
-                    agrees=inside, contradicted=not inside, interval=f"[{top.auc_lo:.3f}, {top.auc_hi:.3f}]", directions=(float(top.auc),))
+                    agrees=inside, contradicted=not inside, interval=f"[{top.auc_lo:.3f}, {top.auc_hi:.3f}]", directions=(float(top.auc),),
+                    points=({"label": "peak AUC", "paper": PAPER_PEAKS["auc"], "build": float(top.auc), "lo": float(top.auc_lo),
+                             "hi": float(top.auc_hi)},))
 
 
 def _tpr1_tables(summary: pd.DataFrame) -> Evidence:
@@ -322,7 +337,8 @@ def _tpr1_tables(summary: pd.DataFrame) -> Evidence:
     value, interval = share_text(k, n)
     agrees, why = share_agreement(k, n, PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1])
     return Evidence(k / n, f"{value} tables", why + "; threshold: TPR@1% > 0.1 on the primary metric of a detectable configuration",
-                    agrees=agrees, contradicted=not agrees, interval=interval)
+                    agrees=agrees, contradicted=not agrees, interval=interval,
+                    points=(_point("tables", PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1], k, n),))
 
 
 def _collapse(summary: pd.DataFrame) -> Evidence:
@@ -337,7 +353,7 @@ def _collapse(summary: pd.DataFrame) -> Evidence:
     return Evidence(ev.statistic, ev.ours + f"; collapse at lr >= 1e-2 {percent(high.mean() if len(high) else math.nan)}, below "
                     f"{percent(low.mean() if len(low) else math.nan)}", ev.reason + f"; more collapse at lr >= 1e-2: "
                     f"{'yes' if at_high else 'no'}", agrees=bool(ev.agrees and at_high),
-                    contradicted=bool(ev.contradicted or not at_high), interval=ev.interval)
+                    contradicted=bool(ev.contradicted or not at_high), interval=ev.interval, points=ev.points)
 
 
 def _detectable_by_q(summary: pd.DataFrame) -> Evidence:
@@ -352,7 +368,7 @@ def _detectable_by_q(summary: pd.DataFrame) -> Evidence:
     diff = k50 / n50 - k512 / n512
     return Evidence(ev.statistic, ev.ours + f"; Q=50 minus Q=512: {100 * diff:+.1f} points",
                     ev.reason + f"; direction (Q=50 above Q=512): {100 * diff:+.1f} points", agrees=ev.agrees,
-                    contradicted=ev.contradicted, interval=ev.interval, directions=(diff,))
+                    contradicted=ev.contradicted, interval=ev.interval, directions=(diff,), points=ev.points)
 
 
 def _binary(summary: pd.DataFrame) -> Evidence:
@@ -398,7 +414,8 @@ def _calibration(summary: pd.DataFrame) -> Evidence:
         return Evidence(math.nan, "no raw signal", "no non-collapsed configuration has a raw TPR@10% signal", testable=False)
     return Evidence(e["vanished"] / e["raw_tpr10_signals"], f"{value} of raw signals vanish ({e['calibrated_signals']} remain, of "
                     f"{e['non_collapsed']} non-collapsed)", why + "; calibrated margin: Delta TPR@10% >= 0.10 (notebook 04 explains "
-                    "the reading)", agrees=agrees, contradicted=not agrees, interval=interval)
+                    "the reading)", agrees=agrees, contradicted=not agrees, interval=interval,
+                    points=(_point("vanish", paper, e["vanished"], e["raw_tpr10_signals"]),))
 
 
 def _localized(summary: pd.DataFrame) -> Evidence:

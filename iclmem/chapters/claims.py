@@ -50,7 +50,10 @@ class PlainText(str):
 
 VERDICTS: tuple[str, ...] = ("reproduced", "differs", "inconclusive", "holds by construction", "not testable here")
 #: The record's fields, in the order the scorecard shows them.
-RECORD_FIELDS: tuple[str, ...] = ("id", "paper", "ours", "interval", "verdict", "reason", "null", "observed", "null_range", "null_rate")
+RECORD_FIELDS: tuple[str, ...] = ("id", "paper", "ours", "interval", "verdict", "reason", "null", "observed", "null_range", "null_rate",
+                                   "points")
+#: The keys of one numeric point of a record (the scorecard's figure): the paper's value and this build's with its interval.
+POINT_KEYS: tuple[str, ...] = ("label", "paper", "build", "lo", "hi")
 #: The largest null "reproduce" rate a reproduced claim may have (equals :data:`iclmem.stats.NULL_LEVEL`).
 MAX_NULL_RATE = 0.05
 GLUE_PREFIX = "claim-"
@@ -65,9 +68,20 @@ def _optional_text(value: object) -> str | None:
     return None if value is None else str(value)
 
 
+def _points(claim_id: str, points: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
+    if points is None:
+        return None
+    out = []
+    for point in points:
+        if set(point) != set(POINT_KEYS):
+            raise ClaimError(f"claim {claim_id}: a point has keys {sorted(point)}, it needs {list(POINT_KEYS)}.")
+        out.append({"label": str(point["label"]), **{k: float(point[k]) for k in POINT_KEYS[1:]}})
+    return out
+
+
 def claim_record(claim_id: str, paper: str, ours: str, verdict: str, reason: str, interval: str | None = None, *,
                  null: str | None = None, observed: str | None = None, null_range: str | None = None,
-                 null_rate: float | None = None) -> dict[str, Any]:
+                 null_rate: float | None = None, points: Iterable[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The dict :func:`glue_claim` stores; checked.
 
     The verdict is one of :data:`VERDICTS`, the id and reason are non-empty, ``null_rate`` lies in
@@ -90,14 +104,14 @@ def claim_record(claim_id: str, paper: str, ours: str, verdict: str, reason: str
                              "chance alone gives that verdict; call it 'inconclusive' (iclmem.chapters.verdicts.evidence_verdict).")
     return {"id": str(claim_id), "paper": str(paper), "ours": str(ours), "interval": _optional_text(interval), "verdict": verdict,
             "reason": str(reason), "null": _optional_text(null), "observed": _optional_text(observed),
-            "null_range": _optional_text(null_range), "null_rate": rate}
+            "null_range": _optional_text(null_range), "null_rate": rate, "points": _points(claim_id, points)}
 
 
 def record_from(fields: Mapping[str, Any]) -> dict[str, Any]:
     """:func:`claim_record` from a mapping with the record's fields (``interval`` and the null fields optional)."""
     return claim_record(fields["id"], fields["paper"], fields["ours"], fields["verdict"], fields["reason"], fields.get("interval"),
                         null=fields.get("null"), observed=fields.get("observed"), null_range=fields.get("null_range"),
-                        null_rate=fields.get("null_rate"))
+                        null_rate=fields.get("null_rate"), points=fields.get("points"))
 
 
 def glue_claim(claim_id: str, paper: str, ours: str, verdict: str, reason: str, interval: str | None = None,
@@ -105,7 +119,7 @@ def glue_claim(claim_id: str, paper: str, ours: str, verdict: str, reason: str, 
     """Glue one claim's record under ``claim-<ID>`` (not displayed) and return it.
 
     ``paper``: the paper's value as text, formatted from the chapter's paper constants;
-    ``null_fields``: ``null``, ``observed``, ``null_range``, ``null_rate`` of :func:`claim_record`.
+    ``null_fields``: ``null``, ``observed``, ``null_range``, ``null_rate``, ``points`` of :func:`claim_record`.
     """
     from myst_nb import glue
 
@@ -252,6 +266,40 @@ def read_glued_claims(ipynb_path: str | Path) -> dict[str, dict[str, Any]]:
     return found
 
 
+def _heading(line: str) -> str | None:
+    """The text of a markdown heading line (levels 1-4), else None."""
+    stripped = line.strip()
+    hashes = len(stripped) - len(stripped.lstrip("#"))
+    if 1 <= hashes <= 4 and stripped[hashes:hashes + 1] == " ":
+        return stripped[hashes:].strip()
+    return None
+
+
+def claim_anchors(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """Per claim an executed notebook glued: the html anchor of the section it was glued in (the last heading before it).
+
+    Anchors are docutils ids of the heading text (what Sphinx gives a section: lower case, runs of
+    other characters as one hyphen); a claim glued before any heading gets none.
+    """
+    from docutils.nodes import make_id
+
+    out: dict[str, str] = {}
+    current: str | None = None
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                text = _heading(line)
+                if text is not None:
+                    current = make_id(text)
+            continue
+        for output in cell.get("outputs", []):
+            meta = output.get("metadata", {}).get("scrapbook")
+            name = str(meta.get("name", "")) if isinstance(meta, Mapping) else ""
+            if name.startswith(GLUE_PREFIX) and current:
+                out[name[len(GLUE_PREFIX):]] = current
+    return out
+
+
 def page_link(chapter: str, from_page: str = SCORECARD_PAGE) -> str:
     """The html address of toc page ``chapter`` relative to page ``from_page`` (Jupyter Book's html builder)."""
     return posixpath.relpath(f"{chapter}.html", posixpath.dirname(from_page) or ".")
@@ -271,7 +319,8 @@ def _with_interval(record: Mapping[str, Any]) -> str:
     return f"{record['ours']} {record['interval']}" if record.get("interval") else str(record["ours"])
 
 
-SCORECARD_COLUMNS = ("claim", "statement", "paper", "this build", "verdict", "null rate", "null", "reason", "chapter", "section")
+SCORECARD_COLUMNS = ("claim", "statement", "paper", "this build", "verdict", "null rate", "null", "reason", "chapter", "section",
+                     "link", "points")
 
 
 def null_rate_text(record: Mapping[str, Any]) -> str:
@@ -298,30 +347,37 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
     Columns: ``claim`` (id), ``statement``, ``paper`` (the paper's value), ``this build`` (value
     and interval), ``verdict``, ``null rate`` (how often the claim's rule says "reproduced" under its
     null), ``null`` (what is exchangeable, the observed statistic and the null's 95% range),
-    ``reason``, ``chapter`` (toc name) and ``section`` (an html link to the chapter, relative to
-    ``page``). Chapter ``X`` is read from ``<executed_dir>/X.ipynb``. A claim its chapter did not
+    ``reason``, ``chapter`` (toc name), ``section`` (an html link to the section of the chapter
+    that computes it, relative to ``page``), ``link`` (that link's address) and ``points`` (the
+    record's numeric points, for the figure). Chapter ``X`` is read from ``<executed_dir>/X.ipynb``. A claim its chapter did not
     glue gets verdict :data:`MISSING` and a reason naming that chapter; a claim a chapter glued that
     the registry lacks is appended after the registry rows.
     """
     executed_dir = Path(executed_dir)
     records: dict[str, dict[str, dict[str, Any]]] = {}
     titles: dict[str, str] = {}
+    anchors: dict[str, dict[str, str]] = {}
     for chapter in dict.fromkeys(claim.chapter for claim in CLAIMS):
         path = executed_dir / f"{chapter}.ipynb"
         titles[chapter] = chapter
         if path.is_file():
             records[chapter] = read_glued_claims(path)
-            titles[chapter] = _page_title(nbformat.read(path, as_version=4), chapter)
+            nb = nbformat.read(path, as_version=4)
+            titles[chapter] = _page_title(nb, chapter)
+            anchors[chapter] = claim_anchors(nb)
 
-    def row(claim_id: str, statement: str, chapter: str, record: Mapping[str, Any] | None) -> dict[str, str]:
-        link = f'<a href="{html.escape(page_link(chapter, page))}">{html.escape(titles[chapter])}</a>'
+    def row(claim_id: str, statement: str, chapter: str, record: Mapping[str, Any] | None) -> dict[str, Any]:
+        anchor = anchors.get(chapter, {}).get(claim_id)
+        href = page_link(chapter, page) + (f"#{anchor}" if anchor else "")
+        link = f'<a href="{html.escape(href)}">{html.escape(titles[chapter])}</a>'
         if record is None:
             where = f"{chapter} does not glue {GLUE_PREFIX}{claim_id}" if chapter in records else (
                 f"{chapter}.ipynb is not in {executed_dir} (not executed yet)")
             return dict(zip(SCORECARD_COLUMNS, (claim_id, statement, "", "", MISSING, "-", "-", f"not recorded: {where}", chapter,
-                                                link), strict=True))
+                                                link, href, None), strict=True))
         return dict(zip(SCORECARD_COLUMNS, (claim_id, statement, record["paper"], _with_interval(record), record["verdict"],
-                                            null_rate_text(record), _null_text(record), record["reason"], chapter, link), strict=True))
+                                            null_rate_text(record), _null_text(record), record["reason"], chapter, link, href,
+                                            record.get("points")), strict=True))
 
     registry = claims_by_id()
     rows = [row(c.id, c.statement, c.chapter, records.get(c.chapter, {}).get(c.id)) for c in CLAIMS]
@@ -339,13 +395,13 @@ def verdict_counts(table: pd.DataFrame) -> pd.Series:
 
 def scorecard_html(table: pd.DataFrame) -> str:
     """The scorecard as an html table: text cells escaped, the ``section`` links kept, ``chapter`` dropped."""
-    shown = table.drop(columns="chapter").copy()
+    shown = table.drop(columns=["chapter", "link", "points"]).copy()
     for column in shown.columns:
         if column != "section":
             shown[column] = shown[column].map(lambda text: html.escape(str(text)))
     return shown.to_html(escape=False, index=False, classes="scorecard", border=0, justify="left")
 
 
-__all__ = ["VERDICTS", "RECORD_FIELDS", "MAX_NULL_RATE", "record_from", "null_rate_text", "GLUE_PREFIX", "MISSING", "ClaimError", "claim_record", "glue_claim", "glue_claims", "glue_text", "PlainText", "Claim", "CLAIMS", "ICLMEM",
-           "GOLCHIN", "SCORECARD_PAGE", "SCORECARD_COLUMNS", "claims_by_id", "read_glued_claims", "page_link", "scorecard_table",
+__all__ = ["VERDICTS", "RECORD_FIELDS", "POINT_KEYS", "MAX_NULL_RATE", "record_from", "null_rate_text", "GLUE_PREFIX", "MISSING", "ClaimError", "claim_record", "glue_claim", "glue_claims", "glue_text", "PlainText", "Claim", "CLAIMS", "ICLMEM",
+           "GOLCHIN", "SCORECARD_PAGE", "SCORECARD_COLUMNS", "claims_by_id", "claim_anchors", "read_glued_claims", "page_link", "scorecard_table",
            "verdict_counts", "scorecard_html"]
