@@ -214,7 +214,7 @@ def test_the_scorecard_has_one_row_per_claim_and_shows_the_gaps(executed_dir: Pa
     rows = table.set_index("claim")
     c1 = rows.loc["C1"]
     assert (c1["paper"], c1["this build"], c1["verdict"]) == ("8/10 tasks", "AUC 0.61 95% CI [0.55, 0.67]", "reproduced")
-    assert c1["section"] == '<a href="04_calibration.html">4. A calibration chapter</a>'
+    assert c1["section"] == '<a href="04_calibration.html#a-calibration-chapter">4. A calibration chapter</a>'
     assert rows.loc["C3", "this build"] == "0/1 tasks" and rows.loc["C3", "verdict"] == "differs"
     # notebook 04 ran but did not record C2: missing, naming the notebook
     assert rows.loc["C2", "verdict"] == MISSING and rows.loc["C2", "paper"] == ""
@@ -233,7 +233,7 @@ def test_the_scorecard_has_one_row_per_claim_and_shows_the_gaps(executed_dir: Pa
 
 def test_the_scorecard_html_escapes_texts_and_keeps_links(executed_dir: Path) -> None:
     page = scorecard_html(scorecard_table(executed_dir))
-    assert '<a href="04_calibration.html">4. A calibration chapter</a>' in page
+    assert '<a href="04_calibration.html#a-calibration-chapter">4. A calibration chapter</a>' in page
     assert "&lt;b&gt; &amp; a &lt; b" in page and "<b>" not in page
     assert "<th>chapter</th>" not in page and "<th>section</th>" in page
     assert page.count("<tr") == 1 + len(CLAIMS) + 1  # the header, one row per claim and X1
@@ -251,8 +251,15 @@ def test_the_scorecard_notebook_renders_the_table_and_glues_the_counts(executed_
     out = run_notebook(source, {"executed_dir": str(executed_dir)}, tmp_path / "scorecard.ipynb", cwd=REPO, progress=False)
     nb = nbformat.read(out, as_version=4)
     htmls = [o["data"]["text/html"] for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-             if "text/html" in o.get("data", {}) and "scorecard" in o["data"]["text/html"]]
-    assert len(htmls) == 1 and htmls[0].count("<tr") == 1 + len(CLAIMS) + 1 and 'href="04_calibration.html"' in htmls[0]
+             if "text/html" in o.get("data", {})]
+    tables = [h for h in htmls if 'class="scorecard"' in h]
+    assert len(tables) == 1 and tables[0].count("<tr") == 1 + len(CLAIMS) + 1
+    assert 'href="04_calibration.html#a-calibration-chapter"' in tables[0]  # the section that glued the claim
+    assert tables[0].count('class="verdict-badge"') == len(CLAIMS) + 1  # one badge per row
+    opening = next(h for h in htmls if "scorecard-counts" in h)
+    assert "<b>1</b> " in opening and opening.count('class="verdict-badge"') == 6  # five verdicts and missing
+    assert all("remove-input" in c.metadata.get("tags", []) or "parameters" in c.metadata.get("tags", [])
+               or "injected-parameters" in c.metadata.get("tags", []) for c in nb.cells if c.cell_type == "code")  # no code shown
     glued = {o["metadata"]["scrapbook"]["name"]: o["data"]["application/papermill.record/text/plain"]
              for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if "scrapbook" in o.get("metadata", {})}
     assert glued == {"n_reproduced": "1", "n_differs": "1", "n_inconclusive": "0", "n_holds_by_construction": "0",
