@@ -312,3 +312,49 @@ def test_real_book_scorecard_holds_every_claim_with_a_verdict(built_book: Path) 
     missing = table[~table.verdict.isin(VERDICTS)]
     assert missing.empty, f"claims without a record: {missing[['claim', 'reason']].to_dict('records')}"
     assert (built_book / "html" / "notebooks" / "00_scorecard.html").is_file()
+
+
+#: The scorecard as a reader sees it: overflow, the table's rows and badges, the opening counts, code and sidebars shown.
+SCORECARD_STATE = """() => {
+  const table = document.querySelector('table.scorecard');
+  const rows = table ? Array.from(table.querySelectorAll('tbody tr')) : [];
+  const counts = {};
+  document.querySelectorAll('.scorecard-counts .verdict-count').forEach(c => {
+    counts[c.dataset.verdict] = parseInt(c.querySelector('b').textContent); });
+  const visible = e => e && e.checkVisibility();
+  return {
+    overflow: Math.max(0, document.documentElement.scrollWidth - window.innerWidth),
+    table_scrolls: table ? table.scrollWidth > table.parentElement.clientWidth + 1 : null,
+    rows: rows.length,
+    badges_per_row: rows.map(r => r.querySelectorAll('.verdict-badge').length),
+    row_verdicts: rows.map(r => r.querySelector('.verdict-badge').dataset.verdict),
+    counts,
+    links: rows.map(r => r.querySelector('td a').href),
+    code_shown: Array.from(document.querySelectorAll('.cell_input, div.highlight')).filter(visible).length,
+    secondary_sidebar: visible(document.querySelector('.bd-sidebar-secondary')),
+    first_text: document.querySelector('article').innerText.split('\\n').filter(t => t.trim()).slice(0, 2).join(' | '),
+  };
+}"""
+
+
+def test_the_scorecard_reads_at_a_glance_at_1280_px(browser, server: tuple[str, list[str]]) -> None:  # noqa: ANN001
+    from collections import Counter
+
+    from iclmem.chapters.claims import CLAIMS
+
+    base, _ = server
+    with _open(browser, urljoin(base, "notebooks/00_scorecard.html"), base, viewport={"width": 1280, "height": 900}) as (page, _):
+        state = page.evaluate(SCORECARD_STATE)
+    assert state["overflow"] == 0 and state["table_scrolls"] is False
+    assert state["rows"] == len(CLAIMS) and state["badges_per_row"] == [1] * len(CLAIMS)
+    assert state["counts"] == {k: v for k, v in Counter(state["row_verdicts"]).items()}  # the opening counts match the table
+    assert state["code_shown"] == 0 and not state["secondary_sidebar"]
+    assert "Of the" in state["first_text"]  # the page opens on the counts
+    ids: dict[str, set[str]] = {}
+    for link in state["links"]:
+        target, fragment = urldefrag(link)
+        assert fragment, f"{link}: the claim links to its page, not to the section that computes it"
+        if target not in ids:
+            with urllib.request.urlopen(target, timeout=10) as response:
+                ids[target] = set(re.findall(r'\bid="([^"]+)"', response.read().decode("utf-8", "replace")))
+        assert fragment in ids[target], f"{link}: no element with id {fragment!r}"
