@@ -3,8 +3,9 @@
 Papermill needs a notebook's ``parameters`` cell as code, and adds an ``injected-parameters`` cell
 after it with the values a run overrides. A reader needs neither as code: :func:`reader_view`
 returns a copy of an executed notebook in which a markdown table (name, value, meaning) stands
-before the parameters cell, the parameters cell is collapsed (``hide-cell``; removed on reader
-pages such as the scorecard, which show no code at all) and the injected cell is removed. The
+before the parameters cell, the parameters cell is collapsed (``hide-cell``; on reader pages such
+as the scorecard, which show no code and open on their result, it is removed and no table is
+added) and the injected cell is removed. The
 executed notebook itself is never changed: :mod:`iclmem.book` applies this to the copy it stages.
 """
 
@@ -83,7 +84,7 @@ def reader_view(nb: nbformat.NotebookNode, *, show_code: bool = True,
                 glossary: dict[str, dict[str, str]] | None = None) -> nbformat.NotebookNode:
     """A copy of ``nb`` with its parameters shown as a table (see the module docstring).
 
-    ``show_code=False`` (reader pages): the parameters cell is removed rather than collapsed.
+    ``show_code=False`` (reader pages): the parameters cell is removed, and no table is added.
     A notebook without a parameters cell is returned unchanged (as a copy).
     """
     out = copy.deepcopy(nb)
@@ -91,6 +92,12 @@ def reader_view(nb: nbformat.NotebookNode, *, show_code: bool = True,
     if index is None or any(TABLE_TAG in _tags(c) for c in out.cells):
         return out
     cell = out.cells[index]
+    if not show_code:  # a reader page (the scorecard): its parameters say where to read from, nothing a reader needs
+        _tag(cell, "remove-cell")
+        for other in out.cells:
+            if INJECTED_TAG in _tags(other):
+                _tag(other, "remove-cell")
+        return out
     overrides = dict(out.metadata.get("papermill", {}).get("parameters", {}) or {})
     table = nbformat.v4.new_markdown_cell("**Parameters of this page** (change them with `iclmem run` or `iclmem book -p`; "
                                           "the code cell below the table holds the same values):\n\n"
