@@ -3,7 +3,7 @@
 What the page shows is read from :func:`iclmem.chapters.claims.scorecard_table`; this module only
 lays it out: :func:`verdict_badge` (one coloured badge per verdict word), :func:`counts_html` (the
 sentence the page opens on), :func:`compact_html` (claim, statement, paper, this build, verdict;
-the reason, the null and the link in a ``<details>`` cell) and :func:`plot_points` (the paper's
+the reason, the null and the link in a ``<details>`` below this build's value) and :func:`plot_points` (the paper's
 value beside this build's with its interval, for the claims that record numeric points).
 """
 
@@ -47,12 +47,12 @@ def _details(row: pd.Series) -> str:
 
 
 def compact_html(table: pd.DataFrame) -> str:
-    """The scorecard table: claim (linked to the section computing it), statement, paper, this build, verdict, details."""
-    head = "".join(f"<th>{h}</th>" for h in ("claim", "statement", "paper", "this build", "verdict", ""))
+    """The scorecard table: claim (linked to the section computing it), statement, paper, this build (its details below), verdict."""
+    head = "".join(f"<th>{h}</th>" for h in ("claim", "statement", "paper", "this build", "verdict"))
     rows = []
     for _, row in table.iterrows():
         cells = [f'<a href="{html.escape(row["link"])}">{html.escape(row["claim"])}</a>', html.escape(row["statement"]),
-                 html.escape(str(row["paper"])), html.escape(str(row["this build"])), verdict_badge(row["verdict"]), _details(row)]
+                 html.escape(str(row["paper"])), html.escape(str(row["this build"])) + _details(row), verdict_badge(row["verdict"])]
         rows.append(f'<tr data-claim="{html.escape(row["claim"])}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return (f'<div class="scorecard-page"><table class="scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
             "</table></div>")
