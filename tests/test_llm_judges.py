@@ -135,3 +135,25 @@ def test_held_out_accuracy_on_the_labelled_pairs(features):
     res = cross_validate(features, n_folds=5, seed=0, n_boot=200)
     row = res.summary().iloc[0]
     assert row["n"] == len(pairs) and row["accuracy"] >= 0.9 and row["kappa"] >= 0.85
+
+
+#: Answers a judge may give in a sentence, with the label they mean (None: unparsed, the judge named two labels or none).
+PHRASINGS: dict[str, str | None] = {
+    "exact": "exact", "Exact match.": "exact", "**Exact**": "exact", "'exact'": "exact", "The answer is: exact": "exact",
+    "Label: exact match": "exact", "It is an exact match.": "exact", "This is an exact match of the reference.": "exact",
+    "Exact - the completion is identical to the reference.": "exact", "Not near-exact: it is an exact match.": "exact",
+    "near-exact": "near-exact", "Near exact": "near-exact", "near exact match": "near-exact", "Near‑exact.": "near-exact",
+    "It is a near-exact match.": "near-exact", "Answer: near-exact": "near-exact", "Not exact, but near-exact.": "near-exact",
+    "near-exact (one word differs)": "near-exact", "The completion is a near-exact match to the reference.": "near-exact",
+    "It isn't an exact match; it is near-exact.": "near-exact",
+    "no": "no", "No.": "no", "inexact": "no", "Inexact match.": "no", "Not an exact match": "no", "Non-exact match": "no",
+    "Neither exact nor near-exact": "no", "Not exact and not near-exact.": "no", "It is not a match.": "no", "None of them.": "no",
+    "no match": "no", "This is not an exact or near-exact match.": "no", "The candidate does not match the reference.": "no",
+    "exact or near-exact": None, "Between exact and near-exact.": None, "banana": None, "It matches the reference exactly.": None,
+    "": None,
+}
+
+
+@pytest.mark.parametrize("answer, label", list(PHRASINGS.items()))
+def test_a_sentence_cannot_fool_the_judge_parser(answer: str, label: str | None) -> None:
+    assert parse_judgement(answer) == label

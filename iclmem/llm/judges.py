@@ -281,19 +281,42 @@ def judge_messages(reference: str, candidate: str, layout: str = "single") -> tu
     return tuple(msgs)
 
 
+#: Words that negate the labels named after them in the same clause ("not an exact match", "neither exact nor near-exact").
+_NEGATORS = re.compile(r"\b(?:not|no|none|neither|nor|never|non|isn't|is ?n't|aren't|doesn't|without)\b|n't\b")
+_NEAR_EXACT = re.compile(r"\bnear[\s-]*exact\b")
+_EXACT = re.compile(r"(?<![\w-])exact\b")  # "exact" on its own, not "near-exact", "inexact" or "exactly"
+_INEXACT = re.compile(r"\binexact\b")
+#: Clause boundaries: a negation reaches the labels of its own clause only ("Not exact, but near-exact").
+_CLAUSES = re.compile(r"[.;:!?\n]|\bbut\b|\bhowever\b|\binstead\b")
+
+
 def parse_judgement(text: str) -> str | None:
-    """``exact``, ``near-exact``, ``no`` or ``None`` when the answer names none of them."""
-    t = text.strip().lower()
-    if re.match(r"^\W*near[\s-]*exact", t):
-        return "near-exact"
-    if re.match(r"^\W*exact", t):
-        return "exact"
-    if re.match(r"^\W*(no|inexact)\b", t):
-        return "no"
-    for word, label in (("near-exact", "near-exact"), ("near exact", "near-exact"), ("inexact", "no"), ("exact", "exact")):
-        if word in t:
-            return label
-    return None
+    """``exact``, ``near-exact``, ``no``, or ``None`` (unparsed) for a judge's answer (Golchin et al. Sec. 3.2).
+
+    Read clause by clause: a label named in a clause that holds a negation ("not an exact match",
+    "non-exact", "neither exact nor near-exact") is negated, "inexact" names "no". The answer is the
+    one label named without negation; two different labels named without negation ("exact or
+    near-exact") leave it unparsed, and so does an answer that names no label and negates nothing.
+    Negated labels alone, or a bare "no" / "none", read as "no".
+    """
+    t = re.sub(r"[\u2010-\u2015\u2212]", "-", unicodedata.normalize("NFKC", text).strip().lower())  # every dash as "-"
+    positive: set[str] = set()
+    negative = False
+    for clause in _CLAUSES.split(t):
+        near = bool(_NEAR_EXACT.search(clause))
+        exact = bool(_EXACT.search(_NEAR_EXACT.sub(" ", clause)))
+        named = {label for label, hit in (("near-exact", near), ("exact", exact)) if hit}
+        if _INEXACT.search(clause):
+            negative = True
+        if _NEGATORS.search(clause):
+            negative = True  # every label this clause names is negated
+            continue
+        positive |= named
+    if len(positive) == 1:
+        return positive.pop()
+    if positive:
+        return None  # two labels named as the answer: ambiguous
+    return "no" if negative else None
 
 
 class LLMJudge:
