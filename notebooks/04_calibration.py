@@ -335,6 +335,7 @@ pd.Series(null).to_frame("negative control")
 control_spec = RunSpec(control_dataset, control_learning_rate, control_query_size, "members", control_epochs, seed, control_context_size)
 control_run = run_grid([control_spec], reference)
 control, _ = probe_grid([control_spec], control_run, reference, [0, control_epochs], n_candidates, max_queries, seed, n_boot)
+control, _ = outcomes_with_null(control, {}, outcome_rule, 0)  # its outcome under the chosen reading, as every table here
 positive = positive_control(control, control_epochs)
 premise = vanilla_attack(control_run[0], prepared_table(control_dataset), control_epochs, reference)
 glue_text("premise_auc", f"{premise['auc']:.3f} [{premise['lo']:.3f}, {premise['hi']:.3f}]")
