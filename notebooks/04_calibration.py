@@ -59,11 +59,12 @@ margin_rule: str = "delta_tpr"  # App. A.4's calibrated margin: delta_tpr | tpr_
 outcome_rule: str = "bound"  # the reading of Tab. 3 the claims use: text | printed | bound (all three are shown)
 n_permutations: int = 100  # membership permutations of every claim's null (0: no null, no claim can read "reproduced")
 shuffled_condition: str = "members"  # the label condition Tab. 3's shuffled-label check compares with N
-control_dataset: str = "breast_cancer"  # positive control: member labels randomized (scikit-learn's table)
+control_dataset: str = "breast_cancer"  # positive control: labels of members and non-members randomized (scikit-learn's table)
 control_query_size: int = 50  # 50 + 50 probed queries: enough for an interval that can exclude chance
 control_context_size: int = 64
-control_epochs: int = 250  # one of the probing epochs of Tab. 2 (1, 2, 5, 10, 50, 100, 250, 500)
-control_learning_rate: float = 0.001
+control_epochs: list = [10, 50, 250]  # probing epochs of the sensitivity curve (Tab. 2's: 1, 2, 5, 10, 50, 100, 250, 500)
+control_learning_rates: list = [0.0003, 0.001, 0.003]  # memorization strengths of the sensitivity curve, with the epochs
+control_label_condition: str = "all"  # all: no feature predicts any probed label, so only memorization separates the pools
 
 # %% tags=["hide-input"]
 import pandas as pd
@@ -73,13 +74,13 @@ from iclmem.chapters.calibration import (MARGIN_RULES, PAPER_CALIBRATION, PAPER_
                                          calibration_effect, data_characteristics, detect_share_texts, detectable_table,
                                          exhaustive_table, fit_printed_reading, negative_control, null_margin_rates,
                                          outcome_null_shares, outcome_shares, outcomes_with_null, plot_data_characteristics,
-                                         plot_outcome_shares, plot_temporal_evolution, positive_control, power_table,
-                                         reading_agreement, shuffled_label_check, temporal_evolution, vanilla_attack)
+                                         plot_outcome_shares, plot_temporal_evolution, power_table, reading_agreement,
+                                         shuffled_label_check, temporal_evolution)
 from iclmem.chapters.claims import glue_claims, glue_text
 from iclmem.chapters.display import use_book_tables
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
-from iclmem.data import prepared_table
-from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid
+from iclmem.chapters.instrument import category_aucs, instrument_claims, plot_sensitivity, run_sensitivity, weakest_detection
+from iclmem.grid import expand_grid, probe_grid, run_grid
 from iclmem.adapters import load_model
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
@@ -321,37 +322,46 @@ pd.Series(null).to_frame("negative control")
 # The negative control **{glue:text}`null_verdict`**: {glue:text}`null_excluded` null intervals
 # exclude 0.5 (binomial $p$ = {glue:text}`null_p` against the 5% expected by chance).
 #
-# **Positive control.** A table whose member labels are randomized (so only memorization can lower
-# the members' loss) is fine-tuned for many epochs at a learning rate that memorizes without
-# collapsing, and probed with the same suite of 48 manipulations as the book; the control passes
-# when the lower bound of the interval of $\mathrm{AUC}(\Delta S)$ on the loss exceeds 0.5. It must
-# be able to pass: with 20 members and 20 non-members (all of iris's rows that a split leaves) the
-# interval is too wide to exclude chance even for a clear signal, so the control uses 50 + 50
-# queries of breast_cancer. Beside it, the control's premise: the plain calibrated loss attack on
-# the training context $C'$ itself, $L_v(M_\theta, q) - L_v(M_{ref}, q)$, which shows whether the
-# model memorized its members at all (`vanilla_attack`).
+# ## The instrument itself: a positive control and the probe's sensitivity
+#
+# A non-detection means something only if the probe can find memorization that is known to be
+# there. We fine-tune the model on {glue:text}`control_setting` and measure, at each learning rate
+# and probing epoch, three attacks with the same calibration against $M_{ref}$ and the same
+# queries: the **vanilla attack** on the training context $C'$ itself,
+# $L(M_\theta, q \mid C') - L(M_{ref}, q \mid C')$, which shows whether the model memorized its
+# members at all; the same attack with **half of $C'$** as the context; and the paper's **probe**,
+# $\mathrm{AUC}(\Delta S)$ with its zero-information contexts and 48 manipulations. Under label
+# condition `all` members *and* non-members carry permuted labels that no feature predicts, so
+# whatever fine-tuning teaches beyond the members' rows helps both pools alike and only memorization
+# separates them (with `members` alone, members would be asked for shuffled labels and non-members
+# for true ones, and the generalization of fine-tuning would count against the members).
 
 # %%
-control_spec = RunSpec(control_dataset, control_learning_rate, control_query_size, "members", control_epochs, seed, control_context_size)
-control_run = run_grid([control_spec], reference)
-control, _ = probe_grid([control_spec], control_run, reference, [0, control_epochs], n_candidates, max_queries, seed, n_boot)
-control, _ = outcomes_with_null(control, {}, outcome_rule, 0)  # its outcome under the chosen reading, as every table here
-positive = positive_control(control, control_epochs)
-premise = vanilla_attack(control_run[0], prepared_table(control_dataset), control_epochs, reference)
-glue_text("premise_auc", f"{premise['auc']:.3f} [{premise['lo']:.3f}, {premise['hi']:.3f}]")
-glue_text("positive_auc", f"{positive['auc']:.3f} [{positive['lo']:.3f}, {positive['hi']:.3f}]")
-glue_text("positive_verdict", "passes" if positive["passed"] else "fails")
-glue_text("positive_meaning", positive["meaning"])
-glue_text("control_setting", f"{control_query_size} randomized members of {control_dataset}, {control_epochs} epochs at "
-          f"{control_learning_rate:g}, a {control_context_size}-row context")
-control[["dataset", "epoch", "auc_loss", "auc_loss_lo", "auc_loss_hi", "tpr10_loss", "tpr1_loss", "outcome"]]
+sens = run_sensitivity(control_dataset, control_learning_rates, control_epochs, control_query_size, control_context_size,
+                       reference, seed, n_candidates, max_queries, n_boot, n_permutations, control_label_condition)
+weakest = weakest_detection(sens.curve)
+glue_text("weakest", weakest["text"])
+glue_text("control_setting", f"{control_query_size} members of {control_dataset} (label condition {control_label_condition}), "
+          f"a {control_context_size}-row context")
+fig = plot_sensitivity(sens.curve)
+
+# %%
+sens.curve.drop(columns="run_key")
 
 # %% [markdown]
-# The positive control **{glue:text}`positive_verdict`**: $\mathrm{AUC}(\Delta S)$ =
-# {glue:text}`positive_auc` with {glue:text}`control_setting`, while the vanilla loss attack on the
-# same model gives {glue:text}`premise_auc`. What this means for the other numbers:
-# {glue:text}`positive_meaning`.
+# Across the curve, {glue:text}`weakest`. Points on the diagonal would mean the probe reads all
+# the memorization the vanilla attack sees; points on the 0.5 line, none of it. The half-context
+# attack sits between the two contexts: where it stays near the diagonal while the probe falls to
+# 0.5, the model memorized in a form that a context resembling $C'$ reads and the zero-information
+# contexts do not. These variants are diagnostics: the paper's probe stays the book's probe.
 #
+# Which manipulation categories carry whatever signal the probe has, at the strongest setting of
+# the curve (mean AUC of the calibrated per-manipulation loss delta):
+
+# %%
+top = sens.curve.loc[sens.curve["vanilla AUC"].idxmax()]
+category_aucs(sens.scores[top.run_key], int(top.epoch))
+
 # ## Compared with the paper
 #
 # The outcome shares side by side (percent of run $\times$ probing-epoch configurations).
@@ -385,7 +395,7 @@ versus
 # has no membership null (collapse is decided by the loss ratio) and says so.
 
 # %%
-claims = calibration_claims(summary, membership_null, outcome_rule)
+claims = calibration_claims(summary, membership_null, outcome_rule) + instrument_claims(sens.curve, sens.null_lower_bounds, null)
 glue_claims(claims)
 pd.DataFrame(claims).set_index("id")[["paper", "ours", "verdict", "null_rate", "observed", "null_range", "reason"]]
 
@@ -393,7 +403,7 @@ pd.DataFrame(claims).set_index("id")[["paper", "ours", "verdict", "null_rate", "
 # **Summary.** With the calibrated margin {glue:text}`margin_rule_text`, {glue:text}`vanished`
 # of {glue:text}`raw_signals` raw TPR@10% signals vanish. {glue:text}`n_detectable_datasets`
 # dataset(s) show detectable memorization in some configuration. The negative control
-# {glue:text}`null_verdict` and the positive control {glue:text}`positive_verdict`.
+# {glue:text}`null_verdict`; the positive control: {glue:text}`weakest`.
 #
 # **Choices.** The outcome tables and claims use `outcome_rule` = {glue:text}`outcome_rule`: of
 # the three readings of Tab. 3 it is the one whose detectable share stays near the few percent a

@@ -32,7 +32,7 @@ def test_every_verdict_has_its_own_badge():
 def test_the_counts_sentence_and_the_compact_table():
     table = _table()
     opening = counts_html(table)
-    assert "<b>6</b> claims" in opening and '<b>2</b> <span class="verdict-badge" data-verdict="reproduced"' in opening
+    assert "<b>6</b> rows" in opening and '<b>2</b> <span class="verdict-badge" data-verdict="reproduced"' in opening
     assert 'data-verdict="missing"' not in opening  # no missing claim: not listed
     page = compact_html(table)
     assert page.count("<tr") == 1 + len(table) and page.count('class="verdict-badge"') == len(table)
@@ -55,3 +55,10 @@ def test_claim_anchors_name_the_section_a_claim_was_glued_in():
     nb.cells = [nbformat.v4.new_markdown_cell("# 5. Realistic regimes\n\n## Tab. 12: peak detectable memorization per regime"),
                 nbformat.v4.new_markdown_cell("text with a #hashtag, not a heading"), glued]
     assert claim_anchors(nb) == {"C13": "tab-12-peak-detectable-memorization-per-regime"}
+
+
+def test_a_failing_positive_control_is_said_at_the_top():
+    table = _table()
+    table.loc[0, "claim"] = "P1"
+    assert "scorecard-instrument" not in counts_html(table.assign(verdict="reproduced"))
+    assert "The positive control does not pass" in counts_html(table.assign(verdict="differs"))

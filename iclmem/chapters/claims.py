@@ -151,6 +151,7 @@ def glue_claims(records: Iterable[Mapping[str, Any]]) -> int:
 
 ICLMEM = "IclMem (Capano & Böhler 2026)"
 GOLCHIN = "Golchin et al. 2024"
+INSTRUMENT = "this book (the instrument)"
 SCORECARD_PAGE = "notebooks/00_scorecard"  # toc name of the page that renders the scorecard
 _SPLITS = "notebooks/01_split_validation"
 _FINETUNE = "notebooks/02_controlled_finetuning"
@@ -176,7 +177,8 @@ class Claim:
 
 #: The claims of ``shared/claims.md``: IclMem C1-C16 (ConTextTab on 10 CARTE tasks) and
 #: Golchin et al. 2024 D1-D9 (GPT-4 on WNLI, RTE, TREC, DBpedia), in scorecard order. C12 is judged
-#: as its three sub-claims (C12a-c), each of which can come out differently.
+#: as its three sub-claims (C12a-c), each of which can come out differently. P1 and P2 are the book's
+#: instrument rows: the positive and the negative control of the probe (notebook 04).
 CLAIMS: tuple[Claim, ...] = (
     Claim("C1", ICLMEM, "Most tasks show detectable memorization (AUC(ΔS) > 0.5, TPR > 0.1) under controlled fine-tuning",
           _CALIBRATION),
@@ -203,6 +205,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("C15", ICLMEM, "Leakage can be localized: a modest AUC can come with a high TPR@10%", _CALIBRATION),
     Claim("C16", ICLMEM, "High-cardinality targets leak only with high query coverage Q/n and a target not deducible from "
           "features", _CALIBRATION),
+    Claim("P1", INSTRUMENT, "The probe detects memorization known to be there (positive control, strongest setting of the "
+          "sensitivity curve)", _CALIBRATION),
+    Claim("P2", INSTRUMENT, "The probe does not detect what is not there (negative control: halves of the non-members)",
+          _CALIBRATION),
     Claim("D1", GOLCHIN, "Memorization rises from zero-shot to few-shot to many-shot prompts", _LLM),
     Claim("D2", GOLCHIN, "25 demonstrations already raise memorization sharply; its level differs by dataset", _LLM),
     Claim("D3", GOLCHIN, "Near-exact matches turn into exact matches as the number of shots k grows", _LLM),
@@ -403,5 +409,5 @@ def scorecard_html(table: pd.DataFrame) -> str:
 
 
 __all__ = ["VERDICTS", "RECORD_FIELDS", "POINT_KEYS", "MAX_NULL_RATE", "record_from", "null_rate_text", "GLUE_PREFIX", "MISSING", "ClaimError", "claim_record", "glue_claim", "glue_claims", "glue_text", "PlainText", "Claim", "CLAIMS", "ICLMEM",
-           "GOLCHIN", "SCORECARD_PAGE", "SCORECARD_COLUMNS", "claims_by_id", "claim_anchors", "read_glued_claims", "page_link", "scorecard_table",
+           "GOLCHIN", "INSTRUMENT", "SCORECARD_PAGE", "SCORECARD_COLUMNS", "claims_by_id", "claim_anchors", "read_glued_claims", "page_link", "scorecard_table",
            "verdict_counts", "scorecard_html"]

@@ -35,9 +35,15 @@ def counts_html(table: pd.DataFrame) -> str:
     counts = verdict_counts(table)
     parts = [f'<span class="verdict-count" data-verdict="{html.escape(v)}"><b>{int(counts[v])}</b> {verdict_badge(v)}</span>'
              for v in [*VERDICTS, MISSING] if v != MISSING or counts[v]]
-    return (f'<p class="scorecard-counts">Of the <b>{len(table)}</b> claims of the two papers, this build finds: '
-            + ", ".join(parts) + ". Only <i>reproduced</i> is evidence for a claim: it agrees with the paper, and its rule says "
-            "so by chance in at most 5% of the claim's null draws.</p>")
+    text = (f'<p class="scorecard-counts">Of the <b>{len(table)}</b> rows (the two papers\' claims and the two instrument '
+            "rows P1, P2), this build finds: " + ", ".join(parts) + ". Only <i>reproduced</i> is evidence for a claim: it agrees "
+            "with the paper, and its rule says so by chance in at most 5% of the claim's null draws.</p>")
+    positive = table[table.claim == "P1"]
+    if len(positive) and positive.verdict.iloc[0] != "reproduced":
+        text += ('<p class="scorecard-instrument"><b>The positive control does not pass</b> (P1): the probe did not detect '
+                 "memorization that is known to be there. A non-detection in the rows below is therefore no evidence that a model "
+                 "did not memorize, only that this probe, at these query counts, cannot show it.</p>")
+    return text
 
 
 def _details(row: pd.Series) -> str:
