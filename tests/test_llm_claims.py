@@ -553,7 +553,7 @@ def test_claim_result_carries_its_null_and_refuses_reproduced_without_one():
                     null_range="[-1, +1] points over 100 draws", null_rate=0.02)
     assert r.record() == {"id": "D1", "paper": "p", "ours": "o", "interval": "[+1, +2]", "verdict": "reproduced", "reason": "r",
                           "null": "k labels exchangeable", "observed": "+1.5 points",
-                          "null_range": "[-1, +1] points over 100 draws", "null_rate": 0.02}
+                          "null_range": "[-1, +1] points over 100 draws", "null_rate": 0.02, "points": None}
 
 
 def test_the_focus_keeps_other_models_and_non_members_out():

@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 CHAIN = ("02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration")
 #: spotify is a binary table (the checkpoint is a classifier); the smallest grid that runs every cell.
 TINY = {"datasets": ["spotify"], "learning_rates": [0.1], "query_sizes": [50], "label_conditions": ["none"], "epochs": 2,
-        "context_size": 32, "probe_epochs": [0, 2], "max_queries": 4, "n_boot": 10, "control_epochs": 2}
+        "context_size": 32, "probe_epochs": [0, 2], "max_queries": 4, "n_boot": 10, "control_epochs": [2], "control_learning_rates": [0.001]}
 
 
 def _args(stem: str, model: str, out: Path) -> list[str]:

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 CHAIN = ["01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration"]
 TINY = {"target": "outcome", "task": "classification", "learning_rates": [0.01], "query_sizes": [24],
         "label_conditions": ["none", "members"], "epochs": 2, "context_size": 32, "probe_epochs": [0, 2], "max_queries": 8,
-        "n_boot": 10, "control_query_size": 20, "control_context_size": 32, "control_epochs": 2, "seed": 3}
+        "n_boot": 10, "control_query_size": 20, "control_context_size": 32, "control_epochs": [2], "control_learning_rates": [0.001], "seed": 3}
 
 
 def _table(path: Path, n: int = 140) -> Path:
