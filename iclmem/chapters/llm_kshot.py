@@ -412,6 +412,18 @@ def _directional_null(contrasts: np.ndarray, boot: np.ndarray, sign: int = 1,
     return est, _answers_directional(est, lo, hi, sign)[0]
 
 
+def _gain_null(x: np.ndarray, gain_cols: Sequence[int], zero_col: int, est: float, seed: int, claim_id: str,
+               n_perm: int) -> NullSummary:
+    """The null of a "k > 0 minus zero-shot" contrast (D1, D6): each instance's k labels (columns of ``x``) permuted,
+    the contrast of the permuted columns judged by the directional rule in every draw."""
+    rng = _null_rng(seed, claim_id)
+    xp = _permute_within(x, _row_permutations(rng, n_perm, len(x), x.shape[1]))
+    with _quiet():
+        contrasts = (np.nanmean(xp[..., list(gain_cols)], axis=-1) - xp[..., zero_col]) * 100
+    null_est, null_agrees = _directional_null(contrasts, _null_boot(rng, n_perm, len(x)))
+    return summarize_null(est, null_est, null_agrees)
+
+
 def _present(levels: np.ndarray, boot: np.ndarray, margin: float) -> np.ndarray:
     """Per null draw: does the higher of the settings' mean levels have its interval above ``margin``? ``levels``:
     per-instance levels in points, settings x instances (the same in every draw) or settings x draws x instances."""
@@ -549,12 +561,7 @@ def claim_d1(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     null = observed = null_range = rate = None
     why_null = ""
     if ci is not None:
-        rng = _null_rng(seed, "D1")
-        xp = _permute_within(x, _row_permutations(rng, n_perm, len(x), len(ks)))
-        with _quiet():
-            contrasts = (np.nanmean(xp[..., shot_cols], axis=-1) - xp[..., zero_col]) * 100
-        null_est, null_agrees = _directional_null(contrasts, _null_boot(rng, n_perm, len(x)))
-        summary = summarize_null(est, null_est, null_agrees)
+        summary = _gain_null(x, shot_cols, zero_col, est, seed, "D1", n_perm)
         rate = summary.rate
         null = ("memorization exchangeable across the ks of an instance (k = 0 included: the demonstrations change "
                 f"nothing), its k labels permuted within every instance; {_draws_text(n_perm, seed, n_boot)}")
@@ -1015,12 +1022,7 @@ def claim_d6(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, n_boot: int = 
     null = observed = null_range = rate = None
     why_null = ""
     if ci is not None:
-        rng = _null_rng(seed, "D6")
-        xp = _permute_within(x, _row_permutations(rng, n_perm, len(x), len(cols)))
-        with _quiet():
-            contrasts = (np.nanmean(xp[..., high_cols], axis=-1) - xp[..., zero_col]) * 100
-        null_est, null_agrees = _directional_null(contrasts, _null_boot(rng, n_perm, len(x)))
-        summary = summarize_null(est, null_est, null_agrees)
+        summary = _gain_null(x, high_cols, zero_col, est, seed, "D6", n_perm)
         rate = summary.rate
         null = ("an instance's classification answers exchangeable across the ks run (the demonstrations do not change "
                 f"accuracy), their k labels permuted within every instance; {_draws_text(n_perm, seed, n_boot)}")
