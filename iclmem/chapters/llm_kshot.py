@@ -469,6 +469,25 @@ def _range_text(summary: NullSummary, fmt: str = "{:+.0f}", unit: str = " points
     return f"[{fmt.format(summary.lo)}, {fmt.format(summary.hi)}]{unit} over {summary.n} draws"
 
 
+@dataclass(frozen=True)
+class _Null:
+    """A D claim's null as its record carries it, and the reason's sentence on its rate (all empty: no null computed)."""
+
+    null: str | None = None
+    observed: str | None = None
+    null_range: str | None = None
+    null_rate: float | None = None
+    why: str = ""
+
+    def fields(self) -> dict[str, Any]:
+        return {"null": self.null, "observed": self.observed, "null_range": self.null_range, "null_rate": self.null_rate}
+
+
+def _null_of(summary: NullSummary, agrees: bool | None, null: str, observed: str, unit: str = " points") -> _Null:
+    """The :class:`_Null` of a claim whose null is one :class:`NullSummary` (its range in ``unit``)."""
+    return _Null(null, observed, _range_text(summary, unit=unit), summary.rate, _rate_why(agrees, summary.rate, summary.n))
+
+
 # -- frames -> matrices ----------------------------------------------------------------------------------------
 def memorization_matrix(mem: pd.DataFrame, focus: Focus, settings: Sequence[str] | None = None, measure: str = "memorized",
                         members_only: bool | None = None, column: str = "match") -> pd.DataFrame:
@@ -558,20 +577,18 @@ def claim_d1(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
             ours += f" (non-members: zero-shot {_mean_pct(nm, [0]):.0f}%, k > 0 {_mean_pct(nm, shots):.0f}%)"
     missing = [name for name in ("few-shot", "many-shot") if not any(regime(k) == name for k in shots)]
     agrees, contradicted = directional_agreement(est, ci)
-    null = observed = null_range = rate = None
-    why_null = ""
+    nul = _Null()
     if ci is not None:
         summary = _gain_null(x, shot_cols, zero_col, est, seed, "D1", n_perm)
-        rate = summary.rate
-        null = ("memorization exchangeable across the ks of an instance (k = 0 included: the demonstrations change "
-                f"nothing), its k labels permuted within every instance; {_draws_text(n_perm, seed, n_boot)}")
-        observed, null_range = f"k > 0 minus zero-shot: {est:+.1f} points", _range_text(summary)
-        why_null = _rate_why(agrees, rate, summary.n)
+        nul = _null_of(summary, agrees, (
+            "memorization exchangeable across the ks of an instance (k = 0 included: the demonstrations change "
+            f"nothing), its k labels permuted within every instance; {_draws_text(n_perm, seed, n_boot)}"),
+            f"k > 0 minus zero-shot: {est:+.1f} points")
     reason = (f"Direction checked on the {focus.describe()}, {where}: memorization with k > 0 ({_ks_text(shots)}) minus "
               f"zero-shot; {_directional_why(est, ci)}. The paper's levels are GPT-4's on WNLI/RTE/TREC/DBpedia and are "
-              f"not compared" + (f"; no k of the {' and '.join(missing)} regime was run" if missing else "") + "." + why_null)
-    return ClaimResult("D1", paper_d1(), ours, evidence_verdict(agrees, rate, contradicted=contradicted), reason,
-                       ci.text() if ci else None, null=null, observed=observed, null_range=null_range, null_rate=rate)
+              f"not compared" + (f"; no k of the {' and '.join(missing)} regime was run" if missing else "") + "." + nul.why)
+    return ClaimResult("D1", paper_d1(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason,
+                       ci.text() if ci else None, **nul.fields())
 
 
 def paper_d2() -> str:
@@ -609,23 +626,21 @@ def claim_d2(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     ours = f"k = 0 to k = {k1}: {est:+.0f} points ({curve})"
     note = "" if k1 == SHARP_RISE_K else f" No k = {SHARP_RISE_K} was run: the smallest k > 0 run (k = {k1}) is used."
     agrees, contradicted = directional_agreement(est, ci)
-    null = observed = null_range = rate = None
-    why_null = ""
+    nul = _Null()
     if ci is not None:
         rng = _null_rng(seed, "D2")
         signs = rng.choice((-1.0, 1.0), (n_perm, len(x)))
         null_est, null_agrees = _directional_null(signs * diff * 100, _null_boot(rng, n_perm, len(x)))
         summary = summarize_null(est, null_est, null_agrees)
-        rate = summary.rate
-        null = (f"memorization at k = {k1} and at k = 0 exchangeable within an instance (the two labels swapped at random "
-                f"per instance); {_draws_text(n_perm, seed, n_boot)}")
-        observed, null_range = f"k = {k1} minus k = 0: {est:+.1f} points", _range_text(summary)
-        why_null = _rate_why(agrees, rate, summary.n)
+        nul = _null_of(summary, agrees, (
+            f"memorization at k = {k1} and at k = 0 exchangeable within an instance (the two labels swapped at random "
+            f"per instance); {_draws_text(n_perm, seed, n_boot)}"),
+            f"k = {k1} minus k = 0: {est:+.1f} points")
     reason = (f"Direction checked on the {focus.describe()}, {where}: memorization at k = {k1} minus zero-shot; "
               f"{_directional_why(est, ci)}.{note} The dataset levels (WNLI, RTE, TREC, DBpedia with GPT-4) are not "
-              f"comparable.{why_null}")
-    return ClaimResult("D2", paper_d2(), ours, evidence_verdict(agrees, rate, contradicted=contradicted), reason,
-                       ci.text() if ci else None, null=null, observed=observed, null_range=null_range, null_rate=rate)
+              f"comparable.{nul.why}")
+    return ClaimResult("D2", paper_d2(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason,
+                       ci.text() if ci else None, **nul.fields())
 
 
 # -- D3: near-exact matches turn exact as k grows ----------------------------------------------------------------
@@ -717,8 +732,7 @@ def claim_d3(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
             f"exact share of memorized matches {exact_share(ks[0])}, {exact_share(ks[-1])}")
     note = "" if ks == shots else " Fewer than two k > 0 were run, so the transitions include k = 0."
     agrees, contradicted = directional_agreement(est, ci)
-    null = observed = null_range = rate = None
-    why_null = ""
+    nul = _Null()
     if ci is not None:
         rng = _null_rng(seed, "D3")
         perms = _row_permutations(rng, n_perm, n, codes.shape[2])
@@ -726,17 +740,15 @@ def claim_d3(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
         p_up, p_down = _transition_counts(permuted, pairs)
         null_est, null_agrees = _directional_null((p_up - p_down).astype(float), _null_boot(rng, n_perm, n), total=True)
         summary = summarize_null(est, null_est, null_agrees)
-        rate = summary.rate
-        null = ("an instance's matches exchangeable across its ks (the order of k carries nothing), its k labels permuted "
-                f"within every instance, the same permutation in all its settings; {_draws_text(n_perm, seed, n_boot)}")
-        observed, null_range = f"net near-exact -> exact transitions: {est:+.0f}", _range_text(summary, unit=" transitions")
-        why_null = _rate_why(agrees, rate, summary.n)
+        nul = _null_of(summary, agrees, (
+            "an instance's matches exchangeable across its ks (the order of k carries nothing), its k labels permuted "
+            f"within every instance, the same permutation in all its settings; {_draws_text(n_perm, seed, n_boot)}"),
+            f"net near-exact -> exact transitions: {est:+.0f}", unit=" transitions")
     reason = (f"Checked on the {focus.describe()}, all settings, consecutive {_ks_text(ks)}: near-exact -> exact minus "
               f"exact -> near-exact transitions of the same instance and setting; "
-              f"{_directional_why(est, ci, what='the net count')}.{note}{why_null}")
-    return ClaimResult("D3", paper_d3(), ours, evidence_verdict(agrees, rate, contradicted=contradicted), reason,
-                       ci.text("{:+.0f}", " transitions") if ci else None, null=null, observed=observed, null_range=null_range,
-                       null_rate=rate)
+              f"{_directional_why(est, ci, what='the net count')}.{note}{nul.why}")
+    return ClaimResult("D3", paper_d3(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason,
+                       ci.text("{:+.0f}", " transitions") if ci else None, **nul.fields())
 
 
 # -- D4, D5: settings ------------------------------------------------------------------------------------------
@@ -811,8 +823,7 @@ def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     gap_agrees, contradicted = equivalence_agreement(ci, margin, one_sided=True)
     present = level_ci is not None and level_ci.lo > margin
     agrees = None if ci is None or level_ci is None else bool(gap_agrees and present)
-    null = observed = null_range = rate = None
-    why_null = ""
+    nul = _Null()
     if agrees is not None:
         rng = _null_rng(seed, "D4")
         perms = _row_permutations(rng, n_perm, n, len(run))
@@ -829,13 +840,12 @@ def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
         null_agrees = (_answers_equivalence(*_row_intervals(gaps), margin, one_sided=True)[0]
                        & (_row_intervals(levels)[0] > margin))
         summary = summarize_null(est, null_gap, null_agrees)
-        rate = summary.rate
-        null = (f"segment pairs alone {margin:g} points short of the maximum (the claim just false): the settings exchanged "
-                f"within every instance (its setting labels permuted, the same at all its ks), then the only-segment-pairs "
-                f"setting's memorized completions dropped at random until, in expectation, it lies {margin:g} points below the "
-                f"highest other setting at each k; {_draws_text(n_perm, seed, n_boot)}")
-        observed, null_range = f"seg. only minus the maximum: {est:+.1f} points", _range_text(summary)
-        why_null = _rate_why(agrees, rate, summary.n)
+        nul = _null_of(summary, agrees, (
+            f"segment pairs alone {margin:g} points short of the maximum (the claim just false): the settings exchanged "
+            f"within every instance (its setting labels permuted, the same at all its ks), then the only-segment-pairs "
+            f"setting's memorized completions dropped at random until, in expectation, it lies {margin:g} points below the "
+            f"highest other setting at each k; {_draws_text(n_perm, seed, n_boot)}"),
+            f"seg. only minus the maximum: {est:+.1f} points")
     floor = ""
     if gap_agrees and not present and level_ci is not None:
         floor = (f" But the maximum's own interval {level_ci.bounds('{:.0f}', '%')} does not lie above the {margin:g}-point "
@@ -843,10 +853,10 @@ def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
                  "the floor, whatever the prompt; memorization too low to tell, so inconclusive.")
     reason = (f"Checked on the {focus.describe()}: only-segment-pairs memorization minus the highest setting per k "
               f"({_ks_text(shots)}); {_equivalence_why(est, ci, margin, True, 'the gap')}; the maximum is {level:.0f}%."
-              f"{floor}{why_null}")
+              f"{floor}{nul.why}")
     interval = None if ci is None else ci.text() + (f"; maximum {level_ci.bounds('{:.0f}', '%')}" if level_ci else "")
-    return ClaimResult("D4", paper_d4(), ours, evidence_verdict(agrees, rate, contradicted=contradicted), reason, interval,
-                       null=null, observed=observed, null_range=null_range, null_rate=rate)
+    return ClaimResult("D4", paper_d4(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason, interval,
+                       **nul.fields())
 
 
 def paper_d5() -> str:
@@ -910,8 +920,7 @@ def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     computable = ci_late is not None and ci_zero is not None and ci_level is not None
     agrees = bool(same_late and higher_zero and present) if computable else None
     contradicted = bool(apart_late or not_higher_zero)
-    null = observed = null_range = rate = None
-    why_null = ""
+    nul = _Null()
     if computable:
         rng = _null_rng(seed, "D5")
         boot = _null_boot(rng, n_perm, n)
@@ -953,7 +962,7 @@ def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
         observed = f"full minus seg.+labels: {est_late:+.1f} points at {_ks_text(late)}, {est_zero:+.1f} points at k = 0"
         null_range = (f"k = 0, settings swapped: {_range_text(zero_summary)}; {_ks_text(late)}, {margin:g} points apart: "
                       f"[{lo_a:+.0f}, {hi_a:+.0f}] points")
-        why_null = _rate_why(agrees, rate, n_perm)
+        nul = _Null(null, observed, null_range, rate, _rate_why(agrees, rate, n_perm))
     ours = f"full minus seg.+labels: {est_late:+.0f} points at {_ks_text(late)}, {est_zero:+.0f} points at k = 0"
     note = "" if late[0] >= SETTINGS_EQUAL_FROM_K else f" No k >= {SETTINGS_EQUAL_FROM_K} was run: part (a) uses {_ks_text(late)}."
     zero_why = _directional_why(est_zero, ci_zero, what="full information minus segment pairs and labels")
@@ -965,12 +974,12 @@ def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     reason = (f"Checked on the {focus.describe()}, full information minus segment pairs and labels: (a) "
               f"{_equivalence_why(est_late, ci_late, margin, False, f'the difference at {_ks_text(late)}')}; (b) at k = 0 "
               f"{zero_why}. Reproduced needs (a) equal, with memorization above the margin there, and (b) full information "
-              f"higher.{note}{floor}{why_null}")
+              f"higher.{note}{floor}{nul.why}")
     interval = (None if not computable else
                 f"{_ks_text(late)}: {ci_late.bounds()}; k = 0: {ci_zero.bounds()}; higher level at {_ks_text(late)}: "
                 f"{ci_level.bounds('{:.0f}', '%')} ({ci_late.method()})")
-    return ClaimResult("D5", paper_d5(), ours, evidence_verdict(agrees, rate, contradicted=contradicted), reason, interval,
-                       null=null, observed=observed, null_range=null_range, null_rate=rate)
+    return ClaimResult("D5", paper_d5(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason, interval,
+                       **nul.fields())
 
 
 # -- D6, D7, D8: performance -----------------------------------------------------------------------------------
@@ -1019,20 +1028,18 @@ def claim_d6(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, n_boot: int = 
     ours = (f"memorization >= {threshold:g}% at {_ks_text(high)} ({', '.join(f'{level[k]:.0f}%' for k in high)}); accuracy "
             f"there {acc_high:.0f}% vs zero-shot {acc0:.0f}% ({est:+.0f} points)")
     agrees, contradicted = directional_agreement(est, ci)
-    null = observed = null_range = rate = None
-    why_null = ""
+    nul = _Null()
     if ci is not None:
         summary = _gain_null(x, high_cols, zero_col, est, seed, "D6", n_perm)
-        rate = summary.rate
-        null = ("an instance's classification answers exchangeable across the ks run (the demonstrations do not change "
-                f"accuracy), their k labels permuted within every instance; {_draws_text(n_perm, seed, n_boot)}")
-        observed, null_range = f"accuracy at {_ks_text(high)} minus zero-shot: {est:+.1f} points", _range_text(summary)
-        why_null = _rate_why(agrees, rate, summary.n)
+        nul = _null_of(summary, agrees, (
+            "an instance's classification answers exchangeable across the ks run (the demonstrations do not change "
+            f"accuracy), their k labels permuted within every instance; {_draws_text(n_perm, seed, n_boot)}"),
+            f"accuracy at {_ks_text(high)} minus zero-shot: {est:+.1f} points")
     reason = (f"Checked on the {focus.describe()}: at the ks > 0 where memorization ({where}) reaches {threshold:g}%, "
               f"k-shot minus zero-shot accuracy of the same instances; {_directional_why(est, ci, what='the accuracy gain')}."
-              f"{why_null}")
-    return ClaimResult("D6", paper_d6(), ours, evidence_verdict(agrees, rate, contradicted=contradicted), reason,
-                       ci.text() if ci else None, null=null, observed=observed, null_range=null_range, null_rate=rate)
+              f"{nul.why}")
+    return ClaimResult("D6", paper_d6(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason,
+                       ci.text() if ci else None, **nul.fields())
 
 
 def paper_d7() -> str:
@@ -1199,8 +1206,7 @@ def claim_d8(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, n_boot: int = 
     ours = (f"memorized minus non-memorized accuracy {est:+.0f} points (mean of {len(full)} (setting, k) cells; higher in "
             f"{int((by_regime['d'] > 0).sum())} of {len(full)}; by regime: {per})")
     agrees, contradicted = directional_agreement(est, ci)
-    null = observed = null_range = rate = None
-    why_null = ""
+    nul = _Null()
     if ci is not None:
         rng = _null_rng(seed, "D8")
         perm = np.argsort(rng.random((n_perm, n)), axis=1)
@@ -1213,16 +1219,15 @@ def claim_d8(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, n_boot: int = 
         null_est = values[:, 0]
         null_agrees = _answers_directional(null_est, *_row_intervals(values[:, 1:]))[0]
         summary = summarize_null(est, null_est, null_agrees)
-        rate = summary.rate
-        null = ("which instances are memorized unrelated to which are classified right: the instances of the memorization "
-                "permuted against those of the accuracy (an instance's memorization moves whole, all settings and ks); "
-                f"{_draws_text(n_perm, seed, n_boot)}")
-        observed, null_range = f"memorized minus non-memorized accuracy: {est:+.1f} points", _range_text(summary)
-        why_null = _rate_why(agrees, rate, summary.n)
+        nul = _null_of(summary, agrees, (
+            "which instances are memorized unrelated to which are classified right: the instances of the memorization "
+            "permuted against those of the accuracy (an instance's memorization moves whole, all settings and ks); "
+            f"{_draws_text(n_perm, seed, n_boot)}"),
+            f"memorized minus non-memorized accuracy: {est:+.1f} points")
     reason = (f"Checked on the {focus.describe(False)}: per (setting, k) with both groups, accuracy of memorized minus "
-              f"non-memorized instances, averaged; {_directional_why(est, ci)}.{why_null}")
-    return ClaimResult("D8", paper_d8(), ours, evidence_verdict(agrees, rate, contradicted=contradicted), reason,
-                       ci.text() if ci else None, null=null, observed=observed, null_range=null_range, null_rate=rate)
+              f"non-memorized instances, averaged; {_directional_why(est, ci)}.{nul.why}")
+    return ClaimResult("D8", paper_d8(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason,
+                       ci.text() if ci else None, **nul.fields())
 
 
 # -- D9: human review of the judge ---------------------------------------------------------------------------
