@@ -142,23 +142,12 @@ def vanilla_attack(run, table, epoch: int, reference, n_boot: int = 200, seed: i
     """The plain loss attack on the training-style context C' (no multiple-choice probe), calibrated.
 
     Per query, ``L_v(M_theta) - L_v(M_ref)`` on the run's vanilla context (Tab. 3's vanilla loss);
-    lower means member. It asks whether the model memorized its members at all, which the
-    positive control presupposes, independently of whether the zero-information probe surfaces it.
-    Returns AUC with its bootstrap interval (keys ``auc``, ``lo``, ``hi``).
+    lower means member: :func:`iclmem.chapters.instrument.context_attack` on all of C'. Returns AUC
+    with its bootstrap interval (keys ``auc``, ``lo``, ``hi``).
     """
-    import torch
+    from .instrument import context_attack
 
-    from ..finetune import prepare_run_data
-    from ..metrics import attack_metrics
-
-    data = prepare_run_data(run.manifest, table, run.config)
-    tasks = [data.task_for(data.member_x, data.member_y), data.task_for(data.non_member_x, data.non_member_y)]
-    with torch.no_grad():
-        theta = [np.asarray(p.loss(), dtype=np.float64) for p in run.model(epoch, reference).predict(tasks)]
-        ref = [np.asarray(p.loss(), dtype=np.float64) for p in reference.predict(tasks)]
-    m, n = -(theta[0] - ref[0]), -(theta[1] - ref[1])
-    out = attack_metrics(m, n, n_boot=n_boot, seed=seed, fprs=())
-    return {"auc": out["auc"], "lo": out["auc_lo"], "hi": out["auc_hi"]}
+    return context_attack(run, table, epoch, reference, 1.0, seed, n_boot)
 
 
 # --- claims ---------------------------------------------------------------------------------------

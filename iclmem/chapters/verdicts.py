@@ -17,7 +17,7 @@ claim's rule says on the build and under the claim's null:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -117,11 +117,5 @@ def summarize_null(observed: float, null_values: Sequence[float], null_agrees: S
     return NullSummary(float(observed), lo, hi, float(agrees.mean()) if len(agrees) else math.nan, int(len(agrees)))
 
 
-def null_rate_of(rule: Callable[[object], bool], null_draws: Sequence[object]) -> float:
-    """The share of ``null_draws`` on which ``rule`` says the claim agrees."""
-    answers = [bool(rule(d)) for d in null_draws]
-    return float(np.mean(answers)) if answers else math.nan
-
-
-__all__ = ["NullSummary", "direction_agreement", "evidence_verdict", "null_rate_of", "percent", "share_agreement", "share_text",
+__all__ = ["NullSummary", "direction_agreement", "evidence_verdict", "percent", "share_agreement", "share_text",
            "share_verdict", "summarize_null", "wilson_interval"]
