@@ -359,7 +359,7 @@ sens.curve.drop(columns="run_key")
 # the curve (mean AUC of the calibrated per-manipulation loss delta):
 
 # %%
-top = sens.curve.loc[sens.curve["vanilla AUC"].idxmax()]
+top = sens.strongest()
 category_aucs(sens.scores[top.run_key], int(top.epoch))
 
 # ## Compared with the paper

@@ -29,6 +29,7 @@ from ..outcomes import (
     DEFAULT_MARGIN_RULE,
     MARGIN_RULES,
     OUTCOME_ORDER,
+    SHORT,
     Outcome,
     calibrated_margin,
     get_reading,
@@ -237,12 +238,6 @@ def judge(claim_id: str, paper: str, rule: Callable[[pd.DataFrame], Evidence], s
                         points=points)
 
 
-def _tables_with(summary: pd.DataFrame, mask: pd.Series) -> tuple[int, int]:
-    """(tables with at least one configuration where ``mask`` holds, tables in the grid)."""
-    s = fine_tuned(summary)
-    return int(s.loc[mask.reindex(s.index, fill_value=False), "dataset"].nunique()), int(s.dataset.nunique())
-
-
 def _share_by_q(summary: pd.DataFrame, outcome: str, q: int) -> tuple[int, int]:
     s = fine_tuned(summary)
     s = s[s.query_size == q]
@@ -260,7 +255,7 @@ def _share_rule(outcomes: Sequence[str], label: str = "") -> Callable[[pd.DataFr
                 paper = PAPER_OUTCOME_SHARES.loc[outcome, f"Q={q}"] / 100
                 value, interval = share_text(k, n)
                 agrees, why = share_agreement(k, n, paper)
-                name = f"{SHORT_NAMES[outcome]} Q={q}" if len(outcomes) > 1 else f"Q={q}"
+                name = f"{SHORT[outcome]} Q={q}" if len(outcomes) > 1 else f"Q={q}"
                 parts.append(f"{name}: {value}")
                 intervals.append(f"{name}: {interval}")
                 reasons.append(f"{name}: {why}")
@@ -277,7 +272,6 @@ def _share_rule(outcomes: Sequence[str], label: str = "") -> Callable[[pd.DataFr
     return rule
 
 
-SHORT_NAMES = {o.value: o.short for o in Outcome}
 
 
 def _detectable_tables(summary: pd.DataFrame) -> Evidence:
@@ -449,9 +443,6 @@ def calibration_claims(summary: pd.DataFrame, null: pd.DataFrame | Sequence[pd.D
         null = permutations(reclassify(null, reading))
     which = f" (outcome rule: {reading} reading of Tab. 3)"
 
-    def share(outcomes: Sequence[str]) -> Callable[[pd.DataFrame], Evidence]:
-        return _share_rule(outcomes)
-
     paper_shares = {o: ", ".join(f"Q={q}: {PAPER_OUTCOME_SHARES.loc[o, f'Q={q}']:.1f}%" for q in (50, 512)) for o in OUTCOME_ORDER}
     records = [
         judge("C1", f"{PAPER_DETECTABLE_TASKS[0]}/{PAPER_DETECTABLE_TASKS[1]} tasks", _detectable_tables, summary, null, fmt="{:.2f}"),
@@ -459,10 +450,10 @@ def calibration_claims(summary: pd.DataFrame, null: pd.DataFrame | Sequence[pd.D
         judge("C3", f"{PAPER_TPR1_TASKS[0]}/{PAPER_TPR1_TASKS[1]} tasks", _tpr1_tables, summary, null, fmt="{:.2f}"),
         judge("C4", paper_shares[Outcome.COLLAPSE.value] + "; at lr >= 1e-2", _collapse, summary, null, fmt="{:.3f}",
               no_null="collapse is decided by the vanilla loss ratio of fine-tuning, which no relabelling of the probed queries changes"),
-        judge("C5", paper_shares[Outcome.INVERSION.value], share([Outcome.INVERSION.value]), summary, null, fmt="{:.3f}"),
+        judge("C5", paper_shares[Outcome.INVERSION.value], _share_rule([Outcome.INVERSION.value]), summary, null, fmt="{:.3f}"),
         judge("C6", paper_shares[MEMORIZATION] + "; Q=50 above Q=512", _detectable_by_q, summary, null, fmt="{:.3f}"),
         judge("C7", f"context overfitting {paper_shares[Outcome.CONTEXT_OVERFITTING.value]}; no signal "
-              f"{paper_shares[Outcome.NO_SIGNAL.value]}", share([Outcome.CONTEXT_OVERFITTING.value, Outcome.NO_SIGNAL.value]),
+              f"{paper_shares[Outcome.NO_SIGNAL.value]}", _share_rule([Outcome.CONTEXT_OVERFITTING.value, Outcome.NO_SIGNAL.value]),
               summary, null, fmt="{:.3f}"),
         judge("C8", "binary tasks most vulnerable at Q=50 (chocolate_bar 13 configs, coffee 8)", _binary, summary, null,
               fmt="{:+.3f}"),

@@ -175,6 +175,10 @@ class Sensitivity:
     scores: dict[str, pd.DataFrame]
     null_lower_bounds: dict[str, np.ndarray]  # "<run key>@<epoch>" -> the probe's lower bounds under membership permutations
 
+    def strongest(self) -> pd.Series:
+        """The curve's row with the strongest memorization (:func:`strongest_setting`)."""
+        return strongest_setting(self.curve)
+
 
 def run_sensitivity(dataset: str, learning_rates: Sequence[float], epochs: Sequence[int], query_size: int, context_size: int,
                     reference, seed: int = 0, n_candidates: int = 10, max_queries: int | None = 50, n_boot: int = 200,
