@@ -13,7 +13,7 @@ from iclmem.llm.datasets import (
     DatasetUnavailableError,
     Instance,
     SamplingError,
-    UnknownDatasetError,
+    UnknownLLMDatasetError,
     assign_members,
     demonstrations_for_k,
     load_dataset,
@@ -71,7 +71,7 @@ def test_shipped_carte_table_serialized_as_text():
 
 
 def test_bad_input_unknown_dataset_missing_file_and_columns(tmp_path):
-    with pytest.raises(UnknownDatasetError, match="unknown dataset 'nope'.*wnli"):
+    with pytest.raises(UnknownLLMDatasetError, match="unknown dataset 'nope'.*wnli"):
         load_dataset("nope")
     with pytest.raises(DatasetUnavailableError, match="does not exist"):
         load_dataset("trec", data_files=tmp_path / "missing.csv")
@@ -176,3 +176,25 @@ def test_a_missing_local_copy_names_the_fix(hf_mirror, monkeypatch):
     monkeypatch.setenv("ICLMEM_HF_DATASETS_DIR", str(hf_mirror / "nowhere"))
     with pytest.raises(DatasetUnavailableError, match="ICLMEM_HF_DATASETS_DIR is set but"):
         load_dataset("wnli")
+
+
+@pytest.mark.parametrize("seed, n_instances, n_demonstrations", [(0, 16, 50), (1, 16, 50), (0, 200, 200), (3, 200, 200)])
+def test_members_non_members_and_demonstrations_share_no_winery(seed, n_instances, n_demonstrations):
+    """wine_vivino's segment to replicate ends with the winery: a winery seen in a demonstration (or in the fine-tuning
+    set) would leak the answer, so members, non-members and demonstrations are drawn from disjoint wineries."""
+    from iclmem.llm.datasets import carte_data_dir
+
+    data = load_dataset("wine_vivino")
+    table = pd.read_parquet(carte_data_dir() / data.spec.carte_file)
+
+    def wineries(instances) -> set[str]:  # from the raw table (instance id = data set:split:row position)
+        return {str(table.iloc[int(i.id.rsplit(":", 1)[1])]["Winery"]) for i in instances}
+
+    s = assign_members(sample_instances(data, n_instances, n_demonstrations, seed=seed), 0.5)
+    members = wineries(i for i in s.instances if s.is_member(i))
+    non_members = wineries(i for i in s.instances if not s.is_member(i))
+    demos = wineries(s.demonstrations)
+    shared = len(members & non_members) + len(members & demos) + len(non_members & demos)
+    assert shared == 0, (f"{len(members & non_members)} wineries shared by members and non-members, {len(members & demos)} "
+                         f"by members and demonstrations, {len(non_members & demos)} by non-members and demonstrations")
+    assert len(s.instances) == n_instances and len(s.demonstrations) == n_demonstrations

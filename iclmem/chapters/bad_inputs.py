@@ -606,7 +606,7 @@ def _llm_cases() -> list[BadInput]:
         MissingAPIKeyError,
         ReplicationConfig,
         SamplingError,
-        UnknownDatasetError,
+        UnknownLLMDatasetError,
         build_experiment,
     )
     from iclmem.llm.backends import InProcessBackend, make_backend
@@ -638,7 +638,7 @@ def _llm_cases() -> list[BadInput]:
                  "iclmem.llm.backends.InProcessBackend", overflow, ContextOverflowError,
                  r"prompt of \d+ tokens \+ 24 new tokens exceeds the context window of 8192", r"use a smaller k or fewer new tokens"),
         BadInput("llm-dataset-unknown", "Asked for the LLM dataset `wnli2`.", replication, lambda d: experiment(d, dataset="wnli2"),
-                 UnknownDatasetError, r"unknown dataset 'wnli2'", r"known: .*wnli"),
+                 UnknownLLMDatasetError, r"unknown dataset 'wnli2'", r"known: .*wnli"),
         BadInput("llm-data-file-missing", "Gave data_files a path that does not exist.", replication,
                  lambda d: experiment(d, dataset="wnli", data_files=str(d / "wnli.csv")), DatasetUnavailableError,
                  r"data file .*wnli\.csv does not exist", r"check the path given as data_files"),

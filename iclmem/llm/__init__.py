@@ -32,7 +32,7 @@ from iclmem.llm.datasets import (
     DatasetUnavailableError,
     Instance,
     SamplingError,
-    UnknownDatasetError,
+    UnknownLLMDatasetError,
     assign_members,
     demonstrations_for_k,
     load_dataset,
@@ -51,7 +51,7 @@ __all__ = [
     "DATASETS", "SETTINGS", "CachedBackend", "ChatBackend", "ChatRequest", "Completion", "CompletionCache",
     "ContextOverflowError", "DatasetUnavailableError", "Decoding", "Instance", "LLMError", "LLMJudge",
     "MissingAPIKeyError", "OfflineJudge", "ReplicationConfig", "SamplingError", "SegmentPair", "StreamingBackend",
-    "UnknownDatasetError", "agreement", "assign_members", "build_experiment", "cache_root", "completion_key",
+    "UnknownLLMDatasetError", "agreement", "assign_members", "build_experiment", "cache_root", "completion_key",
     "demonstrations_for_k", "load_dataset",
     "memorization_messages", "performance_messages", "sample_instances", "split_instance",
 ]

@@ -33,7 +33,7 @@ from iclmem.llm.chat import LLMError
 Kind = Literal["nli", "text"]
 
 
-class UnknownDatasetError(LLMError, KeyError):
+class UnknownLLMDatasetError(LLMError, KeyError):
     """A dataset name that is not in :data:`DATASETS`."""
 
     def __str__(self) -> str:  # KeyError would quote the message
@@ -130,7 +130,7 @@ def get_spec(name: str) -> DatasetSpec:
     try:
         return DATASETS[name]
     except KeyError:
-        raise UnknownDatasetError(f"unknown dataset {name!r}; known: {', '.join(sorted(DATASETS))}") from None
+        raise UnknownLLMDatasetError(f"unknown dataset {name!r}; known: {', '.join(sorted(DATASETS))}") from None
 
 
 def carte_data_dir() -> Path:

@@ -10,7 +10,7 @@ from .manipulations import (
     CATEGORIES,
     MANIPULATIONS,
     Manipulation,
-    Step,
+    ManipulationStep,
     category_counts,
     compose,
     get_manipulation,
@@ -22,7 +22,7 @@ from .scoring import SCORE_COLUMNS, ProbeQuery, ScoringBatches, build_probe_task
 from .summary import summarize_run, summarize_scores
 
 __all__ = [
-    "CATEGORIES", "MANIPULATIONS", "SCORE_COLUMNS", "MCContext", "Manipulation", "ProbeError", "ProbeQuery", "Step",
+    "CATEGORIES", "MANIPULATIONS", "SCORE_COLUMNS", "MCContext", "Manipulation", "ProbeError", "ProbeQuery", "ManipulationStep",
     "build_probe_tasks", "category_counts", "classification_candidates", "compose", "get_manipulation", "manipulation_names",
     "mc_context", "probe_run", "probe_scores", "query_rng", "regression_candidates", "resolve_manipulations", "run_queries",
     "ScoringBatches", "score_tasks", "score_tasks_naive", "summarize_run", "summarize_scores",

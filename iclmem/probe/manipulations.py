@@ -79,7 +79,7 @@ THREE_WAY: tuple[tuple[str, int], ...] = (
 
 # -- primitive steps ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Step:
+class ManipulationStep:
     """One primitive transform; ``key`` names it and its random stream."""
 
     key: str
@@ -99,7 +99,7 @@ def _incorrect(ctx: MCContext) -> list:
     return [c for c in ctx.candidates().tolist() if c != ctx.true_label]
 
 
-def shuffle_step(position: str) -> Step:
+def shuffle_step(position: str) -> ManipulationStep:
     """Positional shuffling (Tab. 7): the true target's row(s) at a random position, first or last."""
     if position not in ("random", "first", "last"):
         raise ProbeError(f"shuffle position must be 'random', 'first' or 'last', got {position!r}.")
@@ -114,10 +114,10 @@ def shuffle_step(position: str) -> Step:
             order = np.concatenate([np.flatnonzero(~true), np.flatnonzero(true)])
         return ctx.with_(context_x=ctx.context_x[order], context_y=ctx.context_y[order])
 
-    return Step(f"shuffle_{position}", 2, fn)
+    return ManipulationStep(f"shuffle_{position}", 2, fn)
 
 
-def reduce_step(n_columns: int = 2) -> Step:
+def reduce_step(n_columns: int = 2) -> ManipulationStep:
     """Feature reduction (Tab. 7): drop ``n_columns`` random columns from context AND query (keep >= 1)."""
 
     def fn(ctx: MCContext, rng: np.random.Generator) -> MCContext:
@@ -126,25 +126,25 @@ def reduce_step(n_columns: int = 2) -> Step:
         keep = np.setdiff1d(np.arange(f), drop)
         return ctx.with_(context_x=ctx.context_x[:, keep], query_x=ctx.query_x[:, keep])
 
-    return Step(f"reduce_{n_columns}", 1, fn)
+    return ManipulationStep(f"reduce_{n_columns}", 1, fn)
 
 
-def distract_step(n_columns: int) -> Step:
+def distract_step(n_columns: int) -> ManipulationStep:
     """Distractor injection (Tab. 7): append ``n_columns`` N(0, 1) columns to context and query."""
 
     def fn(ctx: MCContext, rng: np.random.Generator) -> MCContext:
         noise = rng.standard_normal((ctx.n_rows + 1, n_columns)).astype(np.float32)
         return ctx.with_(context_x=np.hstack([ctx.context_x, noise[:-1]]), query_x=np.hstack([ctx.query_x, noise[-1:]]))
 
-    return Step(f"distract_{n_columns}", 1, fn)
+    return ManipulationStep(f"distract_{n_columns}", 1, fn)
 
 
-def uniform_step(factor: int) -> Step:
+def uniform_step(factor: int) -> ManipulationStep:
     """Uniform scaling (Tab. 7): every candidate row replicated ``factor`` times."""
-    return Step(f"uniform_{factor}", 0, lambda ctx, rng: _scale_rows(ctx, lambda v: factor))
+    return ManipulationStep(f"uniform_{factor}", 0, lambda ctx, rng: _scale_rows(ctx, lambda v: factor))
 
 
-def random_scale_step(factor: int) -> Step:
+def random_scale_step(factor: int) -> ManipulationStep:
     """Random scaling (Tab. 7): each candidate replicated a random count in 1..factor."""
 
     def fn(ctx: MCContext, rng: np.random.Generator) -> MCContext:
@@ -152,20 +152,20 @@ def random_scale_step(factor: int) -> Step:
         counts = dict(zip(cands, rng.integers(1, factor + 1, size=len(cands)).tolist(), strict=True))
         return _scale_rows(ctx, counts.__getitem__)
 
-    return Step(f"random_{factor}", 0, fn)
+    return ManipulationStep(f"random_{factor}", 0, fn)
 
 
-def skew_true_step(factor: int) -> Step:
+def skew_true_step(factor: int) -> ManipulationStep:
     """Skew true target (Tab. 7): the true candidate's row replicated ``factor`` times."""
 
     def fn(ctx: MCContext, rng: np.random.Generator) -> MCContext:
         true = ctx.true_label
         return _scale_rows(ctx, lambda v: factor if v == true else 1)
 
-    return Step(f"skew_true_{factor}", 0, fn)
+    return ManipulationStep(f"skew_true_{factor}", 0, fn)
 
 
-def skew_non_true_step(k: int, factor: int) -> Step:
+def skew_non_true_step(k: int, factor: int) -> ManipulationStep:
     """Skew incorrect targets (Tab. 7): ``k`` random incorrect candidates replicated ``factor`` times."""
 
     def fn(ctx: MCContext, rng: np.random.Generator) -> MCContext:
@@ -173,17 +173,17 @@ def skew_non_true_step(k: int, factor: int) -> Step:
         picked = {wrong[i] for i in rng.choice(len(wrong), size=min(k, len(wrong)), replace=False).tolist()}
         return _scale_rows(ctx, lambda v: factor if v in picked else 1)
 
-    return Step(f"skew_non_true_k{k}_x{factor}", 0, fn)
+    return ManipulationStep(f"skew_non_true_k{k}_x{factor}", 0, fn)
 
 
-def mixed_step(true_factor: int, non_true_factor: int) -> Step:
+def mixed_step(true_factor: int, non_true_factor: int) -> ManipulationStep:
     """Mixed skewing (Tab. 7): the true candidate x ``true_factor``, every incorrect one x ``non_true_factor``."""
 
     def fn(ctx: MCContext, rng: np.random.Generator) -> MCContext:
         true = ctx.true_label
         return _scale_rows(ctx, lambda v: true_factor if v == true else non_true_factor)
 
-    return Step(f"mixed_true_{true_factor}_non_true_{non_true_factor}", 0, fn)
+    return ManipulationStep(f"mixed_true_{true_factor}_non_true_{non_true_factor}", 0, fn)
 
 
 # -- manipulations --------------------------------------------------------------------------------------
@@ -193,7 +193,7 @@ class Manipulation:
 
     name: str
     category: str
-    steps: tuple[Step, ...]
+    steps: tuple[ManipulationStep, ...]
     description: str = ""
 
     def apply(self, ctx: MCContext, seed: int = 0, query_id: int = 0, max_context: int | None = 512,
@@ -210,9 +210,9 @@ class Manipulation:
         return ctx
 
 
-def compose(*parts: Manipulation | Step, name: str | None = None, category: str = "composed", description: str = "") -> Manipulation:
+def compose(*parts: Manipulation | ManipulationStep, name: str | None = None, category: str = "composed", description: str = "") -> Manipulation:
     """A manipulation running all steps of ``parts``, ordered distribution -> features -> position."""
-    steps: list[Step] = []
+    steps: list[ManipulationStep] = []
     for p in parts:
         steps.extend(p.steps if isinstance(p, Manipulation) else (p,))
     steps.sort(key=lambda s: s.stage)  # stable: keeps the given order within a stage
@@ -220,7 +220,7 @@ def compose(*parts: Manipulation | Step, name: str | None = None, category: str 
     return Manipulation(name, category, tuple(steps), description)
 
 
-_DIST_STEPS: dict[str, Callable[[int], Step]] = {"uniform": uniform_step, "skewed": skew_true_step, "random": random_scale_step}
+_DIST_STEPS: dict[str, Callable[[int], ManipulationStep]] = {"uniform": uniform_step, "skewed": skew_true_step, "random": random_scale_step}
 
 
 def _build_registry() -> dict[str, Manipulation]:
@@ -298,7 +298,7 @@ def category_counts(manipulations: Sequence[Manipulation] | None = None) -> dict
 
 
 __all__ = [
-    "CATEGORIES", "MANIPULATIONS", "MIXED_PAIRS", "TWO_WAY", "THREE_WAY", "Manipulation", "Step", "compose",
+    "CATEGORIES", "MANIPULATIONS", "MIXED_PAIRS", "TWO_WAY", "THREE_WAY", "Manipulation", "ManipulationStep", "compose",
     "get_manipulation", "manipulation_names", "resolve_manipulations", "category_counts",
     "shuffle_step", "reduce_step", "distract_step", "uniform_step", "random_scale_step", "skew_true_step",
     "skew_non_true_step", "mixed_step",
