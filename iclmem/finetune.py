@@ -223,12 +223,8 @@ class FinetuneRun:
         return model_at_epoch(self.path, epoch, self.config.probe_epochs, reference, FinetuneError)
 
 
-#: Source files a run's content depends on (part of its store key).
-FINETUNE_CODE = ("finetune.py", "training.py", "outcomes.py", "ltm", "data")
-
-
 def run_key(manifest: SplitManifest, config: FinetuneConfig, reference: ReferenceLTM) -> str:
-    return content_key(manifest.identity(), asdict(config), reference.store_identity, code_version(*FINETUNE_CODE))
+    return content_key(manifest.identity(), asdict(config), reference.store_identity, code_version(__name__))
 
 
 def verify_ground_truth(log: list[dict], manifest: SplitManifest) -> np.ndarray:

@@ -48,7 +48,7 @@ import pandas as pd
 from .atomic import atomic_write_text
 from .data import SplitManifest, draw_training_context, split_statistics
 from .data.dataset import Dataset
-from .finetune import FINETUNE_CODE, FinetuneConfig, FinetuneError, RunData, collapse_flag, prepare_run_data, vanilla_scores
+from .finetune import FinetuneConfig, FinetuneError, RunData, collapse_flag, prepare_run_data, vanilla_scores
 from .ltm import ICLTask, ReferenceLTM, load_reference
 from .store import artifact_dir, code_version, content_key
 from .training import METRICS_FILE, Step, members_from_log, model_at_epoch, read_log, train, weights_path, write_finished
@@ -58,8 +58,6 @@ MULTI_TASK_FIXED = "multi_task_fixed"
 MULTI_TASK_RANDOM = "multi_task_random"
 REGIMES: tuple[str, ...] = (SINGLE_TASK_FIXED, MULTI_TASK_FIXED, MULTI_TASK_RANDOM)
 MULTI_TASK: tuple[str, ...] = (MULTI_TASK_FIXED, MULTI_TASK_RANDOM)
-#: Source files a joint run's content depends on (part of its store key).
-REGIME_CODE = ("regimes.py", *FINETUNE_CODE)
 
 
 class RegimeError(FinetuneError):
@@ -228,7 +226,7 @@ class JointRun:
 
 
 def joint_key(regime: str, manifests: Sequence[SplitManifest], config: FinetuneConfig, reference: ReferenceLTM) -> str:
-    return content_key(regime, [m.identity() for m in manifests], asdict(config), reference.store_identity, code_version(*REGIME_CODE))
+    return content_key(regime, [m.identity() for m in manifests], asdict(config), reference.store_identity, code_version(__name__))
 
 
 def verify_joint_log(log: list[dict], manifests: dict[str, SplitManifest], regime: str) -> dict[str, np.ndarray]:

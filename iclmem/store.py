@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-PACKAGE_ROOT = Path(__file__).parent
+from .imports import PACKAGE_ROOT, import_closure
 
 
 def results_root(results_dir: str | Path | None = None) -> Path:
@@ -31,18 +31,18 @@ def content_key(*parts: Any, length: int = 16) -> str:
     return hashlib.sha256(canonical_json(parts).encode()).hexdigest()[:length]
 
 
-def code_version(*relative_paths: str) -> str:
-    """Hash of the source files (or folders) of the package that an artifact depends on.
+def code_version(module: str, root: str | Path = PACKAGE_ROOT) -> str:
+    """Hash of every file of the package that ``module`` can depend on (its import closure).
 
-    Paths are relative to the package root, e.g. ``code_version("finetune.py", "ltm")``.
+    ``module`` is the dotted name of the module whose function produces the artifact, e.g.
+    ``code_version("iclmem.finetune")``; the files come from :func:`iclmem.imports.import_closure`,
+    so no list of files is kept by hand. ``root``: the package folder (a copy in tests).
     """
+    root = Path(root).resolve()
     h = hashlib.sha256()
-    for rel in sorted(relative_paths):
-        target = PACKAGE_ROOT / rel
-        files = sorted(target.rglob("*.py")) if target.is_dir() else [target]
-        for f in files:
-            h.update(str(f.relative_to(PACKAGE_ROOT)).encode())
-            h.update(f.read_bytes())
+    for f in import_closure(module, root):
+        h.update(str(f.relative_to(root)).encode())
+        h.update(f.read_bytes())
     return h.hexdigest()[:16]
 
 

@@ -186,9 +186,9 @@ class AdapterLTM:
         from ..device import store_identity
         from ..store import code_version
 
-        # the adapters live outside iclmem/ltm (whose code version keys the reference's runs), so their code is hashed here
+        # the adapters live outside the closure of the reference's runs, so the adapter's own closure is hashed here
         options = (f"{self.kind}:{self.checkpoint_sha256}:{self.preprocessing}:p{self.n_permutations}s{self.seed}"
-                   f":code{code_version('adapters')}")
+                   f":code{code_version(type(self).__module__)}")
         return store_identity(options, self.device)
 
     @property

@@ -28,10 +28,6 @@ from .invariances import distinct_tasks, model_invariances
 from .manipulations import Manipulation, resolve_manipulations
 from .scoring import DEFAULT_CHUNK, ProbeQuery, ScoringBatches, architecture, build_probe_tasks, scored_frame
 
-#: Source files the probe scores depend on (the cache key): the summaries of :mod:`.summary` are
-#: computed from cached scores and are not part of it.
-PROBE_CODE = ("probe/contexts.py", "probe/manipulations.py", "probe/scoring.py", "probe/run.py", "finetune.py", "ltm", "data")
-
 
 def run_queries(data: RunData, table: Dataset, run: FinetuneRun, n_candidates: int = 10, seed: int = 0,
                 max_queries: int | None = None) -> list[ProbeQuery]:
@@ -127,7 +123,7 @@ def probe_run(
     manips = resolve_manipulations(manipulations)
     root = results_dir if results_dir is not None else run.path.parents[1]
     params = {"n_candidates": n_candidates, "manipulations": [m.name for m in manips], "seed": seed, "max_queries": max_queries}
-    version = code_version(*PROBE_CODE)
+    version = code_version(__name__)  # the import closure of this module
     ref_owner = reference_owner(run)
     suite = _shared_suite(ref_owner, (run, table, n_candidates, manips, seed, max_queries, reference))
 

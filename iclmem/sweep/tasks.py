@@ -31,8 +31,6 @@ from ..regimes import JointRun
 from ..store import code_version, content_key, results_root
 from .gridfile import DatasetSource, ProbeSettings
 
-SWEEP_CODE = ("grid.py", "regimes.py", "finetune.py", "training.py", "probe", "metrics.py", "outcomes.py", "ltm", "data")
-
 
 def _is_model_spec(reference: object) -> bool:
     """A ``model`` parameter naming another architecture (``tabicl:PATH``, ``tabpfn:PATH``; :mod:`iclmem.adapters`)."""
@@ -59,7 +57,7 @@ def reference_sha(reference: ReferenceLTM | str | Path | None) -> str:
 
 def sweep_code_version() -> str:
     """The version of the code that computes a task's rows (part of every spec key)."""
-    return code_version(*SWEEP_CODE)
+    return code_version(__name__)
 
 
 def spec_key(spec: RunSpec, probe: ProbeSettings, sources: Mapping[str, DatasetSource], ref_sha: str, version: str | None = None) -> str:
@@ -160,5 +158,5 @@ def run_task(spec: RunSpec, *, grid_name: str, probe: ProbeSettings, sources: Ma
     return out
 
 
-__all__ = ["SWEEP_CODE", "probe_summary", "read_summary", "reference_sha", "run_task", "spec_key", "summary_dir", "task_reference",
+__all__ = ["probe_summary", "read_summary", "reference_sha", "run_task", "spec_key", "summary_dir", "task_reference",
            "sweep_code_version"]
