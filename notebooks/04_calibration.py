@@ -64,7 +64,7 @@ control_query_size: int = 50  # 50 + 50 probed queries: enough for an interval t
 control_context_size: int = 64
 control_epochs: list = [10, 50, 250]  # probing epochs of the sensitivity curve (Tab. 2's: 1, 2, 5, 10, 50, 100, 250, 500)
 control_learning_rates: list = [0.0003, 0.001, 0.003]  # memorization strengths of the sensitivity curve, with the epochs
-control_label_condition: str = "all"  # all: no feature predicts any probed label, so only memorization separates the pools
+control_label_condition: str = "all"  # all: permuted labels in both pools | flip: every label moved to another class
 
 # %% tags=["hide-input"]
 import pandas as pd
@@ -335,6 +335,15 @@ pd.Series(null).to_frame("negative control")
 # whatever fine-tuning teaches beyond the members' rows helps both pools alike and only memorization
 # separates them (with `members` alone, members would be asked for shuffled labels and non-members
 # for true ones, and the generalization of fine-tuning would count against the members).
+#
+# ```{note}
+# Under `all` about half of the labels equal the true ones by coincidence, in both pools alike
+# (tested: the kept share is $\sum_c p_c^2$ in each pool), so a kept label gives neither pool an
+# advantage. The alternative `flip` moves *every* label to another class, so no member keeps its true
+# label; but on a binary table a flip is an inversion, a rule the model can learn from the members
+# and apply to every non-member, which lowers the pressure to memorize rather than raising it. The
+# book therefore keeps `all`; `control_label_condition: flip` runs the other control.
+# ```
 
 # %%
 sens = run_sensitivity(control_dataset, control_learning_rates, control_epochs, control_query_size, control_context_size,

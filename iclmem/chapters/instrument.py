@@ -8,7 +8,10 @@ module builds that evidence on one table:
   their pool, so no feature predicts either; whatever fine-tuning teaches beyond the members'
   own rows helps both alike, and only memorization separates them. (With ``members`` only, members
   are asked for shuffled labels and non-members for true ones, so generalization from fine-tuning
-  counts against the members and can mask memorization.)
+  counts against the members and can mask memorization.) Condition ``flip`` (every label of both
+  pools moved to another class, so no member keeps its true label) is the alternative a user can
+  choose; on a binary table it is an inversion the model can learn as a rule, which is why the book
+  keeps ``all``.
 * **the sensitivity curve** (:func:`sensitivity_table`): runs of increasing memorization strength
   (learning rate x epochs); per (run, epoch) the vanilla attack's AUC on the training context C'
   (is memorization there?) beside the probe's AUC(Delta S), both with intervals;

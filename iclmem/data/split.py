@@ -173,7 +173,8 @@ def make_split(
             f"{'; '.join(best_stats.failures(tvd_threshold, ks_threshold, ks_alpha))}. "
             "Raise max_redraws, use a larger query_size, or keep stratify=True"
         )
-    randomized = randomize_pools({p: target[pools[p]] for p in ("members", "non_members")}, label_condition, seed_used)
+    randomized = randomize_pools({p: target[pools[p]] for p in ("members", "non_members")}, label_condition, seed_used,
+                                 None if classes is None else np.asarray(classes))
     return SplitManifest(
         dataset=table.name,
         task=table.task,
