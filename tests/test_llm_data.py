@@ -12,6 +12,7 @@ import pytest
 from iclmem.llm.datasets import (
     DatasetUnavailableError,
     Instance,
+    Sample,
     SamplingError,
     UnknownLLMDatasetError,
     assign_members,
@@ -37,7 +38,8 @@ def write_wnli(path, n_per_label: int = 10) -> None:
         for lab in (0, 1):
             for i in range(n_per_label):
                 f.write(json.dumps({"sentence1": f"The {WORDS[i]} saw the {WORDS[i + 1]} because it was {lab}.",
-                                    "sentence2": f"The {WORDS[i]} was {lab}.", "label": lab, "idx": lab * 100 + i}) + "\n")
+                                    "sentence2": f"The {WORDS[i]} was {lab}.", "label": lab,
+                                    "idx": lab * 100 + i}) + "\n")
         f.write(json.dumps({"sentence1": "  ", "sentence2": "Empty first sentence.", "label": 0, "idx": 999}) + "\n")
 
 
@@ -56,11 +58,17 @@ def test_load_fixture_files_in_hf_schema(tmp_path, trec):
     assert wnli.n_dropped_empty == 1 and len(wnli.instances) == 20
     inst = wnli.instances[0]
     assert inst.id == "wnli:train:0" and len(inst.parts) == 2 and inst.label == "not_entailment"
-    # DBpedia as parquet, labels given by name
-    pd.DataFrame({"title": ["A", "B"], "content": ["A is a company in Milan.", "B is a film by someone."],
-                  "label": ["company", "film"]}).to_parquet(tmp_path / "db.parquet")
+    # DBpedia as parquet, labels given by name; an instance is the article's title and abstract (paper App. B)
+    pd.DataFrame({"title": ["Acme Ltd.", "Blue Moon", "Blue Moon"],
+                  "content": ["Acme is a company in Milan.", "Blue Moon is a 1990 film by someone.", None],
+                  "label": ["company", "film", "film"]}).to_parquet(tmp_path / "db.parquet")
     db = load_dataset("dbpedia", data_files=tmp_path / "db.parquet")
-    assert [i.label for i in db.instances] == ["company", "film"]
+    assert [i.label for i in db.instances] == ["company", "film"] and db.n_dropped_empty == 1  # no abstract: dropped
+    assert [i.parts for i in db.instances] == [("Acme Ltd. Acme is a company in Milan.",),
+                                               ("Blue Moon. Blue Moon is a 1990 film by someone.",)]
+    pd.DataFrame({"content": ["A is a company in Milan."], "label": [0]}).to_csv(tmp_path / "no_title.csv", index=False)
+    with pytest.raises(DatasetUnavailableError, match="lacks the columns \\['title'\\]"):
+        load_dataset("dbpedia", data_files=tmp_path / "no_title.csv")
 
 
 def test_shipped_carte_table_serialized_as_text():
@@ -81,7 +89,8 @@ def test_bad_input_unknown_dataset_missing_file_and_columns(tmp_path):
 
 
 def test_empty_instances_are_dropped_and_refused(tmp_path):
-    pd.DataFrame({"text": ["", "   ", "oneword", "two words", None], "coarse_label": [0, 1, 2, 3, 4]}).to_csv(tmp_path / "t.csv", index=False)
+    pd.DataFrame({"text": ["", "   ", "oneword", "two words", None],
+                  "coarse_label": [0, 1, 2, 3, 4]}).to_csv(tmp_path / "t.csv", index=False)
     data = load_dataset("trec", data_files=tmp_path / "t.csv")
     assert data.n_dropped_empty == 4 and [i.text for i in data.instances] == ["two words"]
     with pytest.raises(ValueError, match="at least 2"):
@@ -159,7 +168,8 @@ def hf_mirror(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("name, n, labels", [("wnli", 12, {"entailment", "not_entailment"}),
                                               ("rte", 12, {"entailment", "not_entailment"}),
-                                              ("trec", 12, {"abbreviation", "entity", "description", "human", "location", "numeric"}),
+                                              ("trec", 12, {"abbreviation", "entity", "description", "human",
+                                                            "location", "numeric"}),
                                               ("dbpedia", 12, None)])
 def test_hugging_face_loaders_read_local_copies_of_the_hub_repositories(hf_mirror, name, n, labels):
     data = load_dataset(name, "train")
@@ -178,7 +188,8 @@ def test_a_missing_local_copy_names_the_fix(hf_mirror, monkeypatch):
         load_dataset("wnli")
 
 
-@pytest.mark.parametrize("seed, n_instances, n_demonstrations", [(0, 16, 50), (1, 16, 50), (0, 200, 200), (3, 200, 200)])
+@pytest.mark.parametrize("seed, n_instances, n_demonstrations",
+                         [(0, 16, 50), (1, 16, 50), (0, 200, 200), (3, 200, 200)])
 def test_members_non_members_and_demonstrations_share_no_winery(seed, n_instances, n_demonstrations):
     """wine_vivino's segment to replicate ends with the winery: a winery seen in a demonstration (or in the fine-tuning
     set) would leak the answer, so members, non-members and demonstrations are drawn from disjoint wineries."""
@@ -195,6 +206,46 @@ def test_members_non_members_and_demonstrations_share_no_winery(seed, n_instance
     non_members = wineries(i for i in s.instances if not s.is_member(i))
     demos = wineries(s.demonstrations)
     shared = len(members & non_members) + len(members & demos) + len(non_members & demos)
-    assert shared == 0, (f"{len(members & non_members)} wineries shared by members and non-members, {len(members & demos)} "
-                         f"by members and demonstrations, {len(non_members & demos)} by non-members and demonstrations")
+    assert shared == 0, (f"{len(members & non_members)} wineries shared by members and non-members, "
+                         f"{len(members & demos)} by members and demonstrations, "
+                         f"{len(non_members & demos)} by non-members and demonstrations")
     assert len(s.instances) == n_instances and len(s.demonstrations) == n_demonstrations
+
+
+def write_wnli_shared(path, n_premises: int = 12, per_premise: int = 3) -> None:
+    """WNLI-like rows where each sentence 1 has several sentence 2 with different labels (as the paper found,
+    Sec. 5)."""
+    rows = [{"sentence1": f"The {WORDS[p]} saw the {WORDS[p + 1]} because it was there {p}.",
+             "sentence2": f"The {WORDS[(p + j) % len(WORDS)]} was there {j}.", "label": (p + j) % 2, "idx": p * 10 + j}
+            for p in range(n_premises) for j in range(per_premise)]
+    pd.DataFrame(rows).to_json(path, orient="records", lines=True)
+
+
+def test_split_by_key_entity_keeps_each_premise_in_one_pool(tmp_path):
+    write_wnli_shared(tmp_path / "w.jsonl")
+    data = load_dataset("wnli", data_files=tmp_path / "w.jsonl")
+    assert data.spec.key_entity == "sentence1" and len({i.group for i in data.instances}) == 12
+    for seed in range(5):
+        s = assign_members(sample_instances(data, 4, 6, seed=seed), 0.5)
+        pools = [{i.group for i in s.instances if s.is_member(i)}, {i.group for i in s.instances if not s.is_member(i)},
+                 {d.group for d in s.demonstrations}]
+        assert [len(p) for p in pools] == [2, 2, 6]  # one instance per premise; demonstrations too (one row each)
+        assert not (pools[0] & pools[1]) and not (pools[0] & pools[2]) and not (pools[1] & pools[2])
+        assert set(Counter(i.label for i in s.instances).values()) == {2}
+        same = sample_instances(data, 4, 6, seed=seed)
+        assert same == sample_instances(data, 4, 6, seed=seed)  # same seed, same split
+    assert len({sample_instances(data, 4, 6, seed=seed).instances for seed in range(5)}) > 1
+    with pytest.raises(SamplingError, match="key entities left"):
+        sample_instances(data, 6, 8, seed=0)  # 14 rows wanted from 12 premises: 36 rows are not enough
+
+
+def test_datasets_without_a_key_entity_split_by_row(trec):
+    assert trec.spec.key_entity is None and all(i.group is None for i in trec.instances)
+    s = sample_instances(trec, 12, 60, seed=0)  # every row of the 72 in some pool: possible only row by row
+    assert len({i.id for i in (*s.instances, *s.demonstrations)}) == 72
+
+
+def test_members_are_refused_when_instances_share_a_key_entity():
+    insts = tuple(Instance(f"i{j}", "red", (f"wine {j}",), group="Same Winery") for j in range(2))
+    with pytest.raises(SamplingError, match="share a key entity"):
+        assign_members(Sample(insts, (), 0), 0.5)

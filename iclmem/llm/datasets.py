@@ -5,13 +5,20 @@ and DBpedia (classification, an instance is one text). They load through Hugging
 (from the local cache when ``HF_HUB_OFFLINE=1``; from a local copy of the Hub repositories when
 ``ICLMEM_HF_DATASETS_DIR`` is set) or from a local CSV / JSON(L) / parquet file with the same columns. TREC's Hub
 repository holds a loading script, which current ``datasets`` no longer runs: it is read from the Hub's parquet
-conversion of it (branch ``refs/convert/parquet``). Offline by default the companion uses rows of the CARTE tables shipped in the
-``carte_ai`` package, serialized as text (``"Name is X. Winery is Y. ..."``) with a categorical column as
+conversion of it (branch ``refs/convert/parquet``). Offline by default the companion uses rows of the CARTE tables
+shipped in the ``carte_ai`` package, serialized as text (``"Name is X. Winery is Y. ..."``) with a categorical column as
 label: nothing needs a download, and fine-tuning can control which rows the model has seen.
+
+An instance is what the paper replicates: the sentence pair (WNLI, RTE), the question (TREC), the title and
+abstract of a Wikipedia article (DBpedia: "each entry in the dataset includes the title and abstract of a
+Wikipedia article", App. B), joined into one text (:func:`join_text`).
 
 Instances and demonstrations are disjoint samples, evenly distributed over labels (200 each in the paper,
 Sec. 4 "Data" and "Demonstrations"); smaller k use a nested subset of the demonstration pool, in a random
-order fixed per k (Sec. 3.5).
+order fixed per k (Sec. 3.5). Where a dataset names a key entity (:attr:`DatasetSpec.key_entity`: the winery of a
+wine, the shared sentence 1 of WNLI, Sec. 5), the instances are drawn one per key entity and the demonstrations
+from other key entities, so members, non-members and demonstrations never share one (a demonstration, or the
+fine-tuning set, holding the winery to replicate would hand the model the answer).
 """
 
 from __future__ import annotations
@@ -55,7 +62,7 @@ class DatasetSpec:
     name: str
     title: str  # the name used in the instruction, e.g. "WNLI"
     kind: Kind
-    fields: tuple[str, ...]  # nli: (sentence 1, sentence 2); text: columns joined into one text
+    fields: tuple[str, ...]  # nli: (sentence 1, sentence 2); text: columns joined into one text (join_text)
     label_field: str
     label_names: dict[Any, str]  # stored value -> label name used in prompts
     task: str  # the standard k-shot ICL instruction (performance, Sec. 3.4)
@@ -65,6 +72,9 @@ class DatasetSpec:
     carte_file: str | None = None
     serialize: Literal["plain", "carte"] = "plain"
     paper: bool = False  # a dataset of the paper: its numbers are quoted in the notebook
+    #: Column of the instance's key entity (the main content of the segment to replicate): instances sharing one
+    #: never fall in different pools (members, non-members, demonstrations). None: every instance stands alone.
+    key_entity: str | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -75,22 +85,27 @@ DATASETS: dict[str, DatasetSpec] = {
     s.name: s
     for s in [
         DatasetSpec("wnli", "WNLI", "nli", ("sentence1", "sentence2"), "label", {0: "not_entailment", 1: "entailment"},
-                    "Decide whether Sentence 1 entails Sentence 2.", "nyu-mll/glue", "wnli", paper=True),
+                    "Decide whether Sentence 1 entails Sentence 2.", "nyu-mll/glue", "wnli", paper=True,
+                    key_entity="sentence1"),  # WNLI pairs share sentence 1 with different labels (Sec. 5)
         DatasetSpec("rte", "RTE", "nli", ("sentence1", "sentence2"), "label", {0: "entailment", 1: "not_entailment"},
-                    "Decide whether Sentence 1 entails Sentence 2.", "nyu-mll/glue", "rte", paper=True),
+                    "Decide whether Sentence 1 entails Sentence 2.", "nyu-mll/glue", "rte", paper=True,
+                    key_entity="sentence1"),
         DatasetSpec("trec", "TREC", "text", ("text",), "coarse_label",
                     {0: "abbreviation", 1: "entity", 2: "description", 3: "human", 4: "location", 5: "numeric"},
-                    "Classify each question by the type of its answer.", "CogComp/trec", hf_revision="refs/convert/parquet", paper=True),
-        DatasetSpec("dbpedia", "DBpedia", "text", ("content",), "label",
+                    "Classify each question by the type of its answer.", "CogComp/trec",
+                    hf_revision="refs/convert/parquet", paper=True),
+        DatasetSpec("dbpedia", "DBpedia", "text", ("title", "content"), "label",
                     dict(enumerate(["company", "educational institution", "artist", "athlete", "office holder",
                                     "mean of transportation", "building", "natural place", "village", "animal", "plant",
                                     "album", "film", "written work"])),
                     "Classify each Wikipedia abstract by the type of its subject.", "fancyzhx/dbpedia_14", paper=True),
         DatasetSpec("wine_vivino", "Vivino wine prices", "text", ("Name", "Region", "Rating", "Winery"), "Wine_Type",
                     {"red": "red", "white": "white", "sparkling": "sparkling", "rose": "rose"},
-                    "Classify each wine by its type.", carte_file="wine_vivino_price.parquet", serialize="carte"),
+                    "Classify each wine by its type.", carte_file="wine_vivino_price.parquet", serialize="carte",
+                    key_entity="Winery"),
         DatasetSpec("wine_dot_com", "wine.com prices", "text", ("Names", "Region", "Grapes", "ABV"), "wine_type",
-                    {"Red Wine": "red", "White Wine": "white", "Sparkling & Champagne": "sparkling", "Pink and Rosé": "rose"},
+                    {"Red Wine": "red", "White Wine": "white", "Sparkling & Champagne": "sparkling",
+                     "Pink and Rosé": "rose"},
                     "Classify each wine by its type.", carte_file="wine_dot_com_prices.parquet", serialize="carte"),
     ]
 }
@@ -103,6 +118,12 @@ class Instance:
     id: str
     label: str
     parts: tuple[str, ...]
+    group: str | None = None  # the key entity (DatasetSpec.key_entity) of its row; None: the instance stands alone
+
+    @property
+    def group_key(self) -> str:
+        """What the split keeps in one pool: the key entity, or the instance itself when it has none."""
+        return f"entity:{self.group}" if self.group is not None else f"id:{self.id}"
 
     @property
     def text(self) -> str:
@@ -160,6 +181,13 @@ def serialize_row(row: pd.Series | dict[str, Any], columns: Sequence[str]) -> st
     return " ".join(parts)
 
 
+def join_text(parts: Sequence[str]) -> str:
+    """The fields of a text instance as one text: DBpedia's title and abstract become ``"Title. Abstract"`` (a full stop
+    closes a field that does not end with one of ``.!?:;``, so the title reads as a sentence of its own)."""
+    out = [p if i == len(parts) - 1 or p.endswith((".", "!", "?", ":", ";")) else f"{p}." for i, p in enumerate(parts)]
+    return " ".join(out)
+
+
 def _read_file(path: Path) -> pd.DataFrame:
     if not path.exists():
         raise DatasetUnavailableError(f"data file {path} does not exist; check the path given as data_files")
@@ -179,21 +207,24 @@ ENV_HF_DIR = "ICLMEM_HF_DATASETS_DIR"
 def hf_local_dir(spec: DatasetSpec) -> Path | None:
     """``$ICLMEM_HF_DATASETS_DIR/<owner>/<name>`` when that variable is set: a local copy of the dataset's Hub
     repository (its ``README.md`` with the ``configs`` block and its parquet files, as ``huggingface-cli download
-    --repo-type dataset`` or a ``git clone`` of the Hub repo leaves it; for TREC, of its ``refs/convert/parquet`` branch)."""
+    --repo-type dataset`` or a ``git clone`` of the Hub repo leaves it; for TREC, of its ``refs/convert/parquet``
+    branch)."""
     root = os.environ.get(ENV_HF_DIR, "").strip()
     return Path(root).expanduser() / spec.hf_path if root and spec.hf_path else None
 
 
 def _read_hf(spec: DatasetSpec, split: str) -> pd.DataFrame:
     """One split through ``datasets.load_dataset``: from the local copy (:func:`hf_local_dir`) when
-    ``ICLMEM_HF_DATASETS_DIR`` is set, else from the Hub (``HF_HUB_OFFLINE=1``: from the local Hugging Face cache only)."""
+    ``ICLMEM_HF_DATASETS_DIR`` is set, else from the Hub (``HF_HUB_OFFLINE=1``: from the local Hugging Face cache
+    only)."""
     try:
         import datasets
     except ImportError as e:
         raise DatasetUnavailableError("loading paper datasets needs `datasets`: pip install 'iclmem[llm]'") from e
     local = hf_local_dir(spec)
     if local is not None and not local.is_dir():
-        raise DatasetUnavailableError(f"{ENV_HF_DIR} is set but {local} is not a folder; put a copy of the Hub repository "
+        raise DatasetUnavailableError(f"{ENV_HF_DIR} is set but {local} is not a folder; put a copy of the Hub "
+                                      "repository "
                                       f"{spec.hf_path} there, or unset {ENV_HF_DIR} to read from the Hub")
     source = str(local) if local is not None else spec.hf_path
     revision = None if local is not None else spec.hf_revision
@@ -201,7 +232,8 @@ def _read_hf(spec: DatasetSpec, split: str) -> pd.DataFrame:
         ds = datasets.load_dataset(source, spec.hf_config, split=split, revision=revision)
     except Exception as e:  # noqa: BLE001 - offline misses surface as several exception types
         offline = os.environ.get("HF_HUB_OFFLINE") == "1" and local is None
-        hint = (" HF_HUB_OFFLINE=1 is set and the dataset is not in the local Hugging Face cache: unset it (or set 0) to "
+        hint = (" HF_HUB_OFFLINE=1 is set and the dataset is not in the local Hugging Face cache: unset it "
+                "(or set 0) to "
                 f"download, point {ENV_HF_DIR} at a local copy, or pass data_files=PATH") if offline else ""
         raise DatasetUnavailableError(f"cannot load {source}/{spec.hf_config or ''} split {split!r}: {e}.{hint}") from e
     return ds.to_pandas()
@@ -211,7 +243,7 @@ def load_dataset(name: str, split: str = "train", data_files: str | Path | None 
     """Load one dataset split as :class:`Instance` rows.
 
     ``data_files``: a local file with the Hugging Face columns (``sentence1``, ``sentence2``, ``label`` for
-    WNLI/RTE; ``text``, ``coarse_label`` for TREC; ``content``, ``label`` for DBpedia); labels may be the
+    WNLI/RTE; ``text``, ``coarse_label`` for TREC; ``title``, ``content``, ``label`` for DBpedia); labels may be the
     integer codes or the label names. Rows with an empty part (or a text of fewer than two whitespace
     tokens, which cannot be split into two segments), an unknown label, or a duplicate text are dropped
     and counted.
@@ -226,9 +258,11 @@ def load_dataset(name: str, split: str = "train", data_files: str | Path | None 
         frame, source = _read_hf(spec, split), f"hf:{spec.hf_path}/{spec.hf_config or ''}:{split}"
     else:  # pragma: no cover - every registry entry has a source
         raise DatasetUnavailableError(f"dataset {name!r} has no source")
-    missing = [c for c in (*spec.fields, spec.label_field) if c not in frame.columns]
+    needed = (*spec.fields, spec.label_field, *([spec.key_entity] if spec.key_entity else []))
+    missing = [c for c in dict.fromkeys(needed) if c not in frame.columns]
     if missing:
-        raise DatasetUnavailableError(f"{source} lacks the columns {missing} of dataset {name!r} (has {list(frame.columns)}); "
+        raise DatasetUnavailableError(f"{source} lacks the columns {missing} of dataset {name!r} "
+                                      f"(has {list(frame.columns)}); "
                                       "rename its columns to these or choose the dataset the file holds")
 
     names = {**{str(k): v for k, v in spec.label_names.items()}, **{v: v for v in spec.label_names.values()}}
@@ -245,6 +279,8 @@ def load_dataset(name: str, split: str = "train", data_files: str | Path | None 
             parts: tuple[str, ...] = (serialize_row(row, spec.fields),)
         else:
             parts = tuple(" ".join(str(row[f]).split()) if not pd.isna(row[f]) else "" for f in spec.fields)
+            if spec.kind == "text" and all(parts):
+                parts = (join_text(parts),)
         if any(not p for p in parts) or (spec.kind == "text" and len(parts[0].split()) < 2):
             n_empty += 1
             continue
@@ -253,7 +289,8 @@ def load_dataset(name: str, split: str = "train", data_files: str | Path | None 
             n_dup += 1
             continue
         seen.add(text)
-        instances.append(Instance(f"{name}:{split}:{row.get('idx', pos)}", label, parts))
+        group = _format_value(row[spec.key_entity]) if spec.key_entity else None
+        instances.append(Instance(f"{name}:{split}:{row.get('idx', pos)}", label, parts, group))
     return LoadedDataset(spec, split, tuple(instances), len(frame), n_empty, n_dup, n_label, source)
 
 
@@ -287,38 +324,52 @@ class Sample:
 
 
 def sample_instances(data: LoadedDataset, n_instances: int, n_demonstrations: int, seed: int = 0) -> Sample:
-    """Draw ``n_instances`` and ``n_demonstrations`` disjoint rows, evenly distributed over labels."""
+    """Draw ``n_instances`` and ``n_demonstrations`` disjoint rows, evenly distributed over labels (Sec. 4 "Data").
+
+    Split by key entity (:attr:`Instance.group_key`): every instance comes from a key entity of its own and every
+    demonstration from a key entity no instance has, so however :func:`assign_members` later divides the instances,
+    members, non-members and demonstrations share none. Labels are filled rarest first (fewest key entities): for
+    each, the unused key entities holding a row of it are taken in a seeded random order, the first ones give the
+    instances and the next ones the demonstrations, one row of that label (drawn at random) each. Without key
+    entities every row is its own, and this is a plain draw without replacement per label. Same seed, same split.
+    """
     if n_instances < 1:
         raise SamplingError(f"n_instances must be >= 1, got {n_instances}")
     if n_demonstrations < 0:
         raise SamplingError(f"n_demonstrations must be >= 0, got {n_demonstrations}")
     rng = np.random.default_rng([seed, stable_int(data.spec.name)])
-    by_label: dict[str, list[Instance]] = {lab: [] for lab in data.spec.labels}
+    by_group: dict[str, dict[str, list[Instance]]] = {}  # key entity -> label -> rows, in data order
     for inst in data.instances:
-        by_label[inst.label].append(inst)
-    labels = [lab for lab in data.spec.labels if by_label[lab]]
+        by_group.setdefault(inst.group_key, {}).setdefault(inst.label, []).append(inst)
+    labels = [lab for lab in data.spec.labels if any(lab in g for g in by_group.values())]
     if not labels:
         raise SamplingError(f"dataset {data.spec.name!r} has no usable instances")
     q_inst, q_demo = _quotas(labels, n_instances, rng), _quotas(labels, n_demonstrations, rng)
+    order = sorted(by_group)
+    rank = {key: int(r) for key, r in zip(order, rng.permutation(len(order)), strict=True)}  # seeded order of entities
+    holders = {lab: sorted((k for k in order if lab in by_group[k]), key=rank.__getitem__) for lab in labels}
+    used: set[str] = set()
     instances: list[Instance] = []
     demos: dict[str, list[Instance]] = {}
-    for lab in labels:
-        rows = by_label[lab]
+    for lab in sorted(labels, key=lambda lab: len(holders[lab])):  # rarest label first; stable: spec order on ties
         need = q_inst[lab] + q_demo[lab]
-        if need > len(rows):
+        free = [k for k in holders[lab] if k not in used][:need]
+        if len(free) < need:
+            what = "key entities" if data.spec.key_entity else "rows"
             raise SamplingError(
-                f"label {lab!r} of {data.spec.name!r} has {len(rows)} rows; {q_inst[lab]} instances + "
-                f"{q_demo[lab]} demonstrations were requested"
+                f"label {lab!r} of {data.spec.name!r} has {len(free)} {what} left for {q_inst[lab]} instances + "
+                f"{q_demo[lab]} demonstrations (one per {'key entity' if data.spec.key_entity else 'row'})"
             )
-        picked = [rows[i] for i in rng.choice(len(rows), size=need, replace=False)]
+        used.update(free)
+        picked = [rows[int(rng.integers(len(rows)))] for rows in (by_group[k][lab] for k in free)]
         instances += picked[: q_inst[lab]]
         demos[lab] = picked[q_inst[lab] :]
-    order = [instances[i] for i in rng.permutation(len(instances))]
+    shuffled = [instances[i] for i in rng.permutation(len(instances))]
     label_order = [labels[i] for i in rng.permutation(len(labels))]
     pool: list[Instance] = []
     for j in range(max((len(v) for v in demos.values()), default=0)):
-        pool += [demos[lab][j] for lab in label_order if j < len(demos[lab])]
-    return Sample(tuple(order), tuple(pool), seed)
+        pool += [demos[lab][j] for lab in label_order if j < len(demos.get(lab, ()))]
+    return Sample(tuple(shuffled), tuple(pool), seed)
 
 
 def demonstrations_for_k(sample: Sample, k: int) -> list[Instance]:
@@ -326,16 +377,25 @@ def demonstrations_for_k(sample: Sample, k: int) -> list[Instance]:
     if k < 0:
         raise SamplingError(f"k must be >= 0, got {k}")
     if k > len(sample.demonstrations):
-        raise SamplingError(f"k={k} is larger than the demonstration pool ({len(sample.demonstrations)} demonstrations)")
+        raise SamplingError(f"k={k} is larger than the demonstration pool "
+                            f"({len(sample.demonstrations)} demonstrations)")
     chosen = list(sample.demonstrations[:k])
     perm = np.random.default_rng([sample.seed, k, 7919]).permutation(k)
     return [chosen[i] for i in perm]
 
 
 def assign_members(sample: Sample, fraction: float, seed: int | None = None) -> Sample:
-    """Mark ``round(fraction * n)`` instances, stratified by label, as members (the fine-tuning set)."""
+    """Mark ``round(fraction * n)`` instances, stratified by label, as members (the fine-tuning set).
+
+    The instances of :func:`sample_instances` have one key entity each, so members and non-members share none;
+    a sample whose instances share a key entity is refused (it would put one entity on both sides).
+    """
     if not 0.0 <= fraction <= 1.0:
         raise SamplingError(f"member_fraction must be in [0, 1], got {fraction}")
+    keys = [i.group_key for i in sample.instances]
+    if len(set(keys)) < len(keys):
+        raise SamplingError("instances share a key entity, which would fall on both sides of the member split; draw "
+                            "them with sample_instances (one instance per key entity)")
     rng = np.random.default_rng([sample.seed if seed is None else seed, 104729])
     members: set[str] = set()
     labels = list(dict.fromkeys(i.label for i in sample.instances))

@@ -38,7 +38,8 @@ def split_instance(instance: Instance, kind: Kind, seed: int = 0, segment_min: f
         return SegmentPair(instance.id, instance.label, instance.parts[0], instance.parts[1])
     words = instance.text.split()
     if len(words) < 2:
-        raise ValueError(f"instance {instance.id!r} has {len(words)} whitespace tokens; at least 2 are needed to split it")
+        raise ValueError(f"instance {instance.id!r} has {len(words)} whitespace tokens; "
+                         "at least 2 are needed to split it")
     rng = np.random.default_rng([seed, stable_int(instance.id)])
     fraction = float(rng.uniform(segment_min, segment_max))
     cut = min(max(round(fraction * len(words)), 1), len(words) - 1)
