@@ -32,7 +32,7 @@ from .atomic import atomic_write_text
 from .data import SplitManifest
 from .data.context import draw_training_context
 from .data.dataset import Dataset
-from .ltm import ICLTask, ReferenceLTM, TableEncoder, load_reference, subsample_features
+from .ltm import MAX_CLASSES, ICLTask, ReferenceLTM, TableEncoder, load_reference, subsample_features
 from .outcomes import COLLAPSE_RATIO
 from .store import artifact_dir, code_version, content_key
 from .training import METRICS_FILE, Step, members_from_log, model_at_epoch, read_log, train, weights_path, write_finished
@@ -132,8 +132,12 @@ def encoded_table(table: Dataset, fingerprint: str) -> tuple[TableEncoder, np.nd
     return encoder, encoded
 
 
-def prepare_run_data(manifest: SplitManifest, table: Dataset, config: FinetuneConfig) -> RunData:
+def prepare_run_data(manifest: SplitManifest, table: Dataset, config: FinetuneConfig,
+                     max_classes: int = MAX_CLASSES) -> RunData:
     """Encode the training context, members and non-members of a manifest (checked against the table).
+
+    ``max_classes`` is the model's limit (:attr:`~iclmem.ltm.interface.LTM.max_classes`; the reference's by
+    default): a classification table with more classes is refused before anything is encoded.
 
     The feature encoder (standardization, category codes) is fitted on the features of every row
     of the deduplicated table, never on the targets, so it treats members and non-members alike in
@@ -147,8 +151,10 @@ def prepare_run_data(manifest: SplitManifest, table: Dataset, config: FinetuneCo
     members, non_members, pool = manifest.members, manifest.non_members, manifest.context
     if len(members) != manifest.query_size:
         raise FinetuneError(f"manifest has {len(members)} members but Q={manifest.query_size}; rebuild it with split_manifest(..., refresh=True).")
-    if table.task == "classification" and table.target.nunique() > 10:
-        raise FinetuneError(f"{table.name} has {table.target.nunique()} classes; the reference LTM takes at most 10 — treat it as regression (task='regression').")
+    if table.task == "classification" and table.target.nunique() > max_classes:
+        raise FinetuneError(f"{table.name} has {table.target.nunique()} classes; the model takes at most "
+                            f"max_classes={max_classes}: treat it as regression (task='regression') or group the "
+                            "classes.")
     encoder, encoded = encoded_table(table, manifest.table_fingerprint)
     ctx = draw_training_context(table.target, pool, table.task, size=config.context_size, seed=config.context_seed)
     cols = subsample_features(len(encoder.columns), config.max_features, config.context_seed)
@@ -288,7 +294,7 @@ def finetune(
         return FinetuneRun(key, path, manifest, config, pd.read_csv(done), verify_ground_truth(read_log(path), manifest), curve)
     if load_only:
         return None
-    data = prepare_run_data(manifest, table, config)
+    data = prepare_run_data(manifest, table, config, reference.max_classes)
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path / "run.json", json.dumps({"manifest": manifest.to_dict(), "config": asdict(config),
                                                      "reference_sha256": reference.checkpoint_sha256}, indent=1, default=str))

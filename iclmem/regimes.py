@@ -351,10 +351,12 @@ def train_joint(
         return _load(path, key, regime, by_name, table_of, config)
     if load_only:
         return None
-    data: dict[str, RunData] = {m.dataset: prepare_run_data(m, t, config) for m, t in zip(manifests, tables, strict=True)}
+    data: dict[str, RunData] = {m.dataset: prepare_run_data(m, t, config, reference.max_classes)
+                                for m, t in zip(manifests, tables, strict=True)}
     # Vanilla losses (collapse test, Tab. 10's Delta L_v) are measured on the members the probe will score.
     planned = _planned_probed(manifests, tables, regime, config)
-    vanilla = {m.dataset: prepare_run_data(probed_view(m, planned[m.dataset]), t, config) for m, t in zip(manifests, tables, strict=True)}
+    vanilla = {m.dataset: prepare_run_data(probed_view(m, planned[m.dataset]), t, config, reference.max_classes)
+               for m, t in zip(manifests, tables, strict=True)}
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path / "run.json", json.dumps({"regime": regime, "datasets": list(by_name), "manifests": [m.to_dict() for m in manifests],
                                                      "config": asdict(config), "reference_sha256": reference.checkpoint_sha256},

@@ -88,7 +88,7 @@ use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e
 # %% tags=["hide-input"]
 reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from
 tables = notebook_tables(datasets, data_path, target, task, carte_dir)
-sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
+sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes, reference.max_classes)  # before any compute
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
 summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, tables=tables)

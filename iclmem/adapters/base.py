@@ -3,7 +3,7 @@
 An adapter wraps another package's torch module behind :class:`~iclmem.ltm.interface.LTM`, so
 the one training loop (:mod:`iclmem.training`) fine-tunes it and the probe scores it exactly as
 the reference LTM. It exposes what those modules read of a model: ``network`` (the torch module),
-``cfg`` (limits: :class:`AdapterLimits`), ``checkpoint_sha256``, ``store_identity``, ``device``,
+``cfg`` (limits: :class:`AdapterLimits`), ``max_classes``, ``checkpoint_sha256``, ``store_identity``, ``device``,
 ``state_dict()``, ``clone()``, ``trainable_parameters()`` and ``predict()``.
 
 Batching: another architecture has no context mask, so tasks are grouped by their exact shape
@@ -194,6 +194,11 @@ class AdapterLTM:
     @property
     def device(self) -> torch.device:
         return next(self.network.parameters()).device
+
+    @property
+    def max_classes(self) -> int:
+        """The classes the adapted model predicts at most (:attr:`AdapterLimits.max_classes`, from its checkpoint)."""
+        return self.cfg.max_classes
 
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
         return [p for p in self.network.parameters() if p.requires_grad]

@@ -448,7 +448,7 @@ def _model_cases() -> list[BadInput]:
                  lambda d: tune(d, epochs=5, probe_epochs=(0, 1, 2, 5, 10, 50)), FinetuneError, r"probe epochs \[10, 50\] lie outside 0\.\.5",
                  r"raise epochs or drop them \(e\.g\. probe_epochs_up_to\(5\)\)"),
         BadInput("more-classes-than-model", "Fine-tuned on a classification target with 12 classes.", ft,
-                 lambda d: tune(d, classes=12, n=120), FinetuneError, r"has 12 classes; the reference LTM takes at most 10",
+                 lambda d: tune(d, classes=12, n=120), FinetuneError, r"has 12 classes; the model takes at most max_classes=10",
                  r"treat it as regression \(task='regression'\)"),
         BadInput("grid-axis-empty", "Expanded a grid with no learning rates.", f"{grid}.expand_grid",
                  lambda d: expand_grid(["wine_pl"], [], [50], ["none"], 10), ValueError, r"grid axis 'learning_rates' is empty",

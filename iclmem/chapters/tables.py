@@ -22,9 +22,7 @@ from pathlib import Path
 
 from ..data import Dataset, prepared_table
 from ..data.stats import KS_THRESHOLD
-
-#: The classes the reference LTM predicts at most (its output head).
-MAX_CLASSES = 10
+from ..ltm import MAX_CLASSES
 
 
 class TableFitError(ValueError):
@@ -59,18 +57,21 @@ def max_query_size(table: Dataset) -> int:
     return (table.n - 1) // 2
 
 
-def fitting_query_sizes(tables: Mapping[str, Dataset], query_sizes: Sequence[int], drop_unfit: bool = False) -> list[int]:
+def fitting_query_sizes(tables: Mapping[str, Dataset], query_sizes: Sequence[int], drop_unfit: bool = False,
+                        max_classes: int = MAX_CLASSES) -> list[int]:
     """The query sizes the grid uses, checked against every table before any compute.
 
     A size some table cannot hold is an error that names the table and the sizes that fit;
     with ``drop_unfit`` those sizes are left out instead (an error if none is left). A
-    classification target with more classes than the model takes is an error that proposes
+    classification target with more classes than the model takes (``max_classes``: the model's
+    :attr:`~iclmem.ltm.interface.LTM.max_classes`, the reference's by default) is an error that proposes
     ``task='regression'``.
     """
     for table in tables.values():
-        if table.task == "classification" and table.target.nunique() > MAX_CLASSES:
-            raise TableFitError(f"{table.name}: its target has {table.target.nunique()} classes, the reference LTM takes at most "
-                                f"{MAX_CLASSES}; treat it as regression (task: regression) or group the classes.")
+        if table.task == "classification" and table.target.nunique() > max_classes:
+            raise TableFitError(f"{table.name}: its target has {table.target.nunique()} classes, the model takes at "
+                                f"most max_classes={max_classes}; treat it as regression (task: regression) or group "
+                                "the classes.")
     regression = [t.name for t in tables.values() if t.task == "regression"]
     hopeless = [int(q) for q in query_sizes if regression and 1 / int(q) >= KS_THRESHOLD]
     if hopeless:

@@ -171,3 +171,13 @@ class LTM(Protocol):
     def trainable_parameters(self) -> list[torch.nn.Parameter]: ...
 
     def clone(self) -> LTM: ...
+
+    @property
+    def max_classes(self) -> int:
+        """The most classes a classification context may hold (the model's output slots, Sec. 4.1).
+
+        Fine-tuning and the probe refuse a table with more classes before any compute
+        (:func:`iclmem.finetune.prepare_run_data`, :func:`iclmem.probe.run.run_queries`,
+        :func:`iclmem.chapters.tables.fitting_query_sizes`), naming this limit.
+        """
+        ...

@@ -127,6 +127,11 @@ class ReferenceLTM:
     def cfg(self) -> LTMConfig:
         return self.network.cfg
 
+    @property
+    def max_classes(self) -> int:
+        """The classes this checkpoint's output head predicts at most (:attr:`LTMConfig.max_classes`)."""
+        return self.cfg.max_classes
+
     def collate(self, tasks: list[ICLTask]) -> dict[str, torch.Tensor]:
         """The padded batch :meth:`predict` makes of ``tasks`` (:func:`collate_tasks`)."""
         return collate_tasks(tasks, self.cfg, self.merge_rows)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ import torch
 from ..atomic import atomic_write, atomic_write_text
 from ..data.dataset import Dataset
 from ..finetune import FinetuneRun, RunData, prepare_run_data
-from ..ltm import LTM, ReferenceLTM, load_reference
+from ..ltm import LTM, MAX_CLASSES, ReferenceLTM, load_reference
 from ..progress import Bar
 from ..store import artifact_dir, code_version, content_key
 from .contexts import ProbeError, classification_candidates, regression_candidates
@@ -30,18 +31,19 @@ from .scoring import DEFAULT_CHUNK, ProbeQuery, ScoringBatches, architecture, bu
 
 
 def run_queries(data: RunData, table: Dataset, run: FinetuneRun, n_candidates: int = 10, seed: int = 0,
-                max_queries: int | None = None) -> list[ProbeQuery]:
+                max_queries: int | None = None, max_classes: int = MAX_CLASSES) -> list[ProbeQuery]:
     """Member and non-member queries of a run with their candidate sets.
 
     Classification: ``Y`` = every label of the table and of the run's (possibly randomized)
-    query labels. Regression: distractors from the context pool's targets. ``max_queries`` keeps
+    query labels, at most ``max_classes`` (the probed model's :attr:`~iclmem.ltm.interface.LTM.max_classes`).
+    Regression: distractors from the context pool's targets. ``max_queries`` keeps
     at most that many members and that many non-members (a seeded random subset).
     """
     if data.task == "classification":
         labels = np.concatenate([table.target.to_numpy(), data.member_y, data.non_member_y])
         classes = classification_candidates(labels)
-        if len(classes) > 10:
-            raise ProbeError(f"the run has {len(classes)} classes; the reference LTM takes at most 10.")
+        if len(classes) > max_classes:
+            raise ProbeError(f"the run has {len(classes)} classes; the model takes at most max_classes={max_classes}.")
     else:
         pool = np.asarray(run.manifest.labels(table, "context"), dtype=np.float64)
     rng = np.random.default_rng(seed)
@@ -125,7 +127,7 @@ def probe_run(
     params = {"n_candidates": n_candidates, "manipulations": [m.name for m in manips], "seed": seed, "max_queries": max_queries}
     version = code_version(__name__)  # the import closure of this module
     ref_owner = reference_owner(run)
-    suite = _shared_suite(ref_owner, (run, table, n_candidates, manips, seed, max_queries, reference))
+    suite = _shared_suite(ref_owner, SuiteInputs(run, table, n_candidates, tuple(manips), seed, max_queries, reference))
 
     def path(which: str) -> Path:
         owner = ref_owner if which == "ref" else run.key
@@ -152,21 +154,37 @@ SUITES_KEPT = 4
 _SUITES: OrderedDict[tuple, _Suite] = OrderedDict()
 
 
-def _shared_suite(owner: str, args: tuple) -> _Suite:
+@dataclass(frozen=True, eq=False)
+class SuiteInputs:
+    """What a :class:`_Suite` is built from: a run, its table, the probing parameters and M_ref (Sec. 4.2)."""
+
+    run: FinetuneRun
+    table: Dataset
+    n_candidates: int
+    manips: tuple[Manipulation, ...]
+    seed: int
+    max_queries: int | None
+    reference: ReferenceLTM
+
+    def cache_key(self, owner: str) -> tuple:
+        """The key of :data:`_SUITES`: the owner pins the table (its manifest's fingerprint), the rest the contexts."""
+        return (owner, self.n_candidates, self.manips, self.seed, self.max_queries, architecture(self.reference))
+
+
+def _shared_suite(owner: str, inputs: SuiteInputs) -> _Suite:
     """The :class:`_Suite` of a run, shared with the other runs of its M_ref score set in this process.
 
     Runs with the same :func:`reference_owner` have the same queries and the same contexts (that is
     why they share M_ref's scores), so their suites are equal; a probing grid builds and collates
     them once per set instead of once per run. The last :data:`SUITES_KEPT` are kept.
     """
-    _, _, n_candidates, manips, seed, max_queries, reference = args  # the owner pins the table (its manifest's fingerprint)
-    key = (owner, n_candidates, tuple(manips), seed, max_queries, architecture(reference))
+    key = inputs.cache_key(owner)
     try:
         hash(key)
     except TypeError:  # a manipulation that cannot key a cache: a suite of its own
-        return _Suite(*args)
+        return _Suite(inputs)
     if key not in _SUITES:
-        _SUITES[key] = _Suite(*args)
+        _SUITES[key] = _Suite(inputs)
         while len(_SUITES) > SUITES_KEPT:
             _SUITES.popitem(last=False)
     _SUITES.move_to_end(key)
@@ -182,26 +200,27 @@ class _Suite:
     the store.
     """
 
-    def __init__(self, run: FinetuneRun, table: Dataset, n_candidates: int, manips: Sequence[Manipulation], seed: int,
-                 max_queries: int | None, reference: ReferenceLTM) -> None:
-        self._args = (run, table, n_candidates, manips, seed, max_queries, reference)
+    def __init__(self, inputs: SuiteInputs) -> None:
+        self._inputs = inputs
         self._built: tuple | None = None
         self._batches: ScoringBatches | None = None
 
     def _build(self) -> tuple:
         if self._built is None:
-            run, table, n_candidates, manips, seed, max_queries, reference = self._args
-            data = prepare_run_data(run.manifest, table, run.config)
-            queries = run_queries(data, table, run, n_candidates, seed, max_queries)
-            limits = {"max_context": reference.cfg.max_context, "max_features": reference.cfg.max_features}
-            tasks, frame = build_probe_tasks(queries, manips, task=data.task, target_center=data.target_center,
-                                             target_scale=data.target_scale, seed=seed, **limits)
-            first, group = distinct_tasks(tasks, model_invariances(reference))
+            inputs = self._inputs
+            run, table, limit = inputs.run, inputs.table, inputs.reference.max_classes
+            data = prepare_run_data(run.manifest, table, run.config, limit)
+            queries = run_queries(data, table, run, inputs.n_candidates, inputs.seed, inputs.max_queries, limit)
+            cfg = inputs.reference.cfg
+            limits = {"max_context": cfg.max_context, "max_features": cfg.max_features}
+            tasks, frame = build_probe_tasks(queries, inputs.manips, task=data.task, target_center=data.target_center,
+                                             target_scale=data.target_scale, seed=inputs.seed, **limits)
+            first, group = distinct_tasks(tasks, model_invariances(inputs.reference))
             self._built = ([tasks[i] for i in first], group, frame)
         return self._built
 
     def scores(self, model: ReferenceLTM, columns: dict, chunk_size: int, progress: bool) -> pd.DataFrame:
-        if model_invariances(model) != model_invariances(self._args[-1]):
+        if model_invariances(model) != model_invariances(self._inputs.reference):
             raise ProbeError("a model probed with the reference's distinct contexts must declare the reference's invariances.")
         distinct, group, frame = self._build()
         if self._batches is None or self._batches.chunk_size != chunk_size or not self._batches.fits(model):
