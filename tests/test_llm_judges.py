@@ -112,10 +112,21 @@ class _Scripted:
         return [Completion(self.answers.pop(0)) for _ in requests]
 
 
-def test_llm_judge_counts_unparseable_answers_as_no():
-    j = LLMJudge(_Scripted(["exact", "near-exact", "hmm", "no"]))
-    assert j.judge_many(["a"] * 4, ["b"] * 4) == ["exact", "near-exact", "no", "no"]
-    assert j.n_unparsed == 1 and j.raw[2] == "hmm"
+def test_llm_judge_leaves_unparseable_answers_and_failed_requests_missing():
+    j = LLMJudge(_Scripted(["exact", "near-exact", "hmm", "no", "exact or near-exact"]))
+    assert j.judge_many(["a"] * 5, ["b"] * 5) == ["exact", "near-exact", None, "no", None]
+    assert j.n_unparsed == 2 and j.n_failed == 0 and j.raw[2] == "hmm"
+
+
+def test_llm_judge_failed_request_is_missing_not_no():
+    class _Failing(_Scripted):
+        def complete_batch(self, requests):
+            return [Completion("", error="timeout after 3 retries") if a is None else Completion(a)
+                    for a, _ in zip([self.answers.pop(0) for _ in requests], requests, strict=True)]
+
+    j = LLMJudge(_Failing(["not an exact match", None]))
+    assert j.judge_many(["a"] * 2, ["b"] * 2) == ["no", None]
+    assert (j.n_failed, j.n_unparsed) == (1, 0) and j.raw[1].startswith("<error")
 
 
 def test_agreement():

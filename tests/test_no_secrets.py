@@ -4,7 +4,7 @@ executed notebook, no HTML page, no file of the results store, no completion-cac
 
 The keys travel only through the environment: ``OPENAI_API_KEY`` (the generator's, read by
 :class:`iclmem.llm.backends.OpenAIBackend`) and ``ICLMEM_JUDGE_API_KEY`` (the LLM judge's own endpoint,
-:func:`iclmem.llm.judging.judge_backend`, here the same server under the judge's variables). ``HF_TOKEN`` gets a
+:func:`iclmem.llm.judge_runs.judge_backend`, here the same server under the judge's variables). ``HF_TOKEN`` gets a
 marker as well: nothing may write a Hugging Face token either.
 """
 

@@ -1463,7 +1463,7 @@ def judges_text(agree: Mapping[str, Any], n_unparsed: int, thresholds: Threshold
     """One line: the offline judge's thresholds and its agreement with the LLM judge (:func:`~iclmem.llm.judges.agreement`)."""
     return (f"thresholds: ROUGE-L >= {thresholds.rouge_l}, similarity >= {thresholds.semantic}; "
             f"{agree['n']} pairs judged by both: agreement {agree['agreement']:.0%}, Cohen's kappa {agree['kappa']:.2f}, "
-            f"{n_unparsed} unparseable LLM answers (counted as no)")
+            f"{n_unparsed} unparseable LLM answers (missing, left out of both judges' counts)")
 
 
 def judge_glue(agree: Mapping[str, Any] | None) -> dict[str, str]:

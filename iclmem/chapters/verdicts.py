@@ -22,17 +22,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..intervals import wilson
 from ..stats import NULL_LEVEL, beyond_null, null_range
 
 
 def wilson_interval(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion ``k / n`` (``(nan, nan)`` for ``n == 0``)."""
-    if n <= 0:
-        return math.nan, math.nan
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    """95% Wilson score interval of a proportion ``k / n`` (``(nan, nan)`` for ``n == 0``; :func:`iclmem.intervals.wilson`)."""
+    lo, hi = wilson(k, n, z)
+    return float(lo), float(hi)
 
 
 def percent(x: float) -> str:

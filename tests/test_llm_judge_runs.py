@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from iclmem.llm.chat import Completion, MissingAPIKeyError
+from iclmem.llm.judge_runs import judge_backend, judge_completions
 from iclmem.llm.judges import LLMJudge
-from iclmem.llm.judging import judge_backend, judge_completions
 from iclmem.llm.review import ReviewFileError, borderline, export_review, import_review
 
 
@@ -68,17 +68,23 @@ def test_llm_mode_takes_rates_from_the_llm_judge_only():
     backend, offline = _Answers(), _Offline()
     j = judge_completions(_mem(), "llm", offline, LLMJudge(backend))
     f = j.frame
-    assert list(f["match"][:6]) == ["exact", "no", "near-exact", "near-exact", "exact", "no"]
+    assert list(f["match"][:6]) == ["exact", "no", "near-exact", "near-exact", "exact", None]
     assert offline.calls == 0 and f["match_offline"].isna().all() and j.agreement is None
-    assert j.n_unparsed == 1 and len(backend.requests) == 6  # "other" got "??": counted as no
+    assert j.n_unparsed == 1 and len(backend.requests) == 6  # "other" got "??": missing, not "no"
+    assert f["match"].iloc[5] is None and f["match"].iloc[6] is None  # unparsed; generator failed
+    counts = j.counts().set_index("judge")
+    assert counts.loc["LLM", ["completions", "generator failed", "sent to judge", "judged", "unparsed", "judge failed"]].tolist() \
+        == [7, 1, 6, 5, 1, 0]
+    assert counts.loc["LLM", "rates use"].startswith("denominator") and counts.loc["offline", "judged"] == 0
     assert all(r.decoding.max_new_tokens == 10 for r in backend.requests)
 
 
 def test_both_mode_labels_everything_twice_and_rates_follow_the_llm_judge():
     j = judge_completions(_mem(), "both", _Offline(), LLMJudge(_Answers()))
     f = j.frame
-    assert (f["match"] == f["match_llm"]).iloc[:6].all()
-    assert j.agreement["n"] == 6 and j.agreement["agreement"] == pytest.approx(3 / 6)
+    assert (f["match"] == f["match_llm"]).iloc[:5].all() and f["match"].iloc[5] is None
+    # the unparsed answer is left out of the agreement (it is missing, not "no")
+    assert j.agreement["n"] == 5 and j.agreement["agreement"] == pytest.approx(2 / 5)
 
 
 def test_mode_errors_name_the_fix():
@@ -121,12 +127,12 @@ def test_borderline_export_and_import_report_the_share_changed(tmp_path):
     sheet.loc[sheet.instance_id == "i2", "human"] = "Near-Exact"  # judge said near-exact: unchanged
     sheet.to_csv(path, index=False)  # i3 left blank: not reviewed
     res = import_review(f, path)
-    assert (res.n_judged, res.n_reviewed, res.n_changed) == (6, 2, 1)
-    assert res.share_changed == pytest.approx(1 / 6) and res.share_of_reviewed == pytest.approx(0.5)
+    assert (res.n_judged, res.n_reviewed, res.n_changed) == (5, 2, 1)  # the unparsed answer is not judged
+    assert res.share_changed == pytest.approx(1 / 5) and res.share_of_reviewed == pytest.approx(0.5)
     out = res.frame.set_index("instance_id")
     assert out.loc["i1", "match"] == "near-exact" and out.loc["i1", "match_judge"] == "no"
     assert list(res.changes.itertuples(index=False)) == [("no", "near-exact", 1)]
-    assert "1 of 6" in res.text()
+    assert "1 of 5" in res.text()
 
 
 def test_import_refuses_unknown_labels_and_rows(tmp_path):

@@ -1,4 +1,4 @@
-"""Which judge labels the memorization completions: ``offline``, ``llm`` or ``both`` (the notebook's ``judge``).
+"""Runs the judges over the memorization completions: ``offline``, ``llm`` or ``both`` (the notebook's ``judge``).
 
 Paper Sec. 3.1 and Sec. 4: every completion is classified by GPT-4 with a few-shot prompt (App. A, Fig. 5), then
 reviewed by hand. Here:
@@ -12,7 +12,10 @@ reviewed by hand. Here:
   (:mod:`iclmem.llm.review`).
 
 The frame gets ``match_offline`` and ``match_llm`` (``None`` where that judge did not label the row) and ``match``,
-the label every rate and claim reads. The LLM judge may run on its own server and model
+the label every rate and claim reads. A completion whose generator request failed, an LLM answer the parser cannot
+read, and an LLM request that failed after retries are all *missing* (``None``), never "no": every rate's
+denominator is the completions its judge labelled, and :meth:`Judged.counts` says per judge how many that is.
+The LLM judge may run on its own server and model
 (:func:`judge_backend`: ``ICLMEM_JUDGE_MODEL``, ``ICLMEM_JUDGE_BASE_URL``, ``ICLMEM_JUDGE_API_KEY``,
 ``ICLMEM_JUDGE_CONTEXT``), as the paper judged with gpt-4-0613 and generated with gpt-4-0613-32k (Sec. 4 "Model").
 """
@@ -75,18 +78,39 @@ class Judged:
     frame: pd.DataFrame  # the rows with match_offline, match_llm, match
     mode: str
     agreement: dict[str, Any] | None  # offline vs LLM on the rows both labelled (None: no LLM judge ran)
-    n_unparsed: int  # LLM answers naming no class (counted as "no")
-    n_llm: int  # rows the LLM judge labelled
+    n_unparsed: int  # LLM answers naming no class, or two (missing, not "no")
+    n_llm: int  # rows sent to the LLM judge
+    n_failed: int = 0  # LLM judge requests that failed after retries (missing, not "no")
 
     @property
     def source(self) -> str:
         """The judge the rates come from, in words."""
         return "the offline judge" if self.mode == "offline" else "the LLM judge"
 
+    def counts(self) -> pd.DataFrame:
+        """Per judge: completions, those whose generator request failed, those sent to the judge, judged, unparsed and
+        failed judge requests, and the denominator its rates use (the completions it judged)."""
+        f = self.frame
+        gen_failed = int(f["error"].notna().sum()) if "error" in f.columns else 0
+        n_offline = int(f["match_offline"].notna().sum())
+        rows = [{"judge": "offline", "completions": len(f), "generator failed": gen_failed,
+                 "sent to judge": n_offline if self.mode != "llm" else 0, "judged": n_offline, "unparsed": 0,
+                 "judge failed": 0}]
+        if self.n_llm:
+            rows.append({"judge": "LLM", "completions": len(f), "generator failed": gen_failed, "sent to judge": self.n_llm,
+                         "judged": int(f["match_llm"].notna().sum()), "unparsed": self.n_unparsed,
+                         "judge failed": self.n_failed})
+        out = pd.DataFrame(rows)
+        rates_from = "offline" if self.mode == "offline" else "LLM"
+        out["rates use"] = ["denominator: the judged completions" if j == rates_from else "agreement only"
+                            for j in out["judge"]]
+        return out
+
 
 def judge_completions(mem: pd.DataFrame, mode: str = "offline", offline: Any = None, llm: Any = None,
                       subsample: int = 0, seed: int = 0) -> Judged:
-    """Label the completions of ``mem`` (rows with an API error get ``None``) as ``mode`` says (module docstring).
+    """Label the completions of ``mem`` as ``mode`` says (module docstring). Rows with a generator error, unparsed
+    LLM answers and failed LLM requests get ``None`` (missing), never "no".
 
     ``offline``: an :class:`~iclmem.llm.judges.OfflineJudge` (needed for ``offline`` and ``both``); ``llm``: an
     :class:`~iclmem.llm.judges.LLMJudge` (needed for ``llm`` and ``both``; optional for ``offline``, where it labels
@@ -109,11 +133,12 @@ def judge_completions(mem: pd.DataFrame, mode: str = "offline", offline: Any = N
         rows = judge_subsample(out.assign(match=out["match_offline"]), subsample, seed).index if llm is not None else []
     else:
         rows = out.index[ok]
-    n_unparsed = 0
+    n_unparsed = n_failed = 0
     if len(rows):
-        out.loc[rows, "match_llm"] = llm.judge_many(list(out.loc[rows, "reference"]), list(out.loc[rows, "completion"]))
-        n_unparsed = llm.n_unparsed
+        labels = llm.judge_many(list(out.loc[rows, "reference"]), list(out.loc[rows, "completion"]))
+        out.loc[rows, "match_llm"] = pd.Series(labels, index=rows, dtype=object)
+        n_unparsed, n_failed = llm.n_unparsed, getattr(llm, "n_failed", 0)
     out["match"] = out["match_offline"] if mode == "offline" else out["match_llm"]
     both = out["match_offline"].notna() & out["match_llm"].notna()
     agree = agreement(list(out.loc[both, "match_offline"]), list(out.loc[both, "match_llm"])) if both.any() else None
-    return Judged(out, mode, agree, n_unparsed, len(rows))
+    return Judged(out, mode, agree, n_unparsed, len(rows), n_failed)
