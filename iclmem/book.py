@@ -38,12 +38,16 @@ import yaml
 import iclmem
 from iclmem.atomic import atomic_write_text, remove_leftovers
 from iclmem.notebook import (
+    SHARED_DEFAULTS,
     UsageError,
     check_parameters,
     execute,
     notebook_parameters,
     project_root,
     read_notebook,
+    read_shared_defaults,
+    shared_defaults_of,
+    with_shared_defaults,
 )
 from iclmem.page_view import load_glossary, reader_view
 from iclmem.progress import duration
@@ -323,7 +327,8 @@ def build_book(
     """Execute the toc's notebooks where their cache key changed, stage the sources, render html.
 
     ``overrides`` maps a notebook (toc name such as ``notebooks/01_split_validation``, or its
-    stem) to parameter values; they are checked like ``iclmem run``'s, all before anything runs.
+    stem) to parameter values; they are checked like ``iclmem run``'s, all before anything runs, and
+    win over the shared defaults of ``<root>/book/defaults.yaml`` (:func:`iclmem.notebook.with_shared_defaults`).
     Notebooks run with the project root as working directory. ``force`` re-executes every notebook.
     Reader pages (see :data:`READER_PARAMETER`) run after all other notebooks, with
     ``executed_dir`` set to this build's executed folder unless an override sets it (it is passed
@@ -339,8 +344,10 @@ def build_book(
     sources = {name: read_notebook(page.source) for name, page in notebooks.items()}
     readers = {name: is_reader(nb) for name, nb in sources.items()}
     parameters = {}
+    shared = read_shared_defaults(root / SHARED_DEFAULTS)
     for name, nb in sources.items():
-        declared, values = notebook_parameters(nb), wanted.get(name, {})
+        declared = notebook_parameters(nb)
+        values = with_shared_defaults(declared, shared_defaults_of(shared, Path(name).name), wanted.get(name, {}))
         if readers[name] and READER_PARAMETER not in values:
             here = reader_executed_dir(executed_dir, root)
             values = values if here == declared[READER_PARAMETER].default else {**values, READER_PARAMETER: here}

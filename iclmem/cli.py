@@ -50,14 +50,18 @@ def add_run(subparsers: Subparsers) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from iclmem.notebook import (
+        SHARED_DEFAULTS,
         notebook_parameters,
         parse_cli_parameters,
         project_parameter_names,
         project_root,
         read_notebook,
         read_parameters_file,
+        read_shared_defaults,
         run_notebook,
+        shared_defaults_of,
         shared_file_values,
+        with_shared_defaults,
     )
 
     declared = notebook_parameters(read_notebook(args.notebook))
@@ -68,6 +72,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if skipped:
             print(f"{args.parameters_file}: not parameters of {args.notebook.name}, skipped: {', '.join(skipped)}")
     values = parse_cli_parameters(declared, [tuple(p) for p in args.parameter], file_values)
+    shared = read_shared_defaults(project_root(args.notebook.resolve().parent) / SHARED_DEFAULTS)
+    values = with_shared_defaults(declared, shared_defaults_of(shared, args.notebook.stem), values)  # -p and -f win
     out = run_notebook(args.notebook, values, args.output, progress=not args.no_progress)
     print(f"executed notebook: {out}")
     return 0
@@ -130,7 +136,7 @@ def cmd_book(args: argparse.Namespace) -> int:
     if args.parameters_file:
         for key, values in read_parameters_file(args.parameters_file).items():
             if not isinstance(values, dict):
-                raise UsageError(f"{args.parameters_file}: {key!r} must map to a mapping of parameters (e.g. {key}: {{query_size: 64}}), got {values!r}")
+                raise UsageError(f"{args.parameters_file}: {key!r} must map to a mapping of parameters (e.g. {key}: {{query_sizes: [64]}}), got {values!r}")
             overrides.setdefault(resolve_notebook_key(pages, key), {}).update(values)
     for key, name, raw in args.parameter:
         page = resolve_notebook_key(pages, key)

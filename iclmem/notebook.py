@@ -315,6 +315,84 @@ def project_parameter_names(root: str | Path) -> set[str]:
     return names
 
 
+# --- the book's shared defaults ------------------------------------------------------------------
+
+#: The book's shared parameter defaults, relative to the project root (see the file's header).
+SHARED_DEFAULTS = "book/defaults.yaml"
+
+
+@dataclass(frozen=True)
+class SharedGroup:
+    """Parameter values a group of notebooks must agree on (they share results in the store, Sec. 4.1-4.2)."""
+
+    name: str
+    notebooks: tuple[str, ...]
+    values: Mapping[str, Any]
+
+
+def read_shared_defaults(path: str | Path) -> list[SharedGroup]:
+    """The groups of a shared-defaults file (``name: {notebooks: [stems], values: {name: value}}``); [] when absent."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    data = load_yaml(path.read_text()) or {}
+    groups = []
+    for name, group in data.items():
+        if not isinstance(group, dict) or not isinstance(group.get("notebooks"), list) or not isinstance(group.get("values"), dict):
+            raise UsageError(f"{path}: group {name!r} must hold `notebooks: [stems]` and `values: {{name: value}}`, got {group!r}")
+        groups.append(SharedGroup(str(name), tuple(str(s) for s in group["notebooks"]), dict(group["values"])))
+    return groups
+
+
+def shared_defaults_of(groups: Iterable[SharedGroup], stem: str) -> dict[str, Any]:
+    """The shared values of one notebook (by stem): the union of the groups that list it; a name two of them set is an error."""
+    values: dict[str, Any] = {}
+    owner: dict[str, str] = {}
+    for group in groups:
+        if stem not in group.notebooks:
+            continue
+        for name, value in group.values.items():
+            if name in values:
+                raise UsageError(f"{SHARED_DEFAULTS}: {name!r} of {stem} is set by both {owner[name]!r} and {group.name!r}; "
+                                 "keep it in one group")
+            values[name], owner[name] = value, group.name
+    return values
+
+
+def shared_default_conflicts(root: str | Path) -> list[str]:
+    """Every disagreement between ``<root>/book/defaults.yaml`` and the parameters cells of the notebooks it lists.
+
+    A notebook that lacks a shared name, or declares it with another default, is one line each:
+    run on its own it would key its results differently from the notebooks it shares them with.
+    """
+    root = Path(root)
+    groups = read_shared_defaults(root / SHARED_DEFAULTS)
+    problems = []
+    for stem in sorted({s for g in groups for s in g.notebooks}):
+        source = root / "notebooks" / f"{stem}.py"
+        if not source.is_file():
+            problems.append(f"{stem}: listed in {SHARED_DEFAULTS} but {source} does not exist")
+            continue
+        declared = notebook_parameters(read_notebook(source))
+        for name, value in shared_defaults_of(groups, stem).items():
+            if name not in declared:
+                problems.append(f"{stem}: declares no {name!r} (shared default {value!r})")
+            elif declared[name].default != value or type(declared[name].default) is not type(value):
+                problems.append(f"{stem}: {name} = {declared[name].default!r}, the shared default is {value!r}")
+    return problems
+
+
+def with_shared_defaults(declared: Mapping[str, Parameter], shared: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` (the user's, they win) over the shared defaults of a notebook.
+
+    A shared value is passed only where the notebook declares the name with another default, so a
+    notebook whose cell agrees with the shared file runs with no injected parameter (and the
+    book's cache keys stay those of its parameters alone).
+    """
+    merged = {n: v for n, v in shared.items() if n in declared and n not in values and v != declared[n].default}
+    return {**merged, **values}
+
+
 # --- executing --------------------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: Parameters that make notebooks of the real book fast enough for the test suite.
 BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
-    "01_split_validation": {"dataset": "wine_pl", "query_size": 50},
+    "01_split_validation": {"datasets": ["wine_pl"], "query_sizes": [50]},
     "02_controlled_finetuning": {"datasets": ["wine_pl"], "learning_rates": [0.001, 0.1], "query_sizes": [50], "epochs": 2,
                                  "context_size": 64},
     "03_multiple_choice_probing": {"datasets": ["wine_pl"], "learning_rates": [0.001, 0.1], "query_sizes": [50], "epochs": 2,

@@ -1,4 +1,4 @@
-"""Notebook helpers: parameter resolution, our Tab. 6 beside the paper's, the ECDF figure."""
+"""Notebook helpers: the split manifests per label condition, our Tab. 6 beside the paper's, the ECDF figure."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 
 from iclmem.chapters.split import (  # noqa: E402
     paper_reference,
     paper_table6,
     plot_pool_ecdfs,
     pool_targets,
-    resolve_datasets,
-    resolve_query_sizes,
+    split_manifests,
     validation_table,
 )
 from iclmem.data import Dataset, deduplicate  # noqa: E402
@@ -30,12 +30,14 @@ def _tables() -> list[Dataset]:
     return [deduplicate(reg), deduplicate(cls)]
 
 
-def test_resolve_parameters():
-    assert resolve_datasets("", ["a", "b"], "") == ["a", "b"]
-    assert resolve_datasets("wine_pl", ["a", "b"], "") == ["wine_pl"]
-    assert resolve_datasets("wine_pl", ["a"], "x.csv") == ["x.csv"]
-    assert resolve_query_sizes(0, [50, 512]) == [50, 512]
-    assert resolve_query_sizes(512, [50, 512]) == [512]
+def test_split_manifests_validate_the_first_label_condition_and_randomize_every_one(tmp_path):
+    tables = _tables()
+    validated, every = split_manifests(tables, [25], 0, ["none", "members"], results_dir=tmp_path)
+    assert [(m.dataset, m.label_condition) for m in validated] == [("reg", "none"), ("chocolate_bar_ratings", "none")]
+    assert [m.label_condition for m in every] == ["none", "none", "members", "members"]
+    assert all(not m.randomized_labels for m in validated) and all("members" in m.randomized_labels for m in every[2:])
+    with pytest.raises(ValueError, match="label_conditions is empty"):
+        split_manifests(tables, [25], 0, [], results_dir=tmp_path)
 
 
 def test_paper_table6_quotes_the_paper():

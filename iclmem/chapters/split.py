@@ -8,6 +8,7 @@ engine it builds on: :mod:`iclmem.data.validation` (load tables, draw manifests,
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -16,7 +17,7 @@ import seaborn as sns
 from ..data.dataset import Dataset
 from ..data.manifest import SplitManifest
 from ..data.stats import label_codes
-from ..data.validation import split_statistics_frame
+from ..data.validation import make_splits, split_statistics_frame
 from .claims import PlainText, claim_record
 
 #: Tab. 6 of the paper: (dataset, task, Q) -> (KS stat, KS p, W, TVD); None where the paper prints "—"
@@ -72,18 +73,16 @@ def paper_reference(dataset: str, task: str, query_size: int) -> str:
             f"p >= {min(v[1] for v in paper):.3f}")
 
 
-def resolve_datasets(dataset: str = "", datasets: Sequence[str] = (), data_path: str = "") -> list[str]:
-    """Notebook parameters -> table list: ``data_path`` wins, then ``dataset``, then ``datasets``."""
-    if data_path:
-        return [data_path]
-    if dataset:
-        return [dataset]
-    return list(datasets)
-
-
-def resolve_query_sizes(query_size: int = 0, query_sizes: Sequence[int] = (50, 512)) -> list[int]:
-    """``query_size`` > 0 replaces the list ``query_sizes``."""
-    return [int(query_size)] if query_size and query_size > 0 else [int(q) for q in query_sizes]
+def split_manifests(tables: Sequence[Dataset], query_sizes: Sequence[int], seed: int = 0,
+                    label_conditions: Sequence[str] = ("none",), *, max_redraws: int = 100,
+                    results_dir: str | Path | None = None) -> tuple[list[SplitManifest], list[SplitManifest]]:
+    """The manifests of every (table, Q) under the first label condition (those Tab. 6 validates, Sec. 4.1), and
+    those under every label condition (whose randomized labels the label-randomization table shows)."""
+    if not label_conditions:
+        raise ValueError("label_conditions is empty: give at least one (e.g. ['none']).")
+    by_condition = [make_splits(tables, [int(q) for q in query_sizes], seed, c, max_redraws=max_redraws, results_dir=results_dir)
+                    for c in label_conditions]
+    return by_condition[0], [m for manifests in by_condition for m in manifests]
 
 
 def validation_table(manifests: Sequence[SplitManifest]) -> pd.DataFrame:
@@ -189,6 +188,6 @@ def split_claim(table6: pd.DataFrame) -> dict:
         null="none: the checks select the split, so the same checks cannot test it", observed="; ".join(parts))
 
 
-__all__ = ["PAPER_TAB6", "COLUMNS", "KS_MAX", "TVD_MAX", "P_MIN", "paper_table6", "paper_reference", "resolve_datasets",
-           "resolve_query_sizes", "validation_table", "pool_targets", "plot_pool_ecdfs", "summary_numbers", "glue_values",
+__all__ = ["PAPER_TAB6", "COLUMNS", "KS_MAX", "TVD_MAX", "P_MIN", "paper_table6", "paper_reference",
+           "split_manifests", "validation_table", "pool_targets", "plot_pool_ecdfs", "summary_numbers", "glue_values",
            "paper_split_extremes", "split_claim"]
