@@ -79,11 +79,13 @@ def stratified_bootstrap(member: np.ndarray, non_member: np.ndarray,
     return pd.DataFrame([statistic(member[a], non_member[b]) for a, b in zip(im, inn, strict=True)])
 
 
-def unpaired_difference(a: np.ndarray, b: np.ndarray, n_boot: int, seed: int, level: float = 0.95) -> tuple[float, float]:
-    """Percentile interval of ``mean(a) - mean(b)`` with ``a`` and ``b`` resampled apart (one generator, ``a`` then ``b``
-    per resample)."""
+def unpaired_difference(a: np.ndarray, b: np.ndarray, n_boot: int, seed: int,
+                        level: float = 0.95) -> tuple[float, float]:
+    """Percentile interval of ``mean(a) - mean(b)`` with ``a`` and ``b`` resampled apart (one generator, ``a`` then
+    ``b`` per resample)."""
     rng = np.random.default_rng(seed)
-    d = [np.mean(a[rng.integers(0, len(a), len(a))]) - np.mean(b[rng.integers(0, len(b), len(b))]) for _ in range(n_boot)]
+    d = [np.mean(a[rng.integers(0, len(a), len(a))]) - np.mean(b[rng.integers(0, len(b), len(b))])
+         for _ in range(n_boot)]
     return percentile_interval(d, level)
 
 

@@ -79,7 +79,7 @@ def test_judge_glue_and_text():
     assert judge_glue(None) == {"judge_agreement": "n/a", "judge_kappa": "n/a"}
     text = judges_text(agree, 3, Thresholds(rouge_l=0.5, semantic=0.7))
     assert text == ("thresholds: ROUGE-L >= 0.5, similarity >= 0.7; 8 pairs judged by both: agreement 75%, "
-                    "Cohen's kappa 0.46, 3 unparseable LLM answers (counted as no)")
+                    "Cohen's kappa 0.46, 3 unparseable LLM answers (missing, left out of both judges' counts)")
 
 
 def test_claims_glue_has_a_verdict_per_claim_and_the_method():

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.chapters import llm_kshot
+from iclmem.chapters import llm_kshot, llm_kshot_performance
 from iclmem.chapters.claims import VERDICTS, ClaimError
 from iclmem.chapters.llm_kshot import (
     NULL_BOOT,
@@ -426,7 +426,7 @@ def test_d6_threshold_comes_from_the_paper_constant(monkeypatch):
     assert claim_d6(mem, gain, FT).verdict == "not testable here"
     assert claim_d6(mem, gain, FT, threshold=25.0, n_boot=100).verdict == "reproduced"
     assert "~40%" in llm_kshot.paper_d6()
-    monkeypatch.setattr(llm_kshot, "ICL_GAIN_MEMORIZATION", 30.0)
+    monkeypatch.setattr(llm_kshot_performance, "ICL_GAIN_MEMORIZATION", 30.0)
     assert claim_d6(mem, gain, FT, n_boot=100).verdict == "reproduced" and "~30%" in llm_kshot.paper_d6()
 
 
@@ -510,7 +510,7 @@ def test_d9_is_not_testable_and_quotes_the_judges(monkeypatch):
     assert r.null is None and r.null_rate is None
     assert claim_d9(None).ours == "no human review; no second judge was run"
     assert "5% of GPT-4" in r.paper
-    monkeypatch.setattr(llm_kshot, "HUMAN_REVIEW_CHANGED_PERCENT", 7.0)
+    monkeypatch.setattr(llm_kshot_performance, "HUMAN_REVIEW_CHANGED_PERCENT", 7.0)
     assert "7% of GPT-4" in claim_d9(None).paper  # formatted from the constant, not typed
 
 

@@ -1,7 +1,7 @@
 """Notebook 06's report: the offline judge's held-out quality, the controlled gaps with intervals, and the summary
 sentences, every number computed (Golchin et al. 2024, Sec. 3.1, Sec. 4 "Human Evaluation", Sec. 5).
 
-A companion of :mod:`iclmem.chapters.llm_kshot` (the paper's values, claims D1-D9, figures), kept apart so that
+A companion of :mod:`iclmem.chapters.llm_kshot` (the chapter's summaries; its parts hold the claims and figures), kept apart so that
 each module holds one job: this one turns the chapter's frames and results into the tables and the text of its
 "Judges" and "Summary" sections. No sentence here states a result that is not formatted from an argument.
 """
@@ -15,23 +15,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..llm.judge_eval import CVResult, cross_validate
+from ..intervals import paired_bootstrap, unpaired_difference
+from ..llm.judge_accuracy import CVResult, cross_validate
 from ..llm.judges import SHIPPED_THRESHOLDS, Thresholds, fit_on_features, load_labelled_pairs, pair_features
 from .claims import VERDICTS
-from .llm_kshot import (
+from .llm_kshot import ContextSummary
+from .llm_kshot_performance import kappa_reading, verdict_counts
+from .llm_kshot_rules import (
     CONFIDENCE,
     MEMORIZED,
     N_BOOT,
     SHORT_SETTINGS,
     ClaimResult,
-    ContextSummary,
     Focus,
     bootstrap,
     correct_matrix,
-    kappa_reading,
     memorization_matrix,
     pearson,
-    verdict_counts,
 )
 
 
@@ -80,7 +80,7 @@ class JudgeQuality:
 
 def offline_judge_quality(encoder: Any = None, n_folds: int = 5, seed: int = 0, n_boot: int = N_BOOT,
                           pairs: pd.DataFrame | None = None) -> JudgeQuality:
-    """Cross-validate the offline judge's thresholds on the labelled pairs (:mod:`iclmem.llm.judge_eval`)."""
+    """Cross-validate the offline judge's thresholds on the labelled pairs (:mod:`iclmem.llm.judge_accuracy`)."""
     pairs = load_labelled_pairs() if pairs is None else pairs
     features = pair_features(pairs, encoder)
     fitted, acc = fit_on_features(features)
@@ -98,20 +98,6 @@ def _per_instance(mem: pd.DataFrame, model: str, member: bool | None, shots: boo
     return df.assign(hit=df["match"].isin(MEMORIZED).astype(float)).groupby("instance_id")["hit"].mean()
 
 
-def _unpaired(a: np.ndarray, b: np.ndarray, n_boot: int, seed: int) -> tuple[float, float]:
-    rng = np.random.default_rng(seed)
-    d = [np.mean(a[rng.integers(0, len(a), len(a))]) - np.mean(b[rng.integers(0, len(b), len(b))]) for _ in range(n_boot)]
-    lo, hi = np.quantile(d, [(1 - CONFIDENCE) / 2, 1 - (1 - CONFIDENCE) / 2])
-    return float(lo) * 100, float(hi) * 100
-
-
-def _paired(d: np.ndarray, n_boot: int, seed: int) -> tuple[float, float]:
-    rng = np.random.default_rng(seed)
-    values = [np.mean(d[rng.integers(0, len(d), len(d))]) for _ in range(n_boot)]
-    lo, hi = np.quantile(values, [(1 - CONFIDENCE) / 2, 1 - (1 - CONFIDENCE) / 2])
-    return float(lo) * 100, float(hi) * 100
-
-
 def ground_truth_gaps(mem: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0, tuned: str = "fine-tuned",
                       base: str = "base") -> pd.DataFrame:
     """Memorization gaps of the controlled experiment (percentage points, exact + near-exact, mean over settings and k),
@@ -124,7 +110,7 @@ def ground_truth_gaps(mem: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0, tu
     for shots, regime in ((True, "k > 0"), (False, "k = 0")):
         a, b = _per_instance(mem, tuned, True, shots).to_numpy(), _per_instance(mem, tuned, False, shots).to_numpy()
         if len(a) and len(b):
-            lo, hi = _unpaired(a, b, n_boot, seed)
+            lo, hi = (100 * x for x in unpaired_difference(a, b, n_boot, seed, CONFIDENCE))
             rows.append({"comparison": "fine-tuned: members minus non-members", "regime": regime,
                          "estimate": (a.mean() - b.mean()) * 100, "interval": f"[{lo:+.0f}, {hi:+.0f}]", "instances": f"{len(a)} + {len(b)}"})
     if base in set(mem["model"]):
@@ -132,7 +118,7 @@ def ground_truth_gaps(mem: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0, tu
         both = t.index.intersection(u.index)
         if len(both):
             d = (t[both] - u[both]).to_numpy()
-            lo, hi = _paired(d, n_boot, seed)
+            lo, hi, _ = paired_bootstrap(len(d), lambda i, d=d: float(np.mean(d[i])) * 100, n_boot, seed, CONFIDENCE)
             rows.append({"comparison": "members: fine-tuned minus base", "regime": "k > 0", "estimate": d.mean() * 100,
                          "interval": f"[{lo:+.0f}, {hi:+.0f}]", "instances": str(len(both))})
     return pd.DataFrame(rows)

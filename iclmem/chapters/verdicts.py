@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -93,6 +94,51 @@ def evidence_verdict(agrees: bool | None, null_rate: float | None, *, contradict
     return "reproduced" if null_rate <= NULL_LEVEL + 1e-12 else "inconclusive"
 
 
+def verdict_without_null(agrees: bool) -> str:
+    """The verdict of a rule whose null rate was not measured: ``inconclusive`` when it agrees (agreement alone never
+    reproduces), ``differs`` when it does not."""
+    return "inconclusive" if agrees else "differs"
+
+
+def directional_answers(estimate: Any, lo: Any, hi: Any, sign: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Elementwise (agrees, contradicted) of a directional rule (an effect with sign ``sign``): agrees when the estimate
+    has the claimed sign and the interval ``[lo, hi]`` lies strictly on that side of 0; contradicted when the estimate
+    lacks the claimed sign (0 included); neither (inside the noise) otherwise or where anything is undefined."""
+    est, lo, hi = (np.asarray(a, float) for a in (estimate, lo, hi))
+    defined = np.isfinite(est) & np.isfinite(lo) & np.isfinite(hi)
+    right = sign * est > 0
+    lower = lo if sign > 0 else -hi
+    return defined & right & (lower > 0), defined & ~right
+
+
+def equivalence_answers(lo: Any, hi: Any, margin: float, one_sided: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Elementwise (agrees, contradicted) of an equality rule: agrees when ``[lo, hi]`` lies within +-``margin``
+    (``one_sided``: above -``margin``); contradicted when it lies wholly beyond the margin; neither when it straddles."""
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    defined = np.isfinite(lo) & np.isfinite(hi)
+    inside = (lo > -margin) & (one_sided | (hi < margin))
+    outside = (hi <= -margin) | (~np.asarray(one_sided) & (lo >= margin))
+    return defined & inside, defined & outside
+
+
+def directional_verdict(estimate: float, lo: float, hi: float, sign: int = 1, null_rate: float | None = None) -> str:
+    """The verdict of a directional claim: :func:`directional_answers` read by :func:`evidence_verdict` (``None``
+    bounds: not testable)."""
+    if lo is None or hi is None or not np.isfinite(estimate):
+        return evidence_verdict(None, null_rate)
+    agrees, contradicted = directional_answers(estimate, lo, hi, sign)
+    return evidence_verdict(bool(agrees), null_rate, contradicted=bool(contradicted))
+
+
+def equivalence_verdict(lo: float | None, hi: float | None, margin: float, one_sided: bool = False,
+                        null_rate: float | None = None) -> str:
+    """The verdict of an equality claim: :func:`equivalence_answers` read by :func:`evidence_verdict`."""
+    if lo is None or hi is None:
+        return evidence_verdict(None, null_rate)
+    agrees, contradicted = equivalence_answers(lo, hi, margin, one_sided)
+    return evidence_verdict(bool(agrees), null_rate, contradicted=bool(contradicted))
+
+
 @dataclass(frozen=True)
 class NullSummary:
     """A claim's statistic on the build and under its null: the 95% range and the null "reproduce" rate."""
@@ -114,5 +160,6 @@ def summarize_null(observed: float, null_values: Sequence[float], null_agrees: S
     return NullSummary(float(observed), lo, hi, float(agrees.mean()) if len(agrees) else math.nan, int(len(agrees)))
 
 
-__all__ = ["NullSummary", "direction_agreement", "evidence_verdict", "percent", "share_agreement", "share_text",
+__all__ = ["NullSummary", "direction_agreement", "directional_answers", "directional_verdict", "equivalence_answers",
+           "equivalence_verdict", "evidence_verdict", "verdict_without_null", "percent", "share_agreement", "share_text",
            "share_verdict", "summarize_null", "wilson_interval"]
