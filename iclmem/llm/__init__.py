@@ -5,7 +5,7 @@ accuracy, correlation. Modules: :mod:`~iclmem.llm.datasets` (WNLI, RTE, TREC, DB
 text; sampling), :mod:`~iclmem.llm.segments`, :mod:`~iclmem.llm.prompts`, :mod:`~iclmem.llm.chat` (the
 chat interface), :mod:`~iclmem.llm.backends` (in-process and OpenAI-compatible), :mod:`~iclmem.llm.cache`
 (disk cache of completions, keyed by backend, base URL, model, messages, decoding and repeat), :mod:`~iclmem.llm.judges`
-(offline and LLM judges), :mod:`~iclmem.llm.judge_eval` (the offline judge cross-validated on held-out pairs),
+(offline and LLM judges), :mod:`~iclmem.llm.judge_accuracy` (the offline judge's accuracy on held-out pairs),
 :mod:`~iclmem.llm.judge_runs` (runs the judges over the completions: offline | llm | both), :mod:`~iclmem.llm.review`
 (human review of borderline labels, claim D9), :mod:`~iclmem.llm.finetune` (controlled ground truth), :mod:`~iclmem.llm.replication` (runs and tables), :mod:`~iclmem.llm.server` (a loopback
 ``transformers serve``), :mod:`~iclmem.llm.protocol` (the paper's protocol: its k regimes).
