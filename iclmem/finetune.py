@@ -34,6 +34,7 @@ from .data.context import draw_training_context
 from .data.dataset import Dataset
 from .ltm import MAX_CLASSES, ICLTask, ReferenceLTM, TableEncoder, load_reference, subsample_features
 from .outcomes import COLLAPSE_RATIO
+from .privacy import DPStep, PrivacyConfig
 from .store import artifact_dir, code_version, content_key
 from .training import METRICS_FILE, Step, members_from_log, model_at_epoch, read_log, train, weights_path, write_finished
 
@@ -60,6 +61,8 @@ class FinetuneConfig:
     # 30, not the model's 32: the two distractor columns of Tab. 7 (distractor_2, and the 2-/3-way
     # combinations that include it) must still fit when a wide table is subsampled (Sec. 4.2, App. C).
     max_features: int = 30
+    #: DP-SGD (:mod:`iclmem.privacy`, chapter 7); None: the plain run of every other chapter.
+    privacy: PrivacyConfig | None = None
 
     def checked(self, max_context: int) -> FinetuneConfig:
         """Validate and return the config with probe epochs cut to ``epochs`` (errors name the fix)."""
@@ -301,6 +304,7 @@ def finetune(
     schedule = SingleTaskSchedule(data, vanilla_scores(reference, data))
     trained = train(schedule, reference, learning_rate=config.learning_rate, weight_decay=config.weight_decay, epochs=config.epochs,
                     probe_epochs=config.probe_epochs, run_dir=path, progress=progress, checkpoint_every=checkpoint_every,
+                    privacy=None if config.privacy is None else DPStep.of(config.privacy, config.epochs, config.context_seed),
                     desc=f"{manifest.dataset} lr={config.learning_rate:g} Q={manifest.query_size}")
     members = verify_ground_truth(trained.log, manifest)
     write_finished(path, trained, schedule.curve_columns)

@@ -29,6 +29,7 @@ import torch
 
 from .atomic import atomic_torch_save, atomic_write, atomic_write_text
 from .ltm import ICLTask, ReferenceLTM, load_reference
+from .privacy import DPStep, private_backward
 from .progress import Bar
 
 STATE_FILE = "state.pt"
@@ -134,13 +135,14 @@ class Trained:
 
 def train(schedule: Schedule, reference: ReferenceLTM, *, learning_rate: float, weight_decay: float, epochs: int,
           probe_epochs: tuple[int, ...], run_dir: Path, progress: bool = True, checkpoint_every: int = 25,
-          desc: str = "fine-tuning") -> Trained:
+          desc: str = "fine-tuning", privacy: DPStep | None = None) -> Trained:
     """Run (or resume) ``schedule`` for ``epochs`` epochs from M_ref; see the module docstring.
 
     At epoch 0 (if it is a probing epoch) and after every probing epoch the schedule records its
     rows and the weights are kept; the resumable state is saved every ``checkpoint_every`` epochs
     and at every probing epoch. An interrupted run resumes from its last saved state and ends
-    with the same log and weights as an uninterrupted one.
+    with the same log and weights as an uninterrupted one. ``privacy``: each step is DP-SGD's
+    (:func:`iclmem.privacy.private_backward`: per-member clipping and Gaussian noise) instead of the plain one.
     """
     state_path = run_dir / STATE_FILE
     state = TrainingState.start(reference, learning_rate, weight_decay, state_path)
@@ -157,10 +159,13 @@ def train(schedule: Schedule, reference: ReferenceLTM, *, learning_rate: float, 
     bar = Bar(total=epochs * per_epoch, initial=epoch * per_epoch, disable=not progress, desc=desc, leave=False)
     while epoch < epochs:
         epoch += 1
-        for step in schedule.steps(epoch):
-            loss = model.predict([step.task], grad=True)[0].loss().mean()
+        for i, step in enumerate(schedule.steps(epoch)):
             opt.zero_grad()
-            loss.backward()
+            if privacy is None:
+                loss = model.predict([step.task], grad=True)[0].loss().mean()
+                loss.backward()
+            else:
+                loss = private_backward(model, step.task, privacy, epoch, i)
             opt.step()
             state.log.append(step.log)
             state.curve.append({**step.curve, "train_loss": loss.item()})  # loss of the batch this step trained on
