@@ -62,3 +62,17 @@ def test_excess_rise_estimate_interval_and_null():
     big = np.repeat(member, 3)
     boot = excess_rise(np.repeat(after, 3), np.zeros(60), big, n_boot=300, seed=1)
     assert "bootstrap" in boot.method and boot.lo > 0 and boot.estimate == pytest.approx(60.0)
+
+
+def test_d4_d5_need_memorization_present_net_of_non_members():
+    from iclmem.chapters.llm_kshot import claim_d4, claim_d5
+
+    template = _frame(0, 12, 0, 12)  # every setting at 100% at k = 25 for members and non-members alike
+    d4, d5 = claim_d4(template, FT, n_boot=200, n_perm=200), claim_d5(template, FT, n_boot=200, n_perm=200)
+    for r in (d4, d5):
+        assert "not above the presence floor" in r.reason and r.verdict != "reproduced", r.reason
+    assert d4.verdict == "inconclusive"  # equal settings, but no memorization net of non-members: cannot tell
+    surfaced = claim_d4(_frame(0, 12, 0, 0), FT, n_boot=200, n_perm=200)
+    assert "+100 points" in surfaced.reason and "above the presence floor" in surfaced.reason
+    members_only = claim_d4(template.assign(member=True), FT, n_boot=200, n_perm=200)
+    assert "members-only reading" in members_only.reason

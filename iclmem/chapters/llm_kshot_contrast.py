@@ -22,13 +22,50 @@ import numpy as np
 import pandas as pd
 
 from ..intervals import mover, newcombe, percentile_interval, stratified_indices
-from .llm_kshot_rules import CONFIDENCE, NULL_BOOT, Focus
+from .llm_kshot_rules import CONFIDENCE, NULL_BOOT, Focus, memorization_matrix
 from .verdicts import directional_answers
 
 #: Per group (members, non-members), the fewest instances at which an interval is a percentile bootstrap over
 #: instances; below it, Newcombe's hybrid score intervals combined by MOVER (a bootstrap over a handful of 0/1
 #: instances gives intervals that are too narrow, often [0, 0]).
 BOOTSTRAP_MIN_N = 30
+
+
+#: An equality claim (D4, D5) needs memorization present before it can be reproduced: with membership ground truth,
+#: the member-minus-non-member level of the highest compared setting must have its Newcombe interval above this many
+#: points (below it, settings are "equal" by the floor). The companion's choice, equal to the equality margin.
+PRESENCE_FLOOR = 10.0
+
+
+def excess_level(mem: pd.DataFrame, focus: Focus, settings: list[str], ks: list[int]) -> tuple[str, float, float, float] | None:
+    """(setting, estimate, lo, hi) in points: the highest member-minus-non-member memorization over ``ks`` among
+    ``settings`` of the focus model, with its Newcombe interval (an instance's share over the ks a fractional success);
+    ``None`` without membership ground truth."""
+    best = None
+    for setting in settings:
+        m = memorization_matrix(mem, focus, [setting], members_only=False)
+        share = m.reindex(columns=ks).mean(axis=1, skipna=True).dropna()
+        member = membership(mem, focus, share.index)
+        if not has_ground_truth(member):
+            return None
+        x = share.to_numpy()
+        k_m, n_m, k_n, n_n = x[member].sum(), member.sum(), x[~member].sum(), (~member).sum()
+        est = 100 * (k_m / n_m - k_n / n_n)
+        lo, hi = (100 * float(b) for b in newcombe(k_m, n_m, k_n, n_n))
+        if best is None or est > best[1]:
+            best = (setting, float(est), lo, hi)
+    return best
+
+
+def presence_text(level: tuple[str, float, float, float] | None, floor: float = PRESENCE_FLOOR) -> str:
+    """The reason's sentence on memorization present (net of non-members), or the members-only reading."""
+    if level is None:
+        return " No membership ground truth: memorization present is read on the raw level (members-only reading)."
+    setting, est, lo, hi = level
+    side = "above" if lo > floor else "not above"
+    return (f" Net of non-members, the highest setting ({setting}) memorizes {est:+.0f} points, Newcombe interval "
+            f"[{lo:+.0f}, {hi:+.0f}]: {side} the presence floor of {floor:g} points"
+            + ("." if lo > floor else ", so equality cannot be told from the floor: inconclusive."))
 
 
 @dataclass(frozen=True)
@@ -117,4 +154,4 @@ def excess_rise_null(after: np.ndarray, before: np.ndarray, member: np.ndarray, 
     return est, directional_answers(est, lo, hi)[0]
 
 
-__all__ = ["BOOTSTRAP_MIN_N", "Excess", "excess_rise", "excess_rise_null", "has_ground_truth", "membership"]
+__all__ = ["BOOTSTRAP_MIN_N", "PRESENCE_FLOOR", "Excess", "excess_level", "presence_text", "excess_rise", "excess_rise_null", "has_ground_truth", "membership"]

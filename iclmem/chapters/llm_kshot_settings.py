@@ -11,6 +11,7 @@ import pandas as pd
 
 from .. import stats as _stats
 from ..stats import N_PERMUTATIONS
+from .llm_kshot_contrast import PRESENCE_FLOOR, excess_level, presence_text
 from .llm_kshot_nulls import (
     _chunks,
     _directional_null,
@@ -58,6 +59,10 @@ from .verdicts import evidence_verdict, summarize_null
 
 
 # -- D4, D5: settings ------------------------------------------------------------------------------------------
+def _short(net: tuple[str, float, float, float] | None) -> tuple[str, float, float, float] | None:
+    return None if net is None else (SHORT_SETTINGS[net[0]], *net[1:])
+
+
 def paper_d4() -> str:
     return "segment pairs alone (no labels, no instruction) reach ~the maximum memorization of the settings (Obs. 7)"
 
@@ -127,7 +132,8 @@ def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     ours = (f"seg. only {means[key].mean():.0f}% vs the maximum {means.max(axis=0).mean():.0f}% (mean of {_ks_text(shots)}; "
             f"highest setting per k: {', '.join(best)}); gap {est:+.0f} points")
     gap_agrees, contradicted = equivalence_agreement(ci, margin, one_sided=True)
-    present = level_ci is not None and level_ci.lo > margin
+    net = excess_level(mem, focus, run, shots)
+    present = level_ci is not None and level_ci.lo > margin and (net is None or net[2] > PRESENCE_FLOOR)
     agrees = None if ci is None or level_ci is None else bool(gap_agrees and present)
     nul = _Null()
     if agrees is not None:
@@ -159,7 +165,7 @@ def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
                  "the floor, whatever the prompt; memorization too low to tell, so inconclusive.")
     reason = (f"Checked on the {focus.describe()}: only-segment-pairs memorization minus the highest setting per k "
               f"({_ks_text(shots)}); {_equivalence_why(est, ci, margin, True, 'the gap')}; the maximum is {level:.0f}%."
-              f"{floor}{nul.why}")
+              f"{floor}{presence_text(_short(net))}{nul.why}")
     interval = None if ci is None else ci.text() + (f"; maximum {level_ci.bounds('{:.0f}', '%')}" if level_ci else "")
     return ClaimResult("D4", paper_d4(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason, interval,
                        **nul.fields())
@@ -222,7 +228,8 @@ def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     ci_level = bootstrap(n, stat_level, n_boot, seed)
     same_late, apart_late = equivalence_agreement(ci_late, margin)
     higher_zero, not_higher_zero = directional_agreement(est_zero, ci_zero)
-    present = ci_level is not None and ci_level.lo > margin
+    net = excess_level(mem, focus, [UPPER_BOUND_SETTING, ICL_SETTING], late)
+    present = ci_level is not None and ci_level.lo > margin and (net is None or net[2] > PRESENCE_FLOOR)
     computable = ci_late is not None and ci_zero is not None and ci_level is not None
     agrees = bool(same_late and higher_zero and present) if computable else None
     contradicted = bool(apart_late or not_higher_zero)
@@ -280,7 +287,7 @@ def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     reason = (f"Checked on the {focus.describe()}, full information minus segment pairs and labels: (a) "
               f"{_equivalence_why(est_late, ci_late, margin, False, f'the difference at {_ks_text(late)}')}; (b) at k = 0 "
               f"{zero_why}. Reproduced needs (a) equal, with memorization above the margin there, and (b) full information "
-              f"higher.{note}{floor}{nul.why}")
+              f"higher.{note}{floor}{presence_text(_short(net))}{nul.why}")
     interval = (None if not computable else
                 f"{_ks_text(late)}: {ci_late.bounds()}; k = 0: {ci_zero.bounds()}; higher level at {_ks_text(late)}: "
                 f"{ci_level.bounds('{:.0f}', '%')} ({ci_late.method()})")
