@@ -17,7 +17,8 @@ class CountingBackend:
 
     name, model_id, context_window = "counting", "toy/model:1", None
 
-    def __init__(self, fail_on: set[str] | None = None, interrupt_after: int | None = None, base_url: str | None = None) -> None:
+    def __init__(self, fail_on: set[str] | None = None, interrupt_after: int | None = None,
+                 base_url: str | None = None) -> None:
         self.calls = 0
         self.batches: list[int] = []
         self.base_url = base_url
@@ -81,11 +82,14 @@ def test_key_differs_by_base_url_and_repeat(tmp_path):
     assert server_a.backend.calls == 4 and server_a.missing(again + reqs(2)) == []
     base = dict(backend="counting", model="m", request=reqs(1)[0])
     keys = {completion_key(base_url=None, **base), completion_key(base_url="http://a/v1", **base),
-            completion_key(base_url="http://b/v1", **base), completion_key(base_url=None, backend="other", model="m", request=reqs(1)[0]),
-            completion_key(base_url=None, backend="counting", model="m", request=ChatRequest.user("prompt 0", Decoding(8), repeat=2))}
+            completion_key(base_url="http://b/v1", **base),
+            completion_key(base_url=None, backend="other", model="m", request=reqs(1)[0]),
+            completion_key(base_url=None, backend="counting", model="m",
+                           request=ChatRequest.user("prompt 0", Decoding(8), repeat=2))}
     assert len(keys) == 5
     record = json.loads(server_a.cache.path(again[0]).read_text())
-    assert record["base_url"] == "http://127.0.0.1:8000/v1" and record["repeat"] == 1 and record["backend"] == "counting"
+    assert record["base_url"] == "http://127.0.0.1:8000/v1" and record["repeat"] == 1
+    assert record["backend"] == "counting"
     assert record["key"] == server_a.cache.path(again[0]).stem and "127.0.0.1_8000_v1" in str(server_a.cache.folder)
     with pytest.raises(ValueError, match="repeat"):
         ChatRequest.user("x", repeat=-1)
@@ -162,22 +166,23 @@ def test_torn_or_foreign_record_is_a_miss(tmp_path):
     assert json.loads(torn.read_text())["text"] == "0 tpmorp"  # rewritten whole
 
 
-def test_legacy_records_are_read_for_backends_without_a_server(tmp_path):
+def test_records_of_the_first_layout_are_not_read(tmp_path):
+    """The first layout (``<backend>/<model>/``, keyed by messages and decoding) is no longer read (CHANGELOG)."""
     import hashlib
     from dataclasses import asdict
 
     r = reqs(1)[0]
-    old_key = hashlib.sha256(json.dumps({"prompt": r.prompt_hash(), "decoding": asdict(r.decoding)}, sort_keys=True).encode()).hexdigest()
+    old_key = hashlib.sha256(json.dumps({"prompt": r.prompt_hash(), "decoding": asdict(r.decoding)},
+                                        sort_keys=True).encode()).hexdigest()
     old = tmp_path / "counting" / "toy_model_1" / old_key[:2] / f"{old_key}.json"
     old.parent.mkdir(parents=True)
     old.write_text(json.dumps({"messages": r.message_dicts(), "decoding": asdict(r.decoding), "text": "from before",
                                "prompt_tokens": 3, "completion_tokens": 2}))
     local = CachedBackend(CountingBackend(), root=tmp_path)
+    assert local.missing([r]) == [r]
     out = local.complete_batch([r])
-    assert local.backend.calls == 0 and out[0].text == "from before" and out[0].cached
-    assert json.loads(local.cache.path(r).read_text())["text"] == "from before"  # copied into the new layout
-    assert CachedBackend(CountingBackend(base_url="http://x/v1"), root=tmp_path).missing([r]) == [r]  # server unknown
-    assert local.missing([ChatRequest.user("prompt 0", Decoding(8), repeat=1)]) != []
+    assert local.backend.calls == 1 and out[0].text == "prompt 0"[::-1] and not out[0].cached
+    assert json.loads(old.read_text())["text"] == "from before"  # left alone, neither read nor rewritten
 
 
 def test_a_backend_that_drops_completions_is_an_error(tmp_path):

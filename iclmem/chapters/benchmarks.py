@@ -15,7 +15,7 @@ import pandas as pd
 import iclmem
 
 #: Benchmarks the appendix shows in sections of their own; any other result file is listed at the end.
-SECTIONED = ("roofline", "finetune_speed", "ltm_quality", "probe_speed", "bootstrap_speed")
+SECTIONED = ("roofline", "finetune_speed", "ltm_quality", "probe_speed", "bootstrap_speed", "openai_concurrency")
 
 
 def read_results(results_dir: str | Path = "benchmarks/results") -> dict[str, dict]:
@@ -24,7 +24,8 @@ def read_results(results_dir: str | Path = "benchmarks/results") -> dict[str, di
     if not folder.is_absolute():
         folder = Path(iclmem.__file__).resolve().parents[1] / folder
     if not folder.is_dir():
-        raise FileNotFoundError(f"no benchmark results in {folder}; run the scripts in benchmarks/ (see its README) or set results_dir.")
+        raise FileNotFoundError(f"no benchmark results in {folder}; run the scripts in benchmarks/ (see its README) "
+                                "or set results_dir.")
     return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
 
 
@@ -40,7 +41,8 @@ def settings(result: dict) -> pd.DataFrame:
 
 def probe_speed_tables(result: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Batched vs naive probing throughput, and the ratios (with the largest score difference between the two)."""
-    table = pd.DataFrame({k: result[k] for k in ("batched", "naive")}).T[["probes_per_cpu_s", "probes_per_wall_s", "wall_s"]]
+    columns = ["probes_per_cpu_s", "probes_per_wall_s", "wall_s"]
+    table = pd.DataFrame({k: result[k] for k in ("batched", "naive")}).T[columns]
     ratios = {k: v for k, v in result.items() if k.startswith("ratio") or k == "max_abs_difference"}
     return table, pd.Series(ratios).to_frame("value")
 
@@ -56,8 +58,9 @@ def roofline_table(result: dict) -> pd.DataFrame:
         for threads, run in by_threads.items():
             for kind, unit, rate in (("probing", "probes/s", "probes_per_s"), ("finetuning", "steps/s", "steps_per_s")):
                 for shape, r in run[kind].items():
-                    rows.append({"code": label, "threads": int(threads), "stage": f"{kind}: {shape}", "rate": r[rate], "unit": unit,
-                                 "GFLOP/s": r["gflop_per_s"], "peak GFLOP/s": run["peak_gflop_per_s"], "fraction of peak": r["fraction"],
+                    rows.append({"code": label, "threads": int(threads), "stage": f"{kind}: {shape}", "rate": r[rate],
+                                 "unit": unit, "GFLOP/s": r["gflop_per_s"], "peak GFLOP/s": run["peak_gflop_per_s"],
+                                 "fraction of peak": r["fraction"],
                                  "dense-equivalent fraction": r.get("dense_equivalent_fraction", r["fraction"])})
     return pd.DataFrame(rows)
 
@@ -95,11 +98,23 @@ def plot_roofline(table: pd.DataFrame):
     return fig
 
 
+def openai_concurrency_table(result: dict) -> pd.DataFrame:
+    """One row per concurrency of ``benchmarks/openai_concurrency.py``: requests per second through the real
+    OpenAI-compatible backend and its disk cache against a loopback server of fixed latency, the speed-up over the
+    first row (one request in flight), the most requests the server held at once, and the paper's 36,000 requests
+    (:func:`iclmem.llm.plan.paper_scale_requests`) in hours at that rate and latency."""
+    table = pd.DataFrame(result["rows"])
+    table["speed-up"] = table.requests_per_s / table.requests_per_s.iloc[0]
+    columns = ["concurrency", "requests", "wall_s", "requests_per_s", "speed-up", "server_max_in_flight",
+               "paper_scale_hours", "in_request_order"]
+    return table[[c for c in columns if c in table]]
+
+
 def other_results(results: dict[str, dict]) -> dict[str, pd.DataFrame]:
     """Result files without a section of their own, flattened one level, by name."""
     return {name: pd.json_normalize(results[name], max_level=1).T.rename(columns={0: "value"})
             for name in sorted(set(results) - set(SECTIONED))}
 
 
-__all__ = ["SECTIONED", "finetune_speed_table", "other_results", "plot_roofline", "probe_speed_tables", "read_results", "roofline_speedups",
-           "roofline_table", "settings"]
+__all__ = ["SECTIONED", "finetune_speed_table", "openai_concurrency_table", "other_results", "plot_roofline",
+           "probe_speed_tables", "read_results", "roofline_speedups", "roofline_table", "settings"]

@@ -8,20 +8,26 @@
   decoded together, each attending to the shared prefix and its own left-padded suffix.
   ``complete_iter`` hands over the completions of each decoding batch as soon as it is done.
 * :class:`OpenAIBackend`: the ``openai`` client against any OpenAI-compatible server (OpenAI for GPT-4 as
-  in the paper, vLLM, ``transformers serve``, Ollama). Base URL, model and key come from environment
-  variables; errors are retried with exponential backoff and then reported per request. ``complete_iter``
-  hands over each completion as soon as its response arrives, so the cache stores it before the next request.
+  in the paper, Sec. 4 "Model"; vLLM, ``transformers serve``, Ollama). Base URL, model and key come from
+  environment variables; up to ``ICLMEM_OPENAI_CONCURRENCY`` requests (default 8) are in flight at once;
+  errors are retried with exponential backoff, or as long as the server's ``Retry-After`` asks, and then
+  reported per request. ``complete_iter`` hands over each completion as soon as its response arrives (in
+  arrival order), so the cache stores it at once; ``complete_batch`` returns them in request order.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from itertools import islice
 from typing import Any
 
 from iclmem.llm.chat import ChatRequest, Completion, ContextOverflowError, MissingAPIKeyError, apply_stop
+from iclmem.llm.pacing import Pacer, concurrency_from_env, positive_int, retry_after_seconds, rpm_from_env
 
 
 def _common_prefix_len(a: Sequence[int], b: Sequence[int]) -> int:
@@ -67,7 +73,8 @@ class InProcessBackend:
         if context_window is None and model is not None:
             context_window = getattr(model.config, "max_position_embeddings", None)
         self.context_window: int | None = context_window
-        self.stop_token_ids = {t for t in (tokenizer.eos_token_id, tokenizer.convert_tokens_to_ids("<|endoftext|>")) if t is not None}
+        stops = (tokenizer.eos_token_id, tokenizer.convert_tokens_to_ids("<|endoftext|>"))
+        self.stop_token_ids = {t for t in stops if t is not None}
         self._prefix_ids: list[int] = []
         self._prefix_cache: Any = None
         self.prefill_tokens = 0  # tokens run through the model to build prompts (benchmark counter)
@@ -99,7 +106,8 @@ class InProcessBackend:
         if self.context_window is not None and n_prompt + max_new_tokens > self.context_window:
             raise ContextOverflowError(
                 f"prompt of {n_prompt} tokens + {max_new_tokens} new tokens exceeds the context window of "
-                f"{self.context_window} tokens of {self.model_id}; use a smaller k or fewer new tokens (prompts are never truncated)"
+                f"{self.context_window} tokens of {self.model_id}; use a smaller k or fewer new tokens "
+                "(prompts are never truncated)"
             )
 
     # -- KV cache --------------------------------------------------------------------------------------
@@ -134,7 +142,8 @@ class InProcessBackend:
             return self._prefix_cache
         cache = DynamicCache(config=self.model.config)
         for i, layer in enumerate(self._prefix_cache.layers):
-            cache.update(layer.keys.expand(batch, -1, -1, -1).contiguous(), layer.values.expand(batch, -1, -1, -1).contiguous(), i)
+            keys, values = (t.expand(batch, -1, -1, -1).contiguous() for t in (layer.keys, layer.values))
+            cache.update(keys, values, i)
         return cache
 
     def _generate(self, all_ids: list[list[int]], prefix_len: int, decodings: list[Any]) -> list[tuple[str, int]]:
@@ -161,7 +170,8 @@ class InProcessBackend:
         cache = self._batch_cache(batch, prefix_len)
         self.prefill_tokens += sum(len(suf) for suf in suffixes)
         try:
-            out = self.model(input_ids=x, attention_mask=mask, position_ids=pos, cache=cache, use_cache=True, logits_to_keep=1)
+            out = self.model(input_ids=x, attention_mask=mask, position_ids=pos, cache=cache, use_cache=True,
+                             logits_to_keep=1)
             new: list[list[int]] = [[] for _ in range(batch)]
             texts = [""] * batch
             done = [False] * batch
@@ -182,8 +192,8 @@ class InProcessBackend:
                 if all(done):
                     break
                 mask = torch.cat([mask, torch.ones((batch, 1), dtype=torch.long)], 1)
-                out = self.model(input_ids=nxt[:, None], attention_mask=mask, position_ids=nxt_pos[:, None], cache=cache,
-                                 use_cache=True, logits_to_keep=1)
+                out = self.model(input_ids=nxt[:, None], attention_mask=mask, position_ids=nxt_pos[:, None],
+                                 cache=cache, use_cache=True, logits_to_keep=1)
                 nxt_pos = nxt_pos + 1
         finally:
             if prefix_len and batch == 1:
@@ -239,26 +249,37 @@ ENV_API_KEY = "OPENAI_API_KEY"
 ENV_MODEL = "ICLMEM_OPENAI_MODEL"
 ENV_CONTEXT = "ICLMEM_OPENAI_CONTEXT"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the openai client's default when OPENAI_BASE_URL is unset
+#: HTTP statuses of a request the server refuses as such (malformed, over its window): retrying fails the same way.
+_NOT_RETRIED = frozenset(range(400, 500)) - {408, 409, 429}
 
 
 class OpenAIBackend:
-    """Greedy chat completions from an OpenAI-compatible server.
+    """Greedy chat completions from an OpenAI-compatible server, up to ``concurrency`` requests in flight.
 
     Configuration comes from the environment (never from notebook parameters): ``OPENAI_API_KEY``
     (required; any non-empty value for local servers), ``OPENAI_BASE_URL`` (default: OpenAI),
-    ``ICLMEM_OPENAI_MODEL`` (required, e.g. ``gpt-4-0613`` for the paper) and ``ICLMEM_OPENAI_CONTEXT``
+    ``ICLMEM_OPENAI_MODEL`` (required, e.g. ``gpt-4-0613`` for the paper), ``ICLMEM_OPENAI_CONTEXT``
     (context window in tokens, optional; without it :meth:`adopt_reported_window` reads the window a server such
-    as vLLM reports, and with neither the window is unknown and no prompt is checked against it). :attr:`base_url` is always set (OpenAI's when none is given), as it
-    is part of the cache key; the API key is never stored or keyed on. ``timeout`` bounds each HTTP request; a request that fails is
-    retried ``retries`` times with exponential backoff (``backoff``, ``2*backoff``, ...) and then reported
-    in :attr:`Completion.error`.
+    as vLLM reports, and with neither the window is unknown and no prompt is checked against it),
+    ``ICLMEM_OPENAI_CONCURRENCY`` (requests in flight, default 8) and ``ICLMEM_OPENAI_RPM`` (request starts per
+    minute, default unpaced); see :mod:`iclmem.llm.pacing`. :attr:`base_url` is always set (OpenAI's when none
+    is given), as it is part of the cache key; the API key is never stored by this class, keyed on, logged or put
+    in an error (the client holds it; :meth:`_redact` removes it from any message a server echoes).
+
+    **Retries are this class's, not the client's** (the ``openai`` client runs with ``max_retries=0``, so one
+    budget applies, not two multiplied). ``timeout`` bounds each HTTP request; a request that fails is retried
+    ``retries`` times, waiting ``backoff * 2**attempt`` seconds or, when the response carries ``Retry-After``
+    (seconds or an HTTP date) or ``retry-after-ms``, at least that long (capped at ``max_retry_after``), and the
+    whole window waits with it (:class:`~iclmem.llm.pacing.Pacer`). A request the server refuses (HTTP 4xx other
+    than 408, 409, 429) is not retried. The last error is reported in :attr:`Completion.error`, never raised.
     """
 
     name = "openai"
 
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 120.0, retries: int = 3, backoff: float = 2.0, context_window: int | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, concurrency: int | None = None, rpm: int | None = None,
+                 max_retry_after: float = 600.0) -> None:
         api_key = api_key or os.environ.get(ENV_API_KEY)
         if not api_key:
             raise MissingAPIKeyError(
@@ -267,27 +288,35 @@ class OpenAIBackend:
             )
         model = model or os.environ.get(ENV_MODEL)
         if not model:
-            raise MissingAPIKeyError(f"the OpenAI-compatible backend needs a model name: set the environment variable {ENV_MODEL} "
-                                     "to the model the server serves (e.g. gpt-4-0613)")
+            raise MissingAPIKeyError(f"the OpenAI-compatible backend needs a model name: set the environment variable "
+                                     f"{ENV_MODEL} to the model the server serves (e.g. gpt-4-0613)")
         try:
             from openai import OpenAI
         except ImportError as e:  # pragma: no cover - depends on the install
-            raise ImportError("the OpenAI-compatible backend needs the `openai` package: pip install 'iclmem[llm]'") from e
+            raise ImportError("the OpenAI-compatible backend needs the `openai` package: "
+                              "pip install 'iclmem[llm]'") from e
         self.base_url: str = base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL
         self.model_id = model
         if context_window is None and os.environ.get(ENV_CONTEXT):
             context_window = int(os.environ[ENV_CONTEXT])
         self.context_window = context_window
+        self.concurrency = (concurrency_from_env() if concurrency is None
+                            else positive_int(concurrency, "concurrency", "the number of requests in flight", 8))
+        rpm = rpm_from_env() if rpm is None else positive_int(rpm, "rpm", "the requests per minute allowed", 500)
         self.client = OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
         self.retries = retries
         self.backoff = backoff
+        self.max_retry_after = max_retry_after
         self.sleep = sleep
+        self.pacer = Pacer(rpm, sleep=sleep)
+        self._lock = threading.Lock()
         self.calls = 0
 
     def reported_context_window(self) -> int | None:
         """The context window the server reports for :attr:`model_id` in ``/v1/models`` (vLLM: ``max_model_len``;
-        also read: ``context_length``, ``context_window``, ``max_context_length``), or ``None`` when it reports none
-        or cannot be asked. One request, not retried; OpenAI's own API reports no window (set ``ICLMEM_OPENAI_CONTEXT``)."""
+        also read: ``context_length``, ``context_window``, ``max_context_length``), or ``None`` when it reports
+        none or cannot be asked. One request, not retried; OpenAI's own API reports no window (set
+        ``ICLMEM_OPENAI_CONTEXT``)."""
         try:
             models = self.client.models.list().data
         except Exception:  # noqa: BLE001 - a server without /models, or offline: the window stays unknown
@@ -313,7 +342,8 @@ class OpenAIBackend:
         return sum(len(c) // 3 + 8 for _, c in request.messages)
 
     def _once(self, request: ChatRequest) -> Completion:
-        self.calls += 1
+        with self._lock:
+            self.calls += 1
         resp = self.client.chat.completions.create(
             model=self.model_id,
             messages=request.message_dicts(),  # type: ignore[arg-type]
@@ -329,30 +359,68 @@ class OpenAIBackend:
             getattr(usage, "completion_tokens", None),
         )
 
+    def _redact(self, text: str) -> str:
+        """``text`` without the API key (a server may echo the key it refused)."""
+        key = getattr(self.client, "api_key", "")
+        return text.replace(key, "***") if key else text
+
     def complete_one(self, request: ChatRequest) -> Completion:
-        """One request, retried with exponential backoff; the last error is reported, never raised. A request the
-        server refuses as malformed (HTTP 4xx other than 408, 409 and 429, e.g. a prompt over its context window) is
-        not retried: it would fail the same way."""
+        """One request, retried with exponential backoff or as long as ``Retry-After`` asks (see the class); the
+        last error is reported, never raised. A request the server refuses as malformed (HTTP 4xx other than 408,
+        409 and 429, e.g. a prompt over its context window) is not retried: it would fail the same way."""
         error = ""
         for attempt in range(self.retries + 1):
+            self.pacer.wait()
             try:
                 return self._once(request)
             except Exception as e:  # noqa: BLE001 - every API error is reported per instance
-                error = f"{type(e).__name__}: {e}"
+                error = self._redact(f"{type(e).__name__}: {e}")
                 status = getattr(e, "status_code", None)
-                if isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429):
+                if isinstance(status, int) and status in _NOT_RETRIED:
                     return Completion("", error=f"refused by the server (HTTP {status}), not retried: {error}")
                 if attempt < self.retries:
-                    self.sleep(self.backoff * 2**attempt)
+                    asked = retry_after_seconds(getattr(getattr(e, "response", None), "headers", None))
+                    delay = self.backoff * 2**attempt
+                    if asked is not None:
+                        asked = min(asked, self.max_retry_after)
+                        self.pacer.hold(asked)  # the whole window waits, not only this request
+                        delay = max(delay, asked)
+                    self.sleep(delay)
         return Completion("", error=f"failed after {self.retries + 1} attempts: {error}")
 
     def complete_iter(self, requests: Sequence[ChatRequest]) -> Iterator[tuple[int, Completion]]:
-        """Each completion as soon as its response arrives (requests are sent one after the other)."""
-        for i, request in enumerate(requests):
-            yield i, self.complete_one(request)
+        """``(index, completion)`` for each request as soon as its response arrives, up to :attr:`concurrency`
+        requests in flight (a bounded window: the next request is sent when one returns, before the completion is
+        handed over, so the window stays full while the consumer writes it to the cache). Arrival order, not
+        request order; :meth:`complete_batch` puts them in request order. Closing the iterator early cancels the
+        requests not yet sent (those in flight finish in the background and are dropped)."""
+        if self.concurrency == 1 or len(requests) <= 1:
+            for i, request in enumerate(requests):
+                yield i, self.complete_one(request)
+            return
+        pool = ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests)), thread_name_prefix="iclmem-openai")
+        queue = iter(enumerate(requests))
+        pending: dict[Future[Completion], int] = {}
+        try:
+            for i, request in islice(queue, self.concurrency):
+                pending[pool.submit(self.complete_one, request)] = i
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=pending.__getitem__):
+                    i = pending.pop(future)
+                    following = next(queue, None)
+                    if following is not None:
+                        pending[pool.submit(self.complete_one, following[1])] = following[0]
+                    yield i, future.result()
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def complete_batch(self, requests: Sequence[ChatRequest]) -> list[Completion]:
-        return [self.complete_one(r) for r in requests]
+        """Every completion, in request order (sent :attr:`concurrency` at a time)."""
+        out: list[Completion | None] = [None] * len(requests)
+        for i, completion in self.complete_iter(requests):
+            out[i] = completion
+        return [c for c in out if c is not None]
 
 
 def make_backend(kind: str, **kwargs: Any) -> InProcessBackend | OpenAIBackend:

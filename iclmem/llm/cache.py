@@ -8,24 +8,27 @@ API key (read from the environment by the backend) never enters a key or a recor
 
 **Layout.** One small JSON file per completion,
 ``$ICLMEM_CACHE/llm_completions/<backend>/<endpoint>/<model>/<key[:2]>/<key>.json`` (``<endpoint>`` is
-``local`` for the in-process backend, else host, port and path, e.g. ``127.0.0.1_8000_v1``). A record holds every field of its key, the key itself and the
-completion. Why files and not an append-only JSONL: a file is written whole to a temporary name and then
-renamed (:func:`iclmem.atomic.atomic_write_text`), so a reader sees the complete record or none, two
-processes may fill one cache at once, and there is no log whose torn last line must be repaired.
+``local`` for the in-process backend, else host, port and path, e.g. ``127.0.0.1_8000_v1``). A record holds
+every field of its key, the key itself and the completion. Why files and not an append-only JSONL: a file is
+written whole to a uniquely named temporary file and then renamed (:func:`iclmem.atomic.atomic_write_text`),
+so a reader sees the complete record or none, two threads or processes may fill one cache at once (the
+last rename of a key wins, and both wrote the same completion), and there is no log whose torn last line
+must be repaired.
 
 **Each completion is written as it arrives.** :class:`CachedBackend` takes every completion from the
-backend's ``complete_iter`` (both backends of the project hand each one over as soon as it is ready; the
-in-process one per decoding batch) and writes it before it asks for the next, so a run killed by any
-signal, SIGKILL included, loses at most the requests in flight. A backend without ``complete_iter`` gets
-``chunk_size`` requests per call (default 1). On resume only the missing keys are sent; a key asked for
-twice in one batch is sent once.
+backend's ``complete_iter`` (both backends of the project hand each one over as soon as it is ready: the
+in-process one per decoding batch, the OpenAI-compatible one per response, in arrival order with up to
+``ICLMEM_OPENAI_CONCURRENCY`` requests in flight) and writes it before it asks for the next, so a run killed
+by any signal, SIGKILL included, loses at most the requests in flight. The results come back in request
+order whatever the arrival order. A backend without ``complete_iter`` gets ``chunk_size`` requests per call
+(default 1). On resume only the missing keys are sent; a key asked for twice in one batch is sent once.
 
 **Reading.** A record counts only if it parses and every key field equals the request's; anything else (a
 file torn by a machine crash, which renaming does not protect against without an fsync; a leftover
 ``.<key>.json.*.tmp`` of a killed write, which is never read) is a miss and is requested again. Failed
-requests are not cached (they are retried next run). Entries of the first layout
-(``llm_completions/<backend>/<model>/``, keyed by messages and decoding only) are still read for backends
-without a base URL (in-process) at repeat 0, where they are unambiguous, and copied into the new layout.
+requests are not cached (they are retried next run). Records of the first layout
+(``llm_completions/<backend>/<model>/``, keyed by messages and decoding only) are not read: delete those
+folders; their completions are computed again once.
 """
 
 from __future__ import annotations
@@ -85,11 +88,6 @@ def completion_key(backend: str, base_url: str | None, model: str, request: Chat
     return _digest(_identity(backend, base_url, model, request))
 
 
-def _legacy_key(request: ChatRequest) -> str:
-    """The key of the first layout (messages and decoding; backend and model were folders)."""
-    return _digest({"prompt": request.prompt_hash(), "decoding": asdict(request.decoding)})
-
-
 class CompletionCache:
     """Completions of one ``(backend, base URL, model)``, one atomically written file per key."""
 
@@ -98,7 +96,6 @@ class CompletionCache:
         self.backend, self.model, self.base_url = backend, model, endpoint(base_url)
         place = "local" if self.base_url is None else _slug(self.base_url.split("://", 1)[-1])
         self.folder = root / _slug(backend) / place / _slug(model)
-        self.legacy_folder = root / _slug(backend) / _slug(model) if self.base_url is None else None
 
     def identity(self, request: ChatRequest) -> dict[str, Any]:
         return _identity(self.backend, self.base_url, self.model, request)
@@ -123,22 +120,12 @@ class CompletionCache:
         key = _digest(fields)
         data = self._load(self.folder / key[:2] / f"{key}.json")
         if data is None or data.get("key") != key or any(data.get(f) != v for f, v in fields.items()):
-            return self._get_legacy(request, fields)
+            return None
         return Completion(data["text"], data.get("prompt_tokens"), data.get("completion_tokens"), cached=True)
 
-    def _get_legacy(self, request: ChatRequest, fields: dict[str, Any]) -> Completion | None:
-        if self.legacy_folder is None or request.repeat != 0:
-            return None
-        key = _legacy_key(request)
-        data = self._load(self.legacy_folder / key[:2] / f"{key}.json")
-        if data is None or data.get("messages") != fields["messages"] or data.get("decoding") != fields["decoding"]:
-            return None
-        completion = Completion(data["text"], data.get("prompt_tokens"), data.get("completion_tokens"), cached=True)
-        self.put(request, completion)
-        return completion
-
     def put(self, request: ChatRequest, completion: Completion) -> None:
-        """Write the record of a successful completion (failed ones are not cached)."""
+        """Write the record of a successful completion (failed ones are not cached); atomic, and safe to call
+        from several threads or processes at once (each write has its own temporary file)."""
         if not completion.ok:
             return
         fields = self.identity(request)
