@@ -37,7 +37,7 @@ from ..finetune import FinetuneRun, prepare_run_data
 from ..grid import RunSpec
 from ..metrics import attack_metrics
 from .claims import claim_record
-from .verdicts import evidence_verdict
+from .verdicts import evidence_verdict, verdict_without_null
 
 #: The control's label condition (see the module docstring).
 CONTROL_CONDITION = "all"
@@ -147,7 +147,7 @@ def instrument_claims(curve: pd.DataFrame, null_lower_bounds: Mapping[str, np.nd
         if not there:
             verdict, why = "inconclusive", "the vanilla attack does not show memorization either: there is nothing known to detect"
         else:
-            verdict = evidence_verdict(seen, rate, contradicted=True) if rate is not None else ("differs" if not seen else "inconclusive")
+            verdict = evidence_verdict(seen, rate, contradicted=True) if rate is not None else verdict_without_null(seen)
             why = ("memorization is there (the vanilla attack's interval is above 0.5) and the probe's interval is above 0.5 too"
                    if seen else "memorization is there (the vanilla attack's interval is above 0.5) but the probe's interval reaches "
                    "0.5: the zero-information probe does not surface it at this query count")
