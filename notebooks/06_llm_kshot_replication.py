@@ -88,8 +88,13 @@ from iclmem.llm.judge_runs import check_judge_mode, judge_backend, judge_complet
 from iclmem.llm.replication import accuracy, finetune_log, finetuned_backend, memorization_rates, plan_run, run_memorization, run_performance
 
 # %% tags=["hide-input"]
-from iclmem.chapters.display import use_book_tables
+from IPython.display import Markdown, display
 
+from iclmem.chapters.display import use_book_tables
+from iclmem.chapters.llm_kshot_report import correlation_intervals, ground_truth_gaps, offline_judge_quality, summary_markdown
+from iclmem.llm.review import export_review, import_review
+
+# %% tags=["hide-input"]
 if backend == "inprocess":  # the in-process model is read from the local cache; an online run may download datasets
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 if num_threads:
@@ -162,7 +167,7 @@ llm_judge = LLMJudge(base if judge_raw is base_raw else CachedBackend(judge_raw)
 plan = plan_run({label_of[m.model_id]: m for m in models}, exp, ks_run, llm_judge,
                 None if judge != "offline" else llm_judge_pairs)
 print(plan.text())
-display(plan.does_not_fit.head(10)) if len(plan.does_not_fit) else None  # noqa: F821
+display(plan.does_not_fit.head(10)) if len(plan.does_not_fit) else None
 plan.table
 
 # %% [markdown]
@@ -187,7 +192,7 @@ errors = int(mem["error"].notna().sum() + perf["error"].notna().sum())
 print(f"{len(mem)} memorization and {len(perf)} classification completions; {errors} failed requests; "
       f"{int((mem.completion == '').sum())} empty completions")
 if errors:
-    display(pd.concat([mem, perf])[lambda d: d.error.notna()][["model", "k", "instance_id", "error"]].head(10))  # noqa: F821
+    display(pd.concat([mem, perf])[lambda d: d.error.notna()][["model", "k", "instance_id", "error"]].head(10))
 
 # %%
 log = finetune_log(models[-1]) if do_finetune else None
@@ -218,10 +223,10 @@ use_llm = judge != "offline" or llm_judge_pairs > 0
 judged = judge_completions(mem, judge, offline, llm_judge if use_llm else None, llm_judge_pairs, seed)
 mem, agree = judged.frame, judged.agreement
 print(f"rates from {judged.source}; the LLM judge was sent {judged.n_llm} completions")
-display(judged.counts())  # noqa: F821
+display(judged.counts())
 if agree is not None:
     print(judges_text(agree, judged.n_unparsed))
-    display(agree["confusion"].rename_axis(index="offline judge", columns="LLM judge"))  # noqa: F821
+    display(agree["confusion"].rename_axis(index="offline judge", columns="LLM judge"))
 glue_values(judge_glue(agree))
 
 # %% [markdown]
@@ -233,8 +238,6 @@ glue_values(judge_glue(agree))
 # 95% percentile bootstraps over pairs.
 
 # %%
-from iclmem.chapters.llm_kshot_report import ground_truth_gaps, offline_judge_quality, summary_markdown
-
 quality = offline_judge_quality(offline.encoder, judge_folds, seed)
 print(quality.text())
 quality.table()
@@ -246,8 +249,6 @@ quality.table()
 # the share of labels changed is claim D9 (the paper: 5%).
 
 # %%
-from iclmem.llm.review import export_review, import_review
-
 review = import_review(mem, review_file) if review_file else None
 if review is not None:
     mem = review.frame
@@ -327,8 +328,6 @@ ours
 # ks there is none, as r is then +-1 by construction.
 
 # %%
-from iclmem.chapters.llm_kshot_report import correlation_intervals
-
 correlation_intervals(mem, perf, seed=seed)
 
 # %% [markdown]
@@ -381,7 +380,7 @@ results = all_claims(mem, perf, focus, agree, seed=seed, review=review, n_perm=n
 glue_claims(c.record() for c in results)
 glue_values(claims_glue(results, agree))
 with pd.option_context("display.max_colwidth", None):
-    display(claims_table(results))  # noqa: F821
+    display(claims_table(results))
 
 # %%
 for c in results:
@@ -400,11 +399,9 @@ print(f"{wall_min:.1f} minutes; {run['n_completions']} completions, {run['n_cach
 # Every sentence of this paragraph is formatted from the numbers above.
 
 # %% tags=["hide-input"]
-from IPython.display import Markdown
-
 overflow = plan.text() if len(plan.does_not_fit) else None
 summary = summary_markdown(run, window, judged.source, quality, agree, gaps, results, review.text() if review else None, overflow)
-display(Markdown(summary))  # noqa: F821
+display(Markdown(summary))
 
 # %% [markdown]
 # **Reading the controlled experiment.** By k, the fine-tuned model replicates the members at
