@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iclmem.intervals import wilson
+from iclmem.intervals import paired_bootstrap, wilson
 from iclmem.llm.judges import (
     JUDGE_EXAMPLES,
     MATCHES,
@@ -140,13 +140,8 @@ def kappa(y: np.ndarray, p: np.ndarray) -> float:
 
 
 def _interval(n: int, stat: Callable[[np.ndarray], float], n_boot: int, seed: int) -> tuple[float, float]:
-    rng = np.random.default_rng(seed)
-    values = np.array([stat(rng.integers(0, n, n)) for _ in range(n_boot)], dtype=float)
-    values = values[np.isfinite(values)]
-    if n < 2 or len(values) < n_boot / 2:
-        return float("nan"), float("nan")
-    lo, hi = np.quantile(values, [0.025, 0.975])
-    return float(lo), float(hi)
+    lo, hi, _ = paired_bootstrap(n, stat, n_boot, seed)  # iclmem.intervals: the one percentile bootstrap
+    return lo, hi
 
 
 @dataclass(frozen=True)
