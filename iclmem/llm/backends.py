@@ -5,7 +5,9 @@
   prompts of a batch share a long token prefix: it is computed once and its KV cache reused for every
   instance (cropped back after each generation). ``prefix_cache=False`` recomputes it per instance.
   Decoding is memory-bound on a CPU (every step reads all weights), so ``batch_size`` instances are
-  decoded together, each attending to the shared prefix and its own left-padded suffix.
+  decoded together, each attending to the shared prefix and its own left-padded suffix; for Llama-family
+  models the prefix's keys and values are read once per step for the whole batch
+  (:mod:`iclmem.llm.decoding`, ``cascade=False`` for the model's own forward).
   ``complete_iter`` hands over the completions of each decoding batch as soon as it is done.
 * :class:`OpenAIBackend`: the ``openai`` client against any OpenAI-compatible server (OpenAI for GPT-4 as
   in the paper, Sec. 4 "Model"; vLLM, ``transformers serve``, Ollama). Base URL, model and key come from
@@ -27,6 +29,8 @@ from itertools import islice
 from typing import Any
 
 from iclmem.llm.chat import ChatRequest, Completion, ContextOverflowError, MissingAPIKeyError, apply_stop
+from iclmem.llm.decoding import SharedPrefixDecoder
+from iclmem.llm.decoding import supports as supports_cascade
 from iclmem.llm.pacing import Pacer, concurrency_from_env, positive_int, retry_after_seconds, rpm_from_env
 
 
@@ -51,7 +55,7 @@ class InProcessBackend:
 
     def __init__(self, model: Any = None, tokenizer: Any = None, model_id: str | None = None, prefix_cache: bool = True,
                  min_prefix: int = 16, model_factory: Callable[[], Any] | None = None,
-                 context_window: int | None = None, batch_size: int = 8) -> None:
+                 context_window: int | None = None, batch_size: int = 8, cascade: bool = True) -> None:
         if model is None and model_factory is None and tokenizer is None:
             from iclmem.llm.model import MODEL_ID, ensure_model_dir, load_model, load_tokenizer
 
@@ -70,6 +74,7 @@ class InProcessBackend:
         self.prefix_cache = prefix_cache
         self.min_prefix = min_prefix
         self.batch_size = max(1, batch_size)
+        self.cascade = cascade  # shared-prefix attention (iclmem.llm.decoding) where the model supports it
         if context_window is None and model is not None:
             context_window = getattr(model.config, "max_position_embeddings", None)
         self.context_window: int | None = context_window
@@ -152,12 +157,48 @@ class InProcessBackend:
         Suffixes are left-padded between the shared prefix and the prompt ends (masked, with explicit
         positions), so every row attends exactly to its own prompt.
         """
+        suffixes = [ids[prefix_len:] for ids in all_ids]
+        max_new = max(d.max_new_tokens for d in decodings)
+        self.prefill_tokens += sum(len(suf) for suf in suffixes)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        if self.cascade and supports_cascade(self.model):
+            prefix = [(layer.keys, layer.values) for layer in self._prefix_cache.layers] if prefix_len else None
+            decoder = SharedPrefixDecoder(self.model, prefix, prefix_len, suffixes, max_new, pad)
+            return self._greedy(decoder.start(), decoder.step, decodings)
+        return self._generate_plain(suffixes, prefix_len, decodings, pad)
+
+    def _greedy(self, logits: Any, step: Callable[[Any], Any], decodings: list[Any]) -> list[tuple[str, int]]:
+        """The greedy loop: argmax per row, stop tokens and stop strings, until every row is done."""
+        batch = len(decodings)
+        new: list[list[int]] = [[] for _ in range(batch)]
+        texts = [""] * batch
+        done = [False] * batch
+        for _ in range(max(d.max_new_tokens for d in decodings)):
+            nxt = logits.argmax(-1)
+            for r in range(batch):
+                if done[r]:
+                    continue
+                tok = int(nxt[r])
+                if tok in self.stop_token_ids:
+                    done[r] = True
+                    continue
+                new[r].append(tok)
+                self.generated_tokens += 1
+                texts[r] = self.tokenizer.decode(new[r], skip_special_tokens=True)
+                if len(new[r]) >= decodings[r].max_new_tokens or apply_stop(texts[r], decodings[r].stop)[1]:
+                    done[r] = True
+            if all(done):
+                break
+            logits = step(nxt)
+        return [(apply_stop(t, d.stop)[0], len(n)) for t, d, n in zip(texts, decodings, new, strict=True)]
+
+    def _generate_plain(self, suffixes: list[list[int]], prefix_len: int, decodings: list[Any],
+                        pad: int) -> list[tuple[str, int]]:
+        """The model's own forward, the prefix cache copied per row (for models the cascade decoder does not drive)."""
         import torch
 
-        batch = len(all_ids)
-        suffixes = [ids[prefix_len:] for ids in all_ids]
+        batch = len(suffixes)
         width = max(len(x) for x in suffixes)
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         x = torch.full((batch, width), pad, dtype=torch.long)
         mask = torch.zeros((batch, prefix_len + width), dtype=torch.long)
         mask[:, :prefix_len] = 1
@@ -166,39 +207,23 @@ class InProcessBackend:
             x[r, width - len(suf) :] = torch.tensor(suf)
             mask[r, prefix_len + width - len(suf) :] = 1
             pos[r, width - len(suf) :] = torch.arange(prefix_len, prefix_len + len(suf))
-        nxt_pos = torch.tensor([prefix_len + len(suf) for suf in suffixes])
+        state = {"mask": mask, "pos": torch.tensor([prefix_len + len(suf) for suf in suffixes])}
         cache = self._batch_cache(batch, prefix_len)
-        self.prefill_tokens += sum(len(suf) for suf in suffixes)
+
+        def step(nxt: Any) -> Any:
+            state["mask"] = torch.cat([state["mask"], torch.ones((batch, 1), dtype=torch.long)], 1)
+            out = self.model(input_ids=nxt[:, None], attention_mask=state["mask"], position_ids=state["pos"][:, None],
+                             cache=cache, use_cache=True, logits_to_keep=1)
+            state["pos"] = state["pos"] + 1
+            return out.logits[:, -1]
+
         try:
             out = self.model(input_ids=x, attention_mask=mask, position_ids=pos, cache=cache, use_cache=True,
                              logits_to_keep=1)
-            new: list[list[int]] = [[] for _ in range(batch)]
-            texts = [""] * batch
-            done = [False] * batch
-            for _ in range(max(d.max_new_tokens for d in decodings)):
-                nxt = out.logits[:, -1].argmax(-1)
-                for r in range(batch):
-                    if done[r]:
-                        continue
-                    tok = int(nxt[r])
-                    if tok in self.stop_token_ids:
-                        done[r] = True
-                        continue
-                    new[r].append(tok)
-                    self.generated_tokens += 1
-                    texts[r] = self.tokenizer.decode(new[r], skip_special_tokens=True)
-                    if len(new[r]) >= decodings[r].max_new_tokens or apply_stop(texts[r], decodings[r].stop)[1]:
-                        done[r] = True
-                if all(done):
-                    break
-                mask = torch.cat([mask, torch.ones((batch, 1), dtype=torch.long)], 1)
-                out = self.model(input_ids=nxt[:, None], attention_mask=mask, position_ids=nxt_pos[:, None],
-                                 cache=cache, use_cache=True, logits_to_keep=1)
-                nxt_pos = nxt_pos + 1
+            return self._greedy(out.logits[:, -1], step, decodings)
         finally:
             if prefix_len and batch == 1:
                 cache.crop(prefix_len - cache.get_seq_length())  # the stored prefix again
-        return [(apply_stop(t, d.stop)[0], len(n)) for t, d, n in zip(texts, decodings, new, strict=True)]
 
     # -- interface -------------------------------------------------------------------------------------
     def complete_batch(self, requests: Sequence[ChatRequest]) -> list[Completion]:
