@@ -14,7 +14,7 @@ PACKAGE = REPO / "iclmem"
 CHAPTERS = {
     "00_scorecard": "scorecard", "01_split_validation": "split", "02_controlled_finetuning": "finetuning",
     "03_multiple_choice_probing": "probing", "04_calibration": "calibration", "05_realistic_regimes": "regimes",
-    "06_llm_kshot_replication": "llm_kshot", "A1_reference_ltm": "reference_ltm", "A2_benchmarks": "benchmarks",
+    "06_llm_kshot_replication": "llm_kshot", "07_mitigation": "mitigation", "A1_reference_ltm": "reference_ltm", "A2_benchmarks": "benchmarks",
     "A3_bad_inputs": "bad_inputs", "A4_audit_your_model": "audit",
 }
 MAX_CELL_LINES = 15

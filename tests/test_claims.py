@@ -155,7 +155,7 @@ def test_a_reproduced_record_must_state_a_null_that_chance_rarely_satisfies() ->
 def test_the_registry_holds_the_25_claims_of_both_papers() -> None:
     ids = [claim.id for claim in CLAIMS]  # C12 is judged as its three sub-claims
     assert ids == [f"C{i}" for i in range(1, 12)] + ["C12a", "C12b", "C12c"] + [f"C{i}" for i in range(13, 17)] + ["P1", "P2"] + [
-        f"D{i}" for i in range(1, 10)]
+        f"D{i}" for i in range(1, 10)] + ["M1", "M2"]  # M1, M2: beyond the papers (chapter 7, DP-SGD)
     chapters = {claim.id: claim.chapter for claim in CLAIMS}
     assert chapters["C14"] == "notebooks/01_split_validation"
     assert chapters["C10"] == "notebooks/02_controlled_finetuning"
@@ -253,9 +253,11 @@ def test_the_scorecard_notebook_renders_the_table_and_glues_the_counts(executed_
     htmls = [o["data"]["text/html"] for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
              if "text/html" in o.get("data", {})]
     tables = [h for h in htmls if 'class="scorecard"' in h]
-    assert len(tables) == 1 and tables[0].count("<tr") == 1 + len(CLAIMS) + 1
+    # the papers' table (with X1, a claim outside the registry) and the one beyond the papers (M1, M2), each with its header
+    assert len(tables) == 2 and tables[0].count("<tr") == 1 + len(CLAIMS) - 2 + 1 and tables[1].count("<tr") == 1 + 2
     assert 'href="04_calibration.html#a-calibration-chapter"' in tables[0]  # the section that glued the claim
-    assert tables[0].count('class="verdict-badge"') == len(CLAIMS) + 1  # one badge per row
+    assert 'data-claim="M1"' in tables[1] and 'data-claim="M1"' not in tables[0]
+    assert sum(t.count('class="verdict-badge"') for t in tables) == len(CLAIMS) + 1  # one badge per row
     opening = next(h for h in htmls if "scorecard-counts" in h)
     assert "<b>1</b> " in opening and opening.count('class="verdict-badge"') == 6  # five verdicts and missing
     assert all("remove-input" in c.metadata.get("tags", []) or "parameters" in c.metadata.get("tags", [])

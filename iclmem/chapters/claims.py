@@ -152,6 +152,7 @@ def glue_claims(records: Iterable[Mapping[str, Any]]) -> int:
 ICLMEM = "IclMem (Capano & Böhler 2026)"
 GOLCHIN = "Golchin et al. 2024"
 INSTRUMENT = "this book (the instrument)"
+BEYOND_PAPERS = "this book (beyond the papers)"
 SCORECARD_PAGE = "notebooks/00_scorecard"  # toc name of the page that renders the scorecard
 _SPLITS = "notebooks/01_split_validation"
 _FINETUNE = "notebooks/02_controlled_finetuning"
@@ -159,6 +160,7 @@ _PROBING = "notebooks/03_multiple_choice_probing"
 _CALIBRATION = "notebooks/04_calibration"
 _REGIMES = "notebooks/05_realistic_regimes"
 _LLM = "notebooks/06_llm_kshot_replication"
+_MITIGATION = "notebooks/07_mitigation"
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,8 @@ class Claim:
 #: The claims of ``shared/claims.md``: IclMem C1-C16 (ConTextTab on 10 CARTE tasks) and
 #: Golchin et al. 2024 D1-D9 (GPT-4 on WNLI, RTE, TREC, DBpedia), in scorecard order. C12 is judged
 #: as its three sub-claims (C12a-c), each of which can come out differently. P1 and P2 are the book's
-#: instrument rows: the positive and the negative control of the probe (notebook 04).
+#: instrument rows: the positive and the negative control of the probe (notebook 04). M1 and M2 go beyond
+#: the papers: DP-SGD, the mitigation IclMem's Sec. 6 names (notebook 07), under their own scorecard heading.
 CLAIMS: tuple[Claim, ...] = (
     Claim("C1", ICLMEM, "Most tasks show detectable memorization (AUC(ΔS) > 0.5, TPR > 0.1) under controlled fine-tuning",
           _CALIBRATION),
@@ -219,6 +222,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("D7", GOLCHIN, "ICL performance correlates strongly with memorization (Pearson), except on RTE", _LLM),
     Claim("D8", GOLCHIN, "Performance on memorized instances exceeds performance on non-memorized ones", _LLM),
     Claim("D9", GOLCHIN, "Human review changes few of the GPT-4 judge's labels", _LLM),
+    Claim("M1", BEYOND_PAPERS, "DP-SGD at ε ≤ 4 removes the vanilla-attack signal (IclMem Sec. 6's named mitigation)", _MITIGATION),
+    Claim("M2", BEYOND_PAPERS, "... at a held-out accuracy cost of at most the chapter's stated budget", _MITIGATION),
 )
 
 

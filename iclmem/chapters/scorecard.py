@@ -15,7 +15,7 @@ import math
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .claims import MISSING, VERDICTS, verdict_counts
+from .claims import BEYOND_PAPERS, CLAIMS, MISSING, VERDICTS, verdict_counts
 
 #: Badge colours per verdict (background, text): green only for what counts as evidence.
 BADGE_COLOURS: dict[str, tuple[str, str]] = {
@@ -64,6 +64,12 @@ def compact_html(table: pd.DataFrame) -> str:
             "</table></div>")
 
 
+def split_beyond(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The scorecard's rows of the papers (and the instrument), and those beyond the papers (M1, M2: chapter 7)."""
+    beyond = table.claim.isin([c.id for c in CLAIMS if c.paper == BEYOND_PAPERS])
+    return table[~beyond], table[beyond]
+
+
 def point_frame(table: pd.DataFrame) -> pd.DataFrame:
     """One row per numeric point of the scorecard's records: claim, label, paper, build, lo, hi, verdict."""
     rows = [{"claim": row.claim, "verdict": row.verdict, **point} for row in table.itertuples() if isinstance(row.points, list)
@@ -92,4 +98,4 @@ def plot_points(table: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-__all__ = ["BADGE_COLOURS", "compact_html", "counts_html", "plot_points", "point_frame", "verdict_badge"]
+__all__ = ["BADGE_COLOURS", "compact_html", "counts_html", "plot_points", "point_frame", "split_beyond", "verdict_badge"]

@@ -1,0 +1,219 @@
+"""Chapter 7: does DP-SGD (IclMem Sec. 6's named mitigation; Abadi et al. 2016) remove the memorization the book measures?
+
+Neither paper measures it. On the book's positive control (notebook 04, :mod:`.instrument`: label condition
+``all``, a 64-row context, Q = 50) the model is fine-tuned at each epsilon of a small grid with the same
+learning rate and epochs (:mod:`iclmem.privacy`; epsilon = inf is the plain run), and per epsilon:
+
+* the **vanilla attack** (:func:`.instrument.context_attack`) and the **probe's** AUC(Delta S), with intervals;
+* the **outcome** of Tab. 3 (:func:`iclmem.probe.summary.summarize_run`'s, the book's bound reading);
+* **utility** on held-out rows (the non-members: never trained on): loss and accuracy against M_ref and
+  against epsilon = inf, with bootstrap intervals.
+
+The privacy unit is one member row; the context-pool rows are public (:mod:`iclmem.privacy`).
+Claims M1 and M2 (:func:`mitigation_claims`) go to the scorecard under "Beyond the papers".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+
+from ..data import Dataset, prepared_table, split_manifest
+from ..finetune import FinetuneConfig, FinetuneRun, finetune, prepare_run_data
+from ..grid import RunSpec, probe_grid
+from ..privacy import DEFAULT_DELTA, PrivacyConfig, epsilon, per_sample_gradients, per_sample_norms
+from .claims import claim_record
+from .instrument import CONTROL_CONDITION, context_attack
+
+#: M2's criterion: DP may cost at most this much held-out accuracy against the non-private run (absolute).
+UTILITY_BUDGET = 0.05
+#: M1's privacy levels: "epsilon <= 4".
+M1_EPSILON = 4.0
+
+
+def clipping_norm(reference, table: Dataset, spec: RunSpec) -> float:
+    """The clipping norm C, tuned on the non-private side: the median per-member gradient norm at M_ref (2 significant digits).
+
+    It reads the members without privacy (the DP literature tunes hyperparameters so, leaving the tuning's own
+    privacy cost unaccounted); rounded so that float32 rounding never changes a run's key.
+    """
+    manifest = split_manifest(table, spec.query_size, spec.seed, spec.label_condition)
+    data = prepare_run_data(manifest, table, spec.config(), reference.max_classes)
+    with torch.no_grad():
+        norms = per_sample_norms(per_sample_gradients(reference.clone(), data.task_for(data.member_x, data.member_y)))
+    median = float(norms.median())
+    return float(f"{median:.2g}")
+
+
+def dp_config(spec: RunSpec, eps: float, max_grad_norm: float, delta: float = DEFAULT_DELTA) -> FinetuneConfig:
+    """The spec's config kept at its last epoch only (and 0), with DP-SGD at ``eps`` (inf: the plain run)."""
+    base = replace(spec.config(), probe_epochs=(0, spec.epochs))
+    return base if math.isinf(eps) else replace(base, privacy=PrivacyConfig(target_epsilon=float(eps), delta=delta,
+                                                                             max_grad_norm=max_grad_norm))
+
+
+def held_out_utility(run: FinetuneRun, table: Dataset, epoch: int, reference, n_boot: int = 200, seed: int = 0) -> dict[str, float]:
+    """Loss and accuracy of M_theta (at ``epoch``) and M_ref on the non-members with C' as the context, bootstrap 95% intervals."""
+    data = prepare_run_data(run.manifest, table, run.config)
+    task = data.task_for(data.non_member_x, data.non_member_y)
+    out: dict[str, float] = {}
+    rng = np.random.default_rng([seed, 0x07])
+    idx = rng.integers(0, len(data.non_member_y), size=(n_boot, len(data.non_member_y)))
+    with torch.no_grad():
+        for name, model in (("theta", run.model(epoch, reference)), ("ref", reference)):
+            pred = model.predict([task])[0]
+            values = {"loss": np.asarray(pred.loss(), dtype=np.float64), "accuracy": (pred.point() == data.non_member_y).astype(float)}
+            out[f"{name} correct"] = values["accuracy"]  # per non-member: for paired intervals of the cost (M2)
+            for metric, v in values.items():
+                boots = v[idx].mean(axis=1)
+                out[f"{name} {metric}"] = float(v.mean())
+                out[f"{name} {metric} lo"], out[f"{name} {metric} hi"] = (float(q) for q in np.quantile(boots, [0.025, 0.975]))
+    return out
+
+
+@dataclass
+class Mitigation:
+    """What :func:`run_mitigation` computed: one row per epsilon, the clipping norm, the sigmas and the probe's summary."""
+
+    table: pd.DataFrame
+    max_grad_norm: float
+    summary: pd.DataFrame
+    correct: dict[float, np.ndarray]  # epsilon -> per held-out row, 1 where M_theta predicts its label
+
+
+def accuracy_cost(m: Mitigation, eps: float, n_boot: int = 200, seed: int = 0) -> dict[str, float]:
+    """Held-out accuracy at epsilon = inf minus at ``eps``, with a paired bootstrap 95% interval (the same rows resampled)."""
+    a, b = m.correct[math.inf], m.correct[eps]
+    idx = np.random.default_rng([seed, 0x0C]).integers(0, len(a), size=(n_boot, len(a)))
+    boots = (a[idx] - b[idx]).mean(axis=1)
+    lo, hi = np.quantile(boots, [0.025, 0.975])
+    return {"cost": float(a.mean() - b.mean()), "lo": float(lo), "hi": float(hi)}
+
+
+def removal_threshold(table: pd.DataFrame) -> float | None:
+    """The largest finite epsilon at and below which every vanilla-attack interval covers 0.5 (None: none does)."""
+    best = None
+    for _, row in table[np.isfinite(table.epsilon)].sort_values("epsilon").iterrows():
+        if row["vanilla lo"] > 0.5:
+            break
+        best = float(row["epsilon"])
+    return best
+
+
+def _eps_label(e: float) -> str:
+    return "∞" if math.isinf(e) else f"{e:g}"
+
+
+def mitigation_claims(m: Mitigation, n_boot: int = 200, seed: int = 0) -> list[dict]:
+    """M1: DP-SGD at epsilon <= 4 removes the vanilla-attack signal; M2: at an accuracy cost of at most :data:`UTILITY_BUDGET`."""
+    t = m.table.set_index("epsilon")
+    paper = "(beyond the papers: IclMem Sec. 6 names DP-SGD, neither paper measures it)"
+    private = [e for e in t.index if e <= M1_EPSILON]
+    if math.inf not in t.index or not private:
+        why = "the grid needs epsilon = inf and some epsilon <= 4"
+        return [claim_record(i, paper, "not run", "not testable here", why) for i in ("M1", "M2")]
+    top = t.loc[math.inf]
+    ours = "; ".join(f"ε={_eps_label(e)}: {t.loc[e, 'vanilla AUC']:.3f} [{t.loc[e, 'vanilla lo']:.3f}, {t.loc[e, 'vanilla hi']:.3f}]"
+                     for e in sorted(t.index, reverse=True))
+    kept = [e for e in private if t.loc[e, "vanilla lo"] > 0.5]
+    if not top["vanilla lo"] > 0.5:
+        verdict, why = "inconclusive", "the non-private run's vanilla interval covers 0.5: there is no signal to remove"
+    elif kept:
+        verdict, why = "differs", f"the vanilla interval stays above 0.5 at ε = {', '.join(_eps_label(e) for e in kept)}"
+    else:
+        verdict, why = "reproduced", ("the non-private run's vanilla interval is above 0.5 and every run at ε ≤ 4 has an interval that "
+                                      "covers 0.5 (a non-detection at 50 + 50 queries: it rules out a large signal only)")
+    null = "no null applies: the verdict reads bootstrap 95% intervals against 0.5, themselves the test against chance"
+    records = [claim_record("M1", paper, ours, verdict, why, null=null, observed=f"{top['vanilla lo']:.3f}")]
+    worst = max(private)  # M2 reads the largest epsilon <= 4: the run of M1's that costs least
+    cost = accuracy_cost(m, worst, n_boot, seed)
+    ours = f"accuracy cost at ε={_eps_label(worst)}: {cost['cost']:+.3f} [{cost['lo']:+.3f}, {cost['hi']:+.3f}] (held-out rows)"
+    if cost["hi"] <= UTILITY_BUDGET:
+        verdict, why = "reproduced", f"the paired interval of the cost lies below the criterion {UTILITY_BUDGET:.2f}"
+    elif cost["lo"] > UTILITY_BUDGET:
+        verdict, why = "differs", f"the paired interval of the cost lies above the criterion {UTILITY_BUDGET:.2f}"
+    else:
+        verdict, why = "inconclusive", f"the paired interval of the cost contains the criterion {UTILITY_BUDGET:.2f}"
+    records.append(claim_record("M2", paper, ours, verdict, why, f"[{cost['lo']:+.3f}, {cost['hi']:+.3f}]", null=(
+        "no null applies: the criterion is a stated utility budget, read against a paired bootstrap interval"),
+        observed=f"{cost['cost']:+.3f}"))
+    return records
+
+
+def _x(table: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Plot positions: log2 of each finite epsilon, infinity one step right of the largest."""
+    finite = table.epsilon[np.isfinite(table.epsilon)]
+    right = (np.log2(finite.max()) + 2) if len(finite) else 0.0
+    x = np.array([right if math.isinf(e) else math.log2(e) for e in table.epsilon])
+    return x, [_eps_label(e) for e in table.epsilon]
+
+
+def plot_attack(table: pd.DataFrame) -> plt.Figure:
+    """Vanilla-attack and probe AUC against epsilon, with 95% intervals and the 0.5 line."""
+    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    x, labels = _x(table)
+    for name, colour, marker, dx in (("vanilla", "#1f77b4", "s", -0.08), ("probe", "#d62728", "o", 0.08)):
+        y = table[f"{name} AUC"]
+        ax.errorbar(x + dx, y, yerr=[y - table[f"{name} lo"], table[f"{name} hi"] - y], fmt=marker, color=colour, ms=5, capsize=3,
+                    label="vanilla attack on C'" if name == "vanilla" else "probe AUC(ΔS)")
+    ax.axhline(0.5, color="grey", lw=0.8)
+    ax.set_xticks(x, labels)
+    ax.set_xlabel("ε (δ = 1e-5; ∞: no DP)")
+    ax.set_ylabel("attack AUC")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_utility(table: pd.DataFrame) -> plt.Figure:
+    """Held-out accuracy and loss of M_theta against epsilon, with 95% intervals; M_ref's as a dashed line."""
+    fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.4))
+    x, labels = _x(table)
+    for ax, metric in zip(axes, ("accuracy", "loss"), strict=True):
+        y = table[f"theta {metric}"]
+        ax.errorbar(x, y, yerr=[y - table[f"theta {metric} lo"], table[f"theta {metric} hi"] - y], fmt="o", color="k", capsize=3,
+                    label="M_θ")
+        ax.axhline(float(table[f"ref {metric}"].iloc[0]), color="#2ca02c", ls="--", lw=1, label="M_ref")
+        ax.set_xticks(x, labels)
+        ax.set_xlabel("ε")
+        ax.set_ylabel(f"held-out {metric}")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def run_mitigation(dataset: str, learning_rate: float, epochs: int, query_size: int, context_size: int, epsilons: Sequence[float],
+                   reference, seed: int = 0, n_candidates: int = 10, max_queries: int | None = 50, n_boot: int = 200,
+                   label_condition: str = CONTROL_CONDITION, delta: float = DEFAULT_DELTA) -> Mitigation:
+    """Fine-tune (or load) one run per epsilon, attack, probe and score each; see the module docstring."""
+    table = prepared_table(dataset)
+    spec = RunSpec(dataset, float(learning_rate), int(query_size), label_condition, int(epochs), int(seed), int(context_size))
+    c = clipping_norm(reference, table, spec)
+    manifest = split_manifest(table, spec.query_size, spec.seed, spec.label_condition)
+    runs = [finetune(manifest, table, dp_config(spec, e, c, delta), reference, progress=True) for e in epsilons]
+    summary, _ = probe_grid([spec] * len(runs), runs, reference, [epochs], n_candidates, max_queries, seed, n_boot, progress=True)
+    plain = next((i for i, e in enumerate(epsilons) if math.isinf(e)), None)
+    rows = []
+    for eps, run in zip(epsilons, runs, strict=True):
+        vanilla = context_attack(run, table, epochs, reference, 1.0, seed, n_boot)
+        p = summary[(summary.run_key == run.key) & (summary.epoch == epochs)].iloc[0]
+        sigma = 0.0 if run.config.privacy is None else run.config.privacy.sigma(epochs)
+        rows.append({"epsilon": float(eps), "sigma": sigma, "epsilon (accountant)": epsilon(sigma, 1.0, epochs, delta),
+                     "vanilla AUC": vanilla["auc"], "vanilla lo": vanilla["lo"], "vanilla hi": vanilla["hi"],
+                     "probe AUC": float(p.auc_loss), "probe lo": float(p.auc_loss_lo), "probe hi": float(p.auc_loss_hi),
+                     "outcome": p.outcome, **held_out_utility(run, table, epochs, reference, n_boot, seed), "run_key": run.key})
+    correct = {}
+    for row in rows:
+        correct[row["epsilon"]] = row.pop("theta correct")
+        row.pop("ref correct")
+    frame = pd.DataFrame(rows)
+    if plain is not None:
+        frame["accuracy cost"] = frame.loc[plain, "theta accuracy"] - frame["theta accuracy"]
+        frame["loss cost"] = frame["theta loss"] - frame.loc[plain, "theta loss"]
+    return Mitigation(frame, c, summary, correct)
