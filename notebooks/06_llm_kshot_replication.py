@@ -69,23 +69,20 @@ num_threads: int = 0  # torch CPU threads (0: torch's default)
 progress: bool = True  # progress bars on the terminal (never in the rendered page)
 
 # %% tags=["hide-input"]
-import os
 import time
 
 import matplotlib.pyplot as plt
 import pandas as pd
-import torch
 
 from iclmem.chapters.claims import glue_claims
 from iclmem.chapters.llm_kshot import (Focus, all_claims, claims_glue, claims_table, context_summary, correlation_tables, glue_values,
                                        ground_truth_glue, ground_truth_table, judge_glue, judges_text, memorized_vs_not_table,
                                        paper_correlation_tables, plot_match_composition, plot_memorization, plot_performance_vs_memorization,
                                        run_glue, sample_table)
-from iclmem.llm import SETTINGS, CachedBackend, LLMJudge, OfflineJudge, ReplicationConfig, build_experiment, memorization_messages
-from iclmem.llm.backends import InProcessBackend, make_backend
-from iclmem.llm.finetune import FinetuneConfig
-from iclmem.llm.judge_runs import check_judge_mode, judge_backend, judge_completions
-from iclmem.llm.replication import accuracy, finetune_log, finetuned_backend, memorization_rates, plan_run, run_memorization, run_performance
+from iclmem.llm import SETTINGS, CachedBackend, OfflineJudge, ReplicationConfig, build_experiment, memorization_messages
+from iclmem.llm.judge_runs import check_judge_mode, judge_completions
+from iclmem.llm.pipeline import finetune_config, make_generator, member_share, prepare_environment, prepare_replication
+from iclmem.llm.replication import accuracy, memorization_rates
 
 # %% tags=["hide-input"]
 from IPython.display import Markdown, display
@@ -95,10 +92,7 @@ from iclmem.chapters.llm_kshot_report import correlation_intervals, ground_truth
 from iclmem.llm.review import export_review, import_review
 
 # %% tags=["hide-input"]
-if backend == "inprocess":  # the in-process model is read from the local cache; an online run may download datasets
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-if num_threads:
-    torch.set_num_threads(num_threads)
+prepare_environment(backend, num_threads)  # in-process: the model from the local cache; torch threads
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 pd.set_option("display.max_colwidth", 80)
 started = time.perf_counter()
@@ -106,7 +100,7 @@ config = ReplicationConfig(dataset=dataset, split=split, data_files=data_files o
                            n_instances=n_instances, n_demonstrations=n_demonstrations, seed=seed, segment_min=segment_min,
                            segment_max=segment_max, max_new_tokens=completion_length,
                            performance_max_new_tokens=performance_completion_length, prompt_layout=prompt_layout, repeats=repeats,
-                           member_fraction=member_fraction if backend == "inprocess" and finetune_epochs > 0 else 0.0)
+                           member_fraction=member_share(backend, finetune_epochs, member_fraction))
 exp = build_experiment(config)
 check_judge_mode(judge)  # a typo fails here, before any completion is paid for
 
@@ -144,28 +138,17 @@ for s in config.settings:
 # per k; a k that does not fit is left out and reported, together with the largest k the window holds.
 
 # %%
-base_raw = InProcessBackend(batch_size=batch_size) if backend == "inprocess" else make_backend(backend)
-if backend == "openai":
-    base_raw.adopt_reported_window()  # ICLMEM_OPENAI_CONTEXT, else the window the server reports (vLLM), else unknown
-base = CachedBackend(base_raw)
-window = context_summary(base, exp)
+base_raw = make_generator(backend, batch_size)  # openai: ICLMEM_OPENAI_CONTEXT, else the window its server reports
+window = context_summary(CachedBackend(base_raw), exp)
 ks_run = window.ks_run
 glue_values(window.glued())
 print(window.text())
 window.fit
 
 # %%
-do_finetune = backend == "inprocess" and finetune_epochs > 0
-models = [base]
-if do_finetune:
-    ft_config = FinetuneConfig(epochs=finetune_epochs, lr=finetune_lr, seed=seed)
-    tuned = CachedBackend(finetuned_backend(base_raw, exp, ft_config))
-    models.append(tuned)
-label_of = {m.model_id: ("fine-tuned" if i else "base") for i, m in enumerate(models)}
-judge_raw = judge_backend(base_raw)  # ICLMEM_JUDGE_MODEL etc.: the judge's own server; else the run's base model
-llm_judge = LLMJudge(base if judge_raw is base_raw else CachedBackend(judge_raw), layout=prompt_layout)
-plan = plan_run({label_of[m.model_id]: m for m in models}, exp, ks_run, llm_judge,
-                None if judge != "offline" else llm_judge_pairs)
+ft_config = finetune_config(backend, finetune_epochs, finetune_lr, seed)  # None: no ground truth (a hosted model)
+replication = prepare_replication(exp, base_raw, ks_run, ft_config, judge, llm_judge_pairs)
+plan = replication.plan
 print(plan.text())
 display(plan.does_not_fit.head(10)) if len(plan.does_not_fit) else None
 plan.table
@@ -182,12 +165,7 @@ plan.table
 # ## Completions
 
 # %%
-mem_frames, perf_frames = [], []
-for m in models:
-    mem_frames.append(run_memorization(m, exp, ks_run, label_of[m.model_id], progress))
-    perf_frames.append(run_performance(m, exp, ks_run, label_of[m.model_id], progress))
-mem = pd.concat(mem_frames, ignore_index=True)
-perf = pd.concat(perf_frames, ignore_index=True)
+mem, perf = replication.complete(progress)
 errors = int(mem["error"].notna().sum() + perf["error"].notna().sum())
 print(f"{len(mem)} memorization and {len(perf)} classification completions; {errors} failed requests; "
       f"{int((mem.completion == '').sum())} empty completions")
@@ -195,12 +173,7 @@ if errors:
     display(pd.concat([mem, perf])[lambda d: d.error.notna()][["model", "k", "instance_id", "error"]].head(10))
 
 # %%
-log = finetune_log(models[-1]) if do_finetune else None
-if log:
-    print(f"fine-tuned on {log['n_texts']} member texts ({log['n_tokens']} tokens), {len(log['epoch_losses'])} epochs; "
-          "loss per epoch: " + ", ".join(f"{x:.2f}" for x in log["epoch_losses"]))
-elif do_finetune:
-    print("fine-tuning not re-run: every completion of the fine-tuned model came from the cache")
+print(replication.finetune_text())
 
 # %% [markdown]
 # ## Judging the completions
@@ -220,7 +193,7 @@ elif do_finetune:
 # %%
 offline = OfflineJudge()
 use_llm = judge != "offline" or llm_judge_pairs > 0
-judged = judge_completions(mem, judge, offline, llm_judge if use_llm else None, llm_judge_pairs, seed)
+judged = judge_completions(mem, judge, offline, replication.llm_judge if use_llm else None, llm_judge_pairs, seed)
 mem, agree = judged.frame, judged.agreement
 print(f"rates from {judged.source}; the LLM judge was sent {judged.n_llm} completions")
 display(judged.counts())
@@ -270,8 +243,7 @@ shown[["model", "setting", "k", "member", "reference", "completion", "match"]].h
 # (bottom row), per model, split into members and non-members of the fine-tuning set.
 
 # %%
-by = ("model", "member", "setting", "k") if do_finetune else ("model", "setting", "k")
-rates = memorization_rates(mem, by=by)
+rates = memorization_rates(mem, by=replication.rates_by)
 g = plot_memorization(rates)
 plt.show()
 
@@ -287,15 +259,15 @@ plt.show()
 # were seen, so any gap between the two columns is memorization that the prompt surfaced.
 
 # %%
-glue_values(ground_truth_glue(rates if do_finetune else None))
-ground_truth_table(rates) if do_finetune else rates
+glue_values(ground_truth_glue(rates if replication.has_ground_truth else None))
+ground_truth_table(rates) if replication.has_ground_truth else rates
 
 # %% [markdown]
 # The same gaps as single numbers, with 95% bootstrap intervals over instances (members and non-members are resampled
 # apart; fine-tuned vs base is paired on the same members):
 
 # %%
-gaps = ground_truth_gaps(mem, seed=seed) if do_finetune else ground_truth_gaps(mem.iloc[:0])
+gaps = ground_truth_gaps(mem, seed=seed)  # empty without a fine-tuned model
 gaps
 
 # %% [markdown]
@@ -375,7 +347,7 @@ mvn_table
 # decides. The reasons and the nulls follow the table.
 
 # %%
-focus = Focus("fine-tuned", members_only=True) if do_finetune else Focus(label_of[models[-1].model_id])
+focus = Focus(replication.focus_model, members_only=replication.has_ground_truth)
 results = all_claims(mem, perf, focus, agree, seed=seed, review=review, n_perm=n_permutations)
 glue_claims(c.record() for c in results)
 glue_values(claims_glue(results, agree))
@@ -388,8 +360,7 @@ for c in results:
 
 # %% tags=["hide-input"]
 wall_min = (time.perf_counter() - started) / 60
-run_models = "two models (before and after fine-tuning)" if do_finetune else f"one model ({base.model_id})"
-run = run_glue(exp, mem, perf, run_models, wall_min)
+run = run_glue(exp, mem, perf, replication.models_text(), wall_min)
 glue_values(run)
 print(f"{wall_min:.1f} minutes; {run['n_completions']} completions, {run['n_cached']} from the cache")
 
