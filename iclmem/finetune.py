@@ -121,7 +121,7 @@ def encoded_table(table: Dataset, fingerprint: str) -> tuple[TableEncoder, np.nd
 
     Fitted once per table content (``fingerprint``, :func:`~iclmem.data.manifest.table_fingerprint`)
     in this process: every run and every probe of a table encodes the same rows the same way, and
-    fitting took 1.5 s on spotify's 40,879 rows, for each of a notebook's 16 runs of it.
+    a notebook's runs of one table fit its encoder once instead of once per run.
     """
     if fingerprint in _ENCODED:
         _ENCODED.move_to_end(fingerprint)

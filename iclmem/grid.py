@@ -218,7 +218,7 @@ def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference:
         return (run, {spec.dataset: used[spec.dataset]}, at, reference, n_candidates, None, seed, max_queries, n_boot, results_dir)
 
     probed = None
-    if n > 1 and len(pairs) > 1:  # one run is probed here: a pool would cost its start-up (about 5 s) for nothing
+    if n > 1 and len(pairs) > 1:  # one run is probed here: a pool would cost its start-up for nothing
         owners = [reference_owner(run) for _, run in pairs]
         shared = {owner: pair for owner, pair in zip(reversed(owners), reversed(pairs), strict=True)}  # the first run of each M_ref score set
         order = sorted(range(len(pairs)), key=lambda i: owners[i])  # a set's runs one after another: a worker reuses their contexts

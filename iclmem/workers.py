@@ -56,8 +56,9 @@ def _start_worker(threads: int) -> None:
 def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """A pool of ``workers`` spawned processes with ``max(1, cores // workers)`` torch threads each.
 
-    Starting one costs about 5 s here (fresh interpreters importing torch and iclmem), so a caller
-    with several rounds of calls (M_ref first, then every run) shares one pool between them.
+    Starting one costs seconds (fresh interpreters importing torch and iclmem; measured by
+    ``benchmarks/sweep_scaling.py``), so a caller with several rounds of calls (M_ref first, then
+    every run) shares one pool between them.
     """
     threads = max(1, (os.cpu_count() or 1) // workers)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch threads or locks inherited

@@ -4,10 +4,10 @@ Each layer of the LTM (see :mod:`iclmem.ltm.model`) attends across the ~20 colum
 and, in probing, across the ~20 rows of every multiple-choice context (Sec. 4.2): thousands of
 independent attentions of a few dozen tokens with 16-dimensional heads. torch's CPU kernel
 (``F.scaled_dot_product_attention``, a flash kernel) pays a fixed cost per (batch, head) that
-dominates at these sizes: at 19 x 19 tokens it took 51 ms for forward and backward of one
-fine-tuning step's feature attention, against 18 ms for three batched matmuls and a softmax
-(``benchmarks/roofline.py`` reports the step). For large attentions (the 768 x 256 row attention
-of a fine-tuning step) the flash kernel is faster and is kept.
+dominates at these sizes, where three batched matmuls and a softmax are faster
+(``benchmarks/roofline.py`` measures a fine-tuning step; its results are in the book's appendix).
+For large attentions (the 768 x 256 row attention of a fine-tuning step) the flash kernel is
+faster and is kept.
 
 :func:`attention` picks the kernel by size; both compute ``softmax(q k^T / sqrt(d) + mask) v``
 and agree to float32 rounding (``tests/test_attention.py``).
@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 #: Attentions with at most this many (query, key) pairs per head use :class:`SmallAttention`
-#: (measured crossover on this CPU: between 128 x 128, where it is 1.1x faster, and 256 x 256, 1.3x slower).
+#: (the crossover between the two kernels, measured with ``benchmarks/roofline.py``).
 SMALL_ATTENTION_PAIRS = 128 * 128
 
 

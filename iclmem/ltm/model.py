@@ -15,7 +15,7 @@ TabPFN v2 / nanoTabPFN pattern:
 
 Only target cells are decoded, so the last layer computes nothing else
 (:meth:`_Block.target_cells`): the same outputs and gradients as the full layer, to float32
-rounding, for about 30% less work per fine-tuning step.
+rounding, for less work per fine-tuning step (``benchmarks/finetune_speed.py``).
 """
 
 from __future__ import annotations
@@ -119,8 +119,8 @@ class _Block(nn.Module):
         so that layer needs its feature attention's query at the target cell alone (keys and values
         still from every cell of the row), and its row attention and feed-forward on the target
         column alone: 1 of C columns. The result equals ``forward(...)[:, :, -1]`` up to float32
-        rounding, forward and backward (``tests/test_ltm.py``); a fine-tuning step at 256 context +
-        512 query rows and 18 features does about a fifth less work.
+        rounding, forward and backward (``tests/test_ltm.py``); the saving per fine-tuning step is
+        measured by ``benchmarks/finetune_speed.py``.
         """
         b, r, c, d = x.shape
         xf = x.reshape(b * r, c, d)
