@@ -76,3 +76,12 @@ def test_d4_d5_need_memorization_present_net_of_non_members():
     assert "+100 points" in surfaced.reason and "above the presence floor" in surfaced.reason
     members_only = claim_d4(template.assign(member=True), FT, n_boot=200, n_perm=200)
     assert "members-only reading" in members_only.reason
+
+
+def test_claims_read_on_raw_rates_say_which_reading():
+    from iclmem.chapters.llm_kshot import claim_d3
+
+    with_truth = claim_d3(_frame(0, 10, 0, 0), FT, n_boot=100, n_perm=100)
+    assert "not net of non-members" in with_truth.reason
+    without = claim_d3(_frame(0, 10, 0, 0).assign(member=True), FT, n_boot=100, n_perm=100)
+    assert "members-only reading" in without.reason and "not net" not in without.reason

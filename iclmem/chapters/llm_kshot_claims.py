@@ -67,7 +67,7 @@ import pandas as pd
 
 from ..llm.protocol import regime
 from ..stats import N_PERMUTATIONS
-from .llm_kshot_contrast import Excess, excess_rise, excess_rise_null, has_ground_truth, membership
+from .llm_kshot_contrast import Excess, excess_rise, excess_rise_null, has_ground_truth, membership, raw_reading
 from .llm_kshot_nulls import (
     _directional_null,
     _draws_text,
@@ -382,6 +382,7 @@ def claim_d3(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
             f"net near-exact -> exact transitions: {est:+.0f}", unit=" transitions")
     reason = (f"Checked on the {focus.describe()}, all settings, consecutive {_ks_text(ks)}: near-exact -> exact minus "
               f"exact -> near-exact transitions of the same instance and setting; "
-              f"{_directional_why(est, ci, what='the net count')}.{note}{nul.why}")
+              f"{_directional_why(est, ci, what='the net count')}.{note}{nul.why}"
+              + raw_reading(mem, focus, "a transition is a change of one instance's match, not a rate to subtract"))
     return ClaimResult("D3", paper_d3(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason,
                        ci.text("{:+.0f}", " transitions") if ci else None, **nul.fields())

@@ -68,6 +68,15 @@ def presence_text(level: tuple[str, float, float, float] | None, floor: float = 
             + ("." if lo > floor else ", so equality cannot be told from the floor: inconclusive."))
 
 
+def raw_reading(mem: pd.DataFrame, focus: Focus, why: str) -> str:
+    """The reason's sentence of a claim read on raw rates: why not net of non-members (with ground truth), or that the
+    members-only reading is all there is (without)."""
+    rows = focus.rows(mem, False)
+    if has_ground_truth(rows.groupby("instance_id")["member"].first().astype(bool).to_numpy()):
+        return f" Read on the members' raw rates, not net of non-members: {why}."
+    return " No membership ground truth for this model: the members-only reading (raw rates) is used."
+
+
 @dataclass(frozen=True)
 class Excess:
     """A rise in memorization, members minus non-members, in points, with its 95% interval."""
@@ -154,4 +163,5 @@ def excess_rise_null(after: np.ndarray, before: np.ndarray, member: np.ndarray, 
     return est, directional_answers(est, lo, hi)[0]
 
 
-__all__ = ["BOOTSTRAP_MIN_N", "PRESENCE_FLOOR", "Excess", "excess_level", "presence_text", "excess_rise", "excess_rise_null", "has_ground_truth", "membership"]
+__all__ = ["BOOTSTRAP_MIN_N", "PRESENCE_FLOOR", "Excess", "excess_level", "presence_text", "excess_rise", "excess_rise_null", "has_ground_truth", "membership",
+           "raw_reading"]

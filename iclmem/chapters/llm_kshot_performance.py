@@ -18,6 +18,7 @@ from .llm_kshot_claims import (
     claim_d2,
     claim_d3,
 )
+from .llm_kshot_contrast import raw_reading
 from .llm_kshot_nulls import (
     _chunks,
     _draws_text,
@@ -118,7 +119,8 @@ def claim_d6(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, n_boot: int = 
             f"accuracy at {_ks_text(high)} minus zero-shot: {est:+.1f} points")
     reason = (f"Checked on the {focus.describe()}: at the ks > 0 where memorization ({where}) reaches {threshold:g}%, "
               f"k-shot minus zero-shot accuracy of the same instances; {_directional_why(est, ci, what='the accuracy gain')}."
-              f"{nul.why}")
+              f"{nul.why}" + raw_reading(mem, focus, f"the {threshold:g}% condition is the paper's raw level (GPT-4's rows "
+                                         "had no non-members to subtract), and the gain is accuracy"))
     return ClaimResult("D6", paper_d6(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason,
                        ci.text() if ci else None, **nul.fields())
 
@@ -208,7 +210,8 @@ def claim_d7(mem: pd.DataFrame, perf: pd.DataFrame, focus: Focus, n_boot: int = 
               f"the paper's pattern predicts r {side}; {n_agree} of {len(defined)} settings with a defined r have their "
               f"interval on that side of 0" + (f", {n_wrong} have r of the other sign" if n_wrong else "") +
               ("" if len(defined) == len(run) else "; the others have an undefined r") +
-              ". Few ks make each r rest on few points." + _rate_why(agrees, rate, n_perm))
+              ". Few ks make each r rest on few points." + _rate_why(agrees, rate, n_perm)
+              + raw_reading(mem, focus, "the paper's Tab. 2 correlates raw memorization rates with accuracy"))
     method = next(cis[s].method() for s in defined)
     interval = "; ".join(f"{SHORT_SETTINGS[s]} " + (cis[s].bounds("{:.2f}", "") if cis[s] else "undefined") for s in run)
     interval += f" (r recomputed per resample; {method})"
