@@ -34,7 +34,7 @@ query_size: int = 50
 context_size: int = 64
 label_condition: str = "all"
 learning_rate: float = 0.003  # the strongest learning rate of chapter 4's sensitivity grid
-epochs: int = 20  # DP steps cost about 30 plain ones (per-member gradients): see "Choices"
+epochs: int = 20  # a DP step costs 30-50 plain ones (per-member gradients): see "Choices"
 epsilons: list = [1.0, 4.0, 16.0, "inf"]  # "inf": the non-private run
 delta: float = 1e-5
 seed: int = 0
@@ -119,7 +119,7 @@ pd.DataFrame(claims).set_index("id")[["ours", "verdict", "reason"]]
 
 # %% [markdown]
 # **Choices.** The strongest memorization of chapter 4's grid is reached at 250 epochs; a DP step
-# computes every member's gradient (about 30 times a plain step here), so 250 DP epochs would take
+# computes every member's gradient (30-50 times a plain step here, `benchmarks/dp_step.py`), so 250 DP epochs would take
 # most of an hour on this CPU. The chapter keeps chapter 4's strongest learning rate and 20 epochs,
 # where the plain run's vanilla interval already lies above 0.5, and ran in {glue:text}`wall`
 # (this build, results store cold for its runs). `-p epochs 250` reproduces the long setting.
