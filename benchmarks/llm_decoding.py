@@ -50,13 +50,13 @@ def run_llama_cpp(gguf: Path, prompts: list[list[int]], max_new: int, stops: set
         from llama_cpp import Llama
     except ImportError:
         return None
-    llm = Llama(model_path=str(gguf), n_ctx=8192, n_threads=threads, n_threads_batch=threads, n_batch=512,
-                verbose=False, logits_all=False)
-    llm.eval(prompts[0][:-1])  # the shared prefix (and more) once, as the other two ways get it prebuilt
+    llm = Llama(model_path=str(gguf), n_ctx=8192, n_threads=threads, n_threads_batch=threads, n_batch=512, verbose=False)
+    for _ in llm.generate(prompts[0], top_k=1, top_p=1.0, temp=0.0, repeat_penalty=1.0):
+        break  # the shared prefix once, as the other two ways get it prebuilt; later prompts reuse it
     generated, texts, t0 = 0, [], time.perf_counter()
     for ids in prompts:
         out = []
-        for tok in llm.generate(ids, top_k=1, top_p=1.0, temp=0.0, repeat_penalty=1.0, reset=False):
+        for tok in llm.generate(ids, top_k=1, top_p=1.0, temp=0.0, repeat_penalty=1.0):
             if tok in stops or len(out) >= max_new:
                 break
             out.append(int(tok))
