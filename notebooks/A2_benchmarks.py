@@ -25,7 +25,7 @@ results_dir: str = "benchmarks/results"
 # %% tags=["hide-input"]
 import pandas as pd
 
-from iclmem.chapters.benchmarks import (finetune_speed_table, openai_concurrency_table, other_results, plot_roofline,
+from iclmem.chapters.benchmarks import (decoding_table, finetune_speed_table, openai_concurrency_table, other_results, plot_roofline,
                                         probe_speed_tables, read_results, roofline_speedups, roofline_table, settings)
 from iclmem.chapters.display import use_book_tables
 
@@ -150,6 +150,25 @@ if "openai_concurrency" in results:
     concurrency = results["openai_concurrency"]
     print(f"server delay {concurrency['server_delay_s']} s per request; measured ratio {concurrency['ratio']:.2f}")
     display(openai_concurrency_table(concurrency))
+
+# %% [markdown]
+# ## In-process decoding: shared-prefix attention vs the model's own forward vs llama.cpp (`benchmarks/llm_decoding.py`)
+#
+# Chapter 6's k-shot prompts share thousands of tokens of demonstrations, and the in-process backend
+# keeps that prefix's key/value cache once. The model's own forward needs a copy of it per batch row,
+# regrown every step; the cascade decoder (`iclmem/llm/decoding.py`) reads it once per step for the
+# whole batch. The same batch of prompts is decoded three ways in one run, after the shared prefix is
+# built (timed apart); llama.cpp runs the quantized GGUF file the book's float32 model is converted
+# from, one prompt at a time with its own prefix reuse. The greedy texts of the two torch paths must
+# be identical (checked), and llama.cpp's first tokens are compared.
+
+# %%
+if "llm_decoding" in results:
+    decoding = results["llm_decoding"]
+    print(f"{decoding['instances']} prompts of ~{decoding['mean_prompt_tokens']:.0f} tokens "
+          f"({decoding['shared_prefix_tokens']} shared), k = {decoding['k']}, {decoding['threads']} threads; "
+          f"identical greedy text: {decoding['identical_greedy_text']}")
+    display(decoding_table(decoding))
 
 # %% [markdown]
 # ## Other benchmarks

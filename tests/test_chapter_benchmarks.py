@@ -52,3 +52,14 @@ def test_openai_concurrency_has_a_section_with_speed_ups_over_the_first_row(tmp_
 def test_a_missing_results_folder_says_how_to_make_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="run the scripts in benchmarks/"):
         read_results(tmp_path / "absent")
+
+
+def test_decoding_table_relates_every_way_to_the_cascade_decoder():
+    from iclmem.chapters.benchmarks import decoding_table
+
+    result = {"plain": {"seconds": 10.0, "generated_tokens": 100, "tokens_per_s": 10.0},
+              "cascade": {"seconds": 5.0, "generated_tokens": 100, "tokens_per_s": 20.0},
+              "llama_cpp": "not installed (pip install '.[bench]')"}
+    table = decoding_table(result)
+    assert list(table.index) == ["plain", "cascade"]  # a way that did not run has no row
+    assert table.loc["plain", "time / cascade"] == 2.0 and table.loc["cascade", "time / cascade"] == 1.0

@@ -15,7 +15,8 @@ import pandas as pd
 import iclmem
 
 #: Benchmarks the appendix shows in sections of their own; any other result file is listed at the end.
-SECTIONED = ("roofline", "finetune_speed", "ltm_quality", "probe_speed", "bootstrap_speed", "openai_concurrency")
+SECTIONED = ("roofline", "finetune_speed", "ltm_quality", "probe_speed", "bootstrap_speed", "openai_concurrency",
+             "llm_decoding")
 
 
 def read_results(results_dir: str | Path = "benchmarks/results") -> dict[str, dict]:
@@ -110,11 +111,22 @@ def openai_concurrency_table(result: dict) -> pd.DataFrame:
     return table[[c for c in columns if c in table]]
 
 
+def decoding_table(result: dict) -> pd.DataFrame:
+    """One row per way of ``benchmarks/llm_decoding.py`` (plain forward, cascade, llama.cpp) on the same prompts:
+    wall seconds for the batch's prompt ends and decoding, generated tokens per second, and each way's time
+    relative to the cascade decoder the book uses (above 1: slower than it)."""
+    ways = [w for w in ("plain", "cascade", "llama_cpp") if isinstance(result.get(w), dict)]
+    table = pd.DataFrame([{"way": w, **{k: result[w][k] for k in ("seconds", "generated_tokens", "tokens_per_s")}}
+                          for w in ways])
+    table["time / cascade"] = table.seconds / result["cascade"]["seconds"]
+    return table.set_index("way")
+
+
 def other_results(results: dict[str, dict]) -> dict[str, pd.DataFrame]:
     """Result files without a section of their own, flattened one level, by name."""
     return {name: pd.json_normalize(results[name], max_level=1).T.rename(columns={0: "value"})
             for name in sorted(set(results) - set(SECTIONED))}
 
 
-__all__ = ["SECTIONED", "finetune_speed_table", "openai_concurrency_table", "other_results", "plot_roofline",
+__all__ = ["SECTIONED", "decoding_table", "finetune_speed_table", "openai_concurrency_table", "other_results", "plot_roofline",
            "probe_speed_tables", "read_results", "roofline_speedups", "roofline_table", "settings"]
