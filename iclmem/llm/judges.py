@@ -15,7 +15,7 @@ then checks them by hand (Sec. 4 "Human Evaluation"; :mod:`iclmem.llm.review`). 
   sentence-transformers does). The two thresholds are fitted (:func:`fit_thresholds`) on all labelled
   pairs of ``judge_pairs.jsonl`` (five kinds of text) and fixed in :data:`SHIPPED_THRESHOLDS`; a test
   refits them. Their accuracy on pairs they were not fitted on is measured by cross-validation
-  (:mod:`iclmem.llm.judge_eval`), which is the number to quote, not the in-sample one.
+  (:mod:`iclmem.llm.judge_accuracy`), which is the number to quote, not the in-sample one.
 """
 
 from __future__ import annotations
@@ -230,7 +230,7 @@ def fit_on_features(features: pd.DataFrame, rouge_grid: Sequence[float] = ROUGE_
 def fit_thresholds(pairs: pd.DataFrame, encoder: Any = None, rouge_grid: Sequence[float] | None = None,
                    semantic_grid: Sequence[float] | None = None) -> tuple[Thresholds, float]:
     """Thresholds fitted on all of ``pairs`` and their in-sample accuracy (:func:`fit_on_features`). The in-sample
-    accuracy flatters the judge; :func:`iclmem.llm.judge_eval.cross_validate` measures it on held-out pairs."""
+    accuracy flatters the judge; :func:`iclmem.llm.judge_accuracy.cross_validate` measures it on held-out pairs."""
     return fit_on_features(pair_features(pairs, encoder), ROUGE_GRID if rouge_grid is None else rouge_grid,
                            SEMANTIC_GRID if semantic_grid is None else semantic_grid)
 
