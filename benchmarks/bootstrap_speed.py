@@ -43,8 +43,10 @@ def main() -> None:
         loop_s = vec_s = 0.0
         diff = 0.0
         for r in range(args.rounds):
-            runs = [("loop", lambda m=member, n=non_member, s=r: bootstrap(m, n, attack_statistics, args.n_boot, s)),
-                    ("vectorized", lambda m=member, n=non_member, s=r: bootstrap_attack_statistics(m, n, args.n_boot, s))]
+            runs = [
+                ("loop", lambda m=member, n=non_member, s=r: bootstrap(m, n, attack_statistics, args.n_boot, s)),
+                ("vectorized", lambda m=member, n=non_member, s=r: bootstrap_attack_statistics(m, n, args.n_boot, s)),
+            ]
             if r % 2:
                 runs.reverse()
             out = {}
@@ -54,12 +56,26 @@ def main() -> None:
                     loop_s += seconds
                 else:
                     vec_s += seconds
-            diff = max(diff, float(np.abs(out["loop"].to_numpy() - out["vectorized"][out["loop"].columns].to_numpy()).max()))
-        rows.append({"members": n_member, "non_members": n_non_member, "n_boot": args.n_boot,
-                     "loop_cpu_s": round(loop_s / args.rounds, 4), "vectorized_cpu_s": round(vec_s / args.rounds, 4),
-                     "ratio_loop_over_vectorized": round(loop_s / vec_s, 2), "max_abs_difference": diff})
+            diff = max(
+                diff, float(np.abs(out["loop"].to_numpy() - out["vectorized"][out["loop"].columns].to_numpy()).max())
+            )
+        rows.append(
+            {
+                "members": n_member,
+                "non_members": n_non_member,
+                "n_boot": args.n_boot,
+                "loop_cpu_s": round(loop_s / args.rounds, 4),
+                "vectorized_cpu_s": round(vec_s / args.rounds, 4),
+                "ratio_loop_over_vectorized": round(loop_s / vec_s, 2),
+                "max_abs_difference": diff,
+            }
+        )
         print(rows[-1])
-    result = {"machine": {"platform": platform.platform(), "processor": platform.processor()}, "rounds": args.rounds, "rows": rows}
+    result = {
+        "machine": {"platform": platform.platform(), "processor": platform.processor()},
+        "rounds": args.rounds,
+        "rows": rows,
+    }
     atomic_write_text(args.out, json.dumps(result, indent=1))
 
 

@@ -35,8 +35,12 @@ def model() -> ReferenceLTM:
 def training_step(ref: ReferenceLTM, n_context: int, n_query: int, n_features: int) -> Callable[[], None]:
     """One AdamW step of a copy of ``ref`` on a random binary task of the given shape (called repeatedly)."""
     rng = np.random.default_rng(0)
-    task = ICLTask(rng.normal(size=(n_context, n_features)), rng.integers(0, 2, n_context),
-                   rng.normal(size=(n_query, n_features)), rng.integers(0, 2, n_query))
+    task = ICLTask(
+        rng.normal(size=(n_context, n_features)),
+        rng.integers(0, 2, n_context),
+        rng.normal(size=(n_query, n_features)),
+        rng.integers(0, 2, n_query),
+    )
     net = ref.clone()
     opt = torch.optim.AdamW(net.trainable_parameters(), lr=1e-4)
 

@@ -1,4 +1,5 @@
-"""Benchmark: in-process decoding of the book's k-shot prompts, three ways in one run (issue: a fresh book in 30 minutes).
+"""Benchmark: in-process decoding of the book's k-shot prompts, three ways in one run (issue: a fresh book in 30
+minutes).
 
 On the same prompts (notebook 06's defaults: wine_vivino, setting ``full``, the largest of the book's ks,
 ``--instances`` instances decoded together, up to ``--max-new-tokens`` new tokens, greedy):
@@ -50,7 +51,9 @@ def run_llama_cpp(gguf: Path, prompts: list[list[int]], max_new: int, stops: set
         from llama_cpp import Llama
     except ImportError:
         return None
-    llm = Llama(model_path=str(gguf), n_ctx=8192, n_threads=threads, n_threads_batch=threads, n_batch=512, verbose=False)
+    llm = Llama(
+        model_path=str(gguf), n_ctx=8192, n_threads=threads, n_threads_batch=threads, n_batch=512, verbose=False
+    )
     for _ in llm.generate(prompts[0], top_k=1, top_p=1.0, temp=0.0, repeat_penalty=1.0):
         break  # the shared prefix once, as the other two ways get it prebuilt; later prompts reuse it
     generated, texts, t0 = 0, [], time.perf_counter()
@@ -77,8 +80,16 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    exp = build_experiment(ReplicationConfig(dataset=args.dataset, n_instances=args.instances, n_demonstrations=max(args.k, 1),
-                                             ks=(args.k,), settings=(args.setting,), max_new_tokens=args.max_new_tokens))
+    exp = build_experiment(
+        ReplicationConfig(
+            dataset=args.dataset,
+            n_instances=args.instances,
+            n_demonstrations=max(args.k, 1),
+            ks=(args.k,),
+            settings=(args.setting,),
+            max_new_tokens=args.max_new_tokens,
+        )
+    )
     reqs = exp.memorization_requests(args.setting, args.k)
     backend = InProcessBackend(batch_size=len(reqs))
     backend.complete_batch(reqs[:1])  # warm-up: weights, kernels, and the shared prefix's cache
@@ -97,26 +108,43 @@ def main() -> None:
 
     llama = run_llama_cpp(gguf_path(), ids, args.max_new_tokens, backend.stop_token_ids, args.threads)
     result: dict = {
-        "dataset": args.dataset, "setting": args.setting, "k": args.k, "threads": args.threads, "instances": len(reqs),
-        "max_new_tokens": args.max_new_tokens, "mean_prompt_tokens": sum(map(len, ids)) / len(ids),
-        "shared_prefix_tokens": prefix, "prefix_build_s": prefix_s, "gguf": gguf_path().name,
+        "dataset": args.dataset,
+        "setting": args.setting,
+        "k": args.k,
+        "threads": args.threads,
+        "instances": len(reqs),
+        "max_new_tokens": args.max_new_tokens,
+        "mean_prompt_tokens": sum(map(len, ids)) / len(ids),
+        "shared_prefix_tokens": prefix,
+        "prefix_build_s": prefix_s,
+        "gguf": gguf_path().name,
     }
     for name, out in ways.items():
-        result[name] = {"seconds": out["seconds"], "generated_tokens": out["generated_tokens"],
-                        "tokens_per_s": out["generated_tokens"] / out["seconds"],
-                        "completions_per_s": len(reqs) / out["seconds"]}
+        result[name] = {
+            "seconds": out["seconds"],
+            "generated_tokens": out["generated_tokens"],
+            "tokens_per_s": out["generated_tokens"] / out["seconds"],
+            "completions_per_s": len(reqs) / out["seconds"],
+        }
     result["cascade_over_plain"] = ways["plain"]["seconds"] / ways["cascade"]["seconds"]
     result["identical_greedy_text"] = ways["plain"]["texts"] == ways["cascade"]["texts"]
-    result["identical_rows"] = sum(a == b for a, b in zip(ways["plain"]["texts"], ways["cascade"]["texts"], strict=True))
+    result["identical_rows"] = sum(
+        a == b for a, b in zip(ways["plain"]["texts"], ways["cascade"]["texts"], strict=True)
+    )
     if llama is None:
         result["llama_cpp"] = "not installed (pip install '.[bench]')"
     else:
-        result["llama_cpp"] = {"seconds": llama["seconds"], "generated_tokens": llama["generated_tokens"],
-                               "tokens_per_s": llama["generated_tokens"] / llama["seconds"],
-                               "completions_per_s": len(reqs) / llama["seconds"]}
+        result["llama_cpp"] = {
+            "seconds": llama["seconds"],
+            "generated_tokens": llama["generated_tokens"],
+            "tokens_per_s": llama["generated_tokens"] / llama["seconds"],
+            "completions_per_s": len(reqs) / llama["seconds"],
+        }
         result["cascade_over_llama_cpp"] = llama["seconds"] / ways["cascade"]["seconds"]
         ours = [backend.tokenizer(t, add_special_tokens=False)["input_ids"] for t in ways["cascade"]["texts"]]
-        result["llama_cpp_same_first_tokens"] = sum(a[:8] == b[:8] for a, b in zip(ours, llama["token_ids"], strict=True))
+        result["llama_cpp_same_first_tokens"] = sum(
+            a[:8] == b[:8] for a, b in zip(ours, llama["token_ids"], strict=True)
+        )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out, json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

@@ -56,8 +56,16 @@ def main() -> None:
 
     pool = 400
     n = max(args.instances, args.batched_instances)
-    exp = build_experiment(ReplicationConfig(dataset=args.dataset, n_instances=n, n_demonstrations=pool, ks=(0,),
-                                             settings=(args.setting,), max_new_tokens=args.max_new_tokens))
+    exp = build_experiment(
+        ReplicationConfig(
+            dataset=args.dataset,
+            n_instances=n,
+            n_demonstrations=pool,
+            ks=(0,),
+            settings=(args.setting,),
+            max_new_tokens=args.max_new_tokens,
+        )
+    )
     backend = InProcessBackend(batch_size=1)
     k = args.k or largest_fitting_k(backend, exp, pool)
     reqs = exp.memorization_requests(args.setting, k)
@@ -88,20 +96,29 @@ def main() -> None:
     per_uncached = t_uncached / len(small)
     per_cached_reuse = t_cached_reuse / len(small)
     result = {
-        "dataset": args.dataset, "setting": args.setting, "k": k, "threads": args.threads, "instances": len(small),
-        "max_new_tokens": args.max_new_tokens, "mean_prompt_tokens": sum(prompt_tokens) / len(prompt_tokens),
-        "shared_prefix_tokens": common, "context_window": backend.context_window,
+        "dataset": args.dataset,
+        "setting": args.setting,
+        "k": k,
+        "threads": args.threads,
+        "instances": len(small),
+        "max_new_tokens": args.max_new_tokens,
+        "mean_prompt_tokens": sum(prompt_tokens) / len(prompt_tokens),
+        "shared_prefix_tokens": common,
+        "context_window": backend.context_window,
         "uncached_s_per_instance": per_uncached,
         "cached_s_per_instance_including_prefix": t_cached_total / len(small),
         "cached_s_per_instance_prefix_reused": per_cached_reuse,
         "prefix_build_s": t_prefix,
         "speedup_prefix_reused": per_uncached / per_cached_reuse,
         "speedup_including_prefix": t_uncached / t_cached_total,
-        "prefill_tokens_uncached": prefill_uncached, "prefill_tokens_cached": prefill_cached,
-        "batched_instances": len(batched), "batch_size": args.batch_size,
+        "prefill_tokens_uncached": prefill_uncached,
+        "prefill_tokens_cached": prefill_cached,
+        "batched_instances": len(batched),
+        "batch_size": args.batch_size,
         "batched_completions_per_s_including_prefix": len(batched) / t_batched,
         "uncached_completions_per_s": 1 / per_uncached,
-        "identical_greedy_text": texts_uncached == texts_cached == texts_reuse and texts_batched[: len(small)] == texts_uncached,
+        "identical_greedy_text": texts_uncached == texts_cached == texts_reuse
+        and texts_batched[: len(small)] == texts_uncached,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out, json.dumps(result, indent=2) + "\n")

@@ -44,9 +44,12 @@ def main() -> None:
     frames = [evaluate_dataset(model, name, list(range(args.seeds))) for name in tqdm(args.datasets, desc="datasets")]
     # the same benchmark with text columns of numbers kept categorical (TableEncoder's numeric_text_share=None);
     # tables without such columns encode the same either way, so their rows are reused
-    text_categorical = [evaluate_dataset(model, name, list(range(args.seeds)), numeric_text_share=None)
-                        if text_numbers_change_encoding(name) else frame
-                        for name, frame in zip(tqdm(args.datasets, desc="datasets, text numbers categorical"), frames, strict=True)]
+    text_categorical = [
+        evaluate_dataset(model, name, list(range(args.seeds)), numeric_text_share=None)
+        if text_numbers_change_encoding(name)
+        else frame
+        for name, frame in zip(tqdm(args.datasets, desc="datasets, text numbers categorical"), frames, strict=True)
+    ]
     zero = [zero_information_check(model, name) for name in tqdm(args.datasets, desc="zero-information")]
     result = {
         "machine": {"platform": platform.platform(), "processor": platform.processor(), "torch": torch.__version__},

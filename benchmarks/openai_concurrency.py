@@ -34,17 +34,23 @@ from iclmem.llm.server import EchoServer
 def measure(base_url: str, requests: list[ChatRequest], concurrency: int) -> dict:
     """Send ``requests`` at ``concurrency`` through a fresh cache; wall time, rate and checks of the results."""
     with tempfile.TemporaryDirectory() as root:
-        backend = OpenAIBackend(model="echo", base_url=base_url, api_key="sk-local", concurrency=concurrency,
-                                retries=0, timeout=30)
+        backend = OpenAIBackend(
+            model="echo", base_url=base_url, api_key="sk-local", concurrency=concurrency, retries=0, timeout=30
+        )
         cached = CachedBackend(backend, root=root)
         t0 = time.perf_counter()
         out = cached.complete_batch(requests)
         wall = time.perf_counter() - t0
         records = sum(1 for _ in Path(root).rglob("*.json"))
-    return {"concurrency": concurrency, "requests": len(requests), "wall_s": wall,
-            "requests_per_s": len(requests) / wall, "all_ok": all(c.ok for c in out),
-            "in_request_order": [c.text for c in out] == [r.messages[-1][1] for r in requests],
-            "cached_records": records}
+    return {
+        "concurrency": concurrency,
+        "requests": len(requests),
+        "wall_s": wall,
+        "requests_per_s": len(requests) / wall,
+        "all_ok": all(c.ok for c in out),
+        "in_request_order": [c.text for c in out] == [r.messages[-1][1] for r in requests],
+        "cached_records": records,
+    }
 
 
 def main() -> None:
@@ -55,8 +61,9 @@ def main() -> None:
     parser.add_argument("--out", default="benchmarks/results/openai_concurrency.json")
     args = parser.parse_args()
 
-    requests = [ChatRequest.user(f"instance {i}: the first segment of a dataset row", Decoding(8))
-                for i in range(args.requests)]
+    requests = [
+        ChatRequest.user(f"instance {i}: the first segment of a dataset row", Decoding(8)) for i in range(args.requests)
+    ]
     rows = []
     with EchoServer(delay=args.delay) as server:
         measure(server.base_url, requests[:2], 1)  # warm-up: imports, the first connection
@@ -69,7 +76,9 @@ def main() -> None:
         row["paper_scale_hours"] = paper_scale_hours(paper, row["requests_per_s"])
     base, best = rows[0], rows[-1]
     result = {
-        "server_delay_s": args.delay, "requests": args.requests, "cpus": os.cpu_count(),
+        "server_delay_s": args.delay,
+        "requests": args.requests,
+        "cpus": os.cpu_count(),
         "paper_scale_requests": paper.total,
         "rows": rows,
         "ratio": best["requests_per_s"] / base["requests_per_s"],

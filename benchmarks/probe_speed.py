@@ -62,8 +62,10 @@ def main() -> None:
     model, source = benchmark_model()
     rng = np.random.default_rng(0)
     classes = np.arange(10)
-    queries = [ProbeQuery(i, rng.normal(size=args.features).astype(np.float32), int(classes[i % 10]), i % 2 == 0, classes)
-               for i in range(args.queries)]
+    queries = [
+        ProbeQuery(i, rng.normal(size=args.features).astype(np.float32), int(classes[i % 10]), i % 2 == 0, classes)
+        for i in range(args.queries)
+    ]
     t0 = time.perf_counter()
     tasks, _ = build_probe_tasks(queries, max_context=model.cfg.max_context, max_features=model.cfg.max_features)
     build_s = time.perf_counter() - t0
@@ -84,19 +86,41 @@ def main() -> None:
                 spent[name]["wall_s"] += wall
             max_diff = max(max_diff, float(np.abs(out["batched"] - out["naive"]).max()))
     probes = n * args.rounds
-    rate = {k: {"probes_per_cpu_s": probes / v["cpu_s"], "probes_per_wall_s": probes / v["wall_s"], **v} for k, v in spent.items()}
+    rate = {
+        k: {"probes_per_cpu_s": probes / v["cpu_s"], "probes_per_wall_s": probes / v["wall_s"], **v}
+        for k, v in spent.items()
+    }
     sweep = {}
     for cells in (2048, 4096, 8192, None):  # padded cells per batch, on the first block
         _, cpu, _ = timed(lambda cells=cells: score_tasks(model, blocks[0], max_cells=cells))
         sweep[str(cells)] = len(blocks[0]) / cpu
     result = {
-        "machine": {"platform": platform.platform(), "processor": platform.processor(), "torch": torch.__version__,
-                    "threads": args.threads, "cpus": os.cpu_count(), "note": "machine shared with other jobs"},
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.processor(),
+            "torch": torch.__version__,
+            "threads": args.threads,
+            "cpus": os.cpu_count(),
+            "note": "machine shared with other jobs",
+        },
         "model": source,
         "checkpoint_sha256": model.checkpoint_sha256,
-        "workload": {"queries": args.queries, "manipulations": 48, "probes": n, "rounds": args.rounds, "candidates": 10,
-                     "features": args.features, "context_rows_mean": float(np.mean(rows)), "context_rows_max": int(np.max(rows))},
-        "batched": {"chunk_size": DEFAULT_CHUNK, "max_cells": DEFAULT_CELLS, "max_padding": DEFAULT_PADDING, **rate["batched"]},
+        "workload": {
+            "queries": args.queries,
+            "manipulations": 48,
+            "probes": n,
+            "rounds": args.rounds,
+            "candidates": 10,
+            "features": args.features,
+            "context_rows_mean": float(np.mean(rows)),
+            "context_rows_max": int(np.max(rows)),
+        },
+        "batched": {
+            "chunk_size": DEFAULT_CHUNK,
+            "max_cells": DEFAULT_CELLS,
+            "max_padding": DEFAULT_PADDING,
+            **rate["batched"],
+        },
         "naive": rate["naive"],
         "ratio_batched_over_naive_cpu": rate["batched"]["probes_per_cpu_s"] / rate["naive"]["probes_per_cpu_s"],
         "ratio_batched_over_naive_wall": rate["batched"]["probes_per_wall_s"] / rate["naive"]["probes_per_wall_s"],

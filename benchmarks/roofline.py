@@ -76,8 +76,10 @@ def matmul_peak(m: int, k: int, n: int, repeats: int = 5) -> float:
 def probe_workload(model: ReferenceLTM, n_classes: int, n_features: int, n_queries: int) -> list[ICLTask]:
     rng = np.random.default_rng(0)
     classes = np.arange(n_classes)
-    queries = [ProbeQuery(i, rng.normal(size=n_features).astype(np.float32), int(classes[i % n_classes]), i % 2 == 0, classes)
-               for i in range(n_queries)]
+    queries = [
+        ProbeQuery(i, rng.normal(size=n_features).astype(np.float32), int(classes[i % n_classes]), i % 2 == 0, classes)
+        for i in range(n_queries)
+    ]
     tasks, _ = build_probe_tasks(queries, max_context=model.cfg.max_context, max_features=model.cfg.max_features)
     return tasks
 
@@ -99,9 +101,15 @@ def probing(model: ReferenceLTM, tasks: list[ICLTask], peak: float, dense: int) 
     seconds = best_seconds(lambda: score_tasks(model, tasks), 2)
     flops = counted_flops(lambda: score_tasks(model, tasks))
     achieved = flops / seconds / 1e9
-    return {"probes": len(tasks), "probes_per_s": len(tasks) / seconds, "mflop_per_probe": flops / len(tasks) / 1e6,
-            "dense_mflop_per_probe": dense / len(tasks) / 1e6, "gflop_per_s": achieved, "fraction": achieved / peak,
-            "dense_equivalent_fraction": dense / seconds / 1e9 / peak}
+    return {
+        "probes": len(tasks),
+        "probes_per_s": len(tasks) / seconds,
+        "mflop_per_probe": flops / len(tasks) / 1e6,
+        "dense_mflop_per_probe": dense / len(tasks) / 1e6,
+        "gflop_per_s": achieved,
+        "fraction": achieved / peak,
+        "dense_equivalent_fraction": dense / seconds / 1e9 / peak,
+    }
 
 
 def finetune_step(model: ReferenceLTM, n_context: int, n_query: int, n_features: int, steps: int, peak: float) -> dict:
@@ -109,14 +117,24 @@ def finetune_step(model: ReferenceLTM, n_context: int, n_query: int, n_features:
     flops = counted_flops(step)
     seconds = best_seconds(step, steps)
     achieved = flops / seconds / 1e9
-    return {"steps_per_s": 1 / seconds, "gflop_per_step": flops / 1e9, "gflop_per_s": achieved, "fraction": achieved / peak}
+    return {
+        "steps_per_s": 1 / seconds,
+        "gflop_per_step": flops / 1e9,
+        "gflop_per_s": achieved,
+        "fraction": achieved / peak,
+    }
 
 
 def measure(threads: int, n_queries: int, steps: int) -> dict:
     torch.set_num_threads(threads)
     model = load_reference()
     peak = matmul_peak(2048, 2048, 2048)
-    out = {"peak_gflop_per_s": peak, "model_shape_gflop_per_s": matmul_peak(4096, 64, 192), "probing": {}, "finetuning": {}}
+    out = {
+        "peak_gflop_per_s": peak,
+        "model_shape_gflop_per_s": matmul_peak(4096, 64, 192),
+        "probing": {},
+        "finetuning": {},
+    }
     for name, (n_classes, n_features) in PROBE_SHAPES.items():
         tasks = probe_workload(model, n_classes, n_features, n_queries)
         out["probing"][name] = probing(model, tasks, peak, dense_flops(model, tasks))
@@ -144,8 +162,13 @@ def main() -> None:
         print(f"[{args.label}] {t} thread(s): peak {r['peak_gflop_per_s']:.0f} GFLOP/s")
         for kind in ("probing", "finetuning"):
             for name, row in r[kind].items():
-                rate = f"{row['probes_per_s']:.0f} probes/s" if kind == "probing" else f"{row['steps_per_s']:.2f} steps/s"
-                print(f"  {kind:10s} {name:45s} {rate:>16s}  {row['gflop_per_s']:6.1f} GFLOP/s = {row['fraction']:.0%} of peak")
+                rate = (
+                    f"{row['probes_per_s']:.0f} probes/s" if kind == "probing" else f"{row['steps_per_s']:.2f} steps/s"
+                )
+                print(
+                    f"  {kind:10s} {name:45s} {rate:>16s}  {row['gflop_per_s']:6.1f} GFLOP/s = {row['fraction']:.0%} "
+                    "of peak"
+                )
 
 
 if __name__ == "__main__":

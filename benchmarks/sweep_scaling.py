@@ -44,17 +44,33 @@ from iclmem.sweep.tasks import reference_sha, spec_key, sweep_code_version
 
 DATASETS = ["spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices"]
 #: one manipulation from each of the 11 categories of Tab. 7, plus the baseline's shuffled twin
-MANIPS = list(dict.fromkeys([next(m.name for m in MANIPULATIONS.values() if m.category == c)
-                             for c in dict.fromkeys(m.category for m in MANIPULATIONS.values())] + ["shuffle_first"]))
+MANIPS = list(
+    dict.fromkeys(
+        [
+            next(m.name for m in MANIPULATIONS.values() if m.category == c)
+            for c in dict.fromkeys(m.category for m in MANIPULATIONS.values())
+        ]
+        + ["shuffle_first"]
+    )
+)
 
 
 def small_grid(tasks: int):
     datasets = (DATASETS * ((tasks + len(DATASETS) - 1) // len(DATASETS)))[:tasks]
     seeds = [i // len(DATASETS) for i in range(tasks)]  # more tasks than tables: other seeds
     parts = [{"datasets": [d], "seed": s} for d, s in zip(datasets, seeds, strict=True)]
-    return parse_grid({"name": "scaling", "learning_rates": [1e-4], "query_sizes": [50], "epochs": 2, "context_size": 64,
-                       "probe": {"max_queries": 8, "manipulations": MANIPS, "n_boot": 50, "epochs": [1, 2]},
-                       "datasets": DATASETS, "parts": parts})
+    return parse_grid(
+        {
+            "name": "scaling",
+            "learning_rates": [1e-4],
+            "query_sizes": [50],
+            "epochs": 2,
+            "context_size": 64,
+            "probe": {"max_queries": 8, "manipulations": MANIPS, "n_boot": 50, "epochs": [1, 2]},
+            "datasets": DATASETS,
+            "parts": parts,
+        }
+    )
 
 
 def greedy_makespan(durations: list[float], workers: int) -> float:
@@ -134,27 +150,50 @@ def main() -> None:
             kwargs = {**kw, "results_dir": str(root / "w1"), "ref_sha": sha, "carte_dir": None, "threads": 1}
             _, direct_trivial = timed(lambda: [run_task(spec, key=key, **kwargs) for _ in range(args.trivial)])
             client.submit(_task, spec, None, key, kwargs, pure=False).result()  # warm: imports on the worker
-            _, dask_trivial = timed(lambda: client.gather([client.submit(_task, spec, None, key, kwargs, pure=False)
-                                                          for _ in range(args.trivial)]))
+            _, dask_trivial = timed(
+                lambda: client.gather(
+                    [client.submit(_task, spec, None, key, kwargs, pure=False) for _ in range(args.trivial)]
+                )
+            )
         finally:
             cluster = client.cluster
             client.close()
             cluster.close()
     n = len(grid.specs)
     result = {
-        "machine": {"platform": platform.platform(), "torch": torch.__version__, "threads_per_worker": 1, "cpus": os.cpu_count(),
-                    "load_average_at_start": [round(x, 2) for x in load]},
-        "grid": {"tasks": n, "datasets": sorted({s.dataset for s in grid.specs}), "query_size": 50, "epochs": 2, "context_size": 64,
-                 "max_queries": 8, "manipulations": len(MANIPS), "model": "load_reference()"},
-        "wall_s": {"direct": round(direct, 2), "workers_1": one["wall_s"], "workers_2": two["wall_s"],
-                   "workers_2_pinned": pinned["wall_s"]},
+        "machine": {
+            "platform": platform.platform(),
+            "torch": torch.__version__,
+            "threads_per_worker": 1,
+            "cpus": os.cpu_count(),
+            "load_average_at_start": [round(x, 2) for x in load],
+        },
+        "grid": {
+            "tasks": n,
+            "datasets": sorted({s.dataset for s in grid.specs}),
+            "query_size": 50,
+            "epochs": 2,
+            "context_size": 64,
+            "max_queries": 8,
+            "manipulations": len(MANIPS),
+            "model": "load_reference()",
+        },
+        "wall_s": {
+            "direct": round(direct, 2),
+            "workers_1": one["wall_s"],
+            "workers_2": two["wall_s"],
+            "workers_2_pinned": pinned["wall_s"],
+        },
         "speedup_2_over_1_workers": round(one["wall_s"] / two["wall_s"], 3),
         "speedup_2_pinned_over_1_workers": round(one["wall_s"] / pinned["wall_s"], 3),
         "cluster": {"workers_1": one, "workers_2": two, "workers_2_pinned": pinned},
         "overhead_per_real_task_s": round((one["wall_s"] - direct) / n, 3),
-        "trivial_tasks": {"n": args.trivial, "direct_per_task_ms": round(1000 * direct_trivial / args.trivial, 2),
-                          "dask_per_task_ms": round(1000 * dask_trivial / args.trivial, 2),
-                          "overhead_per_task_ms": round(1000 * (dask_trivial - direct_trivial) / args.trivial, 2)},
+        "trivial_tasks": {
+            "n": args.trivial,
+            "direct_per_task_ms": round(1000 * direct_trivial / args.trivial, 2),
+            "dask_per_task_ms": round(1000 * dask_trivial / args.trivial, 2),
+            "overhead_per_task_ms": round(1000 * (dask_trivial - direct_trivial) / args.trivial, 2),
+        },
         "direct_per_task_s": round(direct / n, 2),
         "direct_task_s": [round(t, 2) for t in per_task],
         # what the grid's granularity allows 2 workers: tasks in submission order to whichever worker is free

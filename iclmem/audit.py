@@ -1,4 +1,5 @@
-"""Audit a model fine-tuned outside iclmem: probe its members and non-members, calibrated against M_ref (Sec. 4.2, App. A.4).
+"""Audit a model fine-tuned outside iclmem: probe its members and non-members, calibrated against M_ref (Sec. 4.2, App.
+A.4).
 
 The controlled chain (notebooks 02-04) fine-tunes M_ref itself, so it knows the members. A model
 someone already fine-tuned (M_theta, e.g. ``model=tabpfn:finetuned.ckpt``) is audited the same
@@ -29,9 +30,17 @@ from .probe.scoring import ProbeQuery, probe_scores
 from .probe.summary import summarize_scores
 
 
-def audit_queries(table: Dataset, member_ids: Sequence[int], non_member_ids: Sequence[int], *, n_candidates: int = 10,
-                  seed: int = 0, max_queries: int | None = None, max_features: int = 30,
-                  feature_seed: int = 0) -> tuple[list[ProbeQuery], float | None, float | None]:
+def audit_queries(
+    table: Dataset,
+    member_ids: Sequence[int],
+    non_member_ids: Sequence[int],
+    *,
+    n_candidates: int = 10,
+    seed: int = 0,
+    max_queries: int | None = None,
+    max_features: int = 30,
+    feature_seed: int = 0,
+) -> tuple[list[ProbeQuery], float | None, float | None]:
     """The probe queries of the given members and non-members (row positions in ``table``), and the target statistics.
 
     Classification candidates are the table's labels; regression distractors and the target's
@@ -41,14 +50,22 @@ def audit_queries(table: Dataset, member_ids: Sequence[int], non_member_ids: Seq
     members, non_members = np.asarray(member_ids, dtype=np.int64), np.asarray(non_member_ids, dtype=np.int64)
     n = len(table.target)
     if len(members) == 0 or len(non_members) == 0:
-        raise ProbeError("an audit needs at least one member and one non-member row; pass the row positions the model trained on "
-                         "(member_ids) and rows it never saw (non_member_ids).")
+        raise ProbeError(
+            "an audit needs at least one member and one non-member row; pass the row positions the model trained on "
+            "(member_ids) and rows it never saw (non_member_ids)."
+        )
     both = set(members.tolist()) & set(non_members.tolist())
     if both:
-        raise ProbeError(f"{len(both)} rows are both members and non-members (e.g. {sorted(both)[:3]}); each row is one or the other.")
+        raise ProbeError(
+            f"{len(both)} rows are both members and non-members (e.g. {sorted(both)[:3]}); each row is one or the "
+            "other."
+        )
     outside = [i for i in np.concatenate([members, non_members]).tolist() if not 0 <= i < n]
     if outside:
-        raise ProbeError(f"row positions {outside[:3]} lie outside the table's {n} rows; pass positions 0..{n - 1} of the deduplicated table.")
+        raise ProbeError(
+            f"row positions {outside[:3]} lie outside the table's {n} rows; pass positions 0..{n - 1} of the "
+            "deduplicated table."
+        )
     encoder = TableEncoder().fit(table.features)
     cols = subsample_features(len(encoder.columns), max_features, feature_seed)
     x = encoder.transform(table.features)[:, cols]
@@ -64,23 +81,48 @@ def audit_queries(table: Dataset, member_ids: Sequence[int], non_member_ids: Seq
     rng = np.random.default_rng(seed)
     queries: list[ProbeQuery] = []
     for ids, is_member in ((members, True), (non_members, False)):
-        if max_queries is not None and len(ids) > max_queries:  # the subset iclmem.probe.run_queries draws for a controlled run
+        if (
+            max_queries is not None and len(ids) > max_queries
+        ):  # the subset iclmem.probe.run_queries draws for a controlled run
             ids = ids[np.sort(rng.choice(len(ids), size=max_queries, replace=False))]
         for i in ids.tolist():
-            cands = classes if table.task == "classification" else regression_candidates(y[i], y[pool], n_candidates, seed, i)
+            cands = (
+                classes
+                if table.task == "classification"
+                else regression_candidates(y[i], y[pool], n_candidates, seed, i)
+            )
             queries.append(ProbeQuery(int(i), x[i], y[i], is_member, cands))
     return queries, center, scale
 
 
-def audit_fine_tuned(theta, reference, table: Dataset, member_ids: Sequence[int], non_member_ids: Sequence[int], *,
-                     manipulations: Sequence[str] | None = None, n_candidates: int = 10, seed: int = 0,
-                     max_queries: int | None = None, max_features: int = 30, n_boot: int = 1000) -> tuple[dict, pd.DataFrame]:
-    """``(summary, scores)`` of the membership attack on ``theta`` calibrated with ``reference`` (see the module docstring).
+def audit_fine_tuned(
+    theta,
+    reference,
+    table: Dataset,
+    member_ids: Sequence[int],
+    non_member_ids: Sequence[int],
+    *,
+    manipulations: Sequence[str] | None = None,
+    n_candidates: int = 10,
+    seed: int = 0,
+    max_queries: int | None = None,
+    max_features: int = 30,
+    n_boot: int = 1000,
+) -> tuple[dict, pd.DataFrame]:
+    """``(summary, scores)`` of the membership attack on ``theta`` calibrated with ``reference`` (see the module
+    docstring).
 
     ``scores`` has one row per (query, manipulation, model) with ``model`` "theta" or "ref".
     """
-    queries, center, scale = audit_queries(table, member_ids, non_member_ids, n_candidates=n_candidates, seed=seed,
-                                           max_queries=max_queries, max_features=max_features)
+    queries, center, scale = audit_queries(
+        table,
+        member_ids,
+        non_member_ids,
+        n_candidates=n_candidates,
+        seed=seed,
+        max_queries=max_queries,
+        max_features=max_features,
+    )
     kwargs = dict(task=table.task, target_center=center, target_scale=scale, seed=seed)
     s_theta = probe_scores(theta, queries, manipulations, columns={"model": "theta"}, **kwargs)
     s_ref = probe_scores(reference, queries, manipulations, columns={"model": "ref"}, **kwargs)

@@ -129,7 +129,10 @@ def toc_pages(root: str | Path) -> list[Page]:
     root = Path(root)
     toc_path = root / "_toc.yml"
     if not toc_path.is_file():
-        raise UsageError(f"no _toc.yml in {root}; run from the project folder or pass --root the folder that holds _config.yml and _toc.yml")
+        raise UsageError(
+            f"no _toc.yml in {root}; run from the project folder or pass --root the folder that holds _config.yml and "
+            "_toc.yml"
+        )
     try:
         toc = yaml.safe_load(toc_path.read_text())
     except yaml.YAMLError as exc:
@@ -144,8 +147,10 @@ def toc_pages(root: str | Path) -> list[Page]:
             candidates = [root / f"{entry}{suffix}" for suffix in PAGE_SUFFIXES]
         source = next((c for c in candidates if c.is_file()), None)
         if source is None:
-            raise UsageError(f"_toc.yml lists {entry!r} but none of {', '.join(str(c) for c in candidates)} exists; "
-                             "create the page or remove its entry from _toc.yml")
+            raise UsageError(
+                f"_toc.yml lists {entry!r} but none of {', '.join(str(c) for c in candidates)} exists; "
+                "create the page or remove its entry from _toc.yml"
+            )
         pages.append(Page(name, source))
     return pages
 
@@ -179,7 +184,9 @@ def package_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def cache_key(source: bytes, parameters: Mapping[str, Any], package: str, inputs: Mapping[str, str] | None = None) -> str:
+def cache_key(
+    source: bytes, parameters: Mapping[str, Any], package: str, inputs: Mapping[str, str] | None = None
+) -> str:
     """Key of an executed notebook: its source bytes, the parameters passed, the package hash.
 
     ``inputs`` (reader pages only) maps each other notebook to :func:`executed_digest` of its
@@ -209,11 +216,14 @@ def is_reader(nb: Any) -> bool:
 
 def execution_order(readers: Mapping[str, bool]) -> list[str]:
     """Notebook names (toc order, ``name -> is reader``) in execution order: readers after all others."""
-    return [name for name, reader in readers.items() if not reader] + [name for name, reader in readers.items() if reader]
+    return [name for name, reader in readers.items() if not reader] + [
+        name for name, reader in readers.items() if reader
+    ]
 
 
 def reader_executed_dir(executed_dir: Path, root: Path) -> str:
-    """The ``executed_dir`` value passed to reader pages: relative to ``root`` (their working directory) when inside it."""
+    """The ``executed_dir`` value passed to reader pages: relative to ``root`` (their working directory) when inside
+    it."""
     try:
         return executed_dir.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
@@ -238,7 +248,8 @@ GLOSSARY = "book/parameters.yaml"
 
 
 def _staged_bytes(src: Path, glossary: dict[str, dict[str, str]] | None = None) -> bytes:
-    """What the book renders of ``src``: an executed notebook in its reader view (:func:`iclmem.page_view.reader_view`)."""
+    """What the book renders of ``src``: an executed notebook in its reader view
+    (:func:`iclmem.page_view.reader_view`)."""
     if src.suffix != ".ipynb":
         return src.read_bytes()
     nb = nbformat.read(src, as_version=4)
@@ -246,7 +257,8 @@ def _staged_bytes(src: Path, glossary: dict[str, dict[str, str]] | None = None) 
 
 
 def _sync_file(src: Path, dst: Path, glossary: dict[str, dict[str, str]] | None = None) -> None:
-    """Write what :func:`_staged_bytes` makes of ``src`` to ``dst`` unless identical bytes are already there (keeps mtimes stable)."""
+    """Write what :func:`_staged_bytes` makes of ``src`` to ``dst`` unless identical bytes are already there (keeps
+    mtimes stable)."""
     data = _staged_bytes(src, glossary)
     if dst.is_file() and dst.read_bytes() == data:
         return
@@ -361,7 +373,11 @@ def build_book(
         page, params = notebooks[name], parameters[name]
         inputs = None
         if readers[name]:
-            inputs = {other: executed_digest(executed_dir / notebooks[other].staged_name) for other in notebooks if not readers[other]}
+            inputs = {
+                other: executed_digest(executed_dir / notebooks[other].staged_name)
+                for other in notebooks
+                if not readers[other]
+            }
         key = cache_key(page.source.read_bytes(), params, package, inputs)
         out = executed_dir / page.staged_name
         if not force and _cached(out, key):
@@ -372,7 +388,12 @@ def build_book(
         execute(sources[name], out, params, cwd=root, progress=progress, label=page.source.stem)
         result.seconds[name] = time.perf_counter() - started
         print(f"[{number}/{len(order)}] {page.source.stem} done in {duration(result.seconds[name])}", flush=True)
-        meta = {"key": key, "source": str(page.source.relative_to(root)), "parameters": params, "wall_s": round(result.seconds[name], 1)}
+        meta = {
+            "key": key,
+            "source": str(page.source.relative_to(root)),
+            "parameters": params,
+            "wall_s": round(result.seconds[name], 1),
+        }
         if inputs is not None:
             meta["inputs"] = inputs
         atomic_write_text(out.with_name(out.name + ".cache.json"), json.dumps(meta, indent=2, default=repr))

@@ -68,7 +68,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     file_values: dict[str, Any] = {}
     if args.parameters_file:
         known = project_parameter_names(project_root(args.notebook.resolve().parent))
-        file_values, skipped = shared_file_values(declared, read_parameters_file(args.parameters_file), known, str(args.parameters_file))
+        file_values, skipped = shared_file_values(
+            declared, read_parameters_file(args.parameters_file), known, str(args.parameters_file)
+        )
         if skipped:
             print(f"{args.parameters_file}: not parameters of {args.notebook.name}, skipped: {', '.join(skipped)}")
     values = parse_cli_parameters(declared, [tuple(p) for p in args.parameter], file_values)
@@ -101,7 +103,9 @@ def cmd_params(args: argparse.Namespace) -> int:
 def add_book(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("book", help="execute the notebooks of _toc.yml (cached) and build the html book")
     p.add_argument("--root", type=Path, help="project folder with _config.yml and _toc.yml (default: this project)")
-    p.add_argument("--build-dir", type=Path, help="build folder (default: <root>/_build); html lands in <build-dir>/html")
+    p.add_argument(
+        "--build-dir", type=Path, help="build folder (default: <root>/_build); html lands in <build-dir>/html"
+    )
     p.add_argument(
         "-p",
         "--parameter",
@@ -111,12 +115,17 @@ def add_book(subparsers: Subparsers) -> None:
         metavar=("NOTEBOOK", "NAME", "VALUE"),
         help="override a parameter of one notebook (NOTEBOOK: its stem or toc name)",
     )
-    p.add_argument("-f", "--parameters-file", type=Path, metavar="PARAMS.yaml", help="YAML mapping: notebook -> {name: value}")
+    p.add_argument(
+        "-f", "--parameters-file", type=Path, metavar="PARAMS.yaml", help="YAML mapping: notebook -> {name: value}"
+    )
     p.add_argument("--force", action="store_true", help="re-execute every notebook, ignoring the cache")
     p.add_argument("--strict", action="store_true", help="turn Sphinx warnings into errors")
     p.add_argument("--no-html", action="store_true", help="execute and stage the notebooks, but do not render")
-    p.add_argument("--chapters", help="a book of your own table: these chapters only (tabular = 01-04, regimes = 05, or notebook "
-                   "stems, comma-separated), executed on the flat parameters file -f, into --out")
+    p.add_argument(
+        "--chapters",
+        help="a book of your own table: these chapters only (tabular = 01-04, regimes = 05, or notebook "
+        "stems, comma-separated), executed on the flat parameters file -f, into --out",
+    )
     p.add_argument("--out", type=Path, help="with --chapters: the build folder (default: _build/<table name>)")
     p.add_argument("--results", type=Path, help="with --chapters: its results store (default: <out>/results)")
     p.set_defaults(func=cmd_book)
@@ -130,20 +139,27 @@ def cmd_book(args: argparse.Namespace) -> int:
     if args.chapters:
         return _own_book(args, root)
     if args.out or args.results:
-        raise UsageError("--out and --results belong to a book of your own table: add --chapters (e.g. --chapters tabular).")
+        raise UsageError(
+            "--out and --results belong to a book of your own table: add --chapters (e.g. --chapters tabular)."
+        )
     pages = notebook_pages(root)
     overrides: dict[str, dict[str, Any]] = {}
     if args.parameters_file:
         for key, values in read_parameters_file(args.parameters_file).items():
             if not isinstance(values, dict):
-                raise UsageError(f"{args.parameters_file}: {key!r} must map to a mapping of parameters (e.g. {key}: {{query_sizes: [64]}}), got {values!r}")
+                raise UsageError(
+                    f"{args.parameters_file}: {key!r} must map to a mapping of parameters (e.g. {key}: {{query_sizes: "
+                    f"[64]}}), got {values!r}"
+                )
             overrides.setdefault(resolve_notebook_key(pages, key), {}).update(values)
     for key, name, raw in args.parameter:
         page = resolve_notebook_key(pages, key)
         declared = notebook_parameters(read_notebook(pages[page].source))
         default = declared[name].default if name in declared else None
         overrides.setdefault(page, {})[name] = parse_cli_value(raw, default)
-    result = build_book(root, args.build_dir, overrides, force=args.force, strict=args.strict, render_html=not args.no_html)
+    result = build_book(
+        root, args.build_dir, overrides, force=args.force, strict=args.strict, render_html=not args.no_html
+    )
     return _report_build(result, args.no_html)
 
 
@@ -161,15 +177,26 @@ def _own_book(args: argparse.Namespace, root: Path) -> int:
     from iclmem.own_book import build_own_book
 
     if args.parameter:
-        raise UsageError("with --chapters, give the parameters in the flat file -f (one mapping shared by every chapter), not -p.")
+        raise UsageError(
+            "with --chapters, give the parameters in the flat file -f (one mapping shared by every chapter), not -p."
+        )
     values = read_parameters_file(args.parameters_file) if args.parameters_file else {}
     if any(isinstance(v, dict) for v in values.values()):
-        raise UsageError(f"{args.parameters_file}: with --chapters the file is one flat mapping of parameters (data_path: ..., "
-                         "target: ...), shared by every chapter; per-notebook sections are for the main book.")
+        raise UsageError(
+            f"{args.parameters_file}: with --chapters the file is one flat mapping of parameters (data_path: ..., "
+            "target: ...), shared by every chapter; per-notebook sections are for the main book."
+        )
     name = Path(str(values["data_path"])).stem if values.get("data_path") else "own_tables"
     out = args.out or root / "_build" / name
-    result = build_own_book(root, values, [c.strip() for c in args.chapters.split(",") if c.strip()], out, args.results,
-                            force=args.force, render_html=not args.no_html)
+    result = build_own_book(
+        root,
+        values,
+        [c.strip() for c in args.chapters.split(",") if c.strip()],
+        out,
+        args.results,
+        force=args.force,
+        render_html=not args.no_html,
+    )
     return _report_build(result, args.no_html)
 
 
@@ -179,14 +206,19 @@ def _own_book(args: argparse.Namespace, root: Path) -> int:
 def add_pretrain(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("pretrain", help="pretrain the reference LTM on the synthetic prior (resumable)")
     p.add_argument("--config", type=Path, required=True, help="YAML config, e.g. configs/pretrain_reference.yaml")
-    p.add_argument("--export", action="store_true",
-                   help="when done, write the weights, model card and loss curve into iclmem/ltm/weights/ (the shipped reference)")
+    p.add_argument(
+        "--export",
+        action="store_true",
+        help="when done, write the weights, model card and loss curve into iclmem/ltm/weights/ (the shipped reference)",
+    )
     p.set_defaults(func=cmd_pretrain)
 
 
 def cmd_pretrain(args: argparse.Namespace) -> int:
     if not args.config.is_file():
-        raise UsageError(f"no such config: {args.config}; check the path (e.g. --config configs/pretrain_reference.yaml)")
+        raise UsageError(
+            f"no such config: {args.config}; check the path (e.g. --config configs/pretrain_reference.yaml)"
+        )
     from iclmem.ltm.pretrain import PretrainConfig, pretrain
 
     try:
@@ -209,14 +241,39 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
 def add_sweep(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("sweep", help="run a grid of fine-tune-and-probe runs as tasks on Dask (resumable)")
     p.add_argument("grid", type=Path, help="grid file, e.g. grids/book.yaml or grids/paper.yaml")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="existing Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)")
-    p.add_argument("--workers", type=int, default=2, help="local cluster workers, one process and one thread each; 0 runs in this process (default: 2)")
-    p.add_argument("--threads", action="store_true", help="local cluster workers as threads of this process instead of processes")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for --scheduler before giving up (default: 10)")
-    p.add_argument("--results", type=Path, help="results folder (default: $ICLMEM_RESULTS or results/); shared by all workers")
-    p.add_argument("--reference", type=Path, metavar="CKPT.pt", help="reference LTM checkpoint to fine-tune from (default: the shipped one)")
-    p.add_argument("--model", metavar="SPEC", default="reference",
-                   help="M_ref of every task: reference (default) | tabicl:PATH | tabpfn:PATH (a local checkpoint, see 'Audit your own model')")
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="existing Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="local cluster workers, one process and one thread each; 0 runs in this process (default: 2)",
+    )
+    p.add_argument(
+        "--threads", action="store_true", help="local cluster workers as threads of this process instead of processes"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds to wait for --scheduler before giving up (default: 10)"
+    )
+    p.add_argument(
+        "--results", type=Path, help="results folder (default: $ICLMEM_RESULTS or results/); shared by all workers"
+    )
+    p.add_argument(
+        "--reference",
+        type=Path,
+        metavar="CKPT.pt",
+        help="reference LTM checkpoint to fine-tune from (default: the shipped one)",
+    )
+    p.add_argument(
+        "--model",
+        metavar="SPEC",
+        default="reference",
+        help="M_ref of every task: reference (default) | tabicl:PATH | tabpfn:PATH "
+        "(a local checkpoint, see 'Audit your own model')",
+    )
     p.add_argument("--carte-dir", help="folder of the paper's CARTE tables (default: $ICLMEM_CARTE_DIR)")
     p.add_argument("--list", action="store_true", help="list the grid's tasks and their status; run nothing")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -231,8 +288,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if args.workers < 0:
             raise SweepError(f"--workers must be >= 0 (0 runs the tasks in this process), got {args.workers}")
         if args.reference is not None and not args.reference.is_file():
-            raise SweepError(f"no checkpoint at {args.reference}; pass a .pt file written by `iclmem pretrain`, or leave out --reference "
-                             "for the shipped reference LTM")
+            raise SweepError(
+                f"no checkpoint at {args.reference}; pass a .pt file written by `iclmem pretrain`, or leave out "
+                "--reference "
+                "for the shipped reference LTM"
+            )
         reference = _sweep_model(args.model, args.reference)
         if args.list:
             found = collect_sweep(grid, args.results, reference)
@@ -240,8 +300,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 print(f"{s['status']:8s} {s['key']}")
             print(found.report())
             return 0
-        result = run_sweep(grid, results_dir=args.results, workers=args.workers, scheduler=args.scheduler, processes=not args.threads,
-                           reference=reference, carte_dir=args.carte_dir, timeout=args.timeout, progress=not args.no_progress)
+        result = run_sweep(
+            grid,
+            results_dir=args.results,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            processes=not args.threads,
+            reference=reference,
+            carte_dir=args.carte_dir,
+            timeout=args.timeout,
+            progress=not args.no_progress,
+        )
     except SweepError as exc:
         raise UsageError(str(exc)) from None
     print(result.report())
@@ -262,9 +331,15 @@ def _sweep_model(model: str, reference: Path | None) -> str | Path | None:
     if kind == "reference":
         return reference
     if reference is not None:
-        raise SweepError(f"--reference and --model {model} both name M_ref; keep one (--reference is a checkpoint of the shipped architecture).")
+        raise SweepError(
+            f"--reference and --model {model} both name M_ref; keep one (--reference is a checkpoint of the shipped "
+            "architecture)."
+        )
     if not Path(path).expanduser().is_file():
-        raise SweepError(f"--model {model}: no checkpoint at {path}; the weights come only from a local file (see 'Audit your own model').")
+        raise SweepError(
+            f"--model {model}: no checkpoint at {path}; the weights come only from a local file (see 'Audit your own "
+            "model')."
+        )
     return model
 
 

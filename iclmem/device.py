@@ -25,18 +25,25 @@ def compute_device() -> torch.device:
     if raw == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if raw != "cpu" and not raw.startswith("cuda"):
-        raise DeviceError(f"{DEVICE_ENV}={raw!r} is not a device; use cpu, cuda, cuda:N or auto (or unset it for the CPU).")
+        raise DeviceError(
+            f"{DEVICE_ENV}={raw!r} is not a device; use cpu, cuda, cuda:N or auto (or unset it for the CPU)."
+        )
     try:
         device = torch.device(raw)
     except RuntimeError as exc:
         raise DeviceError(f"{DEVICE_ENV}={raw!r} is not a device ({exc}); use cpu, cuda, cuda:N or auto.") from exc
     if device.type == "cuda":
         if not torch.cuda.is_available():
-            raise DeviceError(f"{DEVICE_ENV}={raw} but this machine has no CUDA GPU that torch can use (torch "
-                              f"{torch.__version__}); unset it (or set cpu, or auto) to compute on the CPU, or install a CUDA build of torch.")
+            raise DeviceError(
+                f"{DEVICE_ENV}={raw} but this machine has no CUDA GPU that torch can use (torch "
+                f"{torch.__version__}); unset it (or set cpu, or auto) to compute on the CPU, or install a CUDA build "
+                "of torch."
+            )
         if device.index is not None and device.index >= torch.cuda.device_count():
-            raise DeviceError(f"{DEVICE_ENV}={raw} but this machine has {torch.cuda.device_count()} GPU(s); use cuda:0 .. "
-                              f"cuda:{torch.cuda.device_count() - 1}.")
+            raise DeviceError(
+                f"{DEVICE_ENV}={raw} but this machine has {torch.cuda.device_count()} GPU(s); use cuda:0 .. "
+                f"cuda:{torch.cuda.device_count() - 1}."
+            )
     return device
 
 

@@ -36,7 +36,16 @@ from .ltm import MAX_CLASSES, ICLTask, ReferenceLTM, TableEncoder, load_referenc
 from .outcomes import COLLAPSE_RATIO
 from .privacy import DPStep, PrivacyConfig
 from .store import artifact_dir, code_version, content_key
-from .training import METRICS_FILE, Step, members_from_log, model_at_epoch, read_log, train, weights_path, write_finished
+from .training import (
+    METRICS_FILE,
+    Step,
+    members_from_log,
+    model_at_epoch,
+    read_log,
+    train,
+    weights_path,
+    write_finished,
+)
 
 PROBE_EPOCHS: tuple[int, ...] = (0, 1, 2, 5, 10, 50, 100, 250, 500)
 LEARNING_RATES: tuple[float, ...] = (1e-1, 1e-2, 1e-3, 1e-4)
@@ -67,15 +76,25 @@ class FinetuneConfig:
     def checked(self, max_context: int) -> FinetuneConfig:
         """Validate and return the config with probe epochs cut to ``epochs`` (errors name the fix)."""
         if not self.learning_rate > 0:
-            raise FinetuneError(f"learning_rate must be positive, got {self.learning_rate}; the paper uses {LEARNING_RATES}.")
+            raise FinetuneError(
+                f"learning_rate must be positive, got {self.learning_rate}; the paper uses {LEARNING_RATES}."
+            )
         if self.epochs < 0:
-            raise FinetuneError(f"epochs must be >= 0, got {self.epochs}; use 0 (M_ref only) or the number of AdamW steps "
-                                f"(Tab. 2: up to 500).")
+            raise FinetuneError(
+                f"epochs must be >= 0, got {self.epochs}; use 0 (M_ref only) or the number of AdamW steps "
+                f"(Tab. 2: up to 500)."
+            )
         if not 1 <= self.context_size <= max_context:
-            raise FinetuneError(f"context_size {self.context_size} is outside 1..{max_context} (the model's largest context); use at most {max_context} rows.")
+            raise FinetuneError(
+                f"context_size {self.context_size} is outside 1..{max_context} (the model's largest context); use at "
+                f"most {max_context} rows."
+            )
         beyond = [e for e in self.probe_epochs if e > self.epochs or e < 0]
         if beyond:
-            raise FinetuneError(f"probe epochs {beyond} lie outside 0..{self.epochs}; raise epochs or drop them (e.g. probe_epochs_up_to({self.epochs})).")
+            raise FinetuneError(
+                f"probe epochs {beyond} lie outside 0..{self.epochs}; raise epochs or drop them (e.g. "
+                f"probe_epochs_up_to({self.epochs}))."
+            )
         return self
 
 
@@ -103,7 +122,9 @@ class RunData:
     encoder: TableEncoder = field(repr=False)
     feature_columns: np.ndarray = field(repr=False)
 
-    def task_for(self, x: np.ndarray, y: np.ndarray, context_x: np.ndarray | None = None, context_y: np.ndarray | None = None) -> ICLTask:
+    def task_for(
+        self, x: np.ndarray, y: np.ndarray, context_x: np.ndarray | None = None, context_y: np.ndarray | None = None
+    ) -> ICLTask:
         cx = self.context_x if context_x is None else context_x
         cy = self.context_y if context_y is None else context_y
         return ICLTask(cx, cy, x, y, self.task, self.target_center, self.target_scale)
@@ -135,8 +156,9 @@ def encoded_table(table: Dataset, fingerprint: str) -> tuple[TableEncoder, np.nd
     return encoder, encoded
 
 
-def prepare_run_data(manifest: SplitManifest, table: Dataset, config: FinetuneConfig,
-                     max_classes: int = MAX_CLASSES) -> RunData:
+def prepare_run_data(
+    manifest: SplitManifest, table: Dataset, config: FinetuneConfig, max_classes: int = MAX_CLASSES
+) -> RunData:
     """Encode the training context, members and non-members of a manifest (checked against the table).
 
     ``max_classes`` is the model's limit (:attr:`~iclmem.ltm.interface.LTM.max_classes`; the reference's by
@@ -153,11 +175,16 @@ def prepare_run_data(manifest: SplitManifest, table: Dataset, config: FinetuneCo
     manifest.check_table(table)
     members, non_members, pool = manifest.members, manifest.non_members, manifest.context
     if len(members) != manifest.query_size:
-        raise FinetuneError(f"manifest has {len(members)} members but Q={manifest.query_size}; rebuild it with split_manifest(..., refresh=True).")
+        raise FinetuneError(
+            f"manifest has {len(members)} members but Q={manifest.query_size}; rebuild it with split_manifest(..., "
+            "refresh=True)."
+        )
     if table.task == "classification" and table.target.nunique() > max_classes:
-        raise FinetuneError(f"{table.name} has {table.target.nunique()} classes; the model takes at most "
-                            f"max_classes={max_classes}: treat it as regression (task='regression') or group the "
-                            "classes.")
+        raise FinetuneError(
+            f"{table.name} has {table.target.nunique()} classes; the model takes at most "
+            f"max_classes={max_classes}: treat it as regression (task='regression') or group the "
+            "classes."
+        )
     encoder, encoded = encoded_table(table, manifest.table_fingerprint)
     ctx = draw_training_context(table.target, pool, table.task, size=config.context_size, seed=config.context_seed)
     cols = subsample_features(len(encoder.columns), config.max_features, config.context_seed)
@@ -168,11 +195,20 @@ def prepare_run_data(manifest: SplitManifest, table: Dataset, config: FinetuneCo
         yp = y[pool].astype(np.float64)
         center, scale = float(yp.mean()), float(yp.std() + 1e-6)
     return RunData(
-        context_ids=ctx.ids, member_ids=members, non_member_ids=non_members,
-        context_x=enc[ctx.ids], context_y=y[ctx.ids],
-        member_x=enc[members], member_y=np.asarray(manifest.labels(table, "members")),
-        non_member_x=enc[non_members], non_member_y=np.asarray(manifest.labels(table, "non_members")),
-        task=table.task, target_center=center, target_scale=scale, encoder=encoder, feature_columns=cols,
+        context_ids=ctx.ids,
+        member_ids=members,
+        non_member_ids=non_members,
+        context_x=enc[ctx.ids],
+        context_y=y[ctx.ids],
+        member_x=enc[members],
+        member_y=np.asarray(manifest.labels(table, "members")),
+        non_member_x=enc[non_members],
+        non_member_y=np.asarray(manifest.labels(table, "non_members")),
+        task=table.task,
+        target_center=center,
+        target_scale=scale,
+        encoder=encoder,
+        feature_columns=cols,
     )
 
 
@@ -182,7 +218,9 @@ def vanilla_scores(model: ReferenceLTM, data: RunData) -> dict[str, float]:
     Also the share of queries given the most frequent predicted label (classification) or the
     spread of the point predictions (regression), used by the collapse test.
     """
-    preds = model.predict([data.task_for(data.member_x, data.member_y), data.task_for(data.non_member_x, data.non_member_y)])
+    preds = model.predict(
+        [data.task_for(data.member_x, data.member_y), data.task_for(data.non_member_x, data.non_member_y)]
+    )
     out = {"loss_members": float(preds[0].loss().mean()), "loss_non_members": float(preds[1].loss().mean())}
     points = np.concatenate([p.point() for p in preds])
     truth = np.concatenate([data.member_y, data.non_member_y])
@@ -194,11 +232,14 @@ def vanilla_scores(model: ReferenceLTM, data: RunData) -> dict[str, float]:
         out["prediction_std"] = float(np.std(points))
         out["r2"] = float(1 - np.mean((points - truth) ** 2) / (np.var(truth) + 1e-12))
     out["loss_all"] = (out["loss_members"] * len(data.member_y) + out["loss_non_members"] * len(data.non_member_y)) / (
-        len(data.member_y) + len(data.non_member_y))
+        len(data.member_y) + len(data.non_member_y)
+    )
     return out
 
 
-def collapse_flag(theta: dict[str, float], ref: dict[str, float], ratio_threshold: float = COLLAPSE_RATIO) -> tuple[float, bool]:
+def collapse_flag(
+    theta: dict[str, float], ref: dict[str, float], ratio_threshold: float = COLLAPSE_RATIO
+) -> tuple[float, bool]:
     """Tab. 3 / App. B.1: collapse if L_v(M_theta) > 5 x L_v(M_ref), or if predictions became near-constant.
 
     Near-constant means: classification, >= 95% of queries get one label while M_ref spread them
@@ -241,11 +282,16 @@ def verify_ground_truth(log: list[dict], manifest: SplitManifest) -> np.ndarray:
     logged = members_from_log(log)
     expected = np.unique(manifest.members)
     if log and not np.array_equal(logged, expected):
-        raise FinetuneError(f"logged query ids ({len(logged)}) differ from the manifest's {len(expected)} members; the run is invalid — delete it and rerun.")
+        raise FinetuneError(
+            f"logged query ids ({len(logged)}) differ from the manifest's {len(expected)} members; the run is invalid "
+            "— delete it and rerun."
+        )
     seen = set(logged.tolist()) | {i for s in log for i in s["context_ids"]}
     leaked = seen & set(manifest.non_members.tolist())
     if leaked:
-        raise FinetuneError(f"{len(leaked)} non-member rows appear in the training log; the split is broken — rebuild the manifest.")
+        raise FinetuneError(
+            f"{len(leaked)} non-member rows appear in the training log; the split is broken — rebuild the manifest."
+        )
     return logged
 
 
@@ -262,14 +308,26 @@ class SingleTaskSchedule:
         self.train_task = self.data.task_for(self.data.member_x, self.data.member_y)
 
     def steps(self, epoch: int) -> list[Step]:
-        log = {"epoch": epoch, "context_ids": self.data.context_ids.tolist(), "query_ids": self.data.member_ids.tolist()}
+        log = {
+            "epoch": epoch,
+            "context_ids": self.data.context_ids.tolist(),
+            "query_ids": self.data.member_ids.tolist(),
+        }
         return [Step(self.train_task, log, {"epoch": epoch})]
 
     def record(self, model: ReferenceLTM, epoch: int) -> list[dict]:
         theta = vanilla_scores(model, self.data)  # its members' task is the training task: C' and the Q members
         ratio, collapsed = collapse_flag(theta, self.ref_scores)
-        return [{"epoch": epoch, "train_loss": theta["loss_members"], **{f"theta_{k}": v for k, v in theta.items()},
-                 **{f"ref_{k}": v for k, v in self.ref_scores.items()}, "loss_ratio": ratio, "collapsed": collapsed}]
+        return [
+            {
+                "epoch": epoch,
+                "train_loss": theta["loss_members"],
+                **{f"theta_{k}": v for k, v in theta.items()},
+                **{f"ref_{k}": v for k, v in self.ref_scores.items()},
+                "loss_ratio": ratio,
+                "collapsed": collapsed,
+            }
+        ]
 
 
 def finetune(
@@ -294,18 +352,35 @@ def finetune(
     done = path / METRICS_FILE
     if done.exists():  # a finished run loads without encoding anything
         curve = pd.read_csv(path / "train_curve.csv")
-        return FinetuneRun(key, path, manifest, config, pd.read_csv(done), verify_ground_truth(read_log(path), manifest), curve)
+        return FinetuneRun(
+            key, path, manifest, config, pd.read_csv(done), verify_ground_truth(read_log(path), manifest), curve
+        )
     if load_only:
         return None
     data = prepare_run_data(manifest, table, config, reference.max_classes)
     path.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path / "run.json", json.dumps({"manifest": manifest.to_dict(), "config": asdict(config),
-                                                     "reference_sha256": reference.checkpoint_sha256}, indent=1, default=str))
+    atomic_write_text(
+        path / "run.json",
+        json.dumps(
+            {"manifest": manifest.to_dict(), "config": asdict(config), "reference_sha256": reference.checkpoint_sha256},
+            indent=1,
+            default=str,
+        ),
+    )
     schedule = SingleTaskSchedule(data, vanilla_scores(reference, data))
-    trained = train(schedule, reference, learning_rate=config.learning_rate, weight_decay=config.weight_decay, epochs=config.epochs,
-                    probe_epochs=config.probe_epochs, run_dir=path, progress=progress, checkpoint_every=checkpoint_every,
-                    privacy=None if config.privacy is None else DPStep.of(config.privacy, config.epochs, config.context_seed),
-                    desc=f"{manifest.dataset} lr={config.learning_rate:g} Q={manifest.query_size}")
+    trained = train(
+        schedule,
+        reference,
+        learning_rate=config.learning_rate,
+        weight_decay=config.weight_decay,
+        epochs=config.epochs,
+        probe_epochs=config.probe_epochs,
+        run_dir=path,
+        progress=progress,
+        checkpoint_every=checkpoint_every,
+        privacy=None if config.privacy is None else DPStep.of(config.privacy, config.epochs, config.context_seed),
+        desc=f"{manifest.dataset} lr={config.learning_rate:g} Q={manifest.query_size}",
+    )
     members = verify_ground_truth(trained.log, manifest)
     write_finished(path, trained, schedule.curve_columns)
     curve = pd.DataFrame(trained.curve, columns=list(schedule.curve_columns))

@@ -56,47 +56,77 @@ class RunSpec:
         return len(self.datasets) * self.query_size * self.epochs
 
     def config(self) -> FinetuneConfig:
-        return FinetuneConfig(self.learning_rate, self.epochs, probe_epochs_up_to(self.epochs), self.context_size, self.seed)
+        return FinetuneConfig(
+            self.learning_rate, self.epochs, probe_epochs_up_to(self.epochs), self.context_size, self.seed
+        )
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def expand_grid(datasets: list[str], learning_rates: list[float], query_sizes: list[int], label_conditions: list[str],
-                epochs: int, seed: int = 0, context_size: int = 512,
-                regimes: list[str] | tuple[str, ...] = (SINGLE_TASK_FIXED,)) -> list[RunSpec]:
+def expand_grid(
+    datasets: list[str],
+    learning_rates: list[float],
+    query_sizes: list[int],
+    label_conditions: list[str],
+    epochs: int,
+    seed: int = 0,
+    context_size: int = 512,
+    regimes: list[str] | tuple[str, ...] = (SINGLE_TASK_FIXED,),
+) -> list[RunSpec]:
     """The product of the grid's axes, datasets outermost; then one joint spec per multi-task regime cell.
 
     A multi-task regime trains one model on all ``datasets`` (App. D), so it contributes one spec
     per (query size, label condition, learning rate), not one per dataset.
     """
-    for name, axis in (("datasets", datasets), ("learning_rates", learning_rates), ("query_sizes", query_sizes),
-                       ("label_conditions", label_conditions), ("regimes", regimes)):
+    for name, axis in (
+        ("datasets", datasets),
+        ("learning_rates", learning_rates),
+        ("query_sizes", query_sizes),
+        ("label_conditions", label_conditions),
+        ("regimes", regimes),
+    ):
         if not axis:
             raise ValueError(f"grid axis {name!r} is empty; give at least one value.")
     conditions = [normalize_label_condition(c) for c in label_conditions]
     regimes = [check_regime(r) for r in regimes]
     bad = [d for d in datasets if JOINT_SEPARATOR in d]
     if bad and any(r in MULTI_TASK for r in regimes):
-        raise ValueError(f"dataset names {bad} contain {JOINT_SEPARATOR!r}, which joins the datasets of a multi-task spec; rename them.")
+        raise ValueError(
+            f"dataset names {bad} contain {JOINT_SEPARATOR!r}, which joins the datasets of a multi-task spec; rename "
+            "them."
+        )
     specs = []
     if SINGLE_TASK_FIXED in regimes:
-        specs += [RunSpec(d, float(lr), int(q), c, int(epochs), int(seed), int(context_size))
-                  for d, q, c, lr in itertools.product(datasets, query_sizes, conditions, learning_rates)]
+        specs += [
+            RunSpec(d, float(lr), int(q), c, int(epochs), int(seed), int(context_size))
+            for d, q, c, lr in itertools.product(datasets, query_sizes, conditions, learning_rates)
+        ]
     joined = JOINT_SEPARATOR.join(datasets)
-    specs += [RunSpec(joined, float(lr), int(q), c, int(epochs), int(seed), int(context_size), r)
-              for r in regimes if r in MULTI_TASK for q, c, lr in itertools.product(query_sizes, conditions, learning_rates)]
+    specs += [
+        RunSpec(joined, float(lr), int(q), c, int(epochs), int(seed), int(context_size), r)
+        for r in regimes
+        if r in MULTI_TASK
+        for q, c, lr in itertools.product(query_sizes, conditions, learning_rates)
+    ]
     return specs
 
 
 def table_of(name: str, tables: Mapping[str, Dataset] | None = None, carte_dir: str | None = None) -> Dataset:
-    """The deduplicated table ``name``: from ``tables`` (already loaded, e.g. a file of your own) if there, else by name."""
+    """The deduplicated table ``name``: from ``tables`` (already loaded, e.g. a file of your own) if there, else by
+    name."""
     return tables[name] if tables and name in tables else prepared_table(name, carte_dir)
 
 
-def run_spec(spec: RunSpec, reference: ReferenceLTM | None = None, results_dir: str | Path | None = None,
-             progress: bool = False, carte_dir: str | None = None,
-             tables: Mapping[str, Dataset] | None = None, load_only: bool = False) -> FinetuneRun | JointRun | None:
+def run_spec(
+    spec: RunSpec,
+    reference: ReferenceLTM | None = None,
+    results_dir: str | Path | None = None,
+    progress: bool = False,
+    carte_dir: str | None = None,
+    tables: Mapping[str, Dataset] | None = None,
+    load_only: bool = False,
+) -> FinetuneRun | JointRun | None:
     """Split manifest(s) + fine-tuning in the spec's regime, through the results store.
 
     ``single_task_fixed`` gives a :class:`FinetuneRun`, the multi-task regimes a
@@ -106,15 +136,27 @@ def run_spec(spec: RunSpec, reference: ReferenceLTM | None = None, results_dir: 
     """
     regime = check_regime(spec.regime)
     loaded = [table_of(d, tables, carte_dir) for d in spec.datasets]
-    manifests = [split_manifest(t, spec.query_size, spec.seed, spec.label_condition, results_dir=results_dir) for t in loaded]
+    manifests = [
+        split_manifest(t, spec.query_size, spec.seed, spec.label_condition, results_dir=results_dir) for t in loaded
+    ]
     if regime in MULTI_TASK:
-        return train_joint(manifests, loaded, spec.config(), regime, reference, results_dir, progress=progress, load_only=load_only)
-    return finetune(manifests[0], loaded[0], spec.config(), reference, results_dir, progress=progress, load_only=load_only)
+        return train_joint(
+            manifests, loaded, spec.config(), regime, reference, results_dir, progress=progress, load_only=load_only
+        )
+    return finetune(
+        manifests[0], loaded[0], spec.config(), reference, results_dir, progress=progress, load_only=load_only
+    )
 
 
-def run_grid(specs: list[RunSpec], reference: ReferenceLTM | None = None, results_dir: str | Path | None = None,
-             progress: bool = True, carte_dir: str | None = None, tables: Mapping[str, Dataset] | None = None,
-             workers: int | None = None) -> list[FinetuneRun]:
+def run_grid(
+    specs: list[RunSpec],
+    reference: ReferenceLTM | None = None,
+    results_dir: str | Path | None = None,
+    progress: bool = True,
+    carte_dir: str | None = None,
+    tables: Mapping[str, Dataset] | None = None,
+    workers: int | None = None,
+) -> list[FinetuneRun]:
     """Run (or load from the store) every spec, with a progress bar over runs.
 
     ``tables`` maps dataset names to deduplicated tables already loaded (e.g. a file of your own);
@@ -126,16 +168,27 @@ def run_grid(specs: list[RunSpec], reference: ReferenceLTM | None = None, result
     reference = reference or load_reference()
     n = worker_count(workers)
     if n > 1:
-        todo = [s for s in specs if run_spec(s, reference, results_dir, False, carte_dir, tables, load_only=True) is None]
+        todo = [
+            s for s in specs if run_spec(s, reference, results_dir, False, carte_dir, tables, load_only=True) is None
+        ]
         todo.sort(key=lambda s: -s.work)  # the longest runs first: the last one to finish is a short one
         used = {d: table_of(d, tables, carte_dir) for s in todo for d in s.datasets}
-        in_workers(_run_spec_key, [(s, reference, results_dir, carte_dir, used) for s in todo], n, "fine-tuning runs", progress)
-    return [run_spec(s, reference, results_dir, progress and n == 1, carte_dir, tables)
-            for s in Bar(specs, desc="fine-tuning runs", disable=not progress or n > 1)]
+        in_workers(
+            _run_spec_key, [(s, reference, results_dir, carte_dir, used) for s in todo], n, "fine-tuning runs", progress
+        )
+    return [
+        run_spec(s, reference, results_dir, progress and n == 1, carte_dir, tables)
+        for s in Bar(specs, desc="fine-tuning runs", disable=not progress or n > 1)
+    ]
 
 
-def _run_spec_key(spec: RunSpec, reference: ReferenceLTM, results_dir: str | Path | None, carte_dir: str | None,
-                  tables: Mapping[str, Dataset]) -> str:
+def _run_spec_key(
+    spec: RunSpec,
+    reference: ReferenceLTM,
+    results_dir: str | Path | None,
+    carte_dir: str | None,
+    tables: Mapping[str, Dataset],
+) -> str:
     """:func:`run_spec` in a worker process; the run stays in the store, its key comes back."""
     return run_spec(spec, reference, results_dir, False, carte_dir, tables).key
 
@@ -161,8 +214,15 @@ def grid_curves(specs: list[RunSpec], runs: list[FinetuneRun]) -> pd.DataFrame:
 def grid_overview(specs: list[RunSpec], runs: list[FinetuneRun], metrics: pd.DataFrame) -> pd.DataFrame:
     """One row per run: spec, store key, members proven by the log, and the last epoch's state."""
     last = metrics.sort_values("epoch").groupby("run_key").tail(1)[["run_key", "train_loss", "loss_ratio", "collapsed"]]
-    rows = [{**s.to_dict(), "run_key": r.key, "members_logged": len(r.members_logged), "members_in_manifest": len(r.manifest.members)}
-            for s, r in zip(specs, runs, strict=True)]
+    rows = [
+        {
+            **s.to_dict(),
+            "run_key": r.key,
+            "members_logged": len(r.members_logged),
+            "members_in_manifest": len(r.manifest.members),
+        }
+        for s, r in zip(specs, runs, strict=True)
+    ]
     return pd.DataFrame(rows).merge(last, on="run_key").drop(columns=["seed", "epochs"])
 
 
@@ -171,10 +231,19 @@ def run_views(run: FinetuneRun | JointRun) -> list[FinetuneRun | DatasetView]:
     return [run.view(d) for d in run.datasets] if isinstance(run, JointRun) else [run]
 
 
-def probe_views(run: FinetuneRun | JointRun, tables: Mapping[str, Dataset], epochs: Sequence[int] | None = None,
-                reference: ReferenceLTM | None = None, n_candidates: int = 10, manipulations: Sequence[str] | None = None,
-                seed: int = 0, max_queries: int | None = None, n_boot: int = 200, results_dir: str | Path | None = None,
-                progress: bool = False) -> list[tuple[FinetuneRun | DatasetView, pd.DataFrame, pd.DataFrame]]:
+def probe_views(
+    run: FinetuneRun | JointRun,
+    tables: Mapping[str, Dataset],
+    epochs: Sequence[int] | None = None,
+    reference: ReferenceLTM | None = None,
+    n_candidates: int = 10,
+    manipulations: Sequence[str] | None = None,
+    seed: int = 0,
+    max_queries: int | None = None,
+    n_boot: int = 200,
+    results_dir: str | Path | None = None,
+    progress: bool = False,
+) -> list[tuple[FinetuneRun | DatasetView, pd.DataFrame, pd.DataFrame]]:
     """Probe every dataset of a run (Sec. 4.2) and summarize each probing epoch (Tab. 3 outcome, AUC, TPR).
 
     Per dataset view of the run: (view, summary of :func:`iclmem.probe.summarize_run`, raw scores).
@@ -183,17 +252,39 @@ def probe_views(run: FinetuneRun | JointRun, tables: Mapping[str, Dataset], epoc
     """
     out = []
     for view in run_views(run):
-        kept = [e for e in (epochs if epochs is not None else view.config.probe_epochs) if e in view.config.probe_epochs]
-        scores = probe_run(view, tables[view.manifest.dataset], kept, reference, n_candidates, manipulations, seed, max_queries,
-                           results_dir=results_dir, progress=progress)
+        kept = [
+            e for e in (epochs if epochs is not None else view.config.probe_epochs) if e in view.config.probe_epochs
+        ]
+        scores = probe_run(
+            view,
+            tables[view.manifest.dataset],
+            kept,
+            reference,
+            n_candidates,
+            manipulations,
+            seed,
+            max_queries,
+            results_dir=results_dir,
+            progress=progress,
+        )
         out.append((view, summarize_run(scores, view, n_boot=n_boot, seed=seed), scores))
     return out
 
 
-def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference: ReferenceLTM | None = None,
-               epochs: Sequence[int] | None = None, n_candidates: int = 10, max_queries: int | None = None, seed: int = 0,
-               n_boot: int = 200, results_dir: str | Path | None = None, progress: bool = True,
-               tables: Mapping[str, Dataset] | None = None, workers: int | None = None) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+def probe_grid(
+    specs: Sequence[RunSpec],
+    runs: Sequence[FinetuneRun],
+    reference: ReferenceLTM | None = None,
+    epochs: Sequence[int] | None = None,
+    n_candidates: int = 10,
+    max_queries: int | None = None,
+    seed: int = 0,
+    n_boot: int = 200,
+    results_dir: str | Path | None = None,
+    progress: bool = True,
+    tables: Mapping[str, Dataset] | None = None,
+    workers: int | None = None,
+) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     """Probe every run at ``epochs`` (those it kept) and summarize each epoch (Tab. 3 outcome, AUC, TPR).
 
     Returns the summary (spec columns, dataset card's k and alpha, and :func:`summarize_run`'s
@@ -208,22 +299,42 @@ def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference:
         kept_anywhere = set().union(*(run.config.probe_epochs for run in runs)) if runs else set()
         missing = sorted(set(epochs) - kept_anywhere)
         if missing:
-            raise ProbeError(f"probing epochs {missing} were kept by none of the runs (kept: {sorted(kept_anywhere)}); fine-tuning keeps "
-                             f"the paper's probing epochs (Tab. 2) up to each run's last epoch: choose epochs among those.")
+            raise ProbeError(
+                f"probing epochs {missing} were kept by none of the runs (kept: {sorted(kept_anywhere)}); fine-tuning "
+                "keeps "
+                f"the paper's probing epochs (Tab. 2) up to each run's last epoch: choose epochs among those."
+            )
     pairs = list(zip(specs, runs, strict=True))
     used = {spec.dataset: table_of(spec.dataset, tables) for spec, _ in pairs}
     n = worker_count(workers)
 
     def call(spec: RunSpec, run: FinetuneRun, at: Sequence[int] | None) -> tuple:
-        return (run, {spec.dataset: used[spec.dataset]}, at, reference, n_candidates, None, seed, max_queries, n_boot, results_dir)
+        return (
+            run,
+            {spec.dataset: used[spec.dataset]},
+            at,
+            reference,
+            n_candidates,
+            None,
+            seed,
+            max_queries,
+            n_boot,
+            results_dir,
+        )
 
     probed = None
     if n > 1 and len(pairs) > 1:  # one run is probed here: a pool would cost its start-up for nothing
         owners = [reference_owner(run) for _, run in pairs]
-        shared = {owner: pair for owner, pair in zip(reversed(owners), reversed(pairs), strict=True)}  # the first run of each M_ref score set
-        order = sorted(range(len(pairs)), key=lambda i: owners[i])  # a set's runs one after another: a worker reuses their contexts
+        shared = {
+            owner: pair for owner, pair in zip(reversed(owners), reversed(pairs), strict=True)
+        }  # the first run of each M_ref score set
+        order = sorted(
+            range(len(pairs)), key=lambda i: owners[i]
+        )  # a set's runs one after another: a worker reuses their contexts
         with worker_pool(min(n, len(pairs))) as pool:
-            in_workers(_probe_reference, [call(s, r, None) for s, r in shared.values()], n, "probing M_ref", progress, pool)
+            in_workers(
+                _probe_reference, [call(s, r, None) for s, r in shared.values()], n, "probing M_ref", progress, pool
+            )
             done = in_workers(probe_views, [call(*pairs[i], epochs) for i in order], n, "probing runs", progress, pool)
         probed = [None] * len(pairs)
         for i, result in zip(order, done, strict=True):
@@ -236,15 +347,39 @@ def probe_grid(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], reference:
         card = cards[spec.dataset]
         for key, value in spec.to_dict().items():
             summary[key] = value
-        summary["run_key"], summary["k"], summary["alpha"], summary["task"] = run.key, card.get("k"), card.get("alpha"), table.task
+        summary["run_key"], summary["k"], summary["alpha"], summary["task"] = (
+            run.key,
+            card.get("k"),
+            card.get("alpha"),
+            table.task,
+        )
         rows.append(summary)
         scores[run.key] = sc
     return pd.concat(rows, ignore_index=True), scores
 
 
-def _probe_reference(run: FinetuneRun, tables: Mapping[str, Dataset], _epochs: object, reference: ReferenceLTM, n_candidates: int,
-                     manipulations: Sequence[str] | None, seed: int, max_queries: int | None, _n_boot: int,
-                     results_dir: str | Path | None) -> None:
+def _probe_reference(
+    run: FinetuneRun,
+    tables: Mapping[str, Dataset],
+    _epochs: object,
+    reference: ReferenceLTM,
+    n_candidates: int,
+    manipulations: Sequence[str] | None,
+    seed: int,
+    max_queries: int | None,
+    _n_boot: int,
+    results_dir: str | Path | None,
+) -> None:
     """M_ref's scores of a run (no epoch of M_theta), left in the store: :func:`probe_grid`'s first pass in workers."""
-    probe_run(run, tables[run.manifest.dataset], [], reference, n_candidates, manipulations, seed, max_queries,
-              results_dir=results_dir, progress=False)
+    probe_run(
+        run,
+        tables[run.manifest.dataset],
+        [],
+        reference,
+        n_candidates,
+        manipulations,
+        seed,
+        max_queries,
+        results_dir=results_dir,
+        progress=False,
+    )

@@ -38,7 +38,8 @@ class ImportGraphError(RuntimeError):
 
 
 def module_file(module: str, root: Path = PACKAGE_ROOT) -> Path | None:
-    """The source file of ``module`` (``iclmem.probe.run`` -> ``<root>/probe/run.py``), or None if it is not a module."""
+    """The source file of ``module`` (``iclmem.probe.run`` -> ``<root>/probe/run.py``), or None if it is not a
+    module."""
     parts = module.split(".")
     if parts[0] != PACKAGE:
         return None
@@ -93,8 +94,10 @@ def _closure(module: str, root: Path) -> tuple[str, ...]:
 @lru_cache(maxsize=64)
 def _closure_at(module: str, root: Path, state: tuple) -> tuple[str, ...]:
     if module_file(module, root) is None:
-        raise ImportGraphError(f"{module!r} is not a module of the {PACKAGE} package under {root}; "
-                               f"name it in dotted form, e.g. '{PACKAGE}.finetune'.")
+        raise ImportGraphError(
+            f"{module!r} is not a module of the {PACKAGE} package under {root}; "
+            f"name it in dotted form, e.g. '{PACKAGE}.finetune'."
+        )
     seen: set[str] = set()
     todo = [module]
     while todo:
@@ -102,7 +105,9 @@ def _closure_at(module: str, root: Path, state: tuple) -> tuple[str, ...]:
         if current in seen:
             continue
         seen.add(current)
-        todo.extend(m for m in [*_parents(current), *_imported_modules(current, root)] if m not in seen and module_file(m, root))
+        todo.extend(
+            m for m in [*_parents(current), *_imported_modules(current, root)] if m not in seen and module_file(m, root)
+        )
     return tuple(sorted(seen))
 
 
@@ -117,8 +122,10 @@ def import_closure(module: str, root: Path | str = PACKAGE_ROOT) -> list[Path]:
     modules = _closure(module, root)
     leaked = [m for m in modules if m.startswith(PRESENTATION_PACKAGES)]
     if leaked:
-        raise ImportGraphError(f"{module} imports the chapter modules {leaked}: the engine must not depend on how "
-                               "results are presented. Move the needed code into the engine.")
+        raise ImportGraphError(
+            f"{module} imports the chapter modules {leaked}: the engine must not depend on how "
+            "results are presented. Move the needed code into the engine."
+        )
     files = {module_file(m, root) for m in modules}
     folders = {f.parent for f in files if f is not None}
     resources = {p for d in folders for p in d.iterdir() if p.is_file() and p.suffix in RESOURCE_SUFFIXES}

@@ -46,8 +46,9 @@ def bootstrap_indices(n: int, stat: Callable[[np.ndarray], float], n_boot: int, 
     return np.array([stat(rng.integers(0, n, n)) for _ in range(n_boot)], dtype=float)
 
 
-def paired_bootstrap(n: int, stat: Callable[[np.ndarray], float], n_boot: int, seed: int,
-                     level: float = 0.95) -> tuple[float, float, int]:
+def paired_bootstrap(
+    n: int, stat: Callable[[np.ndarray], float], n_boot: int, seed: int, level: float = 0.95
+) -> tuple[float, float, int]:
     """(lo, hi, n_valid) of the percentile bootstrap of ``stat`` over ``n`` units (undefined resamples dropped; NaN
     bounds with fewer than 2 units or when fewer than half the resamples are defined)."""
     if n < 2:
@@ -69,9 +70,13 @@ def stratified_indices(n_member: int, n_non_member: int, n_boot: int, seed: int)
     return im, inn
 
 
-def stratified_bootstrap(member: np.ndarray, non_member: np.ndarray,
-                         statistic: Callable[[np.ndarray, np.ndarray], dict[str, float]], n_boot: int = 1000,
-                         seed: int = 0) -> pd.DataFrame:
+def stratified_bootstrap(
+    member: np.ndarray,
+    non_member: np.ndarray,
+    statistic: Callable[[np.ndarray, np.ndarray], dict[str, float]],
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> pd.DataFrame:
     """``statistic`` on ``n_boot`` stratified resamples (members and non-members separately); one row per resample."""
     if n_boot < 1:
         raise IntervalError(f"n_boot must be >= 1, got {n_boot}.")
@@ -79,13 +84,15 @@ def stratified_bootstrap(member: np.ndarray, non_member: np.ndarray,
     return pd.DataFrame([statistic(member[a], non_member[b]) for a, b in zip(im, inn, strict=True)])
 
 
-def unpaired_difference(a: np.ndarray, b: np.ndarray, n_boot: int, seed: int,
-                        level: float = 0.95) -> tuple[float, float]:
+def unpaired_difference(
+    a: np.ndarray, b: np.ndarray, n_boot: int, seed: int, level: float = 0.95
+) -> tuple[float, float]:
     """Percentile interval of ``mean(a) - mean(b)`` with ``a`` and ``b`` resampled apart (one generator, ``a`` then
     ``b`` per resample)."""
     rng = np.random.default_rng(seed)
-    d = [np.mean(a[rng.integers(0, len(a), len(a))]) - np.mean(b[rng.integers(0, len(b), len(b))])
-         for _ in range(n_boot)]
+    d = [
+        np.mean(a[rng.integers(0, len(a), len(a))]) - np.mean(b[rng.integers(0, len(b), len(b))]) for _ in range(n_boot)
+    ]
     return percentile_interval(d, level)
 
 
@@ -117,5 +124,16 @@ def newcombe(k1: Any, n1: Any, k2: Any, n2: Any, z: float = Z95) -> tuple[np.nda
         return mover(np.asarray(k1, float) / n1, l1, h1, np.asarray(k2, float) / n2, l2, h2)
 
 
-__all__ = ["IntervalError", "Z95", "bootstrap_indices", "mover", "newcombe", "paired_bootstrap", "percentile_interval",
-           "stratified_bootstrap", "stratified_indices", "unpaired_difference", "wilson"]
+__all__ = [
+    "IntervalError",
+    "Z95",
+    "bootstrap_indices",
+    "mover",
+    "newcombe",
+    "paired_bootstrap",
+    "percentile_interval",
+    "stratified_bootstrap",
+    "stratified_indices",
+    "unpaired_difference",
+    "wilson",
+]

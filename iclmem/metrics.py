@@ -1,4 +1,5 @@
-"""Membership metrics of IclMem: delta scores, AUC, TPR at low FPR, bootstrap CIs, loss gaps (Sec. 4.2, App. A.4, B.2, B.3).
+"""Membership metrics of IclMem: delta scores, AUC, TPR at low FPR, bootstrap CIs, loss gaps (Sec. 4.2, App. A.4, B.2,
+B.3).
 
 * Robustness score ``S(q)``: the mean of a probe score over the manipulation suite (Sec. 4.2).
 * Difficulty calibration: ``Delta S(q) = S_theta(q) - S_ref(q)`` (Sec. 4.2, App. A.4).
@@ -40,11 +41,16 @@ class MetricsError(ValueError):
 def _check(member: Sequence[float], non_member: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     m, n = np.asarray(member, dtype=np.float64).ravel(), np.asarray(non_member, dtype=np.float64).ravel()
     if len(m) == 0 or len(n) == 0:
-        raise MetricsError(f"need scores for members and non-members, got {len(m)} member and {len(n)} non-member scores.")
+        raise MetricsError(
+            f"need scores for members and non-members, got {len(m)} member and {len(n)} non-member scores."
+        )
     for name, a in (("member", m), ("non-member", n)):
         bad = int(np.isnan(a).sum())
         if bad:
-            raise MetricsError(f"{bad} {name} score(s) are NaN; a probe failed (e.g. a diverged model) — drop or fix those queries first.")
+            raise MetricsError(
+                f"{bad} {name} score(s) are NaN; a probe failed (e.g. a diverged model) — drop or fix those queries "
+                "first."
+            )
     return m, n
 
 
@@ -100,7 +106,9 @@ def _auc_from_curve(curve: RocCurve) -> float:
     return float(np.sum(np.diff(curve.fpr) * (curve.tpr[1:] + curve.tpr[:-1]) / 2))
 
 
-def attack_statistics(member: Sequence[float], non_member: Sequence[float], fprs: Sequence[float] = FPR_TARGETS) -> dict[str, float]:
+def attack_statistics(
+    member: Sequence[float], non_member: Sequence[float], fprs: Sequence[float] = FPR_TARGETS
+) -> dict[str, float]:
     """AUC and TPR at each FPR target (keys ``auc``, ``tpr1``, ``tpr10`` for 1%, 10%) from one ROC curve.
 
     The trapezoid area under the full ROC curve equals the Mann-Whitney AUC with ties counted 1/2.
@@ -112,8 +120,13 @@ def attack_statistics(member: Sequence[float], non_member: Sequence[float], fprs
     return out
 
 
-def bootstrap(member: Sequence[float], non_member: Sequence[float], statistic: Callable[[np.ndarray, np.ndarray], dict[str, float]],
-              n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+def bootstrap(
+    member: Sequence[float],
+    non_member: Sequence[float],
+    statistic: Callable[[np.ndarray, np.ndarray], dict[str, float]],
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> pd.DataFrame:
     """``statistic`` on ``n_boot`` stratified resamples (members and non-members separately); one row per resample
     (:func:`iclmem.intervals.stratified_bootstrap`, whose RNG order :func:`bootstrap_attack_statistics` shares)."""
     m, n = _check(member, non_member)
@@ -128,8 +141,13 @@ def _value_counts(codes: np.ndarray, n_values: int) -> np.ndarray:
     return np.bincount((rows + codes).ravel(), minlength=codes.shape[0] * n_values).reshape(codes.shape[0], n_values)
 
 
-def bootstrap_attack_statistics(member: Sequence[float], non_member: Sequence[float], n_boot: int = 1000, seed: int = 0,
-                                fprs: Sequence[float] = FPR_TARGETS) -> pd.DataFrame:
+def bootstrap_attack_statistics(
+    member: Sequence[float],
+    non_member: Sequence[float],
+    n_boot: int = 1000,
+    seed: int = 0,
+    fprs: Sequence[float] = FPR_TARGETS,
+) -> pd.DataFrame:
     """:func:`attack_statistics` on the stratified resamples of :func:`bootstrap`, all at once.
 
     Vectorized: each resample is a vector of counts over the distinct observed scores, so its AUC
@@ -160,12 +178,20 @@ def null_halves(non_member: Sequence[float], seed: int = 0) -> tuple[np.ndarray,
         raise MetricsError(f"need at least 4 non-member scores to split into two halves, got {len(v)}.")
     order = np.random.default_rng(np.random.SeedSequence([seed, 0x4A1F])).permutation(len(v))
     half = len(v) // 2
-    return v[order[:half]], v[order[half:2 * half]]
+    return v[order[:half]], v[order[half : 2 * half]]
 
 
-def attack_metrics(member: Sequence[float], non_member: Sequence[float], *, n_boot: int = 1000, seed: int = 0,
-                   level: float = 0.95, fprs: Sequence[float] = FPR_TARGETS) -> dict[str, float]:
-    """AUC and TPR@FPR with bootstrap ``level`` intervals: keys ``auc``, ``auc_lo``, ``auc_hi``, ``tpr1``, ``tpr1_lo``, ...
+def attack_metrics(
+    member: Sequence[float],
+    non_member: Sequence[float],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    fprs: Sequence[float] = FPR_TARGETS,
+) -> dict[str, float]:
+    """AUC and TPR@FPR with bootstrap ``level`` intervals: keys ``auc``, ``auc_lo``, ``auc_hi``, ``tpr1``, ``tpr1_lo``,
+    ...
 
     ``n_boot=0`` skips the intervals (point estimates only).
     """
@@ -217,15 +243,21 @@ def delta_scores(theta: pd.DataFrame, ref: pd.DataFrame, metric: str = "loss") -
 
 
 def check_paired(theta: pd.DataFrame, ref: pd.DataFrame) -> None:
-    """Raise unless both frames hold the same (query, manipulation) pairs, each once (what :func:`delta_scores` needs)."""
+    """Raise unless both frames hold the same (query, manipulation) pairs, each once (what :func:`delta_scores`
+    needs)."""
     _check_frame(theta, None)
     _check_frame(ref, None)
     keys = ["query_id", "manipulation"]
     a, b = theta[keys].drop_duplicates(), ref[keys].drop_duplicates()
     if len(a) != len(theta) or len(b) != len(ref):
-        raise MetricsError("a (query, manipulation) pair occurs twice in one frame; pass the scores of one model and epoch.")
+        raise MetricsError(
+            "a (query, manipulation) pair occurs twice in one frame; pass the scores of one model and epoch."
+        )
     if len(a.merge(b, on=keys)) != len(a) or len(a) != len(b):
-        raise MetricsError("M_theta and M_ref scores cover different (query, manipulation) pairs; score both on the same queries and suite.")
+        raise MetricsError(
+            "M_theta and M_ref scores cover different (query, manipulation) pairs; score both on the same queries and "
+            "suite."
+        )
 
 
 def delta_from_suites(s_theta: pd.DataFrame, s_ref: pd.DataFrame, metric: str = "loss") -> pd.DataFrame:
@@ -262,7 +294,27 @@ def gap_stats(gaps: Sequence[float] | pd.Series) -> tuple[float, float]:
 
 
 __all__ = [
-    "METRIC_DIRECTION", "METRICS", "FPR_TARGETS", "MetricsError", "RocCurve", "membership_score", "roc_curve", "auc",
-    "tpr_at_fpr", "attack_statistics", "bootstrap", "null_halves", "bootstrap_attack_statistics", "percentile_interval", "attack_metrics", "roc_points", "suite_scores",
-    "delta_scores", "check_paired", "delta_from_suites", "split_members", "loss_gaps", "gap_stats",
+    "METRIC_DIRECTION",
+    "METRICS",
+    "FPR_TARGETS",
+    "MetricsError",
+    "RocCurve",
+    "membership_score",
+    "roc_curve",
+    "auc",
+    "tpr_at_fpr",
+    "attack_statistics",
+    "bootstrap",
+    "null_halves",
+    "bootstrap_attack_statistics",
+    "percentile_interval",
+    "attack_metrics",
+    "roc_points",
+    "suite_scores",
+    "delta_scores",
+    "check_paired",
+    "delta_from_suites",
+    "split_members",
+    "loss_gaps",
+    "gap_stats",
 ]

@@ -94,7 +94,9 @@ def parse_parameters_source(source: str) -> dict[str, Parameter]:
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
-        raise UsageError(f"the parameters cell is not valid Python: {exc}; fix the syntax of the cell tagged parameters") from exc
+        raise UsageError(
+            f"the parameters cell is not valid Python: {exc}; fix the syntax of the cell tagged parameters"
+        ) from exc
     found: dict[str, Parameter] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign):
@@ -111,7 +113,8 @@ def parse_parameters_source(source: str) -> dict[str, Parameter]:
         except ValueError as exc:
             raise UsageError(
                 f"parameter {names[0]!r} has a default that is not a literal ({ast.unparse(value)}); "
-                "parameters cells hold plain values so they can be checked and overridden: write a number, string, list or dict there "
+                "parameters cells hold plain values so they can be checked and overridden: write a number, string, "
+                "list or dict there "
                 "and compute the value in a later cell"
             ) from exc
         for name in names:
@@ -134,7 +137,9 @@ def parameter_comments(source: str) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
         for target in targets:
             if isinstance(target, ast.Name) and node.end_lineno in comments:
                 out[target.id] = comments[node.end_lineno]
@@ -241,16 +246,19 @@ def check_parameters(declared: Mapping[str, Parameter], values: Mapping[str, Any
     unknown = [name for name in values if name not in declared]
     if unknown:
         valid = "\n".join(f"  {p.name} = {p.default!r}  ({p.type_name})" for p in declared.values()) or "  (none)"
-        problems.append(f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; valid:\n{valid}")
+        problems.append(
+            f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; valid:\n{valid}"
+        )
     checked: dict[str, Any] = {}
     for name, value in values.items():
         if name not in declared:
             continue
         default = declared[name].default
         if not _matches(value, default):
+            uniform = isinstance(default, list | tuple) and len({type(x) for x in default}) == 1
+            element = f" of {type(default[0]).__name__}" if uniform else ""
             problems.append(
-                f"parameter {name!r} expects {declared[name].type_name}"
-                f"{f' of {type(default[0]).__name__}' if isinstance(default, list | tuple) and len({type(x) for x in default}) == 1 else ''}"
+                f"parameter {name!r} expects {declared[name].type_name}{element}"
                 f" like its default {default!r}, got {type(value).__name__} {value!r}"
             )
             continue
@@ -265,7 +273,9 @@ def check_parameters(declared: Mapping[str, Parameter], values: Mapping[str, Any
 
 
 def parse_cli_parameters(
-    declared: Mapping[str, Parameter], pairs: list[tuple[str, str]] | None = None, file_values: Mapping[str, Any] | None = None
+    declared: Mapping[str, Parameter],
+    pairs: list[tuple[str, str]] | None = None,
+    file_values: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Combine ``-f params.yaml`` values and ``-p NAME VALUE`` strings (the latter win), then check."""
     values: dict[str, Any] = dict(file_values or {})
@@ -287,12 +297,19 @@ def read_parameters_file(path: str | Path) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
-        raise UsageError(f"{path} must hold a mapping of parameter names to values (one `name: value` per line), got {type(data).__name__}")
+        raise UsageError(
+            f"{path} must hold a mapping of parameter names to values (one `name: value` per line), got "
+            f"{type(data).__name__}"
+        )
     return data
 
 
-def shared_file_values(declared: Mapping[str, Parameter], file_values: Mapping[str, Any], known: Iterable[str],
-                       source: str = "the parameters file") -> tuple[dict[str, Any], list[str]]:
+def shared_file_values(
+    declared: Mapping[str, Parameter],
+    file_values: Mapping[str, Any],
+    known: Iterable[str],
+    source: str = "the parameters file",
+) -> tuple[dict[str, Any], list[str]]:
     """The values of a parameters file shared by a chain of notebooks that this notebook takes, and the names it skips.
 
     One file can drive every chapter (``data_path``, ``target``, ``learning_rates``, ...): a name
@@ -302,8 +319,10 @@ def shared_file_values(declared: Mapping[str, Parameter], file_values: Mapping[s
     known = set(known)
     stray = sorted(n for n in file_values if n not in declared and n not in known)
     if stray:
-        raise ParameterError(f"{source}: {', '.join(map(repr, stray))} {'is' if len(stray) == 1 else 'are'} a parameter of no notebook "
-                             f"of this project; check the spelling (`iclmem params <notebook>` lists each notebook's parameters).")
+        raise ParameterError(
+            f"{source}: {', '.join(map(repr, stray))} {'is' if len(stray) == 1 else 'are'} a parameter of no notebook "
+            f"of this project; check the spelling (`iclmem params <notebook>` lists each notebook's parameters)."
+        )
     return {n: v for n, v in file_values.items() if n in declared}, sorted(n for n in file_values if n not in declared)
 
 
@@ -338,14 +357,21 @@ def read_shared_defaults(path: str | Path) -> list[SharedGroup]:
     data = load_yaml(path.read_text()) or {}
     groups = []
     for name, group in data.items():
-        if not isinstance(group, dict) or not isinstance(group.get("notebooks"), list) or not isinstance(group.get("values"), dict):
-            raise UsageError(f"{path}: group {name!r} must hold `notebooks: [stems]` and `values: {{name: value}}`, got {group!r}")
+        if (
+            not isinstance(group, dict)
+            or not isinstance(group.get("notebooks"), list)
+            or not isinstance(group.get("values"), dict)
+        ):
+            raise UsageError(
+                f"{path}: group {name!r} must hold `notebooks: [stems]` and `values: {{name: value}}`, got {group!r}"
+            )
         groups.append(SharedGroup(str(name), tuple(str(s) for s in group["notebooks"]), dict(group["values"])))
     return groups
 
 
 def shared_defaults_of(groups: Iterable[SharedGroup], stem: str) -> dict[str, Any]:
-    """The shared values of one notebook (by stem): the union of the groups that list it; a name two of them set is an error."""
+    """The shared values of one notebook (by stem): the union of the groups that list it; a name two of them set is
+    an error."""
     values: dict[str, Any] = {}
     owner: dict[str, str] = {}
     for group in groups:
@@ -353,8 +379,10 @@ def shared_defaults_of(groups: Iterable[SharedGroup], stem: str) -> dict[str, An
             continue
         for name, value in group.values.items():
             if name in values:
-                raise UsageError(f"{SHARED_DEFAULTS}: {name!r} of {stem} is set by both {owner[name]!r} and {group.name!r}; "
-                                 "keep it in one group")
+                raise UsageError(
+                    f"{SHARED_DEFAULTS}: {name!r} of {stem} is set by both {owner[name]!r} and {group.name!r}; "
+                    "keep it in one group"
+                )
             values[name], owner[name] = value, group.name
     return values
 
@@ -382,7 +410,9 @@ def shared_default_conflicts(root: str | Path) -> list[str]:
     return problems
 
 
-def with_shared_defaults(declared: Mapping[str, Parameter], shared: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+def with_shared_defaults(
+    declared: Mapping[str, Parameter], shared: Mapping[str, Any], values: Mapping[str, Any]
+) -> dict[str, Any]:
     """``values`` (the user's, they win) over the shared defaults of a notebook.
 
     A shared value is passed only where the notebook declares the name with another default, so a
@@ -504,5 +534,7 @@ def run_notebook(
     out = Path(output) if output is not None else default_output_path(notebook)
     if out.suffix != ".ipynb":
         raise UsageError(f"the output must be an .ipynb file, got {out}")
-    execute(nb, out, checked, cwd=Path(cwd) if cwd is not None else Path.cwd(), progress=progress, label=Path(notebook).stem)
+    execute(
+        nb, out, checked, cwd=Path(cwd) if cwd is not None else Path.cwd(), progress=progress, label=Path(notebook).stem
+    )
     return out

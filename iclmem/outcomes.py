@@ -59,8 +59,13 @@ class Outcome(str, Enum):
     @property
     def short(self) -> str:
         """The abbreviation of Tab. 10 / 11."""
-        return {"representational_collapse": "Coll.", "loss_inversion": "Inv.", "detectable_memorization": "Mem.",
-                "context_overfitting": "Ctx.Ov.", "no_signal": "No Sig."}[self.value]
+        return {
+            "representational_collapse": "Coll.",
+            "loss_inversion": "Inv.",
+            "detectable_memorization": "Mem.",
+            "context_overfitting": "Ctx.Ov.",
+            "no_signal": "No Sig.",
+        }[self.value]
 
 
 @dataclass(frozen=True)
@@ -102,23 +107,41 @@ def classify_outcome(
         raise ValueError("require_ci=True needs auc_ci_low (the bootstrap lower bounds per metric).")
     g = np.asarray(gaps, dtype=np.float64)
     mu, sigma = gap_stats(g)
-    ev: dict[str, Any] = {"collapsed_flag": bool(collapsed), "loss_ratio": loss_ratio, "mu_gap": mu, "sigma_gap": sigma,
-                          "all_gaps_positive": bool((g > 0).all()), "auc": dict(auc), "auc_ci_low": dict(auc_ci_low or {}),
-                          "require_ci": require_ci, "inversion": inversion}
+    ev: dict[str, Any] = {
+        "collapsed_flag": bool(collapsed),
+        "loss_ratio": loss_ratio,
+        "mu_gap": mu,
+        "sigma_gap": sigma,
+        "all_gaps_positive": bool((g > 0).all()),
+        "auc": dict(auc),
+        "auc_ci_low": dict(auc_ci_low or {}),
+        "require_ci": require_ci,
+        "inversion": inversion,
+    }
     ratio_collapse = _finite(loss_ratio) and float(loss_ratio) > collapse_ratio
     if collapsed or ratio_collapse:
         return OutcomeResult(Outcome.COLLAPSE, {**ev, "rule": f"collapsed flag or L_v ratio > {collapse_ratio:g}"})
     inverted = bool((g > 0).all()) if inversion == "all" else mu > 0
     if inverted:
-        return OutcomeResult(Outcome.INVERSION, {**ev, "rule": "mean non-member probe loss < mean member probe loss"
-                                                 + (" on every manipulation" if inversion == "all" else "")})
+        return OutcomeResult(
+            Outcome.INVERSION,
+            {
+                **ev,
+                "rule": "mean non-member probe loss < mean member probe loss"
+                + (" on every manipulation" if inversion == "all" else ""),
+            },
+        )
     evidence = auc_ci_low if require_ci else auc
     detected = [m for m in detect_metrics if _finite(evidence.get(m)) and float(evidence[m]) > 0.5]
     if detected:
         what = "AUC(Delta S) CI lower bound" if require_ci else "AUC(Delta S)"
-        return OutcomeResult(Outcome.MEMORIZATION, {**ev, "detected_on": detected, "rule": f"{what} > 0.5 on {'/'.join(detected)}"})
+        return OutcomeResult(
+            Outcome.MEMORIZATION, {**ev, "detected_on": detected, "rule": f"{what} > 0.5 on {'/'.join(detected)}"}
+        )
     if abs(mu) < overfit_mu and sigma < overfit_sigma:
-        return OutcomeResult(Outcome.CONTEXT_OVERFITTING, {**ev, "rule": f"|mu_gap| < {overfit_mu:g} and sigma_gap < {overfit_sigma:g}"})
+        return OutcomeResult(
+            Outcome.CONTEXT_OVERFITTING, {**ev, "rule": f"|mu_gap| < {overfit_mu:g} and sigma_gap < {overfit_sigma:g}"}
+        )
     return OutcomeResult(Outcome.NO_SIGNAL, {**ev, "rule": "none of the above"})
 
 
@@ -128,6 +151,7 @@ SHORT: dict[str, str] = {o.value: o.short for o in Outcome}
 
 
 # --- three readings of the rule (Tab. 3 text, Tab. 10 / 11 as printed, a statistical bound) -----------
+
 
 @dataclass(frozen=True)
 class OutcomeReading:
@@ -153,14 +177,29 @@ PRINTED_CUT = 0.5508
 #: Tab. 10 / 11 (:func:`iclmem.chapters.outcome_readings.fit_printed_reading` finds them from the 34
 #: transcribed non-collapsed rows; a test checks that the search still returns these constants).
 OUTCOME_READINGS: dict[str, OutcomeReading] = {
-    "text": OutcomeReading("text", (_INV, _MEM), "point", 0.5,
-                           "Tab. 3 as written: collapse, inversion (mu_gap > 0), AUC(Delta S) > 0.5, context overfitting, no signal"),
-    "printed": OutcomeReading("printed", (_MEM, _INV), "point", PRINTED_CUT,
-                              f"Tab. 10 / 11 as printed: collapse, AUC(Delta S) > {PRINTED_CUT:g} (the bold cut), inversion, "
-                              "context overfitting, no signal"),
-    "bound": OutcomeReading("bound", (_INV, _MEM), "bound", 0.5,
-                            "a statistical reading: as the text, but detectable only when the lower bound of the 95% bootstrap "
-                            "interval of AUC(Delta S) exceeds 0.5"),
+    "text": OutcomeReading(
+        "text",
+        (_INV, _MEM),
+        "point",
+        0.5,
+        "Tab. 3 as written: collapse, inversion (mu_gap > 0), AUC(Delta S) > 0.5, context overfitting, no signal",
+    ),
+    "printed": OutcomeReading(
+        "printed",
+        (_MEM, _INV),
+        "point",
+        PRINTED_CUT,
+        f"Tab. 10 / 11 as printed: collapse, AUC(Delta S) > {PRINTED_CUT:g} (the bold cut), inversion, "
+        "context overfitting, no signal",
+    ),
+    "bound": OutcomeReading(
+        "bound",
+        (_INV, _MEM),
+        "bound",
+        0.5,
+        "a statistical reading: as the text, but detectable only when the lower bound of the 95% bootstrap "
+        "interval of AUC(Delta S) exceeds 0.5",
+    ),
 }
 #: The reading the scorecard's outcome claims (C1-C9, C15) use: the only one whose detectable share is small under
 #: the permutation null (notebook 04 shows all three with their null shares).
@@ -174,9 +213,19 @@ def get_reading(name: str) -> OutcomeReading:
     return OUTCOME_READINGS[name]
 
 
-def classify_arrays(*, auc_loss: np.ndarray, auc_entropy: np.ndarray, mu_gap: np.ndarray, sigma_gap: np.ndarray,
-                    collapsed: np.ndarray, auc_lo_loss: np.ndarray | None = None, auc_lo_entropy: np.ndarray | None = None,
-                    reading: str | OutcomeReading = "text", overfit_mu: float = OVERFIT_MU, overfit_sigma: float = OVERFIT_SIGMA) -> np.ndarray:
+def classify_arrays(
+    *,
+    auc_loss: np.ndarray,
+    auc_entropy: np.ndarray,
+    mu_gap: np.ndarray,
+    sigma_gap: np.ndarray,
+    collapsed: np.ndarray,
+    auc_lo_loss: np.ndarray | None = None,
+    auc_lo_entropy: np.ndarray | None = None,
+    reading: str | OutcomeReading = "text",
+    overfit_mu: float = OVERFIT_MU,
+    overfit_sigma: float = OVERFIT_SIGMA,
+) -> np.ndarray:
     """Tab. 3 outcomes of many configurations at once under one reading (an object array of outcome values).
 
     ``collapsed`` already holds the collapse test (flag or loss ratio above the threshold). Under
@@ -186,7 +235,9 @@ def classify_arrays(*, auc_loss: np.ndarray, auc_entropy: np.ndarray, mu_gap: np
     r = reading if isinstance(reading, OutcomeReading) else get_reading(reading)
     if r.detect_on == "bound":
         if auc_lo_loss is None or auc_lo_entropy is None:
-            raise ValueError(f"reading {reading!r} needs the lower bounds of the AUC intervals (auc_lo_loss, auc_lo_entropy).")
+            raise ValueError(
+                f"reading {reading!r} needs the lower bounds of the AUC intervals (auc_lo_loss, auc_lo_entropy)."
+            )
         a, b = np.asarray(auc_lo_loss, dtype=float), np.asarray(auc_lo_entropy, dtype=float)
     else:
         a, b = np.asarray(auc_loss, dtype=float), np.asarray(auc_entropy, dtype=float)
@@ -204,7 +255,11 @@ def classify_arrays(*, auc_loss: np.ndarray, auc_entropy: np.ndarray, mu_gap: np
 
 def collapse_mask(summary: pd.DataFrame, collapse_ratio: float = COLLAPSE_RATIO) -> np.ndarray:
     """The collapse test of Tab. 3 per summary row: the logged flag, or the loss ratio above ``collapse_ratio``."""
-    ratio = pd.to_numeric(summary["loss_ratio"], errors="coerce").to_numpy(dtype=float) if "loss_ratio" in summary else np.nan
+    ratio = (
+        pd.to_numeric(summary["loss_ratio"], errors="coerce").to_numpy(dtype=float)
+        if "loss_ratio" in summary
+        else np.nan
+    )
     with np.errstate(invalid="ignore"):
         return summary["collapsed"].astype(bool).to_numpy() | (np.nan_to_num(ratio, nan=0.0) > collapse_ratio)
 
@@ -212,9 +267,16 @@ def collapse_mask(summary: pd.DataFrame, collapse_ratio: float = COLLAPSE_RATIO)
 def reclassify(summary: pd.DataFrame, reading: str) -> pd.DataFrame:
     """``summary`` with its ``outcome`` column recomputed under ``reading`` (and ``outcome_reading`` naming it)."""
     out = summary.copy()
-    out["outcome"] = classify_arrays(auc_loss=out.auc_loss, auc_entropy=out.auc_entropy, mu_gap=out.mu_gap, sigma_gap=out.sigma_gap,
-                                     collapsed=collapse_mask(out), auc_lo_loss=out.get("auc_loss_lo"),
-                                     auc_lo_entropy=out.get("auc_entropy_lo"), reading=reading)
+    out["outcome"] = classify_arrays(
+        auc_loss=out.auc_loss,
+        auc_entropy=out.auc_entropy,
+        mu_gap=out.mu_gap,
+        sigma_gap=out.sigma_gap,
+        collapsed=collapse_mask(out),
+        auc_lo_loss=out.get("auc_loss_lo"),
+        auc_lo_entropy=out.get("auc_entropy_lo"),
+        reading=reading,
+    )
     out["outcome_reading"] = reading
     return out
 
@@ -236,32 +298,44 @@ def with_primary_metric(summary: pd.DataFrame, metric: str = "best") -> pd.DataF
         raise ValueError(f"metric must be 'best', 'loss' or 'entropy', got {metric!r}.")
     out = summary.copy()
     if metric == "best":
-        chosen = np.where(out["auc_entropy"].to_numpy(dtype=float) > out["auc_loss"].to_numpy(dtype=float), "entropy", "loss")
+        chosen = np.where(
+            out["auc_entropy"].to_numpy(dtype=float) > out["auc_loss"].to_numpy(dtype=float), "entropy", "loss"
+        )
     else:
         chosen = np.full(len(out), metric)
     out["metric"] = chosen
     for col in PRIMARY_COLUMNS:
         base, _, bound = col.partition("_")
-        values = {m: out.get(f"{base}_{m}" + (f"_{bound}" if bound else ""), pd.Series(np.nan, index=out.index)) for m in ("loss", "entropy")}
+        values = {
+            m: out.get(f"{base}_{m}" + (f"_{bound}" if bound else ""), pd.Series(np.nan, index=out.index))
+            for m in ("loss", "entropy")
+        }
         out[col] = np.where(chosen == "entropy", values["entropy"], values["loss"]).astype(float)
     return out
-
 
 
 # --- App. A.4: the calibrated margin -------------------------------------------------------------------
 
 #: App. A.4's "calibrated margin (Delta TPR@10% >= 0.10)", the readings its text allows (see :func:`calibrated_margin`).
 MARGIN_RULES: dict[str, str] = {
-    "delta_tpr": "TPR@10% of S_theta minus TPR@10% of S_ref >= 0.10 (fine-tuning adds 0.10 to what M_ref already separates)",
+    "delta_tpr": "TPR@10% of S_theta minus TPR@10% of S_ref >= 0.10 "
+    "(fine-tuning adds 0.10 to what M_ref already separates)",
     "tpr_over_fpr": "TPR@10% of Delta S minus the FPR of 0.10 >= 0.10 (the calibrated attack beats chance by 0.10)",
-    "calibrated_tpr": "TPR@10% of Delta S >= 0.10 (the calibrated attack reaches the raw threshold; chance level itself)",
+    "calibrated_tpr": "TPR@10% of Delta S >= 0.10 "
+    "(the calibrated attack reaches the raw threshold; chance level itself)",
 }
 #: The reading used by default, chosen for its false-alarm rate under the null (see notebook 04 and the tests).
 DEFAULT_MARGIN_RULE = "delta_tpr"
 
 
-def calibrated_margin(raw_tpr: np.ndarray, ref_tpr: np.ndarray, calibrated_tpr: np.ndarray, rule: str = DEFAULT_MARGIN_RULE,
-                      threshold: float = 0.10, fpr: float = 0.10) -> np.ndarray:
+def calibrated_margin(
+    raw_tpr: np.ndarray,
+    ref_tpr: np.ndarray,
+    calibrated_tpr: np.ndarray,
+    rule: str = DEFAULT_MARGIN_RULE,
+    threshold: float = 0.10,
+    fpr: float = 0.10,
+) -> np.ndarray:
     """Whether App. A.4's calibrated margin holds, per configuration, under one reading of :data:`MARGIN_RULES`.
 
     ``raw_tpr``: TPR@fpr of S_theta alone; ``ref_tpr``: of S_ref alone; ``calibrated_tpr``: of Delta S.
@@ -276,9 +350,17 @@ def calibrated_margin(raw_tpr: np.ndarray, ref_tpr: np.ndarray, calibrated_tpr: 
     return cal >= threshold - 1e-12
 
 
-def null_margin_rates(n_members: int = 50, n_non_members: int = 50, n_sim: int = 2000, seed: int = 0,
-                      difficulty_sd: float = 1.0, noise_sd: float = 0.5, threshold: float = 0.10) -> pd.DataFrame:
-    """How often each reading of the calibrated margin fires when nothing was memorized (members and non-members exchangeable).
+def null_margin_rates(
+    n_members: int = 50,
+    n_non_members: int = 50,
+    n_sim: int = 2000,
+    seed: int = 0,
+    difficulty_sd: float = 1.0,
+    noise_sd: float = 0.5,
+    threshold: float = 0.10,
+) -> pd.DataFrame:
+    """How often each reading of the calibrated margin fires when nothing was memorized (members and non-members
+    exchangeable).
 
     Each query gets a difficulty ``d ~ N(0, difficulty_sd)`` shared by both models; ``S_ref = d + e_ref`` and
     ``S_theta = d + e_theta`` with independent noise ``N(0, noise_sd)``: fine-tuning moved scores, but not with
@@ -297,12 +379,39 @@ def null_margin_rates(n_members: int = 50, n_non_members: int = 50, n_sim: int =
     rows = []
     for rule, text in MARGIN_RULES.items():
         fires = raw & calibrated_margin(tprs[:, 0], tprs[:, 1], tprs[:, 2], rule, threshold)
-        rows.append({"rule": rule, "fires": float(fires.mean()), "fires_given_raw": float(fires[raw].mean()) if raw.any() else np.nan,
-                     "description": text})
+        rows.append(
+            {
+                "rule": rule,
+                "fires": float(fires.mean()),
+                "fires_given_raw": float(fires[raw].mean()) if raw.any() else np.nan,
+                "description": text,
+            }
+        )
     return pd.DataFrame(rows)
 
 
-__all__ = ["COLLAPSE_RATIO", "DEFAULT_MARGIN_RULE", "DEFAULT_READING", "OUTCOME_READINGS", "PRINTED_CUT", "OutcomeReading", "classify_arrays",
-           "collapse_mask", "get_reading", "reclassify", "DETECT_METRICS", "MARGIN_RULES", "OUTCOME_ORDER", "OVERFIT_MU", "OVERFIT_SIGMA",
-           "PRIMARY_COLUMNS", "SHORT", "Outcome", "OutcomeResult", "calibrated_margin", "classify_outcome", "null_margin_rates",
-           "with_primary_metric"]
+__all__ = [
+    "COLLAPSE_RATIO",
+    "DEFAULT_MARGIN_RULE",
+    "DEFAULT_READING",
+    "OUTCOME_READINGS",
+    "PRINTED_CUT",
+    "OutcomeReading",
+    "classify_arrays",
+    "collapse_mask",
+    "get_reading",
+    "reclassify",
+    "DETECT_METRICS",
+    "MARGIN_RULES",
+    "OUTCOME_ORDER",
+    "OVERFIT_MU",
+    "OVERFIT_SIGMA",
+    "PRIMARY_COLUMNS",
+    "SHORT",
+    "Outcome",
+    "OutcomeResult",
+    "calibrated_margin",
+    "classify_outcome",
+    "null_margin_rates",
+    "with_primary_metric",
+]

@@ -40,7 +40,10 @@ def chapter_stems(chapters: Sequence[str], available: Sequence[str]) -> list[str
     for item in chapters:
         for stem in CHAPTER_GROUPS.get(item, (item,)):
             if stem not in available:
-                raise UsageError(f"unknown chapter {item!r}: use {', '.join(CHAPTER_GROUPS)} or notebook stems ({', '.join(available)}).")
+                raise UsageError(
+                    f"unknown chapter {item!r}: use {', '.join(CHAPTER_GROUPS)} or notebook stems "
+                    f"({', '.join(available)})."
+                )
             if stem not in wanted:
                 wanted.append(stem)
     return [s for s in available if s in wanted]
@@ -48,16 +51,20 @@ def chapter_stems(chapters: Sequence[str], available: Sequence[str]) -> list[str
 
 def absolute_paths(values: Mapping[str, Any], base: Path) -> dict[str, Any]:
     """``values`` with the path parameters made absolute against ``base`` (the kernels run elsewhere)."""
-    return {k: (str((base / v).resolve()) if k in PATH_PARAMETERS and v and not Path(str(v)).is_absolute() else v)
-            for k, v in values.items()}
+    return {
+        k: (str((base / v).resolve()) if k in PATH_PARAMETERS and v and not Path(str(v)).is_absolute() else v)
+        for k, v in values.items()
+    }
 
 
 def _intro(title: str, values: Mapping[str, Any], stems: Sequence[str]) -> str:
     shown = "\n".join(f"| `{k}` | `{v!r}` |" for k, v in sorted(values.items()))
     links = "\n".join(f"- {{doc}}`notebooks/{s}`" for s in stems)
-    return (f"# {title}\n\nThe chapters below were executed by `iclmem book --chapters` on the parameters of this table "
-            "(every chapter takes the names it declares; each page's parameters cell shows what it ran with):\n\n"
-            f"| parameter | value |\n|---|---|\n{shown}\n\n{links}\n")
+    return (
+        f"# {title}\n\nThe chapters below were executed by `iclmem book --chapters` on the parameters of this table "
+        "(every chapter takes the names it declares; each page's parameters cell shows what it ran with):\n\n"
+        f"| parameter | value |\n|---|---|\n{shown}\n\n{links}\n"
+    )
 
 
 def write_project(root: Path, out: Path, stems: Sequence[str], values: Mapping[str, Any], title: str) -> Path:
@@ -82,16 +89,32 @@ def write_project(root: Path, out: Path, stems: Sequence[str], values: Mapping[s
     return project
 
 
-def build_own_book(root: Path, values: Mapping[str, Any], chapters: Sequence[str], out: Path, results: Path | None = None,
-                   *, cwd: Path | None = None, force: bool = False, render_html: bool = True, progress: bool = True) -> BookResult:
+def build_own_book(
+    root: Path,
+    values: Mapping[str, Any],
+    chapters: Sequence[str],
+    out: Path,
+    results: Path | None = None,
+    *,
+    cwd: Path | None = None,
+    force: bool = False,
+    render_html: bool = True,
+    progress: bool = True,
+) -> BookResult:
     """Execute and render the chosen chapters of ``root`` on ``values`` into ``out`` (see the module docstring)."""
     available = [p.name.split("/", 1)[1] for p in toc_pages(root) if p.is_notebook and p.name.startswith("notebooks/")]
     stems = chapter_stems(chapters, available)
     values = absolute_paths(values, (cwd or Path.cwd()).resolve())
     declared = {s: notebook_parameters(read_notebook(root / "notebooks" / f"{s}.py")) for s in stems}
     known = project_parameter_names(root)
-    overrides = {f"notebooks/{s}": shared_file_values(declared[s], values, known, "the parameters file")[0] for s in stems}
-    table = Path(str(values["data_path"])).stem if values.get("data_path") else ", ".join(values.get("datasets", ())) or "the default tables"
+    overrides = {
+        f"notebooks/{s}": shared_file_values(declared[s], values, known, "the parameters file")[0] for s in stems
+    }
+    table = (
+        Path(str(values["data_path"])).stem
+        if values.get("data_path")
+        else ", ".join(values.get("datasets", ())) or "the default tables"
+    )
     out = out.resolve()
     project = write_project(root, out, stems, values, f"iclmem report: {table}")
     store = (results or out / "results").resolve()

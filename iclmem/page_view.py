@@ -47,8 +47,11 @@ def load_glossary(path: str | Path | None) -> dict[str, dict[str, str]]:
     return {str(k): {kk: str(vv) for kk, vv in (v or {}).items()} for k, v in data.items()}
 
 
-def parameters_table(source: str, overrides: dict[str, Any] | None = None, glossary: dict[str, dict[str, str]] | None = None) -> str:
-    """A markdown table of a parameters cell: name, the value this run used (marked when overridden), meaning, the paper's value.
+def parameters_table(
+    source: str, overrides: dict[str, Any] | None = None, glossary: dict[str, dict[str, str]] | None = None
+) -> str:
+    """A markdown table of a parameters cell: name, the value this run used (marked when overridden), meaning, the
+    paper's value.
 
     The meaning is the parameter's own comment, else the glossary's; the paper's value ("the
     paper: X" in the comment, else the glossary's) is shown only where it differs from the value used.
@@ -67,7 +70,11 @@ def parameters_table(source: str, overrides: dict[str, Any] | None = None, gloss
         meaning = (comments.get(name) or entry.get("meaning", "")).replace("|", "\\|")
         stated = _PAPER_SAYS.search(comments.get(name, ""))
         paper = stated.group(1).strip() if stated else entry.get("paper", "")
-        paper = "" if not paper or paper.replace(" ", "") == str(used).replace(" ", "").replace("'", "") else paper.replace("|", "\\|")
+        paper = (
+            ""
+            if not paper or paper.replace(" ", "") == str(used).replace(" ", "").replace("'", "")
+            else paper.replace("|", "\\|")
+        )
         lines.append(f"| `{name}` | {value} | {meaning} | {paper} |")
     return "\n".join(lines)
 
@@ -80,8 +87,9 @@ def _tag(cell: nbformat.NotebookNode, tag: str) -> None:
     cell.setdefault("metadata", {}).setdefault("tags", []).append(tag)
 
 
-def reader_view(nb: nbformat.NotebookNode, *, show_code: bool = True,
-                glossary: dict[str, dict[str, str]] | None = None) -> nbformat.NotebookNode:
+def reader_view(
+    nb: nbformat.NotebookNode, *, show_code: bool = True, glossary: dict[str, dict[str, str]] | None = None
+) -> nbformat.NotebookNode:
     """A copy of ``nb`` with its parameters shown as a table (see the module docstring).
 
     ``show_code=False`` (reader pages): the parameters cell is removed, and no table is added.
@@ -99,11 +107,14 @@ def reader_view(nb: nbformat.NotebookNode, *, show_code: bool = True,
                 _tag(other, "remove-cell")
         return out
     overrides = dict(out.metadata.get("papermill", {}).get("parameters", {}) or {})
-    table = nbformat.v4.new_markdown_cell("**Parameters of this page** (change them with `iclmem run` or `iclmem book -p`; "
-                                          "the code cell below the table holds the same values):\n\n"
-                                          + parameters_table(cell.source, overrides, glossary))
+    table = nbformat.v4.new_markdown_cell(
+        "**Parameters of this page** (change them with `iclmem run` or `iclmem book -p`; "
+        "the code cell below the table holds the same values):\n\n" + parameters_table(cell.source, overrides, glossary)
+    )
     table.metadata["tags"] = [TABLE_TAG]
-    table["id"] = TABLE_TAG  # a fixed id: the staged copy is the same bytes build after build (nbformat draws ids at random)
+    table["id"] = (
+        TABLE_TAG  # a fixed id: the staged copy is the same bytes build after build (nbformat draws ids at random)
+    )
     _tag(cell, "hide-cell" if show_code else "remove-cell")
     for other in out.cells:
         if INJECTED_TAG in _tags(other):

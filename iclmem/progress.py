@@ -153,9 +153,18 @@ class Bar:
     terminal. ``leave=True`` keeps the outermost bar's last state as a line when it closes.
     """
 
-    def __init__(self, iterable: Iterable[T] | None = None, *, total: int | None = None, initial: int = 0,
-                 desc: str = "", disable: bool | None = False, leave: bool = True, unit: str = "it",
-                 line: Line | None = None) -> None:
+    def __init__(
+        self,
+        iterable: Iterable[T] | None = None,
+        *,
+        total: int | None = None,
+        initial: int = 0,
+        desc: str = "",
+        disable: bool | None = False,
+        leave: bool = True,
+        unit: str = "it",
+        line: Line | None = None,
+    ) -> None:
         self.iterable = iterable
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)  # type: ignore[arg-type]

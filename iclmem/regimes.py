@@ -51,7 +51,16 @@ from .data.dataset import Dataset
 from .finetune import FinetuneConfig, FinetuneError, RunData, collapse_flag, prepare_run_data, vanilla_scores
 from .ltm import ICLTask, ReferenceLTM, load_reference
 from .store import artifact_dir, code_version, content_key
-from .training import METRICS_FILE, Step, members_from_log, model_at_epoch, read_log, train, weights_path, write_finished
+from .training import (
+    METRICS_FILE,
+    Step,
+    members_from_log,
+    model_at_epoch,
+    read_log,
+    train,
+    weights_path,
+    write_finished,
+)
 
 SINGLE_TASK_FIXED = "single_task_fixed"
 MULTI_TASK_FIXED = "multi_task_fixed"
@@ -80,8 +89,9 @@ def training_pool(manifest: SplitManifest) -> np.ndarray:
     return np.union1d(manifest.members, manifest.context)
 
 
-def sample_pair(pool: np.ndarray, target: pd.Series, task: str, query_size: int, context_size: int,
-                seed: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+def sample_pair(
+    pool: np.ndarray, target: pd.Series, task: str, query_size: int, context_size: int, seed: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
     """One fresh random context-query pair from ``pool``: (context ids, query ids), disjoint and sorted.
 
     Queries: ``query_size`` rows drawn uniformly without replacement. Context: at most
@@ -89,7 +99,10 @@ def sample_pair(pool: np.ndarray, target: pd.Series, task: str, query_size: int,
     """
     pool = np.asarray(pool, dtype=np.int64)
     if len(pool) <= query_size:
-        raise RegimeError(f"the training pool has {len(pool)} rows, too few for Q={query_size} queries plus a context; use a smaller query_size.")
+        raise RegimeError(
+            f"the training pool has {len(pool)} rows, too few for Q={query_size} queries plus a context; use a smaller "
+            "query_size."
+        )
     rng = np.random.default_rng(np.random.SeedSequence(list(seed)))
     queries = np.sort(rng.choice(pool, size=query_size, replace=False))
     rest = np.setdiff1d(pool, queries, assume_unique=True)
@@ -102,8 +115,9 @@ def epoch_order(n_tasks: int, seed: int, epoch: int) -> np.ndarray:
     return np.random.default_rng(np.random.SeedSequence([seed, 0x0DE, epoch])).permutation(n_tasks)
 
 
-def matched_member_sample(members: np.ndarray, non_members: np.ndarray, target: pd.Series, task: str,
-                          seed: int) -> np.ndarray:
+def matched_member_sample(
+    members: np.ndarray, non_members: np.ndarray, target: pd.Series, task: str, seed: int
+) -> np.ndarray:
     """A seeded subset of ``members`` with the non-members' size and label distribution.
 
     Classification: as many members of each class as there are non-members of it (all of the
@@ -142,10 +156,13 @@ def probed_view(manifest: SplitManifest, probed: np.ndarray, statistics: dict | 
     return replace(manifest, pools=pools, query_size=len(probed), statistics=stats)
 
 
-def planned_first_epoch_queries(manifest: SplitManifest, table: Dataset, index: int, context_size: int, seed: int) -> np.ndarray:
+def planned_first_epoch_queries(
+    manifest: SplitManifest, table: Dataset, index: int, context_size: int, seed: int
+) -> np.ndarray:
     """Query rows random pairs will sample for dataset ``index`` in epoch 1 (what the log will show; seeded)."""
-    _, queries = sample_pair(training_pool(manifest), table.target, table.task, manifest.query_size, context_size,
-                             (seed, 0x5EED, 1, index))
+    _, queries = sample_pair(
+        training_pool(manifest), table.target, table.task, manifest.query_size, context_size, (seed, 0x5EED, 1, index)
+    )
     return queries
 
 
@@ -211,22 +228,43 @@ class JointRun:
     def view(self, dataset: str) -> DatasetView:
         """The per-dataset view that :func:`iclmem.probe.probe_run` takes."""
         if dataset not in self.manifests:
-            raise RegimeError(f"dataset {dataset!r} is not part of joint run {self.key}; its datasets: {', '.join(self.manifests)}.")
-        view_manifest = probed_view(self.manifests[dataset], self.probed_members[dataset], self.member_statistics[dataset])
+            raise RegimeError(
+                f"dataset {dataset!r} is not part of joint run {self.key}; its datasets: {', '.join(self.manifests)}."
+            )
+        view_manifest = probed_view(
+            self.manifests[dataset], self.probed_members[dataset], self.member_statistics[dataset]
+        )
         metrics = self.metrics[self.metrics.dataset == dataset].drop(columns="dataset").reset_index(drop=True)
-        return DatasetView(content_key(self.key, dataset), self.path, view_manifest, self.config, metrics,
-                        self.members_logged[dataset], self)
+        return DatasetView(
+            content_key(self.key, dataset),
+            self.path,
+            view_manifest,
+            self.config,
+            metrics,
+            self.members_logged[dataset],
+            self,
+        )
 
     def member_counts(self) -> pd.DataFrame:
         """Per dataset: members proven by the log, members probed, and the probed split's statistics."""
-        rows = [{"dataset": d, "members_logged": len(self.members_logged[d]), "members_probed": len(self.probed_members[d]),
-                 "non_members": len(self.manifests[d].non_members), "query_size": self.manifests[d].query_size,
-                 **self.member_statistics[d]} for d in self.manifests]
+        rows = [
+            {
+                "dataset": d,
+                "members_logged": len(self.members_logged[d]),
+                "members_probed": len(self.probed_members[d]),
+                "non_members": len(self.manifests[d].non_members),
+                "query_size": self.manifests[d].query_size,
+                **self.member_statistics[d],
+            }
+            for d in self.manifests
+        ]
         return pd.DataFrame(rows)
 
 
 def joint_key(regime: str, manifests: Sequence[SplitManifest], config: FinetuneConfig, reference: ReferenceLTM) -> str:
-    return content_key(regime, [m.identity() for m in manifests], asdict(config), reference.store_identity, code_version(__name__))
+    return content_key(
+        regime, [m.identity() for m in manifests], asdict(config), reference.store_identity, code_version(__name__)
+    )
 
 
 def verify_joint_log(log: list[dict], manifests: dict[str, SplitManifest], regime: str) -> dict[str, np.ndarray]:
@@ -239,8 +277,10 @@ def verify_joint_log(log: list[dict], manifests: dict[str, SplitManifest], regim
         steps = [s for s in log if s["dataset"] == name]
         logged = members_from_log(steps)
         if regime == MULTI_TASK_FIXED and steps and not np.array_equal(logged, np.unique(manifest.members)):
-            raise RegimeError(f"{name}: logged query ids ({len(logged)}) differ from the manifest's {len(manifest.members)} members; "
-                              "the run is invalid -- delete it and rerun.")
+            raise RegimeError(
+                f"{name}: logged query ids ({len(logged)}) differ from the manifest's {len(manifest.members)} members; "
+                "the run is invalid -- delete it and rerun."
+            )
         seen = np.unique(np.concatenate([logged, *(np.asarray(s["context_ids"], dtype=np.int64) for s in steps)]))
         leaked = np.intersect1d(seen, manifest.non_members)
         if len(leaked):
@@ -258,40 +298,50 @@ def first_epoch_members(log: list[dict], dataset: str) -> np.ndarray:
     return members_from_log([s for s in steps if s["epoch"] == first])
 
 
-def _planned_probed(manifests: Sequence[SplitManifest], tables: Sequence[Dataset], regime: str,
-                    config: FinetuneConfig) -> dict[str, np.ndarray]:
+def _planned_probed(
+    manifests: Sequence[SplitManifest], tables: Sequence[Dataset], regime: str, config: FinetuneConfig
+) -> dict[str, np.ndarray]:
     """The members each dataset's probe will score, known before training (the sampling is seeded)."""
     out = {}
     for index, (manifest, table) in enumerate(zip(manifests, tables, strict=True)):
         if regime == MULTI_TASK_RANDOM:
             first = planned_first_epoch_queries(manifest, table, index, config.context_size, config.context_seed)
-            out[manifest.dataset] = matched_member_sample(first, manifest.non_members, table.target, table.task, config.context_seed)
+            out[manifest.dataset] = matched_member_sample(
+                first, manifest.non_members, table.target, table.task, config.context_seed
+            )
         else:
             out[manifest.dataset] = np.sort(np.asarray(manifest.members, dtype=np.int64))
     return out
 
 
-def _probed(log: list[dict], manifests: dict[str, SplitManifest], tables: dict[str, Dataset],
-            regime: str, seed: int) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
+def _probed(
+    log: list[dict], manifests: dict[str, SplitManifest], tables: dict[str, Dataset], regime: str, seed: int
+) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
     probed, stats = {}, {}
     for name, manifest in manifests.items():
         table = tables[name]
         if regime == MULTI_TASK_RANDOM:
-            ids = matched_member_sample(first_epoch_members(log, name), manifest.non_members, table.target, table.task, seed)
+            ids = matched_member_sample(
+                first_epoch_members(log, name), manifest.non_members, table.target, table.task, seed
+            )
             y_m, y_n = table.target.to_numpy()[ids], table.target.to_numpy()[manifest.non_members]
         else:
             ids = np.sort(manifest.members)
             y_m, y_n = manifest.labels(table, "members"), manifest.labels(table, "non_members")
         s = split_statistics(y_m, y_n, table.task, table.classes if table.task == "classification" else None)
         probed[name] = ids
-        stats[name] = {**{f"probed_{k}": v for k, v in s.to_dict().items() if k != "task"},
-                       "probed_split_failures": "; ".join(s.failures())}
+        stats[name] = {
+            **{f"probed_{k}": v for k, v in s.to_dict().items() if k != "task"},
+            "probed_split_failures": "; ".join(s.failures()),
+        }
     return probed, stats
 
 
 def _check_inputs(manifests: Sequence[SplitManifest], tables: Sequence[Dataset], regime: str) -> None:
     if regime not in MULTI_TASK:
-        raise RegimeError(f"train_joint runs the multi-task regimes {MULTI_TASK}; {regime!r} is iclmem.finetune.finetune.")
+        raise RegimeError(
+            f"train_joint runs the multi-task regimes {MULTI_TASK}; {regime!r} is iclmem.finetune.finetune."
+        )
     if not manifests or len(manifests) != len(tables):
         raise RegimeError(f"give one table per manifest (got {len(manifests)} manifests and {len(tables)} tables).")
     names = [m.dataset for m in manifests]
@@ -300,22 +350,43 @@ def _check_inputs(manifests: Sequence[SplitManifest], tables: Sequence[Dataset],
     if regime == MULTI_TASK_RANDOM:
         bad = [m.dataset for m in manifests if m.label_condition != "none"]
         if bad:
-            raise RegimeError(f"random pairs sample queries from the whole training pool with their true labels (App. D); "
-                              f"{bad} have label_condition != 'none' -- use label_condition 'none'.")
+            raise RegimeError(
+                f"random pairs sample queries from the whole training pool with their true labels (App. D); "
+                f"{bad} have label_condition != 'none' -- use label_condition 'none'."
+            )
 
 
-def _load(path: Path, key: str, regime: str, manifests: dict[str, SplitManifest], tables: dict[str, Dataset],
-          config: FinetuneConfig) -> JointRun:
+def _load(
+    path: Path,
+    key: str,
+    regime: str,
+    manifests: dict[str, SplitManifest],
+    tables: dict[str, Dataset],
+    config: FinetuneConfig,
+) -> JointRun:
     log = read_log(path)
     members = verify_joint_log(log, manifests, regime)
     probed, stats = _probed(log, manifests, tables, regime, config.context_seed)
     planned = _planned_probed(list(manifests.values()), [tables[n] for n in manifests], regime, config)
     differ = [n for n in manifests if not np.array_equal(planned[n], probed[n])]
     if differ:
-        raise RegimeError(f"{differ}: the members logged in epoch 1 differ from the planned ones the vanilla losses were measured on; "
-                          "the run is invalid -- delete it and rerun.")
-    return JointRun(key, path, regime, manifests, config, pd.read_csv(path / METRICS_FILE), members, probed, stats,
-                    pd.read_csv(path / "train_curve.csv"))
+        raise RegimeError(
+            f"{differ}: the members logged in epoch 1 differ from the planned ones the vanilla losses were measured "
+            "on; "
+            "the run is invalid -- delete it and rerun."
+        )
+    return JointRun(
+        key,
+        path,
+        regime,
+        manifests,
+        config,
+        pd.read_csv(path / METRICS_FILE),
+        members,
+        probed,
+        stats,
+        pd.read_csv(path / "train_curve.csv"),
+    )
 
 
 def train_joint(
@@ -351,20 +422,45 @@ def train_joint(
         return _load(path, key, regime, by_name, table_of, config)
     if load_only:
         return None
-    data: dict[str, RunData] = {m.dataset: prepare_run_data(m, t, config, reference.max_classes)
-                                for m, t in zip(manifests, tables, strict=True)}
+    data: dict[str, RunData] = {
+        m.dataset: prepare_run_data(m, t, config, reference.max_classes) for m, t in zip(manifests, tables, strict=True)
+    }
     # Vanilla losses (collapse test, Tab. 10's Delta L_v) are measured on the members the probe will score.
     planned = _planned_probed(manifests, tables, regime, config)
-    vanilla = {m.dataset: prepare_run_data(probed_view(m, planned[m.dataset]), t, config, reference.max_classes)
-               for m, t in zip(manifests, tables, strict=True)}
+    vanilla = {
+        m.dataset: prepare_run_data(probed_view(m, planned[m.dataset]), t, config, reference.max_classes)
+        for m, t in zip(manifests, tables, strict=True)
+    }
     path.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path / "run.json", json.dumps({"regime": regime, "datasets": list(by_name), "manifests": [m.to_dict() for m in manifests],
-                                                     "config": asdict(config), "reference_sha256": reference.checkpoint_sha256},
-                                                    indent=1, default=str))
-    schedule = JointSchedule(regime, manifests, tables, config, data, vanilla, {n: vanilla_scores(reference, d) for n, d in vanilla.items()})
-    trained = train(schedule, reference, learning_rate=config.learning_rate, weight_decay=config.weight_decay, epochs=config.epochs,
-                    probe_epochs=config.probe_epochs, run_dir=path, progress=progress, checkpoint_every=checkpoint_every,
-                    desc=f"{regime} ({len(manifests)} datasets) lr={config.learning_rate:g}")
+    atomic_write_text(
+        path / "run.json",
+        json.dumps(
+            {
+                "regime": regime,
+                "datasets": list(by_name),
+                "manifests": [m.to_dict() for m in manifests],
+                "config": asdict(config),
+                "reference_sha256": reference.checkpoint_sha256,
+            },
+            indent=1,
+            default=str,
+        ),
+    )
+    schedule = JointSchedule(
+        regime, manifests, tables, config, data, vanilla, {n: vanilla_scores(reference, d) for n, d in vanilla.items()}
+    )
+    trained = train(
+        schedule,
+        reference,
+        learning_rate=config.learning_rate,
+        weight_decay=config.weight_decay,
+        epochs=config.epochs,
+        probe_epochs=config.probe_epochs,
+        run_dir=path,
+        progress=progress,
+        checkpoint_every=checkpoint_every,
+        desc=f"{regime} ({len(manifests)} datasets) lr={config.learning_rate:g}",
+    )
     verify_joint_log(trained.log, by_name, regime)
     write_finished(path, trained, schedule.curve_columns)
     return _load(path, key, regime, by_name, table_of, config)
@@ -379,8 +475,16 @@ class JointSchedule:
     dataset's vanilla losses are measured on the members its probe will score.
     """
 
-    def __init__(self, regime: str, manifests: Sequence[SplitManifest], tables: Sequence[Dataset], config: FinetuneConfig,
-                 data: dict[str, RunData], vanilla: dict[str, RunData], ref_scores: dict[str, dict[str, float]]) -> None:
+    def __init__(
+        self,
+        regime: str,
+        manifests: Sequence[SplitManifest],
+        tables: Sequence[Dataset],
+        config: FinetuneConfig,
+        data: dict[str, RunData],
+        vanilla: dict[str, RunData],
+        ref_scores: dict[str, dict[str, float]],
+    ) -> None:
         self.regime, self.config, self.data, self.vanilla, self.ref_scores = regime, config, data, vanilla, ref_scores
         self.manifests = {m.dataset: m for m in manifests}
         self.tables = {m.dataset: t for m, t in zip(manifests, tables, strict=True)}
@@ -396,8 +500,14 @@ class JointSchedule:
         if self.regime == MULTI_TASK_FIXED:
             return d.task_for(d.member_x, d.member_y), d.context_ids, d.member_ids
         table = self.tables[name]
-        ctx, q = sample_pair(self.pools[name], table.target, table.task, self.manifests[name].query_size, self.config.context_size,
-                             (self.config.context_seed, 0x5EED, epoch, index))
+        ctx, q = sample_pair(
+            self.pools[name],
+            table.target,
+            table.task,
+            self.manifests[name].query_size,
+            self.config.context_size,
+            (self.config.context_seed, 0x5EED, epoch, index),
+        )
         y, x = table.target.to_numpy(), self.encoded[name]
         return ICLTask(x[ctx], y[ctx], x[q], y[q], d.task, d.target_center, d.target_scale), ctx, q
 
@@ -406,8 +516,12 @@ class JointSchedule:
         for i in epoch_order(len(self.names), self.config.context_seed, epoch):
             name = self.names[i]
             task, ctx, q = self._pair(int(i), name, epoch)
-            log = {"epoch": epoch, "dataset": name, "context_ids": np.asarray(ctx, dtype=np.int64),
-                   "query_ids": np.asarray(q, dtype=np.int64)}  # arrays: compact in the checkpoint state
+            log = {
+                "epoch": epoch,
+                "dataset": name,
+                "context_ids": np.asarray(ctx, dtype=np.int64),
+                "query_ids": np.asarray(q, dtype=np.int64),
+            }  # arrays: compact in the checkpoint state
             out.append(Step(task, log, {"epoch": epoch, "dataset": name}))
         return out
 
@@ -417,13 +531,39 @@ class JointSchedule:
             theta = vanilla_scores(model, self.vanilla[name])
             ref = self.ref_scores[name]
             ratio, collapsed = collapse_flag(theta, ref)
-            rows.append({"dataset": name, "epoch": epoch, "train_loss": theta["loss_members"], **{f"theta_{k}": v for k, v in theta.items()},
-                         **{f"ref_{k}": v for k, v in ref.items()}, "loss_ratio": ratio, "collapsed": collapsed})
+            rows.append(
+                {
+                    "dataset": name,
+                    "epoch": epoch,
+                    "train_loss": theta["loss_members"],
+                    **{f"theta_{k}": v for k, v in theta.items()},
+                    **{f"ref_{k}": v for k, v in ref.items()},
+                    "loss_ratio": ratio,
+                    "collapsed": collapsed,
+                }
+            )
         return rows
 
 
 __all__ = [
-    "REGIMES", "MULTI_TASK", "SINGLE_TASK_FIXED", "MULTI_TASK_FIXED", "MULTI_TASK_RANDOM", "RegimeError",
-    "JointRun", "JointSchedule", "DatasetView", "check_regime", "training_pool", "sample_pair", "epoch_order", "matched_member_sample",
-    "first_epoch_members", "probed_view", "planned_first_epoch_queries", "joint_key", "verify_joint_log", "train_joint",
+    "REGIMES",
+    "MULTI_TASK",
+    "SINGLE_TASK_FIXED",
+    "MULTI_TASK_FIXED",
+    "MULTI_TASK_RANDOM",
+    "RegimeError",
+    "JointRun",
+    "JointSchedule",
+    "DatasetView",
+    "check_regime",
+    "training_pool",
+    "sample_pair",
+    "epoch_order",
+    "matched_member_sample",
+    "first_epoch_members",
+    "probed_view",
+    "planned_first_epoch_queries",
+    "joint_key",
+    "verify_joint_log",
+    "train_joint",
 ]

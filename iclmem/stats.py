@@ -62,8 +62,9 @@ def _codes(scores: np.ndarray) -> tuple[np.ndarray, int]:
     return codes.ravel(), len(values)
 
 
-def count_statistics(cm: np.ndarray, cn: np.ndarray, n_members: int, n_non_members: int,
-                     fprs: Sequence[float] = (0.01, 0.1)) -> dict[str, np.ndarray]:
+def count_statistics(
+    cm: np.ndarray, cn: np.ndarray, n_members: int, n_non_members: int, fprs: Sequence[float] = (0.01, 0.1)
+) -> dict[str, np.ndarray]:
     """AUC and TPR@FPR of each row of per-value counts (values in ascending order; higher value = member).
 
     ``cm``, ``cn``: ``(rows, n_values)`` member and non-member counts per distinct score value. The
@@ -80,7 +81,9 @@ def count_statistics(cm: np.ndarray, cn: np.ndarray, n_members: int, n_non_membe
     return out
 
 
-def permuted_attack_statistics(score: Sequence[float], labels: np.ndarray, fprs: Sequence[float] = (0.01, 0.1)) -> dict[str, np.ndarray]:
+def permuted_attack_statistics(
+    score: Sequence[float], labels: np.ndarray, fprs: Sequence[float] = (0.01, 0.1)
+) -> dict[str, np.ndarray]:
     """:func:`count_statistics` of one score vector (higher = member) under each row of ``labels`` ``(n_perm, n)``."""
     s = np.asarray(score, dtype=np.float64).ravel()
     lab = np.asarray(labels, dtype=bool)
@@ -97,8 +100,9 @@ def permuted_attack_statistics(score: Sequence[float], labels: np.ndarray, fprs:
     return count_statistics(cm, cn, n_m, len(s) - n_m, fprs)
 
 
-def permuted_auc_lower_bounds(score: Sequence[float], labels: np.ndarray, n_boot: int = 200, seed: int = 0,
-                              level: float = 0.95) -> np.ndarray:
+def permuted_auc_lower_bounds(
+    score: Sequence[float], labels: np.ndarray, n_boot: int = 200, seed: int = 0, level: float = 0.95
+) -> np.ndarray:
     """Per row of ``labels``: the lower bound of the stratified percentile bootstrap interval of the AUC.
 
     The same interval as :func:`iclmem.metrics.attack_metrics` (members and non-members resampled
@@ -145,12 +149,15 @@ def hanley_mcneil_se(auc: float, n_members: int, n_non_members: int) -> float:
     """Standard error of an AUC estimated from ``n_members`` + ``n_non_members`` scores (Hanley & McNeil 1982)."""
     a = float(auc)
     q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
-    var = (a * (1 - a) + (n_members - 1) * (q1 - a * a) + (n_non_members - 1) * (q2 - a * a)) / (n_members * n_non_members)
+    var = (a * (1 - a) + (n_members - 1) * (q1 - a * a) + (n_non_members - 1) * (q2 - a * a)) / (
+        n_members * n_non_members
+    )
     return math.sqrt(max(var, 0.0))
 
 
 def min_detectable_auc(n_members: int, n_non_members: int, power: float = 0.8, alpha: float = 0.05) -> float:
-    """The smallest AUC a one-sided test of AUC > 0.5 at level ``alpha`` detects with ``power`` (Hanley-McNeil variances).
+    """The smallest AUC a one-sided test of AUC > 0.5 at level ``alpha`` detects with ``power`` (Hanley-McNeil
+    variances).
 
     Solves ``AUC - 0.5 = z_{1-alpha} se(0.5) + z_{power} se(AUC)`` by bisection.
     """
@@ -183,7 +190,8 @@ def null_range(values: Sequence[float], level: float = 0.95) -> tuple[float, flo
 
 
 def beyond_null(observed: float, values: Sequence[float], level: float = 0.95, side: str = "greater") -> bool:
-    """Whether ``observed`` lies beyond the one-sided ``level`` quantile of the null ``values`` (``side`` greater | less).
+    """Whether ``observed`` lies beyond the one-sided ``level`` quantile of the null ``values`` (``side`` greater |
+    less).
 
     With ties at the quantile (discrete statistics) ``observed`` must be strictly beyond it.
     """
@@ -198,6 +206,18 @@ def beyond_null(observed: float, values: Sequence[float], level: float = 0.95, s
     raise StatsError(f"side must be 'greater' or 'less', got {side!r}.")
 
 
-__all__ = ["NULL_LEVEL", "N_PERMUTATIONS", "StatsError", "beyond_null", "count_statistics", "hanley_mcneil_se", "min_detectable_auc",
-           "null_range", "permuted_attack_statistics", "permuted_auc_lower_bounds", "permuted_gaps", "permuted_labels",
-           "query_set_seed"]
+__all__ = [
+    "NULL_LEVEL",
+    "N_PERMUTATIONS",
+    "StatsError",
+    "beyond_null",
+    "count_statistics",
+    "hanley_mcneil_se",
+    "min_detectable_auc",
+    "null_range",
+    "permuted_attack_statistics",
+    "permuted_auc_lower_bounds",
+    "permuted_gaps",
+    "permuted_labels",
+    "query_set_seed",
+]

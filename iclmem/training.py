@@ -11,7 +11,8 @@ checkpoint and the files a finished run leaves in the results store::
     <run folder>/state.pt              the resumable state of an unfinished run (deleted at the end)
     <run folder>/log.json.gz           the ground-truth log: one entry per step
     <run folder>/train_curve.csv       the loss of the batch each step trained on
-    <run folder>/metrics.csv           the schedule's rows at each probing epoch; written last, it marks the run finished
+    <run folder>/metrics.csv           the schedule's rows at each probing epoch; written last, it marks the run
+    finished
 """
 
 from __future__ import annotations
@@ -41,20 +42,33 @@ def weights_path(run_dir: Path, epoch: int) -> Path:
     return run_dir / f"weights_epoch{epoch:04d}.pt"
 
 
-def model_at_epoch(run_dir: Path, epoch: int, kept: tuple[int, ...], reference: ReferenceLTM | None = None,
-                   error: type[Exception] = ValueError) -> ReferenceLTM:
+def model_at_epoch(
+    run_dir: Path,
+    epoch: int,
+    kept: tuple[int, ...],
+    reference: ReferenceLTM | None = None,
+    error: type[Exception] = ValueError,
+) -> ReferenceLTM:
     """A copy of M_ref carrying the weights a run kept at ``epoch`` (one of ``kept``)."""
     if epoch not in kept:
-        raise error(f"epoch {epoch} was not kept; kept epochs: {kept}. Use one of those, or fine-tune again with it among "
-                    "probe_epochs (Tab. 2: 0, 1, 2, 5, 10, 50, 100, 250, 500 up to epochs).")
+        raise error(
+            f"epoch {epoch} was not kept; kept epochs: {kept}. Use one of those, or fine-tune again with it among "
+            "probe_epochs (Tab. 2: 0, 1, 2, 5, 10, 50, 100, 250, 500 up to epochs)."
+        )
     model = (reference or load_reference()).clone()
-    model.network.load_state_dict(torch.load(weights_path(run_dir, epoch), weights_only=True, map_location=model.device))
+    model.network.load_state_dict(
+        torch.load(weights_path(run_dir, epoch), weights_only=True, map_location=model.device)
+    )
     return model
 
 
 def members_from_log(log: list[dict]) -> np.ndarray:
     """The member set a log proves: every query row id of every logged step."""
-    return np.unique(np.concatenate([np.asarray(s["query_ids"], dtype=np.int64) for s in log])) if log else np.array([], dtype=np.int64)
+    return (
+        np.unique(np.concatenate([np.asarray(s["query_ids"], dtype=np.int64) for s in log]))
+        if log
+        else np.array([], dtype=np.int64)
+    )
 
 
 def read_log(run_dir: Path) -> list[dict]:
@@ -107,7 +121,9 @@ class TrainingState:
     curve: list = field(default_factory=list)
 
     @classmethod
-    def start(cls, reference: ReferenceLTM, learning_rate: float, weight_decay: float, state_path: Path) -> TrainingState:
+    def start(
+        cls, reference: ReferenceLTM, learning_rate: float, weight_decay: float, state_path: Path
+    ) -> TrainingState:
         """A fresh copy of ``reference``, or the state an interrupted run left at ``state_path``."""
         model = reference.clone()
         opt = torch.optim.AdamW(model.trainable_parameters(), lr=learning_rate, weight_decay=weight_decay)
@@ -120,8 +136,17 @@ class TrainingState:
 
     def save(self, state_path: Path, epoch: int) -> None:
         """Write the state reached at ``epoch`` (the loop's counter; ``self.epoch`` is where it started)."""
-        atomic_torch_save({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "epoch": epoch, "log": self.log,
-                           "rows": self.rows, "curve": self.curve}, state_path)
+        atomic_torch_save(
+            {
+                "model": self.model.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "epoch": epoch,
+                "log": self.log,
+                "rows": self.rows,
+                "curve": self.curve,
+            },
+            state_path,
+        )
 
 
 @dataclass
@@ -133,9 +158,20 @@ class Trained:
     curve: list[dict]
 
 
-def train(schedule: Schedule, reference: ReferenceLTM, *, learning_rate: float, weight_decay: float, epochs: int,
-          probe_epochs: tuple[int, ...], run_dir: Path, progress: bool = True, checkpoint_every: int = 25,
-          desc: str = "fine-tuning", privacy: DPStep | None = None) -> Trained:
+def train(
+    schedule: Schedule,
+    reference: ReferenceLTM,
+    *,
+    learning_rate: float,
+    weight_decay: float,
+    epochs: int,
+    probe_epochs: tuple[int, ...],
+    run_dir: Path,
+    progress: bool = True,
+    checkpoint_every: int = 25,
+    desc: str = "fine-tuning",
+    privacy: DPStep | None = None,
+) -> Trained:
     """Run (or resume) ``schedule`` for ``epochs`` epochs from M_ref; see the module docstring.
 
     At epoch 0 (if it is a probing epoch) and after every probing epoch the schedule records its
@@ -186,10 +222,24 @@ def write_finished(run_dir: Path, trained: Trained, curve_columns: tuple[str, ..
     """Write a finished run's log, curve and metrics (metrics last: it marks the run finished), then drop its state."""
     log = [_plain(s) for s in trained.log]
     atomic_write(run_dir / "log.json.gz", lambda p: p.write_bytes(gzip.compress(json.dumps(log).encode())))
-    atomic_write_text(run_dir / "train_curve.csv", pd.DataFrame(trained.curve, columns=list(curve_columns)).to_csv(index=False))
+    atomic_write_text(
+        run_dir / "train_curve.csv", pd.DataFrame(trained.curve, columns=list(curve_columns)).to_csv(index=False)
+    )
     atomic_write_text(run_dir / METRICS_FILE, pd.DataFrame(trained.rows).to_csv(index=False))
     (run_dir / STATE_FILE).unlink(missing_ok=True)
 
 
-__all__ = ["METRICS_FILE", "STATE_FILE", "Schedule", "Step", "Trained", "TrainingState", "members_from_log", "model_at_epoch",
-           "read_log", "train", "weights_path", "write_finished"]
+__all__ = [
+    "METRICS_FILE",
+    "STATE_FILE",
+    "Schedule",
+    "Step",
+    "Trained",
+    "TrainingState",
+    "members_from_log",
+    "model_at_epoch",
+    "read_log",
+    "train",
+    "weights_path",
+    "write_finished",
+]

@@ -63,15 +63,23 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     threads = max(1, (os.cpu_count() or 1) // workers)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch threads or locks inherited
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(threads,)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(threads,)
+        ) as pool:
             yield pool
     finally:
         pool = None
         gc.collect()  # release the pool's semaphores now: a Jupyter kernel may exit without finalizing them (a warning)
 
 
-def in_workers(fn: Callable[..., T], calls: Sequence[tuple], workers: int, desc: str = "runs", progress: bool = False,
-               pool: ProcessPoolExecutor | None = None) -> list[T]:
+def in_workers(
+    fn: Callable[..., T],
+    calls: Sequence[tuple],
+    workers: int,
+    desc: str = "runs",
+    progress: bool = False,
+    pool: ProcessPoolExecutor | None = None,
+) -> list[T]:
     """``[fn(*args) for args in calls]``, computed in ``workers`` spawned processes (in order of ``calls``).
 
     ``fn`` and its arguments must pickle (a module-level function; tables, specs and the reference

@@ -24,8 +24,17 @@ def _readme(configs: dict[str, dict[str, str]]) -> str:
 
 
 def _nli(n: int, offset: int) -> pd.DataFrame:
-    return pd.DataFrame([{"sentence1": f"The {WORDS[i % 19]} met the {WORDS[(i + 3) % 19]} because it was late {i}.",
-                          "sentence2": f"The {WORDS[i % 19]} was late {i}.", "label": i % 2, "idx": offset + i} for i in range(n)])
+    return pd.DataFrame(
+        [
+            {
+                "sentence1": f"The {WORDS[i % 19]} met the {WORDS[(i + 3) % 19]} because it was late {i}.",
+                "sentence2": f"The {WORDS[i % 19]} was late {i}.",
+                "label": i % 2,
+                "idx": offset + i,
+            }
+            for i in range(n)
+        ]
+    )
 
 
 def write_hf_mirror(root: Path, n: int = 12) -> Path:
@@ -35,14 +44,32 @@ def write_hf_mirror(root: Path, n: int = 12) -> Path:
         (glue / config).mkdir(parents=True, exist_ok=True)
         _nli(n, 0).to_parquet(glue / config / "train-00000-of-00001.parquet")
         _nli(4, 1000).to_parquet(glue / config / "validation-00000-of-00001.parquet")
-    (glue / "README.md").write_text(_readme({c: {"train": f"{c}/train-*", "validation": f"{c}/validation-*"} for c in ("wnli", "rte")}))
+    (glue / "README.md").write_text(
+        _readme({c: {"train": f"{c}/train-*", "validation": f"{c}/validation-*"} for c in ("wnli", "rte")})
+    )
     trec = root / "CogComp" / "trec" / "default" / "train"
     trec.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame([{"text": f"What {WORDS[i % 19]} is the {WORDS[(i + 5) % 19]} number {i} ?", "coarse_label": i % 6,
-                   "fine_label": i % 50} for i in range(n)]).to_parquet(trec / "0000.parquet")
+    pd.DataFrame(
+        [
+            {
+                "text": f"What {WORDS[i % 19]} is the {WORDS[(i + 5) % 19]} number {i} ?",
+                "coarse_label": i % 6,
+                "fine_label": i % 50,
+            }
+            for i in range(n)
+        ]
+    ).to_parquet(trec / "0000.parquet")
     db = root / "fancyzhx" / "dbpedia_14"
     (db / "dbpedia_14").mkdir(parents=True, exist_ok=True)
-    pd.DataFrame([{"label": i % 14, "title": f"Title {i}", "content": f"The {WORDS[i % 19]} is a thing number {i} in a place."}
-                  for i in range(n)]).to_parquet(db / "dbpedia_14" / "train-00000-of-00001.parquet")
+    pd.DataFrame(
+        [
+            {
+                "label": i % 14,
+                "title": f"Title {i}",
+                "content": f"The {WORDS[i % 19]} is a thing number {i} in a place.",
+            }
+            for i in range(n)
+        ]
+    ).to_parquet(db / "dbpedia_14" / "train-00000-of-00001.parquet")
     (db / "README.md").write_text(_readme({"dbpedia_14": {"train": "dbpedia_14/train-*"}}))
     return root

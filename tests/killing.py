@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-PREAMBLE = textwrap.dedent('''
+PREAMBLE = textwrap.dedent("""
     import json, os, sys, time
 
     import numpy as np, pandas as pd, torch
@@ -42,14 +42,16 @@ PREAMBLE = textwrap.dedent('''
     def note(**entry):
         with open(log, "a") as f:
             f.write(json.dumps(entry) + "\\n")
-''')
+""")
 
 
 def start(script: str, results: Path, log: Path, hang: bool = False) -> subprocess.Popen:
     """Run ``PREAMBLE + script`` in a child process writing into ``results`` and ``log``."""
     results.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "ICLMEM_THREADS": "1"}
-    return subprocess.Popen([sys.executable, "-c", PREAMBLE + script, str(results), str(log), "hang" if hang else "run"], env=env)
+    return subprocess.Popen(
+        [sys.executable, "-c", PREAMBLE + script, str(results), str(log), "hang" if hang else "run"], env=env
+    )
 
 
 def kill_when(proc: subprocess.Popen, log: Path, reached: Callable[[list[dict]], bool], what: str) -> None:

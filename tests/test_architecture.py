@@ -1,4 +1,5 @@
-"""The layout the README promises: an engine that never imports a chapter, one chapter module per notebook, short cells."""
+"""The layout the README promises: an engine that never imports a chapter, one chapter module per notebook, short
+cells."""
 
 from __future__ import annotations
 
@@ -12,10 +13,18 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "iclmem"
 #: Notebook stem -> its chapter module (the README's table "paper section -> notebook -> chapter module").
 CHAPTERS = {
-    "00_scorecard": "scorecard", "01_split_validation": "split", "02_controlled_finetuning": "finetuning",
-    "03_multiple_choice_probing": "probing", "04_calibration": "calibration", "05_realistic_regimes": "regimes",
-    "06_llm_kshot_replication": "llm_kshot", "07_mitigation": "mitigation", "A1_reference_ltm": "reference_ltm", "A2_benchmarks": "benchmarks",
-    "A3_bad_inputs": "bad_inputs", "A4_audit_your_model": "audit",
+    "00_scorecard": "scorecard",
+    "01_split_validation": "split",
+    "02_controlled_finetuning": "finetuning",
+    "03_multiple_choice_probing": "probing",
+    "04_calibration": "calibration",
+    "05_realistic_regimes": "regimes",
+    "06_llm_kshot_replication": "llm_kshot",
+    "07_mitigation": "mitigation",
+    "A1_reference_ltm": "reference_ltm",
+    "A2_benchmarks": "benchmarks",
+    "A3_bad_inputs": "bad_inputs",
+    "A4_audit_your_model": "audit",
 }
 MAX_CELL_LINES = 15
 
@@ -38,14 +47,18 @@ def _imported_modules(path: Path) -> set[str]:
 
 def test_no_engine_module_imports_a_chapter():
     engine = [p for p in PACKAGE.rglob("*.py") if "chapters" not in p.relative_to(PACKAGE).parts]
-    offenders = {str(p.relative_to(REPO)): sorted(m for m in _imported_modules(p) if m.startswith("iclmem.chapters"))
-                 for p in engine}
+    offenders = {
+        str(p.relative_to(REPO)): sorted(m for m in _imported_modules(p) if m.startswith("iclmem.chapters"))
+        for p in engine
+    }
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
 def test_every_notebook_imports_its_chapter_module_and_the_readme_lists_it():
     notebooks = {p.stem: p for p in (REPO / "notebooks").glob("*.py")}
-    assert set(notebooks) == set(CHAPTERS), "a notebook without a chapter module (or a stale entry): update CHAPTERS and the README"
+    assert set(notebooks) == set(CHAPTERS), (
+        "a notebook without a chapter module (or a stale entry): update CHAPTERS and the README"
+    )
     readme = (REPO / "README.md").read_text()
     for stem, module in CHAPTERS.items():
         assert (PACKAGE / "chapters" / f"{module}.py").is_file()

@@ -50,15 +50,21 @@ def test_small_attention_is_checked_against_autograd_on_its_own_backward():
 
     def fn(q, k, v):
         n, h, t, d = q.shape
-        return attention_module.SmallAttention.apply(q.reshape(n * h, t, d), k.reshape(n * h, 5, d), v.reshape(n * h, 5, d),
-                                                     attention_module.additive_bias(bias, h))
+        return attention_module.SmallAttention.apply(
+            q.reshape(n * h, t, d),
+            k.reshape(n * h, 5, d),
+            v.reshape(n * h, 5, d),
+            attention_module.additive_bias(bias, h),
+        )
 
     assert torch.autograd.gradcheck(fn, (q, k, v))
 
 
 def test_the_kernel_is_picked_by_size(monkeypatch):
     calls = []
-    monkeypatch.setattr(attention_module, "small_attention", lambda *a: calls.append("small") or F.scaled_dot_product_attention(*a[:3]))
+    monkeypatch.setattr(
+        attention_module, "small_attention", lambda *a: calls.append("small") or F.scaled_dot_product_attention(*a[:3])
+    )
     q, k, v = _qkv(n=1, h=1, t=128, k=128, d=4)
     attention(q, k, v)
     assert calls == ["small"] and 128 * 128 <= SMALL_ATTENTION_PAIRS
@@ -84,7 +90,9 @@ def test_a_training_step_gives_the_same_loss_and_gradients_with_either_kernel(mo
         model.network.zero_grad()
         loss = sum(p.loss().mean() for p in model.predict(tasks, grad=True))
         loss.backward()
-        results.append((loss.detach(), torch.cat([p.grad.flatten() for p in model.network.parameters() if p.grad is not None])))
+        results.append(
+            (loss.detach(), torch.cat([p.grad.flatten() for p in model.network.parameters() if p.grad is not None]))
+        )
     (loss_small, grad_small), (loss_fused, grad_fused) = results
     assert torch.allclose(loss_small, loss_fused, atol=1e-6)
     assert torch.allclose(grad_small, grad_fused, atol=1e-5, rtol=1e-4)

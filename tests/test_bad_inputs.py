@@ -22,15 +22,34 @@ def test_the_catalogue_is_large_and_covers_every_kind_of_mistake():
     ids = [c.case for c in CASES]
     assert len(ids) == len(set(ids)) >= 40
     assert all(c.did.strip() and c.problem and c.fix for c in CASES)
-    must = {"parameter-unknown", "parameter-wrong-type", "parameter-secret", "data-file-missing", "data-file-unreadable",
-            "target-missing", "table-too-small-for-q", "target-single-class", "target-nan", "more-classes-than-model",
-            "more-features-than-model", "checkpoint-corrupt", "cli-sweep-grid-typo", "cli-sweep-unreachable-scheduler",
-            "manipulation-unknown", "epochs-not-kept", "api-key-missing", "prompt-over-window", "claim-not-literal"}
+    must = {
+        "parameter-unknown",
+        "parameter-wrong-type",
+        "parameter-secret",
+        "data-file-missing",
+        "data-file-unreadable",
+        "target-missing",
+        "table-too-small-for-q",
+        "target-single-class",
+        "target-nan",
+        "more-classes-than-model",
+        "more-features-than-model",
+        "checkpoint-corrupt",
+        "cli-sweep-grid-typo",
+        "cli-sweep-unreachable-scheduler",
+        "manipulation-unknown",
+        "epochs-not-kept",
+        "api-key-missing",
+        "prompt-over-window",
+        "claim-not-literal",
+    }
     assert must <= set(ids)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.case)
-def test_bad_input_is_answered_with_the_problem_and_the_fix(case: BadInput, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_bad_input_is_answered_with_the_problem_and_the_fix(
+    case: BadInput, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     monkeypatch.chdir(tmp_path)  # relative paths a case might create stay in its folder
     monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "results"))
     folder = tmp_path / "case"
@@ -38,7 +57,9 @@ def test_bad_input_is_answered_with_the_problem_and_the_fix(case: BadInput, tmp_
     exc = raised(case, folder)
     assert isinstance(exc, case.error)
     message = message_of(exc)
-    assert re.search(case.problem, message, re.S), f"the message does not name the problem ({case.problem!r}):\n{message}"
+    assert re.search(case.problem, message, re.S), (
+        f"the message does not name the problem ({case.problem!r}):\n{message}"
+    )
     assert re.search(case.fix, message, re.S), f"the message does not propose the fix ({case.fix!r}):\n{message}"
     assert "Traceback" not in message
     if isinstance(exc, CommandFailed):
@@ -47,8 +68,14 @@ def test_bad_input_is_answered_with_the_problem_and_the_fix(case: BadInput, tmp_
 
 def test_the_page_table_runs_the_cases_and_hides_the_temporary_folder():
     table = catalogue(only=["data-file-missing", "cli-book-no-toc", "backend-unknown"])
-    assert not any(unmatched(c, m) for c, m in zip([c for c in CASES if c.case in set(table.case)], table.message, strict=True))
-    assert list(table["case"]) == ["cli-book-no-toc", "data-file-missing", "backend-unknown"]  # in the catalogue's order
+    assert not any(
+        unmatched(c, m) for c, m in zip([c for c in CASES if c.case in set(table.case)], table.message, strict=True)
+    )
+    assert list(table["case"]) == [
+        "cli-book-no-toc",
+        "data-file-missing",
+        "backend-unknown",
+    ]  # in the catalogue's order
     assert list(table["error"]) == ["exit status 2", "DataFileNotFoundError", "ValueError"]
     assert table["names problem and fix"].all()
     assert table["message"].str.contains("<folder>").tolist() == [True, True, False]

@@ -25,21 +25,49 @@ MEM, COLL, NOSIG = "detectable_memorization", "representational_collapse", "no_s
 
 
 def _row(dataset, q, lr, epoch, cond, auc_loss, auc_entropy, outcome, k=2, task="classification", **extra):
-    base = {"dataset": dataset, "query_size": q, "learning_rate": lr, "epoch": epoch, "label_condition": cond,
-            "auc_loss": auc_loss, "auc_entropy": auc_entropy, "auc_loss_lo": auc_loss - 0.1, "auc_loss_hi": auc_loss + 0.1,
-            "auc_entropy_lo": auc_entropy - 0.1, "auc_entropy_hi": auc_entropy + 0.1, "tpr10_loss": 0.2, "tpr1_loss": 0.05,
-            "tpr10_entropy": 0.3, "tpr1_entropy": 0.15, "raw_tpr10_loss": 0.3, "ref_tpr10_loss": 0.1, "outcome": outcome,
-            "collapsed": outcome == COLL, "k": k, "alpha": 0.5, "task": task, "mu_gap": -0.1, "sigma_gap": 0.3,
-            "delta_lv_members": -0.1, "delta_lv_non_members": 0.0, "null_auc_loss": 0.5, "null_auc_loss_lo": 0.4,
-            "null_auc_loss_hi": 0.6, "run_key": f"{dataset}-{q}-{lr}-{cond}"}
+    base = {
+        "dataset": dataset,
+        "query_size": q,
+        "learning_rate": lr,
+        "epoch": epoch,
+        "label_condition": cond,
+        "auc_loss": auc_loss,
+        "auc_entropy": auc_entropy,
+        "auc_loss_lo": auc_loss - 0.1,
+        "auc_loss_hi": auc_loss + 0.1,
+        "auc_entropy_lo": auc_entropy - 0.1,
+        "auc_entropy_hi": auc_entropy + 0.1,
+        "tpr10_loss": 0.2,
+        "tpr1_loss": 0.05,
+        "tpr10_entropy": 0.3,
+        "tpr1_entropy": 0.15,
+        "raw_tpr10_loss": 0.3,
+        "ref_tpr10_loss": 0.1,
+        "outcome": outcome,
+        "collapsed": outcome == COLL,
+        "k": k,
+        "alpha": 0.5,
+        "task": task,
+        "mu_gap": -0.1,
+        "sigma_gap": 0.3,
+        "delta_lv_members": -0.1,
+        "delta_lv_non_members": 0.0,
+        "null_auc_loss": 0.5,
+        "null_auc_loss_lo": 0.4,
+        "null_auc_loss_hi": 0.6,
+        "run_key": f"{dataset}-{q}-{lr}-{cond}",
+    }
     return {**base, **extra}
 
 
 def _summary() -> pd.DataFrame:
     rows = [
-        _row("bin", 50, 1e-3, 1, "none", 0.62, 0.55, MEM), _row("bin", 50, 1e-3, 1, "members", 0.55, 0.70, MEM),
-        _row("bin", 50, 1e-3, 10, "none", 0.58, 0.66, MEM), _row("bin", 50, 1e-3, 10, "members", 0.60, 0.60, MEM),
-        _row("bin", 50, 1e-1, 1, "none", 0.90, 0.90, COLL), _row("bin", 50, 1e-1, 1, "members", 0.90, 0.90, COLL),
+        _row("bin", 50, 1e-3, 1, "none", 0.62, 0.55, MEM),
+        _row("bin", 50, 1e-3, 1, "members", 0.55, 0.70, MEM),
+        _row("bin", 50, 1e-3, 10, "none", 0.58, 0.66, MEM),
+        _row("bin", 50, 1e-3, 10, "members", 0.60, 0.60, MEM),
+        _row("bin", 50, 1e-1, 1, "none", 0.90, 0.90, COLL),
+        _row("bin", 50, 1e-1, 1, "members", 0.90, 0.90, COLL),
         _row("reg", 512, 1e-3, 1, "none", 0.45, 0.48, NOSIG, k=300, task="regression"),
         _row("reg", 512, 1e-3, 1, "members", 0.52, 0.40, MEM, k=300, task="regression"),
         _row("reg", 50, 1e-3, 10, "none", 0.49, 0.47, NOSIG, k=300, task="regression"),
@@ -50,7 +78,9 @@ def _summary() -> pd.DataFrame:
 def test_shuffled_label_check_compares_the_same_metric_and_epoch():
     check = shuffled_label_check(_summary()).set_index(["dataset", "query_size", "learning_rate", "epoch"])
     first = check.loc[("bin", 50, 1e-3, 1)]
-    assert first.metric == "loss" and first.auc_shuffled == 0.55 and first.verdict == "weakens"  # not the shuffled entropy 0.70
+    assert (
+        first.metric == "loss" and first.auc_shuffled == 0.55 and first.verdict == "weakens"
+    )  # not the shuffled entropy 0.70
     later = check.loc[("bin", 50, 1e-3, 10)]
     assert later.metric == "entropy" and later.auc_shuffled == 0.60 and later.verdict == "weakens"
     assert check.loc[("reg", 512, 1e-3, 1)].verdict == "n/a"  # not detectable under N
@@ -82,7 +112,9 @@ def test_negative_control_fails_when_too_many_null_intervals_exclude_chance():
 
 
 def test_positive_control_passes_only_with_its_interval_above_chance():
-    control = pd.DataFrame([_row("iris", 20, 1e-2, 0, "members", 0.5, 0.5, NOSIG), _row("iris", 20, 1e-2, 250, "members", 0.58, 0.5, MEM)])
+    control = pd.DataFrame(
+        [_row("iris", 20, 1e-2, 0, "members", 0.5, 0.5, NOSIG), _row("iris", 20, 1e-2, 250, "members", 0.58, 0.5, MEM)]
+    )
     assert not positive_control(control, 250)["passed"]  # lower bound 0.48
     control.loc[1, "auc_loss_lo"] = 0.55
     assert positive_control(control, 250)["passed"]
@@ -112,8 +144,14 @@ def test_calibration_claims_cover_their_ids_with_valid_verdicts():
 
 
 def _evidence(statistic: float, *, agrees=None, directions=()) -> Evidence:
-    return Evidence(statistic, f"{statistic}", "why", agrees=agrees, contradicted=None if agrees is None else not agrees,
-                    directions=directions)
+    return Evidence(
+        statistic,
+        f"{statistic}",
+        "why",
+        agrees=agrees,
+        contradicted=None if agrees is None else not agrees,
+        directions=directions,
+    )
 
 
 def _stat_rule(frame: pd.DataFrame) -> Evidence:
@@ -130,7 +168,9 @@ def test_a_direction_rule_is_judged_against_its_null():
     assert inside["verdict"] == "inconclusive"  # the effect has the claimed sign, but chance gives as much
     low = judge("C8", "p", _stat_rule, pd.DataFrame({"stat": [-0.3]}), null)
     assert low["verdict"] == "differs"
-    assert judge("C8", "p", _stat_rule, pd.DataFrame({"stat": [0.3]}), None)["verdict"] == "inconclusive"  # no null computed
+    assert (
+        judge("C8", "p", _stat_rule, pd.DataFrame({"stat": [0.3]}), None)["verdict"] == "inconclusive"
+    )  # no null computed
 
 
 def test_a_value_rule_that_chance_satisfies_is_inconclusive():
@@ -139,12 +179,20 @@ def test_a_value_rule_that_chance_satisfies_is_inconclusive():
 
     often = [pd.DataFrame({"stat": [v]}) for v in np.linspace(0, 1, 100)]  # agrees in half of the draws
     record = judge("C5", "p", rule, pd.DataFrame({"stat": [0.9]}), often)
-    assert record["verdict"] == "inconclusive" and record["null_rate"] == pytest.approx(0.5) and "chance alone" in record["reason"]
+    assert (
+        record["verdict"] == "inconclusive"
+        and record["null_rate"] == pytest.approx(0.5)
+        and "chance alone" in record["reason"]
+    )
     rare = [pd.DataFrame({"stat": [v]}) for v in np.linspace(0, 0.52, 100)]  # agrees in 2 of 100
     assert judge("C5", "p", rule, pd.DataFrame({"stat": [0.9]}), rare)["verdict"] == "reproduced"
     assert judge("C5", "p", rule, pd.DataFrame({"stat": [0.1]}), rare)["verdict"] == "differs"
     no_null = judge("C4", "p", rule, pd.DataFrame({"stat": [0.9]}), None, no_null="the rule reads no membership")
-    assert no_null["verdict"] == "reproduced" and no_null["null"].startswith("no null applies") and no_null["null_rate"] is None
+    assert (
+        no_null["verdict"] == "reproduced"
+        and no_null["null"].startswith("no null applies")
+        and no_null["null_rate"] is None
+    )
 
 
 def _grid(n_det50: int, n_det512: int, auc: float = 0.7) -> pd.DataFrame:
@@ -153,9 +201,21 @@ def _grid(n_det50: int, n_det512: int, auc: float = 0.7) -> pd.DataFrame:
     for q, n_det in ((50, n_det50), (512, n_det512)):
         for i in range(24):
             det = i < n_det
-            rows.append(_row("bin" if i % 2 else "reg", q, [1e-3, 1e-4][i % 4 // 2], [1, 10, 100][i % 3], "none",
-                             auc if det else 0.45, 0.45, MEM if det else NOSIG, k=2 if i % 2 else 300,
-                             auc_loss_lo=auc - 0.1 if det else 0.35, tpr10_loss=0.3 if det else 0.1))
+            rows.append(
+                _row(
+                    "bin" if i % 2 else "reg",
+                    q,
+                    [1e-3, 1e-4][i % 4 // 2],
+                    [1, 10, 100][i % 3],
+                    "none",
+                    auc if det else 0.45,
+                    0.45,
+                    MEM if det else NOSIG,
+                    k=2 if i % 2 else 300,
+                    auc_loss_lo=auc - 0.1 if det else 0.35,
+                    tpr10_loss=0.3 if det else 0.1,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -166,7 +226,9 @@ def test_c6_direction_and_c2_selection_use_the_grid_null():
     assert "Q=50 minus Q=512: +50.0 points" in records["C6"]["ours"]
     assert records["C6"]["verdict"] == "differs"  # the direction is beyond chance, but 50% is far above the paper's 12%
     assert records["C6"]["null_rate"] <= 0.05 and "beyond its 95% quantile" in records["C6"]["reason"]
-    assert records["C2"]["verdict"] == "differs"  # a real peak (0.80 beyond every permuted maximum), far above the paper's 0.668
+    assert (
+        records["C2"]["verdict"] == "differs"
+    )  # a real peak (0.80 beyond every permuted maximum), far above the paper's 0.668
     assert "bound reading" in records["C6"]["reason"]
     # a peak no larger than the permuted grids' maxima is no evidence, whatever the paper's value
     modest = {r["id"]: r for r in calibration_claims(_grid(2, 0, auc=0.62), chance, "bound")}
@@ -184,7 +246,9 @@ def test_c15_has_stated_thresholds():
 def test_c1_counts_tables_with_a_detectable_configuration_under_n_and_is_judged_against_chance():
     quiet = [_grid(0, 0)] * 40
     both = {r["id"]: r for r in calibration_claims(_grid(4, 0), quiet, "bound")}["C1"]
-    assert both["ours"].startswith("2/2") and both["verdict"] == "reproduced"  # 80% inside [34%, 100%], and chance never agrees
+    assert (
+        both["ours"].startswith("2/2") and both["verdict"] == "reproduced"
+    )  # 80% inside [34%, 100%], and chance never agrees
     chance = [_grid(2, 2)] * 40  # chance makes both tables detectable in every permutation
     assert {r["id"]: r for r in calibration_claims(_grid(4, 0), chance, "bound")}["C1"]["verdict"] == "inconclusive"
     none = {r["id"]: r for r in calibration_claims(_grid(0, 0), quiet, "bound")}["C1"]
@@ -199,8 +263,20 @@ def _epochs(det: dict[tuple[int, int], int], per_cell: int = 8) -> pd.DataFrame:
     for (q, epoch), n_det in det.items():
         for i in range(per_cell):
             hit = i < n_det
-            rows.append(_row("bin" if i % 2 else "reg", q, 1e-4, epoch, "none", 0.7 if hit else 0.45, 0.45, MEM if hit else NOSIG,
-                             k=2 if i % 2 else 300, auc_loss_lo=0.6 if hit else 0.35))
+            rows.append(
+                _row(
+                    "bin" if i % 2 else "reg",
+                    q,
+                    1e-4,
+                    epoch,
+                    "none",
+                    0.7 if hit else 0.45,
+                    0.45,
+                    MEM if hit else NOSIG,
+                    k=2 if i % 2 else 300,
+                    auc_loss_lo=0.6 if hit else 0.35,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -212,11 +288,15 @@ def test_c9_judges_rise_peak_and_decay_each_against_the_null():
     assert c9["verdict"] == "reproduced" and "rise (Q=50, last minus first epoch) +75.0 points" in c9["reason"]
     no_decay = {**shape, (512, 100): 5}
     c9 = {r["id"]: r for r in calibration_claims(_epochs(no_decay), quiet, "bound")}["C9"]
-    assert c9["verdict"] == "inconclusive" and "+0 within" in c9["reason"]  # the rise and the peak pass, the decay does not
+    assert (
+        c9["verdict"] == "inconclusive" and "+0 within" in c9["reason"]
+    )  # the rise and the peak pass, the decay does not
     falling = {**shape, (50, 1): 6, (50, 100): 0}  # Q=50 loses its signal: the rise is contradicted
     assert {r["id"]: r for r in calibration_claims(_epochs(falling), quiet, "bound")}["C9"]["verdict"] == "differs"
     two_epochs = {(50, 1): 0, (50, 10): 3, (512, 1): 0, (512, 10): 5}
-    assert {r["id"]: r for r in calibration_claims(_epochs(two_epochs), quiet, "bound")}["C9"]["verdict"] == "not testable here"
+    assert {r["id"]: r for r in calibration_claims(_epochs(two_epochs), quiet, "bound")}["C9"][
+        "verdict"
+    ] == "not testable here"
 
 
 def test_c3_is_a_share_rule_with_its_threshold():
@@ -225,19 +305,29 @@ def test_c3_is_a_share_rule_with_its_threshold():
     c3 = {r["id"]: r for r in calibration_claims(high, quiet, "bound")}["C3"]
     assert c3["ours"].startswith("2/2") and c3["verdict"] == "differs"  # the paper's 20% is below [34%, 100%]
     low = {r["id"]: r for r in calibration_claims(_grid(4, 0), quiet, "bound")}["C3"]  # TPR@1% 0.05: no table
-    assert low["ours"].startswith("0/2") and low["verdict"] == "inconclusive"  # 20% is inside [0%, 66%], and so is chance
+    assert (
+        low["ours"].startswith("0/2") and low["verdict"] == "inconclusive"
+    )  # 20% is inside [0%, 66%], and so is chance
 
 
 def test_outcome_null_shares_compare_each_reading_with_its_own_chance_level():
     ours = _grid(6, 0, auc=0.7)  # 6 of 24 at Q=50 clear 0.5 with their interval (lower bound 0.6)
-    chance = _grid(24, 24, auc=0.55).assign(auc_loss_lo=0.45, loss_ratio=1.0)  # every AUC above 0.5, no interval above it
+    chance = _grid(24, 24, auc=0.55).assign(
+        auc_loss_lo=0.45, loss_ratio=1.0
+    )  # every AUC above 0.5, no interval above it
     null = pd.concat([chance.assign(perm=i) for i in range(20)], ignore_index=True)
     shares = outcome_null_shares(ours.assign(loss_ratio=1.0), null).set_index(["reading", "Q", "outcome"])
     text, bound = shares.loc[("text", 50, MEM)], shares.loc[("bound", 50, MEM)]
-    assert text["null mean %"] == 100.0 and not text["above chance"]  # the point rule calls every chance configuration detectable
+    assert (
+        text["null mean %"] == 100.0 and not text["above chance"]
+    )  # the point rule calls every chance configuration detectable
     assert bound["null mean %"] == 0.0 and bound["build %"] == 25.0 and bound["above chance"]
     texts = detect_share_texts(shares.reset_index())
-    assert texts["build_detect_bound_50"] == "25%" and texts["null_detect_text_50"] == "100%" and texts["build_detect_text_512"] == "0%"
+    assert (
+        texts["build_detect_bound_50"] == "25%"
+        and texts["null_detect_text_50"] == "100%"
+        and texts["build_detect_text_512"] == "0%"
+    )
 
 
 def test_power_table_gives_the_smallest_detectable_auc_per_probed_count():

@@ -1,4 +1,5 @@
-"""The instrument (notebook 04): the control's construction, the context attacks, the sensitivity curve's readings, P1 and P2."""
+"""The instrument (notebook 04): the control's construction, the context attacks, the sensitivity curve's readings,
+P1 and P2."""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ def reference() -> ReferenceLTM:
 def _table(tmp_path, n: int = 200):
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
-    frame["target"] = (frame.a + 0.3 * rng.normal(size=n) > 0.4).astype(int)  # about 65/35: many labels survive a permutation
+    frame["target"] = (frame.a + 0.3 * rng.normal(size=n) > 0.4).astype(
+        int
+    )  # about 65/35: many labels survive a permutation
     path = tmp_path / "t.csv"
     frame.to_csv(path, index=False)
     return deduplicate(load_dataset(path, target="target", task="classification"))
@@ -44,8 +47,10 @@ def test_the_control_randomizes_members_and_non_members_alike(tmp_path):
     table = _table(tmp_path)
     true = split_manifest(table, query_size=40, seed=0, results_dir=tmp_path)
     ctl = split_manifest(table, query_size=40, seed=0, label_condition=CONTROL_CONDITION, results_dir=tmp_path)
-    changed = {pool: np.mean(np.asarray(ctl.labels(table, pool)) != np.asarray(true.labels(table, pool)))
-               for pool in ("members", "non_members")}
+    changed = {
+        pool: np.mean(np.asarray(ctl.labels(table, pool)) != np.asarray(true.labels(table, pool)))
+        for pool in ("members", "non_members")
+    }
     assert 0.2 < changed["members"] < 0.8 and 0.2 < changed["non_members"] < 0.8
     assert abs(changed["members"] - changed["non_members"]) < 0.2
     only = split_manifest(table, query_size=40, seed=0, label_condition="members", results_dir=tmp_path)
@@ -55,8 +60,14 @@ def test_the_control_randomizes_members_and_non_members_alike(tmp_path):
 def test_context_attack_on_all_of_the_context_is_the_vanilla_attack(tmp_path, reference):
     table = _table(tmp_path)
     manifest = split_manifest(table, query_size=30, seed=0, label_condition=CONTROL_CONDITION, results_dir=tmp_path)
-    run = finetune(manifest, table, FinetuneConfig(3e-3, epochs=10, probe_epochs=(0, 10), context_size=40), reference, tmp_path,
-                   progress=False)
+    run = finetune(
+        manifest,
+        table,
+        FinetuneConfig(3e-3, epochs=10, probe_epochs=(0, 10), context_size=40),
+        reference,
+        tmp_path,
+        progress=False,
+    )
     full = context_attack(run, table, 10, reference, 1.0, n_boot=50)
     assert full == pytest.approx(vanilla_attack(run, table, 10, reference, n_boot=50))
     half = context_attack(run, table, 10, reference, 0.5, n_boot=50)
@@ -73,9 +84,23 @@ def test_sensitivity_specs_run_once_per_rate_to_the_last_epoch():
 def _curve(vanilla: list[tuple[float, float]], probe: list[tuple[float, float]]) -> pd.DataFrame:
     rows = []
     for i, ((v, vlo), (p, plo)) in enumerate(zip(vanilla, probe, strict=True)):
-        rows.append({"learning_rate": 1e-3, "epoch": 10 * (i + 1), "vanilla AUC": v, "vanilla lo": vlo, "vanilla hi": v + 0.1,
-                     "half-context AUC": v, "half-context lo": vlo, "half-context hi": v + 0.1, "probe AUC": p, "probe lo": plo,
-                     "probe hi": p + 0.1, "probe detects": plo > 0.5, "run_key": "r"})
+        rows.append(
+            {
+                "learning_rate": 1e-3,
+                "epoch": 10 * (i + 1),
+                "vanilla AUC": v,
+                "vanilla lo": vlo,
+                "vanilla hi": v + 0.1,
+                "half-context AUC": v,
+                "half-context lo": vlo,
+                "half-context hi": v + 0.1,
+                "probe AUC": p,
+                "probe lo": plo,
+                "probe hi": p + 0.1,
+                "probe detects": plo > 0.5,
+                "run_key": "r",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -90,7 +115,9 @@ def test_weakest_detection_and_p1():
     assert p2["verdict"] == "reproduced" and p2["null"].startswith("no null applies")
     blind = _curve([(0.6, 0.52), (0.95, 0.9)], [(0.5, 0.4), (0.55, 0.45)])
     assert not weakest_detection(blind)["detected"] and "never clears 0.5" in weakest_detection(blind)["text"]
-    assert instrument_claims(blind, {"r@20": np.full(100, 0.4)}, negative)[0]["verdict"] == "differs"  # there, and unseen
+    assert (
+        instrument_claims(blind, {"r@20": np.full(100, 0.4)}, negative)[0]["verdict"] == "differs"
+    )  # there, and unseen
     nothing = _curve([(0.55, 0.45)], [(0.55, 0.45)])
     assert instrument_claims(nothing, None, negative)[0]["verdict"] == "inconclusive"  # nothing known to detect
     failing = {"n": 100, "excluded": 30, "p_value": 1e-9, "passed": False}

@@ -38,12 +38,18 @@ from iclmem.stats import N_PERMUTATIONS
 def rates_frame() -> pd.DataFrame:
     """Memorization rates by (model, member, setting, k), in percent."""
     rows = [  # model, member, setting, k, memorized, exact
-        ("fine-tuned", True, "full", 0, 10.0, 0.0), ("fine-tuned", True, "full", 2, 50.0, 25.0),
-        ("fine-tuned", True, "pairs_only", 0, 30.0, 10.0), ("fine-tuned", True, "pairs_only", 2, 70.0, 50.0),
-        ("fine-tuned", False, "full", 0, 0.0, 0.0), ("fine-tuned", False, "full", 2, 20.0, 0.0),
-        ("fine-tuned", False, "pairs_only", 0, 0.0, 0.0), ("fine-tuned", False, "pairs_only", 2, 40.0, 20.0),
-        ("base", True, "full", 0, 0.0, 0.0), ("base", True, "full", 2, 5.0, 0.0),
-        ("base", False, "full", 0, 0.0, 0.0), ("base", False, "full", 2, 15.0, 0.0),
+        ("fine-tuned", True, "full", 0, 10.0, 0.0),
+        ("fine-tuned", True, "full", 2, 50.0, 25.0),
+        ("fine-tuned", True, "pairs_only", 0, 30.0, 10.0),
+        ("fine-tuned", True, "pairs_only", 2, 70.0, 50.0),
+        ("fine-tuned", False, "full", 0, 0.0, 0.0),
+        ("fine-tuned", False, "full", 2, 20.0, 0.0),
+        ("fine-tuned", False, "pairs_only", 0, 0.0, 0.0),
+        ("fine-tuned", False, "pairs_only", 2, 40.0, 20.0),
+        ("base", True, "full", 0, 0.0, 0.0),
+        ("base", True, "full", 2, 5.0, 0.0),
+        ("base", False, "full", 0, 0.0, 0.0),
+        ("base", False, "full", 2, 15.0, 0.0),
     ]
     return pd.DataFrame(rows, columns=["model", "member", "setting", "k", "memorized", "exact"]).assign(n=4)
 
@@ -66,7 +72,12 @@ def test_ground_truth_glue_without_fine_tuning_is_not_applicable():
 
 def test_ground_truth_table_puts_members_and_non_members_side_by_side():
     table = ground_truth_table(rates_frame())
-    assert list(table.columns) == ["exact (members)", "exact (non-members)", "exact+near (members)", "exact+near (non-members)"]
+    assert list(table.columns) == [
+        "exact (members)",
+        "exact (non-members)",
+        "exact+near (members)",
+        "exact+near (non-members)",
+    ]
     assert table.loc[("fine-tuned", "pairs_only", 2), "exact+near (members)"] == 70.0
     assert table.loc[("fine-tuned", "full", 2), "exact (members)"] == 25.0
     assert table.loc[("base", "full", 2), "exact+near (non-members)"] == 15.0
@@ -78,30 +89,51 @@ def test_judge_glue_and_text():
     assert judge_glue(agree) == {"judge_agreement": "75%", "judge_kappa": "0.46"}
     assert judge_glue(None) == {"judge_agreement": "n/a", "judge_kappa": "n/a"}
     text = judges_text(agree, 3, Thresholds(rouge_l=0.5, semantic=0.7))
-    assert text == ("thresholds: ROUGE-L >= 0.5, similarity >= 0.7; 8 pairs judged by both: agreement 75%, "
-                    "Cohen's kappa 0.46, 3 unparseable LLM answers (missing, left out of both judges' counts)")
+    assert text == (
+        "thresholds: ROUGE-L >= 0.5, similarity >= 0.7; 8 pairs judged by both: agreement 75%, "
+        "Cohen's kappa 0.46, 3 unparseable LLM answers (missing, left out of both judges' counts)"
+    )
 
 
 def test_claims_glue_has_a_verdict_per_claim_and_the_method():
-    results = [ClaimResult("D1", "p", "o", "reproduced", "r", null="k labels exchangeable within an instance", null_rate=0.02),
-               ClaimResult("D2", "p", "o", "differs", "r"), ClaimResult("D3", "p", "o", "inconclusive", "r"),
-               ClaimResult("D9", "p", "o", "not testable here", "r")]
+    results = [
+        ClaimResult("D1", "p", "o", "reproduced", "r", null="k labels exchangeable within an instance", null_rate=0.02),
+        ClaimResult("D2", "p", "o", "differs", "r"),
+        ClaimResult("D3", "p", "o", "inconclusive", "r"),
+        ClaimResult("D9", "p", "o", "not testable here", "r"),
+    ]
     values = claims_glue(results, {"n": 4, "agreement": 0.5, "kappa": 0.7})
     assert {k: values[k] for k in ("verdict-D1", "verdict-D2", "verdict-D3", "verdict-D9")} == {
-        "verdict-D1": "reproduced", "verdict-D2": "differs", "verdict-D3": "inconclusive", "verdict-D9": "not testable here"}
+        "verdict-D1": "reproduced",
+        "verdict-D2": "differs",
+        "verdict-D3": "inconclusive",
+        "verdict-D9": "not testable here",
+    }
     assert values["claims_verdicts"] == "1 reproduced, 1 differs, 1 inconclusive, 1 not testable here"
     assert values["claims_n_boot"] == N_BOOT and type(values["claims_n_boot"]) is int
     assert values["claims_confidence"] == "95%" and values["equivalence_margin"] == "10"
-    assert values["claims_n_perm"] == N_PERMUTATIONS and values["claims_null_boot"] == NULL_BOOT and values["null_level"] == "5%"
+    assert (
+        values["claims_n_perm"] == N_PERMUTATIONS
+        and values["claims_null_boot"] == NULL_BOOT
+        and values["null_level"] == "5%"
+    )
     assert values["judge_reading"] == "substantial"  # kappa 0.7: Landis and Koch's 0.61-0.80
     assert claims_glue(results, None)["judge_reading"] == "not measured"
 
 
 def test_memorized_vs_not_table():
-    mem = pd.DataFrame({"model": "m", "setting": "full", "k": 2, "instance_id": ["i0", "i1", "i2"],
-                        "match": ["exact", "no", "near-exact"]})
-    perf = pd.DataFrame({"model": "m", "k": 2, "instance_id": ["i0", "i1", "i2"], "correct": [True, False, False],
-                         "error": None})
+    mem = pd.DataFrame(
+        {
+            "model": "m",
+            "setting": "full",
+            "k": 2,
+            "instance_id": ["i0", "i1", "i2"],
+            "match": ["exact", "no", "near-exact"],
+        }
+    )
+    perf = pd.DataFrame(
+        {"model": "m", "k": 2, "instance_id": ["i0", "i1", "i2"], "correct": [True, False, False], "error": None}
+    )
     table = memorized_vs_not_table(mem, perf)
     row = table.loc[("m", "full", 2)]
     assert row["accuracy (memorized)"] == 50.0 and row["n (memorized)"] == 2  # i0 right, i2 wrong
@@ -109,8 +141,9 @@ def test_memorized_vs_not_table():
 
 
 def test_correlation_tables_hold_tab2_and_tab3_companions():
-    rates = pd.DataFrame({"model": "m", "setting": "full", "k": [0, 1, 2], "memorized": [0.0, 50.0, 100.0],
-                          "exact": [100.0, 50.0, 0.0]})
+    rates = pd.DataFrame(
+        {"model": "m", "setting": "full", "k": [0, 1, 2], "memorized": [0.0, 50.0, 100.0], "exact": [100.0, 50.0, 0.0]}
+    )
     acc = pd.DataFrame({"model": "m", "k": [0, 1, 2], "accuracy": [10.0, 20.0, 30.0]})
     table = correlation_tables(rates, acc)
     assert math.isclose(table.loc["full", ("exact + near-exact (Tab. 2)", "m")], 1.0)
@@ -128,10 +161,16 @@ def test_context_summary_values_and_text():
     short = ContextSummary(pd.DataFrame(), (0, 2, 4), [0, 2], 3, 400, "m", 2048)
     assert short.left_out == [4] and short.largest_k == 3 and type(short.largest_k) is int
     assert short.glued() == {"largest_k": 3, "ks_run": "0, 2"}
-    assert short.text() == "model m, context window 2048; largest k that fits: 3; runs k = [0, 2]; left out (too long): [4]"
+    assert (
+        short.text()
+        == "model m, context window 2048; largest k that fits: 3; runs k = [0, 2]; left out (too long): [4]"
+    )
     whole = ContextSummary(pd.DataFrame(), (0, 2), [0, 2], 8, 8, "m", None)
     assert whole.left_out == [] and whole.largest_k == "at least 8"
-    assert whole.text() == "model m, context window None; largest k that fits: at least 8 (the probe pool); runs k = [0, 2]"
+    assert (
+        whole.text()
+        == "model m, context window None; largest k that fits: at least 8 (the probe pool); runs k = [0, 2]"
+    )
 
 
 class WordCounter:
@@ -148,8 +187,16 @@ class WordCounter:
 
 @pytest.fixture(scope="module")
 def exp():
-    return build_experiment(ReplicationConfig(n_instances=4, n_demonstrations=4, ks=(0, 2, 4), max_new_tokens=5,
-                                              performance_max_new_tokens=3, member_fraction=0.5))
+    return build_experiment(
+        ReplicationConfig(
+            n_instances=4,
+            n_demonstrations=4,
+            ks=(0, 2, 4),
+            max_new_tokens=5,
+            performance_max_new_tokens=3,
+            member_fraction=0.5,
+        )
+    )
 
 
 def test_context_summary_leaves_out_the_ks_that_do_not_fit(exp):
@@ -172,10 +219,17 @@ def test_sample_table_and_run_glue(exp):
     mem = pd.DataFrame({"cached": [True, False, True], "error": [None, "timeout", None]})
     perf = pd.DataFrame({"cached": [False, True], "error": [None, None]})
     values = run_glue(exp, mem, perf, "one model (m)", 1.26)
-    assert values == {"run_instances": 4, "run_members": 2,
-                      "run_settings": "full information, segment pairs and labels, only segment pairs",
-                      "run_models": "one model (m)", "run_tokens": 5, "wall_minutes": "1.3", "n_completions": 5, "n_cached": 3,
-                      "n_failed": 1}
+    assert values == {
+        "run_instances": 4,
+        "run_members": 2,
+        "run_settings": "full information, segment pairs and labels, only segment pairs",
+        "run_models": "one model (m)",
+        "run_tokens": 5,
+        "wall_minutes": "1.3",
+        "n_completions": 5,
+        "n_cached": 3,
+        "n_failed": 1,
+    }
 
 
 def test_glue_values_glues_each_value_unchanged_and_hidden(monkeypatch):

@@ -29,8 +29,16 @@ def _mem(member_hits: int, nonmember_hits: int, base_hits: int, n: int = 10) -> 
             for i in range(2 * n):
                 member = i < n
                 hit = (i < hits_m) if member else (i - n < hits_n)
-                rows.append({"model": model, "setting": "full", "k": k, "instance_id": f"i{i}", "member": member,
-                             "match": "exact" if (hit and k > 0) else "no"})
+                rows.append(
+                    {
+                        "model": model,
+                        "setting": "full",
+                        "k": k,
+                        "instance_id": f"i{i}",
+                        "member": member,
+                        "match": "exact" if (hit and k > 0) else "no",
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -57,26 +65,69 @@ def test_offline_judge_quality_reports_held_out_numbers():
 
 
 def _window(**kw) -> ContextSummary:
-    args = {"fit": pd.DataFrame(), "ks": (0, 25, 200), "ks_run": [0, 25], "k_max": 120, "probe_pool": 400,
-            "model_id": "some-model", "context_window": 8192, **kw}
+    args = {
+        "fit": pd.DataFrame(),
+        "ks": (0, 25, 200),
+        "ks_run": [0, 25],
+        "k_max": 120,
+        "probe_pool": 400,
+        "model_id": "some-model",
+        "context_window": 8192,
+        **kw,
+    }
     return ContextSummary(**args)
 
 
 def test_summary_sentences_are_formatted_from_the_numbers():
-    run = {"n_completions": 321, "n_cached": 20, "wall_minutes": "2.5", "run_models": "one model (m)", "run_instances": 16}
-    results = [ClaimResult("D1", "p", "o", "reproduced", "r", null="k labels exchangeable within an instance", null_rate=0.02),
-               ClaimResult("D2", "p", "o", "differs", "r"), ClaimResult("D3", "p", "o", "inconclusive", "r"),
-               ClaimResult("D9", "p", "o", "not testable here", "r")]
+    run = {
+        "n_completions": 321,
+        "n_cached": 20,
+        "wall_minutes": "2.5",
+        "run_models": "one model (m)",
+        "run_instances": 16,
+    }
+    results = [
+        ClaimResult("D1", "p", "o", "reproduced", "r", null="k labels exchangeable within an instance", null_rate=0.02),
+        ClaimResult("D2", "p", "o", "differs", "r"),
+        ClaimResult("D3", "p", "o", "inconclusive", "r"),
+        ClaimResult("D9", "p", "o", "not testable here", "r"),
+    ]
     gaps = ground_truth_gaps(_mem(6, 1, 2), n_boot=100)
-    text = summary_markdown(run, _window(), "the LLM judge", None, {"n": 40, "agreement": 0.75, "kappa": 0.5}, gaps, results,
-                            "the review changed 2 of 40 judge labels (5.0%)", "3 requests do not fit")
-    for part in ("321 completions (20 from the disk cache) in 2.5 minutes", "some-model (8192 tokens)", "k = 120",
-                 "k = 200 did not fit", "from the LLM judge", "75% of the 40 completions", "kappa 0.50, moderate",
-                 "changed 2 of 40", "+50 percentage points", "1 reproduced, 1 differs, 1 inconclusive, 1 not testable here",
-                 "reproduced (D1); differs (D2); inconclusive (D3); not testable here (D9)", "3 requests do not fit"):
+    text = summary_markdown(
+        run,
+        _window(),
+        "the LLM judge",
+        None,
+        {"n": 40, "agreement": 0.75, "kappa": 0.5},
+        gaps,
+        results,
+        "the review changed 2 of 40 judge labels (5.0%)",
+        "3 requests do not fit",
+    )
+    for part in (
+        "321 completions (20 from the disk cache) in 2.5 minutes",
+        "some-model (8192 tokens)",
+        "k = 120",
+        "k = 200 did not fit",
+        "from the LLM judge",
+        "75% of the 40 completions",
+        "kappa 0.50, moderate",
+        "changed 2 of 40",
+        "+50 percentage points",
+        "1 reproduced, 1 differs, 1 inconclusive, 1 not testable here",
+        "reproduced (D1); differs (D2); inconclusive (D3); not testable here (D9)",
+        "3 requests do not fit",
+    ):
         assert part in text, part
-    other = summary_markdown({**run, "wall_minutes": "9.0"}, _window(ks_run=[0, 25, 200], k_max=400), "the offline judge",
-                             None, None, gaps.iloc[:0], results)
+    other = summary_markdown(
+        {**run, "wall_minutes": "9.0"},
+        _window(ks_run=[0, 25, 200], k_max=400),
+        "the offline judge",
+        None,
+        None,
+        gaps.iloc[:0],
+        results,
+    )
     assert "9.0 minutes" in other and "did not fit" not in other and "agree on" not in other and "at least 400" in other
 
 
@@ -84,10 +135,27 @@ def test_correlation_intervals_are_pearson_across_k_with_a_bootstrap():
     from iclmem.chapters.llm_kshot_report import correlation_intervals
 
     ks, n = (0, 10, 25), 20
-    mem = pd.DataFrame([{"model": "m", "setting": "full", "k": k, "instance_id": f"i{i}", "member": True,
-                         "match": "exact" if i < n * j // 2 else "no"} for j, k in enumerate(ks) for i in range(n)])
-    perf = pd.DataFrame([{"model": "m", "k": k, "instance_id": f"i{i}", "correct": i < 4 + 6 * j, "error": None}
-                         for j, k in enumerate(ks) for i in range(n)])
+    mem = pd.DataFrame(
+        [
+            {
+                "model": "m",
+                "setting": "full",
+                "k": k,
+                "instance_id": f"i{i}",
+                "member": True,
+                "match": "exact" if i < n * j // 2 else "no",
+            }
+            for j, k in enumerate(ks)
+            for i in range(n)
+        ]
+    )
+    perf = pd.DataFrame(
+        [
+            {"model": "m", "k": k, "instance_id": f"i{i}", "correct": i < 4 + 6 * j, "error": None}
+            for j, k in enumerate(ks)
+            for i in range(n)
+        ]
+    )
     t = correlation_intervals(mem, perf, n_boot=200).iloc[0]
     assert t["setting"] == "full" and t["ks"] == 3 and t["instances"] == n
     assert t["r"] == pytest.approx(1.0)  # both rise linearly in k's index: 0, 50, 100% vs 20, 50, 80%
@@ -98,7 +166,14 @@ def test_correlation_intervals_are_pearson_across_k_with_a_bootstrap():
 
 
 def test_failed_requests_are_named_in_the_summary():
-    run = {"n_completions": 10, "n_cached": 0, "wall_minutes": "0.1", "run_models": "m", "run_instances": 2, "n_failed": 3}
+    run = {
+        "n_completions": 10,
+        "n_cached": 0,
+        "wall_minutes": "0.1",
+        "run_models": "m",
+        "run_instances": 2,
+        "n_failed": 3,
+    }
     text = summary_markdown(run, _window(), "the offline judge", None, None, pd.DataFrame(), [])
     assert "3 requests failed; their rows are left out" in text
     assert "failed" not in summary_markdown({**run, "n_failed": 0}, _window(), "x", None, None, pd.DataFrame(), [])

@@ -22,14 +22,30 @@ from iclmem.metrics import auc
 from iclmem.stats import permuted_labels
 
 #: A small suite: name -> category (Tab. 7 keys), two manipulations per claim's category.
-SUITE = {"baseline": "baseline", "shuffle_random": "positional_shuffling", "shuffle_first": "positional_shuffling",
-         "feature_reduction_2": "feature_reduction", "distractor_1": "distractor_injection", "distractor_2": "distractor_injection",
-         "skew_true_2": "skew_true", "skew_true_5": "skew_true", "mixed_true_5_non_true_5": "mixed_skewing"}
+SUITE = {
+    "baseline": "baseline",
+    "shuffle_random": "positional_shuffling",
+    "shuffle_first": "positional_shuffling",
+    "feature_reduction_2": "feature_reduction",
+    "distractor_1": "distractor_injection",
+    "distractor_2": "distractor_injection",
+    "skew_true_2": "skew_true",
+    "skew_true_5": "skew_true",
+    "mixed_true_5_non_true_5": "mixed_skewing",
+}
 
 
-def _frame(seed: int, n: int = 60, signal: float = 0.5, effect: dict[str, float] | None = None,
-           noise: dict[str, float] | None = None, suite: dict[str, str] = SUITE, epoch: int = 1) -> pd.DataFrame:
-    """Probe scores of one configuration: M_theta's loss lowers members' loss by ``signal`` + ``effect[k]`` under manipulation k.
+def _frame(
+    seed: int,
+    n: int = 60,
+    signal: float = 0.5,
+    effect: dict[str, float] | None = None,
+    noise: dict[str, float] | None = None,
+    suite: dict[str, str] = SUITE,
+    epoch: int = 1,
+) -> pd.DataFrame:
+    """Probe scores of one configuration: M_theta's loss lowers members' loss by ``signal`` + ``effect[k]`` under
+    manipulation k.
 
     ``noise[k]``: the scale of manipulation k's own noise on top of a per-query component shared by all
     manipulations; a manipulation without noise and effect scores exactly as the baseline.
@@ -44,9 +60,19 @@ def _frame(seed: int, n: int = 60, signal: float = 0.5, effect: dict[str, float]
     theta = ref + rng.standard_normal((n, 1)) + own - member[:, None] * lift
     parts = []
     for model, ep, loss in (("ref", -1, ref), ("theta", epoch, theta)):
-        parts.append(pd.DataFrame({"query_id": np.repeat(100 + np.arange(n), len(names)), "is_member": np.repeat(member, len(names)),
-                                   "manipulation": np.tile(names, n), "category": np.tile([suite[k] for k in names], n),
-                                   "model": model, "epoch": ep, "loss": loss.ravel()}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "query_id": np.repeat(100 + np.arange(n), len(names)),
+                    "is_member": np.repeat(member, len(names)),
+                    "manipulation": np.tile(names, n),
+                    "category": np.tile([suite[k] for k in names], n),
+                    "model": model,
+                    "epoch": ep,
+                    "loss": loss.ravel(),
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True)
 
 
@@ -66,6 +92,7 @@ NOISY = {k: 0.3 for k in SUITE if k != "baseline"}
 
 # --- the null's computation ---------------------------------------------------------------------------
 
+
 def test_permuted_delta_aucs_equal_a_slow_per_permutation_auc():
     frame = _frame(3, n=14, noise=NOISY)
     frame["loss"] = frame.loss.round(1)  # ties, counted half by both
@@ -81,10 +108,16 @@ def test_permuted_delta_aucs_equal_a_slow_per_permutation_auc():
 def test_effect_draws_observed_row_is_fig4s_mean_delta_auc():
     frames = [_frame(s, noise=NOISY, effect={"skew_true_2": 0.3}) for s in (1, 2)]
     draws = effect_draws([config_scores(f, 1) for f in frames], n_perm=20, seed=0)
-    effects = manipulation_effects([manipulation_aucs(f, epochs=[1]) for f in frames]).set_index("manipulation").mean_delta_auc
+    effects = (
+        manipulation_effects([manipulation_aucs(f, epochs=[1]) for f in frames])
+        .set_index("manipulation")
+        .mean_delta_auc
+    )
     observed = pd.Series(draws.values[0], index=draws.manipulations)
     assert np.allclose(observed[effects.index], effects)
-    assert draws.values.shape == (21, len(SUITE)) and np.all(draws.values[:, draws.manipulations.index("baseline")] == 0)
+    assert draws.values.shape == (21, len(SUITE)) and np.all(
+        draws.values[:, draws.manipulations.index("baseline")] == 0
+    )
     # configurations probing the same queries are permuted alike: the same frame twice gives the same null as once
     once = effect_draws([config_scores(frames[0], 1)], n_perm=20, seed=0).values
     assert np.allclose(effect_draws([config_scores(frames[0], 1)] * 2, n_perm=20, seed=0).values, once)
@@ -103,11 +136,16 @@ def test_equivalence_rule_and_its_null_rate_at_the_margin():
 
 # --- C12a: true-label skew raises AUC(Delta S) ----------------------------------------------------------
 
+
 def test_c12a_skew_that_helps_is_reproduced_with_a_five_percent_null_rate():
     frames = [_frame(s, noise=NOISY, effect={"skew_true_2": 0.5, "skew_true_5": 0.5}) for s in (1, 2, 3)]
     r = _claims(frames)["C12a"]
     assert r["verdict"] == "reproduced" and r["null_rate"] == pytest.approx(0.05)
-    assert "skew true +0." in r["ours"] and "mixed_true_5_non_true_5" in r["ours"] and "over 100 permutations" in r["null_range"]
+    assert (
+        "skew true +0." in r["ours"]
+        and "mixed_true_5_non_true_5" in r["ours"]
+        and "over 100 permutations" in r["null_range"]
+    )
 
 
 def test_c12a_skew_that_hurts_differs_and_no_change_is_inconclusive():
@@ -134,13 +172,20 @@ def test_c12a_is_not_testable_without_skew_manipulations_or_configurations():
 
 # --- C12b: positional shuffling changes AUC(Delta S) by about 0 -----------------------------------------
 
+
 def test_c12b_holds_by_construction_for_a_row_order_invariant_model():
     r = _claims([_frame(1)], invariant=True)["C12b"]
-    assert r["verdict"] == "holds by construction" and "baseline context" in r["reason"] and r["null"].startswith("no null")
+    assert (
+        r["verdict"] == "holds by construction"
+        and "baseline context" in r["reason"]
+        and r["null"].startswith("no null")
+    )
 
 
 def test_c12b_equivalence_verdicts_without_an_invariance():
-    assert _verdict("C12b", [_frame(s) for s in (1, 2)]) == "reproduced"  # shuffles score as the baseline: exactly 0, no noise
+    assert (
+        _verdict("C12b", [_frame(s) for s in (1, 2)]) == "reproduced"
+    )  # shuffles score as the baseline: exactly 0, no noise
     tiny = {"shuffle_random": 0.005, "shuffle_first": 0.005}
     r = _claims([_frame(s, n=100, noise=tiny) for s in (1, 2)])["C12b"]
     assert r["verdict"] == "reproduced" and 0 < r["null_rate"] <= 0.05 and "within" in r["reason"]
@@ -168,7 +213,10 @@ def test_c12c_equivalence_verdicts():
     assert r["verdict"] == "reproduced" and 0 < r["null_rate"] <= 0.05
     assert "feature_reduction" in r["observed"] and "distractor_injection" in r["observed"]
     # one category off the margin is enough to differ (both must be about 0)
-    assert _verdict("C12c", [_frame(s, noise=tiny, effect={"distractor_1": 0.6, "distractor_2": 0.6}) for s in (1, 2)]) == "differs"
+    assert (
+        _verdict("C12c", [_frame(s, noise=tiny, effect={"distractor_1": 0.6, "distractor_2": 0.6}) for s in (1, 2)])
+        == "differs"
+    )
     r = _claims([_frame(s, noise=dict.fromkeys(FEATURES, 1.0)) for s in (1, 2)])["C12c"]
     assert r["verdict"] == "inconclusive" and "cannot be told" in r["reason"]
 

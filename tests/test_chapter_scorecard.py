@@ -16,10 +16,22 @@ def _table() -> pd.DataFrame:
     rows = []
     for i, verdict in enumerate([*VERDICTS, "reproduced"]):
         points = [{"label": "Q=50", "paper": 0.12, "build": 0.1, "lo": 0.05, "hi": 0.2}] if i % 2 == 0 else None
-        rows.append({"claim": f"C{i + 1}", "statement": "a <claim> & more", "paper": "12%", "this build": "10% [5%, 20%]",
-                     "verdict": verdict, "null rate": "3%", "null": "membership permuted", "reason": "because <b>",
-                     "chapter": "notebooks/04_calibration", "section": '<a href="04_calibration.html#the-claims">4.</a>',
-                     "link": "04_calibration.html#the-claims", "points": points})
+        rows.append(
+            {
+                "claim": f"C{i + 1}",
+                "statement": "a <claim> & more",
+                "paper": "12%",
+                "this build": "10% [5%, 20%]",
+                "verdict": verdict,
+                "null rate": "3%",
+                "null": "membership permuted",
+                "reason": "because <b>",
+                "chapter": "notebooks/04_calibration",
+                "section": '<a href="04_calibration.html#the-claims">4.</a>',
+                "link": "04_calibration.html#the-claims",
+                "points": points,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -50,10 +62,18 @@ def test_the_figure_has_one_row_per_numeric_point():
 def test_claim_anchors_name_the_section_a_claim_was_glued_in():
     nb = nbformat.v4.new_notebook()
     glued = nbformat.v4.new_code_cell("glue(...)")
-    glued.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "{}"},
-                                            metadata={"scrapbook": {"name": GLUE_PREFIX + "C13", "mime_prefix": ""}})]
-    nb.cells = [nbformat.v4.new_markdown_cell("# 5. Realistic regimes\n\n## Tab. 12: peak detectable memorization per regime"),
-                nbformat.v4.new_markdown_cell("text with a #hashtag, not a heading"), glued]
+    glued.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"text/plain": "{}"},
+            metadata={"scrapbook": {"name": GLUE_PREFIX + "C13", "mime_prefix": ""}},
+        )
+    ]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# 5. Realistic regimes\n\n## Tab. 12: peak detectable memorization per regime"),
+        nbformat.v4.new_markdown_cell("text with a #hashtag, not a heading"),
+        glued,
+    ]
     assert claim_anchors(nb) == {"C13": "tab-12-peak-detectable-memorization-per-regime"}
 
 

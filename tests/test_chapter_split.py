@@ -12,14 +12,26 @@ from iclmem.chapters.split import glue_values, summary_numbers, validation_table
 from iclmem.data import Dataset, dedup_frame, deduplicate
 from iclmem.data.validation import make_splits, split_statistics_frame
 
-ENGINE_FILES = ["iclmem/data/validation.py", "iclmem/data/__init__.py", "iclmem/ltm/quality.py", "iclmem/ltm/reference.py"]
+ENGINE_FILES = [
+    "iclmem/data/validation.py",
+    "iclmem/data/__init__.py",
+    "iclmem/ltm/quality.py",
+    "iclmem/ltm/reference.py",
+]
 
 
 def _tables() -> list[Dataset]:
     rng = np.random.default_rng(0)
-    reg = Dataset("reg", pd.DataFrame({"x": np.arange(200)}), pd.Series(rng.normal(size=200), name="y"), "regression", "t")
-    cls = Dataset("coffee_ratings", pd.DataFrame({"x": np.arange(200)}),
-                  pd.Series(rng.choice(["bad", "good"], 200), name="Rating"), "classification", "t")
+    reg = Dataset(
+        "reg", pd.DataFrame({"x": np.arange(200)}), pd.Series(rng.normal(size=200), name="y"), "regression", "t"
+    )
+    cls = Dataset(
+        "coffee_ratings",
+        pd.DataFrame({"x": np.arange(200)}),
+        pd.Series(rng.choice(["bad", "good"], 200), name="Rating"),
+        "classification",
+        "t",
+    )
     return [deduplicate(reg), deduplicate(cls)]
 
 

@@ -7,7 +7,12 @@ import pandas as pd
 import pytest
 
 from iclmem.chapters.calibration import calibration_effect, detectable_table, outcome_shares
-from iclmem.chapters.probing import PAPER_PERTURBATION, manipulation_effects, perturbation_effectiveness, probing_vs_paper
+from iclmem.chapters.probing import (
+    PAPER_PERTURBATION,
+    manipulation_effects,
+    perturbation_effectiveness,
+    probing_vs_paper,
+)
 from iclmem.outcomes import DEFAULT_MARGIN_RULE, null_margin_rates, with_primary_metric
 
 
@@ -15,22 +20,47 @@ def _aucs(values: dict[str, tuple[str, float]], epoch: int = 10) -> pd.DataFrame
     return pd.DataFrame([{"epoch": epoch, "manipulation": k, "category": c, "auc": a} for k, (c, a) in values.items()])
 
 
-CONFIG_A = _aucs({"baseline": ("baseline", 0.60), "shuffle_random": ("positional_shuffling", 0.60),
-                  "skew_true_2": ("skew_true", 0.64), "mixed_true_5_non_true_5": ("mixed_skewing", 0.70)})
-CONFIG_B = _aucs({"baseline": ("baseline", 0.50), "shuffle_random": ("positional_shuffling", 0.50),
-                  "skew_true_2": ("skew_true", 0.52), "mixed_true_5_non_true_5": ("mixed_skewing", 0.50)})
+CONFIG_A = _aucs(
+    {
+        "baseline": ("baseline", 0.60),
+        "shuffle_random": ("positional_shuffling", 0.60),
+        "skew_true_2": ("skew_true", 0.64),
+        "mixed_true_5_non_true_5": ("mixed_skewing", 0.70),
+    }
+)
+CONFIG_B = _aucs(
+    {
+        "baseline": ("baseline", 0.50),
+        "shuffle_random": ("positional_shuffling", 0.50),
+        "skew_true_2": ("skew_true", 0.52),
+        "mixed_true_5_non_true_5": ("mixed_skewing", 0.50),
+    }
+)
 
 
 def _summary() -> pd.DataFrame:
-    rows = [  # (epoch, collapsed, auc_loss, auc_entropy, tpr10, tpr1, tpr10 entropy, tpr1 entropy, raw_tpr10, ref_tpr10, outcome, Q)
+    # (epoch, collapsed, auc_loss, auc_entropy, tpr10, tpr1, tpr10_ent, tpr1_ent, raw_tpr10, ref_tpr10, outcome, Q)
+    rows = [
         (0, False, 0.50, 0.50, 0.10, 0.00, 0.10, 0.00, 0.30, 0.30, "no_signal", 50),
         (1, False, 0.70, 0.55, 0.40, 0.10, 0.60, 0.30, 0.50, 0.20, "detectable_memorization", 50),
         (10, False, 0.48, 0.62, 0.05, 0.00, 0.45, 0.05, 0.20, 0.15, "detectable_memorization", 50),
         (10, True, 0.99, 0.99, 1.00, 1.00, 1.00, 1.00, 1.00, 0.10, "representational_collapse", 512),
         (1, False, 0.45, 0.45, 0.02, 0.00, 0.02, 0.00, 0.05, 0.05, "no_signal", 512),
     ]
-    cols = ["epoch", "collapsed", "auc_loss", "auc_entropy", "tpr10_loss", "tpr1_loss", "tpr10_entropy", "tpr1_entropy",
-            "raw_tpr10_loss", "ref_tpr10_loss", "outcome", "query_size"]
+    cols = [
+        "epoch",
+        "collapsed",
+        "auc_loss",
+        "auc_entropy",
+        "tpr10_loss",
+        "tpr1_loss",
+        "tpr10_entropy",
+        "tpr1_entropy",
+        "raw_tpr10_loss",
+        "ref_tpr10_loss",
+        "outcome",
+        "query_size",
+    ]
     return pd.DataFrame(rows, columns=cols).assign(dataset="t", learning_rate=1e-3, label_condition="none")
 
 
@@ -56,7 +86,10 @@ def test_probing_vs_paper_reads_peaks_of_non_collapsed_runs_and_best_manipulatio
     assert t.loc["baseline manipulation: mean AUC", "iclmem"] == "0.550"
     assert t.loc["best single manipulation", "paper"] == PAPER_PERTURBATION["best_single"]
     empty = probing_vs_paper(_summary(), [])
-    assert empty.loc["best single manipulation", "iclmem"] == "-" and empty.loc["skew true target: mean Delta AUC", "iclmem"] == "-"
+    assert (
+        empty.loc["best single manipulation", "iclmem"] == "-"
+        and empty.loc["skew true target: mean Delta AUC", "iclmem"] == "-"
+    )
 
 
 def test_calibration_effect_counts_raw_signals_that_vanish():
@@ -84,7 +117,9 @@ def test_with_primary_metric_pairs_each_auc_with_its_own_tprs():
     assert list(s.metric) == ["loss", "loss", "entropy", "loss", "loss"]  # ties go to loss
     assert s.tpr10.tolist() == [0.10, 0.40, 0.45, 1.00, 0.02] and s.auc.tolist() == [0.50, 0.70, 0.62, 0.99, 0.45]
     top = detectable_table(_summary())
-    assert len(top) == 1 and top.loc[0, "metric"] == "loss" and top.loc[0, "tpr10"] == 0.40 and top.loc[0, "tpr1"] == 0.10
+    assert (
+        len(top) == 1 and top.loc[0, "metric"] == "loss" and top.loc[0, "tpr10"] == 0.40 and top.loc[0, "tpr1"] == 0.10
+    )
     with pytest.raises(ValueError, match="metric must be"):
         with_primary_metric(_summary(), "confidence")
 

@@ -168,7 +168,9 @@ def test_book_takes_overrides_from_a_file_and_the_command_line(
     assert "parameter 'rate' expects float" in capsys.readouterr().err
 
 
-def test_malformed_yaml_is_a_user_error(tiny_notebook: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_malformed_yaml_is_a_user_error(
+    tiny_notebook: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("n: [1, 2\n")
     assert main(["run", str(tiny_notebook), "-f", str(bad)]) == 2

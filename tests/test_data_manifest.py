@@ -25,7 +25,14 @@ from iclmem.data import (
 def _dataset(n: int = 300, shift: float = 0.0) -> Dataset:
     rng = np.random.default_rng(4)
     feats = pd.DataFrame({"x": np.arange(n), "s": rng.choice(["u", "v"], n)})
-    return Dataset("toy", feats, pd.Series(rng.normal(size=n) + shift, name="y"), "regression", "test", spec={"name_or_path": "toy"})
+    return Dataset(
+        "toy",
+        feats,
+        pd.Series(rng.normal(size=n) + shift, name="y"),
+        "regression",
+        "test",
+        spec={"name_or_path": "toy"},
+    )
 
 
 def test_round_trip(tmp_path):

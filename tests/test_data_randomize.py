@@ -66,8 +66,13 @@ def test_flip_moves_every_member_and_non_member_label_to_another_class(n_classes
     """The instrument's alternative control: no member keeps its true label (issue 27)."""
     rng = np.random.default_rng(3)
     n = 500
-    ds = Dataset("toy", pd.DataFrame({"x": np.arange(n)}), pd.Series(rng.integers(0, n_classes, n), name="y"),
-                 "classification", "test")
+    ds = Dataset(
+        "toy",
+        pd.DataFrame({"x": np.arange(n)}),
+        pd.Series(rng.integers(0, n_classes, n), name="y"),
+        "classification",
+        "test",
+    )
     m = make_split(ds, 100, seed=2, label_condition="flip")
     assert m.pools == make_split(ds, 100, seed=2).pools
     y = ds.target.to_numpy()
@@ -84,7 +89,9 @@ def test_flip_moves_every_member_and_non_member_label_to_another_class(n_classes
 
 def test_flip_needs_a_classification_table():
     n = 300
-    ds = Dataset("reg", pd.DataFrame({"x": np.arange(n)}), pd.Series(np.linspace(0, 1, n), name="y"), "regression", "test")
+    ds = Dataset(
+        "reg", pd.DataFrame({"x": np.arange(n)}), pd.Series(np.linspace(0, 1, n), name="y"), "regression", "test"
+    )
     with pytest.raises(DataError, match="classification"):
         make_split(ds, 50, seed=0, label_condition="flip")
 
@@ -98,15 +105,20 @@ def test_under_all_both_pools_agree_with_the_truth_only_at_the_chance_rate():
     """
     rng = np.random.default_rng(4)
     n = 4000
-    ds = Dataset("toy", pd.DataFrame({"x": np.arange(n)}), pd.Series((rng.random(n) < 0.37).astype(int), name="y"),
-                 "classification", "test")
+    ds = Dataset(
+        "toy",
+        pd.DataFrame({"x": np.arange(n)}),
+        pd.Series((rng.random(n) < 0.37).astype(int), name="y"),
+        "classification",
+        "test",
+    )
     y = ds.target.to_numpy()
     kept = {pool: [] for pool in ("members", "non_members")}
     for seed in range(20):
         m = make_split(ds, 200, seed=seed, label_condition="all")
         for pool in kept:
             kept[pool].append((np.asarray(m.randomized_labels[pool]) == y[m.ids(pool)]).mean())
-    chance = 0.37 ** 2 + 0.63 ** 2
+    chance = 0.37**2 + 0.63**2
     for pool, shares in kept.items():
         assert abs(np.mean(shares) - chance) < 0.03, (pool, np.mean(shares), chance)
     assert abs(np.mean(kept["members"]) - np.mean(kept["non_members"])) < 0.03

@@ -1,4 +1,5 @@
-"""Table sources: shipped carte-ai tables, the local CARTE folder recipes (App. A.2, Tab. 5), CSV/parquet files, bad input."""
+"""Table sources: shipped carte-ai tables, the local CARTE folder recipes (App. A.2, Tab. 5), CSV/parquet files, bad
+input."""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ def test_spotify_is_binary_classification_without_importing_carte_ai():
     assert "carte_ai" not in sys.modules
 
 
-@pytest.mark.parametrize(("name", "target"), [("wine_pl", "price"), ("wine_vivino_price", "Price"), ("wine_dot_com_prices", "Prices")])
+@pytest.mark.parametrize(
+    ("name", "target"), [("wine_pl", "price"), ("wine_vivino_price", "Price"), ("wine_dot_com_prices", "Prices")]
+)
 def test_wine_tables_are_regression_on_log_prices(name, target):
     ds = load_dataset(name)
     assert ds.task == "regression" and ds.target_name == target
@@ -55,16 +58,18 @@ def test_names_cover_shipped_and_paper_tables():
 # -- local CARTE folder ----------------------------------------------------------------------------
 def _raw_chocolate() -> pd.DataFrame:
     n = 8
-    return pd.DataFrame({
-        "Company \n(Maker-if known)": [f"maker{i % 3}" for i in range(n)],
-        "Specific Bean Origin\nor Bar Name": [f"bar {i}" for i in range(n)],
-        "REF": list(range(n)),
-        "Review\nDate": [2006 + i for i in range(n)],
-        "Cocoa\nPercent": ["70%", "65%", "72.5%", "70%", "80%", "64%", "70%", "75%"],
-        "Rating": [3.0, 3.25, 3.5, 2.75, 4.0, np.nan, 3.75, 3.2],
-        "Bean\nType": [None] * 6 + ["Criollo", "Trinitario"],  # more than half missing -> dropped
-        "Constant": ["same"] * n,  # single value -> dropped
-    })
+    return pd.DataFrame(
+        {
+            "Company \n(Maker-if known)": [f"maker{i % 3}" for i in range(n)],
+            "Specific Bean Origin\nor Bar Name": [f"bar {i}" for i in range(n)],
+            "REF": list(range(n)),
+            "Review\nDate": [2006 + i for i in range(n)],
+            "Cocoa\nPercent": ["70%", "65%", "72.5%", "70%", "80%", "64%", "70%", "75%"],
+            "Rating": [3.0, 3.25, 3.5, 2.75, 4.0, np.nan, 3.75, 3.2],
+            "Bean\nType": [None] * 6 + ["Criollo", "Trinitario"],  # more than half missing -> dropped
+            "Constant": ["same"] * n,  # single value -> dropped
+        }
+    )
 
 
 def test_chocolate_recipe_on_raw_parquet(tmp_path):
@@ -83,10 +88,15 @@ def test_chocolate_recipe_on_raw_parquet(tmp_path):
 
 def test_bikewale_recipe_filters_and_logs_from_env_folder(tmp_path, monkeypatch):
     (tmp_path / "data_raw").mkdir()
-    pd.DataFrame({
-        "id": [1, 2, 3, 4], "bike_name": ["a", "b", "c", "d"], "price": [100.0, 1000.0, 10000.0, 500.0],
-        "model_year": [2019, 2020, 2021, 2020], "km_driven": [10, 20, 30, 40],
-    }).to_csv(tmp_path / "data_raw" / "bikewale.csv", index=False)
+    pd.DataFrame(
+        {
+            "id": [1, 2, 3, 4],
+            "bike_name": ["a", "b", "c", "d"],
+            "price": [100.0, 1000.0, 10000.0, 500.0],
+            "model_year": [2019, 2020, 2021, 2020],
+            "km_driven": [10, 20, 30, 40],
+        }
+    ).to_csv(tmp_path / "data_raw" / "bikewale.csv", index=False)
     monkeypatch.setenv("ICLMEM_CARTE_DIR", str(tmp_path))
     ds = load_dataset("bikewale")
     assert ds.target.tolist() == pytest.approx([3.0, 4.0, math.log10(500)])  # price < 500 dropped, log10
@@ -98,7 +108,8 @@ def test_bikewale_recipe_filters_and_logs_from_env_folder(tmp_path, monkeypatch)
 def test_processed_carte_layout_is_used_as_is(tmp_path):
     (tmp_path / "coffee_ratings").mkdir()
     pd.DataFrame({"name": ["a", "b", "c"], "roaster": ["r", "s", "r"], "rating": [0.0, 1.0, 1.0]}).to_parquet(
-        tmp_path / "coffee_ratings" / "raw.parquet")
+        tmp_path / "coffee_ratings" / "raw.parquet"
+    )
     ds = load_dataset("coffee_ratings", carte_dir=tmp_path)
     assert ds.target.tolist() == [0.0, 1.0, 1.0] and "processed" in ds.source
 
@@ -127,7 +138,9 @@ def test_bad_input_errors(tmp_path):
     with pytest.raises(UnknownDatasetError, match="spotify.*cardekho"):
         load_dataset("no_such_table")
     path = tmp_path / "t.csv"
-    pd.DataFrame({"a": [1, 2, 3, 4], "y": [1.0, np.nan, np.nan, 2.0], "one": [1, 1, 1, 1], "s": list("abcd")}).to_csv(path, index=False)
+    pd.DataFrame({"a": [1, 2, 3, 4], "y": [1.0, np.nan, np.nan, 2.0], "one": [1, 1, 1, 1], "s": list("abcd")}).to_csv(
+        path, index=False
+    )
     with pytest.raises(MissingColumnError, match="columns are: a, y, one, s"):
         load_dataset(path, target="label")
     with pytest.raises(MissingColumnError, match="target="):

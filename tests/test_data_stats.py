@@ -7,7 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from iclmem.data.stats import SplitStatistics, ks_test, label_codes, split_statistics, total_variation_distance, wasserstein
+from iclmem.data.stats import (
+    SplitStatistics,
+    ks_test,
+    label_codes,
+    split_statistics,
+    total_variation_distance,
+    wasserstein,
+)
 
 
 def test_tvd_hand_computed():

@@ -24,9 +24,16 @@ from iclmem.data.validation import make_splits  # noqa: E402
 
 def _tables() -> list[Dataset]:
     rng = np.random.default_rng(0)
-    reg = Dataset("reg", pd.DataFrame({"x": np.arange(200)}), pd.Series(rng.normal(size=200), name="y"), "regression", "t")
-    cls = Dataset("chocolate_bar_ratings", pd.DataFrame({"x": np.arange(200)}),
-                  pd.Series(rng.choice(["bad", "good"], 200), name="Rating"), "classification", "t")
+    reg = Dataset(
+        "reg", pd.DataFrame({"x": np.arange(200)}), pd.Series(rng.normal(size=200), name="y"), "regression", "t"
+    )
+    cls = Dataset(
+        "chocolate_bar_ratings",
+        pd.DataFrame({"x": np.arange(200)}),
+        pd.Series(rng.choice(["bad", "good"], 200), name="Rating"),
+        "classification",
+        "t",
+    )
     return [deduplicate(reg), deduplicate(cls)]
 
 
@@ -55,8 +62,12 @@ def test_validation_table_and_figure(tmp_path):
     manifests = make_splits(tables, [25, 50], seed=1, results_dir=tmp_path)
     assert len(list((tmp_path / "manifests").iterdir())) == 4
     tab = validation_table(manifests)
-    assert tab[["dataset", "Q"]].values.tolist() == [["reg", 25], ["reg", 50], ["chocolate_bar_ratings", 25],
-                                                     ["chocolate_bar_ratings", 50]]
+    assert tab[["dataset", "Q"]].values.tolist() == [
+        ["reg", 25],
+        ["reg", 50],
+        ["chocolate_bar_ratings", 25],
+        ["chocolate_bar_ratings", 50],
+    ]
     assert (tab.loc[tab.task == "regression", "KS stat"] < 0.05).all()
     assert (tab.loc[tab.task == "classification", "TVD"] == 0).all()
     assert tab.loc[2, "paper (Tab. 6)"] == "not in paper (Q = 50, 512 only); criterion TVD < 0.05"
@@ -73,9 +84,12 @@ def test_randomization_table(tmp_path):
     tables = _tables()
     manifests = make_splits(tables, [50], label_condition="all", results_dir=tmp_path)
     tab = randomization_table(manifests, tables)
-    assert tab[["dataset", "pool"]].values.tolist() == [["reg", "members"], ["reg", "non_members"],
-                                                        ["chocolate_bar_ratings", "members"],
-                                                        ["chocolate_bar_ratings", "non_members"]]
+    assert tab[["dataset", "pool"]].values.tolist() == [
+        ["reg", "members"],
+        ["reg", "non_members"],
+        ["chocolate_bar_ratings", "members"],
+        ["chocolate_bar_ratings", "non_members"],
+    ]
     assert (tab["rows"] == 50).all()
     assert (tab.loc[tab.dataset == "reg", "labels changed"] == 1.0).all()  # distinct values, cyclic permutation
     assert (tab["labels changed"] > 0.3).all()

@@ -11,15 +11,39 @@ import pytest
 from iclmem.chapters.display import DASH, book_table, book_table_html, power_of_ten, significant, words
 
 
-@pytest.mark.parametrize(("value", "shown"), [(0.1, "1e-1"), (0.01, "1e-2"), (3e-4, "3e-4"), (2.5e-3, "2.5e-3"),
-                                              (0.00099999999, "1e-3"), (1.0, "1e0"), (float("nan"), DASH)])
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (0.1, "1e-1"),
+        (0.01, "1e-2"),
+        (3e-4, "3e-4"),
+        (2.5e-3, "2.5e-3"),
+        (0.00099999999, "1e-3"),
+        (1.0, "1e0"),
+        (float("nan"), DASH),
+    ],
+)
 def test_learning_rates_as_powers_of_ten(value, shown):
     assert power_of_ten(value) == shown
 
 
-@pytest.mark.parametrize(("value", "shown"), [(18.07, "18.1"), (0.51234, "0.512"), (1.807e1, "18.1"), (1e-5, "1e-05"),
-                                              (512, "512"), (20000, "20,000"), (1234.0, "1,234"), (12345.6, "12,346"),
-                                              (np.float32(0.25), "0.25"), (None, DASH), ("spotify", "spotify"), (True, "True")])
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (18.07, "18.1"),
+        (0.51234, "0.512"),
+        (1.807e1, "18.1"),
+        (1e-5, "1e-05"),
+        (512, "512"),
+        (20000, "20,000"),
+        (1234.0, "1,234"),
+        (12345.6, "12,346"),
+        (np.float32(0.25), "0.25"),
+        (None, DASH),
+        ("spotify", "spotify"),
+        (True, "True"),
+    ],
+)
 def test_three_significant_digits(value, shown):
     assert significant(value) == shown
 

@@ -31,7 +31,9 @@ def reference() -> ReferenceLTM:
 def _table(tmp_path, task: str = "classification", n: int = 160):
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.choice(["x", "y", "z"], size=n)})
-    frame["target"] = (frame.a + rng.normal(size=n) > 0).astype(int) if task == "classification" else frame.a * 2 + rng.normal(size=n)
+    frame["target"] = (
+        (frame.a + rng.normal(size=n) > 0).astype(int) if task == "classification" else frame.a * 2 + rng.normal(size=n)
+    )
     path = tmp_path / f"tiny_{task}.csv"
     frame.to_csv(path, index=False)
     return deduplicate(load_dataset(str(path), target="target", task=task))
@@ -46,7 +48,14 @@ def setup(tmp_path):
 
 def test_members_equal_logged_queries_and_non_members_never_seen(setup, reference):
     table, manifest, tmp = setup
-    run = finetune(manifest, table, FinetuneConfig(1e-3, epochs=5, probe_epochs=(0, 1, 5), context_size=40), reference, tmp, progress=False)
+    run = finetune(
+        manifest,
+        table,
+        FinetuneConfig(1e-3, epochs=5, probe_epochs=(0, 1, 5), context_size=40),
+        reference,
+        tmp,
+        progress=False,
+    )
     log = json.loads(gzip.decompress((run.path / "log.json.gz").read_bytes()))
     assert len(log) == 5
     assert np.array_equal(members_from_log(log), np.sort(manifest.members))
@@ -111,7 +120,11 @@ def test_a_table_is_encoded_once_per_content_and_as_a_fresh_fit_would(setup, tmp
     assert np.array_equal(b.context_x, fresh[b.context_ids][:, b.feature_columns], equal_nan=True)
     (tmp_path / "other").mkdir()
     other = _table(tmp_path / "other", n=150)
-    prepare_run_data(split_manifest(other, query_size=20, seed=0, results_dir=tmp_path / "other"), other, FinetuneConfig(1e-3, context_size=40))
+    prepare_run_data(
+        split_manifest(other, query_size=20, seed=0, results_dir=tmp_path / "other"),
+        other,
+        FinetuneConfig(1e-3, context_size=40),
+    )
     assert fits == [len(table.features), len(other.features)]  # another content: fitted again
 
 
@@ -163,7 +176,14 @@ def test_high_learning_rate_memorizes(setup, reference):
     0.0005 at 500), and long enough to have left it wherever it runs."""
     table, _, tmp = setup
     manifest = split_manifest(table, query_size=20, seed=0, label_condition="members", results_dir=tmp)
-    run = finetune(manifest, table, FinetuneConfig(3e-3, epochs=500, probe_epochs=(0, 500), context_size=40), reference, tmp, progress=False)
+    run = finetune(
+        manifest,
+        table,
+        FinetuneConfig(3e-3, epochs=500, probe_epochs=(0, 500), context_size=40),
+        reference,
+        tmp,
+        progress=False,
+    )
     start, end = run.metrics.train_loss.iloc[0], run.metrics.train_loss.iloc[-1]
     assert end < 0.2 * start
     # a probing epoch's train_loss is the loss of the training task (C' and the Q members) under that epoch's weights
@@ -185,7 +205,14 @@ def test_collapse_flag_on_constructed_cases():
 def test_regression_run(tmp_path, reference):
     table = _table(tmp_path, "regression")
     manifest = split_manifest(table, query_size=30, seed=0, results_dir=tmp_path)
-    run = finetune(manifest, table, FinetuneConfig(1e-3, epochs=2, probe_epochs=(0, 2), context_size=40), reference, tmp_path, progress=False)
+    run = finetune(
+        manifest,
+        table,
+        FinetuneConfig(1e-3, epochs=2, probe_epochs=(0, 2), context_size=40),
+        reference,
+        tmp_path,
+        progress=False,
+    )
     assert {"theta_r2", "ref_prediction_std", "loss_ratio"} <= set(run.metrics.columns)
     assert (run.metrics.theta_loss_members >= 0).all()
 
@@ -211,11 +238,25 @@ def test_manifest_from_another_dataset(setup, reference, tmp_path):
     from iclmem.data import ManifestError
 
     with pytest.raises(ManifestError, match="not the one manifest"):
-        finetune(manifest, other, FinetuneConfig(1e-3, epochs=1, probe_epochs=(0,), context_size=40), reference, tmp, progress=False)
+        finetune(
+            manifest,
+            other,
+            FinetuneConfig(1e-3, epochs=1, probe_epochs=(0,), context_size=40),
+            reference,
+            tmp,
+            progress=False,
+        )
 
 
 def test_query_size_mismatch_is_an_error(setup, reference):
     table, manifest, tmp = setup
     broken = replace(manifest, query_size=50)
     with pytest.raises(FinetuneError, match="Q=50"):
-        finetune(broken, table, FinetuneConfig(1e-3, epochs=1, probe_epochs=(0,), context_size=40), reference, tmp, progress=False)
+        finetune(
+            broken,
+            table,
+            FinetuneConfig(1e-3, epochs=1, probe_epochs=(0,), context_size=40),
+            reference,
+            tmp,
+            progress=False,
+        )

@@ -73,11 +73,18 @@ def _kill(pid: int) -> None:
 
 @pytest.mark.parametrize("hang_in", ["first", "second"])
 def test_book_killed_inside_a_notebook_keeps_nothing_partial_and_the_rerun_executes_only_the_rest(
-        project: Path, tmp_path: Path, hang_in: str) -> None:
+    project: Path, tmp_path: Path, hang_in: str
+) -> None:
     marker = tmp_path / "kernel.pid"
     env = {**os.environ, "HANG_IN": hang_in, "MARKER": str(marker), "ICLMEM_PROGRESS": "0"}
-    proc = subprocess.Popen(_book(project, "--no-html"), env=env, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        _book(project, "--no-html"),
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     kernel = None
     try:
         deadline = time.monotonic() + 120
@@ -98,11 +105,15 @@ def test_book_killed_inside_a_notebook_keeps_nothing_partial_and_the_rerun_execu
     assert (executed / "first.ipynb").exists() == (hang_in == "second"), "the finished notebook was not kept"
     assert not (project / "_build" / "html").exists()
 
-    rerun = subprocess.run(_book(project), env={**os.environ, "ICLMEM_PROGRESS": "0"}, capture_output=True, text=True,
-                           timeout=300)
+    rerun = subprocess.run(
+        _book(project), env={**os.environ, "ICLMEM_PROGRESS": "0"}, capture_output=True, text=True, timeout=300
+    )
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    expected = "executed: notebooks/second; from cache: notebooks/first" if hang_in == "second" else \
-        "executed: notebooks/first, notebooks/second; from cache: nothing"
+    expected = (
+        "executed: notebooks/second; from cache: notebooks/first"
+        if hang_in == "second"
+        else "executed: notebooks/first, notebooks/second; from cache: nothing"
+    )
     assert expected in rerun.stdout, rerun.stdout
     assert sorted(p.name for p in executed.iterdir() if p.name.startswith(".")) == [], "leftover temporary files"
     page = (project / "_build" / "html" / "notebooks" / f"{hang_in}.html").read_text()

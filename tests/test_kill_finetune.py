@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 from killing import entries, finish, kill_when, start
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import iclmem.training as training
     from iclmem.finetune import FinetuneConfig, finetune, probe_epochs_up_to
 
@@ -44,10 +44,10 @@ SCRIPT = textwrap.dedent('''
         return predict(self, tasks, grad)
     ReferenceLTM.predict = counted
 
-    run = finetune(manifest, table, FinetuneConfig(1e-2, epochs=40, context_size=20, probe_epochs=probe_epochs_up_to(40)), reference, results,
-                   progress=False, checkpoint_every=5)
+    config = FinetuneConfig(1e-2, epochs=40, context_size=20, probe_epochs=probe_epochs_up_to(40))
+    run = finetune(manifest, table, config, reference, results, progress=False, checkpoint_every=5)
     note(done=True, steps=steps, run=str(run.path))
-''')
+""")
 
 PROBE_EPOCHS_KEPT_BEFORE_THE_KILL = (0, 1, 2, 5, 10)
 
@@ -55,6 +55,7 @@ PROBE_EPOCHS_KEPT_BEFORE_THE_KILL = (0, 1, 2, 5, 10)
 def _digests(run: Path) -> dict[str, str]:
     """sha256 of every file of a run, by content: the gzipped log decompressed (gzip stamps the time it was
     written), weights as the bytes of each tensor (a torch archive names its records after the temporary file)."""
+
     def content(p: Path) -> bytes:
         if p.suffix == ".gz":
             return gzip.decompress(p.read_bytes())

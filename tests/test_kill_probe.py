@@ -1,4 +1,5 @@
-"""Probing killed with SIGKILL resumes: stored score frames are read, not recomputed, and equal a fresh run's (issue 17, Sec. 4.2).
+"""Probing killed with SIGKILL resumes: stored score frames are read, not recomputed, and equal a fresh run's (issue 17,
+Sec. 4.2).
 
 A real subprocess fine-tunes a tiny run (kept epochs 0, 1, 2, 5) and probes it; each score frame it
 stores is noted in a log. The first run hangs after its third stored frame (M_ref's, epoch 0's, which
@@ -15,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 from killing import entries, finish, kill_when, start
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import iclmem.probe.run as probe_run_module
     from iclmem.finetune import FinetuneConfig, finetune, probe_epochs_up_to
     from iclmem.probe import probe_run
@@ -48,7 +49,7 @@ SCRIPT = textwrap.dedent('''
                        progress=False)
     scores.to_parquet(f"{results}/all_scores.parquet")
     note(done=True, scored=scored)
-''')
+""")
 
 
 def test_killed_probing_resumes_and_recomputes_nothing_it_stored(tmp_path: Path) -> None:
@@ -62,5 +63,7 @@ def test_killed_probing_resumes_and_recomputes_nothing_it_stored(tmp_path: Path)
     fresh = finish(SCRIPT, tmp_path / "fresh", tmp_path / "fresh.log")
     assert fresh["scored"] == 4  # ref, epochs 1, 2, 5 (epoch 0 is M_ref's frame)
     assert resumed["scored"] == 2  # only epochs 2 and 5 were scored again after the kill
-    pd.testing.assert_frame_equal(pd.read_parquet(killed / "all_scores.parquet"), pd.read_parquet(tmp_path / "fresh" / "all_scores.parquet"))
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(killed / "all_scores.parquet"), pd.read_parquet(tmp_path / "fresh" / "all_scores.parquet")
+    )
     assert [p for p in killed.rglob("*") if ".tmp" in p.name] == []

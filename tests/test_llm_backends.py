@@ -69,11 +69,13 @@ def test_context_overflow_is_reported_never_truncated(backend, exp, monkeypatch)
     fit = context_fit(backend, exp)
     assert list(fit["fits"]) == [True, True] and runnable_ks(fit) == [0, 6]
     window = int(fit["longest_prompt_tokens"].mean()) + exp.config.max_new_tokens  # k=0 fits, k=6 does not
-    small = InProcessBackend(model=backend.model, tokenizer=backend.tokenizer, model_id="small-window",
-                             context_window=window)
+    small = InProcessBackend(
+        model=backend.model, tokenizer=backend.tokenizer, model_id="small-window", context_window=window
+    )
     fit_small = context_fit(small, exp)
     assert not fit_small["fits"].iloc[-1] and runnable_ks(fit_small) == [0]
     k = largest_fitting_k(small, exp)
+
     def fits(j: int) -> bool:
         return bool(context_fit(small, exp, [j])["fits"].iloc[0])
 
@@ -132,8 +134,14 @@ def test_unanswering_server_bounded_wait_and_per_instance_errors(monkeypatch):
     srv, port = _silent_server()
     sleeps: list[float] = []
     try:
-        b = OpenAIBackend(model="m", base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, retries=2, backoff=0.05,
-                          sleep=lambda s: (sleeps.append(s), time.sleep(s)))
+        b = OpenAIBackend(
+            model="m",
+            base_url=f"http://127.0.0.1:{port}/v1",
+            timeout=0.5,
+            retries=2,
+            backoff=0.05,
+            sleep=lambda s: (sleeps.append(s), time.sleep(s)),
+        )
         start = time.monotonic()
         out = b.complete_batch([ChatRequest.user("hello"), ChatRequest.user("again")])
         elapsed = time.monotonic() - start
@@ -178,8 +186,9 @@ def test_openai_base_url_is_in_the_cache_key_and_the_api_key_in_no_record(monkey
     a, b = OpenAIBackend(model="m"), OpenAIBackend(model="m", base_url="http://127.0.0.1:8001/v1")
     assert a.base_url == "http://127.0.0.1:8000/v1" and isinstance(a, StreamingBackend)
     for server in (a, b):  # no network: each "server" answers with its own port
-        monkeypatch.setattr(server, "_once",
-                            lambda r, s=server: Completion(f"{s.base_url[-7:]} {r.messages[-1][1]}", 3, 2))
+        monkeypatch.setattr(
+            server, "_once", lambda r, s=server: Completion(f"{s.base_url[-7:]} {r.messages[-1][1]}", 3, 2)
+        )
     reqs = [ChatRequest.user("hello"), ChatRequest.user("hello", repeat=1)]
     ca, cb = CachedBackend(a, root=tmp_path), CachedBackend(b, root=tmp_path)
     assert [c.text for c in ca.complete_batch(reqs)] == ["8000/v1 hello"] * 2
@@ -196,10 +205,15 @@ def test_openai_backend_adopts_the_window_the_server_reports(monkeypatch):
 
     class Models(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - the http.server API
-            body = _json.dumps({"object": "list", "data": [
-                {"id": "other", "object": "model", "created": 0, "owned_by": "x", "max_model_len": 4096},
-                {"id": "long-model", "object": "model", "created": 0, "owned_by": "x",
-                 "max_model_len": 32768}]}).encode()
+            body = _json.dumps(
+                {
+                    "object": "list",
+                    "data": [
+                        {"id": "other", "object": "model", "created": 0, "owned_by": "x", "max_model_len": 4096},
+                        {"id": "long-model", "object": "model", "created": 0, "owned_by": "x", "max_model_len": 32768},
+                    ],
+                }
+            ).encode()
             self.send_response(200 if self.path.endswith("/models") else 404)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -249,8 +263,13 @@ def test_a_request_the_server_refuses_is_not_retried(monkeypatch):
     try:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         sleeps: list[float] = []
-        b = OpenAIBackend(model="m", base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", retries=3, timeout=5,
-                          sleep=sleeps.append)
+        b = OpenAIBackend(
+            model="m",
+            base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+            retries=3,
+            timeout=5,
+            sleep=sleeps.append,
+        )
         (c,) = b.complete_batch([ChatRequest.user("a long prompt", Decoding(4))])
         assert not c.ok and "HTTP 400" in c.error and "maximum context length" in c.error
         assert len(calls) == 1 and sleeps == []  # one attempt, no backoff

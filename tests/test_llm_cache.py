@@ -17,8 +17,9 @@ class CountingBackend:
 
     name, model_id, context_window = "counting", "toy/model:1", None
 
-    def __init__(self, fail_on: set[str] | None = None, interrupt_after: int | None = None,
-                 base_url: str | None = None) -> None:
+    def __init__(
+        self, fail_on: set[str] | None = None, interrupt_after: int | None = None, base_url: str | None = None
+    ) -> None:
         self.calls = 0
         self.batches: list[int] = []
         self.base_url = base_url
@@ -81,11 +82,15 @@ def test_key_differs_by_base_url_and_repeat(tmp_path):
     server_a.complete_batch(again)
     assert server_a.backend.calls == 4 and server_a.missing(again + reqs(2)) == []
     base = dict(backend="counting", model="m", request=reqs(1)[0])
-    keys = {completion_key(base_url=None, **base), completion_key(base_url="http://a/v1", **base),
-            completion_key(base_url="http://b/v1", **base),
-            completion_key(base_url=None, backend="other", model="m", request=reqs(1)[0]),
-            completion_key(base_url=None, backend="counting", model="m",
-                           request=ChatRequest.user("prompt 0", Decoding(8), repeat=2))}
+    keys = {
+        completion_key(base_url=None, **base),
+        completion_key(base_url="http://a/v1", **base),
+        completion_key(base_url="http://b/v1", **base),
+        completion_key(base_url=None, backend="other", model="m", request=reqs(1)[0]),
+        completion_key(
+            base_url=None, backend="counting", model="m", request=ChatRequest.user("prompt 0", Decoding(8), repeat=2)
+        ),
+    }
     assert len(keys) == 5
     record = json.loads(server_a.cache.path(again[0]).read_text())
     assert record["base_url"] == "http://127.0.0.1:8000/v1" and record["repeat"] == 1
@@ -172,12 +177,22 @@ def test_records_of_the_first_layout_are_not_read(tmp_path):
     from dataclasses import asdict
 
     r = reqs(1)[0]
-    old_key = hashlib.sha256(json.dumps({"prompt": r.prompt_hash(), "decoding": asdict(r.decoding)},
-                                        sort_keys=True).encode()).hexdigest()
+    old_key = hashlib.sha256(
+        json.dumps({"prompt": r.prompt_hash(), "decoding": asdict(r.decoding)}, sort_keys=True).encode()
+    ).hexdigest()
     old = tmp_path / "counting" / "toy_model_1" / old_key[:2] / f"{old_key}.json"
     old.parent.mkdir(parents=True)
-    old.write_text(json.dumps({"messages": r.message_dicts(), "decoding": asdict(r.decoding), "text": "from before",
-                               "prompt_tokens": 3, "completion_tokens": 2}))
+    old.write_text(
+        json.dumps(
+            {
+                "messages": r.message_dicts(),
+                "decoding": asdict(r.decoding),
+                "text": "from before",
+                "prompt_tokens": 3,
+                "completion_tokens": 2,
+            }
+        )
+    )
     local = CachedBackend(CountingBackend(), root=tmp_path)
     assert local.missing([r]) == [r]
     out = local.complete_batch([r])

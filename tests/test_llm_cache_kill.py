@@ -29,7 +29,7 @@ N = 12
 HANG_AT = 5  # the first run hangs on its 5th request: 4 are done and cached when it is killed
 BACKEND, MODEL, BASE_URL = "slow", "toy/slow", "http://127.0.0.1:9/v1"
 
-SCRIPT = textwrap.dedent(f'''
+SCRIPT = textwrap.dedent(f"""
     import json, os, sys, time
 
     from iclmem.llm.cache import CachedBackend
@@ -74,13 +74,18 @@ SCRIPT = textwrap.dedent(f'''
     requests = [ChatRequest.user(f"prompt {{i}}", Decoding(8)) for i in range({N})]
     out = CachedBackend(backend, root=root).complete_batch(requests)
     print(json.dumps([[c.text, c.cached] for c in out]))
-''')
+""")
 
 
 def _run(script: Path, root: Path, log: Path, mode: str, hang_at: int) -> subprocess.Popen:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    return subprocess.Popen([sys.executable, str(script), str(root), str(log), mode, str(hang_at)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, str(script), str(root), str(log), mode, str(hang_at)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 @pytest.mark.parametrize("mode", ["stream", "chunks"])
@@ -90,8 +95,12 @@ def test_sigkilled_batch_resumes_and_sends_no_request_twice(tmp_path, mode):
     prompts = [f"prompt {i}" for i in range(N)]
 
     first = _run(script, root, log, mode, HANG_AT)
-    kill_when(first, log, lambda log: sum(e["event"] == "start" for e in log) >= HANG_AT,  # mid-batch, the 5th in flight
-              "the first run's 5th request")
+    kill_when(
+        first,
+        log,
+        lambda log: sum(e["event"] == "start" for e in log) >= HANG_AT,  # mid-batch, the 5th in flight
+        "the first run's 5th request",
+    )
     assert first.returncode == -signal.SIGKILL
     killed = entries(log)
     assert [e["prompt"] for e in killed if e["event"] == "done"] == prompts[: HANG_AT - 1]
@@ -109,8 +118,10 @@ def test_sigkilled_batch_resumes_and_sends_no_request_twice(tmp_path, mode):
     second = _run(script, root, log, mode, 0)
     out, err = second.communicate(timeout=120)
     assert second.returncode == 0, err
-    assert json.loads(out) == [[p.upper(), i < HANG_AT - 1] for i, p in enumerate(prompts)]  # all, planted records unread
-    rerun = entries(log)[len(killed):]
+    assert json.loads(out) == [
+        [p.upper(), i < HANG_AT - 1] for i, p in enumerate(prompts)
+    ]  # all, planted records unread
+    rerun = entries(log)[len(killed) :]
     assert [e["prompt"] for e in rerun if e["event"] == "start"] == prompts[HANG_AT - 1 :]  # only what was not done
     done = [e["prompt"] for e in entries(log) if e["event"] == "done"]
     assert sorted(done) == sorted(prompts) and len(done) == len(set(done)) == N  # no completed request sent twice

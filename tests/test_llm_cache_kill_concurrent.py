@@ -29,7 +29,7 @@ from tests.killing import entries, kill_when
 
 N, HELD = 12, "prompt 4"
 
-SCRIPT = textwrap.dedent(f'''
+SCRIPT = textwrap.dedent(f"""
     import json, os, sys
 
     from iclmem.llm.backends import OpenAIBackend
@@ -52,14 +52,24 @@ SCRIPT = textwrap.dedent(f'''
     requests = [ChatRequest.user(f"prompt {{i}}", Decoding(8)) for i in range({N})]
     out = CachedBackend(backend, root=root).complete_batch(requests)
     print(json.dumps([[c.text, c.cached] for c in out]))
-''')
+""")
 
 
 def _run(script: Path, root: Path, log: Path, base_url: str) -> subprocess.Popen:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
-           "OPENAI_API_KEY": "sk-local", "ICLMEM_OPENAI_CONCURRENCY": "4"}
-    return subprocess.Popen([sys.executable, str(script), str(root), str(log), base_url], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+        "OPENAI_API_KEY": "sk-local",
+        "ICLMEM_OPENAI_CONCURRENCY": "4",
+    }
+    return subprocess.Popen(
+        [sys.executable, str(script), str(root), str(log), base_url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def test_sigkill_at_concurrency_4_loses_no_received_completion(tmp_path):
@@ -79,9 +89,14 @@ def test_sigkill_at_concurrency_4_loses_no_received_completion(tmp_path):
         cache = CompletionCache("openai", "echo", root, server.base_url)
         requests = [ChatRequest.user(p, Decoding(8)) for p in prompts]
         first = _run(script, root, log, server.base_url)
-        kill_when(first, log, lambda log: len(log) == N - 1 and all(cache.get(r) is not None for r in requests
-                                                                    if r.messages[-1][1] != HELD),
-                  "every completion but the held one received and cached")
+        kill_when(
+            first,
+            log,
+            lambda log: (
+                len(log) == N - 1 and all(cache.get(r) is not None for r in requests if r.messages[-1][1] != HELD)
+            ),
+            "every completion but the held one received and cached",
+        )
         assert first.returncode == -signal.SIGKILL
         received = [e["prompt"] for e in entries(log)]
         assert sorted(received) == sorted(p for p in prompts if p != HELD)

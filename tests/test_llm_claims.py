@@ -43,22 +43,46 @@ FT = Focus("fine-tuned", members_only=True)
 N = 20
 
 
-def mem_frame(plan: dict[tuple[str, int], list[str]], members: list[bool] | None = None, model: str = "fine-tuned") -> pd.DataFrame:
+def mem_frame(
+    plan: dict[tuple[str, int], list[str]], members: list[bool] | None = None, model: str = "fine-tuned"
+) -> pd.DataFrame:
     """One judged row per (setting, k) of ``plan`` and instance: ``plan[(setting, k)][i]`` is instance i's match."""
     n = len(next(iter(plan.values())))
     members = members if members is not None else [True] * n
-    return pd.DataFrame([{"model": model, "setting": s, "k": k, "instance_id": f"i{i:02d}", "member": members[i], "match": m,
-                          "error": None} for (s, k), matches in plan.items() for i, m in enumerate(matches)])
+    return pd.DataFrame(
+        [
+            {
+                "model": model,
+                "setting": s,
+                "k": k,
+                "instance_id": f"i{i:02d}",
+                "member": members[i],
+                "match": m,
+                "error": None,
+            }
+            for (s, k), matches in plan.items()
+            for i, m in enumerate(matches)
+        ]
+    )
 
 
-def perf_frame(correct: dict[int, list[bool]], members: list[bool] | None = None, model: str = "fine-tuned") -> pd.DataFrame:
+def perf_frame(
+    correct: dict[int, list[bool]], members: list[bool] | None = None, model: str = "fine-tuned"
+) -> pd.DataFrame:
     n = len(next(iter(correct.values())))
     members = members if members is not None else [True] * n
-    return pd.DataFrame([{"model": model, "k": k, "instance_id": f"i{i:02d}", "member": members[i], "correct": c, "error": None}
-                         for k, cs in correct.items() for i, c in enumerate(cs)])
+    return pd.DataFrame(
+        [
+            {"model": model, "k": k, "instance_id": f"i{i:02d}", "member": members[i], "correct": c, "error": None}
+            for k, cs in correct.items()
+            for i, c in enumerate(cs)
+        ]
+    )
 
 
-def same_in_all_settings(by_k: dict[int, list[str]], settings: tuple[str, ...] = SETTINGS) -> dict[tuple[str, int], list[str]]:
+def same_in_all_settings(
+    by_k: dict[int, list[str]], settings: tuple[str, ...] = SETTINGS
+) -> dict[tuple[str, int], list[str]]:
     return {(s, k): m for s in settings for k, m in by_k.items()}
 
 
@@ -72,7 +96,8 @@ def iid(rng: np.random.Generator, values: tuple, n: int = N) -> list:
 
 
 def assert_null(r: ClaimResult, n: int = N_PERMUTATIONS) -> None:
-    """The record carries its null: what is exchangeable, the observed statistic, its null range and a rate in [0, 1]."""
+    """The record carries its null: what is exchangeable, the observed statistic, its null range and a rate in [0,
+    1]."""
     assert r.null and r.observed and r.null_range and f"over {n} draws" in r.null_range
     assert r.null_rate is not None and 0.0 <= r.null_rate <= 1.0 and f"{NULL_BOOT}-resample bootstrap" in r.null
     record = r.record()
@@ -106,7 +131,10 @@ def iv(lo: float, hi: float) -> Interval:
 
 def test_directional_rule_agrees_is_inside_the_noise_or_is_contradicted():
     assert directional_agreement(5.0, iv(1.0, 9.0)) == (True, False)
-    assert directional_agreement(5.0, iv(-1.0, 9.0)) == (False, False)  # right sign, interval includes 0: inside the noise
+    assert directional_agreement(5.0, iv(-1.0, 9.0)) == (
+        False,
+        False,
+    )  # right sign, interval includes 0: inside the noise
     assert directional_agreement(-5.0, iv(-9.0, 1.0)) == (False, True)  # the other sign: a clear contradiction
     assert directional_agreement(0.0, iv(0.0, 0.0)) == (False, True)  # no effect at all
     assert directional_agreement(-5.0, iv(-9.0, -1.0), sign=-1) == (True, False)
@@ -141,8 +169,10 @@ def test_equivalence_rule_and_verdict():
 
 
 def test_focus_and_matrix():
-    mem = mem_frame({("full", 0): ["exact", "near-exact", "no", "no"], ("pairs_only", 0): ["no", "exact", "no", "near-exact"]},
-                    members=[True, True, False, False])
+    mem = mem_frame(
+        {("full", 0): ["exact", "near-exact", "no", "no"], ("pairs_only", 0): ["no", "exact", "no", "near-exact"]},
+        members=[True, True, False, False],
+    )
     m = memorization_matrix(mem, FT)
     assert list(m.index) == ["i00", "i01"] and list(m[0]) == [0.5, 1.0]  # share of settings memorized
     assert list(memorization_matrix(mem, FT, ["full"], measure="exact")[0]) == [1.0, 0.0]
@@ -165,7 +195,9 @@ def test_d1_reproduced_when_shots_raise_memorization():
 
 
 def test_d1_inconclusive_inside_the_noise_or_when_chance_agrees_as_often():
-    weak = claim_d1(mem_frame(same_in_all_settings({0: share(2), 10: share(4)})), FT, n_boot=300)  # +10 points, 2 instances
+    weak = claim_d1(
+        mem_frame(same_in_all_settings({0: share(2), 10: share(4)})), FT, n_boot=300
+    )  # +10 points, 2 instances
     assert weak.verdict == "inconclusive" and "interval includes 0" in weak.reason
     assert_null(weak)
     three = claim_d1(mem_frame(same_in_all_settings({0: share(0, n=3), 10: share(3, n=3)})), FT, n_boot=300)
@@ -200,7 +232,12 @@ def test_d1_reports_non_members_as_context():
 
 
 def test_d1_uses_the_pairs_labels_setting():
-    plan = {("pairs_labels", 0): share(0), ("pairs_labels", 10): share(0), ("full", 0): share(0), ("full", 10): share(20)}
+    plan = {
+        ("pairs_labels", 0): share(0),
+        ("pairs_labels", 10): share(0),
+        ("full", 0): share(0),
+        ("full", 10): share(20),
+    }
     r = claim_d1(mem_frame(plan), FT, n_boot=100)
     assert r.verdict == "differs" and "segment pairs and labels setting" in r.reason
 
@@ -242,12 +279,19 @@ def test_d2_is_not_reproduced_when_k_carries_nothing():
 
 # -- D3 --------------------------------------------------------------------------------------------------------
 def test_transitions_count_near_to_exact_between_consecutive_k():
-    plan = {("full", 10): ["near-exact", "exact", "near-exact"], ("full", 25): ["exact", "near-exact", "near-exact"],
-            ("full", 50): ["exact", "near-exact", "exact"]}
+    plan = {
+        ("full", 10): ["near-exact", "exact", "near-exact"],
+        ("full", 25): ["exact", "near-exact", "near-exact"],
+        ("full", 50): ["exact", "near-exact", "exact"],
+    }
     t = transitions(mem_frame(plan), FT)
     assert list(t["up"]) == [1, 0, 1] and list(t["down"]) == [0, 1, 0]
     assert list(transitions(mem_frame(plan), FT, ks=[10, 50])["up"]) == [1, 0, 1]
-    gap = {**plan, ("pairs_only", 10): ["near-exact"] * 3, ("pairs_only", 50): ["exact", "exact", "no"]}  # no k = 25 there
+    gap = {
+        **plan,
+        ("pairs_only", 10): ["near-exact"] * 3,
+        ("pairs_only", 50): ["exact", "exact", "no"],
+    }  # no k = 25 there
     assert list(transitions(mem_frame(gap), FT)["up"]) == [2, 1, 1]  # pairs_only: 10 -> 50 is consecutive
 
 
@@ -262,11 +306,14 @@ def test_d3_verdicts():
     assert claim_d3(down, FT, n_boot=200).verdict == "differs"
     none = mem_frame(same_in_all_settings({10: share(0), 50: share(0)}))
     assert claim_d3(none, FT).verdict == "not testable here"
-    mixed = same_in_all_settings({10: ["near-exact"] * 3 + ["exact"] * 2 + ["no"] * 15,
-                                  50: ["exact"] * 3 + ["near-exact"] * 2 + ["no"] * 15})  # 3 instances up, 2 down
+    mixed = same_in_all_settings(
+        {10: ["near-exact"] * 3 + ["exact"] * 2 + ["no"] * 15, 50: ["exact"] * 3 + ["near-exact"] * 2 + ["no"] * 15}
+    )  # 3 instances up, 2 down
     noisy = claim_d3(mem_frame(mixed), FT, n_boot=300)
     assert noisy.verdict == "inconclusive" and "net +3" in noisy.ours and "interval includes 0" in noisy.reason
-    three = claim_d3(mem_frame(same_in_all_settings({10: share(3, "near-exact", n=3), 50: share(3, n=3)})), FT, n_boot=300)
+    three = claim_d3(
+        mem_frame(same_in_all_settings({10: share(3, "near-exact", n=3), 50: share(3, n=3)})), FT, n_boot=300
+    )
     assert three.verdict == "inconclusive" and three.null_rate > NULL_LEVEL and "chance alone" in three.reason
 
 
@@ -299,13 +346,19 @@ def test_d4_pairs_only_reaching_the_maximum():
     no_key = same_in_all_settings({0: share(1), 25: share(14)}, ("full", "pairs_labels"))
     assert claim_d4(mem_frame(no_key), FT).verdict == "not testable here"
     nothing = claim_d4(mem_frame(same_in_all_settings({0: share(3), 25: share(0)})), FT)
-    assert nothing.verdict == "not testable here" and "no maximum" in nothing.reason  # 0% everywhere is not "reaching it"
+    assert (
+        nothing.verdict == "not testable here" and "no maximum" in nothing.reason
+    )  # 0% everywhere is not "reaching it"
 
 
 def test_d4_equality_needs_a_narrow_interval():
     rng = np.random.default_rng(0)
-    noisy = {("full", 25): list(rng.choice(["exact", "no"], 6)), ("pairs_only", 25): list(rng.choice(["exact", "no"], 6)),
-             ("full", 0): ["no"] * 6, ("pairs_only", 0): ["no"] * 6}
+    noisy = {
+        ("full", 25): list(rng.choice(["exact", "no"], 6)),
+        ("pairs_only", 25): list(rng.choice(["exact", "no"], 6)),
+        ("full", 0): ["no"] * 6,
+        ("pairs_only", 0): ["no"] * 6,
+    }
     r = claim_d4(mem_frame(noisy), FT, n_boot=300, margin=5.0)
     assert r.verdict == "inconclusive" and "not established" in r.reason  # the interval straddles the margin
 
@@ -322,34 +375,63 @@ def test_d4_tied_settings_on_few_instances_are_inconclusive():
 def test_d4_equal_at_the_floor_is_inconclusive():
     """Every setting at 5%: within 10 points of the maximum whatever the prompt, so equality says nothing."""
     r = claim_d4(mem_frame(same_in_all_settings({0: share(0), 25: share(1)})), FT, n_boot=300)
-    assert r.verdict == "inconclusive" and "by the floor" in r.reason and "the interval of the gap lies above -10 points" in r.reason
+    assert (
+        r.verdict == "inconclusive"
+        and "by the floor" in r.reason
+        and "the interval of the gap lies above -10 points" in r.reason
+    )
 
 
 def test_d4_is_not_reproduced_in_its_null_world():
     """Its null: segment pairs alone a margin short of settings that are otherwise exchangeable within an instance."""
     rng = np.random.default_rng(14)
     others = {(s, k): iid(rng, ("exact", "no"), 40) for s in ("full", "pairs_labels") for k in (0, 25)}
-    short = {("pairs_only", 0): share(0, n=40), ("pairs_only", 25): [m if rng.random() > 0.25 else "no" for m in others[("full", 25)]]}
+    short = {
+        ("pairs_only", 0): share(0, n=40),
+        ("pairs_only", 25): [m if rng.random() > 0.25 else "no" for m in others[("full", 25)]],
+    }
     r = claim_d4(mem_frame({**others, **short}), FT, n_boot=300)
     assert r.verdict != "reproduced"
     assert_null(r)
-    floor = claim_d4(mem_frame(same_in_all_settings({0: share(0, n=40), 25: iid(rng, ("exact", "no", "no", "no", "no",
-                                                                                      "no", "no", "no", "no", "no"), 40)})), FT)
+    floor = claim_d4(
+        mem_frame(
+            same_in_all_settings(
+                {0: share(0, n=40), 25: iid(rng, ("exact", "no", "no", "no", "no", "no", "no", "no", "no", "no"), 40)}
+            )
+        ),
+        FT,
+    )
     assert floor.verdict != "reproduced"  # exchangeable settings near 0%: not "equal" in any sense that matters
 
 
 def test_d5_equal_from_25_different_at_zero_shot():
     n = 200
-    big = {("full", 0): share(140, n=n), ("pairs_labels", 0): share(0, n=n), ("full", 25): share(150, n=n),
-           ("pairs_labels", 25): share(150, n=n), ("full", 50): share(160, n=n), ("pairs_labels", 50): share(160, n=n)}
+    big = {
+        ("full", 0): share(140, n=n),
+        ("pairs_labels", 0): share(0, n=n),
+        ("full", 25): share(150, n=n),
+        ("pairs_labels", 25): share(150, n=n),
+        ("full", 50): share(160, n=n),
+        ("pairs_labels", 50): share(160, n=n),
+    }
     r = claim_d5(mem_frame(big), FT, n_boot=200, n_perm=1000)
     assert r.verdict == "reproduced" and "+0 points at k = 25, 50, +70 points at k = 0" in r.ours
     assert r.interval and "k = 0:" in r.interval and "higher level at k = 25, 50" in r.interval
     assert_null(r, 1000)
-    assert "the larger of two rates" in r.null and "settings swapped" in r.null_range and "10 points apart" in r.null_range
-    plan = {("full", 0): share(14), ("pairs_labels", 0): share(0), ("full", 25): share(15), ("pairs_labels", 25): share(15),
-            ("full", 50): share(16), ("pairs_labels", 50): share(16)}
-    few = claim_d5(mem_frame(plan), FT, n_boot=200)  # 20 tied instances: a 10-point gap ties as often, (a)'s null says so
+    assert (
+        "the larger of two rates" in r.null and "settings swapped" in r.null_range and "10 points apart" in r.null_range
+    )
+    plan = {
+        ("full", 0): share(14),
+        ("pairs_labels", 0): share(0),
+        ("full", 25): share(15),
+        ("pairs_labels", 25): share(15),
+        ("full", 50): share(16),
+        ("pairs_labels", 50): share(16),
+    }
+    few = claim_d5(
+        mem_frame(plan), FT, n_boot=200
+    )  # 20 tied instances: a 10-point gap ties as often, (a)'s null says so
     assert few.verdict == "inconclusive" and few.null_rate > NULL_LEVEL and "chance alone" in few.reason
     plan[("pairs_labels", 0)] = share(14)
     no_zero = claim_d5(mem_frame(plan), FT, n_boot=200)
@@ -360,10 +442,20 @@ def test_d5_equal_from_25_different_at_zero_shot():
 
 
 def test_d5_inconclusive_inside_the_noise_and_at_the_floor():
-    weak = {("full", 0): share(2), ("pairs_labels", 0): share(0), ("full", 25): share(15), ("pairs_labels", 25): share(15)}
+    weak = {
+        ("full", 0): share(2),
+        ("pairs_labels", 0): share(0),
+        ("full", 25): share(15),
+        ("pairs_labels", 25): share(15),
+    }
     r = claim_d5(mem_frame(weak), FT, n_boot=300)
     assert r.verdict == "inconclusive" and "+10 points at k = 0" in r.ours and "interval includes 0" in r.reason
-    low = {("full", 0): share(14), ("pairs_labels", 0): share(0), ("full", 25): share(1), ("pairs_labels", 25): share(1)}
+    low = {
+        ("full", 0): share(14),
+        ("pairs_labels", 0): share(0),
+        ("full", 25): share(1),
+        ("pairs_labels", 25): share(1),
+    }
     floor = claim_d5(mem_frame(low), FT, n_boot=300)  # 5% and 5%: within 10 points of each other whatever the prompt
     assert floor.verdict == "inconclusive" and "by the floor" in floor.reason
 
@@ -373,13 +465,22 @@ def test_d5_without_large_k_says_so():
     r = claim_d5(mem_frame(low), FT, n_boot=100)
     assert "No k >= 25 was run: part (a) uses k = 2" in r.reason
     assert r.verdict == "inconclusive" and "by the floor" in r.reason  # 15% each: its interval reaches below the margin
-    high = {("full", 0): share(140, n=200), ("pairs_labels", 0): share(0, n=200), ("full", 2): share(150, n=200),
-            ("pairs_labels", 2): share(150, n=200)}
+    high = {
+        ("full", 0): share(140, n=200),
+        ("pairs_labels", 0): share(0, n=200),
+        ("full", 2): share(150, n=200),
+        ("pairs_labels", 2): share(150, n=200),
+    }
     r2 = claim_d5(mem_frame(high), FT, n_boot=100, n_perm=1000)
     assert r2.verdict == "reproduced" and "No k >= 25 was run: part (a) uses k = 2" in r2.reason
     only_full = {("full", 0): share(1), ("full", 25): share(2)}
     assert claim_d5(mem_frame(only_full), FT).verdict == "not testable here"
-    zero = {("full", 0): share(14), ("pairs_labels", 0): share(0), ("full", 25): share(0), ("pairs_labels", 25): share(0)}
+    zero = {
+        ("full", 0): share(14),
+        ("pairs_labels", 0): share(0),
+        ("full", 25): share(0),
+        ("pairs_labels", 25): share(0),
+    }
     assert claim_d5(mem_frame(zero), FT).verdict == "not testable here"  # 0% = 0% is no equality of memorization
 
 
@@ -403,12 +504,18 @@ def test_d6_gain_where_memorization_reaches_40_percent():
     weak = perf_frame({0: share(2, True, False), 10: share(2, True, False), 25: share(4, True, False)})
     rw = claim_d6(mem, weak, FT, n_boot=300)
     assert rw.verdict == "inconclusive" and "interval includes 0" in rw.reason
-    three = claim_d6(mem_frame(same_in_all_settings({0: share(0, n=3), 25: share(3, n=3)})),
-                     perf_frame({0: [False] * 3, 25: [True] * 3}), FT, n_boot=300)
+    three = claim_d6(
+        mem_frame(same_in_all_settings({0: share(0, n=3), 25: share(3, n=3)})),
+        perf_frame({0: [False] * 3, 25: [True] * 3}),
+        FT,
+        n_boot=300,
+    )
     assert three.verdict == "inconclusive" and three.null_rate > NULL_LEVEL
     low = mem_frame(same_in_all_settings({0: share(0), 10: share(4), 25: share(6)}))
     r_low = claim_d6(low, gain, FT)
-    assert r_low.verdict == "not testable here" and "never reaches 40%" in r_low.reason and "30% at k = 25" in r_low.reason
+    assert (
+        r_low.verdict == "not testable here" and "never reaches 40%" in r_low.reason and "30% at k = 25" in r_low.reason
+    )
 
 
 def test_d6_is_not_reproduced_when_k_does_not_change_accuracy():
@@ -432,16 +539,26 @@ def test_d6_threshold_comes_from_the_paper_constant(monkeypatch):
 
 def test_d7_correlation_sign_follows_the_icl_gain():
     mem = mem_frame(same_in_all_settings({0: share(0), 10: share(6), 25: share(12), 50: share(18)}))
-    rising = perf_frame({0: share(2, True, False), 10: share(7, True, False), 25: share(12, True, False), 50: share(17, True, False)})
+    rising = perf_frame(
+        {0: share(2, True, False), 10: share(7, True, False), 25: share(12, True, False), 50: share(17, True, False)}
+    )
     r = claim_d7(mem, rising, FT, n_boot=200)
     assert r.verdict == "reproduced" and "full r = 1.00" in r.ours and "seg. only r = 1.00" in r.ours
     assert r.interval.count("[") == 3 and "bootstrap over 20 instances" in r.interval
     assert_null(r)
-    assert "memorization exchangeable across the ks" in r.null and r.null_rate <= NULL_LEVEL and r.null_range.count("over") == 3
-    falling = perf_frame({0: share(17, True, False), 10: share(12, True, False), 25: share(7, True, False), 50: share(2, True, False)})
+    assert (
+        "memorization exchangeable across the ks" in r.null
+        and r.null_rate <= NULL_LEVEL
+        and r.null_range.count("over") == 3
+    )
+    falling = perf_frame(
+        {0: share(17, True, False), 10: share(12, True, False), 25: share(7, True, False), 50: share(2, True, False)}
+    )
     rf = claim_d7(mem, falling, FT, n_boot=200)  # no ICL gain: the paper's RTE pattern predicts r < 0
     assert rf.verdict == "reproduced" and "r = -1.00" in rf.ours and "as RTE" in rf.reason
-    wrong = perf_frame({0: share(2, True, False), 10: share(17, True, False), 25: share(12, True, False), 50: share(7, True, False)})
+    wrong = perf_frame(
+        {0: share(2, True, False), 10: share(17, True, False), 25: share(12, True, False), 50: share(7, True, False)}
+    )
     mem_down = mem_frame(same_in_all_settings({0: share(18), 10: share(12), 25: share(12), 50: share(0)}))
     rw = claim_d7(mem_down, wrong, FT, n_boot=200)
     assert rw.verdict == "differs" and "3 have r of the other sign" in rw.reason
@@ -455,23 +572,34 @@ def test_d7_inconclusive_when_the_intervals_include_0():
     def scattered(n_hit: int) -> list[bool]:  # accuracy on different instances at each k: noisy means
         return list(rng.permutation([True] * n_hit + [False] * (N - n_hit)))
 
-    r = claim_d7(mem, perf_frame({0: scattered(8), 10: scattered(10), 25: scattered(9), 50: scattered(11)}), FT, n_boot=300)
+    r = claim_d7(
+        mem, perf_frame({0: scattered(8), 10: scattered(10), 25: scattered(9), 50: scattered(11)}), FT, n_boot=300
+    )
     assert r.verdict == "inconclusive" and "r = 0.80" in r.ours and "0 of 3 settings" in r.reason
 
 
 def test_d7_is_not_reproduced_when_memorization_is_unrelated_to_k():
     rng = np.random.default_rng(5)
     mem = mem_frame(same_in_all_settings({k: iid(rng, ("exact", "no")) for k in (0, 10, 25, 50)}))
-    rising = perf_frame({0: share(2, True, False), 10: share(7, True, False), 25: share(12, True, False), 50: share(17, True, False)})
+    rising = perf_frame(
+        {0: share(2, True, False), 10: share(7, True, False), 25: share(12, True, False), 50: share(17, True, False)}
+    )
     r = claim_d7(mem, rising, FT, n_boot=300)
     assert r.verdict != "reproduced" and 0.0 <= r.null_rate <= 0.1
 
 
 def test_d7_needs_three_k_and_a_varying_series():
-    two = claim_d7(mem_frame(same_in_all_settings({0: share(0), 2: share(5)})), perf_frame({0: share(0, True, False), 2: share(5, True, False)}), FT)
+    two = claim_d7(
+        mem_frame(same_in_all_settings({0: share(0), 2: share(5)})),
+        perf_frame({0: share(0, True, False), 2: share(5, True, False)}),
+        FT,
+    )
     assert two.verdict == "not testable here" and "at least three k" in two.reason
-    const = claim_d7(mem_frame(same_in_all_settings({0: share(0), 2: share(0), 4: share(0)})),
-                     perf_frame({0: share(3, True, False), 2: share(5, True, False), 4: share(7, True, False)}), FT)
+    const = claim_d7(
+        mem_frame(same_in_all_settings({0: share(0), 2: share(0), 4: share(0)})),
+        perf_frame({0: share(3, True, False), 2: share(5, True, False), 4: share(7, True, False)}),
+        FT,
+    )
     assert const.verdict == "not testable here" and "undefined" in const.reason
 
 
@@ -516,7 +644,13 @@ def test_d9_is_not_testable_and_quotes_the_judges(monkeypatch):
 
 def test_kappa_reading():
     assert [llm_kshot.kappa_reading(k) for k in (-0.1, 0.2, 0.3, 0.5, 0.7, 0.9)] == [
-        "near chance", "near chance", "fair", "moderate", "substantial", "almost perfect"]
+        "near chance",
+        "near chance",
+        "fair",
+        "moderate",
+        "substantial",
+        "almost perfect",
+    ]
     assert llm_kshot.kappa_reading(float("nan")) == "not measured"
 
 
@@ -524,15 +658,18 @@ def test_kappa_reading():
 def test_all_claims_table_and_counts():
     members = [True] * 10 + [False] * 10
     mem = mem_frame(same_in_all_settings({0: share(0), 10: share(10), 25: share(10)}), members=members)
-    perf = perf_frame({0: share(0, True, False), 10: share(10, True, False), 25: share(10, True, False)}, members=members)
+    perf = perf_frame(
+        {0: share(0, True, False), 10: share(10, True, False), 25: share(10, True, False)}, members=members
+    )
     results = all_claims(mem, perf, FT, {"n": 4, "agreement": 1.0, "kappa": 1.0}, n_boot=100)
     assert [r.claim_id for r in results] == [f"D{i}" for i in range(1, 10)]
     assert all(r.verdict in VERDICTS and r.reason for r in results)
     table = claims_table(results)
     assert list(table.columns) == ["paper", "ours", "interval", "verdict", "null rate"]
     assert list(table.index) == [r.claim_id for r in results]
-    assert table.loc["D9", "null rate"] == "-" and all(table.loc[r.claim_id, "null rate"].endswith("%") for r in results
-                                                       if r.null_rate is not None)
+    assert table.loc["D9", "null rate"] == "-" and all(
+        table.loc[r.claim_id, "null rate"].endswith("%") for r in results if r.null_rate is not None
+    )
     counts = verdict_counts(results)
     n = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
     assert counts == ", ".join(f"{c} {v}" for v, c in n.items() if c)
@@ -549,11 +686,31 @@ def test_claim_result_carries_its_null_and_refuses_reproduced_without_one():
         ClaimResult("D1", "p", "o", "reproduced", "r")
     with pytest.raises(ClaimError, match="chance alone"):
         ClaimResult("D1", "p", "o", "reproduced", "r", null="k labels exchangeable", null_rate=0.2)
-    r = ClaimResult("D1", "p", "o", "reproduced", "r", "[+1, +2]", null="k labels exchangeable", observed="+1.5 points",
-                    null_range="[-1, +1] points over 100 draws", null_rate=0.02)
-    assert r.record() == {"id": "D1", "paper": "p", "ours": "o", "interval": "[+1, +2]", "verdict": "reproduced", "reason": "r",
-                          "null": "k labels exchangeable", "observed": "+1.5 points",
-                          "null_range": "[-1, +1] points over 100 draws", "null_rate": 0.02, "points": None}
+    r = ClaimResult(
+        "D1",
+        "p",
+        "o",
+        "reproduced",
+        "r",
+        "[+1, +2]",
+        null="k labels exchangeable",
+        observed="+1.5 points",
+        null_range="[-1, +1] points over 100 draws",
+        null_rate=0.02,
+    )
+    assert r.record() == {
+        "id": "D1",
+        "paper": "p",
+        "ours": "o",
+        "interval": "[+1, +2]",
+        "verdict": "reproduced",
+        "reason": "r",
+        "null": "k labels exchangeable",
+        "observed": "+1.5 points",
+        "null_range": "[-1, +1] points over 100 draws",
+        "null_rate": 0.02,
+        "points": None,
+    }
 
 
 def test_the_focus_keeps_other_models_and_non_members_out():
@@ -587,17 +744,29 @@ def test_d9_from_an_imported_review(tmp_path):
     sheet.to_csv(path, index=False)
     changed = claim_d9(None, import_review(judged, path))
     assert changed.verdict == "differs" and "lies below this build's 95% Wilson interval" in changed.reason
-    row = claims_table(all_claims(judged, perf_frame({0: [True] * 20, 10: [True] * 20}), FT, None, n_boot=50,
-                                  review=import_review(judged, path))).loc["D9"]
+    row = claims_table(
+        all_claims(
+            judged,
+            perf_frame({0: [True] * 20, 10: [True] * 20}),
+            FT,
+            None,
+            n_boot=50,
+            review=import_review(judged, path),
+        )
+    ).loc["D9"]
     assert "12/120 = 10.0%" in row["ours"] and row["verdict"] == "differs"
 
 
 def test_d_table_values_come_from_the_frames():
     """The D-table's numbers on a frame whose answers are known: 0% zero-shot, 50% at k = 10 and 25 (members)."""
     members = [True] * 10 + [False] * 10
-    mem = mem_frame(same_in_all_settings({0: share(0), 10: share(5, n=10) + share(0, n=10), 25: share(5, n=10) + share(0, n=10)}),
-                    members=members)
-    perf = perf_frame({0: share(2, True, False), 10: share(10, True, False), 25: share(10, True, False)}, members=members)
+    mem = mem_frame(
+        same_in_all_settings({0: share(0), 10: share(5, n=10) + share(0, n=10), 25: share(5, n=10) + share(0, n=10)}),
+        members=members,
+    )
+    perf = perf_frame(
+        {0: share(2, True, False), 10: share(10, True, False), 25: share(10, True, False)}, members=members
+    )
     table = claims_table(all_claims(mem, perf, FT, None, n_boot=200))
     assert "zero-shot 0%" in table.loc["D1", "ours"] and "k > 0 minus zero-shot +50 points" in table.loc["D1", "ours"]
     assert "k = 0 to k = 25: +50 points" in table.loc["D2", "ours"]

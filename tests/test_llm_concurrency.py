@@ -95,9 +95,13 @@ def test_out_of_order_completions_are_cached_at_once_and_returned_in_order(tmp_p
         cached = CachedBackend(backend, root=tmp_path)
         out = cached.complete_batch(requests)
         releaser.join(30)
-    assert seen == [("sent", [True, False, False, False, False]),
-                    ("prompt 3", [False, False, False, True]), ("prompt 1", [False, True, False, True]),
-                    ("prompt 2", [False, True, True, True]), ("prompt 0", [True, True, True, True])]
+    assert seen == [
+        ("sent", [True, False, False, False, False]),
+        ("prompt 3", [False, False, False, True]),
+        ("prompt 1", [False, True, False, True]),
+        ("prompt 2", [False, True, True, True]),
+        ("prompt 0", [True, True, True, True]),
+    ]
     assert [c.text for c in out] == list(release) and not any(c.cached for c in out)
     again = CachedBackend(OpenAIBackend(model="m", base_url=server.base_url, concurrency=4), root=tmp_path)
     assert [c.text for c in again.complete_batch(requests)] == list(release) and again.backend.calls == 0
@@ -105,6 +109,7 @@ def test_out_of_order_completions_are_cached_at_once_and_returned_in_order(tmp_p
 
 def _refuse_first(headers: dict[str, str], log: list[tuple[str, float]], slow: dict[str, float] | None = None):
     """A server answer that refuses each prompt's first attempt with HTTP 429 and ``headers``."""
+
     def answer(body):
         prompt = _prompt(body)
         first = all(p != prompt for p, _ in log)
@@ -113,6 +118,7 @@ def _refuse_first(headers: dict[str, str], log: list[tuple[str, float]], slow: d
             return 429, headers, {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit"}}
         time.sleep((slow or {}).get(prompt, 0))
         return echo_reply(body)
+
     return answer
 
 
@@ -144,6 +150,7 @@ def test_retries_end_and_the_api_key_is_in_no_error(monkeypatch):
         (refused,) = backend.complete_batch([ChatRequest.user("a")])
     assert "HTTP 401" in refused.error and secret not in refused.error and "***" in refused.error
     assert len(server.received) == 1  # 401 is not retried
+
     def rate_limited(body):
         return 429, {"Retry-After": "0"}, {"error": {"message": "Rate limit reached", "type": "requests"}}
 

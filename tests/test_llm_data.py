@@ -28,8 +28,11 @@ WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu x
 
 def write_trec(path, n_per_label: int = 12) -> None:
     rng = np.random.default_rng(0)
-    rows = [{"text": " ".join(rng.choice(WORDS, size=int(rng.integers(6, 16)))) + f" q{lab}_{i}?", "coarse_label": lab}
-            for lab in range(6) for i in range(n_per_label)]
+    rows = [
+        {"text": " ".join(rng.choice(WORDS, size=int(rng.integers(6, 16)))) + f" q{lab}_{i}?", "coarse_label": lab}
+        for lab in range(6)
+        for i in range(n_per_label)
+    ]
     pd.DataFrame(rows).to_csv(path, index=False)
 
 
@@ -37,9 +40,17 @@ def write_wnli(path, n_per_label: int = 10) -> None:
     with open(path, "w") as f:
         for lab in (0, 1):
             for i in range(n_per_label):
-                f.write(json.dumps({"sentence1": f"The {WORDS[i]} saw the {WORDS[i + 1]} because it was {lab}.",
-                                    "sentence2": f"The {WORDS[i]} was {lab}.", "label": lab,
-                                    "idx": lab * 100 + i}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "sentence1": f"The {WORDS[i]} saw the {WORDS[i + 1]} because it was {lab}.",
+                            "sentence2": f"The {WORDS[i]} was {lab}.",
+                            "label": lab,
+                            "idx": lab * 100 + i,
+                        }
+                    )
+                    + "\n"
+                )
         f.write(json.dumps({"sentence1": "  ", "sentence2": "Empty first sentence.", "label": 0, "idx": 999}) + "\n")
 
 
@@ -59,13 +70,19 @@ def test_load_fixture_files_in_hf_schema(tmp_path, trec):
     inst = wnli.instances[0]
     assert inst.id == "wnli:train:0" and len(inst.parts) == 2 and inst.label == "not_entailment"
     # DBpedia as parquet, labels given by name; an instance is the article's title and abstract (paper App. B)
-    pd.DataFrame({"title": ["Acme Ltd.", "Blue Moon", "Blue Moon"],
-                  "content": ["Acme is a company in Milan.", "Blue Moon is a 1990 film by someone.", None],
-                  "label": ["company", "film", "film"]}).to_parquet(tmp_path / "db.parquet")
+    pd.DataFrame(
+        {
+            "title": ["Acme Ltd.", "Blue Moon", "Blue Moon"],
+            "content": ["Acme is a company in Milan.", "Blue Moon is a 1990 film by someone.", None],
+            "label": ["company", "film", "film"],
+        }
+    ).to_parquet(tmp_path / "db.parquet")
     db = load_dataset("dbpedia", data_files=tmp_path / "db.parquet")
     assert [i.label for i in db.instances] == ["company", "film"] and db.n_dropped_empty == 1  # no abstract: dropped
-    assert [i.parts for i in db.instances] == [("Acme Ltd. Acme is a company in Milan.",),
-                                               ("Blue Moon. Blue Moon is a 1990 film by someone.",)]
+    assert [i.parts for i in db.instances] == [
+        ("Acme Ltd. Acme is a company in Milan.",),
+        ("Blue Moon. Blue Moon is a 1990 film by someone.",),
+    ]
     pd.DataFrame({"content": ["A is a company in Milan."], "label": [0]}).to_csv(tmp_path / "no_title.csv", index=False)
     with pytest.raises(DatasetUnavailableError, match="lacks the columns \\['title'\\]"):
         load_dataset("dbpedia", data_files=tmp_path / "no_title.csv")
@@ -89,8 +106,9 @@ def test_bad_input_unknown_dataset_missing_file_and_columns(tmp_path):
 
 
 def test_empty_instances_are_dropped_and_refused(tmp_path):
-    pd.DataFrame({"text": ["", "   ", "oneword", "two words", None],
-                  "coarse_label": [0, 1, 2, 3, 4]}).to_csv(tmp_path / "t.csv", index=False)
+    pd.DataFrame({"text": ["", "   ", "oneword", "two words", None], "coarse_label": [0, 1, 2, 3, 4]}).to_csv(
+        tmp_path / "t.csv", index=False
+    )
     data = load_dataset("trec", data_files=tmp_path / "t.csv")
     assert data.n_dropped_empty == 4 and [i.text for i in data.instances] == ["two words"]
     with pytest.raises(ValueError, match="at least 2"):
@@ -166,11 +184,15 @@ def hf_mirror(tmp_path, monkeypatch):
     return tmp_path / "mirror"
 
 
-@pytest.mark.parametrize("name, n, labels", [("wnli", 12, {"entailment", "not_entailment"}),
-                                              ("rte", 12, {"entailment", "not_entailment"}),
-                                              ("trec", 12, {"abbreviation", "entity", "description", "human",
-                                                            "location", "numeric"}),
-                                              ("dbpedia", 12, None)])
+@pytest.mark.parametrize(
+    "name, n, labels",
+    [
+        ("wnli", 12, {"entailment", "not_entailment"}),
+        ("rte", 12, {"entailment", "not_entailment"}),
+        ("trec", 12, {"abbreviation", "entity", "description", "human", "location", "numeric"}),
+        ("dbpedia", 12, None),
+    ],
+)
 def test_hugging_face_loaders_read_local_copies_of_the_hub_repositories(hf_mirror, name, n, labels):
     data = load_dataset(name, "train")
     assert data.n_rows == n and len(data.instances) == n and data.source.startswith("hf:")
@@ -188,8 +210,9 @@ def test_a_missing_local_copy_names_the_fix(hf_mirror, monkeypatch):
         load_dataset("wnli")
 
 
-@pytest.mark.parametrize("seed, n_instances, n_demonstrations",
-                         [(0, 16, 50), (1, 16, 50), (0, 200, 200), (3, 200, 200)])
+@pytest.mark.parametrize(
+    "seed, n_instances, n_demonstrations", [(0, 16, 50), (1, 16, 50), (0, 200, 200), (3, 200, 200)]
+)
 def test_members_non_members_and_demonstrations_share_no_winery(seed, n_instances, n_demonstrations):
     """wine_vivino's segment to replicate ends with the winery: a winery seen in a demonstration (or in the fine-tuning
     set) would leak the answer, so members, non-members and demonstrations are drawn from disjoint wineries."""
@@ -206,18 +229,27 @@ def test_members_non_members_and_demonstrations_share_no_winery(seed, n_instance
     non_members = wineries(i for i in s.instances if not s.is_member(i))
     demos = wineries(s.demonstrations)
     shared = len(members & non_members) + len(members & demos) + len(non_members & demos)
-    assert shared == 0, (f"{len(members & non_members)} wineries shared by members and non-members, "
-                         f"{len(members & demos)} by members and demonstrations, "
-                         f"{len(non_members & demos)} by non-members and demonstrations")
+    assert shared == 0, (
+        f"{len(members & non_members)} wineries shared by members and non-members, "
+        f"{len(members & demos)} by members and demonstrations, "
+        f"{len(non_members & demos)} by non-members and demonstrations"
+    )
     assert len(s.instances) == n_instances and len(s.demonstrations) == n_demonstrations
 
 
 def write_wnli_shared(path, n_premises: int = 12, per_premise: int = 3) -> None:
     """WNLI-like rows where each sentence 1 has several sentence 2 with different labels (as the paper found,
     Sec. 5)."""
-    rows = [{"sentence1": f"The {WORDS[p]} saw the {WORDS[p + 1]} because it was there {p}.",
-             "sentence2": f"The {WORDS[(p + j) % len(WORDS)]} was there {j}.", "label": (p + j) % 2, "idx": p * 10 + j}
-            for p in range(n_premises) for j in range(per_premise)]
+    rows = [
+        {
+            "sentence1": f"The {WORDS[p]} saw the {WORDS[p + 1]} because it was there {p}.",
+            "sentence2": f"The {WORDS[(p + j) % len(WORDS)]} was there {j}.",
+            "label": (p + j) % 2,
+            "idx": p * 10 + j,
+        }
+        for p in range(n_premises)
+        for j in range(per_premise)
+    ]
     pd.DataFrame(rows).to_json(path, orient="records", lines=True)
 
 
@@ -227,8 +259,11 @@ def test_split_by_key_entity_keeps_each_premise_in_one_pool(tmp_path):
     assert data.spec.key_entity == "sentence1" and len({i.group for i in data.instances}) == 12
     for seed in range(5):
         s = assign_members(sample_instances(data, 4, 6, seed=seed), 0.5)
-        pools = [{i.group for i in s.instances if s.is_member(i)}, {i.group for i in s.instances if not s.is_member(i)},
-                 {d.group for d in s.demonstrations}]
+        pools = [
+            {i.group for i in s.instances if s.is_member(i)},
+            {i.group for i in s.instances if not s.is_member(i)},
+            {d.group for d in s.demonstrations},
+        ]
         assert [len(p) for p in pools] == [2, 2, 6]  # one instance per premise; demonstrations too (one row each)
         assert not (pools[0] & pools[1]) and not (pools[0] & pools[2]) and not (pools[1] & pools[2])
         assert set(Counter(i.label for i in s.instances).values()) == {2}

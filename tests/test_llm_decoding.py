@@ -14,8 +14,16 @@ from iclmem.llm.replication import ReplicationConfig, build_experiment
 @pytest.fixture(scope="module")
 def tiny() -> LlamaForCausalLM:
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=97, hidden_size=48, intermediate_size=96, num_hidden_layers=3, num_attention_heads=6,
-                      num_key_value_heads=2, max_position_embeddings=256, tie_word_embeddings=True)
+    cfg = LlamaConfig(
+        vocab_size=97,
+        hidden_size=48,
+        intermediate_size=96,
+        num_hidden_layers=3,
+        num_attention_heads=6,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        tie_word_embeddings=True,
+    )
     return LlamaForCausalLM(cfg).eval()
 
 
@@ -31,7 +39,9 @@ def test_every_step_gives_the_logits_of_the_full_sequence(tiny, prefix_len):
     prefix = torch.randint(0, 97, (prefix_len,), generator=gen).tolist()
     suffixes = [torch.randint(0, 97, (n,), generator=gen).tolist() for n in (5, 1, 9)]  # uneven: left padding
     with torch.no_grad():
-        decoder = SharedPrefixDecoder(tiny, _prefix_kv(tiny, prefix) if prefix else None, prefix_len, suffixes, max_new=4)
+        decoder = SharedPrefixDecoder(
+            tiny, _prefix_kv(tiny, prefix) if prefix else None, prefix_len, suffixes, max_new=4
+        )
         logits = decoder.start()
         new: list[list[int]] = [[] for _ in suffixes]
         for _ in range(4):

@@ -19,8 +19,17 @@ def base() -> InProcessBackend:
 
 
 def test_finetuning_raises_member_completion_rates(base, monkeypatch, tmp_path):
-    exp = build_experiment(ReplicationConfig(n_instances=8, n_demonstrations=10, ks=(0, 10), settings=("pairs_labels",),
-                                             max_new_tokens=16, member_fraction=0.5, seed=1))
+    exp = build_experiment(
+        ReplicationConfig(
+            n_instances=8,
+            n_demonstrations=10,
+            ks=(0, 10),
+            settings=("pairs_labels",),
+            max_new_tokens=16,
+            member_fraction=0.5,
+            seed=1,
+        )
+    )
     monkeypatch.setenv("ICLMEM_CACHE", str(tmp_path))  # the fine-tuning log goes here (the model was converted before)
     reqs = exp.memorization_requests("pairs_labels", 10)
     refs = [exp.pairs[i.id].second for i in exp.instances]
@@ -35,8 +44,10 @@ def test_finetuning_raises_member_completion_rates(base, monkeypatch, tmp_path):
     assert log is not None and log["n_texts"] == 4 and log["epoch_losses"][-1] < log["epoch_losses"][0] / 2
 
     judge = OfflineJudge()
+
     def rate(texts, mask):
         return np.mean([m in ("exact", "near-exact") for m in np.array(judge.judge_many(refs, texts))[mask]])
+
     overlap_after = np.array([rouge_l(r, t) for r, t in zip(refs, after, strict=True)])
     overlap_before = np.array([rouge_l(r, t) for r, t in zip(refs, before, strict=True)])
     assert rate(after, member) > rate(before, member)
@@ -51,4 +62,6 @@ def test_finetune_leaves_the_base_model_untouched_and_refuses_bad_input(base):
     assert res.model is not base.model and len(res.epoch_losses) == 1 and res.model_id.startswith("m+ft")
     with pytest.raises(ValueError, match="at least one"):
         finetune(base.model, base.tokenizer, [], FinetuneConfig(), "m")
-    assert FinetuneConfig().tag(["a", "b"]) == FinetuneConfig().tag(["b", "a"]) != FinetuneConfig(lr=1e-3).tag(["a", "b"])
+    assert (
+        FinetuneConfig().tag(["a", "b"]) == FinetuneConfig().tag(["b", "a"]) != FinetuneConfig(lr=1e-3).tag(["a", "b"])
+    )

@@ -35,12 +35,36 @@ def _features(n_per: int = 6, seed: int = 0) -> pd.DataFrame:
     rows = []
     for domain in ("nli", "question", "abstract"):
         for j in range(n_per):
-            rows.append({"domain": domain, "label": "exact", "reference": f"a {domain} {j}",
-                         "candidate": f"A {domain} {j}!", "rouge_l": 1.0, "semantic": 1.0})
-            rows.append({"domain": domain, "label": "near-exact", "reference": f"b {j}", "candidate": f"c {j}",
-                         "rouge_l": rng.uniform(0.6, 0.9), "semantic": rng.uniform(0.86, 0.99)})
-            rows.append({"domain": domain, "label": "no", "reference": f"d {j}", "candidate": f"e {j}",
-                         "rouge_l": rng.uniform(0.0, 0.5), "semantic": rng.uniform(0.3, 0.99)})
+            rows.append(
+                {
+                    "domain": domain,
+                    "label": "exact",
+                    "reference": f"a {domain} {j}",
+                    "candidate": f"A {domain} {j}!",
+                    "rouge_l": 1.0,
+                    "semantic": 1.0,
+                }
+            )
+            rows.append(
+                {
+                    "domain": domain,
+                    "label": "near-exact",
+                    "reference": f"b {j}",
+                    "candidate": f"c {j}",
+                    "rouge_l": rng.uniform(0.6, 0.9),
+                    "semantic": rng.uniform(0.86, 0.99),
+                }
+            )
+            rows.append(
+                {
+                    "domain": domain,
+                    "label": "no",
+                    "reference": f"d {j}",
+                    "candidate": f"e {j}",
+                    "rouge_l": rng.uniform(0.0, 0.5),
+                    "semantic": rng.uniform(0.3, 0.99),
+                }
+            )
     out = pd.DataFrame(rows)
     out["pair_id"] = range(len(out))
     return out
@@ -109,9 +133,18 @@ def test_kappa_matches_sklearn():
 def _with_few_shot(features: pd.DataFrame) -> pd.DataFrame:
     """``features`` plus the LLM judge's few-shot examples, restyled (case, punctuation) as a copy in a file might
     be."""
-    rows = [{"domain": "abstract", "label": lab, "reference": ref.upper(), "candidate": cand.rstrip(".") + "!",
-             "rouge_l": 0.9, "semantic": 0.95, "pair_id": 1000 + j}
-            for j, (ref, cand, lab) in enumerate(JUDGE_EXAMPLES)]
+    rows = [
+        {
+            "domain": "abstract",
+            "label": lab,
+            "reference": ref.upper(),
+            "candidate": cand.rstrip(".") + "!",
+            "rouge_l": 0.9,
+            "semantic": 0.95,
+            "pair_id": 1000 + j,
+        }
+        for j, (ref, cand, lab) in enumerate(JUDGE_EXAMPLES)
+    ]
     return pd.concat([features, pd.DataFrame(rows)], ignore_index=True)
 
 
@@ -128,8 +161,17 @@ def test_few_shot_examples_are_never_evaluated():
 def test_labelled_completions_record_their_source_and_the_stratified_sample():
     c = load_completion_pairs()
     assert len(c) >= 100 and set(c["label"]) <= set(MATCHES) and set(c["offline_call"]) <= set(MATCHES)
-    for col in ("dataset", "instance_id", "model", "k", "setting", "occurrences", "sampling_weight", "reference",
-                "candidate"):
+    for col in (
+        "dataset",
+        "instance_id",
+        "model",
+        "k",
+        "setting",
+        "occurrences",
+        "sampling_weight",
+        "reference",
+        "candidate",
+    ):
         assert c[col].notna().all() and (c[col].astype(str) != "").all(), col
     assert set(c["setting"]) <= {"full", "pairs_labels", "pairs_only"} and set(c["k"]) <= {0, 10, 25, 50}
     assert not c.duplicated(["reference", "candidate"]).any()
@@ -143,8 +185,13 @@ def test_labelled_completions_record_their_source_and_the_stratified_sample():
 
 
 def test_completion_accuracy_precision_and_recall_per_label():
-    rows = ([("near-exact", "near-exact", 1.0)] * 6 + [("no", "near-exact", 1.0)] * 2 + [("near-exact", "no", 3.0)]
-            + [("no", "no", 3.0)] * 8 + [("exact", "exact", 1.0)])
+    rows = (
+        [("near-exact", "near-exact", 1.0)] * 6
+        + [("no", "near-exact", 1.0)] * 2
+        + [("near-exact", "no", 3.0)]
+        + [("no", "no", 3.0)] * 8
+        + [("exact", "exact", 1.0)]
+    )
     f = pd.DataFrame(rows, columns=["label", "predicted", "sampling_weight"])
     per = CompletionAccuracy(f, SHIPPED_THRESHOLDS, 200, 0).per_label()
     near = per.loc["near-exact"]

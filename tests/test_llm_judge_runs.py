@@ -40,17 +40,39 @@ class _Answers:
         out = []
         for r in requests:
             cand = r.messages[-1][1].split("Candidate text: ")[-1].split("\n")[0]
-            out.append(Completion({"same": "exact match", "close": "inexact match", "far": "near-exact match"}.get(cand, "??")))
+            out.append(
+                Completion({"same": "exact match", "close": "inexact match", "far": "near-exact match"}.get(cand, "??"))
+            )
         return out
 
 
 def _mem():
     rows = []
     for i, cand in enumerate(["same", "close", "far", "far", "same", "other"]):
-        rows.append({"model": "m", "setting": "full", "k": 0, "instance_id": f"i{i}", "member": i % 2 == 0,
-                     "reference": "ref", "completion": cand, "error": None})
-    rows.append({"model": "m", "setting": "full", "k": 0, "instance_id": "i9", "member": False, "reference": "ref",
-                 "completion": "", "error": "timeout"})
+        rows.append(
+            {
+                "model": "m",
+                "setting": "full",
+                "k": 0,
+                "instance_id": f"i{i}",
+                "member": i % 2 == 0,
+                "reference": "ref",
+                "completion": cand,
+                "error": None,
+            }
+        )
+    rows.append(
+        {
+            "model": "m",
+            "setting": "full",
+            "k": 0,
+            "instance_id": "i9",
+            "member": False,
+            "reference": "ref",
+            "completion": "",
+            "error": "timeout",
+        }
+    )
     return pd.DataFrame(rows)
 
 
@@ -73,8 +95,9 @@ def test_llm_mode_takes_rates_from_the_llm_judge_only():
     assert j.n_unparsed == 1 and len(backend.requests) == 6  # "other" got "??": missing, not "no"
     assert f["match"].iloc[5] is None and f["match"].iloc[6] is None  # unparsed; generator failed
     counts = j.counts().set_index("judge")
-    assert counts.loc["LLM", ["completions", "generator failed", "sent to judge", "judged", "unparsed", "judge failed"]].tolist() \
-        == [7, 1, 6, 5, 1, 0]
+    assert counts.loc[
+        "LLM", ["completions", "generator failed", "sent to judge", "judged", "unparsed", "judge failed"]
+    ].tolist() == [7, 1, 6, 5, 1, 0]
     assert counts.loc["LLM", "rates use"].startswith("denominator") and counts.loc["offline", "judged"] == 0
     assert all(r.decoding.max_new_tokens == 10 for r in backend.requests)
 
@@ -98,7 +121,13 @@ def test_mode_errors_name_the_fix():
 
 def test_judge_backend_has_its_own_environment(monkeypatch):
     generator = _Answers()
-    for var in ("ICLMEM_JUDGE_MODEL", "ICLMEM_JUDGE_BASE_URL", "ICLMEM_JUDGE_API_KEY", "ICLMEM_JUDGE_CONTEXT", "OPENAI_API_KEY"):
+    for var in (
+        "ICLMEM_JUDGE_MODEL",
+        "ICLMEM_JUDGE_BASE_URL",
+        "ICLMEM_JUDGE_API_KEY",
+        "ICLMEM_JUDGE_CONTEXT",
+        "OPENAI_API_KEY",
+    ):
         monkeypatch.delenv(var, raising=False)
     assert judge_backend(generator) is generator  # no judge model: the generator judges
     monkeypatch.setenv("ICLMEM_JUDGE_MODEL", "gpt-4-0613")
@@ -122,7 +151,9 @@ def test_borderline_export_and_import_report_the_share_changed(tmp_path):
     path = tmp_path / "review.csv"
     assert export_review(f, path) == 3
     sheet = pd.read_csv(path, keep_default_na=False)
-    assert list(sheet["human"]) == ["", "", ""] and {"reference", "completion", "match_offline", "match_llm"} <= set(sheet.columns)
+    assert list(sheet["human"]) == ["", "", ""] and {"reference", "completion", "match_offline", "match_llm"} <= set(
+        sheet.columns
+    )
     sheet.loc[sheet.instance_id == "i1", "human"] = "near-exact"  # judge (llm) said no: changed
     sheet.loc[sheet.instance_id == "i2", "human"] = "Near-Exact"  # judge said near-exact: unchanged
     sheet.to_csv(path, index=False)  # i3 left blank: not reviewed

@@ -46,10 +46,22 @@ def test_normalization_and_rouge_l():
 
 
 def test_offline_judge_on_fixed_pairs(judge):
-    refs = ["Winery is Château La Providence.", "Rating is 3.5. Winery is Prima Perla.", "is 3.9. Winery is Luddite.",
-            "The trophy was too big.", "It was founded in 1923 and is headquartered in Milan, Italy.", "Winery is Decoy."]
-    cands = ["winery is Château La Providence", "Rating is 3.6. Winery is Prima Perla.", "3.9. Winery is Château de Chemilly.",
-             "The suitcase was too small.", "It was founded in 1923 and is headquartered in Milan.", ""]
+    refs = [
+        "Winery is Château La Providence.",
+        "Rating is 3.5. Winery is Prima Perla.",
+        "is 3.9. Winery is Luddite.",
+        "The trophy was too big.",
+        "It was founded in 1923 and is headquartered in Milan, Italy.",
+        "Winery is Decoy.",
+    ]
+    cands = [
+        "winery is Château La Providence",
+        "Rating is 3.6. Winery is Prima Perla.",
+        "3.9. Winery is Château de Chemilly.",
+        "The suitcase was too small.",
+        "It was founded in 1923 and is headquartered in Milan.",
+        "",
+    ]
     assert judge.judge_many(refs, cands) == ["exact", "near-exact", "no", "no", "near-exact", "no"]
 
 
@@ -71,7 +83,9 @@ def test_shipped_thresholds_are_the_fit_on_the_labelled_pairs(judge, features):
 
 def test_thresholds_change_decisions(judge):
     strict = OfflineJudge(Thresholds(rouge_l=0.99, semantic=0.99), encoder=judge.encoder)
-    assert strict.judge_many(["Rating is 3.5. Winery is Prima Perla."], ["Rating is 3.6. Winery is Prima Perla."]) == ["no"]
+    assert strict.judge_many(["Rating is 3.5. Winery is Prima Perla."], ["Rating is 3.6. Winery is Prima Perla."]) == [
+        "no"
+    ]
 
 
 def test_llm_judge_prompt_follows_the_papers_fig5_and_parsing():
@@ -121,8 +135,10 @@ def test_llm_judge_leaves_unparseable_answers_and_failed_requests_missing():
 def test_llm_judge_failed_request_is_missing_not_no():
     class _Failing(_Scripted):
         def complete_batch(self, requests):
-            return [Completion("", error="timeout after 3 retries") if a is None else Completion(a)
-                    for a, _ in zip([self.answers.pop(0) for _ in requests], requests, strict=True)]
+            return [
+                Completion("", error="timeout after 3 retries") if a is None else Completion(a)
+                for a, _ in zip([self.answers.pop(0) for _ in requests], requests, strict=True)
+            ]
 
     j = LLMJudge(_Failing(["not an exact match", None]))
     assert j.judge_many(["a"] * 2, ["b"] * 2) == ["no", None]
@@ -149,19 +165,46 @@ def test_held_out_accuracy_on_the_labelled_pairs(features):
     assert row["accuracy"] >= 0.9 and row["kappa"] >= 0.85
 
 
-#: Answers a judge may give in a sentence, with the label they mean (None: unparsed, the judge named two labels or none).
+# : Answers a judge may give in a sentence, with the label they mean (None: unparsed, the judge named two labels or
+# none).
 PHRASINGS: dict[str, str | None] = {
-    "exact": "exact", "Exact match.": "exact", "**Exact**": "exact", "'exact'": "exact", "The answer is: exact": "exact",
-    "Label: exact match": "exact", "It is an exact match.": "exact", "This is an exact match of the reference.": "exact",
-    "Exact - the completion is identical to the reference.": "exact", "Not near-exact: it is an exact match.": "exact",
-    "near-exact": "near-exact", "Near exact": "near-exact", "near exact match": "near-exact", "Near‑exact.": "near-exact",
-    "It is a near-exact match.": "near-exact", "Answer: near-exact": "near-exact", "Not exact, but near-exact.": "near-exact",
-    "near-exact (one word differs)": "near-exact", "The completion is a near-exact match to the reference.": "near-exact",
+    "exact": "exact",
+    "Exact match.": "exact",
+    "**Exact**": "exact",
+    "'exact'": "exact",
+    "The answer is: exact": "exact",
+    "Label: exact match": "exact",
+    "It is an exact match.": "exact",
+    "This is an exact match of the reference.": "exact",
+    "Exact - the completion is identical to the reference.": "exact",
+    "Not near-exact: it is an exact match.": "exact",
+    "near-exact": "near-exact",
+    "Near exact": "near-exact",
+    "near exact match": "near-exact",
+    "Near‑exact.": "near-exact",
+    "It is a near-exact match.": "near-exact",
+    "Answer: near-exact": "near-exact",
+    "Not exact, but near-exact.": "near-exact",
+    "near-exact (one word differs)": "near-exact",
+    "The completion is a near-exact match to the reference.": "near-exact",
     "It isn't an exact match; it is near-exact.": "near-exact",
-    "no": "no", "No.": "no", "inexact": "no", "Inexact match.": "no", "Not an exact match": "no", "Non-exact match": "no",
-    "Neither exact nor near-exact": "no", "Not exact and not near-exact.": "no", "It is not a match.": "no", "None of them.": "no",
-    "no match": "no", "This is not an exact or near-exact match.": "no", "The candidate does not match the reference.": "no",
-    "exact or near-exact": None, "Between exact and near-exact.": None, "banana": None, "It matches the reference exactly.": None,
+    "no": "no",
+    "No.": "no",
+    "inexact": "no",
+    "Inexact match.": "no",
+    "Not an exact match": "no",
+    "Non-exact match": "no",
+    "Neither exact nor near-exact": "no",
+    "Not exact and not near-exact.": "no",
+    "It is not a match.": "no",
+    "None of them.": "no",
+    "no match": "no",
+    "This is not an exact or near-exact match.": "no",
+    "The candidate does not match the reference.": "no",
+    "exact or near-exact": None,
+    "Between exact and near-exact.": None,
+    "banana": None,
+    "It matches the reference exactly.": None,
     "": None,
 }
 

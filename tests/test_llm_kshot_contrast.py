@@ -26,6 +26,7 @@ def test_wilson_and_newcombe_match_newcombe_1998():
 
 def _frame(member_hits_zero: int, member_hits_k: int, non_hits_zero: int, non_hits_k: int, n: int = 12):
     """n members then n non-members; the given numbers of each group memorized at k = 0 and at k = 25."""
+
     def col(hm: int, hn: int) -> list[str]:
         return ["exact"] * hm + ["no"] * (n - hm) + ["exact"] * hn + ["no"] * (n - hn)
 

@@ -36,8 +36,9 @@ def test_prepare_environment_reads_the_local_cache_only_in_process(monkeypatch):
 def test_a_run_without_fine_tuning_is_the_members_only_reading(monkeypatch, tmp_path):
     monkeypatch.setenv("ICLMEM_CACHE", str(tmp_path))
     monkeypatch.delenv("ICLMEM_JUDGE_MODEL", raising=False)
-    exp = build_experiment(ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 4), settings=("full",),
-                                             member_fraction=0.0))
+    exp = build_experiment(
+        ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 4), settings=("full",), member_fraction=0.0)
+    )
     rep = prepare_replication(exp, EchoBackend(), [0, 4], None, "offline", 2)
     assert list(rep.models) == [BASE] and not rep.has_ground_truth and rep.focus_model == BASE
     assert rep.rates_by == ("model", "setting", "k") and rep.models_text() == "one model (echo)"

@@ -20,8 +20,9 @@ def test_the_papers_grid_is_36000_requests_a_third_each():
 def test_the_count_matches_the_requests_a_run_builds():
     config = ReplicationConfig(n_instances=4, n_demonstrations=6, ks=(0, 3, 6), repeats=2, seed=1)
     exp = build_experiment(config)
-    count = paper_scale_requests(n_instances=4, n_datasets=1, ks=config.ks, n_settings=len(config.settings),
-                                 repeats=config.repeats)
+    count = paper_scale_requests(
+        n_instances=4, n_datasets=1, ks=config.ks, n_settings=len(config.settings), repeats=config.repeats
+    )
     assert count.memorization == len(memorization_requests(exp, config.ks))
     assert count.memorization + count.classification == len(all_requests(exp, config.ks))
     assert count.judge == count.memorization

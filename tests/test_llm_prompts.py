@@ -15,8 +15,10 @@ from iclmem.llm.segments import SegmentPair
 
 TREC = get_spec("trec")
 WNLI = get_spec("wnli")
-DEMOS = [SegmentPair(f"d{i}", lab, f"first piece number {i} of", f"demo second {i}")
-         for i, lab in enumerate(["human", "location", "numeric"])]
+DEMOS = [
+    SegmentPair(f"d{i}", lab, f"first piece number {i} of", f"demo second {i}")
+    for i, lab in enumerate(["human", "location", "numeric"])
+]
 TARGET = SegmentPair("t", "entity", "What is the name of the", "largest desert on Earth?")
 
 
@@ -77,10 +79,17 @@ def test_performance_prompt_uses_whole_instances_with_labels():
     target = Instance("c", "numeric", ("How many legs does a spider have?",))
     msgs = performance_messages(TREC, demos, target)
     assert msgs[0][0] == "system" and "abbreviation, entity" in msgs[0][1]
-    assert msgs[1:] == (("user", "Text: Who wrote Hamlet?"), ("assistant", "human"), ("user", "Text: Where is Rome?"),
-                        ("assistant", "location"), ("user", "Text: How many legs does a spider have?"))
+    assert msgs[1:] == (
+        ("user", "Text: Who wrote Hamlet?"),
+        ("assistant", "human"),
+        ("user", "Text: Where is Rome?"),
+        ("assistant", "location"),
+        ("user", "Text: How many legs does a spider have?"),
+    )
     single = performance_messages(TREC, demos, target, "single")[0][1]
-    assert single.endswith("Text: How many legs does a spider have?\nLabel:") and "numeric" not in single.split("\n\n")[-1]
+    assert (
+        single.endswith("Text: How many legs does a spider have?\nLabel:") and "numeric" not in single.split("\n\n")[-1]
+    )
 
 
 def test_parse_label_and_clean_completion():

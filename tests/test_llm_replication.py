@@ -33,16 +33,35 @@ from iclmem.llm.replication import (
 def judged_frame() -> pd.DataFrame:
     rows = []
     # k=0: 1 of 4 memorized, k=10: 2 of 4 (1 exact), k=25: 4 of 4 (3 exact)
-    plan = {0: ["near-exact", "no", "no", "no"], 10: ["exact", "near-exact", "no", "no"], 25: ["exact", "exact", "exact", "near-exact"]}
+    plan = {
+        0: ["near-exact", "no", "no", "no"],
+        10: ["exact", "near-exact", "no", "no"],
+        25: ["exact", "exact", "exact", "near-exact"],
+    }
     for k, matches in plan.items():
         for i, m in enumerate(matches):
-            rows.append({"model": "m", "setting": "full", "k": k, "instance_id": f"i{i}", "member": i < 2, "match": m, "error": None})
+            rows.append(
+                {
+                    "model": "m",
+                    "setting": "full",
+                    "k": k,
+                    "instance_id": f"i{i}",
+                    "member": i < 2,
+                    "match": m,
+                    "error": None,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def perf_frame(correct: dict[int, list[bool]]) -> pd.DataFrame:
-    return pd.DataFrame([{"model": "m", "k": k, "instance_id": f"i{i}", "correct": c, "error": None}
-                         for k, cs in correct.items() for i, c in enumerate(cs)])
+    return pd.DataFrame(
+        [
+            {"model": "m", "k": k, "instance_id": f"i{i}", "correct": c, "error": None}
+            for k, cs in correct.items()
+            for i, c in enumerate(cs)
+        ]
+    )
 
 
 def test_memorization_rates_and_accuracy():
@@ -100,24 +119,34 @@ class EchoBackend:
 
 
 def test_runs_plan_and_cache(tmp_path):
-    exp = build_experiment(ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 4), settings=("full", "pairs_only")))
+    exp = build_experiment(
+        ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 4), settings=("full", "pairs_only"))
+    )
     backend = CachedBackend(EchoBackend(), root=tmp_path)
     reqs = all_requests(exp, [0, 4])
     plan = request_summary(backend, reqs)
-    assert plan["requests"] == plan["to_send"] == 4 * 2 * 2 + 4 * 2 and plan["cached"] == 0 and plan["prompt_tokens_to_send"] > 0
+    assert (
+        plan["requests"] == plan["to_send"] == 4 * 2 * 2 + 4 * 2
+        and plan["cached"] == 0
+        and plan["prompt_tokens_to_send"] > 0
+    )
     mem = run_memorization(backend, exp, [0, 4], "echo", progress=False)
     perf = run_performance(backend, exp, [0, 4], "echo", progress=False)
     assert len(mem) == 16 and len(perf) == 8 and set(mem["member"]) == {True, False}
     assert request_summary(backend, reqs)["to_send"] == 0 and backend.backend.calls == 24
+
     class Exact:
         def judge_many(self, refs, cands):
             return ["exact" if r == c else "no" for r, c in zip(refs, cands, strict=True)]
+
     judged = add_judgement(mem, Exact())
     assert judged["match"].notna().all()
 
 
 def test_performance_repeats_are_requests_of_their_own_and_averaged(tmp_path):
-    exp = build_experiment(ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 4), settings=("full",), repeats=3))
+    exp = build_experiment(
+        ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 4), settings=("full",), repeats=3)
+    )
     reqs = exp.performance_requests(4)
     assert len(reqs) == 12 and [r.repeat for r in reqs] == [0] * 4 + [1] * 4 + [2] * 4
     assert len({r.messages for r in reqs}) == 4 and len(set(reqs)) == 12  # same prompts, three requests each
@@ -129,8 +158,14 @@ def test_performance_repeats_are_requests_of_their_own_and_averaged(tmp_path):
     assert backend.backend.calls == 24  # every repeat cached under its own key
     # accuracy: the mean over instances of each instance's mean over repeats; n counts instances
     rows = perf_frame({4: [True, False, False, False]}).assign(repeat=0)
-    rows = pd.concat([rows, rows.assign(repeat=1, correct=[True, True, False, False]),
-                      rows.assign(repeat=2, correct=[True, True, True, False])], ignore_index=True)
+    rows = pd.concat(
+        [
+            rows,
+            rows.assign(repeat=1, correct=[True, True, False, False]),
+            rows.assign(repeat=2, correct=[True, True, True, False]),
+        ],
+        ignore_index=True,
+    )
     acc = accuracy(rows)
     assert acc["n"].tolist() == [4] and acc["accuracy"].iloc[0] == pytest.approx(100 * (3 + 2 + 1 + 0) / 12)
     mvn = memorized_vs_not(judged_frame().assign(k=4).drop_duplicates("instance_id"), rows)
@@ -140,13 +175,27 @@ def test_performance_repeats_are_requests_of_their_own_and_averaged(tmp_path):
 
 
 def test_plan_counts_generator_and_judge_requests_apart(tmp_path):
-    exp = build_experiment(ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 4), settings=("full", "pairs_only"), repeats=3))
+    exp = build_experiment(
+        ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 4), settings=("full", "pairs_only"), repeats=3)
+    )
     base, tuned = CachedBackend(EchoBackend(), root=tmp_path), CachedBackend(EchoBackend(), root=tmp_path / "ft")
     judge = LLMJudge(base)
     plan = request_plan({"base": base, "fine-tuned": tuned}, exp, [0, 4], judge, judge_requests=5)
-    assert list(plan.index) == ["base", "fine-tuned", "LLM judge"] and list(plan["role"]) == ["generator", "generator", "judge"]
-    assert list(plan["memorization"]) == [16, 16, 0] and list(plan["performance"]) == [24, 24, 0]  # 4 x 2 ks x 3 repeats
-    assert list(plan["requests"]) == [40, 40, 5] and list(plan["to_send"]) == [40, 40, 5] and list(plan["count"]) == ["exact", "exact", "at most"]
+    assert list(plan.index) == ["base", "fine-tuned", "LLM judge"] and list(plan["role"]) == [
+        "generator",
+        "generator",
+        "judge",
+    ]
+    assert list(plan["memorization"]) == [16, 16, 0] and list(plan["performance"]) == [
+        24,
+        24,
+        0,
+    ]  # 4 x 2 ks x 3 repeats
+    assert (
+        list(plan["requests"]) == [40, 40, 5]
+        and list(plan["to_send"]) == [40, 40, 5]
+        and list(plan["count"]) == ["exact", "exact", "at most"]
+    )
     assert plan.loc["LLM judge", "max_completion_tokens_to_send"] == 5 * judge.decoding.max_new_tokens
     assert plan.loc["LLM judge", "prompt_tokens_to_send"] > 5 * 20  # the few-shot judge prompt is long
     run_memorization(base, exp, [0, 4], "base", progress=False)
@@ -160,8 +209,9 @@ def test_plan_counts_generator_and_judge_requests_apart(tmp_path):
 def test_a_prompt_over_the_window_is_in_the_plans_does_not_fit_list(tmp_path):
     from iclmem.llm.replication import context_fit, plan_run, runnable_ks
 
-    exp = build_experiment(ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 2, 8), settings=("full", "pairs_only"),
-                                             repeats=3))
+    exp = build_experiment(
+        ReplicationConfig(n_instances=4, n_demonstrations=8, ks=(0, 2, 8), settings=("full", "pairs_only"), repeats=3)
+    )
     small = EchoBackend()
     longest = context_fit(small, exp).set_index("k")["longest_prompt_tokens"]
     small.context_window = int(longest[2]) + exp.config.max_new_tokens  # k = 2 just fits, k = 8 does not
@@ -170,8 +220,14 @@ def test_a_prompt_over_the_window_is_in_the_plans_does_not_fit_list(tmp_path):
     plan = plan_run({"base": backend}, exp, ks_run)
     over = plan.does_not_fit
     assert ks_run == [0, 2] and plan.ks_left_out == [8]
-    assert set(over["k"]) == {8} and len(over) and (over["prompt_tokens"] + over["max_new_tokens"] > over["context_window"]).all()
-    long_one = max(exp.instances, key=lambda i: small.count_tokens(exp.memorization_requests("full", 8)[exp.instances.index(i)]))
+    assert (
+        set(over["k"]) == {8}
+        and len(over)
+        and (over["prompt_tokens"] + over["max_new_tokens"] > over["context_window"]).all()
+    )
+    long_one = max(
+        exp.instances, key=lambda i: small.count_tokens(exp.memorization_requests("full", 8)[exp.instances.index(i)])
+    )
     assert long_one.id in set(over[(over.task == "memorization") & (over.setting == "full")]["instance_id"])
     assert plan.table.loc["base", "does_not_fit"] == int(over["requests"].sum()) > 0
     assert (over[over.task == "performance"]["requests"] == 3).all()  # a classification prompt counts its repeats

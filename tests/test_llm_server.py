@@ -15,13 +15,21 @@ from iclmem.llm.server import LoopbackServer, ServerError
 
 def test_openai_backend_against_loopback_transformers_serve(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", "local")  # the server ignores it; the backend requires one
-    exp = build_experiment(ReplicationConfig(n_instances=2, n_demonstrations=2, ks=(0, 2), max_new_tokens=12,
-                                             performance_max_new_tokens=4, seed=2))
-    reqs = exp.memorization_requests("full", 2)[:1] + exp.memorization_requests("pairs_only", 2)[1:] + exp.performance_requests(2)[:1]
+    exp = build_experiment(
+        ReplicationConfig(
+            n_instances=2, n_demonstrations=2, ks=(0, 2), max_new_tokens=12, performance_max_new_tokens=4, seed=2
+        )
+    )
+    reqs = (
+        exp.memorization_requests("full", 2)[:1]
+        + exp.memorization_requests("pairs_only", 2)[1:]
+        + exp.performance_requests(2)[:1]
+    )
     with LoopbackServer(ensure_model_dir(), threads=1, startup_timeout=300) as server:
         assert server.base_url.startswith("http://127.0.0.1:")
-        remote = CachedBackend(OpenAIBackend(model=server.model_name, base_url=server.base_url, timeout=120, retries=1),
-                               root=tmp_path)
+        remote = CachedBackend(
+            OpenAIBackend(model=server.model_name, base_url=server.base_url, timeout=120, retries=1), root=tmp_path
+        )
         served = remote.complete_batch(reqs)
     assert all(c.ok for c in served), [c.error for c in served]
     local = InProcessBackend(batch_size=4)

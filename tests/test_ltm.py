@@ -41,7 +41,13 @@ def cls_task(rng: np.random.Generator, n_ctx: int = 20, n_q: int = 6, f: int = 3
 
 
 def reg_task(rng: np.random.Generator, n_ctx: int = 20, n_q: int = 5, f: int = 4) -> ICLTask:
-    return ICLTask(rng.normal(size=(n_ctx, f)), rng.normal(size=n_ctx), rng.normal(size=(n_q, f)), rng.normal(size=n_q), "regression")
+    return ICLTask(
+        rng.normal(size=(n_ctx, f)),
+        rng.normal(size=n_ctx),
+        rng.normal(size=(n_q, f)),
+        rng.normal(size=n_q),
+        "regression",
+    )
 
 
 def test_context_permutation_invariance():
@@ -126,8 +132,16 @@ def test_clone_is_independent():
 
 
 def _tiny_pretrain(tmp_path, steps: int, name: str) -> PretrainConfig:
-    cfg = PretrainConfig(steps=steps, warmup=2, cells_per_step=600, max_query=8, checkpoint_every=2, threads=1,
-                         out_dir=str(tmp_path / name), model=TINY)
+    cfg = PretrainConfig(
+        steps=steps,
+        warmup=2,
+        cells_per_step=600,
+        max_query=8,
+        checkpoint_every=2,
+        threads=1,
+        out_dir=str(tmp_path / name),
+        model=TINY,
+    )
     cfg = replace(cfg, prior=replace(cfg.prior, max_context=48, max_features=4))
     return cfg
 
@@ -188,7 +202,11 @@ def test_staged_pretraining_continues_weights_curve_and_card(tmp_path):
     assert s2["curve"][:4] == s1["curve"] and s2["global_offset"] == 4
     assert len(s2["stages"]) == 1 and s2["stages"][0]["steps"] == 4 and len(s2["stages"][0]["state_sha256"]) == 64
     assert any(not torch.equal(s1["model"][k], s2["model"][k]) for k in s1["model"])
-    card = json.loads((export_checkpoint(tmp_path / "s2" / "state.pt", {}, out_dir=tmp_path / "w").parent / "reference.json").read_text())
+    card = json.loads(
+        (
+            export_checkpoint(tmp_path / "s2" / "state.pt", {}, out_dir=tmp_path / "w").parent / "reference.json"
+        ).read_text()
+    )
     assert card["steps_done"] == 7 and card["earlier_stages"][0]["config"]["seed"] == 0
     assert card["wall_s"] >= s2["stages"][0]["wall_s"]
     stages = pretraining_stages(card)
@@ -261,10 +279,18 @@ def test_checkpoint_roundtrip_and_corruption(tmp_path):
 @pytest.mark.parametrize(
     "make, message",
     [
-        (lambda r: cls_task(r, k=3).__class__(r.normal(size=(12, 2)), np.arange(12), r.normal(size=(2, 2)), None), "classes"),
+        (
+            lambda r: cls_task(r, k=3).__class__(r.normal(size=(12, 2)), np.arange(12), r.normal(size=(2, 2)), None),
+            "classes",
+        ),
         (lambda r: ICLTask(np.zeros((0, 2)), np.zeros(0), r.normal(size=(2, 2))), "empty"),
         (lambda r: ICLTask(np.full((3, 2), np.inf), np.arange(3), r.normal(size=(2, 2))), "inf"),
-        (lambda r: ICLTask(r.normal(size=(3, 2)), np.array([0.0, np.nan, 1.0]), r.normal(size=(2, 2)), None, "regression"), "NaN"),
+        (
+            lambda r: ICLTask(
+                r.normal(size=(3, 2)), np.array([0.0, np.nan, 1.0]), r.normal(size=(2, 2)), None, "regression"
+            ),
+            "NaN",
+        ),
         (lambda r: ICLTask(r.normal(size=(3, 2)), np.arange(3), r.normal(size=(2, 3))), "features"),
         (lambda r: ICLTask(r.normal(size=(3, 2)), np.arange(3), r.normal(size=(1, 2)), np.array([7])), "do not occur"),
     ],
@@ -285,7 +311,9 @@ def test_per_row_loss_matches_interface():
     n_c = len(t.context_x)
     y = batch["y"].clone()
     y[0, n_c:] = torch.as_tensor(np.searchsorted(t.classes(), t.query_y), dtype=torch.float32)
-    rows = per_row_loss(logits, y, batch["is_regression"], torch.tensor([3]), TINY.max_classes, TINY.n_bins, TINY.bin_bound)
+    rows = per_row_loss(
+        logits, y, batch["is_regression"], torch.tensor([3]), TINY.max_classes, TINY.n_bins, TINY.bin_bound
+    )
     assert torch.allclose(rows[0, n_c:], model.predict([t])[0].loss(), atol=1e-5)
 
 
@@ -311,7 +339,8 @@ def test_thread_count_comes_from_the_environment(monkeypatch):
 
 def test_shipped_reference_loads_with_its_card_and_learns_in_context():
     """The committed checkpoint: hash checked against its card, and a genuine in-context learner
-    (breast_cancer, 3 splits: mean ROC AUC 0.98 for stage 1 and for stage 2, 0.5 for a model that ignores the context)."""
+    (breast_cancer, 3 splits: mean ROC AUC 0.98 for stage 1 and for stage 2, 0.5 for a model that ignores the
+    context)."""
     from iclmem.ltm.quality import encode, load_table, ltm_predict, split_table
     from iclmem.ltm.reference import REFERENCE_CARD
 
@@ -341,7 +370,8 @@ def _with_copies(t: ICLTask, rng: np.random.Generator) -> ICLTask:
 
 @pytest.mark.parametrize("make", [cls_task, reg_task])
 def test_merged_duplicate_rows_equal_every_row_with_gradients(make):
-    """Merging identical context rows (weighted by their count) gives the predictions and gradients of the full context."""
+    """Merging identical context rows (weighted by their count) gives the predictions and gradients of the full
+    context."""
     rng = np.random.default_rng(11)
     tasks = [_with_copies(make(rng, n_ctx=12), rng), _with_copies(make(rng, n_ctx=7), rng)]  # two sizes: padding
     full = tiny_model(3)
@@ -366,7 +396,8 @@ def test_merged_duplicate_rows_equal_every_row_with_gradients(make):
 
 
 def _full_attention_forward(net: TabularICLTransformer, batch: dict) -> torch.Tensor:
-    """The network as first written: every row projected to q, k and v, attention over all R rows masked to the context."""
+    """The network as first written: every row projected to q, k and v, attention over all R rows masked to the
+    context."""
     import torch.nn.functional as F
 
     def attend(block, x, qkv, out, mask):
@@ -418,8 +449,12 @@ def test_last_layer_on_target_cells_equals_the_full_layer_forward_and_backward()
     """The last layer computed on the target cells only gives the full layer's decoded outputs and gradients."""
     rng = np.random.default_rng(13)
     tasks = [cls_task(rng, n_ctx=9, n_q=4, f=3), reg_task(rng, n_ctx=6, n_q=5, f=2)]
-    tasks[0] = ICLTask(np.vstack([tasks[0].context_x, tasks[0].context_x[:3]]), np.concatenate([tasks[0].context_y, tasks[0].context_y[:3]]),
-                       tasks[0].query_x, tasks[0].query_y)  # duplicated rows: merged, an additive key mask
+    tasks[0] = ICLTask(
+        np.vstack([tasks[0].context_x, tasks[0].context_x[:3]]),
+        np.concatenate([tasks[0].context_y, tasks[0].context_y[:3]]),
+        tasks[0].query_x,
+        tasks[0].query_y,
+    )  # duplicated rows: merged, an additive key mask
     model = tiny_model(5)
     batch = collate_tasks(tasks, TINY, merge_rows=True)
     assert batch["ctx_count"] is not None and float(batch["ctx_count"].max()) > 1

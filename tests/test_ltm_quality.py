@@ -28,10 +28,21 @@ def _rows(ltm_auc: tuple[float, float], ltm_r2: tuple[float, float]) -> pd.DataF
     for seed, shift in ((0, -0.01), (1, 0.01)):  # the seed mean is the value above
         for i, ds in enumerate(("c1", "c2")):
             for method, vals in {**base_auc, "ltm": ltm_auc}.items():
-                rows.append({"dataset": ds, "task": "classification", "seed": seed, "method": method, "roc_auc": vals[i] + shift, "accuracy": 0.5})
+                rows.append(
+                    {
+                        "dataset": ds,
+                        "task": "classification",
+                        "seed": seed,
+                        "method": method,
+                        "roc_auc": vals[i] + shift,
+                        "accuracy": 0.5,
+                    }
+                )
         for i, ds in enumerate(("r1", "r2")):
             for method, vals in {**base_r2, "ltm": ltm_r2}.items():
-                rows.append({"dataset": ds, "task": "regression", "seed": seed, "method": method, "r2": vals[i] + shift})
+                rows.append(
+                    {"dataset": ds, "task": "regression", "seed": seed, "method": method, "r2": vals[i] + shift}
+                )
     return pd.DataFrame(rows)
 
 
@@ -89,10 +100,24 @@ def test_margins_are_the_targets_and_the_glue_formats_floats_only():
 
 
 def test_card_summary_and_loss_figure():
-    card = {"n_parameters": 1234, "steps_done": 3000, "wall_s": 600.0, "pretraining": {"seed": 7}, "sha256": "ab" * 32,
-            "architecture": {"d_model": 64, "n_layers": 4}}
+    card = {
+        "n_parameters": 1234,
+        "steps_done": 3000,
+        "wall_s": 600.0,
+        "pretraining": {"seed": 7},
+        "sha256": "ab" * 32,
+        "architecture": {"d_model": 64, "n_layers": 4},
+    }
     summary = card_summary(card)["value"]
-    assert summary.index.tolist() == ["parameters", "pretraining steps", "wall time (min)", "seed", "sha256", "d_model", "n_layers"]
+    assert summary.index.tolist() == [
+        "parameters",
+        "pretraining steps",
+        "wall time (min)",
+        "seed",
+        "sha256",
+        "d_model",
+        "n_layers",
+    ]
     assert summary["wall time (min)"] == 10.0 and summary["sha256"] == "ab" * 8 + "..." and summary["d_model"] == 64
     import matplotlib
 

@@ -114,8 +114,11 @@ def test_membership_direction():
 
 
 def _frame(values: dict[tuple[int, bool], list[float]], manips=("a", "b")) -> pd.DataFrame:
-    rows = [{"query_id": q, "is_member": mem, "manipulation": k, "loss": v}
-            for (q, mem), vals in values.items() for k, v in zip(manips, vals, strict=True)]
+    rows = [
+        {"query_id": q, "is_member": mem, "manipulation": k, "loss": v}
+        for (q, mem), vals in values.items()
+        for k, v in zip(manips, vals, strict=True)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -148,11 +151,24 @@ def test_run_summary_equals_the_metrics_computed_one_by_one():
     from iclmem.probe.summary import summarize_scores
 
     rng = np.random.default_rng(3)
-    rows = [{"query_id": q, "is_member": q % 2 == 0, "manipulation": k, "loss": rng.normal() - 0.3 * (q % 2 == 0),
-             "entropy": rng.normal(), "confidence": rng.uniform()} for q in range(30) for k in ("a", "b", "c")]
+    rows = [
+        {
+            "query_id": q,
+            "is_member": q % 2 == 0,
+            "manipulation": k,
+            "loss": rng.normal() - 0.3 * (q % 2 == 0),
+            "entropy": rng.normal(),
+            "confidence": rng.uniform(),
+        }
+        for q in range(30)
+        for k in ("a", "b", "c")
+    ]
     theta = pd.DataFrame(rows)
-    ref = theta.assign(loss=theta.loss + rng.normal(scale=0.5, size=len(theta)), entropy=theta.entropy * 0.5,
-                       confidence=rng.uniform(size=len(theta)))
+    ref = theta.assign(
+        loss=theta.loss + rng.normal(scale=0.5, size=len(theta)),
+        entropy=theta.entropy * 0.5,
+        confidence=rng.uniform(size=len(theta)),
+    )
     row = summarize_scores(theta, ref, n_boot=50, seed=1)
     for metric in ("loss", "entropy", "confidence"):
         d = delta_scores(theta, ref, metric)

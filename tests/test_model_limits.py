@@ -92,4 +92,11 @@ def test_an_adapter_checkpoint_sets_the_limit(setup, tmp_path):
     model = load_model(f"tabicl:{path}")
     assert model.max_classes == 3
     with pytest.raises(FinetuneError, match=r"max_classes=3"):
-        finetune(manifest, table, FinetuneConfig(1e-3, epochs=1, probe_epochs=(0, 1), context_size=40), model, tmp, progress=False)
+        finetune(
+            manifest,
+            table,
+            FinetuneConfig(1e-3, epochs=1, probe_epochs=(0, 1), context_size=40),
+            model,
+            tmp,
+            progress=False,
+        )

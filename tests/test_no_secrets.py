@@ -32,8 +32,15 @@ parts:
 """
 #: On top of the tiny book's parameters of notebook 06: the OpenAI-compatible backend, one prompt setting, two
 #: instances (8 completions and 2 judgements, each a request to the server).
-OPENAI = {"backend": "openai", "finetune_epochs": 0, "settings": ["full"], "n_instances": 2, "n_demonstrations": 2,
-          "llm_judge_pairs": 2, "progress": False}
+OPENAI = {
+    "backend": "openai",
+    "finetune_epochs": 0,
+    "settings": ["full"],
+    "n_instances": 2,
+    "n_demonstrations": 2,
+    "llm_judge_pairs": 2,
+    "progress": False,
+}
 
 
 def _project(root: Path) -> Path:
@@ -53,8 +60,9 @@ def _files_with(folder: Path, marker: bytes) -> list[str]:
     return [str(p.relative_to(folder)) for p in sorted(folder.rglob("*")) if p.is_file() and marker in p.read_bytes()]
 
 
-def test_api_keys_reach_no_notebook_page_store_cache_or_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                             capfd: pytest.CaptureFixture[str], book_overrides: dict) -> None:
+def test_api_keys_reach_no_notebook_page_store_cache_or_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], book_overrides: dict
+) -> None:
     marker = f"sk-iclmem-marker-{uuid.uuid4().hex}"
     model_dir = ensure_model_dir()  # the converted model, from the usual cache (before ICLMEM_CACHE moves it)
     monkeypatch.setenv("OPENAI_API_KEY", marker)

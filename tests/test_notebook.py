@@ -37,7 +37,10 @@ DECLARED = {
 def _output_text(path: Path) -> str:
     nb = json.loads(path.read_text())
     return "".join(
-        "".join(out.get("text", "")) for cell in nb["cells"] if cell["cell_type"] == "code" for out in cell.get("outputs", [])
+        "".join(out.get("text", ""))
+        for cell in nb["cells"]
+        if cell["cell_type"] == "code"
+        for out in cell.get("outputs", [])
     )
 
 
@@ -114,7 +117,9 @@ def test_wrong_type_is_refused(name: str, value: object) -> None:
 
 
 def test_accepted_values_and_int_to_float() -> None:
-    checked = check_parameters(DECLARED, {"n": 7, "rate": 2, "rates": [1, 0.5], "flag": True, "data_path": "my.csv", "sizes": []})
+    checked = check_parameters(
+        DECLARED, {"n": 7, "rate": 2, "rates": [1, 0.5], "flag": True, "data_path": "my.csv", "sizes": []}
+    )
     assert checked == {"n": 7, "rate": 2.0, "rates": [1, 0.5], "flag": True, "data_path": "my.csv", "sizes": []}
     assert isinstance(checked["rate"], float)
 

@@ -20,8 +20,19 @@ from iclmem.notebook import notebook_parameters, read_notebook
 REPO = Path(__file__).resolve().parents[1]
 CHAIN = ("02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration")
 #: spotify is a binary table (the checkpoint is a classifier); the smallest grid that runs every cell.
-TINY = {"datasets": ["spotify"], "learning_rates": [0.1], "query_sizes": [50], "label_conditions": ["none"], "epochs": 2,
-        "context_size": 32, "probe_epochs": [0, 2], "max_queries": 4, "n_boot": 10, "control_epochs": [2], "control_learning_rates": [0.001]}
+TINY = {
+    "datasets": ["spotify"],
+    "learning_rates": [0.1],
+    "query_sizes": [50],
+    "label_conditions": ["none"],
+    "epochs": 2,
+    "context_size": 32,
+    "probe_epochs": [0, 2],
+    "max_queries": 4,
+    "n_boot": 10,
+    "control_epochs": [2],
+    "control_learning_rates": [0.001],
+}
 
 
 def _args(stem: str, model: str, out: Path) -> list[str]:
@@ -51,6 +62,9 @@ def test_notebooks_02_to_04_run_on_a_tabicl_checkpoint(tmp_path, monkeypatch):
     assert len(runs_after[CHAIN[0]]) == 1 and runs_after[CHAIN[1]] == runs_after[CHAIN[0]]  # 03 probed 02's run
     digest = sha256_file(ckpt)
     for name in runs_after[CHAIN[2]]:  # 04's positive control too: every run starts from the TabICL checkpoint
-        assert json.loads((tmp_path / "results" / "finetune" / name / "run.json").read_text())["reference_sha256"] == digest
+        assert (
+            json.loads((tmp_path / "results" / "finetune" / name / "run.json").read_text())["reference_sha256"]
+            == digest
+        )
     probes = [json.loads(p.read_text()) for p in (tmp_path / "results" / "probe").glob("*/params.json")]
     assert probes and all(len(p["manipulations"]) == 48 for p in probes)

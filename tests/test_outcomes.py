@@ -47,7 +47,10 @@ def test_require_ci_uses_the_lower_bound():
     lo = {"loss": 0.49, "entropy": 0.45}
     assert classify_outcome(gaps=NOISY, auc=HIGH, auc_ci_low=lo).outcome is Outcome.MEMORIZATION  # paper rule: point
     assert classify_outcome(gaps=NOISY, auc=HIGH, auc_ci_low=lo, require_ci=True).outcome is Outcome.NO_SIGNAL
-    assert classify_outcome(gaps=NOISY, auc=HIGH, auc_ci_low={"loss": 0.51}, require_ci=True).outcome is Outcome.MEMORIZATION
+    assert (
+        classify_outcome(gaps=NOISY, auc=HIGH, auc_ci_low={"loss": 0.51}, require_ci=True).outcome
+        is Outcome.MEMORIZATION
+    )
     with pytest.raises(ValueError, match="auc_ci_low"):
         classify_outcome(gaps=NOISY, auc=HIGH, require_ci=True)
 

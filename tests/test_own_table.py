@@ -22,18 +22,36 @@ from iclmem.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 CHAIN = ["01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration"]
-TINY = {"target": "outcome", "task": "classification", "learning_rates": [0.01], "query_sizes": [24],
-        "label_conditions": ["none", "members"], "epochs": 2, "context_size": 32, "probe_epochs": [0, 2], "max_queries": 8,
-        "n_boot": 10, "control_query_size": 20, "control_context_size": 32, "control_epochs": [2], "control_learning_rates": [0.001], "seed": 3}
+TINY = {
+    "target": "outcome",
+    "task": "classification",
+    "learning_rates": [0.01],
+    "query_sizes": [24],
+    "label_conditions": ["none", "members"],
+    "epochs": 2,
+    "context_size": 32,
+    "probe_epochs": [0, 2],
+    "max_queries": 8,
+    "n_boot": 10,
+    "control_query_size": 20,
+    "control_context_size": 32,
+    "control_epochs": [2],
+    "control_learning_rates": [0.001],
+    "seed": 3,
+}
 
 
 def _table(path: Path, n: int = 140) -> Path:
     rng = np.random.default_rng(7)
     x = rng.normal(size=n)
-    frame = pd.DataFrame({"size": np.where(rng.random(n) < 0.1, np.nan, x.round(3)),
-                          "colour": rng.choice(["red", "green", "blue"], n),
-                          "score": rng.integers(0, 50, n),
-                          "outcome": np.where(x + rng.normal(scale=0.5, size=n) > 0, "yes", "no")})
+    frame = pd.DataFrame(
+        {
+            "size": np.where(rng.random(n) < 0.1, np.nan, x.round(3)),
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "score": rng.integers(0, 50, n),
+            "outcome": np.where(x + rng.normal(scale=0.5, size=n) > 0, "yes", "no"),
+        }
+    )
     frame = pd.concat([frame, frame.iloc[:6]], ignore_index=True)  # duplicate rows: dropped before any split
     frame.to_csv(path, index=False)
     return path
@@ -47,7 +65,8 @@ def documented_commands(page: Path = REPO / "book" / "adapt.md") -> list[str]:
 
 @pytest.fixture(scope="module")
 def chain(tmp_path_factory):
-    """book/adapt.md's commands, as written, in a checkout of the project, on a table and a tiny parameters file of the test."""
+    """book/adapt.md's commands, as written, in a checkout of the project, on a table and a tiny parameters file of
+    the test."""
     tmp = tmp_path_factory.mktemp("own")
     for name in ("notebooks", "book", "_config.yml", "_toc.yml", "pyproject.toml"):
         (tmp / name).symlink_to(REPO / name)
@@ -72,8 +91,13 @@ def chain(tmp_path_factory):
 
 def _glued(path: Path) -> dict:
     nb = nbformat.read(path, as_version=4)
-    return {o.metadata["scrapbook"]["name"]: o.data for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-            if o.get("metadata", {}).get("scrapbook")}
+    return {
+        o.metadata["scrapbook"]["name"]: o.data
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("metadata", {}).get("scrapbook")
+    }
 
 
 def test_one_file_drives_01_to_04_and_runs_are_fine_tuned_once(chain):
@@ -86,10 +110,14 @@ def test_one_file_drives_01_to_04_and_runs_are_fine_tuned_once(chain):
     assert len(list((store / "manifests").glob("my_table-Q24-*.json"))) == 2  # 01's manifests, reused by 02
     assert runs_after["book"] == runs_after["04_calibration"]  # the book trained nothing again
     nb04 = nbformat.read(tmp / "_build" / "runs" / "04_calibration.ipynb", as_version=4)
-    outputs = [o for c in nb04.cells if c.cell_type == "code" and "exhaustive_table(" in c.source for o in c.get("outputs", [])]
+    outputs = [
+        o for c in nb04.cells if c.cell_type == "code" and "exhaustive_table(" in c.source for o in c.get("outputs", [])
+    ]
     html = outputs[0].data["text/html"]
     body = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
-    assert body.count("<tr>") == 1 * 1 * len(TINY["probe_epochs"][1:])  # one row per configuration (dataset, Q, lr, epoch > 0)
+    assert body.count("<tr>") == 1 * 1 * len(
+        TINY["probe_epochs"][1:]
+    )  # one row per configuration (dataset, Q, lr, epoch > 0)
     assert "my_table" in body
 
 
@@ -110,12 +138,18 @@ def test_a_book_of_your_own_table_renders_beside_the_main_book(chain):
     for stem in CHAIN:
         assert (out / "html" / "notebooks" / f"{stem}.html").is_file()
         assert (out / "executed" / "notebooks" / f"{stem}.ipynb").is_file()
-    assert not (tmp / "_build" / "executed").exists() and not (tmp / "_build" / "html").exists()  # the main book's folders: untouched
+    assert (
+        not (tmp / "_build" / "executed").exists() and not (tmp / "_build" / "html").exists()
+    )  # the main book's folders: untouched
 
 
 def test_a_table_too_small_for_q_fails_before_any_compute_and_says_what_fits(tmp_path):
-    tables = notebook_tables(data_path=str(_table(tmp_path / "small.csv", n=60)), target="outcome", task="classification")
-    with pytest.raises(TableFitError, match=r"small has \d+ rows .* too few for query size\(s\) \[512\].*sizes up to \d+ fit"):
+    tables = notebook_tables(
+        data_path=str(_table(tmp_path / "small.csv", n=60)), target="outcome", task="classification"
+    )
+    with pytest.raises(
+        TableFitError, match=r"small has \d+ rows .* too few for query size\(s\) \[512\].*sizes up to \d+ fit"
+    ):
         fitting_query_sizes(tables, [24, 512])
     assert fitting_query_sizes(tables, [24, 512], drop_unfit=True) == [24]
 
@@ -127,11 +161,29 @@ def test_many_classes_and_stray_names_are_clear_errors(tmp_path):
         fitting_query_sizes(notebook_tables(data_path=str(path), target="y", task="classification"), [20])
     params = tmp_path / "typo.yaml"
     params.write_text(yaml.safe_dump({"data_path": str(path), "target": "y", "learnin_rates": [0.1]}))
-    assert main(["run", str(REPO / "notebooks" / "02_controlled_finetuning.py"), "-f", str(params), "-o", str(tmp_path / "x.ipynb")]) == 2
+    assert (
+        main(
+            [
+                "run",
+                str(REPO / "notebooks" / "02_controlled_finetuning.py"),
+                "-f",
+                str(params),
+                "-o",
+                str(tmp_path / "x.ipynb"),
+            ]
+        )
+        == 2
+    )
 
 
 def test_a_shared_file_gives_each_notebook_its_names_and_catches_typos():
-    from iclmem.notebook import ParameterError, notebook_parameters, project_parameter_names, read_notebook, shared_file_values
+    from iclmem.notebook import (
+        ParameterError,
+        notebook_parameters,
+        project_parameter_names,
+        read_notebook,
+        shared_file_values,
+    )
 
     declared = notebook_parameters(read_notebook(REPO / "notebooks" / "01_split_validation.py"))
     known = project_parameter_names(REPO)
@@ -146,16 +198,26 @@ def test_chapter_groups_resolve_in_book_order():
     from iclmem.notebook import UsageError
     from iclmem.own_book import absolute_paths, chapter_stems
 
-    available = ["01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration", "05_realistic_regimes"]
+    available = [
+        "01_split_validation",
+        "02_controlled_finetuning",
+        "03_multiple_choice_probing",
+        "04_calibration",
+        "05_realistic_regimes",
+    ]
     assert chapter_stems(["05_realistic_regimes", "tabular"], available) == available
     assert chapter_stems(["regimes"], available) == ["05_realistic_regimes"]
     with pytest.raises(UsageError, match="unknown chapter 'tabulr'"):
         chapter_stems(["tabulr"], available)
-    assert absolute_paths({"data_path": "t.csv", "target": "t.csv"}, Path("/data")) == {"data_path": "/data/t.csv", "target": "t.csv"}
+    assert absolute_paths({"data_path": "t.csv", "target": "t.csv"}, Path("/data")) == {
+        "data_path": "/data/t.csv",
+        "target": "t.csv",
+    }
 
 
 def test_the_book_of_your_own_table_opens_in_the_browser_without_errors(chain):
-    """Served locally and opened in headless Chromium like the main book: every page loads, no error, no request outside."""
+    """Served locally and opened in headless Chromium like the main book: every page loads, no error, no request
+    outside."""
     import functools
     import http.server
     import threading
@@ -164,6 +226,7 @@ def test_the_book_of_your_own_table_opens_in_the_browser_without_errors(chain):
     from test_real_book import CHROMIUM, CHROMIUM_ARGS, _visit
 
     html = chain[0] / "_build" / "my_table" / "html"
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
@@ -175,7 +238,10 @@ def test_the_book_of_your_own_table_opens_in_the_browser_without_errors(chain):
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            visits = {page: _visit(browser, f"{base}{page}.html", base) for page in ["intro", *(f"notebooks/{s}" for s in CHAIN)]}
+            visits = {
+                page: _visit(browser, f"{base}{page}.html", base)
+                for page in ["intro", *(f"notebooks/{s}" for s in CHAIN)]
+            }
             browser.close()
     finally:
         httpd.shutdown()
@@ -187,14 +253,20 @@ def test_the_book_of_your_own_table_opens_in_the_browser_without_errors(chain):
 
 
 def test_a_regression_table_with_its_target_stored_as_text_goes_through_the_engine(tmp_path, monkeypatch):
-    """Numbers written as text parse; a non-numeric target is an error that names the column; the grid runs and probes."""
+    """Numbers written as text parse; a non-numeric target is an error that names the column; the grid runs and
+    probes."""
     from iclmem.data import TargetError
     from iclmem.grid import expand_grid, probe_grid, run_grid
 
     rng = np.random.default_rng(1)
     x = rng.normal(size=120)
-    frame = pd.DataFrame({"a": np.where(rng.random(120) < 0.1, np.nan, x.round(3)), "kind": rng.choice(["p", "q"], 120),
-                          "price": [f"{v:.2f}" for v in 10 + 3 * x]})
+    frame = pd.DataFrame(
+        {
+            "a": np.where(rng.random(120) < 0.1, np.nan, x.round(3)),
+            "kind": rng.choice(["p", "q"], 120),
+            "price": [f"{v:.2f}" for v in 10 + 3 * x],
+        }
+    )
     frame.to_csv(tmp_path / "prices.csv", index=False)
     frame.assign(price="$" + frame.price).to_csv(tmp_path / "dollars.csv", index=False)
     with pytest.raises(TargetError, match="target 'price' has non-numeric values.*convert the column"):

@@ -7,10 +7,10 @@ import nbformat
 from iclmem.notebook import parameter_comments
 from iclmem.page_view import INJECTED_TAG, TABLE_TAG, parameters_table, reader_view
 
-SOURCE = '''epochs: int = 100  # the paper: 500
+SOURCE = """epochs: int = 100  # the paper: 500
 lr: float = 1e-3
 mode: str = "a|b"  # a | b
-'''
+"""
 
 
 def _notebook() -> nbformat.NotebookNode:
@@ -40,13 +40,23 @@ def test_the_table_shows_the_value_used_its_meaning_and_the_papers_value_where_i
 def test_reader_view_collapses_the_parameters_and_removes_the_injected_cell():
     nb = _notebook()
     view = reader_view(nb)
-    assert [c.metadata.get("tags", []) for c in view.cells] == [[], [TABLE_TAG], ["parameters", "hide-cell"],
-                                                                 [INJECTED_TAG, "remove-cell"], []]
+    assert [c.metadata.get("tags", []) for c in view.cells] == [
+        [],
+        [TABLE_TAG],
+        ["parameters", "hide-cell"],
+        [INJECTED_TAG, "remove-cell"],
+        [],
+    ]
     assert "`2` (set for this build" in view.cells[1].source
     assert nb.cells[1].metadata["tags"] == ["parameters"] and len(nb.cells) == 4  # the executed notebook is untouched
     assert reader_view(view).cells == view.cells  # a second pass adds nothing
     reader = reader_view(nb, show_code=False)  # a reader page: the cells removed, no table
-    assert [c.metadata.get("tags", []) for c in reader.cells] == [[], ["parameters", "remove-cell"], [INJECTED_TAG, "remove-cell"], []]
+    assert [c.metadata.get("tags", []) for c in reader.cells] == [
+        [],
+        ["parameters", "remove-cell"],
+        [INJECTED_TAG, "remove-cell"],
+        [],
+    ]
     bare = nbformat.v4.new_notebook()
     bare.cells = [nbformat.v4.new_code_cell("x = 1")]
     assert reader_view(bare).cells == bare.cells

@@ -3,7 +3,8 @@
 The shipped reference LTM on every one of the 48 manipulated contexts of real queries (scikit-learn's
 breast_cancer: 2 classes; iris: 3 classes; diabetes: regression, 10 candidates): scores reused
 across a class of equivalent contexts, with identical context rows merged, equal brute-force
-scoring (one context per ``predict`` call, no reuse, every row its own token) to float32 rounding: ``CONF_ATOL = 5e-6`` on the target confidence and ``LOSS_ATOL = 1e-4``
+scoring (one context per ``predict`` call, no reuse, every row its own token) to float32 rounding: ``CONF_ATOL = 5e-6``
+on the target confidence and ``LOSS_ATOL = 1e-4``
 on the loss and entropy, the tolerances of ``tests/test_probe_equivalence.py``.
 """
 
@@ -26,7 +27,8 @@ CONF_ATOL = 5e-6
 
 
 class Counting:
-    """The reference LTM, counting the tasks it is asked to score; it declares the model's invariances or the given ones."""
+    """The reference LTM, counting the tasks it is asked to score; it declares the model's invariances or the given
+    ones."""
 
     def __init__(self, model, invariances=None) -> None:
         self.model, self.cfg, self.tasks = model, model.cfg, 0
@@ -49,7 +51,10 @@ def test_reused_scores_equal_brute_force_for_every_manipulation(reference, name,
     assert np.abs(reused[:, [0, 1]] - brute[:, [0, 1]]).max() < LOSS_ATOL
     assert np.abs(reused[:, 2] - brute[:, 2]).max() < CONF_ATOL
     # fewer contexts were scored, exactly one per class of the equivalence module's canonical forms
-    classes = sum(suite_equivalence(None, q.x, q.y, q.candidates, REFERENCE_INVARIANCES, query_id=q.query_id)["group"].nunique() for q in queries)
+    classes = sum(
+        suite_equivalence(None, q.x, q.y, q.candidates, REFERENCE_INVARIANCES, query_id=q.query_id)["group"].nunique()
+        for q in queries
+    )
     assert counting.tasks == classes < len(tasks)
 
 
@@ -74,7 +79,9 @@ def test_task_key_separates_what_the_model_can_tell_apart():
     base = ICLTask(x, y, q, np.array([1]))
     key = task_key(base, REFERENCE_INVARIANCES)
     assert task_key(ICLTask(x[::-1], y[::-1], q, np.array([1])), REFERENCE_INVARIANCES) == key  # row order
-    assert task_key(ICLTask(np.repeat(x, 3, 0), np.repeat(y, 3), q, np.array([1])), REFERENCE_INVARIANCES) == key  # uniform x3
+    assert (
+        task_key(ICLTask(np.repeat(x, 3, 0), np.repeat(y, 3), q, np.array([1])), REFERENCE_INVARIANCES) == key
+    )  # uniform x3
     assert task_key(ICLTask(x[::-1], y[::-1], q, np.array([1])), NO_INVARIANCES) != task_key(base, NO_INVARIANCES)
     different = [
         ICLTask(np.concatenate([x, x[:1]]), np.append(y, 0), q, np.array([1])),  # one row duplicated: a skew

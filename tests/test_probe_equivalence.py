@@ -52,9 +52,25 @@ LOSS_ATOL = 1e-4
 DIFFERENT = 1e-4  # 20 x PROB_ATOL: pairs of different classes asserted to differ by at least this much
 
 X = np.array([0.5, -1.0, 2.0, 0.0], dtype=np.float32)
-BASELINE_CLASS = {"baseline", "shuffle_random", "shuffle_first", "shuffle_last", "uniform_2", "uniform_5", "uniform_10",
-                  "mixed_true_5_non_true_5", "shuffle_and_uniform_2", "shuffle_and_uniform_5", "shuffle_and_uniform_10"}
-REDUCE_CLASS = {"feature_reduction_2", "shuffle_and_reduce_2", "shuffle_uniform_2_and_reduce", "shuffle_uniform_5_and_reduce"}
+BASELINE_CLASS = {
+    "baseline",
+    "shuffle_random",
+    "shuffle_first",
+    "shuffle_last",
+    "uniform_2",
+    "uniform_5",
+    "uniform_10",
+    "mixed_true_5_non_true_5",
+    "shuffle_and_uniform_2",
+    "shuffle_and_uniform_5",
+    "shuffle_and_uniform_10",
+}
+REDUCE_CLASS = {
+    "feature_reduction_2",
+    "shuffle_and_reduce_2",
+    "shuffle_uniform_2_and_reduce",
+    "shuffle_uniform_5_and_reduce",
+}
 
 
 # -- fixtures: the real reference LTM and small tables --------------------------------------------------------
@@ -70,7 +86,9 @@ def _table(name: str):
     return ds, x, ds.target.to_numpy()
 
 
-def table_queries(name: str, n: int, n_candidates: int = 10) -> tuple[list[ProbeQuery], str, float | None, float | None]:
+def table_queries(
+    name: str, n: int, n_candidates: int = 10
+) -> tuple[list[ProbeQuery], str, float | None, float | None]:
     ds, x, y = _table(name)
     ids = np.random.default_rng(0).choice(len(y), size=n, replace=False)
     if ds.task == "classification":
@@ -91,7 +109,9 @@ def predictions(model, q: ProbeQuery, manipulations, task: str, center, scale) -
 
 # -- declared invariances -------------------------------------------------------------------------------------
 def test_model_invariances_reference_unknown_declared_and_registered(reference):
-    assert model_invariances(reference) == Invariances(row_order=True, uniform_duplication=True) == REFERENCE_INVARIANCES
+    assert (
+        model_invariances(reference) == Invariances(row_order=True, uniform_duplication=True) == REFERENCE_INVARIANCES
+    )
     assert model_invariances(reference.clone()) == REFERENCE_INVARIANCES  # fine-tuned copies share the architecture
     assert model_invariances(reference.network) == REFERENCE_INVARIANCES
     assert model_invariances(object()) == NO_INVARIANCES == Invariances(False, False)
@@ -158,7 +178,9 @@ def test_suite_equivalence_frame_and_the_classes_of_a_10_candidate_query():
     eq = suite_equivalence(None, X, cand[4], cand, REFERENCE_INVARIANCES, seed=0, query_id=0)
     assert list(eq.columns) == list(EQUIVALENCE_COLUMNS) and len(eq) == 48
     assert eq.manipulation.tolist() == list(MANIPULATIONS)
-    assert eq.group.iloc[0] == 0 and list(dict.fromkeys(eq.group)) == list(range(eq.group.nunique()))  # first appearance
+    assert eq.group.iloc[0] == 0 and list(dict.fromkeys(eq.group)) == list(
+        range(eq.group.nunique())
+    )  # first appearance
     assert (eq.group_size == eq.groupby("group").manipulation.transform("size")).all()
     assert np.isclose(eq.drop_duplicates("group").weight.sum(), 1.0) and np.allclose(eq.weight, eq.group_size / 48)
     by_group = eq.groupby("group").manipulation.agg(set)
@@ -174,7 +196,11 @@ def test_suite_equivalence_frame_and_the_classes_of_a_10_candidate_query():
     assert len(classes) == 30 and classes.group_size.sum() == 48 and np.isclose(classes.weight.sum(), 1.0)
     assert classes.loc[0, "weight"] == pytest.approx(11 / 48)
     # random scaling can draw another manipulation's pattern: for query 3, random_2 is skew_non_true_k3_x2
-    g3 = suite_equivalence(None, X, cand[4], cand, REFERENCE_INVARIANCES, seed=0, query_id=3).set_index("manipulation").group
+    g3 = (
+        suite_equivalence(None, X, cand[4], cand, REFERENCE_INVARIANCES, seed=0, query_id=3)
+        .set_index("manipulation")
+        .group
+    )
     assert g3["random_2"] == g3["skew_non_true_k3_x2"] and g3.nunique() == 29
     # a subset of the suite: weights are shares of that subset
     sub = suite_equivalence(["baseline", "uniform_2", "skew_true_2"], X, cand[4], cand, REFERENCE_INVARIANCES)
@@ -253,7 +279,9 @@ def test_reference_ltm_no_invariances_classes_are_bit_identical(reference):
     assert eq.group.nunique() >= 45
     tasks, _ = build_probe_tasks([q], None, task=task, target_center=center, target_scale=scale)
     with torch.no_grad():
-        p = [reference.predict([t])[0].probabilities()[0] for t in tasks]  # one at a time: the same input, the same bits
+        p = [
+            reference.predict([t])[0].probabilities()[0] for t in tasks
+        ]  # one at a time: the same input, the same bits
     for _, members in eq.groupby("group").groups.items():
         assert all(np.array_equal(p[members[0]], p[i]) for i in members)
 
@@ -271,9 +299,15 @@ def test_mixed_skewing_k_family_and_alternative_suite():
     ctx = mc_context(X, 2, np.arange(5))
     out = fam[3].apply(ctx, 0, 7)  # (3, 5)
     c = Counter(out.context_y.tolist())
-    assert fam[3].name == "mixed_true_3_non_true_k1_x5" and c[2] == 3 and sorted(c[w] for w in (0, 1, 3, 4)) == [1, 1, 1, 5]
+    assert (
+        fam[3].name == "mixed_true_3_non_true_k1_x5"
+        and c[2] == 3
+        and sorted(c[w] for w in (0, 1, 3, 4)) == [1, 1, 1, 5]
+    )
     picked = Counter(get_manipulation("skew_non_true_k1_x5").apply(ctx, 0, 7).context_y.tolist())
-    assert [w for w in (0, 1, 3, 4) if c[w] == 5] == [w for w in (0, 1, 3, 4) if picked[w] == 5]  # same incorrect target
+    assert [w for w in (0, 1, 3, 4) if c[w] == 5] == [
+        w for w in (0, 1, 3, 4) if picked[w] == 5
+    ]  # same incorrect target
     three = Counter(mixed_skewing_k(3)[6].apply(ctx, 0, 7).context_y.tolist())
     assert three[2] == 5 and sorted(three[w] for w in (0, 1, 3, 4)) == [1, 5, 5, 5]
     # binary: both readings give the same contexts
@@ -288,8 +322,15 @@ def test_mixed_skewing_k_family_and_alternative_suite():
 def test_alternative_mixed_skewing_is_not_uniform_scaling_for_the_model(reference):
     cand = np.arange(10) * 1.5
     default = suite_equivalence(None, X, cand[4], cand, REFERENCE_INVARIANCES, 0, 0).set_index("manipulation").group
-    alt = suite_equivalence(alternative_suite(), X, cand[4], cand, REFERENCE_INVARIANCES, 0, 0).set_index("manipulation").group
-    assert default["mixed_true_5_non_true_5"] == default["uniform_5"] and alt["mixed_true_5_non_true_k1_x5"] != alt["uniform_5"]
+    alt = (
+        suite_equivalence(alternative_suite(), X, cand[4], cand, REFERENCE_INVARIANCES, 0, 0)
+        .set_index("manipulation")
+        .group
+    )
+    assert (
+        default["mixed_true_5_non_true_5"] == default["uniform_5"]
+        and alt["mixed_true_5_non_true_k1_x5"] != alt["uniform_5"]
+    )
     assert alt.nunique() == default.nunique() + 1 == 31
     qs, task, _, _ = table_queries("iris", 1)  # 3 classes: the readings differ
     q = qs[0]

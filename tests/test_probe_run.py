@@ -18,7 +18,15 @@ from iclmem.probe.run import reference_owner
 torch.set_num_threads(1)
 
 TINY = LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16, max_context=128)
-MANIPS = ["baseline", "shuffle_first", "skew_true_3", "skew_non_true_k1_x2", "uniform_10", "shuffle_random_2_and_reduce", "distractor_1"]
+MANIPS = [
+    "baseline",
+    "shuffle_first",
+    "skew_true_3",
+    "skew_non_true_k1_x2",
+    "uniform_10",
+    "shuffle_random_2_and_reduce",
+    "distractor_1",
+]
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +49,14 @@ def cls_run(tmp_path_factory, reference):
     tmp = tmp_path_factory.mktemp("probe_cls")
     table = _table(tmp, "classification")
     manifest = split_manifest(table, query_size=16, seed=0, results_dir=tmp)
-    run = finetune(manifest, table, FinetuneConfig(3e-2, epochs=3, probe_epochs=(0, 3), context_size=30), reference, tmp, progress=False)
+    run = finetune(
+        manifest,
+        table,
+        FinetuneConfig(3e-2, epochs=3, probe_epochs=(0, 3), context_size=30),
+        reference,
+        tmp,
+        progress=False,
+    )
     return table, run, tmp
 
 
@@ -49,7 +64,11 @@ def test_probe_run_scores_every_query_and_epoch_and_caches(cls_run, reference, m
     table, run, tmp = cls_run
     scores = probe_run(run, table, reference=reference, manipulations=MANIPS, progress=False)
     n_q = len(run.manifest.members) + len(run.manifest.non_members)
-    assert set(map(tuple, scores[["model", "epoch"]].drop_duplicates().to_numpy().tolist())) == {("ref", -1), ("theta", 0), ("theta", 3)}
+    assert set(map(tuple, scores[["model", "epoch"]].drop_duplicates().to_numpy().tolist())) == {
+        ("ref", -1),
+        ("theta", 0),
+        ("theta", 3),
+    }
     assert len(scores) == 3 * n_q * len(MANIPS)
     assert scores[scores.is_member].query_id.nunique() == len(run.manifest.members)
     assert set(scores[scores.is_member].query_id) == set(run.manifest.members.tolist())
@@ -60,12 +79,23 @@ def test_probe_run_scores_every_query_and_epoch_and_caches(cls_run, reference, m
     assert len(list((tmp / "probe").glob("*/scores.parquet"))) == 3
     # the contexts built once for all models score exactly as probe_scores scores each model alone
     data = prepare_run_data(run.manifest, table, run.config)
-    alone = probe_scores(reference, run_queries(data, table, run), MANIPS, task=data.task, target_center=data.target_center,
-                         target_scale=data.target_scale, columns={"model": "ref", "epoch": -1})
+    alone = probe_scores(
+        reference,
+        run_queries(data, table, run),
+        MANIPS,
+        task=data.task,
+        target_center=data.target_center,
+        target_scale=data.target_scale,
+        columns={"model": "ref", "epoch": -1},
+    )
     pd.testing.assert_frame_equal(scores[scores.model == "ref"].reset_index(drop=True), alone)
     # a second call reads the store and computes nothing, not even the contexts
-    monkeypatch.setattr(probe_run_module.ScoringBatches, "score", lambda *a, **k: pytest.fail("recomputed a cached score frame"))
-    monkeypatch.setattr(probe_run_module, "prepare_run_data", lambda *a, **k: pytest.fail("built contexts nobody scores"))
+    monkeypatch.setattr(
+        probe_run_module.ScoringBatches, "score", lambda *a, **k: pytest.fail("recomputed a cached score frame")
+    )
+    monkeypatch.setattr(
+        probe_run_module, "prepare_run_data", lambda *a, **k: pytest.fail("built contexts nobody scores")
+    )
     again = probe_run(run, table, reference=reference, manipulations=MANIPS, progress=False)
     pd.testing.assert_frame_equal(again, scores)
 
@@ -74,8 +104,14 @@ def test_runs_of_one_reference_score_set_share_their_contexts(cls_run, reference
     """Two runs that differ in learning rate only have the same queries and contexts: in one process they are
     built once, and the second run's scores equal those it gets with nothing shared."""
     table, run, tmp = cls_run
-    other = finetune(run.manifest, table, FinetuneConfig(1e-2, epochs=3, probe_epochs=(0, 3), context_size=30), reference, tmp,
-                     progress=False)
+    other = finetune(
+        run.manifest,
+        table,
+        FinetuneConfig(1e-2, epochs=3, probe_epochs=(0, 3), context_size=30),
+        reference,
+        tmp,
+        progress=False,
+    )
     assert reference_owner(other) == reference_owner(run) and other.key != run.key
     built = []
     original = probe_run_module.build_probe_tasks
@@ -106,7 +142,10 @@ def test_summarize_run_one_row_per_epoch_with_outcome(cls_run, reference):
     assert first.outcome != Outcome.MEMORIZATION.value  # AUC(Delta S) = 0.5 is not > 0.5
     assert {"mu_gap", "sigma_gap", "loss_ratio", "outcome_rule", "tpr10_loss_hi"} <= set(summary.columns)
     for metric in ("loss", "entropy", "confidence"):  # at epoch 0 the raw attack on S_theta is the one on S_ref
-        assert first[f"raw_tpr10_{metric}"] == first[f"ref_tpr10_{metric}"] and first[f"raw_auc_{metric}"] == first[f"ref_auc_{metric}"]
+        assert (
+            first[f"raw_tpr10_{metric}"] == first[f"ref_tpr10_{metric}"]
+            and first[f"raw_auc_{metric}"] == first[f"ref_auc_{metric}"]
+        )
     for metric in ("loss", "entropy"):  # the null-halves control: an AUC with its interval around it
         assert first[f"null_auc_{metric}_lo"] <= first[f"null_auc_{metric}"] <= first[f"null_auc_{metric}_hi"]
     assert "null_auc_confidence" not in summary.columns
@@ -115,8 +154,17 @@ def test_summarize_run_one_row_per_epoch_with_outcome(cls_run, reference):
 def test_regression_run_and_max_queries(tmp_path, reference):
     table = _table(tmp_path, "regression")
     manifest = split_manifest(table, query_size=30, seed=0, results_dir=tmp_path)
-    run = finetune(manifest, table, FinetuneConfig(1e-3, epochs=1, probe_epochs=(0, 1), context_size=30), reference, tmp_path, progress=False)
-    scores = probe_run(run, table, epochs=[1], reference=reference, n_candidates=6, manipulations=MANIPS, max_queries=5, progress=False)
+    run = finetune(
+        manifest,
+        table,
+        FinetuneConfig(1e-3, epochs=1, probe_epochs=(0, 1), context_size=30),
+        reference,
+        tmp_path,
+        progress=False,
+    )
+    scores = probe_run(
+        run, table, epochs=[1], reference=reference, n_candidates=6, manipulations=MANIPS, max_queries=5, progress=False
+    )
     assert scores.groupby("model").query_id.nunique().to_dict() == {"ref": 10, "theta": 10}
     assert (scores.loss >= 0).all() and scores.confidence.between(0, 1).all()
     summary = summarize_run(scores, run, n_boot=20)
@@ -149,8 +197,14 @@ def test_positive_control_memorizes_and_the_probe_verdict_is_computed(tmp_path):
     reference = load_reference()
     table = deduplicate(load_dataset("breast_cancer"))
     manifest = split_manifest(table, query_size=50, seed=0, label_condition="members", results_dir=tmp_path)
-    run = finetune(manifest, table, FinetuneConfig(1e-3, epochs=250, probe_epochs=(0, 250), context_size=64), reference, tmp_path,
-                   progress=False)
+    run = finetune(
+        manifest,
+        table,
+        FinetuneConfig(1e-3, epochs=250, probe_epochs=(0, 250), context_size=64),
+        reference,
+        tmp_path,
+        progress=False,
+    )
     premise = vanilla_attack(run, table, 250, reference)
     assert premise["lo"] > 0.6, premise  # memorized: members' vanilla loss fell far more than non-members'
     assert vanilla_attack(run, table, 0, reference)["auc"] == 0.5  # M_theta = M_ref at epoch 0

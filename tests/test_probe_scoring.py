@@ -1,4 +1,5 @@
-"""Batched scoring of manipulated multiple-choice contexts (Sec. 4.2): equality with the naive path, controls, errors."""
+"""Batched scoring of manipulated multiple-choice contexts (Sec. 4.2): equality with the naive path, controls,
+errors."""
 
 from __future__ import annotations
 
@@ -35,15 +36,22 @@ def model() -> ReferenceLTM:
 def cls_queries(n: int = 6, classes=(0, 1, 2, 3)) -> list[ProbeQuery]:
     rng = np.random.default_rng(0)
     cand = np.asarray(classes)
-    return [ProbeQuery(10 + i, rng.normal(size=5).astype(np.float32), cand[i % len(cand)], i % 2 == 0, cand) for i in range(n)]
+    return [
+        ProbeQuery(10 + i, rng.normal(size=5).astype(np.float32), cand[i % len(cand)], i % 2 == 0, cand)
+        for i in range(n)
+    ]
 
 
 def reg_queries(n: int = 4) -> list[ProbeQuery]:
     rng = np.random.default_rng(1)
     pool = rng.normal(3.0, 2.0, 200).round(2)
     ys = pool[:n] + 0.005
-    return [ProbeQuery(i, rng.normal(size=3).astype(np.float32), ys[i], i < n // 2, regression_candidates(ys[i], pool, 8, 0, i))
-            for i in range(n)]
+    return [
+        ProbeQuery(
+            i, rng.normal(size=3).astype(np.float32), ys[i], i < n // 2, regression_candidates(ys[i], pool, 8, 0, i)
+        )
+        for i in range(n)
+    ]
 
 
 def test_tidy_frame_one_row_per_query_and_manipulation(model):
@@ -87,7 +95,9 @@ def test_batched_equals_naive(model, kind):
     if kind == "classification":
         tasks, _ = build_probe_tasks(cls_queries(3), task="classification", max_context=128)
     else:
-        tasks, _ = build_probe_tasks(reg_queries(2), task="regression", target_center=3.0, target_scale=2.0, max_context=128)
+        tasks, _ = build_probe_tasks(
+            reg_queries(2), task="regression", target_center=3.0, target_scale=2.0, max_context=128
+        )
     sizes = {(len(t.context_y), t.context_x.shape[1]) for t in tasks}
     assert len(sizes) > 5  # contexts of many shapes share a padded batch
     batched = score_tasks(model, tasks, chunk_size=64)
@@ -155,5 +165,7 @@ def test_bad_queries(model):
     with pytest.raises(ProbeError, match="valid names"):
         probe_scores(model, [q], ["skew_everything"])
     big = ProbeQuery(1, q.x, 0, True, np.arange(13))
-    with pytest.raises(ProbeError, match="130 rows, more than the model's 128"):  # the limit comes from the model's config
+    with pytest.raises(
+        ProbeError, match="130 rows, more than the model's 128"
+    ):  # the limit comes from the model's config
         probe_scores(model, [big], ["baseline", "uniform_10"])

@@ -162,7 +162,8 @@ print("total", total)
 
 
 def test_iclmem_run_draws_the_kernel_loop_on_the_terminal_not_in_the_notebook(
-        tmp_path: Path, make_notebook, capfd: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
+    tmp_path: Path, make_notebook, capfd: pytest.CaptureFixture[str]
+) -> None:  # noqa: ANN001
     """The kernel inherits this process's stderr (capfd stands in for the terminal)."""
     from iclmem.cli import main
 

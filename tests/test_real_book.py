@@ -60,7 +60,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def server(built_book: Path) -> Iterator[tuple[str, list[str]]]:
     """``(base_url, missing_paths)`` of the built book served on 127.0.0.1 at a free port."""
     missing: list[str] = []
-    handler = functools.partial(type("Handler", (_QuietHandler,), {"missing": missing}), directory=str(built_book / "html"))
+    handler = functools.partial(
+        type("Handler", (_QuietHandler,), {"missing": missing}), directory=str(built_book / "html")
+    )
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -91,9 +93,11 @@ MATH_STATE = r"""async () => {
   const text = document.body.cloneNode(true);
   text.querySelectorAll('pre, code, script, style, textarea, mjx-container').forEach(e => e.remove());
   const content = text.textContent;
-  const raw = Array.from(content.matchAll(/\\\(|\\\)|\\\[|\\\]|\$\$/g), m => content.slice(Math.max(0, m.index - 40), m.index + 40));
+  const raw = Array.from(content.matchAll(/\\\(|\\\)|\\\[|\\\]|\$\$/g),
+                         m => content.slice(Math.max(0, m.index - 40), m.index + 40));
   const scripts = Array.from(document.scripts, s => s.src).filter(src => /mathjax/i.test(src));
-  return {mathjax, scripts, formulas: formulas.length, typeset: formulas.filter(f => f.querySelector('mjx-container')).length, raw};
+  return {mathjax, scripts, formulas: formulas.length,
+          typeset: formulas.filter(f => f.querySelector('mjx-container')).length, raw};
 }"""
 
 #: The search boxes a reader can see: search fields (a form with a search input) and the theme's
@@ -123,7 +127,10 @@ def _open(browser, url: str, base: str, **context_options: object) -> Iterator[t
 
     context.route("**/*", route)
     page = context.new_page()
-    page.on("console", lambda m: record["console"].append(f"{m.text} ({m.location.get('url')})") if m.type == "error" else None)
+    page.on(
+        "console",
+        lambda m: record["console"].append(f"{m.text} ({m.location.get('url')})") if m.type == "error" else None,
+    )
     page.on("pageerror", lambda e: record["errors"].append(str(e)))
     try:
         response = page.goto(url, wait_until="load")
@@ -140,7 +147,8 @@ def _visit(browser, url: str, base: str) -> dict:  # noqa: ANN001
         return {
             **record,
             "images": page.evaluate(
-                "() => Array.from(document.images).map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0}))"
+                "() => Array.from(document.images).map(i => ({src: i.currentSrc || i.src, ok: i.complete && "
+                "i.naturalWidth > 0}))"
             ),
             "links": page.evaluate("() => Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"),
             "title": page.title(),
@@ -155,7 +163,8 @@ def _visit(browser, url: str, base: str) -> dict:  # noqa: ANN001
 PAGE_OVERFLOW = "() => Math.max(0, document.documentElement.scrollWidth - window.innerWidth)"
 #: Every data table of the page: formatted by the book's formatter, with or without an index column.
 TABLES = """() => Array.from(document.querySelectorAll('.cell_output table')).map(t => ({
-    formatted: t.classList.contains('iclmem-table') || t.classList.contains('scorecard') || t.classList.contains('bad-inputs'),
+    formatted: t.classList.contains('iclmem-table') || t.classList.contains('scorecard')
+      || t.classList.contains('bad-inputs'),
     index: t.querySelectorAll('tbody th').length > 0,
     raw_exponent: /\\d\\.\\d{3}e[+-]\\d\\d/.test(t.innerText)}))"""
 
@@ -189,14 +198,20 @@ def test_no_page_requests_anything_outside_the_book(visits: dict[str, dict]) -> 
 def test_formulas_are_typeset_by_the_local_mathjax(visits: dict[str, dict], server: tuple[str, list[str]]) -> None:
     base, _ = server
     with_math = {url for url, visit in visits.items() if visit["math"]["formulas"]}
-    assert {urljoin(base, "book/intro.html"), urljoin(base, f"{NOTEBOOK_PAGE}.html")} <= with_math, "pages with formulas"
+    assert {urljoin(base, "book/intro.html"), urljoin(base, f"{NOTEBOOK_PAGE}.html")} <= with_math, (
+        "pages with formulas"
+    )
     for url, visit in visits.items():
         math = visit["math"]
         assert math["raw"] == [], f"{url}: TeX left untypeset: {math['raw']}"
         if url in with_math:
             assert math["mathjax"] == MATHJAX_VERSION, (url, math)
-            assert math["scripts"] and all(src.startswith(urljoin(base, "_static/mathjax/")) for src in math["scripts"]), (url, math)
-            assert math["typeset"] == math["formulas"], f"{url}: {math['typeset']} of {math['formulas']} formulas typeset"
+            assert math["scripts"] and all(
+                src.startswith(urljoin(base, "_static/mathjax/")) for src in math["scripts"]
+            ), (url, math)
+            assert math["typeset"] == math["formulas"], (
+                f"{url}: {math['typeset']} of {math['formulas']} formulas typeset"
+            )
 
 
 def test_formulas_are_typeset_when_the_book_is_opened_from_disk(browser, built_book: Path) -> None:  # noqa: ANN001
@@ -212,14 +227,19 @@ def test_every_page_shows_one_search_box(visits: dict[str, dict], browser, serve
     for url, visit in visits.items():
         assert len(visit["search_boxes"]) == 1, (url, visit["search_boxes"])
     base, _ = server  # on a phone the sidebar folds away and the header's search button is the one left
-    with _open(browser, urljoin(base, f"{NOTEBOOK_PAGE}.html"), base, viewport={"width": 400, "height": 800}) as (page, _record):
+    with _open(browser, urljoin(base, f"{NOTEBOOK_PAGE}.html"), base, viewport={"width": 400, "height": 800}) as (
+        page,
+        _record,
+    ):
         narrow = page.evaluate(VISIBLE_SEARCH_BOXES)
     assert len(narrow) == 1, narrow
 
 
 def test_the_search_box_finds_a_word_that_only_a_notebook_page_holds(browser, server: tuple[str, list[str]]) -> None:  # noqa: ANN001
     base, _ = server
-    assert not [p.name for p in toc_pages(REPO) if not p.is_notebook and SEARCH_TERM.lower() in p.source.read_text().lower()]
+    assert not [
+        p.name for p in toc_pages(REPO) if not p.is_notebook and SEARCH_TERM.lower() in p.source.read_text().lower()
+    ]
     with _open(browser, urljoin(base, "book/intro.html"), base) as (page, record):
         page.locator(".search-button__button:visible").click()
         field = page.locator("#pst-search-dialog input[type=search]")
@@ -227,12 +247,18 @@ def test_the_search_box_finds_a_word_that_only_a_notebook_page_holds(browser, se
         field.press("Enter")
         page.wait_for_url("**/search.html?q=*")
         page.wait_for_function(
-            "() => /Search finished|did not match/.test(document.querySelector('#search-results .search-summary')?.innerText || '')"
+            "() => /Search finished|did not match/.test(document.querySelector('#search-results "
+            ".search-summary')?.innerText || '')"
         )
         page.wait_for_load_state("networkidle")  # the result summaries are fetched from the pages
         summary = page.inner_text("#search-results .search-summary")
-        hits = page.evaluate("() => Array.from(document.querySelectorAll('#search-results ul.search > li > a'), a => a.href)")
-    assert {urlparse(hit).path for hit in hits} >= {urlparse(urljoin(base, f"{NOTEBOOK_PAGE}.html")).path}, (summary, hits)
+        hits = page.evaluate(
+            "() => Array.from(document.querySelectorAll('#search-results ul.search > li > a'), a => a.href)"
+        )
+    assert {urlparse(hit).path for hit in hits} >= {urlparse(urljoin(base, f"{NOTEBOOK_PAGE}.html")).path}, (
+        summary,
+        hits,
+    )
     assert record["external"] == [] and record["errors"] == [] and record["console"] == [], record
 
 
@@ -274,7 +300,8 @@ def test_internal_links_resolve(visits: dict[str, dict], server: tuple[str, list
 
 
 def test_executed_notebooks_store_no_progress_bars_or_widget_warnings(built_book: Path) -> None:
-    """Progress belongs to the terminal: no tqdm line and no "IProgress not found" warning is stored in an executed chapter.
+    """Progress belongs to the terminal: no tqdm line and no "IProgress not found" warning is stored in an executed
+    chapter.
 
     The bars run (notebook 06 shows its own, and transformers converts the GGUF file with one), but
     they write to the kernel's real stderr, which :mod:`iclmem.progress` and the kernel options of
@@ -284,7 +311,9 @@ def test_executed_notebooks_store_no_progress_bars_or_widget_warnings(built_book
     assert len(executed) >= 10
     stored = {p.name: p.read_text() for p in executed}
     assert {name for name, text in stored.items() if "IProgress" in text} == set()
-    assert {name for name, text in stored.items() if re.search(r"\d+/\d+ \[\d\d:\d\d<", text)} == set()  # tqdm's "3/8 [00:01<"
+    assert {
+        name for name, text in stored.items() if re.search(r"\d+/\d+ \[\d\d:\d\d<", text)
+    } == set()  # tqdm's "3/8 [00:01<"
 
 
 # --- what the build wrote (no browser needed) ------------------------------------------------------
@@ -304,7 +333,8 @@ def test_real_book_ran_with_the_overrides_from_the_command_line(built_book: Path
 
 
 def test_real_book_scorecard_holds_every_claim_with_a_verdict(built_book: Path) -> None:
-    """The scorecard page reads every claim (C1-C16 with C12 as C12a-c, P1-P2, D1-D9) from the executed chapters; none is missing."""
+    """The scorecard page reads every claim (C1-C16 with C12 as C12a-c, P1-P2, D1-D9) from the executed chapters;
+    none is missing."""
     from iclmem.chapters.claims import CLAIMS, VERDICTS, scorecard_table
 
     table = scorecard_table(built_book / "executed")
@@ -314,7 +344,8 @@ def test_real_book_scorecard_holds_every_claim_with_a_verdict(built_book: Path) 
     assert (built_book / "html" / "notebooks" / "00_scorecard.html").is_file()
 
 
-#: The scorecard as a reader sees it: overflow, the table's rows and badges, the opening counts, code and sidebars shown.
+# : The scorecard as a reader sees it: overflow, the table's rows and badges, the opening counts, code and sidebars
+# shown.
 SCORECARD_STATE = """() => {
   const table = document.querySelector('table.scorecard');
   const rows = table ? Array.from(table.querySelectorAll('tbody tr')) : [];
@@ -343,11 +374,15 @@ def test_the_scorecard_reads_at_a_glance_at_1280_px(browser, server: tuple[str, 
     from iclmem.chapters.claims import CLAIMS
 
     base, _ = server
-    with _open(browser, urljoin(base, "notebooks/00_scorecard.html"), base, viewport={"width": 1280, "height": 900}) as (page, _):
+    with _open(
+        browser, urljoin(base, "notebooks/00_scorecard.html"), base, viewport={"width": 1280, "height": 900}
+    ) as (page, _):
         state = page.evaluate(SCORECARD_STATE)
     assert state["overflow"] == 0 and state["table_scrolls"] is False
     assert state["rows"] == len(CLAIMS) and state["badges_per_row"] == [1] * len(CLAIMS)
-    assert state["counts"] == {k: v for k, v in Counter(state["row_verdicts"]).items()}  # the opening counts match the table
+    assert state["counts"] == {
+        k: v for k, v in Counter(state["row_verdicts"]).items()
+    }  # the opening counts match the table
     assert state["code_shown"] == 0 and not state["secondary_sidebar"]
     assert "Of the" in state["first_text"]  # the page opens on the counts
     ids: dict[str, set[str]] = {}

@@ -34,7 +34,9 @@ def reference() -> ReferenceLTM:
 def _table(folder, task: str, n: int = 160, name: str | None = None):
     rng = np.random.default_rng(1 if task == "regression" else 0)
     frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.choice(["x", "y", "z"], size=n)})
-    frame["target"] = (frame.a + rng.normal(size=n) > 0).astype(int) if task == "classification" else frame.a * 2 + rng.normal(size=n)
+    frame["target"] = (
+        (frame.a + rng.normal(size=n) > 0).astype(int) if task == "classification" else frame.a * 2 + rng.normal(size=n)
+    )
     path = folder / f"{name or 'tiny_' + task}.csv"
     frame.to_csv(path, index=False)
     return deduplicate(load_dataset(str(path), target="target", task=task))
@@ -99,7 +101,9 @@ def test_random_pairs_members_are_every_sampled_query(joint_setup, reference):
         view = run.view(m.dataset)
         probed = view.manifest.members  # members of every probed M_theta: sampled in the first epoch
         first = next(s for s in steps if s["epoch"] == 1)
-        assert set(probed.tolist()) <= set(first["query_ids"]) and 0.8 * m.query_size <= len(probed) <= len(m.non_members)
+        assert set(probed.tolist()) <= set(first["query_ids"]) and 0.8 * m.query_size <= len(probed) <= len(
+            m.non_members
+        )
         assert np.array_equal(view.manifest.non_members, m.non_members)
         if table.task == "classification":  # per class: as many members as non-members, where the first epoch has them
             y = table.target.to_numpy()
@@ -114,7 +118,9 @@ def test_views_are_probed_like_single_task_runs(joint_setup, reference):
     keys = set()
     for table in tables:
         view = run.view(table.name)
-        scores = probe_run(view, table, [0, 3], reference, manipulations=MANIPS, max_queries=4, results_dir=tmp, progress=False)
+        scores = probe_run(
+            view, table, [0, 3], reference, manipulations=MANIPS, max_queries=4, results_dir=tmp, progress=False
+        )
         assert set(scores[scores.is_member].query_id) <= set(run.members_logged[table.name].tolist())
         assert not set(scores[~scores.is_member].query_id) & set(run.members_logged[table.name].tolist())
         summary = summarize_run(scores, view, n_boot=10)
@@ -136,9 +142,13 @@ def test_resume_after_interruption_matches_uninterrupted(joint_setup, reference,
 
     monkeypatch.setattr(training, "atomic_torch_save", crash_after_state)
     with pytest.raises(KeyboardInterrupt):
-        train_joint(manifests, tables, cfg, "multi_task_random", reference, tmp / "resumed", progress=False, checkpoint_every=2)
+        train_joint(
+            manifests, tables, cfg, "multi_task_random", reference, tmp / "resumed", progress=False, checkpoint_every=2
+        )
     monkeypatch.setattr(training, "atomic_torch_save", original)
-    resumed = train_joint(manifests, tables, cfg, "multi_task_random", reference, tmp / "resumed", progress=False, checkpoint_every=2)
+    resumed = train_joint(
+        manifests, tables, cfg, "multi_task_random", reference, tmp / "resumed", progress=False, checkpoint_every=2
+    )
     wf, wr = torch.load(full.weights_path(4)), torch.load(resumed.weights_path(4))
     assert all(torch.allclose(wf[k], wr[k], atol=1e-6) for k in wf)
     assert _log(full) == _log(resumed)
@@ -153,7 +163,15 @@ def test_bad_input(joint_setup, reference, tmp_path):
     with pytest.raises(RegimeError, match="label_condition 'none'"):
         train_joint([randomized], tables[:1], CFG, "multi_task_random", reference, tmp_path, progress=False)
     with pytest.raises(RegimeError, match="unique"):
-        train_joint([manifests[0], manifests[0]], [tables[0], tables[0]], CFG, "multi_task_fixed", reference, tmp_path, progress=False)
+        train_joint(
+            [manifests[0], manifests[0]],
+            [tables[0], tables[0]],
+            CFG,
+            "multi_task_fixed",
+            reference,
+            tmp_path,
+            progress=False,
+        )
     run = train_joint(manifests, tables, CFG, "multi_task_fixed", reference, tmp, progress=False)
     with pytest.raises(RegimeError, match="not part of joint run"):
         run.view("spotify")
@@ -170,7 +188,9 @@ def test_matched_member_sample_follows_the_non_members():
 
 
 def test_expand_grid_with_regimes():
-    specs = expand_grid(["a", "b"], [1e-4], [512], ["none"], 10, regimes=["single_task_fixed", "multi_task_fixed", "multi_task_random"])
+    specs = expand_grid(
+        ["a", "b"], [1e-4], [512], ["none"], 10, regimes=["single_task_fixed", "multi_task_fixed", "multi_task_random"]
+    )
     assert [s.regime for s in specs] == ["single_task_fixed"] * 2 + ["multi_task_fixed", "multi_task_random"]
     assert specs[2].dataset == "a+b" and specs[2].datasets == ["a", "b"] and specs[0].datasets == ["a"]
     assert RunSpec("a", 1e-4, 50).regime == "single_task_fixed"
@@ -184,8 +204,13 @@ def test_expand_grid_with_regimes():
 def _high_cardinality_table(folder, n: int = 240):
     """A table whose text column is nearly unique per row, with missing cells, like wine_pl's `name`."""
     rng = np.random.default_rng(7)
-    frame = pd.DataFrame({"a": rng.normal(size=n), "name": [f"wine {i}" for i in range(n)],
-                          "region": rng.choice(["p", "q", "r", None], size=n)})
+    frame = pd.DataFrame(
+        {
+            "a": rng.normal(size=n),
+            "name": [f"wine {i}" for i in range(n)],
+            "region": rng.choice(["p", "q", "r", None], size=n),
+        }
+    )
     frame.loc[rng.random(n) < 0.1, "a"] = np.nan
     frame["target"] = rng.normal(size=n) + np.nan_to_num(frame.a.to_numpy())
     path = folder / "names.csv"
@@ -203,8 +228,15 @@ def _missing_rates(config: FinetuneConfig, regime: str, folder, reference) -> li
         run = ft.finetune(manifest, table, config, reference, folder, progress=False)
     else:
         other = _table(folder, "classification", name="companion")
-        joint = train_joint([manifest, split_manifest(other, query_size=30, seed=0, results_dir=folder)], [table, other], config,
-                            regime, reference, folder, progress=False)
+        joint = train_joint(
+            [manifest, split_manifest(other, query_size=30, seed=0, results_dir=folder)],
+            [table, other],
+            config,
+            regime,
+            reference,
+            folder,
+            progress=False,
+        )
         run = joint.view(table.name)
     rows = missing_balance(ft.prepare_run_data(run.manifest, table, run.config))
     return [(r["column"], r["missing members"], r["missing non-members"], r["p"]) for r in rows]
@@ -214,7 +246,10 @@ def _missing_rates(config: FinetuneConfig, regime: str, folder, reference) -> li
 def test_encoding_is_membership_neutral_in_every_regime(regime, tmp_path, reference):
     cfg = FinetuneConfig(1e-3, epochs=1, probe_epochs=(0, 1), context_size=30)
     for column, member_rate, non_member_rate, p in _missing_rates(cfg, regime, tmp_path, reference):
-        assert p > 0.01, f"{regime}: column {column!r} is missing for {member_rate:.0%} of members vs {non_member_rate:.0%} of non-members"
+        assert p > 0.01, (
+            f"{regime}: column {column!r} is missing for {member_rate:.0%} of members vs {non_member_rate:.0%} of "
+            "non-members"
+        )
 
 
 def test_random_pairs_vanilla_losses_are_measured_on_the_probed_members(joint_setup, reference):
@@ -222,14 +257,18 @@ def test_random_pairs_vanilla_losses_are_measured_on_the_probed_members(joint_se
     run = train_joint(manifests, tables, CFG, "multi_task_random", reference, tmp, progress=False)
     for table in tables:
         view = run.view(table.name)
-        assert not set(view.manifest.members.tolist()) & set(view.manifest.context.tolist())  # no probed member in C' or its pool
+        assert not set(view.manifest.members.tolist()) & set(
+            view.manifest.context.tolist()
+        )  # no probed member in C' or its pool
         data = ft.prepare_run_data(view.manifest, table, run.config)
         for epoch in (0, 3):
             expected = ft.vanilla_scores(run.model(epoch, reference), data)
             row = view.metrics.set_index("epoch").loc[epoch]
             assert np.isclose(row.theta_loss_members, expected["loss_members"], rtol=1e-5)
             assert np.isclose(row.theta_loss_non_members, expected["loss_non_members"], rtol=1e-5)
-        manifest_members = ft.prepare_run_data(manifests[[m.dataset for m in manifests].index(table.name)], table, run.config)
+        manifest_members = ft.prepare_run_data(
+            manifests[[m.dataset for m in manifests].index(table.name)], table, run.config
+        )
         if not np.array_equal(np.sort(manifest_members.member_ids), np.sort(data.member_ids)):
             wrong = ft.vanilla_scores(run.model(3, reference), manifest_members)["loss_members"]
             assert not np.isclose(view.metrics.set_index("epoch").loc[3].theta_loss_members, wrong, rtol=1e-6)

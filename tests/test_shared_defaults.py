@@ -50,18 +50,24 @@ def test_the_first_chapter_uses_the_names_of_the_others():
 def _project(tmp_path: Path, cell_03: str) -> Path:
     (tmp_path / "notebooks").mkdir(parents=True)
     (tmp_path / "book").mkdir()
-    cells = {"02_controlled_finetuning": "learning_rates: list = [0.1, 0.01]\nepochs: int = 100\n",
-             "03_multiple_choice_probing": cell_03}
+    cells = {
+        "02_controlled_finetuning": "learning_rates: list = [0.1, 0.01]\nepochs: int = 100\n",
+        "03_multiple_choice_probing": cell_03,
+    }
     for stem, cell in cells.items():
         (tmp_path / "notebooks" / f"{stem}.py").write_text(f'# %% tags=["parameters"]\n{cell}\n# %%\nprint(epochs)\n')
     (tmp_path / SHARED_DEFAULTS).write_text(
         "runs:\n  notebooks: [02_controlled_finetuning, 03_multiple_choice_probing]\n"
-        "  values: {learning_rates: [0.1, 0.01], epochs: 100}\n")
+        "  values: {learning_rates: [0.1, 0.01], epochs: 100}\n"
+    )
     return tmp_path
 
 
 def test_a_drifted_or_missing_shared_name_is_reported(tmp_path):
-    assert shared_default_conflicts(_project(tmp_path / "a", "learning_rates: list = [0.1, 0.01]\nepochs: int = 100\n")) == []
+    assert (
+        shared_default_conflicts(_project(tmp_path / "a", "learning_rates: list = [0.1, 0.01]\nepochs: int = 100\n"))
+        == []
+    )
     drifted = shared_default_conflicts(_project(tmp_path / "b", "learning_rates: list = [0.1]\nepochs: int = 100\n"))
     assert drifted == ["03_multiple_choice_probing: learning_rates = [0.1], the shared default is [0.1, 0.01]"]
     missing = shared_default_conflicts(_project(tmp_path / "c", "learning_rates: list = [0.1, 0.01]\n"))
@@ -82,5 +88,10 @@ def test_shared_values_pass_only_where_a_cell_differs_and_the_user_wins(tmp_path
     declared = notebook_parameters(read_notebook(project / "notebooks" / "03_multiple_choice_probing.py"))
     shared = shared_defaults_of(read_shared_defaults(project / SHARED_DEFAULTS), "03_multiple_choice_probing")
     assert with_shared_defaults(declared, shared, {}) == {"learning_rates": [0.1, 0.01]}  # epochs agrees: not passed
-    assert with_shared_defaults(declared, shared, {"learning_rates": [0.5], "epochs": 2}) == {"learning_rates": [0.5], "epochs": 2}
-    assert with_shared_defaults(declared, {"unknown": 1}, {}) == {}  # a name the notebook does not declare is not passed
+    assert with_shared_defaults(declared, shared, {"learning_rates": [0.5], "epochs": 2}) == {
+        "learning_rates": [0.5],
+        "epochs": 2,
+    }
+    assert (
+        with_shared_defaults(declared, {"unknown": 1}, {}) == {}
+    )  # a name the notebook does not declare is not passed

@@ -63,8 +63,13 @@ def test_permuted_gaps_equal_loss_gaps():
     rng = np.random.default_rng(2)
     loss = rng.gamma(2.0, size=(30, 4))
     lab = permuted_labels(np.arange(30) < 12, 5, seed=0)
-    frame = pd.DataFrame([{"query_id": q, "is_member": bool(lab[2][q]), "manipulation": f"m{k}", "loss": loss[q, k]}
-                          for q in range(30) for k in range(4)])
+    frame = pd.DataFrame(
+        [
+            {"query_id": q, "is_member": bool(lab[2][q]), "manipulation": f"m{k}", "loss": loss[q, k]}
+            for q in range(30)
+            for k in range(4)
+        ]
+    )
     want = loss_gaps(frame).reindex([f"m{k}" for k in range(4)]).to_numpy()
     assert permuted_gaps(loss, lab)[2] == pytest.approx(want)
 
@@ -75,9 +80,13 @@ def test_min_detectable_auc_has_the_power_it_claims():
     assert hanley_mcneil_se(0.5, 50, 50) == pytest.approx(np.sqrt((0.25 + 98 * (1 / 3 - 0.25)) / 2500))
     # binormal scores whose AUC is `a`: a one-sided Mann-Whitney test at 5% detects them about 80% of the time
     from scipy.stats import norm
+
     shift = np.sqrt(2) * norm.ppf(a)
     rng = np.random.default_rng(0)
-    hits = [mannwhitneyu(rng.normal(shift, 1, 50), rng.normal(0, 1, 50), alternative="greater").pvalue < 0.05 for _ in range(600)]
+    hits = [
+        mannwhitneyu(rng.normal(shift, 1, 50), rng.normal(0, 1, 50), alternative="greater").pvalue < 0.05
+        for _ in range(600)
+    ]
     assert 0.72 < np.mean(hits) < 0.88
 
 
@@ -89,6 +98,7 @@ def test_beyond_null_is_one_sided_and_strict():
 
 # --- readings of Tab. 3 -----------------------------------------------------------------------------------
 
+
 def test_classify_arrays_equals_classify_outcome_under_text_and_bound():
     rng = np.random.default_rng(5)
     n = 400
@@ -98,12 +108,25 @@ def test_classify_arrays_equals_classify_outcome_under_text_and_bound():
     collapsed = rng.random(n) < 0.2
     auc_l[::17] = np.nan
     for reading, require_ci in (("text", False), ("bound", True)):
-        got = classify_arrays(auc_loss=auc_l, auc_entropy=auc_e, auc_lo_loss=lo_l, auc_lo_entropy=lo_e, mu_gap=mu, sigma_gap=sigma,
-                              collapsed=collapsed, reading=reading)
+        got = classify_arrays(
+            auc_loss=auc_l,
+            auc_entropy=auc_e,
+            auc_lo_loss=lo_l,
+            auc_lo_entropy=lo_e,
+            mu_gap=mu,
+            sigma_gap=sigma,
+            collapsed=collapsed,
+            reading=reading,
+        )
         for i in range(n):
             gaps = [mu[i] - sigma[i], mu[i] + sigma[i]]  # mean mu, population std sigma
-            want = classify_outcome(gaps=gaps, auc={"loss": auc_l[i], "entropy": auc_e[i]}, collapsed=bool(collapsed[i]),
-                                    auc_ci_low={"loss": lo_l[i], "entropy": lo_e[i]}, require_ci=require_ci)
+            want = classify_outcome(
+                gaps=gaps,
+                auc={"loss": auc_l[i], "entropy": auc_e[i]},
+                collapsed=bool(collapsed[i]),
+                auc_ci_low={"loss": lo_l[i], "entropy": lo_e[i]},
+                require_ci=require_ci,
+            )
             assert got[i] == want.outcome.value, (reading, i)
 
 
@@ -111,7 +134,10 @@ def test_printed_reading_puts_detection_before_inversion():
     common = {"auc_entropy": [np.nan], "sigma_gap": [0.1], "collapsed": [False]}
     assert classify_arrays(auc_loss=[0.6], mu_gap=[0.01], reading="printed", **common)[0] == Outcome.MEMORIZATION.value
     assert classify_arrays(auc_loss=[0.6], mu_gap=[0.01], reading="text", **common)[0] == Outcome.INVERSION.value
-    assert classify_arrays(auc_loss=[0.54], mu_gap=[-0.01], reading="printed", **common)[0] == Outcome.CONTEXT_OVERFITTING.value
+    assert (
+        classify_arrays(auc_loss=[0.54], mu_gap=[-0.01], reading="printed", **common)[0]
+        == Outcome.CONTEXT_OVERFITTING.value
+    )
     with pytest.raises(ValueError, match="lower bounds"):
         classify_arrays(auc_loss=[0.6], mu_gap=[0.01], reading="bound", **common)
     with pytest.raises(ValueError, match="outcome_rule"):
@@ -125,12 +151,17 @@ def test_the_printed_reading_is_what_the_search_finds_on_the_paper_rows():
     fit = fit_printed_reading(rows)
     printed = OUTCOME_READINGS["printed"]
     assert fit["order"] == printed.order and fit["cut"] == PRINTED_CUT == printed.cut
-    assert fit["agreement"] >= 30 and fit["cut_range"][0] <= 0.553  # Tab. 10's bold 0.553 (buy_buy_baby) is above the cut
+    assert (
+        fit["agreement"] >= 30 and fit["cut_range"][0] <= 0.553
+    )  # Tab. 10's bold 0.553 (buy_buy_baby) is above the cut
     agreement = reading_agreement(rows).set_index("reading")["agrees with the printed label"]
-    assert agreement["printed"] == fit["agreement"] and agreement["text"] < 20  # the text disagrees with about half the rows
+    assert (
+        agreement["printed"] == fit["agreement"] and agreement["text"] < 20
+    )  # the text disagrees with about half the rows
 
 
 # --- the membership null of a probing summary ---------------------------------------------------------------
+
 
 def _scores(rng: np.random.Generator, effect: float, n: int = 40, k: int = 6, epochs=(1, 10)) -> pd.DataFrame:
     """Synthetic probe scores of one run: members' loss lowered by ``effect`` under M_theta."""
@@ -141,8 +172,19 @@ def _scores(rng: np.random.Generator, effect: float, n: int = 40, k: int = 6, ep
         for q in range(n):
             for j in range(k):
                 loss = difficulty[q] + rng.normal(0, 0.2) - (effect if model == "theta" and member[q] else 0.0)
-                rows.append({"query_id": 100 + q, "is_member": bool(member[q]), "manipulation": f"m{j}", "category": "c", "model": model,
-                             "epoch": epoch, "loss": max(loss, 0.01), "entropy": max(loss, 0.01) * 0.5, "confidence": 0.5})
+                rows.append(
+                    {
+                        "query_id": 100 + q,
+                        "is_member": bool(member[q]),
+                        "manipulation": f"m{j}",
+                        "category": "c",
+                        "model": model,
+                        "epoch": epoch,
+                        "loss": max(loss, 0.01),
+                        "entropy": max(loss, 0.01) * 0.5,
+                        "confidence": 0.5,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -160,7 +202,16 @@ def test_run_null_keeps_the_observed_statistics_for_the_identity_and_centres_at_
     # the real labels in place of permutations give the real summary back
     real = sc[sc.model == "ref"].drop_duplicates("query_id").sort_values("query_id").is_member.to_numpy(dtype=bool)
     same = run_null(sc, [1], seed=0, n_boot=10, labels=real[None, :]).iloc[0]
-    for key in ("auc_loss", "auc_entropy", "tpr10_loss", "tpr1_entropy", "raw_tpr10_loss", "ref_tpr10_loss", "mu_gap", "sigma_gap"):
+    for key in (
+        "auc_loss",
+        "auc_entropy",
+        "tpr10_loss",
+        "tpr1_entropy",
+        "raw_tpr10_loss",
+        "ref_tpr10_loss",
+        "mu_gap",
+        "sigma_gap",
+    ):
         assert same[key] == pytest.approx(observed[key]), key
 
 
@@ -170,8 +221,22 @@ def test_null_summaries_share_permutations_across_runs_of_one_query_set_and_recl
     b = a.copy()  # a second learning rate: the same queries and M_ref scores, other M_theta scores
     theta = b.model == "theta"
     b.loc[theta, "loss"] = b.loc[theta, "loss"] * rng.uniform(0.5, 1.5, int(theta.sum()))
-    summary = pd.DataFrame([{"run_key": key, "epoch": e, "collapsed": False, "loss_ratio": 1.0, "learning_rate": lr, "auc_loss": 0.5,
-                             "mu_gap": 0.0, "outcome": "x"} for key, lr in (("a", 1e-3), ("b", 1e-4)) for e in (0, 1, 10)])
+    summary = pd.DataFrame(
+        [
+            {
+                "run_key": key,
+                "epoch": e,
+                "collapsed": False,
+                "loss_ratio": 1.0,
+                "learning_rate": lr,
+                "auc_loss": 0.5,
+                "mu_gap": 0.0,
+                "outcome": "x",
+            }
+            for key, lr in (("a", 1e-3), ("b", 1e-4))
+            for e in (0, 1, 10)
+        ]
+    )
     null = null_summaries(summary, {"a": a, "b": b}, n_perm=40, seed=0, n_boot=50, reading="bound", progress=False)
     assert len(null) == 2 * 2 * 40 and set(null.outcome_reading) == {"bound"}
     assert set(null.outcome) <= {o.value for o in Outcome}
@@ -183,5 +248,6 @@ def test_null_summaries_share_permutations_across_runs_of_one_query_set_and_recl
         assert p.loc[p.run_key == "a", "ref_tpr10_loss"].iloc[0] == p.loc[p.run_key == "b", "ref_tpr10_loss"].iloc[0]
     # under the null the text reading detects far more often than the bound reading
     from iclmem.outcomes import reclassify
+
     text = reclassify(null, "text")
     assert (text.outcome == Outcome.MEMORIZATION.value).mean() > 3 * (null.outcome == Outcome.MEMORIZATION.value).mean()

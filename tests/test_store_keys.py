@@ -1,4 +1,5 @@
-"""Store keys come from the code itself: every file a producer imports keys its artifacts (issue: keys that cannot go stale)."""
+"""Store keys come from the code itself: every file a producer imports keys its artifacts (issue: keys that cannot go
+stale)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ def test_an_edit_to_any_file_of_the_closure_changes_the_key(package, producer):
     for f in files:
         old = _touch(f)
         try:
-            assert code_version(producer, package) != before, f"an edit to {f.relative_to(package)} kept the key of {producer}"
+            assert code_version(producer, package) != before, (
+                f"an edit to {f.relative_to(package)} kept the key of {producer}"
+            )
         finally:
             f.write_bytes(old)
     assert code_version(producer, package) == before

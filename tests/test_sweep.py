@@ -60,15 +60,25 @@ def reference() -> ReferenceLTM:
 def _csv(folder: Path, name: str, task: str, n: int = 160) -> dict:
     rng = np.random.default_rng(len(name))
     frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.choice(["x", "y", "z"], size=n)})
-    frame["target"] = (frame.a + rng.normal(size=n) > 0).astype(int) if task == "classification" else frame.a * 2 + rng.normal(size=n)
+    frame["target"] = (
+        (frame.a + rng.normal(size=n) > 0).astype(int) if task == "classification" else frame.a * 2 + rng.normal(size=n)
+    )
     frame.to_csv(folder / f"{name}.csv", index=False)
     return {"path": f"{name}.csv", "target": "target", "task": task}
 
 
 def _grid(folder: Path, name: str = "tiny", **changes) -> Path:
-    data = {"name": name, "datasets": [_csv(folder, "cls", "classification"), _csv(folder, "reg", "regression")],
-            "learning_rates": [1e-3], "query_sizes": [30], "regimes": ["single_task_fixed", "multi_task_random"],
-            "epochs": 2, "context_size": 30, "probe": PROBE, **changes}
+    data = {
+        "name": name,
+        "datasets": [_csv(folder, "cls", "classification"), _csv(folder, "reg", "regression")],
+        "learning_rates": [1e-3],
+        "query_sizes": [30],
+        "regimes": ["single_task_fixed", "multi_task_random"],
+        "epochs": 2,
+        "context_size": 30,
+        "probe": PROBE,
+        **changes,
+    }
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
@@ -84,35 +94,54 @@ def test_shipped_grids_parse_and_book_grid_matches_notebook_05():
     joint = [s for s in paper.specs if s.regime != "single_task_fixed"]
     assert {(s.query_size, s.learning_rate, len(s.datasets)) for s in joint} == {(512, 1e-4, 10)}
     book = load_grid(REPO / "grids" / "book.yaml")
-    params = {k: p.default for k, p in notebook_parameters(read_notebook(REPO / "notebooks" / "05_realistic_regimes.py")).items()}
+    params = {
+        k: p.default
+        for k, p in notebook_parameters(read_notebook(REPO / "notebooks" / "05_realistic_regimes.py")).items()
+    }
     assert params["grid_file"] is None  # the notebook's own parameters are the book grid
     spec = book.specs[0]
-    assert params["datasets"] == [s.dataset for s in book.specs if s.regime == "single_task_fixed" and s.learning_rate == spec.learning_rate]
-    assert sorted(params["single_task_learning_rates"]) == sorted({s.learning_rate for s in book.specs if s.regime == "single_task_fixed"})
-    assert (params["learning_rates"], params["query_sizes"], params["epochs"], params["context_size"], params["seed"]) == (
-        [spec.learning_rate], sorted({s.query_size for s in book.specs}), spec.epochs, spec.context_size, spec.seed)
+    assert params["datasets"] == [
+        s.dataset for s in book.specs if s.regime == "single_task_fixed" and s.learning_rate == spec.learning_rate
+    ]
+    assert sorted(params["single_task_learning_rates"]) == sorted(
+        {s.learning_rate for s in book.specs if s.regime == "single_task_fixed"}
+    )
+    assert (
+        params["learning_rates"],
+        params["query_sizes"],
+        params["epochs"],
+        params["context_size"],
+        params["seed"],
+    ) == ([spec.learning_rate], sorted({s.query_size for s in book.specs}), spec.epochs, spec.context_size, spec.seed)
     assert params["regimes"] == list(dict.fromkeys(s.regime for s in book.specs))
     assert (params["n_candidates"], params["max_queries"], tuple(params["probe_epochs"]), params["n_boot"]) == (
-        book.probe.n_candidates, book.probe.max_queries, book.probe.epochs, book.probe.n_boot)
+        book.probe.n_candidates,
+        book.probe.max_queries,
+        book.probe.epochs,
+        book.probe.n_boot,
+    )
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"learning_rate": [1e-3]}, "unknown key(s) 'learning_rate'; valid keys: name, description, datasets"),
-    ({"probe": {"max_query": 3}}, "unknown key(s) 'max_query'; valid keys: n_candidates"),
-    ({"learning_rates": []}, "axis 'learning_rates' is empty"),
-    ({"regimes": None}, "axis 'regimes' is empty"),
-    ({"datasets": ["spotify", "no_such_table"]}, "unknown dataset 'no_such_table'; valid names: spotify"),
-    ({"datasets": [{"path": "missing.csv", "target": "y"}]}, "missing.csv' does not exist"),
-    ({"regimes": ["multi_task_shuffled"]}, "unknown regime 'multi_task_shuffled'"),
-    ({"regimes": ["multi_task_random"], "label_conditions": ["none", "members"]}, "use label_conditions [none]"),
-    ({"learning_rates": ["fast"]}, "learning_rates must be a number"),
-    ({"query_sizes": [0]}, "query_sizes must be >= 1"),
-    ({"name": "my grid"}, "name must be a word"),
-    ({"parts": []}, "parts must be a non-empty list"),
-    ({"parts": [{"epoch": 3}]}, "parts[0]: unknown key(s) 'epoch'"),
-    ({"probe": {"epochs": [3]}}, "probe.epochs [3] are not probing epochs"),
-    ({"label_conditions": ["shuffled"]}, "unknown label_condition 'shuffled'"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"learning_rate": [1e-3]}, "unknown key(s) 'learning_rate'; valid keys: name, description, datasets"),
+        ({"probe": {"max_query": 3}}, "unknown key(s) 'max_query'; valid keys: n_candidates"),
+        ({"learning_rates": []}, "axis 'learning_rates' is empty"),
+        ({"regimes": None}, "axis 'regimes' is empty"),
+        ({"datasets": ["spotify", "no_such_table"]}, "unknown dataset 'no_such_table'; valid names: spotify"),
+        ({"datasets": [{"path": "missing.csv", "target": "y"}]}, "missing.csv' does not exist"),
+        ({"regimes": ["multi_task_shuffled"]}, "unknown regime 'multi_task_shuffled'"),
+        ({"regimes": ["multi_task_random"], "label_conditions": ["none", "members"]}, "use label_conditions [none]"),
+        ({"learning_rates": ["fast"]}, "learning_rates must be a number"),
+        ({"query_sizes": [0]}, "query_sizes must be >= 1"),
+        ({"name": "my grid"}, "name must be a word"),
+        ({"parts": []}, "parts must be a non-empty list"),
+        ({"parts": [{"epoch": 3}]}, "parts[0]: unknown key(s) 'epoch'"),
+        ({"probe": {"epochs": [3]}}, "probe.epochs [3] are not probing epochs"),
+        ({"label_conditions": ["shuffled"]}, "unknown label_condition 'shuffled'"),
+    ],
+)
 def test_bad_grid_files_name_the_problem(tmp_path, change, message):
     path = _grid(tmp_path, **change)
     with pytest.raises(SweepError) as err:
@@ -121,11 +150,22 @@ def test_bad_grid_files_name_the_problem(tmp_path, change, message):
 
 
 def test_grid_parts_and_yaml_numbers(tmp_path):
-    grid = parse_grid({"name": "p", "datasets": ["spotify", "wine_pl"], "query_sizes": [50], "epochs": 5,
-                       "parts": [{"learning_rates": ["1e-3", 1e-2]}, {"learning_rates": [1e-4], "regimes": ["multi_task_fixed"]}]})
+    grid = parse_grid(
+        {
+            "name": "p",
+            "datasets": ["spotify", "wine_pl"],
+            "query_sizes": [50],
+            "epochs": 5,
+            "parts": [{"learning_rates": ["1e-3", 1e-2]}, {"learning_rates": [1e-4], "regimes": ["multi_task_fixed"]}],
+        }
+    )
     assert [(s.dataset, s.learning_rate, s.regime) for s in grid.specs] == [
-        ("spotify", 1e-3, "single_task_fixed"), ("spotify", 1e-2, "single_task_fixed"), ("wine_pl", 1e-3, "single_task_fixed"),
-        ("wine_pl", 1e-2, "single_task_fixed"), ("spotify+wine_pl", 1e-4, "multi_task_fixed")]
+        ("spotify", 1e-3, "single_task_fixed"),
+        ("spotify", 1e-2, "single_task_fixed"),
+        ("wine_pl", 1e-3, "single_task_fixed"),
+        ("wine_pl", 1e-2, "single_task_fixed"),
+        ("spotify+wine_pl", 1e-4, "multi_task_fixed"),
+    ]
     with pytest.raises(SweepError, match="no grid file"):
         load_grid(tmp_path / "nope.yaml")
     (tmp_path / "bad.yaml").write_text("name: [unclosed")
@@ -149,10 +189,15 @@ def test_cli_model_names_m_ref_of_every_task(tmp_path, capsys):
     with_model = capsys.readouterr().out
     assert main(base) == 0
     with_reference = capsys.readouterr().out
-    keys = [{line.split()[1] for line in out.splitlines() if line.startswith("missing")} for out in (with_model, with_reference)]
+    keys = [
+        {line.split()[1] for line in out.splitlines() if line.startswith("missing")}
+        for out in (with_model, with_reference)
+    ]
     assert len(keys[0]) == len(keys[1]) == 3 and not keys[0] & keys[1], "another M_ref, other task keys"
-    for model, message in [("tabicl", "model must be 'reference', 'tabicl:PATH' or 'tabpfn:PATH'"),
-                           (f"tabpfn:{tmp_path / 'absent.ckpt'}", "no checkpoint at"),]:
+    for model, message in [
+        ("tabicl", "model must be 'reference', 'tabicl:PATH' or 'tabpfn:PATH'"),
+        (f"tabpfn:{tmp_path / 'absent.ckpt'}", "no checkpoint at"),
+    ]:
         assert main([*base, "--model", model]) == 2
         assert message in capsys.readouterr().err
     assert main([*base, "--model", f"tabicl:{ckpt}", "--reference", str(ckpt)]) == 2
@@ -165,7 +210,9 @@ def test_cli_model_names_m_ref_of_every_task(tmp_path, capsys):
 def test_sweep_on_a_local_cluster_completes_and_a_rerun_computes_nothing(tmp_path, reference):
     """Threads here (fast); the kill-and-resume test below resumes on a cluster of worker processes."""
     grid = load_grid(_grid(tmp_path))
-    result = run_sweep(grid, results_dir=tmp_path / "results", workers=2, processes=False, reference=reference, progress=False)
+    result = run_sweep(
+        grid, results_dir=tmp_path / "results", workers=2, processes=False, reference=reference, progress=False
+    )
     assert result.ran == 3 and not result.failed and "local cluster of 2 threads" in result.engine
     rows = result.rows()
     assert set(rows.dataset) == {"cls", "reg"} and set(rows.regime) == {"single_task_fixed", "multi_task_random"}
@@ -193,7 +240,9 @@ def test_the_largest_tasks_go_first_one_at_a_time_per_worker(tmp_path, reference
         return original(spec, ref, key, kwargs)
 
     monkeypatch.setattr(engine, "_task", recording)
-    result = run_sweep(grid, results_dir=tmp_path / "results", workers=1, processes=False, reference=reference, progress=False)
+    result = run_sweep(
+        grid, results_dir=tmp_path / "results", workers=1, processes=False, reference=reference, progress=False
+    )
     assert result.ran == 3 and not result.failed
     started = order.read_text().split("\n")[:-1]
     assert started[0].startswith("multi_task_random") and len(started) == 3
@@ -207,7 +256,9 @@ def test_the_largest_tasks_go_first_one_at_a_time_per_worker(tmp_path, reference
         cluster.close()
 
 
-@pytest.mark.parametrize(("given", "env", "expected"), [(None, None, 0), (None, "1", 0), (None, "2", 2), (0, "2", 0), (3, None, 3)])
+@pytest.mark.parametrize(
+    ("given", "env", "expected"), [(None, None, 0), (None, "1", 0), (None, "2", 2), (0, "2", 0), (3, None, 3)]
+)
 def test_notebook_05_takes_its_workers_from_the_environment(monkeypatch, given, env, expected):
     """``make book`` sets ICLMEM_WORKERS=2: notebook 05's sweep then runs on a local cluster of two processes."""
     if env is None:
@@ -231,19 +282,35 @@ def test_local_workers_start_without_the_malloc_trim_threshold():
 
 
 def test_a_failing_configuration_is_reported_and_the_others_finish(tmp_path, reference):
-    path = _grid(tmp_path, regimes=["single_task_fixed"], datasets=[_csv(tmp_path, "ok", "classification"),
-                                                                    _csv(tmp_path, "small", "classification", n=50)])
+    path = _grid(
+        tmp_path,
+        regimes=["single_task_fixed"],
+        datasets=[_csv(tmp_path, "ok", "classification"), _csv(tmp_path, "small", "classification", n=50)],
+    )
     grid = load_grid(path)
-    result = run_sweep(grid, results_dir=tmp_path / "results", workers=1, processes=False, reference=reference, progress=False)
+    result = run_sweep(
+        grid, results_dir=tmp_path / "results", workers=1, processes=False, reference=reference, progress=False
+    )
     assert len(result.failed) == 1 and result.failed[0]["spec"]["dataset"] == "small"
     assert "PoolSizeError" in result.failed[0]["error"] and "Traceback" in result.failed[0]["traceback"]
     assert set(result.rows().dataset) == {"ok"}
     assert "FAILED single_task_fixed-small" in result.report()
     again = run_sweep(grid, results_dir=tmp_path / "results", workers=0, reference=reference, progress=False)
-    assert (again.from_store, again.ran, len(again.failed)) == (1, 1, 1)  # failed tasks are retried, finished ones are not
+    assert (again.from_store, again.ran, len(again.failed)) == (
+        1,
+        1,
+        1,
+    )  # failed tasks are retried, finished ones are not
     # a task never raises: the error goes to its summary file
     spec = next(s for s in grid.specs if s.dataset == "small")
-    out = run_task(spec, grid_name="direct", probe=grid.probe, sources=grid.sources, results_dir=tmp_path / "r2", reference=reference)
+    out = run_task(
+        spec,
+        grid_name="direct",
+        probe=grid.probe,
+        sources=grid.sources,
+        results_dir=tmp_path / "r2",
+        reference=reference,
+    )
     assert out["status"] == "error" and (summary_dir("direct", tmp_path / "r2") / f"{out['key']}.json").is_file()
 
 
@@ -257,8 +324,19 @@ def test_unreachable_scheduler_fails_fast_with_a_clear_error(tmp_path, capsys):
     assert time.perf_counter() - started < 15
     ckpt = tmp_path / "tiny.pt"
     torch.save({"config": TINY.to_dict(), "model": TabularICLTransformer(TINY).state_dict()}, ckpt)
-    args = ["sweep", str(_grid(tmp_path)), "--scheduler", f"tcp://127.0.0.1:{port}", "--timeout", "1", "--reference", str(ckpt),
-            "--results", str(tmp_path / "results"), "--no-progress"]
+    args = [
+        "sweep",
+        str(_grid(tmp_path)),
+        "--scheduler",
+        f"tcp://127.0.0.1:{port}",
+        "--timeout",
+        "1",
+        "--reference",
+        str(ckpt),
+        "--results",
+        str(tmp_path / "results"),
+        "--no-progress",
+    ]
     assert main(args) == 2
     assert f"could not reach the Dask scheduler at 'tcp://127.0.0.1:{port}'" in capsys.readouterr().err
     assert not (tmp_path / "results" / "sweep").exists()  # nothing ran
@@ -273,8 +351,20 @@ def _frozen_package(folder: Path) -> dict[str, str]:
 
 
 def _sweep_cmd(grid: Path, results: Path, ckpt: Path, workers: int) -> list[str]:
-    return [sys.executable, "-m", "iclmem.cli", "sweep", str(grid), "--results", str(results), "--reference", str(ckpt),
-            "--workers", str(workers), "--no-progress"]
+    return [
+        sys.executable,
+        "-m",
+        "iclmem.cli",
+        "sweep",
+        str(grid),
+        "--results",
+        str(results),
+        "--reference",
+        str(ckpt),
+        "--workers",
+        str(workers),
+        "--no-progress",
+    ]
 
 
 def _group_gone(pgid: int, timeout: float = 30) -> None:
@@ -297,12 +387,19 @@ def test_killed_sweep_resumes_to_the_same_results(tmp_path, reference):
     ckpt = tmp_path / "tiny.pt"
     torch.save({"config": TINY.to_dict(), "model": reference.state_dict()}, ckpt)
     path = _grid(tmp_path, regimes=["single_task_fixed", "multi_task_random"], epochs=3)
-    uninterrupted = run_sweep(load_grid(path), results_dir=tmp_path / "a", workers=0, reference=load_checkpoint(ckpt), progress=False)
+    uninterrupted = run_sweep(
+        load_grid(path), results_dir=tmp_path / "a", workers=0, reference=load_checkpoint(ckpt), progress=False
+    )
     assert uninterrupted.ran == 3 and not uninterrupted.failed
     env = _frozen_package(tmp_path / "src")
     folder = tmp_path / "b" / "sweep" / "tiny"
-    proc = subprocess.Popen(_sweep_cmd(path, tmp_path / "b", ckpt, 0), env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        _sweep_cmd(path, tmp_path / "b", ckpt, 0),
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 240
         while not list(folder.glob("*.json")) and proc.poll() is None and time.monotonic() < deadline:
@@ -313,9 +410,13 @@ def test_killed_sweep_resumes_to_the_same_results(tmp_path, reference):
         _group_gone(proc.pid)
     finished = len(list(folder.glob("*.json")))
     assert 1 <= finished < 3, "the sweep was not killed midway"
-    resumed = subprocess.run(_sweep_cmd(path, tmp_path / "b", ckpt, 1), env=env, capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(
+        _sweep_cmd(path, tmp_path / "b", ckpt, 1), env=env, capture_output=True, text=True, timeout=300
+    )
     assert resumed.returncode == 0, resumed.stderr
-    assert f"{finished} from the store, {3 - finished} ran (dask local cluster of 1 processes)" in resumed.stdout, resumed.stdout
+    assert f"{finished} from the store, {3 - finished} ran (dask local cluster of 1 processes)" in resumed.stdout, (
+        resumed.stdout
+    )
     a = _by_spec(uninterrupted.summaries)
     b = _by_spec([json.loads(p.read_text()) for p in folder.glob("*.json")])
     assert sorted(a) == sorted(b)
@@ -330,7 +431,9 @@ def _children(pid: int) -> list[tuple[int, str]]:
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
             if int(fields[1]) == pid and fields[0] != "Z":
-                out.append((int(stat.parent.name), (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()))
+                out.append(
+                    (int(stat.parent.name), (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+                )
         except (OSError, IndexError, ValueError):
             continue
     return out
@@ -343,11 +446,19 @@ def test_a_killed_worker_is_replaced_and_the_sweep_finishes_with_the_same_result
     ckpt = tmp_path / "tiny.pt"
     torch.save({"config": TINY.to_dict(), "model": reference.state_dict()}, ckpt)
     path = _grid(tmp_path, regimes=["single_task_fixed"], learning_rates=[1e-3, 1e-2], epochs=6)
-    uninterrupted = run_sweep(load_grid(path), results_dir=tmp_path / "a", workers=0, reference=load_checkpoint(ckpt), progress=False)
+    uninterrupted = run_sweep(
+        load_grid(path), results_dir=tmp_path / "a", workers=0, reference=load_checkpoint(ckpt), progress=False
+    )
     assert uninterrupted.ran == 4 and not uninterrupted.failed
     folder = tmp_path / "b" / "sweep" / "tiny"
-    proc = subprocess.Popen(_sweep_cmd(path, tmp_path / "b", ckpt, 2), env=_frozen_package(tmp_path / "src"),
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        _sweep_cmd(path, tmp_path / "b", ckpt, 2),
+        env=_frozen_package(tmp_path / "src"),
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 240
         while len(list(folder.glob("*.json"))) < 1 and proc.poll() is None and time.monotonic() < deadline:
@@ -367,6 +478,7 @@ def test_a_killed_worker_is_replaced_and_the_sweep_finishes_with_the_same_result
     summaries = [json.loads(p.read_text()) for p in folder.glob("*.json")]
     assert len(summaries) == 4 and all(s["status"] == "ok" for s in summaries), [s.get("error") for s in summaries]
     assert {name: (folder / name).stat().st_mtime_ns for name in before} == before, "a finished task ran again"
+
     def by_spec(found: list[dict]) -> dict[str, pd.DataFrame]:
         return {json.dumps(s["spec"], sort_keys=True): pd.DataFrame(s["rows"]) for s in found}
 

@@ -32,8 +32,10 @@ def _toy(tmp_path):
     frame.to_csv(tmp_path / "toy.csv", index=False)
     tables = {"toy": deduplicate(load_dataset(str(tmp_path / "toy.csv"), target="target", task="classification"))}
     torch.manual_seed(0)
-    reference = ReferenceLTM(TabularICLTransformer(LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16, max_context=64)).eval(),
-                             checkpoint_sha256="tiny-workers")
+    reference = ReferenceLTM(
+        TabularICLTransformer(LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16, max_context=64)).eval(),
+        checkpoint_sha256="tiny-workers",
+    )
     torch.set_num_threads(1)  # the workers' thread count on this machine (2 cores / 2 workers): same summation order
     return tables, reference
 
@@ -44,7 +46,9 @@ def test_runs_in_two_workers_equal_the_in_process_runs(tmp_path):
     here = run_grid(specs, reference, tmp_path / "here", progress=False, tables=tables, workers=1)
     there = run_grid(specs, reference, tmp_path / "there", progress=False, tables=tables, workers=2)
     assert [r.key for r in here] == [r.key for r in there]
-    assert all((tmp_path / "there" / "finetune" / r.key / "metrics.csv").is_file() for r in there)  # the workers wrote them
+    assert all(
+        (tmp_path / "there" / "finetune" / r.key / "metrics.csv").is_file() for r in there
+    )  # the workers wrote them
     for a, b in zip(here, there, strict=True):
         pd.testing.assert_frame_equal(a.metrics, b.metrics, check_exact=False, atol=1e-6)
 
@@ -55,8 +59,18 @@ def test_probing_in_two_workers_equals_probing_in_process_and_scores_m_ref_once_
     results = {}
     for where, n in (("here", 1), ("there", 2)):
         runs = run_grid(specs, reference, tmp_path / where, progress=False, tables=tables, workers=1)
-        results[where] = probe_grid(specs, runs, reference, [0, 2], max_queries=4, n_boot=5, results_dir=tmp_path / where,
-                                    progress=False, tables=tables, workers=n)
+        results[where] = probe_grid(
+            specs,
+            runs,
+            reference,
+            [0, 2],
+            max_queries=4,
+            n_boot=5,
+            results_dir=tmp_path / where,
+            progress=False,
+            tables=tables,
+            workers=n,
+        )
     (summary_here, scores_here), (summary_there, scores_there) = results["here"], results["there"]
     pd.testing.assert_frame_equal(summary_here, summary_there, check_exact=False, atol=1e-6)
     assert scores_here.keys() == scores_there.keys()
@@ -69,9 +83,23 @@ def test_probing_in_two_workers_equals_probing_in_process_and_scores_m_ref_once_
 
     # the workers' first pass scores M_ref once per manifest, before any run is probed
     calls = []
-    monkeypatch.setattr(workers_module, "in_workers", lambda fn, args, *a, **k: calls.append((fn.__name__, len(args))) or [fn(*x) for x in args])
+    monkeypatch.setattr(
+        workers_module,
+        "in_workers",
+        lambda fn, args, *a, **k: calls.append((fn.__name__, len(args))) or [fn(*x) for x in args],
+    )
     monkeypatch.setattr("iclmem.grid.in_workers", workers_module.in_workers)
     runs = run_grid(specs, reference, tmp_path / "third", progress=False, tables=tables, workers=1)
-    probe_grid(specs, runs, reference, [0, 2], max_queries=4, n_boot=5, results_dir=tmp_path / "third", progress=False, tables=tables,
-               workers=2)
+    probe_grid(
+        specs,
+        runs,
+        reference,
+        [0, 2],
+        max_queries=4,
+        n_boot=5,
+        results_dir=tmp_path / "third",
+        progress=False,
+        tables=tables,
+        workers=2,
+    )
     assert calls == [("_probe_reference", 2), ("probe_views", 6)]

@@ -24,7 +24,9 @@ def parse_model(spec: str) -> tuple[str, str | None]:
         return "reference", None
     kind, sep, path = spec.partition(":")
     if not sep or kind not in MODEL_KINDS[1:] or not path:
-        raise LTMInputError(f"model must be 'reference', 'tabicl:PATH' or 'tabpfn:PATH' (PATH: a local checkpoint file), got {spec!r}.")
+        raise LTMInputError(
+            f"model must be 'reference', 'tabicl:PATH' or 'tabpfn:PATH' (PATH: a local checkpoint file), got {spec!r}."
+        )
     return kind, path
 
 
@@ -35,8 +37,10 @@ def load_model(spec: str, *, preprocessing: str = "dataset", n_permutations: int
     """
     kind, path = parse_model(spec)
     if preprocessing not in PREPROCESSING:
-        raise LTMInputError(f"preprocessing must be one of {PREPROCESSING}, got {preprocessing!r}; 'dataset' keeps the query's "
-                            "features visible in a multiple-choice context (Sec. 4.2).")
+        raise LTMInputError(
+            f"preprocessing must be one of {PREPROCESSING}, got {preprocessing!r}; 'dataset' keeps the query's "
+            "features visible in a multiple-choice context (Sec. 4.2)."
+        )
     if kind == "reference":
         from ..ltm.reference import load_reference
 
@@ -44,10 +48,20 @@ def load_model(spec: str, *, preprocessing: str = "dataset", n_permutations: int
     if kind == "tabicl":
         from .tabicl import load_tabicl
 
-        return load_tabicl(Path(path).expanduser(), preprocessing=preprocessing, n_permutations=n_permutations, seed=seed)
+        return load_tabicl(
+            Path(path).expanduser(), preprocessing=preprocessing, n_permutations=n_permutations, seed=seed
+        )
     from .tabpfn import load_tabpfn
 
     return load_tabpfn(Path(path).expanduser(), preprocessing=preprocessing, n_permutations=n_permutations, seed=seed)
 
 
-__all__ = ["MODEL_KINDS", "PREPROCESSING", "AdapterCheckpointError", "AdapterLTM", "AdapterLimits", "load_model", "parse_model"]
+__all__ = [
+    "MODEL_KINDS",
+    "PREPROCESSING",
+    "AdapterCheckpointError",
+    "AdapterLTM",
+    "AdapterLimits",
+    "load_model",
+    "parse_model",
+]

@@ -18,7 +18,8 @@ and the model never sees them. ``preprocessing="dataset"`` (the default) feeds t
 ``"context"`` applies the package's own per-context steps (what its scikit-learn wrapper or its
 forward does), kept to measure what a naive probe would see. The switch holds for every forward,
 fine-tuning and probing alike, so M_theta and M_ref always read the same inputs (and it is part of
-the store key). Each adapter's module docstring names its steps. Ensembling over feature permutations (``n_permutations``) is off (1) by default: one
+the store key). Each adapter's module docstring names its steps. Ensembling over feature permutations
+(``n_permutations``) is off (1) by default: one
 deterministic forward per task.
 """
 
@@ -77,7 +78,8 @@ class BorderPredictions(Predictions):
 
 
 class AdapterCheckpointError(RuntimeError):
-    """A TabICL/TabPFN checkpoint is missing, unreadable or of another architecture; the message says where weights come from."""
+    """A TabICL/TabPFN checkpoint is missing, unreadable or of another architecture; the message says where weights
+    come from."""
 
 
 @dataclass(frozen=True)
@@ -101,14 +103,17 @@ def quiet_import():
 
 
 def import_package(name: str, pin: str, module: str):  # noqa: ANN201 - the module imported
-    """``import module`` of an adapter's optional package, quietly; without the ``ltms`` extra, an error with the fix."""
+    """``import module`` of an adapter's optional package, quietly; without the ``ltms`` extra, an error with the
+    fix."""
     import importlib
 
     try:
         with quiet_import():
             return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - the extra is installed by make test
-        raise AdapterCheckpointError(f"the {name} adapter needs the package: pip install 'iclmem[ltms]' ({pin}).") from exc
+        raise AdapterCheckpointError(
+            f"the {name} adapter needs the package: pip install 'iclmem[ltms]' ({pin})."
+        ) from exc
 
 
 def sha256_file(path: Path) -> str:
@@ -123,8 +128,10 @@ def checked_path(path: str | Path, family: str, where: str) -> Path:
     """``path`` as an existing file, else an :class:`AdapterCheckpointError` saying where the weights come from."""
     p = Path(path)
     if not p.is_file():
-        raise AdapterCheckpointError(f"no {family} checkpoint at {p}: iclmem never downloads weights. {where} "
-                                     f"Put the file at {p} (or pass its path as model={family.lower()}:PATH).")
+        raise AdapterCheckpointError(
+            f"no {family} checkpoint at {p}: iclmem never downloads weights. {where} "
+            f"Put the file at {p} (or pass its path as model={family.lower()}:PATH)."
+        )
     return p
 
 
@@ -161,12 +168,22 @@ class AdapterLTM:
 
     kind = "adapter"
 
-    def __init__(self, network: torch.nn.Module, limits: AdapterLimits, checkpoint_sha256: str, *,
-                 preprocessing: Preprocessing = "dataset", n_permutations: int = 1, seed: int = 0,
-                 model_path: str | None = None) -> None:
+    def __init__(
+        self,
+        network: torch.nn.Module,
+        limits: AdapterLimits,
+        checkpoint_sha256: str,
+        *,
+        preprocessing: Preprocessing = "dataset",
+        n_permutations: int = 1,
+        seed: int = 0,
+        model_path: str | None = None,
+    ) -> None:
         if preprocessing not in PREPROCESSING:
-            raise LTMInputError(f"preprocessing must be one of {PREPROCESSING}, got {preprocessing!r}; 'dataset' keeps the query's "
-                                "features visible in a multiple-choice context (Sec. 4.2).")
+            raise LTMInputError(
+                f"preprocessing must be one of {PREPROCESSING}, got {preprocessing!r}; 'dataset' keeps the query's "
+                "features visible in a multiple-choice context (Sec. 4.2)."
+            )
         if n_permutations < 1:
             raise LTMInputError(f"n_permutations must be >= 1, got {n_permutations}; 1 is one deterministic forward.")
         self.network = network
@@ -187,8 +204,10 @@ class AdapterLTM:
         from ..store import code_version
 
         # the adapters live outside the closure of the reference's runs, so the adapter's own closure is hashed here
-        options = (f"{self.kind}:{self.checkpoint_sha256}:{self.preprocessing}:p{self.n_permutations}s{self.seed}"
-                   f":code{code_version(type(self).__module__)}")
+        options = (
+            f"{self.kind}:{self.checkpoint_sha256}:{self.preprocessing}:p{self.n_permutations}s{self.seed}"
+            f":code{code_version(type(self).__module__)}"
+        )
         return store_identity(options, self.device)
 
     @property
@@ -228,7 +247,8 @@ class AdapterLTM:
         raise NotImplementedError
 
     def save(self, path: str | Path) -> Path:
-        """Write the current weights (e.g. M_theta of a run) as a checkpoint of the package's format, loadable as ``model=KIND:PATH``
+        """Write the current weights (e.g. M_theta of a run) as a checkpoint of the package's format, loadable as
+        ``model=KIND:PATH``
         and by the package's own scikit-learn wrapper."""
         from ..atomic import atomic_torch_save
 
@@ -241,7 +261,9 @@ class AdapterLTM:
         return len(task.context_x) + len(task.query_x)
 
     # --- prediction ------------------------------------------------------------------------
-    def _forward(self, tasks: list[ICLTask], cx: np.ndarray, qx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def _forward(
+        self, tasks: list[ICLTask], cx: np.ndarray, qx: np.ndarray
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(B, n_q, k or n_bins) log-probabilities for tasks of one shape, and the regression borders (or None)."""
         raise NotImplementedError
 
@@ -287,5 +309,18 @@ class AdapterLTM:
         return out  # type: ignore[return-value]
 
 
-__all__ = ["import_package", "quiet_import", "BorderPredictions", "AdapterCheckpointError", "AdapterLimits", "AdapterLTM", "PREPROCESSING", "Preprocessing", "checked_path",
-           "context_slots", "context_standardize", "sha256_file", "standardized_targets"]
+__all__ = [
+    "import_package",
+    "quiet_import",
+    "BorderPredictions",
+    "AdapterCheckpointError",
+    "AdapterLimits",
+    "AdapterLTM",
+    "PREPROCESSING",
+    "Preprocessing",
+    "checked_path",
+    "context_slots",
+    "context_standardize",
+    "sha256_file",
+    "standardized_targets",
+]

@@ -52,8 +52,10 @@ from .base import (
     standardized_targets,
 )
 
-WHERE = ("TabICL weights are published on Hugging Face (repo jingang/TabICL, e.g. tabicl-classifier-v2-20260212.ckpt); "
-         "download one yourself, or save a fine-tuned TabICL as torch.save({'config': ..., 'state_dict': ...}).")
+WHERE = (
+    "TabICL weights are published on Hugging Face (repo jingang/TabICL, e.g. tabicl-classifier-v2-20260212.ckpt); "
+    "download one yourself, or save a fine-tuned TabICL as torch.save({'config': ..., 'state_dict': ...})."
+)
 #: TabICL's pretraining prior goes up to about this many features and rows; beyond is extrapolation.
 MAX_FEATURES = 100
 MAX_CONTEXT = 10_000
@@ -71,16 +73,25 @@ class TabICLLTM(AdapterLTM):
     def checkpoint_blob(self) -> dict:
         state = {k: v.detach().cpu() for k, v in self.network.state_dict().items()}
         return {"config": dict(self.checkpoint_extra["config"]), "state_dict": state}
+
     # invariances: row order only (AdapterLTM). Not uniform duplication: TabICL's scalable softmax (SSMax/QASSMax)
     # scales attention logits with log(number of context rows), so copies change the output (measured: 7e-2).
 
-    def _forward(self, tasks: list[ICLTask], cx: np.ndarray, qx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def _forward(
+        self, tasks: list[ICLTask], cx: np.ndarray, qx: np.ndarray
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         net = self.network
         reg = tasks[0].is_regression
         if reg and net.max_classes != 0:
-            raise LTMInputError("this TabICL checkpoint is a classifier (max_classes > 0); use a TabICL regressor checkpoint for regression.")
+            raise LTMInputError(
+                "this TabICL checkpoint is a classifier (max_classes > 0); use a TabICL regressor checkpoint for "
+                "regression."
+            )
         if not reg and net.max_classes == 0:
-            raise LTMInputError("this TabICL checkpoint is a regressor (max_classes = 0); use a TabICL classifier checkpoint for classification.")
+            raise LTMInputError(
+                "this TabICL checkpoint is a regressor (max_classes = 0); use a TabICL classifier checkpoint for "
+                "classification."
+            )
         if self.preprocessing == "context":
             pairs = [context_standardize(c, q) for c, q in zip(cx, qx, strict=True)]
             cx, qx = np.stack([a for a, _ in pairs]), np.stack([b for _, b in pairs])
@@ -99,8 +110,15 @@ class TabICLLTM(AdapterLTM):
         return mass.log() - mass.sum(-1, keepdim=True).log(), None
 
 
-def load_tabicl(model_path: str | Path, *, preprocessing: Preprocessing = "dataset", n_permutations: int = 1, seed: int = 0,
-                n_bins: int = 64, bin_bound: float = 5.0) -> TabICLLTM:
+def load_tabicl(
+    model_path: str | Path,
+    *,
+    preprocessing: Preprocessing = "dataset",
+    n_permutations: int = 1,
+    seed: int = 0,
+    n_bins: int = 64,
+    bin_bound: float = 5.0,
+) -> TabICLLTM:
     """Load a TabICL checkpoint from a local file (see the module docstring for the options)."""
     from ..device import compute_device
     from ..threads import configure_threads
@@ -111,23 +129,44 @@ def load_tabicl(model_path: str | Path, *, preprocessing: Preprocessing = "datas
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - any load failure means a bad file
-        raise AdapterCheckpointError(f"{path} cannot be read as a torch checkpoint ({exc}); the file is corrupt or not a TabICL "
-                                     f"checkpoint. {WHERE}") from exc
+        raise AdapterCheckpointError(
+            f"{path} cannot be read as a torch checkpoint ({exc}); the file is corrupt or not a TabICL "
+            f"checkpoint. {WHERE}"
+        ) from exc
     if not isinstance(blob, dict) or "config" not in blob or "state_dict" not in blob:
-        raise AdapterCheckpointError(f"{path} is not a TabICL checkpoint (it has no 'config' and 'state_dict'). {WHERE}")
-    if "architecture_name" in blob or any(k.startswith(("blocks.", "feature_group_embedder", "transformer_encoder.")) for k in blob["state_dict"]):
-        raise AdapterCheckpointError(f"{path} is a TabPFN checkpoint, not a TabICL one; load it with model=tabpfn:{path}.")
+        raise AdapterCheckpointError(
+            f"{path} is not a TabICL checkpoint (it has no 'config' and 'state_dict'). {WHERE}"
+        )
+    if "architecture_name" in blob or any(
+        k.startswith(("blocks.", "feature_group_embedder", "transformer_encoder.")) for k in blob["state_dict"]
+    ):
+        raise AdapterCheckpointError(
+            f"{path} is a TabPFN checkpoint, not a TabICL one; load it with model=tabpfn:{path}."
+        )
     config = {**blob["config"], "dropout": 0.0}
     try:
         net = TabICL(**config)
         net.load_state_dict(blob["state_dict"])
     except Exception as exc:  # noqa: BLE001
-        raise AdapterCheckpointError(f"{path} does not match TabICL's architecture ({exc}); pass a checkpoint written for "
-                                     f"tabicl==2.2.0. {WHERE}") from exc
-    limits = AdapterLimits(max_classes=net.max_classes if net.max_classes > 0 else 10, max_features=MAX_FEATURES, max_context=MAX_CONTEXT,
-                           n_bins=n_bins if net.max_classes == 0 else 0, bin_bound=bin_bound if net.max_classes == 0 else 0.0)
-    model = TabICLLTM(net.to(compute_device()), limits, sha256_file(path), preprocessing=preprocessing, n_permutations=n_permutations,
-                      seed=seed, model_path=str(path))
+        raise AdapterCheckpointError(
+            f"{path} does not match TabICL's architecture ({exc}); pass a checkpoint written for tabicl==2.2.0. {WHERE}"
+        ) from exc
+    limits = AdapterLimits(
+        max_classes=net.max_classes if net.max_classes > 0 else 10,
+        max_features=MAX_FEATURES,
+        max_context=MAX_CONTEXT,
+        n_bins=n_bins if net.max_classes == 0 else 0,
+        bin_bound=bin_bound if net.max_classes == 0 else 0.0,
+    )
+    model = TabICLLTM(
+        net.to(compute_device()),
+        limits,
+        sha256_file(path),
+        preprocessing=preprocessing,
+        n_permutations=n_permutations,
+        seed=seed,
+        model_path=str(path),
+    )
     model.checkpoint_extra = {"config": dict(blob["config"])}
     return model
 

@@ -58,9 +58,12 @@ from .base import (
     standardized_targets,
 )
 
-WHERE = ("TabPFN v2 weights are published by Prior Labs on Hugging Face (Prior-Labs/TabPFN-v2-clf: tabpfn-v2-classifier.ckpt, "
-         "Prior-Labs/TabPFN-v2-reg: tabpfn-v2-regressor.ckpt); download one yourself (accepting its licence), or save a "
-         "fine-tuned one with tabpfn.model_loading.save_tabpfn_model.")
+WHERE = (
+    "TabPFN v2 weights are published by Prior Labs on Hugging Face (Prior-Labs/TabPFN-v2-clf: "
+    "tabpfn-v2-classifier.ckpt, "
+    "Prior-Labs/TabPFN-v2-reg: tabpfn-v2-regressor.ckpt); download one yourself (accepting its licence), or save a "
+    "fine-tuned one with tabpfn.model_loading.save_tabpfn_model."
+)
 #: TabPFN's pretraining limits (its InferenceConfig: MAX_NUMBER_OF_FEATURES, MAX_NUMBER_OF_SAMPLES).
 MAX_FEATURES = 500
 MAX_CONTEXT = 10_000
@@ -114,20 +117,32 @@ class TabPFNLTM(AdapterLTM):
         from ..probe.invariances import Invariances
 
         dataset = self.preprocessing == "dataset"
-        return Invariances(True, dataset, "tabpfn v2: row attention without row positions" +
-                           (", renormalized over identical copies; no context statistic reads the row count" if dataset else ""))
+        return Invariances(
+            True,
+            dataset,
+            "tabpfn v2: row attention without row positions"
+            + (", renormalized over identical copies; no context statistic reads the row count" if dataset else ""),
+        )
 
     def checkpoint_blob(self) -> dict:
         state = {k: v.detach().cpu() for k, v in self.network.state_dict().items()}
         extra = self.checkpoint_extra
-        return {"state_dict": {**state, **extra["criterion"]}, "config": dict(extra["config"]), "architecture_name": extra["architecture_name"]}
+        return {
+            "state_dict": {**state, **extra["criterion"]},
+            "config": dict(extra["config"]),
+            "architecture_name": extra["architecture_name"],
+        }
 
-    def _forward(self, tasks: list[ICLTask], cx: np.ndarray, qx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def _forward(
+        self, tasks: list[ICLTask], cx: np.ndarray, qx: np.ndarray
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         net = self.network
         reg = tasks[0].is_regression
         if reg != (self.task_kind == "regression"):
-            raise LTMInputError(f"this TabPFN checkpoint is a {self.task_kind} model; the task is {tasks[0].task}. Use a "
-                                f"tabpfn-v2-{'regressor' if reg else 'classifier'} checkpoint.")
+            raise LTMInputError(
+                f"this TabPFN checkpoint is a {self.task_kind} model; the task is {tasks[0].task}. Use a "
+                f"tabpfn-v2-{'regressor' if reg else 'classifier'} checkpoint."
+            )
         dev = self.device
         x = torch.as_tensor(np.concatenate([cx, qx], axis=1), device=dev).transpose(0, 1)  # (rows, B, F)
         y = np.stack([standardized_targets(t, t.context_y) if reg else context_slots(t) for t in tasks])
@@ -156,21 +171,29 @@ def _read_checkpoint(path: Path) -> dict:
     try:
         blob = Checkpoint(path).load()
     except Exception as exc:  # noqa: BLE001 - any load failure means a bad file
-        raise AdapterCheckpointError(f"{path} cannot be read as a TabPFN checkpoint ({exc}); the file is corrupt or of another "
-                                     f"format. {WHERE}") from exc
+        raise AdapterCheckpointError(
+            f"{path} cannot be read as a TabPFN checkpoint ({exc}); the file is corrupt or of another format. {WHERE}"
+        ) from exc
     if not isinstance(blob, dict) or "state_dict" not in blob or "config" not in blob:
         raise AdapterCheckpointError(f"{path} is not a TabPFN checkpoint (no 'state_dict' and 'config'). {WHERE}")
-    if "col_num_blocks" in blob["config"] or any(k.startswith(("col_embedder.", "icl_predictor.")) for k in blob["state_dict"]):
-        raise AdapterCheckpointError(f"{path} is a TabICL checkpoint, not a TabPFN one; load it with model=tabicl:{path}.")
+    if "col_num_blocks" in blob["config"] or any(
+        k.startswith(("col_embedder.", "icl_predictor.")) for k in blob["state_dict"]
+    ):
+        raise AdapterCheckpointError(
+            f"{path} is a TabICL checkpoint, not a TabPFN one; load it with model=tabicl:{path}."
+        )
     name = blob.get("architecture_name", "tabpfn_v2")
     if name != "tabpfn_v2":
-        raise AdapterCheckpointError(f"{path} holds TabPFN architecture {name!r}; this adapter takes TabPFN v2 (tabpfn_v2) "
-                                     f"checkpoints only. {WHERE}")
+        raise AdapterCheckpointError(
+            f"{path} holds TabPFN architecture {name!r}; this adapter takes TabPFN v2 (tabpfn_v2) "
+            f"checkpoints only. {WHERE}"
+        )
     return blob
 
 
-def load_tabpfn(model_path: str | Path, *, preprocessing: Preprocessing = "dataset", n_permutations: int = 1,
-                seed: int = 0) -> TabPFNLTM:
+def load_tabpfn(
+    model_path: str | Path, *, preprocessing: Preprocessing = "dataset", n_permutations: int = 1, seed: int = 0
+) -> TabPFNLTM:
     """Load a TabPFN v2 checkpoint from a local file (see the module docstring for the options)."""
     from ..device import compute_device
     from ..threads import configure_threads
@@ -186,22 +209,42 @@ def load_tabpfn(model_path: str | Path, *, preprocessing: Preprocessing = "datas
         net = m.get_architecture(config)
         net.load_state_dict({k: v for k, v in state.items() if "criterion." not in k})
     except Exception as exc:  # noqa: BLE001
-        raise AdapterCheckpointError(f"{path} does not match TabPFN v2's architecture ({exc}); pass a TabPFN v2 checkpoint "
-                                     f"for tabpfn==9.2.0. {WHERE}") from exc
+        raise AdapterCheckpointError(
+            f"{path} does not match TabPFN v2's architecture ({exc}); pass a TabPFN v2 checkpoint "
+            f"for tabpfn==9.2.0. {WHERE}"
+        ) from exc
     regression = config.max_num_classes <= 0
     borders = None
     if regression:
         if "borders" not in criterion:
-            raise AdapterCheckpointError(f"{path} is a TabPFN regressor without stored bar-distribution borders "
-                                         f"(criterion.borders); it cannot give a predictive distribution. {WHERE}")
+            raise AdapterCheckpointError(
+                f"{path} is a TabPFN regressor without stored bar-distribution borders "
+                f"(criterion.borders); it cannot give a predictive distribution. {WHERE}"
+            )
         borders = criterion["borders"].to(torch.float32)
-    limits = AdapterLimits(max_classes=config.max_num_classes if not regression else 10, max_features=MAX_FEATURES,
-                           max_context=MAX_CONTEXT, n_bins=config.num_buckets if regression else 0,
-                           bin_bound=float(borders.abs().max()) if regression else 0.0)
-    model = TabPFNLTM(net.to(compute_device()), limits, sha256_file(path), preprocessing=preprocessing, n_permutations=n_permutations,
-                      seed=seed, model_path=str(path), borders=borders, task_kind="regression" if regression else "classification")
-    model.checkpoint_extra = {"config": dict(blob["config"]), "architecture_name": "tabpfn_v2",
-                              "criterion": {k: v.detach().cpu() for k, v in state.items() if "criterion." in k}}
+    limits = AdapterLimits(
+        max_classes=config.max_num_classes if not regression else 10,
+        max_features=MAX_FEATURES,
+        max_context=MAX_CONTEXT,
+        n_bins=config.num_buckets if regression else 0,
+        bin_bound=float(borders.abs().max()) if regression else 0.0,
+    )
+    model = TabPFNLTM(
+        net.to(compute_device()),
+        limits,
+        sha256_file(path),
+        preprocessing=preprocessing,
+        n_permutations=n_permutations,
+        seed=seed,
+        model_path=str(path),
+        borders=borders,
+        task_kind="regression" if regression else "classification",
+    )
+    model.checkpoint_extra = {
+        "config": dict(blob["config"]),
+        "architecture_name": "tabpfn_v2",
+        "criterion": {k: v.detach().cpu() for k, v in state.items() if "criterion." in k},
+    }
     return model
 
 

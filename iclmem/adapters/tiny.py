@@ -18,8 +18,20 @@ import torch
 from .base import quiet_import
 
 #: TabICL kwargs of the tiny classifier (TabICL's own constructor arguments).
-TINY_TABICL = dict(max_classes=10, embed_dim=16, col_num_blocks=1, col_nhead=2, col_num_inds=8, row_num_blocks=1, row_nhead=2,
-                   row_num_cls=2, icl_num_blocks=1, icl_nhead=2, ff_factor=2, zero_init=False)
+TINY_TABICL = dict(
+    max_classes=10,
+    embed_dim=16,
+    col_num_blocks=1,
+    col_nhead=2,
+    col_num_inds=8,
+    row_num_blocks=1,
+    row_nhead=2,
+    row_num_cls=2,
+    icl_num_blocks=1,
+    icl_nhead=2,
+    ff_factor=2,
+    zero_init=False,
+)
 #: TabPFNV2Config fields of the tiny classifier.
 TINY_TABPFN = dict(max_num_classes=10, emsize=16, nlayers=1, nhead=2, features_per_group=2)
 
@@ -44,7 +56,9 @@ def tiny_tabicl_network(seed: int = 0, regression: bool = False, **overrides) ->
     return net, config
 
 
-def tiny_tabpfn_network(seed: int = 0, regression: bool = False, n_buckets: int = 32, **overrides) -> tuple[torch.nn.Module, dict]:
+def tiny_tabpfn_network(
+    seed: int = 0, regression: bool = False, n_buckets: int = 32, **overrides
+) -> tuple[torch.nn.Module, dict]:
     """A tiny TabPFN v2 module with random weights, and its config as a dict (regression: no criterion yet)."""
     with quiet_import():
         from tabpfn.architectures import tabpfn_v2
@@ -69,7 +83,9 @@ def write_tiny_checkpoint(kind: str, path: str | Path, seed: int = 0, regression
         state = dict(net.state_dict())
         if regression:  # TabPFN stores the bar distribution's borders with the criterion (standardized units)
             state["criterion.borders"] = torch.linspace(-4.0, 4.0, config["num_buckets"] + 1)
-            state["criterion.losses_per_bucket"] = torch.zeros(config["num_buckets"])  # FullSupportBarDistribution's buffer
+            state["criterion.losses_per_bucket"] = torch.zeros(
+                config["num_buckets"]
+            )  # FullSupportBarDistribution's buffer
         torch.save({"state_dict": state, "config": config, "architecture_name": "tabpfn_v2"}, path)
     else:
         raise ValueError(f"kind must be 'tabicl' or 'tabpfn', got {kind!r}.")

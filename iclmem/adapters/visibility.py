@@ -1,4 +1,5 @@
-"""Does the query reach the model? Which of the 48 manipulations a preprocessing leaves blind to x_q (Sec. 4.2, App. A.3).
+"""Does the query reach the model? Which of the 48 manipulations a preprocessing leaves blind to x_q (Sec. 4.2, App.
+A.3).
 
 A multiple-choice context is |Y| copies of the query's features; a context-fitted step (constant
 removal, standard scaling) maps them to a constant, so the prediction can depend on the query's
@@ -22,8 +23,12 @@ BLIND_SPREAD = 1e-5
 def visibility_queries(n_queries: int = 12, n_features: int = 6, seed: int = 0) -> list[ProbeQuery]:
     """Binary probe queries with random standardized features, labels alternating 0/1."""
     rng = np.random.default_rng(seed)
-    return [ProbeQuery(i, rng.normal(size=n_features).astype(np.float32), int(i % 2), bool(i < n_queries // 2), np.array([0, 1]))
-            for i in range(n_queries)]
+    return [
+        ProbeQuery(
+            i, rng.normal(size=n_features).astype(np.float32), int(i % 2), bool(i < n_queries // 2), np.array([0, 1])
+        )
+        for i in range(n_queries)
+    ]
 
 
 def query_visibility(model, queries: list[ProbeQuery] | None = None, seed: int = 0) -> pd.DataFrame:

@@ -15,8 +15,15 @@ import pandas as pd
 import iclmem
 
 #: Benchmarks the appendix shows in sections of their own; any other result file is listed at the end.
-SECTIONED = ("roofline", "finetune_speed", "ltm_quality", "probe_speed", "bootstrap_speed", "openai_concurrency",
-             "llm_decoding")
+SECTIONED = (
+    "roofline",
+    "finetune_speed",
+    "ltm_quality",
+    "probe_speed",
+    "bootstrap_speed",
+    "openai_concurrency",
+    "llm_decoding",
+)
 
 
 def read_results(results_dir: str | Path = "benchmarks/results") -> dict[str, dict]:
@@ -25,8 +32,9 @@ def read_results(results_dir: str | Path = "benchmarks/results") -> dict[str, di
     if not folder.is_absolute():
         folder = Path(iclmem.__file__).resolve().parents[1] / folder
     if not folder.is_dir():
-        raise FileNotFoundError(f"no benchmark results in {folder}; run the scripts in benchmarks/ (see its README) "
-                                "or set results_dir.")
+        raise FileNotFoundError(
+            f"no benchmark results in {folder}; run the scripts in benchmarks/ (see its README) or set results_dir."
+        )
     return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
 
 
@@ -59,10 +67,19 @@ def roofline_table(result: dict) -> pd.DataFrame:
         for threads, run in by_threads.items():
             for kind, unit, rate in (("probing", "probes/s", "probes_per_s"), ("finetuning", "steps/s", "steps_per_s")):
                 for shape, r in run[kind].items():
-                    rows.append({"code": label, "threads": int(threads), "stage": f"{kind}: {shape}", "rate": r[rate],
-                                 "unit": unit, "GFLOP/s": r["gflop_per_s"], "peak GFLOP/s": run["peak_gflop_per_s"],
-                                 "fraction of peak": r["fraction"],
-                                 "dense-equivalent fraction": r.get("dense_equivalent_fraction", r["fraction"])})
+                    rows.append(
+                        {
+                            "code": label,
+                            "threads": int(threads),
+                            "stage": f"{kind}: {shape}",
+                            "rate": r[rate],
+                            "unit": unit,
+                            "GFLOP/s": r["gflop_per_s"],
+                            "peak GFLOP/s": run["peak_gflop_per_s"],
+                            "fraction of peak": r["fraction"],
+                            "dense-equivalent fraction": r.get("dense_equivalent_fraction", r["fraction"]),
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -106,8 +123,16 @@ def openai_concurrency_table(result: dict) -> pd.DataFrame:
     (:func:`iclmem.llm.plan.paper_scale_requests`) in hours at that rate and latency."""
     table = pd.DataFrame(result["rows"])
     table["speed-up"] = table.requests_per_s / table.requests_per_s.iloc[0]
-    columns = ["concurrency", "requests", "wall_s", "requests_per_s", "speed-up", "server_max_in_flight",
-               "paper_scale_hours", "in_request_order"]
+    columns = [
+        "concurrency",
+        "requests",
+        "wall_s",
+        "requests_per_s",
+        "speed-up",
+        "server_max_in_flight",
+        "paper_scale_hours",
+        "in_request_order",
+    ]
     return table[[c for c in columns if c in table]]
 
 
@@ -116,17 +141,31 @@ def decoding_table(result: dict) -> pd.DataFrame:
     wall seconds for the batch's prompt ends and decoding, generated tokens per second, and each way's time
     relative to the cascade decoder the book uses (above 1: slower than it)."""
     ways = [w for w in ("plain", "cascade", "llama_cpp") if isinstance(result.get(w), dict)]
-    table = pd.DataFrame([{"way": w, **{k: result[w][k] for k in ("seconds", "generated_tokens", "tokens_per_s")}}
-                          for w in ways])
+    table = pd.DataFrame(
+        [{"way": w, **{k: result[w][k] for k in ("seconds", "generated_tokens", "tokens_per_s")}} for w in ways]
+    )
     table["time / cascade"] = table.seconds / result["cascade"]["seconds"]
     return table.set_index("way")
 
 
 def other_results(results: dict[str, dict]) -> dict[str, pd.DataFrame]:
     """Result files without a section of their own, flattened one level, by name."""
-    return {name: pd.json_normalize(results[name], max_level=1).T.rename(columns={0: "value"})
-            for name in sorted(set(results) - set(SECTIONED))}
+    return {
+        name: pd.json_normalize(results[name], max_level=1).T.rename(columns={0: "value"})
+        for name in sorted(set(results) - set(SECTIONED))
+    }
 
 
-__all__ = ["SECTIONED", "decoding_table", "finetune_speed_table", "openai_concurrency_table", "other_results", "plot_roofline",
-           "probe_speed_tables", "read_results", "roofline_speedups", "roofline_table", "settings"]
+__all__ = [
+    "SECTIONED",
+    "decoding_table",
+    "finetune_speed_table",
+    "openai_concurrency_table",
+    "other_results",
+    "plot_roofline",
+    "probe_speed_tables",
+    "read_results",
+    "roofline_speedups",
+    "roofline_table",
+    "settings",
+]

@@ -1,7 +1,10 @@
-"""Both papers' claims C1-C16 (IclMem) and D1-D9 (Golchin et al.): the registry, the glue and the scorecard (notebook 00).
+"""Both papers' claims C1-C16 (IclMem) and D1-D9 (Golchin et al.): the registry, the glue and the scorecard (notebook
+00).
 
-The contract between chapters and the scorecard. A chapter that computes a claim of ``../shared/claims.md`` (IclMem C1-C16, Golchin et al. D1-D9)
-records it with :func:`glue_claim`: the paper's value (from the chapter's constants), this build's value (a short text), its interval where one
+The contract between chapters and the scorecard. A chapter that computes a claim of ``../shared/claims.md`` (IclMem
+C1-C16, Golchin et al. D1-D9)
+records it with :func:`glue_claim`: the paper's value (from the chapter's constants), this build's value (a short text),
+its interval where one
 exists, a verdict and the reason for it. The record is glued (myst-nb) under ``claim-<ID>``
 as a plain dict, so the scorecard page reads it from the executed notebook; nothing on the
 scorecard is typed.
@@ -50,9 +53,21 @@ class PlainText(str):
 
 VERDICTS: tuple[str, ...] = ("reproduced", "differs", "inconclusive", "holds by construction", "not testable here")
 #: The record's fields, in the order the scorecard shows them.
-RECORD_FIELDS: tuple[str, ...] = ("id", "paper", "ours", "interval", "verdict", "reason", "null", "observed", "null_range", "null_rate",
-                                   "points")
-#: The keys of one numeric point of a record (the scorecard's figure): the paper's value and this build's with its interval.
+RECORD_FIELDS: tuple[str, ...] = (
+    "id",
+    "paper",
+    "ours",
+    "interval",
+    "verdict",
+    "reason",
+    "null",
+    "observed",
+    "null_range",
+    "null_rate",
+    "points",
+)
+# : The keys of one numeric point of a record (the scorecard's figure): the paper's value and this build's with its
+# interval.
 POINT_KEYS: tuple[str, ...] = ("label", "paper", "build", "lo", "hi")
 #: The largest null "reproduce" rate a reproduced claim may have (equals :data:`iclmem.stats.NULL_LEVEL`).
 MAX_NULL_RATE = 0.05
@@ -79,9 +94,20 @@ def _points(claim_id: str, points: Iterable[Mapping[str, Any]] | None) -> list[d
     return out
 
 
-def claim_record(claim_id: str, paper: str, ours: str, verdict: str, reason: str, interval: str | None = None, *,
-                 null: str | None = None, observed: str | None = None, null_range: str | None = None,
-                 null_rate: float | None = None, points: Iterable[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+def claim_record(
+    claim_id: str,
+    paper: str,
+    ours: str,
+    verdict: str,
+    reason: str,
+    interval: str | None = None,
+    *,
+    null: str | None = None,
+    observed: str | None = None,
+    null_range: str | None = None,
+    null_rate: float | None = None,
+    points: Iterable[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The dict :func:`glue_claim` stores; checked.
 
     The verdict is one of :data:`VERDICTS`, the id and reason are non-empty, ``null_rate`` lies in
@@ -97,25 +123,50 @@ def claim_record(claim_id: str, paper: str, ours: str, verdict: str, reason: str
         raise ClaimError(f"claim {claim_id}: null_rate {rate} is not a share in [0, 1].")
     if verdict == "reproduced":
         if not null or not str(null).strip():
-            raise ClaimError(f"claim {claim_id}: a reproduced verdict needs its null (what the evidence assumes exchangeable, "
-                             "or why no null applies); pass null=...")
+            raise ClaimError(
+                f"claim {claim_id}: a reproduced verdict needs its null (what the evidence assumes exchangeable, "
+                "or why no null applies); pass null=..."
+            )
         if rate is not None and rate > MAX_NULL_RATE + 1e-12:
-            raise ClaimError(f"claim {claim_id}: the rule says 'reproduced' in {rate:.0%} of null draws (> {MAX_NULL_RATE:.0%}): "
-                             "chance alone gives that verdict; call it 'inconclusive' (iclmem.chapters.verdicts.evidence_verdict).")
-    return {"id": str(claim_id), "paper": str(paper), "ours": str(ours), "interval": _optional_text(interval), "verdict": verdict,
-            "reason": str(reason), "null": _optional_text(null), "observed": _optional_text(observed),
-            "null_range": _optional_text(null_range), "null_rate": rate, "points": _points(claim_id, points)}
+            raise ClaimError(
+                f"claim {claim_id}: the rule says 'reproduced' in {rate:.0%} of null draws (> {MAX_NULL_RATE:.0%}): "
+                "chance alone gives that verdict; call it 'inconclusive' (iclmem.chapters.verdicts.evidence_verdict)."
+            )
+    return {
+        "id": str(claim_id),
+        "paper": str(paper),
+        "ours": str(ours),
+        "interval": _optional_text(interval),
+        "verdict": verdict,
+        "reason": str(reason),
+        "null": _optional_text(null),
+        "observed": _optional_text(observed),
+        "null_range": _optional_text(null_range),
+        "null_rate": rate,
+        "points": _points(claim_id, points),
+    }
 
 
 def record_from(fields: Mapping[str, Any]) -> dict[str, Any]:
     """:func:`claim_record` from a mapping with the record's fields (``interval`` and the null fields optional)."""
-    return claim_record(fields["id"], fields["paper"], fields["ours"], fields["verdict"], fields["reason"], fields.get("interval"),
-                        null=fields.get("null"), observed=fields.get("observed"), null_range=fields.get("null_range"),
-                        null_rate=fields.get("null_rate"), points=fields.get("points"))
+    return claim_record(
+        fields["id"],
+        fields["paper"],
+        fields["ours"],
+        fields["verdict"],
+        fields["reason"],
+        fields.get("interval"),
+        null=fields.get("null"),
+        observed=fields.get("observed"),
+        null_range=fields.get("null_range"),
+        null_rate=fields.get("null_rate"),
+        points=fields.get("points"),
+    )
 
 
-def glue_claim(claim_id: str, paper: str, ours: str, verdict: str, reason: str, interval: str | None = None,
-               **null_fields: Any) -> dict[str, Any]:
+def glue_claim(
+    claim_id: str, paper: str, ours: str, verdict: str, reason: str, interval: str | None = None, **null_fields: Any
+) -> dict[str, Any]:
     """Glue one claim's record under ``claim-<ID>`` (not displayed) and return it.
 
     ``paper``: the paper's value as text, formatted from the chapter's paper constants;
@@ -129,6 +180,7 @@ def glue_claim(claim_id: str, paper: str, ours: str, verdict: str, reason: str, 
 
 
 # --- the registry of claims ---------------------------------------------------------------------
+
 
 def glue_text(key: str, value: object) -> None:
     """Glue ``value`` as plain text under ``key`` (not displayed), for ``{glue:text}`` in the page's prose."""
@@ -183,46 +235,102 @@ class Claim:
 #: instrument rows: the positive and the negative control of the probe (notebook 04). M1 and M2 go beyond
 #: the papers: DP-SGD, the mitigation IclMem's Sec. 6 names (notebook 07), under their own scorecard heading.
 CLAIMS: tuple[Claim, ...] = (
-    Claim("C1", ICLMEM, "Most tasks show detectable memorization (AUC(ΔS) > 0.5, TPR > 0.1) under controlled fine-tuning",
-          _CALIBRATION),
+    Claim(
+        "C1",
+        ICLMEM,
+        "Most tasks show detectable memorization (AUC(ΔS) > 0.5, TPR > 0.1) under controlled fine-tuning",
+        _CALIBRATION,
+    ),
     Claim("C2", ICLMEM, "The largest AUC(ΔS) and the per-task AUC / TPR@10% / TPR@1% of Tab. 1", _CALIBRATION),
     Claim("C3", ICLMEM, "TPR at 1% FPR exceeds 0.1 in only a few tasks", _CALIBRATION),
-    Claim("C4", ICLMEM, "Representational collapse is the most frequent outcome, at high learning rates (lr ≥ 1e-2)",
-          _CALIBRATION),
-    Claim("C5", ICLMEM, "Share of runs with loss inversion (non-members score the lower loss), at Q = 50 and Q = 512",
-          _CALIBRATION),
-    Claim("C6", ICLMEM, "Detectable memorization is much more frequent at query size Q = 50 than at Q = 512", _CALIBRATION),
+    Claim(
+        "C4",
+        ICLMEM,
+        "Representational collapse is the most frequent outcome, at high learning rates (lr ≥ 1e-2)",
+        _CALIBRATION,
+    ),
+    Claim(
+        "C5",
+        ICLMEM,
+        "Share of runs with loss inversion (non-members score the lower loss), at Q = 50 and Q = 512",
+        _CALIBRATION,
+    ),
+    Claim(
+        "C6", ICLMEM, "Detectable memorization is much more frequent at query size Q = 50 than at Q = 512", _CALIBRATION
+    ),
     Claim("C7", ICLMEM, "Shares of context overfitting and of no signal, at Q = 50 and Q = 512", _CALIBRATION),
-    Claim("C8", ICLMEM, "Binary tasks are the most vulnerable; label density n/k drives the signal at Q = 50", _CALIBRATION),
-    Claim("C9", ICLMEM, "Over epochs the Q = 50 signal grows, while the Q = 512 signal peaks mid-training and vanishes",
-          _CALIBRATION),
-    Claim("C10", ICLMEM, "The loss ratio L_FT / L_Base is bimodal: near 1x at low lr, far above the 5x collapse threshold "
-          "at aggressive lr", _FINETUNE),
-    Claim("C11", ICLMEM, "Calibration against the reference model exposes most raw TPR@10% signals as difficulty artifacts",
-          _CALIBRATION),
+    Claim(
+        "C8",
+        ICLMEM,
+        "Binary tasks are the most vulnerable; label density n/k drives the signal at Q = 50",
+        _CALIBRATION,
+    ),
+    Claim(
+        "C9",
+        ICLMEM,
+        "Over epochs the Q = 50 signal grows, while the Q = 512 signal peaks mid-training and vanishes",
+        _CALIBRATION,
+    ),
+    Claim(
+        "C10",
+        ICLMEM,
+        "The loss ratio L_FT / L_Base is bimodal: near 1x at low lr, far above the 5x collapse threshold "
+        "at aggressive lr",
+        _FINETUNE,
+    ),
+    Claim(
+        "C11",
+        ICLMEM,
+        "Calibration against the reference model exposes most raw TPR@10% signals as difficulty artifacts",
+        _CALIBRATION,
+    ),
     Claim("C12a", ICLMEM, "True-label skew and mixing true with other labels raise AUC(ΔS) slightly", _PROBING),
     Claim("C12b", ICLMEM, "Positional shuffling of the context changes AUC(ΔS) by about 0", _PROBING),
     Claim("C12c", ICLMEM, "Feature reduction and distractor columns change AUC(ΔS) negligibly", _PROBING),
     Claim("C13", ICLMEM, "Realistic regimes (multi-task pairs, few epochs) remove most of the signal", _REGIMES),
-    Claim("C14", ICLMEM, "Member and non-member splits are distribution-matched (KS, TVD below the thresholds)", _SPLITS),
+    Claim(
+        "C14", ICLMEM, "Member and non-member splits are distribution-matched (KS, TVD below the thresholds)", _SPLITS
+    ),
     Claim("C15", ICLMEM, "Leakage can be localized: a modest AUC can come with a high TPR@10%", _CALIBRATION),
-    Claim("C16", ICLMEM, "High-cardinality targets leak only with high query coverage Q/n and a target not deducible from "
-          "features", _CALIBRATION),
-    Claim("P1", INSTRUMENT, "The probe detects memorization known to be there (positive control, strongest setting of the "
-          "sensitivity curve)", _CALIBRATION),
-    Claim("P2", INSTRUMENT, "The probe does not detect what is not there (negative control: halves of the non-members)",
-          _CALIBRATION),
+    Claim(
+        "C16",
+        ICLMEM,
+        "High-cardinality targets leak only with high query coverage Q/n and a target not deducible from features",
+        _CALIBRATION,
+    ),
+    Claim(
+        "P1",
+        INSTRUMENT,
+        "The probe detects memorization known to be there (positive control, strongest setting of the "
+        "sensitivity curve)",
+        _CALIBRATION,
+    ),
+    Claim(
+        "P2",
+        INSTRUMENT,
+        "The probe does not detect what is not there (negative control: halves of the non-members)",
+        _CALIBRATION,
+    ),
     Claim("D1", GOLCHIN, "Memorization rises from zero-shot to few-shot to many-shot prompts", _LLM),
     Claim("D2", GOLCHIN, "25 demonstrations already raise memorization sharply; its level differs by dataset", _LLM),
     Claim("D3", GOLCHIN, "Near-exact matches turn into exact matches as the number of shots k grows", _LLM),
     Claim("D4", GOLCHIN, "Segment pairs alone (no labels, no instruction) surface about the most memorization", _LLM),
-    Claim("D5", GOLCHIN, "Full information and segment pairs with labels agree from k ≥ 25 and differ only at zero-shot",
-          _LLM),
+    Claim(
+        "D5",
+        GOLCHIN,
+        "Full information and segment pairs with labels agree from k ≥ 25 and differ only at zero-shot",
+        _LLM,
+    ),
     Claim("D6", GOLCHIN, "In-context learning beats zero-shot once memorization reaches about 40%", _LLM),
     Claim("D7", GOLCHIN, "ICL performance correlates strongly with memorization (Pearson), except on RTE", _LLM),
     Claim("D8", GOLCHIN, "Performance on memorized instances exceeds performance on non-memorized ones", _LLM),
     Claim("D9", GOLCHIN, "Human review changes few of the GPT-4 judge's labels", _LLM),
-    Claim("M1", BEYOND_PAPERS, "DP-SGD at ε ≤ 4 removes the vanilla-attack signal (IclMem Sec. 6's named mitigation)", _MITIGATION),
+    Claim(
+        "M1",
+        BEYOND_PAPERS,
+        "DP-SGD at ε ≤ 4 removes the vanilla-attack signal (IclMem Sec. 6's named mitigation)",
+        _MITIGATION,
+    ),
     Claim("M2", BEYOND_PAPERS, "... at a held-out accuracy cost of at most the chapter's stated budget", _MITIGATION),
 )
 
@@ -262,14 +370,20 @@ def read_glued_claims(ipynb_path: str | Path) -> dict[str, dict[str, Any]]:
             try:
                 value = ast.literal_eval(text) if isinstance(text, str) else None
             except (ValueError, SyntaxError) as exc:
-                raise ClaimError(f"{path}: glued {name!r} is not a literal dict: {exc}; re-execute the notebook that glued it "
-                                 "(records come from iclmem.chapters.claims.glue_claim)") from exc
+                raise ClaimError(
+                    f"{path}: glued {name!r} is not a literal dict: {exc}; re-execute the notebook that glued it "
+                    "(records come from iclmem.chapters.claims.glue_claim)"
+                ) from exc
             if not isinstance(value, dict):
-                raise ClaimError(f"{path}: glued {name!r} is not a dict; record claims with iclmem.chapters.claims.glue_claim.")
+                raise ClaimError(
+                    f"{path}: glued {name!r} is not a dict; record claims with iclmem.chapters.claims.glue_claim."
+                )
             fields = set(RECORD_FIELDS)
             if set(value) != fields:
-                raise ClaimError(f"{path}: glued {name!r} has fields {sorted(value)}, a claim record has {sorted(fields)}; "
-                                 "re-execute the chapter (records come from iclmem.chapters.claims.glue_claim).")
+                raise ClaimError(
+                    f"{path}: glued {name!r} has fields {sorted(value)}, a claim record has {sorted(fields)}; "
+                    "re-execute the chapter (records come from iclmem.chapters.claims.glue_claim)."
+                )
             record = record_from(value)
             if GLUE_PREFIX + record["id"] != name:
                 raise ClaimError(f"{path}: glued {name!r} holds the record of claim {record['id']!r}.")
@@ -281,13 +395,14 @@ def _heading(line: str) -> str | None:
     """The text of a markdown heading line (levels 1-4), else None."""
     stripped = line.strip()
     hashes = len(stripped) - len(stripped.lstrip("#"))
-    if 1 <= hashes <= 4 and stripped[hashes:hashes + 1] == " ":
+    if 1 <= hashes <= 4 and stripped[hashes : hashes + 1] == " ":
         return stripped[hashes:].strip()
     return None
 
 
 def claim_anchors(nb: nbformat.NotebookNode) -> dict[str, str]:
-    """Per claim an executed notebook glued: the html anchor of the section it was glued in (the last heading before it).
+    """Per claim an executed notebook glued: the html anchor of the section it was glued in (the last heading before
+    it).
 
     Anchors are docutils ids of the heading text (what Sphinx gives a section: lower case, runs of
     other characters as one hyphen); a claim glued before any heading gets none.
@@ -307,7 +422,7 @@ def claim_anchors(nb: nbformat.NotebookNode) -> dict[str, str]:
             meta = output.get("metadata", {}).get("scrapbook")
             name = str(meta.get("name", "")) if isinstance(meta, Mapping) else ""
             if name.startswith(GLUE_PREFIX) and current:
-                out[name[len(GLUE_PREFIX):]] = current
+                out[name[len(GLUE_PREFIX) :]] = current
     return out
 
 
@@ -330,8 +445,20 @@ def _with_interval(record: Mapping[str, Any]) -> str:
     return f"{record['ours']} {record['interval']}" if record.get("interval") else str(record["ours"])
 
 
-SCORECARD_COLUMNS = ("claim", "statement", "paper", "this build", "verdict", "null rate", "null", "reason", "chapter", "section",
-                     "link", "points")
+SCORECARD_COLUMNS = (
+    "claim",
+    "statement",
+    "paper",
+    "this build",
+    "verdict",
+    "null rate",
+    "null",
+    "reason",
+    "chapter",
+    "section",
+    "link",
+    "points",
+)
 
 
 def null_rate_text(record: Mapping[str, Any]) -> str:
@@ -360,7 +487,8 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
     null), ``null`` (what is exchangeable, the observed statistic and the null's 95% range),
     ``reason``, ``chapter`` (toc name), ``section`` (an html link to the section of the chapter
     that computes it, relative to ``page``), ``link`` (that link's address) and ``points`` (the
-    record's numeric points, for the figure). Chapter ``X`` is read from ``<executed_dir>/X.ipynb``. A claim its chapter did not
+    record's numeric points, for the figure). Chapter ``X`` is read from ``<executed_dir>/X.ipynb``. A claim its chapter
+    did not
     glue gets verdict :data:`MISSING` and a reason naming that chapter; a claim a chapter glued that
     the registry lacks is appended after the registry rows.
     """
@@ -382,18 +510,60 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
         href = page_link(chapter, page) + (f"#{anchor}" if anchor else "")
         link = f'<a href="{html.escape(href)}">{html.escape(titles[chapter])}</a>'
         if record is None:
-            where = f"{chapter} does not glue {GLUE_PREFIX}{claim_id}" if chapter in records else (
-                f"{chapter}.ipynb is not in {executed_dir} (not executed yet)")
-            return dict(zip(SCORECARD_COLUMNS, (claim_id, statement, "", "", MISSING, "-", "-", f"not recorded: {where}", chapter,
-                                                link, href, None), strict=True))
-        return dict(zip(SCORECARD_COLUMNS, (claim_id, statement, record["paper"], _with_interval(record), record["verdict"],
-                                            null_rate_text(record), _null_text(record), record["reason"], chapter, link, href,
-                                            record.get("points")), strict=True))
+            where = (
+                f"{chapter} does not glue {GLUE_PREFIX}{claim_id}"
+                if chapter in records
+                else (f"{chapter}.ipynb is not in {executed_dir} (not executed yet)")
+            )
+            return dict(
+                zip(
+                    SCORECARD_COLUMNS,
+                    (
+                        claim_id,
+                        statement,
+                        "",
+                        "",
+                        MISSING,
+                        "-",
+                        "-",
+                        f"not recorded: {where}",
+                        chapter,
+                        link,
+                        href,
+                        None,
+                    ),
+                    strict=True,
+                )
+            )
+        return dict(
+            zip(
+                SCORECARD_COLUMNS,
+                (
+                    claim_id,
+                    statement,
+                    record["paper"],
+                    _with_interval(record),
+                    record["verdict"],
+                    null_rate_text(record),
+                    _null_text(record),
+                    record["reason"],
+                    chapter,
+                    link,
+                    href,
+                    record.get("points"),
+                ),
+                strict=True,
+            )
+        )
 
     registry = claims_by_id()
     rows = [row(c.id, c.statement, c.chapter, records.get(c.chapter, {}).get(c.id)) for c in CLAIMS]
-    rows += [row(claim_id, "(not in the registry of iclmem.chapters.claims)", chapter, record)
-             for chapter, found in records.items() for claim_id, record in found.items() if claim_id not in registry]
+    rows += [
+        row(claim_id, "(not in the registry of iclmem.chapters.claims)", chapter, record)
+        for chapter, found in records.items()
+        for claim_id, record in found.items()
+        if claim_id not in registry
+    ]
     return pd.DataFrame(rows, columns=list(SCORECARD_COLUMNS))
 
 
@@ -413,6 +583,33 @@ def scorecard_html(table: pd.DataFrame) -> str:
     return shown.to_html(escape=False, index=False, classes="scorecard", border=0, justify="left")
 
 
-__all__ = ["VERDICTS", "RECORD_FIELDS", "POINT_KEYS", "MAX_NULL_RATE", "record_from", "null_rate_text", "GLUE_PREFIX", "MISSING", "ClaimError", "claim_record", "glue_claim", "glue_claims", "glue_text", "PlainText", "Claim", "CLAIMS", "ICLMEM",
-           "GOLCHIN", "INSTRUMENT", "SCORECARD_PAGE", "SCORECARD_COLUMNS", "claims_by_id", "claim_anchors", "read_glued_claims", "page_link", "scorecard_table",
-           "verdict_counts", "scorecard_html"]
+__all__ = [
+    "VERDICTS",
+    "RECORD_FIELDS",
+    "POINT_KEYS",
+    "MAX_NULL_RATE",
+    "record_from",
+    "null_rate_text",
+    "GLUE_PREFIX",
+    "MISSING",
+    "ClaimError",
+    "claim_record",
+    "glue_claim",
+    "glue_claims",
+    "glue_text",
+    "PlainText",
+    "Claim",
+    "CLAIMS",
+    "ICLMEM",
+    "GOLCHIN",
+    "INSTRUMENT",
+    "SCORECARD_PAGE",
+    "SCORECARD_COLUMNS",
+    "claims_by_id",
+    "claim_anchors",
+    "read_glued_claims",
+    "page_link",
+    "scorecard_table",
+    "verdict_counts",
+    "scorecard_html",
+]

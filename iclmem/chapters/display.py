@@ -51,7 +51,7 @@ def significant(value: object, digits: int = 3) -> str:
         return str(value)
     if isinstance(value, Integral) or (abs(value) >= 1000 and float(value).is_integer()):
         return f"{int(value):,}"
-    if abs(value) >= 10 ** digits:
+    if abs(value) >= 10**digits:
         return f"{value:,.0f}"
     return f"{value:.{digits}g}"
 
@@ -62,7 +62,13 @@ def _missing(value: object) -> bool:
 
 def words(name: object) -> str:
     """A column header in words: underscores become spaces."""
-    return str(name).replace("_", " ") if isinstance(name, str) else ", ".join(map(str, name)) if isinstance(name, tuple) else str(name)
+    return (
+        str(name).replace("_", " ")
+        if isinstance(name, str)
+        else ", ".join(map(str, name))
+        if isinstance(name, tuple)
+        else str(name)
+    )
 
 
 def book_table(frame: pd.DataFrame, digits: int = 3, learning_rate_columns: Iterable[str] = ()) -> Styler:
@@ -76,7 +82,9 @@ def book_table(frame: pd.DataFrame, digits: int = 3, learning_rate_columns: Iter
     if not isinstance(shown.index, pd.RangeIndex) or shown.index.name is not None:
         shown = shown.reset_index()
     shown.columns = [words(c) for c in shown.columns]
-    rates = {words(c) for c in learning_rate_columns} | {c for c in shown.columns if LEARNING_RATE.search(c.replace(" ", "_"))}
+    rates = {words(c) for c in learning_rate_columns} | {
+        c for c in shown.columns if LEARNING_RATE.search(c.replace(" ", "_"))
+    }
     formats = {}
     for column in shown.columns:
         kind = shown[column].dtype.kind
@@ -105,5 +113,14 @@ def use_book_tables() -> None:
     shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, book_table_html)
 
 
-__all__ = ["DASH", "LEARNING_RATE", "TABLE_CLASS", "book_table", "book_table_html", "power_of_ten", "significant", "use_book_tables",
-           "words"]
+__all__ = [
+    "DASH",
+    "LEARNING_RATE",
+    "TABLE_CLASS",
+    "book_table",
+    "book_table_html",
+    "power_of_ten",
+    "significant",
+    "use_book_tables",
+    "words",
+]

@@ -1,4 +1,5 @@
-"""Paper 1, Sec. 4.2 and App. A (the probe itself): a positive control that can pass, and the probe's sensitivity curve (notebook 04).
+"""Paper 1, Sec. 4.2 and App. A (the probe itself): a positive control that can pass, and the probe's sensitivity curve
+(notebook 04).
 
 The zero-information probe is the paper's instrument. A reader can interpret its non-detections
 only if the book shows a setting where it finds memorization that is known to be there. This
@@ -43,15 +44,25 @@ from .verdicts import evidence_verdict, verdict_without_null
 CONTROL_CONDITION = "all"
 
 
-def sensitivity_specs(dataset: str, learning_rates: Sequence[float], epochs: Sequence[int], query_size: int, context_size: int,
-                      seed: int = 0, label_condition: str = CONTROL_CONDITION) -> list[RunSpec]:
+def sensitivity_specs(
+    dataset: str,
+    learning_rates: Sequence[float],
+    epochs: Sequence[int],
+    query_size: int,
+    context_size: int,
+    seed: int = 0,
+    label_condition: str = CONTROL_CONDITION,
+) -> list[RunSpec]:
     """One run per learning rate, fine-tuned to the largest of ``epochs`` (each run is probed at every one of them)."""
-    return [RunSpec(dataset, float(lr), int(query_size), label_condition, int(max(epochs)), int(seed), int(context_size))
-            for lr in learning_rates]
+    return [
+        RunSpec(dataset, float(lr), int(query_size), label_condition, int(max(epochs)), int(seed), int(context_size))
+        for lr in learning_rates
+    ]
 
 
-def context_attack(run: FinetuneRun, table: Dataset, epoch: int, reference, fraction: float = 1.0, seed: int = 0,
-                   n_boot: int = 200) -> dict[str, float]:
+def context_attack(
+    run: FinetuneRun, table: Dataset, epoch: int, reference, fraction: float = 1.0, seed: int = 0, n_boot: int = 200
+) -> dict[str, float]:
     """The calibrated loss attack with a seeded ``fraction`` of the training context C' as the context.
 
     Per query ``L(M_theta, q | C) - L(M_ref, q | C)`` with the same context ``C`` for both models
@@ -64,7 +75,10 @@ def context_attack(run: FinetuneRun, table: Dataset, epoch: int, reference, frac
     n = len(data.context_y)
     keep = np.sort(np.random.default_rng([seed, 0xC0]).choice(n, size=max(1, round(fraction * n)), replace=False))
     cx, cy = data.context_x[keep], data.context_y[keep]
-    tasks = [data.task_for(data.member_x, data.member_y, cx, cy), data.task_for(data.non_member_x, data.non_member_y, cx, cy)]
+    tasks = [
+        data.task_for(data.member_x, data.member_y, cx, cy),
+        data.task_for(data.non_member_x, data.non_member_y, cx, cy),
+    ]
     with torch.no_grad():
         theta = [np.asarray(p.loss(), dtype=np.float64) for p in run.model(epoch, reference).predict(tasks)]
         ref = [np.asarray(p.loss(), dtype=np.float64) for p in reference.predict(tasks)]
@@ -72,9 +86,18 @@ def context_attack(run: FinetuneRun, table: Dataset, epoch: int, reference, frac
     return {"auc": out["auc"], "lo": out["auc_lo"], "hi": out["auc_hi"]}
 
 
-def sensitivity_table(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], summary: pd.DataFrame, table: Dataset, reference,
-                      epochs: Sequence[int], n_boot: int = 200, seed: int = 0) -> pd.DataFrame:
-    """Per (learning rate, epoch): the vanilla attack on C', the attack on half of C' and the probe, each AUC with its interval.
+def sensitivity_table(
+    specs: Sequence[RunSpec],
+    runs: Sequence[FinetuneRun],
+    summary: pd.DataFrame,
+    table: Dataset,
+    reference,
+    epochs: Sequence[int],
+    n_boot: int = 200,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Per (learning rate, epoch): the vanilla attack on C', the attack on half of C' and the probe, each AUC with its
+    interval.
 
     ``summary``: :func:`iclmem.grid.probe_grid`'s summary of ``runs`` (the probe's AUC(Delta S) on the loss).
     ``probe detects``: the probe's interval lies above 0.5 (the bound reading of Tab. 3).
@@ -88,16 +111,29 @@ def sensitivity_table(specs: Sequence[RunSpec], runs: Sequence[FinetuneRun], sum
             p = probe.iloc[0]
             full = context_attack(run, table, epoch, reference, 1.0, seed, n_boot)
             half = context_attack(run, table, epoch, reference, 0.5, seed, n_boot)
-            rows.append({"learning_rate": spec.learning_rate, "epoch": int(epoch),
-                         "vanilla AUC": full["auc"], "vanilla lo": full["lo"], "vanilla hi": full["hi"],
-                         "half-context AUC": half["auc"], "half-context lo": half["lo"], "half-context hi": half["hi"],
-                         "probe AUC": float(p.auc_loss), "probe lo": float(p.auc_loss_lo), "probe hi": float(p.auc_loss_hi),
-                         "probe detects": bool(p.auc_loss_lo > 0.5), "run_key": run.key})
+            rows.append(
+                {
+                    "learning_rate": spec.learning_rate,
+                    "epoch": int(epoch),
+                    "vanilla AUC": full["auc"],
+                    "vanilla lo": full["lo"],
+                    "vanilla hi": full["hi"],
+                    "half-context AUC": half["auc"],
+                    "half-context lo": half["lo"],
+                    "half-context hi": half["hi"],
+                    "probe AUC": float(p.auc_loss),
+                    "probe lo": float(p.auc_loss_lo),
+                    "probe hi": float(p.auc_loss_hi),
+                    "probe detects": bool(p.auc_loss_lo > 0.5),
+                    "run_key": run.key,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def weakest_detection(curve: pd.DataFrame) -> dict:
-    """The weakest memorization (vanilla AUC) at which the probe's interval clears 0.5; else the strongest setting tried.
+    """The weakest memorization (vanilla AUC) at which the probe's interval clears 0.5; else the strongest setting
+    tried.
 
     Keys: ``detected`` (bool), ``row`` (that row), ``text`` (a sentence for the page).
     """
@@ -106,13 +142,19 @@ def weakest_detection(curve: pd.DataFrame) -> dict:
     hits = curve[curve["probe detects"]]
     if len(hits):
         row = hits.loc[hits["vanilla AUC"].idxmin()]
-        text = (f"the probe's interval first clears 0.5 at a vanilla-attack AUC of {row['vanilla AUC']:.3f} (lr {row.learning_rate:g}, "
-                f"epoch {int(row.epoch)}; probe AUC {row['probe AUC']:.3f} [{row['probe lo']:.3f}, {row['probe hi']:.3f}])")
+        text = (
+            f"the probe's interval first clears 0.5 at a vanilla-attack AUC of {row['vanilla AUC']:.3f} (lr "
+            f"{row.learning_rate:g}, "
+            f"epoch {int(row.epoch)}; probe AUC {row['probe AUC']:.3f} [{row['probe lo']:.3f}, {row['probe hi']:.3f}])"
+        )
         return {"detected": True, "row": row, "text": text}
     row = curve.loc[curve["vanilla AUC"].idxmax()]
-    text = (f"the probe's interval never clears 0.5; at the strongest memorization tried (vanilla AUC {row['vanilla AUC']:.3f}, "
-            f"lr {row.learning_rate:g}, epoch {int(row.epoch)}) the probe gives {row['probe AUC']:.3f} "
-            f"[{row['probe lo']:.3f}, {row['probe hi']:.3f}]")
+    text = (
+        "the probe's interval never clears 0.5; at the strongest memorization tried (vanilla AUC "
+        f"{row['vanilla AUC']:.3f}, "
+        f"lr {row.learning_rate:g}, epoch {int(row.epoch)}) the probe gives {row['probe AUC']:.3f} "
+        f"[{row['probe lo']:.3f}, {row['probe hi']:.3f}]"
+    )
     return {"detected": False, "row": row, "text": text}
 
 
@@ -121,7 +163,9 @@ def strongest_setting(curve: pd.DataFrame) -> pd.Series:
     return curve.loc[curve["vanilla AUC"].idxmax()]
 
 
-def instrument_claims(curve: pd.DataFrame, null_lower_bounds: Mapping[str, np.ndarray] | None, negative: Mapping) -> list[dict]:
+def instrument_claims(
+    curve: pd.DataFrame, null_lower_bounds: Mapping[str, np.ndarray] | None, negative: Mapping
+) -> list[dict]:
     """The scorecard's two instrument rows: P1, the probe detects known memorization; P2, the negative control.
 
     P1 reads the strongest setting of the curve: it agrees when memorization is there (the vanilla
@@ -134,38 +178,80 @@ def instrument_claims(curve: pd.DataFrame, null_lower_bounds: Mapping[str, np.nd
     records = []
     paper = "(the book's instrument; the paper reports no control)"
     if curve.empty:
-        records.append(claim_record("P1", paper, "no sensitivity run", "not testable here", "the sensitivity curve was not run"))
+        records.append(
+            claim_record("P1", paper, "no sensitivity run", "not testable here", "the sensitivity curve was not run")
+        )
     else:
         top = strongest_setting(curve)
         there = bool(top["vanilla lo"] > 0.5)
         seen = bool(top["probe lo"] > 0.5)
-        ours = (f"probe AUC(Delta S) {top['probe AUC']:.3f} [{top['probe lo']:.3f}, {top['probe hi']:.3f}] where the vanilla attack "
-                f"gives {top['vanilla AUC']:.3f} [{top['vanilla lo']:.3f}, {top['vanilla hi']:.3f}] (lr {top.learning_rate:g}, "
-                f"epoch {int(top.epoch)})")
+        ours = (
+            f"probe AUC(Delta S) {top['probe AUC']:.3f} [{top['probe lo']:.3f}, {top['probe hi']:.3f}] where the "
+            "vanilla attack "
+            f"gives {top['vanilla AUC']:.3f} [{top['vanilla lo']:.3f}, {top['vanilla hi']:.3f}] (lr "
+            f"{top.learning_rate:g}, "
+            f"epoch {int(top.epoch)})"
+        )
         bounds = None if null_lower_bounds is None else null_lower_bounds.get(f"{top.run_key}@{int(top.epoch)}")
         rate = None if bounds is None or not len(bounds) else float(np.mean(np.asarray(bounds) > 0.5))
         if not there:
-            verdict, why = "inconclusive", "the vanilla attack does not show memorization either: there is nothing known to detect"
+            verdict, why = (
+                "inconclusive",
+                "the vanilla attack does not show memorization either: there is nothing known to detect",
+            )
         else:
-            verdict = evidence_verdict(seen, rate, contradicted=True) if rate is not None else verdict_without_null(seen)
-            why = ("memorization is there (the vanilla attack's interval is above 0.5) and the probe's interval is above 0.5 too"
-                   if seen else "memorization is there (the vanilla attack's interval is above 0.5) but the probe's interval reaches "
-                   "0.5: the zero-information probe does not surface it at this query count")
-        records.append(claim_record("P1", paper, ours, verdict, why, null=(
-            "membership permuted across the strongest run's probed queries; the probe's bound rule under it" if rate is not None
-            else None), observed=f"{top['probe lo']:.3f}", null_rate=rate))
-    n, excluded, p = int(negative.get("n", 0)), int(negative.get("excluded", 0)), float(negative.get("p_value", math.nan))
+            verdict = (
+                evidence_verdict(seen, rate, contradicted=True) if rate is not None else verdict_without_null(seen)
+            )
+            why = (
+                "memorization is there (the vanilla attack's interval is above 0.5) and the probe's interval is above "
+                "0.5 too"
+                if seen
+                else "memorization is there (the vanilla attack's interval is above 0.5) but the probe's interval "
+                "reaches "
+                "0.5: the zero-information probe does not surface it at this query count"
+            )
+        records.append(
+            claim_record(
+                "P1",
+                paper,
+                ours,
+                verdict,
+                why,
+                null=(
+                    "membership permuted across the strongest run's probed queries; the probe's bound rule under it"
+                    if rate is not None
+                    else None
+                ),
+                observed=f"{top['probe lo']:.3f}",
+                null_rate=rate,
+            )
+        )
+    n, excluded, p = (
+        int(negative.get("n", 0)),
+        int(negative.get("excluded", 0)),
+        float(negative.get("p_value", math.nan)),
+    )
     if not n:
-        records.append(claim_record("P2", paper, "no fine-tuned configuration", "not testable here", "the grid is empty"))
+        records.append(
+            claim_record("P2", paper, "no fine-tuned configuration", "not testable here", "the grid is empty")
+        )
     else:
         passed = bool(negative.get("passed"))
-        records.append(claim_record(
-            "P2", paper, f"{excluded} of {n} null-halves intervals exclude 0.5 ({excluded / n:.0%}; binomial p = {p:.3g})",
-            evidence_verdict(passed, None, no_null=True),
-            "two random halves of each configuration's non-members, one posing as members, must look like chance: about 5% of "
-            "95% intervals exclude 0.5; the control fails when far more do (p < 0.01)",
-            null="no null applies: the control is itself a test against chance (a one-sided binomial test at the 5% rate)",
-            observed=f"{excluded}/{n}"))
+        records.append(
+            claim_record(
+                "P2",
+                paper,
+                f"{excluded} of {n} null-halves intervals exclude 0.5 ({excluded / n:.0%}; binomial p = {p:.3g})",
+                evidence_verdict(passed, None, no_null=True),
+                "two random halves of each configuration's non-members, one posing as members, must look like chance: "
+                "about 5% of "
+                "95% intervals exclude 0.5; the control fails when far more do (p < 0.01)",
+                null="no null applies: the control is itself a test against chance "
+                "(a one-sided binomial test at the 5% rate)",
+                observed=f"{excluded}/{n}",
+            )
+        )
     return records
 
 
@@ -176,17 +262,31 @@ class Sensitivity:
     curve: pd.DataFrame
     summary: pd.DataFrame
     scores: dict[str, pd.DataFrame]
-    null_lower_bounds: dict[str, np.ndarray]  # "<run key>@<epoch>" -> the probe's lower bounds under membership permutations
+    null_lower_bounds: dict[
+        str, np.ndarray
+    ]  # "<run key>@<epoch>" -> the probe's lower bounds under membership permutations
 
     def strongest(self) -> pd.Series:
         """The curve's row with the strongest memorization (:func:`strongest_setting`)."""
         return strongest_setting(self.curve)
 
 
-def run_sensitivity(dataset: str, learning_rates: Sequence[float], epochs: Sequence[int], query_size: int, context_size: int,
-                    reference, seed: int = 0, n_candidates: int = 10, max_queries: int | None = 50, n_boot: int = 200,
-                    n_permutations: int = 100, label_condition: str = CONTROL_CONDITION) -> Sensitivity:
-    """Fine-tune (or load) the control's runs, probe them at ``epochs``, and build the curve and the probe's null bounds.
+def run_sensitivity(
+    dataset: str,
+    learning_rates: Sequence[float],
+    epochs: Sequence[int],
+    query_size: int,
+    context_size: int,
+    reference,
+    seed: int = 0,
+    n_candidates: int = 10,
+    max_queries: int | None = 50,
+    n_boot: int = 200,
+    n_permutations: int = 100,
+    label_condition: str = CONTROL_CONDITION,
+) -> Sensitivity:
+    """Fine-tune (or load) the control's runs, probe them at ``epochs``, and build the curve and the probe's null
+    bounds.
 
     The runs are cached in the results store like every other run.
     """
@@ -201,28 +301,51 @@ def run_sensitivity(dataset: str, learning_rates: Sequence[float], epochs: Seque
     bounds: dict[str, np.ndarray] = {}
     if n_permutations:
         null = null_summaries(summary, scores, n_permutations, seed, n_boot, progress=False)
-        bounds = {f"{key}@{int(epoch)}": part.auc_loss_lo.to_numpy() for (key, epoch), part in null.groupby(["run_key", "epoch"])}
+        bounds = {
+            f"{key}@{int(epoch)}": part.auc_loss_lo.to_numpy()
+            for (key, epoch), part in null.groupby(["run_key", "epoch"])
+        }
     return Sensitivity(curve, summary, scores, bounds)
 
 
 def category_aucs(scores: pd.DataFrame, epoch: int) -> pd.DataFrame:
-    """Per manipulation category: the mean AUC of the calibrated per-manipulation loss delta at ``epoch`` (App. A.3), highest first."""
+    """Per manipulation category: the mean AUC of the calibrated per-manipulation loss delta at ``epoch`` (App. A.3),
+    highest first."""
     from .probing import manipulation_aucs
 
     per = manipulation_aucs(scores, epochs=[epoch])
-    return (per.groupby("category").auc.agg(mean_auc="mean", best_auc="max", manipulations="size").reset_index()
-            .sort_values("mean_auc", ascending=False, kind="stable").reset_index(drop=True))
+    return (
+        per.groupby("category")
+        .auc.agg(mean_auc="mean", best_auc="max", manipulations="size")
+        .reset_index()
+        .sort_values("mean_auc", ascending=False, kind="stable")
+        .reset_index(drop=True)
+    )
 
 
 def plot_sensitivity(curve: pd.DataFrame) -> plt.Figure:
-    """Probe AUC(Delta S) and the half-context attack against the vanilla attack's AUC, with intervals, the diagonal and 0.5."""
+    """Probe AUC(Delta S) and the half-context attack against the vanilla attack's AUC, with intervals, the diagonal
+    and 0.5."""
     fig, ax = plt.subplots(figsize=(5.2, 4.4))
-    x, xerr = curve["vanilla AUC"], [curve["vanilla AUC"] - curve["vanilla lo"], curve["vanilla hi"] - curve["vanilla AUC"]]
+    x, xerr = (
+        curve["vanilla AUC"],
+        [curve["vanilla AUC"] - curve["vanilla lo"], curve["vanilla hi"] - curve["vanilla AUC"]],
+    )
     for name, colour, marker in (("probe", "#d62728", "o"), ("half-context", "#1f77b4", "s")):
         y = curve[f"{name} AUC"]
         yerr = [y - curve[f"{name} lo"], curve[f"{name} hi"] - y]
-        ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=marker, color=colour, ms=5, lw=1, alpha=0.8,
-                    label="probe (zero-information context)" if name == "probe" else "half of C' as the context")
+        ax.errorbar(
+            x,
+            y,
+            xerr=xerr,
+            yerr=yerr,
+            fmt=marker,
+            color=colour,
+            ms=5,
+            lw=1,
+            alpha=0.8,
+            label="probe (zero-information context)" if name == "probe" else "half of C' as the context",
+        )
     ax.plot([0.3, 1], [0.3, 1], color="k", lw=0.8, ls=":", label="diagonal (the vanilla attack)")
     ax.axhline(0.5, color="grey", lw=0.8)
     ax.axvline(0.5, color="grey", lw=0.8)
@@ -235,5 +358,16 @@ def plot_sensitivity(curve: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-__all__ = ["CONTROL_CONDITION", "Sensitivity", "category_aucs", "context_attack", "run_sensitivity", "instrument_claims", "plot_sensitivity", "sensitivity_specs", "sensitivity_table",
-           "strongest_setting", "weakest_detection"]
+__all__ = [
+    "CONTROL_CONDITION",
+    "Sensitivity",
+    "category_aucs",
+    "context_attack",
+    "run_sensitivity",
+    "instrument_claims",
+    "plot_sensitivity",
+    "sensitivity_specs",
+    "sensitivity_table",
+    "strongest_setting",
+    "weakest_detection",
+]

@@ -107,11 +107,19 @@ def glue_values(values: Mapping[str, object]) -> None:
 def sample_table(exp: Experiment) -> pd.DataFrame:
     """One row (the dataset and split): rows read, usable, dropped (and why), instances, members, demonstrations."""
     data = exp.data
-    return pd.DataFrame({
-        "rows read": [data.n_rows], "usable": [len(data.instances)], "dropped (empty or one word)": [data.n_dropped_empty],
-        "dropped (duplicate text)": [data.n_dropped_duplicate], "dropped (other label)": [data.n_dropped_label],
-        "instances": [len(exp.instances)], "members": [len(exp.sample.members)], "demonstrations": [len(exp.sample.demonstrations)],
-    }, index=[f"{data.spec.title} ({data.split})"])
+    return pd.DataFrame(
+        {
+            "rows read": [data.n_rows],
+            "usable": [len(data.instances)],
+            "dropped (empty or one word)": [data.n_dropped_empty],
+            "dropped (duplicate text)": [data.n_dropped_duplicate],
+            "dropped (other label)": [data.n_dropped_label],
+            "instances": [len(exp.instances)],
+            "members": [len(exp.sample.members)],
+            "demonstrations": [len(exp.sample.demonstrations)],
+        },
+        index=[f"{data.spec.title} ({data.split})"],
+    )
 
 
 @dataclass(frozen=True)
@@ -143,8 +151,10 @@ class ContextSummary:
     def text(self) -> str:
         """One line: model, window, the largest k that fits, the ks run and those left out."""
         largest = self.k_max if self.k_max < self.probe_pool else f"at least {self.k_max} (the probe pool)"
-        return (f"model {self.model_id}, context window {self.context_window}; largest k that fits: {largest}; "
-                f"runs k = {self.ks_run}" + (f"; left out (too long): {self.left_out}" if self.left_out else ""))
+        return (
+            f"model {self.model_id}, context window {self.context_window}; largest k that fits: {largest}; "
+            f"runs k = {self.ks_run}" + (f"; left out (too long): {self.left_out}" if self.left_out else "")
+        )
 
 
 def context_summary(backend: ChatBackend, exp: Experiment) -> ContextSummary:
@@ -152,18 +162,24 @@ def context_summary(backend: ChatBackend, exp: Experiment) -> ContextSummary:
     fit = context_fit(backend, exp)
     ks_run = runnable_ks(fit)
     k_max, probe_pool = window_capacity(backend, exp)
-    return ContextSummary(fit, tuple(exp.config.ks), ks_run, k_max, probe_pool, backend.model_id, backend.context_window)
+    return ContextSummary(
+        fit, tuple(exp.config.ks), ks_run, k_max, probe_pool, backend.model_id, backend.context_window
+    )
 
 
 def judges_text(agree: Mapping[str, Any], n_unparsed: int, thresholds: Thresholds = SHIPPED_THRESHOLDS) -> str:
-    """One line: the offline judge's thresholds and its agreement with the LLM judge (:func:`~iclmem.llm.judges.agreement`)."""
-    return (f"thresholds: ROUGE-L >= {thresholds.rouge_l}, similarity >= {thresholds.semantic}; "
-            f"{agree['n']} pairs judged by both: agreement {agree['agreement']:.0%}, Cohen's kappa {agree['kappa']:.2f}, "
-            f"{n_unparsed} unparseable LLM answers (missing, left out of both judges' counts)")
+    """One line: the offline judge's thresholds and its agreement with the LLM judge
+    (:func:`~iclmem.llm.judges.agreement`)."""
+    return (
+        f"thresholds: ROUGE-L >= {thresholds.rouge_l}, similarity >= {thresholds.semantic}; "
+        f"{agree['n']} pairs judged by both: agreement {agree['agreement']:.0%}, Cohen's kappa {agree['kappa']:.2f}, "
+        f"{n_unparsed} unparseable LLM answers (missing, left out of both judges' counts)"
+    )
 
 
 def judge_glue(agree: Mapping[str, Any] | None) -> dict[str, str]:
-    """``judge_agreement`` (percent) and ``judge_kappa`` of the two judges; ``"n/a"`` when no LLM judge ran (``None``)."""
+    """``judge_agreement`` (percent) and ``judge_kappa`` of the two judges; ``"n/a"`` when no LLM judge ran
+    (``None``)."""
     if agree is None:
         return {"judge_agreement": "n/a", "judge_kappa": "n/a"}
     return {"judge_agreement": f"{agree['agreement']:.0%}", "judge_kappa": f"{agree['kappa']:.2f}"}
@@ -175,7 +191,9 @@ def ground_truth_table(rates: pd.DataFrame) -> pd.DataFrame:
     ``rates``: :func:`~iclmem.llm.replication.memorization_rates` by ``(model, member, setting, k)``.
     """
     gt = rates.pivot_table(index=["model", "setting", "k"], columns="member", values=["memorized", "exact"])
-    gt.columns = [f"{'exact' if a == 'exact' else 'exact+near'} ({'members' if b else 'non-members'})" for a, b in gt.columns]
+    gt.columns = [
+        f"{'exact' if a == 'exact' else 'exact+near'} ({'members' if b else 'non-members'})" for a, b in gt.columns
+    ]
     return gt.reindex(columns=sorted(gt.columns))
 
 
@@ -209,8 +227,13 @@ def correlation_tables(rates: pd.DataFrame, acc: pd.DataFrame) -> pd.DataFrame:
 
     ``rates``: memorization rates by ``(model, setting, k)``; ``acc``: :func:`~iclmem.llm.replication.accuracy`.
     """
-    return pd.concat({"exact + near-exact (Tab. 2)": correlation_table(rates, acc, "memorized"),
-                      "exact only (Tab. 3)": correlation_table(rates, acc, "exact")}, axis=1)
+    return pd.concat(
+        {
+            "exact + near-exact (Tab. 2)": correlation_table(rates, acc, "memorized"),
+            "exact only (Tab. 3)": correlation_table(rates, acc, "exact"),
+        },
+        axis=1,
+    )
 
 
 def paper_correlation_tables() -> pd.DataFrame:
@@ -221,7 +244,9 @@ def paper_correlation_tables() -> pd.DataFrame:
 def memorized_vs_not_table(mem: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     """Accuracy and instance count on memorized vs not memorized instances per model, setting and k, one column
     each (:func:`~iclmem.llm.replication.memorized_vs_not`)."""
-    table = memorized_vs_not(mem, perf).pivot_table(index=["model", "setting", "k"], columns="memorized", values=["accuracy", "n"])
+    table = memorized_vs_not(mem, perf).pivot_table(
+        index=["model", "setting", "k"], columns="memorized", values=["accuracy", "n"]
+    )
     table.columns = [f"{a} ({'memorized' if b else 'not memorized'})" for a, b in table.columns]
     return table
 
@@ -233,45 +258,115 @@ def claims_glue(results: Sequence[ClaimResult], agree: Mapping[str, Any] | None)
     claim, percent), and ``judge_reading`` (:func:`kappa_reading` of the two judges' kappa, ``"not measured"`` when no
     LLM judge ran: ``agree`` None)."""
     values: dict[str, object] = {f"verdict-{r.claim_id}": r.verdict for r in results}
-    values.update({
-        "claims_verdicts": verdict_counts(results), "claims_n_boot": N_BOOT, "claims_confidence": f"{CONFIDENCE:.0%}",
-        "equivalence_margin": f"{EQUIVALENCE_MARGIN:g}", "claims_n_perm": N_PERMUTATIONS, "claims_null_boot": NULL_BOOT,
-        "null_level": f"{NULL_LEVEL:.0%}",
-        "judge_reading": kappa_reading(agree["kappa"]) if agree is not None else "not measured",
-    })
+    values.update(
+        {
+            "claims_verdicts": verdict_counts(results),
+            "claims_n_boot": N_BOOT,
+            "claims_confidence": f"{CONFIDENCE:.0%}",
+            "equivalence_margin": f"{EQUIVALENCE_MARGIN:g}",
+            "claims_n_perm": N_PERMUTATIONS,
+            "claims_null_boot": NULL_BOOT,
+            "null_level": f"{NULL_LEVEL:.0%}",
+            "judge_reading": kappa_reading(agree["kappa"]) if agree is not None else "not measured",
+        }
+    )
     return values
 
 
-def run_glue(exp: Experiment, mem: pd.DataFrame, perf: pd.DataFrame, models: str, wall_minutes: float) -> dict[str, object]:
+def run_glue(
+    exp: Experiment, mem: pd.DataFrame, perf: pd.DataFrame, models: str, wall_minutes: float
+) -> dict[str, object]:
     """The run's size for the chapter's introduction and summary: instances, members, settings (lower case),
     ``models`` (a phrase), max new tokens, wall minutes (one decimal), completions, how many came from the cache and
     how many failed (left out of every rate, and named in the summary)."""
     return {
-        "run_instances": len(exp.instances), "run_members": len(exp.sample.members),
-        "run_settings": ", ".join(SETTINGS[s].lower() for s in exp.config.settings), "run_models": models,
-        "run_tokens": exp.config.max_new_tokens, "wall_minutes": f"{wall_minutes:.1f}",
-        "n_completions": len(mem) + len(perf), "n_cached": int(mem.cached.sum() + perf.cached.sum()),
+        "run_instances": len(exp.instances),
+        "run_members": len(exp.sample.members),
+        "run_settings": ", ".join(SETTINGS[s].lower() for s in exp.config.settings),
+        "run_models": models,
+        "run_tokens": exp.config.max_new_tokens,
+        "wall_minutes": f"{wall_minutes:.1f}",
+        "n_completions": len(mem) + len(perf),
+        "n_cached": int(mem.cached.sum() + perf.cached.sum()),
         "n_failed": int(mem["error"].notna().sum() + perf["error"].notna().sum()),
     }
 
 
 __all__ = [
     # reference values
-    "TABLE2", "TABLE3", "MEMORIZATION_RANGES", "MEMORIZATION_NOTES", "ICL_SETTING", "UPPER_BOUND_SETTING",
-    "KEY_ELEMENT_SETTING", "SHARP_RISE_K", "MEMORIZATION_AT_200_SHOT", "MEMORIZATION_PLATEAU_AFTER_25_SHOT",
-    "NEAR_TO_EXACT_TRANSITIONS", "SETTINGS_EQUAL_FROM_K", "ICL_GAIN_MEMORIZATION", "HUMAN_REVIEW_CHANGED_PERCENT",
+    "TABLE2",
+    "TABLE3",
+    "MEMORIZATION_RANGES",
+    "MEMORIZATION_NOTES",
+    "ICL_SETTING",
+    "UPPER_BOUND_SETTING",
+    "KEY_ELEMENT_SETTING",
+    "SHARP_RISE_K",
+    "MEMORIZATION_AT_200_SHOT",
+    "MEMORIZATION_PLATEAU_AFTER_25_SHOT",
+    "NEAR_TO_EXACT_TRANSITIONS",
+    "SETTINGS_EQUAL_FROM_K",
+    "ICL_GAIN_MEMORIZATION",
+    "HUMAN_REVIEW_CHANGED_PERCENT",
     "JUDGE_HUMAN_ACCURACY",
     # claims
-    "CONFIDENCE", "D9_NO_NULL", "EQUIVALENCE_MARGIN", "N_BOOT", "NULL_BOOT", "ClaimResult", "Focus", "Interval",
-    "paper_d1", "paper_d2", "paper_d3", "paper_d4", "paper_d5", "paper_d6", "paper_d7", "paper_d8", "paper_d9",
-    "all_claims", "bootstrap", "claim_d1", "claim_d2", "claim_d3", "claim_d4", "claim_d5", "claim_d6", "claim_d7",
-    "claim_d8", "claim_d9", "claims_table", "correct_matrix", "kappa_reading", "directional_agreement",
-    "directional_verdict", "equivalence_agreement", "equivalence_verdict", "icl_settings", "memorization_matrix",
-    "pearson", "transitions", "verdict_counts",
+    "CONFIDENCE",
+    "D9_NO_NULL",
+    "EQUIVALENCE_MARGIN",
+    "N_BOOT",
+    "NULL_BOOT",
+    "ClaimResult",
+    "Focus",
+    "Interval",
+    "paper_d1",
+    "paper_d2",
+    "paper_d3",
+    "paper_d4",
+    "paper_d5",
+    "paper_d6",
+    "paper_d7",
+    "paper_d8",
+    "paper_d9",
+    "all_claims",
+    "bootstrap",
+    "claim_d1",
+    "claim_d2",
+    "claim_d3",
+    "claim_d4",
+    "claim_d5",
+    "claim_d6",
+    "claim_d7",
+    "claim_d8",
+    "claim_d9",
+    "claims_table",
+    "correct_matrix",
+    "kappa_reading",
+    "directional_agreement",
+    "directional_verdict",
+    "equivalence_agreement",
+    "equivalence_verdict",
+    "icl_settings",
+    "memorization_matrix",
+    "pearson",
+    "transitions",
+    "verdict_counts",
     # figures
-    "plot_match_composition", "plot_memorization", "plot_performance_vs_memorization",
+    "plot_match_composition",
+    "plot_memorization",
+    "plot_performance_vs_memorization",
     # the notebook's summaries
-    "ContextSummary", "GROUND_TRUTH_NAMES", "claims_glue", "context_summary", "correlation_tables", "glue_values",
-    "ground_truth_glue", "ground_truth_table", "judge_glue", "judges_text", "memorized_vs_not_table",
-    "paper_correlation_tables", "run_glue", "sample_table",
+    "ContextSummary",
+    "GROUND_TRUTH_NAMES",
+    "claims_glue",
+    "context_summary",
+    "correlation_tables",
+    "glue_values",
+    "ground_truth_glue",
+    "ground_truth_table",
+    "judge_glue",
+    "judges_text",
+    "memorized_vs_not_table",
+    "paper_correlation_tables",
+    "run_glue",
+    "sample_table",
 ]

@@ -57,7 +57,6 @@ undefined when fewer than half remain. Each record carries its null: what is exc
 its central 95% under the null and the null rate (:class:`ClaimResult`).
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -105,21 +104,33 @@ from .verdicts import directional_answers, evidence_verdict, summarize_null
 
 # -- D1, D2 with membership ground truth: members minus non-members ------------------------------------------------
 #: The reason's sentence when a model has no non-members (no ground truth, e.g. a hosted model): which reading is used.
-MEMBERS_ONLY_READING = (" No membership ground truth for this model (no non-members, e.g. a hosted model): the "
-                        "members-only reading is used, the raw rates of the focus rows, as the paper reads GPT-4's.")
+MEMBERS_ONLY_READING = (
+    " No membership ground truth for this model (no non-members, e.g. a hosted model): the "
+    "members-only reading is used, the raw rates of the focus rows, as the paper reads GPT-4's."
+)
 
 
 def _excess_why(ex: Excess, agrees: bool, what: str) -> str:
     if agrees:
         return f"{what} is positive and its interval lies above 0"
     if ex.estimate > 0:
-        return (f"{what} has the claimed sign but its interval includes 0: not distinguishable from no effect with "
-                f"{ex.n_members} members and {ex.n_non_members} non-members")
+        return (
+            f"{what} has the claimed sign but its interval includes 0: not distinguishable from no effect with "
+            f"{ex.n_members} members and {ex.n_non_members} non-members"
+        )
     return f"{what} is {ex.estimate:+.2g} points, not in the claimed direction"
 
 
-def _rise_excess(claim_id: str, mem: pd.DataFrame, focus: Focus, settings: list[str] | None, shot_ks: Sequence[int],
-                 n_boot: int, seed: int, n_perm: int) -> tuple[Excess, bool, bool, _Null] | None:
+def _rise_excess(
+    claim_id: str,
+    mem: pd.DataFrame,
+    focus: Focus,
+    settings: list[str] | None,
+    shot_ks: Sequence[int],
+    n_boot: int,
+    seed: int,
+    n_perm: int,
+) -> tuple[Excess, bool, bool, _Null] | None:
     """Memorization at ``shot_ks`` (mean) minus zero-shot, members minus non-members of the focus model, with its
     rule's answers and membership-permutation null; ``None`` when the model has no membership ground truth."""
     m = memorization_matrix(mem, focus, settings, members_only=False)
@@ -134,21 +145,31 @@ def _rise_excess(claim_id: str, mem: pd.DataFrame, focus: Focus, settings: list[
     agrees, contradicted = (bool(a) for a in directional_answers(ex.estimate, ex.lo, ex.hi))
     null_est, null_agrees = excess_rise_null(after, before, member, _null_rng(seed, claim_id), n_perm)
     summary = summarize_null(ex.estimate, null_est, null_agrees)
-    nul = _null_of(summary, agrees, (
-        "membership exchangeable across the model's instances (which rows were fine-tuned on carries nothing): the "
-        f"member labels permuted across its {ex.n_members + ex.n_non_members} instances, group sizes kept; {n_perm} draws "
-        f"(seed {seed}), each judged by the same rule and interval"),
-        f"members minus non-members, rise: {ex.estimate:+.1f} points")
+    nul = _null_of(
+        summary,
+        agrees,
+        (
+            "membership exchangeable across the model's instances (which rows were fine-tuned on carries nothing): the "
+            f"member labels permuted across its {ex.n_members + ex.n_non_members} instances, group sizes kept; "
+            f"{n_perm} draws "
+            f"(seed {seed}), each judged by the same rule and interval"
+        ),
+        f"members minus non-members, rise: {ex.estimate:+.1f} points",
+    )
     return ex, agrees, contradicted, nul
 
 
 # -- D1, D2: ICL raises memorization over zero-shot ---------------------------------------------------------------
 def paper_d1() -> str:
     r = MEMORIZATION_RANGES
-    return ", ".join(f"{name} {lo:g}-{hi:g}%" for name, (lo, hi) in r.items()) + " memorized (exact + near-exact, GPT-4)"
+    return (
+        ", ".join(f"{name} {lo:g}-{hi:g}%" for name, (lo, hi) in r.items()) + " memorized (exact + near-exact, GPT-4)"
+    )
 
 
-def claim_d1(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0, n_perm: int = N_PERMUTATIONS) -> ClaimResult:
+def claim_d1(
+    mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0, n_perm: int = N_PERMUTATIONS
+) -> ClaimResult:
     """D1 (Sec. 5.1, Observation 1): ICL surfaces more memorization than zero-shot; levels per regime.
 
     Checked: memorization (exact + near-exact) with k > 0 (mean of the ks run) minus zero-shot, per instance of the
@@ -193,27 +214,52 @@ def claim_d1(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     excess = _rise_excess("D1", mem, focus, settings, shots, n_boot, seed, n_perm)
     if excess is not None:
         ex, agrees, contradicted, nul = excess
-        ours += (f"; members minus non-members: k > 0 minus zero-shot {ex.estimate:+.0f} points (members "
-                 f"{ex.member_rise:+.0f}, non-members {ex.non_member_rise:+.0f})")
-        reason = (f"Direction checked on the {focus.model} model, members minus non-members under the same prompt (the "
-                  f"memorization the demonstrations surface beyond what never-seen rows get), {where}: the rise from "
-                  f"zero-shot to k > 0 ({_ks_text(shots)}); {_excess_why(ex, agrees, 'the member-minus-non-member rise')}. "
-                  f"The paper's levels are GPT-4's on WNLI/RTE/TREC/DBpedia and are not compared{unrun}.{nul.why}")
-        return ClaimResult("D1", paper_d1(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
-                           reason, ex.text(), **nul.fields())
+        ours += (
+            f"; members minus non-members: k > 0 minus zero-shot {ex.estimate:+.0f} points (members "
+            f"{ex.member_rise:+.0f}, non-members {ex.non_member_rise:+.0f})"
+        )
+        reason = (
+            f"Direction checked on the {focus.model} model, members minus non-members under the same prompt (the "
+            f"memorization the demonstrations surface beyond what never-seen rows get), {where}: the rise from "
+            f"zero-shot to k > 0 ({_ks_text(shots)}); {_excess_why(ex, agrees, 'the member-minus-non-member rise')}. "
+            f"The paper's levels are GPT-4's on WNLI/RTE/TREC/DBpedia and are not compared{unrun}.{nul.why}"
+        )
+        return ClaimResult(
+            "D1",
+            paper_d1(),
+            ours,
+            evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
+            reason,
+            ex.text(),
+            **nul.fields(),
+        )
     agrees, contradicted = directional_agreement(est, ci)
     nul = _Null()
     if ci is not None:
         summary = _gain_null(x, shot_cols, zero_col, est, seed, "D1", n_perm)
-        nul = _null_of(summary, agrees, (
-            "memorization exchangeable across the ks of an instance (k = 0 included: the demonstrations change "
-            f"nothing), its k labels permuted within every instance; {_draws_text(n_perm, seed, n_boot)}"),
-            f"k > 0 minus zero-shot: {est:+.1f} points")
-    reason = (f"Direction checked on the {focus.describe()}, {where}: memorization with k > 0 ({_ks_text(shots)}) minus "
-              f"zero-shot; {_directional_why(est, ci)}. The paper's levels are GPT-4's on WNLI/RTE/TREC/DBpedia and are "
-              f"not compared{unrun}.{nul.why}{MEMBERS_ONLY_READING}")
-    return ClaimResult("D1", paper_d1(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason,
-                       ci.text() if ci else None, **nul.fields())
+        nul = _null_of(
+            summary,
+            agrees,
+            (
+                "memorization exchangeable across the ks of an instance (k = 0 included: the demonstrations change "
+                f"nothing), its k labels permuted within every instance; {_draws_text(n_perm, seed, n_boot)}"
+            ),
+            f"k > 0 minus zero-shot: {est:+.1f} points",
+        )
+    reason = (
+        f"Direction checked on the {focus.describe()}, {where}: memorization with k > 0 ({_ks_text(shots)}) minus "
+        f"zero-shot; {_directional_why(est, ci)}. The paper's levels are GPT-4's on WNLI/RTE/TREC/DBpedia and are "
+        f"not compared{unrun}.{nul.why}{MEMBERS_ONLY_READING}"
+    )
+    return ClaimResult(
+        "D1",
+        paper_d1(),
+        ours,
+        evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
+        reason,
+        ci.text() if ci else None,
+        **nul.fields(),
+    )
 
 
 def paper_d2() -> str:
@@ -222,7 +268,9 @@ def paper_d2() -> str:
     return f"{SHARP_RISE_K} shots sharply raise memorization over zero-shot; at 200-shot {top}; after 25-shot {flat}"
 
 
-def claim_d2(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0, n_perm: int = N_PERMUTATIONS) -> ClaimResult:
+def claim_d2(
+    mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0, n_perm: int = N_PERMUTATIONS
+) -> ClaimResult:
     """D2 (Sec. 5.1, Observation 2): a few demonstrations (25 shots) sharply raise memorization over zero-shot.
 
     Checked: memorization at k = 25 (the smallest k > 0 run when 25 is not) minus k = 0, per instance of the focus,
@@ -253,14 +301,25 @@ def claim_d2(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     excess = _rise_excess("D2", mem, focus, settings, [k1], n_boot, seed, n_perm)
     if excess is not None:
         ex, agrees, contradicted, nul = excess
-        ours += (f"; members minus non-members: {ex.estimate:+.0f} points (members {ex.member_rise:+.0f}, non-members "
-                 f"{ex.non_member_rise:+.0f})")
-        reason = (f"Direction checked on the {focus.model} model, members minus non-members under the same prompt, "
-                  f"{where}: the rise from zero-shot to k = {k1}; "
-                  f"{_excess_why(ex, agrees, 'the member-minus-non-member rise')}.{note} The dataset levels (WNLI, RTE, "
-                  f"TREC, DBpedia with GPT-4) are not comparable.{nul.why}")
-        return ClaimResult("D2", paper_d2(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
-                           reason, ex.text(), **nul.fields())
+        ours += (
+            f"; members minus non-members: {ex.estimate:+.0f} points (members {ex.member_rise:+.0f}, non-members "
+            f"{ex.non_member_rise:+.0f})"
+        )
+        reason = (
+            f"Direction checked on the {focus.model} model, members minus non-members under the same prompt, "
+            f"{where}: the rise from zero-shot to k = {k1}; "
+            f"{_excess_why(ex, agrees, 'the member-minus-non-member rise')}.{note} The dataset levels (WNLI, RTE, "
+            f"TREC, DBpedia with GPT-4) are not comparable.{nul.why}"
+        )
+        return ClaimResult(
+            "D2",
+            paper_d2(),
+            ours,
+            evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
+            reason,
+            ex.text(),
+            **nul.fields(),
+        )
     agrees, contradicted = directional_agreement(est, ci)
     nul = _Null()
     if ci is not None:
@@ -268,15 +327,30 @@ def claim_d2(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
         signs = rng.choice((-1.0, 1.0), (n_perm, len(x)))
         null_est, null_agrees = _directional_null(signs * diff * 100, _null_boot(rng, n_perm, len(x)))
         summary = summarize_null(est, null_est, null_agrees)
-        nul = _null_of(summary, agrees, (
-            f"memorization at k = {k1} and at k = 0 exchangeable within an instance (the two labels swapped at random "
-            f"per instance); {_draws_text(n_perm, seed, n_boot)}"),
-            f"k = {k1} minus k = 0: {est:+.1f} points")
-    reason = (f"Direction checked on the {focus.describe()}, {where}: memorization at k = {k1} minus zero-shot; "
-              f"{_directional_why(est, ci)}.{note} The dataset levels (WNLI, RTE, TREC, DBpedia with GPT-4) are not "
-              f"comparable.{nul.why}{MEMBERS_ONLY_READING}")
-    return ClaimResult("D2", paper_d2(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason,
-                       ci.text() if ci else None, **nul.fields())
+        nul = _null_of(
+            summary,
+            agrees,
+            (
+                f"memorization at k = {k1} and at k = 0 exchangeable within an instance (the two labels swapped at "
+                "random "
+                f"per instance); {_draws_text(n_perm, seed, n_boot)}"
+            ),
+            f"k = {k1} minus k = 0: {est:+.1f} points",
+        )
+    reason = (
+        f"Direction checked on the {focus.describe()}, {where}: memorization at k = {k1} minus zero-shot; "
+        f"{_directional_why(est, ci)}.{note} The dataset levels (WNLI, RTE, TREC, DBpedia with GPT-4) are not "
+        f"comparable.{nul.why}{MEMBERS_ONLY_READING}"
+    )
+    return ClaimResult(
+        "D2",
+        paper_d2(),
+        ours,
+        evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
+        reason,
+        ci.text() if ci else None,
+        **nul.fields(),
+    )
 
 
 # -- D3: near-exact matches turn exact as k grows ----------------------------------------------------------------
@@ -288,10 +362,12 @@ def paper_d3() -> str:
 _MATCH_CODES = {"exact": 2, "near-exact": 1}  # any other judged label: 0; no row: -1
 
 
-def _match_cube(mem: pd.DataFrame, focus: Focus, ks: Sequence[int] | None = None,
-                column: str = "match") -> tuple[pd.Index, list[list[tuple[int, int]]], np.ndarray]:
+def _match_cube(
+    mem: pd.DataFrame, focus: Focus, ks: Sequence[int] | None = None, column: str = "match"
+) -> tuple[pd.Index, list[list[tuple[int, int]]], np.ndarray]:
     """The focus's judged matches as codes (instances x settings x ks: 2 exact, 1 near-exact, 0 other, -1 none) and,
-    per setting, the consecutive pairs of the ks it was run at (column positions), over the ``ks`` given (all: ``None``)."""
+    per setting, the consecutive pairs of the ks it was run at (column positions), over the ``ks`` given (all:
+    ``None``)."""
     df = focus.rows(mem)
     df = df[df[column].notna()]
     wide = df.pivot_table(index="instance_id", columns=["setting", "k"], values=column, aggfunc="first")
@@ -321,7 +397,9 @@ def _transition_counts(codes: np.ndarray, pairs: Sequence[Sequence[tuple[int, in
     return up, down
 
 
-def transitions(mem: pd.DataFrame, focus: Focus, ks: Sequence[int] | None = None, column: str = "match") -> pd.DataFrame:
+def transitions(
+    mem: pd.DataFrame, focus: Focus, ks: Sequence[int] | None = None, column: str = "match"
+) -> pd.DataFrame:
     """Per instance of the focus: ``up`` = (setting, consecutive k pair) where a near-exact match at the smaller k is
     an exact match at the larger k, ``down`` = the reverse; over the ``ks`` given (all when ``None``)."""
     index, pairs, codes = _match_cube(mem, focus, ks, column)
@@ -329,7 +407,9 @@ def transitions(mem: pd.DataFrame, focus: Focus, ks: Sequence[int] | None = None
     return pd.DataFrame({"up": up, "down": down}, index=index)
 
 
-def claim_d3(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0, n_perm: int = N_PERMUTATIONS) -> ClaimResult:
+def claim_d3(
+    mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0, n_perm: int = N_PERMUTATIONS
+) -> ClaimResult:
     """D3 (Sec. 5.1, Observation 3; Tab. 1): as demonstrations increase, near-exact matches become exact matches.
 
     Checked: over consecutive k > 0 (k = 0 included when fewer than two k > 0 were run) and all settings, the number
@@ -347,8 +427,12 @@ def claim_d3(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
         return _needs("D3", paper_d3(), f"k run: {ks_all}", "D3 needs at least two values of k.")
     judged = rows[rows["match"].notna() & rows["k"].isin(ks)]
     if not judged["match"].isin(MEMORIZED).any():
-        return _needs("D3", paper_d3(), f"no exact or near-exact match at {_ks_text(ks)}",
-                      f"On the {focus.describe()}: no memorized completion at {_ks_text(ks)}, so no match can turn exact.")
+        return _needs(
+            "D3",
+            paper_d3(),
+            f"no exact or near-exact match at {_ks_text(ks)}",
+            f"On the {focus.describe()}: no memorized completion at {_ks_text(ks)}, so no match can turn exact.",
+        )
     _, pairs, codes = _match_cube(mem, focus, ks)
     up, down = _transition_counts(codes, pairs)
     net = up - down
@@ -364,25 +448,45 @@ def claim_d3(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
         hit = judged[(judged["k"] == k) & judged["match"].isin(MEMORIZED)]
         return f"{(hit['match'] == 'exact').mean() * 100:.0f}% at k = {k}" if len(hit) else f"none memorized at k = {k}"
 
-    ours = (f"{int(up.sum())} near-exact -> exact, {int(down.sum())} exact -> near-exact transitions (net {est:+.0f}); "
-            f"exact share of memorized matches {exact_share(ks[0])}, {exact_share(ks[-1])}")
+    ours = (
+        f"{int(up.sum())} near-exact -> exact, {int(down.sum())} exact -> near-exact transitions (net {est:+.0f}); "
+        f"exact share of memorized matches {exact_share(ks[0])}, {exact_share(ks[-1])}"
+    )
     note = "" if ks == shots else " Fewer than two k > 0 were run, so the transitions include k = 0."
     agrees, contradicted = directional_agreement(est, ci)
     nul = _Null()
     if ci is not None:
         rng = _null_rng(seed, "D3")
         perms = _row_permutations(rng, n_perm, n, codes.shape[2])
-        permuted = _permute_within(codes.transpose(0, 2, 1), perms).transpose(0, 1, 3, 2)  # draws x instances x settings x ks
+        permuted = _permute_within(codes.transpose(0, 2, 1), perms).transpose(
+            0, 1, 3, 2
+        )  # draws x instances x settings x ks
         p_up, p_down = _transition_counts(permuted, pairs)
         null_est, null_agrees = _directional_null((p_up - p_down).astype(float), _null_boot(rng, n_perm, n), total=True)
         summary = summarize_null(est, null_est, null_agrees)
-        nul = _null_of(summary, agrees, (
-            "an instance's matches exchangeable across its ks (the order of k carries nothing), its k labels permuted "
-            f"within every instance, the same permutation in all its settings; {_draws_text(n_perm, seed, n_boot)}"),
-            f"net near-exact -> exact transitions: {est:+.0f}", unit=" transitions")
-    reason = (f"Checked on the {focus.describe()}, all settings, consecutive {_ks_text(ks)}: near-exact -> exact minus "
-              f"exact -> near-exact transitions of the same instance and setting; "
-              f"{_directional_why(est, ci, what='the net count')}.{note}{nul.why}"
-              + raw_reading(mem, focus, "a transition is a change of one instance's match, not a rate to subtract"))
-    return ClaimResult("D3", paper_d3(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason,
-                       ci.text("{:+.0f}", " transitions") if ci else None, **nul.fields())
+        nul = _null_of(
+            summary,
+            agrees,
+            (
+                "an instance's matches exchangeable across its ks (the order of k carries nothing), its k labels "
+                "permuted "
+                f"within every instance, the same permutation in all its settings; {_draws_text(n_perm, seed, n_boot)}"
+            ),
+            f"net near-exact -> exact transitions: {est:+.0f}",
+            unit=" transitions",
+        )
+    reason = (
+        f"Checked on the {focus.describe()}, all settings, consecutive {_ks_text(ks)}: near-exact -> exact minus "
+        f"exact -> near-exact transitions of the same instance and setting; "
+        f"{_directional_why(est, ci, what='the net count')}.{note}{nul.why}"
+        + raw_reading(mem, focus, "a transition is a change of one instance's match, not a rate to subtract")
+    )
+    return ClaimResult(
+        "D3",
+        paper_d3(),
+        ours,
+        evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
+        reason,
+        ci.text("{:+.0f}", " transitions") if ci else None,
+        **nul.fields(),
+    )

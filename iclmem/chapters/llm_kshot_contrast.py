@@ -37,7 +37,9 @@ BOOTSTRAP_MIN_N = 30
 PRESENCE_FLOOR = 10.0
 
 
-def excess_level(mem: pd.DataFrame, focus: Focus, settings: list[str], ks: list[int]) -> tuple[str, float, float, float] | None:
+def excess_level(
+    mem: pd.DataFrame, focus: Focus, settings: list[str], ks: list[int]
+) -> tuple[str, float, float, float] | None:
     """(setting, estimate, lo, hi) in points: the highest member-minus-non-member memorization over ``ks`` among
     ``settings`` of the focus model, with its Newcombe interval (an instance's share over the ks a fractional success);
     ``None`` without membership ground truth."""
@@ -63,9 +65,11 @@ def presence_text(level: tuple[str, float, float, float] | None, floor: float = 
         return " No membership ground truth: memorization present is read on the raw level (members-only reading)."
     setting, est, lo, hi = level
     side = "above" if lo > floor else "not above"
-    return (f" Net of non-members, the highest setting ({setting}) memorizes {est:+.0f} points, Newcombe interval "
-            f"[{lo:+.0f}, {hi:+.0f}]: {side} the presence floor of {floor:g} points"
-            + ("." if lo > floor else ", so equality cannot be told from the floor: inconclusive."))
+    return (
+        f" Net of non-members, the highest setting ({setting}) memorizes {est:+.0f} points, Newcombe interval "
+        f"[{lo:+.0f}, {hi:+.0f}]: {side} the presence floor of {floor:g} points"
+        + ("." if lo > floor else ", so equality cannot be told from the floor: inconclusive.")
+    )
 
 
 def raw_reading(mem: pd.DataFrame, focus: Focus, why: str) -> str:
@@ -130,19 +134,24 @@ def excess_rise(after: np.ndarray, before: np.ndarray, member: np.ndarray, n_boo
     rise = after - before
     n_m, n_n = int(member.sum()), int((~member).sum())
     est, lo, hi = (float(x) for x in _closed_form(after, before, member))
-    method = (f"Newcombe hybrid score intervals of member minus non-member, combined by MOVER ({n_m} members, {n_n} "
-              f"non-members; fewer than {BOOTSTRAP_MIN_N} per group)")
+    method = (
+        f"Newcombe hybrid score intervals of member minus non-member, combined by MOVER ({n_m} members, {n_n} "
+        f"non-members; fewer than {BOOTSTRAP_MIN_N} per group)"
+    )
     if min(n_m, n_n) >= BOOTSTRAP_MIN_N:
         im, inn = stratified_indices(n_m, n_n, n_boot, seed)
         reps = (rise[member][im].mean(axis=1) - rise[~member][inn].mean(axis=1)) * 100
         lo, hi = percentile_interval(reps, CONFIDENCE)
-        method = (f"{CONFIDENCE:.0%} stratified percentile bootstrap over instances ({n_m} members, {n_n} non-members "
-                  f"resampled apart), {n_boot} resamples, seed {seed}")
+        method = (
+            f"{CONFIDENCE:.0%} stratified percentile bootstrap over instances ({n_m} members, {n_n} non-members "
+            f"resampled apart), {n_boot} resamples, seed {seed}"
+        )
     return Excess(est, lo, hi, float(rise[member].mean() * 100), float(rise[~member].mean() * 100), n_m, n_n, method)
 
 
-def excess_rise_null(after: np.ndarray, before: np.ndarray, member: np.ndarray, rng: np.random.Generator,
-                     n_perm: int) -> tuple[np.ndarray, np.ndarray]:
+def excess_rise_null(
+    after: np.ndarray, before: np.ndarray, member: np.ndarray, rng: np.random.Generator, n_perm: int
+) -> tuple[np.ndarray, np.ndarray]:
     """(estimates, agrees) of the excess rise's directional rule on ``n_perm`` draws with membership permuted across
     the instances (group sizes kept), each judged with the interval :func:`excess_rise` would use."""
     ok = np.isfinite(after) & np.isfinite(before)
@@ -163,5 +172,15 @@ def excess_rise_null(after: np.ndarray, before: np.ndarray, member: np.ndarray, 
     return est, directional_answers(est, lo, hi)[0]
 
 
-__all__ = ["BOOTSTRAP_MIN_N", "PRESENCE_FLOOR", "Excess", "excess_level", "presence_text", "excess_rise", "excess_rise_null", "has_ground_truth", "membership",
-           "raw_reading"]
+__all__ = [
+    "BOOTSTRAP_MIN_N",
+    "PRESENCE_FLOOR",
+    "Excess",
+    "excess_level",
+    "presence_text",
+    "excess_rise",
+    "excess_rise_null",
+    "has_ground_truth",
+    "membership",
+    "raw_reading",
+]

@@ -23,12 +23,26 @@ def plot_memorization(rates: pd.DataFrame) -> sns.FacetGrid:
     bottom row exact only. ``rates`` comes from ``memorization_rates(..., by=(model, member, setting, k))``."""
     df = rates.copy()
     df["group"] = _group_label(df)
-    long = df.melt(id_vars=["group", "setting", "k"], value_vars=["memorized", "exact"], var_name="measure", value_name="percent")
+    long = df.melt(
+        id_vars=["group", "setting", "k"], value_vars=["memorized", "exact"], var_name="measure", value_name="percent"
+    )
     long["measure"] = long["measure"].map({"memorized": "exact + near-exact", "exact": "exact only"})
     long["setting"] = long["setting"].map(SETTINGS)
-    g = sns.relplot(data=long, x="k", y="percent", hue="group", style="group", col="setting", row="measure", kind="line",
-                    marker="o", height=2.6, aspect=1.25, col_order=[SETTINGS[s] for s in SETTINGS if SETTINGS[s] in set(long.setting)],
-                    facet_kws={"margin_titles": True})
+    g = sns.relplot(
+        data=long,
+        x="k",
+        y="percent",
+        hue="group",
+        style="group",
+        col="setting",
+        row="measure",
+        kind="line",
+        marker="o",
+        height=2.6,
+        aspect=1.25,
+        col_order=[SETTINGS[s] for s in SETTINGS if SETTINGS[s] in set(long.setting)],
+        facet_kws={"margin_titles": True},
+    )
     g.set_titles(col_template="{col_name}", row_template="{row_name}")
     g.set_axis_labels("k (demonstrations)", "memorization (%)")
     g.set(ylim=(-3, 103))
@@ -44,8 +58,13 @@ def plot_match_composition(judged: pd.DataFrame, column: str = "match") -> sns.F
     df["exact"] = (df[column] == "exact") * 100.0
     df["near-exact"] = (df[column] == "near-exact") * 100.0
     pivot = df.groupby(["group", "setting", "k"], observed=True)[["exact", "near-exact"]].mean().reset_index()
-    groups, settings = list(dict.fromkeys(pivot["group"])), [SETTINGS[s] for s in SETTINGS if SETTINGS[s] in set(pivot.setting)]
-    fig, axes = plt.subplots(len(groups), len(settings), figsize=(3.2 * len(settings), 2.2 * len(groups)), sharey=True, squeeze=False)
+    groups, settings = (
+        list(dict.fromkeys(pivot["group"])),
+        [SETTINGS[s] for s in SETTINGS if SETTINGS[s] in set(pivot.setting)],
+    )
+    fig, axes = plt.subplots(
+        len(groups), len(settings), figsize=(3.2 * len(settings), 2.2 * len(groups)), sharey=True, squeeze=False
+    )
     for i, grp in enumerate(groups):
         for j, st in enumerate(settings):
             ax = axes[i][j]
@@ -66,8 +85,9 @@ def plot_match_composition(judged: pd.DataFrame, column: str = "match") -> sns.F
     return fig
 
 
-def plot_performance_vs_memorization(acc: pd.DataFrame, rates: pd.DataFrame, measure: str = "memorized",
-                                     chance: float | None = None) -> Any:
+def plot_performance_vs_memorization(
+    acc: pd.DataFrame, rates: pd.DataFrame, measure: str = "memorized", chance: float | None = None
+) -> Any:
     """Fig. 4 companion: k-shot accuracy (left) and memorization in the three settings against k, one panel per model.
 
     ``chance``: accuracy of a uniform guess (percent), drawn as a dotted line.

@@ -88,16 +88,18 @@ def _reduce_rows(contrasts: np.ndarray, boot: np.ndarray, total: bool = False) -
     return est, reps
 
 
-def _directional_null(contrasts: np.ndarray, boot: np.ndarray, sign: int = 1,
-                      total: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def _directional_null(
+    contrasts: np.ndarray, boot: np.ndarray, sign: int = 1, total: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """(estimate, agrees) of the directional rule on each null draw of per-instance contrasts (draws x instances)."""
     est, reps = _reduce_rows(contrasts, boot, total)
     lo, hi = _row_intervals(reps)
     return est, _answers_directional(est, lo, hi, sign)[0]
 
 
-def _gain_null(x: np.ndarray, gain_cols: Sequence[int], zero_col: int, est: float, seed: int, claim_id: str,
-               n_perm: int) -> NullSummary:
+def _gain_null(
+    x: np.ndarray, gain_cols: Sequence[int], zero_col: int, est: float, seed: int, claim_id: str, n_perm: int
+) -> NullSummary:
     """The null of a "k > 0 minus zero-shot" contrast (D1, D6): each instance's k labels (columns of ``x``) permuted,
     the contrast of the permuted columns judged by the directional rule in every draw."""
     rng = _null_rng(seed, claim_id)
@@ -140,13 +142,18 @@ def _rate_why(agrees: bool | None, rate: float, n: int) -> str:
         return f" Under the null the same rule says reproduced in {rate:.0%} of {n} draws."
     if rate <= NULL_LEVEL + 1e-12:
         return f" Under the null the same rule says so in {rate:.0%} of {n} draws (at most {NULL_LEVEL:.0%})."
-    return (f" But under the null the same rule says so in {rate:.0%} of {n} draws (more than {NULL_LEVEL:.0%}): chance "
-            "alone gives this answer too often, so the verdict is inconclusive.")
+    return (
+        f" But under the null the same rule says so in {rate:.0%} of {n} draws (more than {NULL_LEVEL:.0%}): chance "
+        "alone gives this answer too often, so the verdict is inconclusive."
+    )
 
 
 def _draws_text(n_perm: int, seed: int, n_boot: int) -> str:
-    return (f"{n_perm} draws (seed {seed}), each judged by the claim's rule with a {NULL_BOOT}-resample bootstrap (the build's "
-            f"own interval: {n_boot} resamples)")
+    return (
+        f"{n_perm} draws (seed {seed}), each judged by the claim's rule with a {NULL_BOOT}-resample bootstrap (the "
+        "build's "
+        f"own interval: {n_boot} resamples)"
+    )
 
 
 def _range_text(summary: NullSummary, fmt: str = "{:+.0f}", unit: str = " points") -> str:
@@ -155,7 +162,8 @@ def _range_text(summary: NullSummary, fmt: str = "{:+.0f}", unit: str = " points
 
 @dataclass(frozen=True)
 class _Null:
-    """A D claim's null as its record carries it, and the reason's sentence on its rate (all empty: no null computed)."""
+    """A D claim's null as its record carries it, and the reason's sentence on its rate (all empty: no null
+    computed)."""
 
     null: str | None = None
     observed: str | None = None
@@ -164,9 +172,16 @@ class _Null:
     why: str = ""
 
     def fields(self) -> dict[str, Any]:
-        return {"null": self.null, "observed": self.observed, "null_range": self.null_range, "null_rate": self.null_rate}
+        return {
+            "null": self.null,
+            "observed": self.observed,
+            "null_range": self.null_range,
+            "null_rate": self.null_rate,
+        }
 
 
 def _null_of(summary: NullSummary, agrees: bool | None, null: str, observed: str, unit: str = " points") -> _Null:
     """The :class:`_Null` of a claim whose null is one :class:`NullSummary` (its range in ``unit``)."""
-    return _Null(null, observed, _range_text(summary, unit=unit), summary.rate, _rate_why(agrees, summary.rate, summary.n))
+    return _Null(
+        null, observed, _range_text(summary, unit=unit), summary.rate, _rate_why(agrees, summary.rate, summary.n)
+    )

@@ -14,12 +14,22 @@ _ROWS = ["full", "pairs_labels", "pairs_only"]
 
 # Tab. 2: Pearson correlation of performance and memorization (exact + near-exact) across regimes.
 TABLE2 = pd.DataFrame(
-    {"WNLI": [0.98, 1.00, 0.99], "TREC": [0.95, 0.91, 0.92], "DBpedia": [0.91, 0.88, 0.89], "RTE": [-0.55, -0.30, -0.30]},
+    {
+        "WNLI": [0.98, 1.00, 0.99],
+        "TREC": [0.95, 0.91, 0.92],
+        "DBpedia": [0.91, 0.88, 0.89],
+        "RTE": [-0.55, -0.30, -0.30],
+    },
     index=pd.Index(_ROWS, name="setting"),
 )
 # Tab. 3: the same with memorization counted by exact matches only.
 TABLE3 = pd.DataFrame(
-    {"WNLI": [0.97, 0.99, 0.97], "TREC": [0.87, 0.77, 0.82], "DBpedia": [0.88, 0.93, 0.89], "RTE": [-0.40, -0.50, -0.47]},
+    {
+        "WNLI": [0.97, 0.99, 0.97],
+        "TREC": [0.87, 0.77, 0.82],
+        "DBpedia": [0.88, 0.93, 0.89],
+        "RTE": [-0.40, -0.50, -0.47],
+    },
     index=pd.Index(_ROWS, name="setting"),
 )
 
@@ -46,7 +56,8 @@ MEMORIZATION_PLATEAU_AFTER_25_SHOT = {"TREC": 40.0, "DBpedia": 53.0}  # Observat
 NEAR_TO_EXACT_TRANSITIONS = {"WNLI": (25, 50), "DBpedia": (25, 50), "TREC": (25, 100)}
 # Sec. 5.1, Observation 5: segment pairs and labels reach the full-information level "25 shots and onward".
 SETTINGS_EQUAL_FROM_K = 25
-# Sec. 5.2, Observation 1: ICL outperforms zero-shot when memorization in few-shot regimes reaches "around 40% or higher".
+# Sec. 5.2, Observation 1: ICL outperforms zero-shot when memorization in few-shot regimes reaches "around 40% or
+# higher".
 ICL_GAIN_MEMORIZATION = 40.0
 # Sec. 4, "Human Evaluation": share of GPT-4's judge labels changed by the human review (all borderline cases
 # between near-exact and inexact), and the judge's agreement with humans reported by Golchin & Surdeanu (2023a).

@@ -1,7 +1,8 @@
 """Notebook 06's report: the offline judge's held-out quality, the controlled gaps with intervals, and the summary
 sentences, every number computed (Golchin et al. 2024, Sec. 3.1, Sec. 4 "Human Evaluation", Sec. 5).
 
-A companion of :mod:`iclmem.chapters.llm_kshot` (the chapter's summaries; its parts hold the claims and figures), kept apart so that
+A companion of :mod:`iclmem.chapters.llm_kshot` (the chapter's summaries; its parts hold the claims and figures), kept
+apart so that
 each module holds one job: this one turns the chapter's frames and results into the tables and the text of its
 "Judges" and "Summary" sections. No sentence here states a result that is not formatted from an argument.
 """
@@ -51,14 +52,28 @@ class JudgeQuality:
     def table(self) -> pd.DataFrame:
         """One row per (validation, kind of text): pairs, held-out accuracy and kappa with their 95% intervals."""
         parts = []
-        for name, res in (("5-fold" if len(self.cv.thresholds) == 5 else f"{len(self.cv.thresholds)}-fold", self.cv),
-                          ("leave one kind of text out", self.lodo)):
+        for name, res in (
+            ("5-fold" if len(self.cv.thresholds) == 5 else f"{len(self.cv.thresholds)}-fold", self.cv),
+            ("leave one kind of text out", self.lodo),
+        ):
             s = res.summary()
-            parts.append(pd.DataFrame({
-                "validation": name, "pairs": s["pairs"], "n": s["n"],
-                "accuracy": [f"{a:.0%} [{lo:.0%}, {hi:.0%}]" for a, lo, hi in zip(s.accuracy, s.accuracy_lo, s.accuracy_hi, strict=True)],
-                "Cohen's kappa": [f"{k:.2f} [{lo:.2f}, {hi:.2f}]" for k, lo, hi in zip(s.kappa, s.kappa_lo, s.kappa_hi, strict=True)],
-            }))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "validation": name,
+                        "pairs": s["pairs"],
+                        "n": s["n"],
+                        "accuracy": [
+                            f"{a:.0%} [{lo:.0%}, {hi:.0%}]"
+                            for a, lo, hi in zip(s.accuracy, s.accuracy_lo, s.accuracy_hi, strict=True)
+                        ],
+                        "Cohen's kappa": [
+                            f"{k:.2f} [{lo:.2f}, {hi:.2f}]"
+                            for k, lo, hi in zip(s.kappa, s.kappa_lo, s.kappa_hi, strict=True)
+                        ],
+                    }
+                )
+            )
         return pd.concat(parts, ignore_index=True)
 
     def headline(self) -> dict[str, float]:
@@ -69,17 +84,21 @@ class JudgeQuality:
         """One sentence: thresholds, pairs, held-out accuracy and kappa with intervals, and the in-sample contrast."""
         h = self.headline()
         lodo = self.lodo.summary().iloc[0]
-        return (f"The offline judge's thresholds (ROUGE-L >= {self.shipped.rouge_l:g}, embedding similarity >= "
-                f"{self.shipped.semantic:g}) were fitted on {self.n_pairs} labelled pairs of {len(self.domains)} kinds of text "
-                f"({', '.join(self.domains)}). On pairs held out of the fit they label {h['accuracy']:.0%} "
-                f"[{h['accuracy_lo']:.0%}, {h['accuracy_hi']:.0%}] as the human labels do (Cohen's kappa {h['kappa']:.2f} "
-                f"[{h['kappa_lo']:.2f}, {h['kappa_hi']:.2f}], {len(self.cv.thresholds)}-fold cross-validation), and "
-                f"{lodo['accuracy']:.0%} [{lodo['accuracy_lo']:.0%}, {lodo['accuracy_hi']:.0%}] when the held-out pairs "
-                f"are a kind of text the fit never saw; on the pairs it was fitted on, {self.in_sample_accuracy:.0%}.")
+        return (
+            f"The offline judge's thresholds (ROUGE-L >= {self.shipped.rouge_l:g}, embedding similarity >= "
+            f"{self.shipped.semantic:g}) were fitted on {self.n_pairs} labelled pairs of {len(self.domains)} kinds of "
+            "text "
+            f"({', '.join(self.domains)}). On pairs held out of the fit they label {h['accuracy']:.0%} "
+            f"[{h['accuracy_lo']:.0%}, {h['accuracy_hi']:.0%}] as the human labels do (Cohen's kappa {h['kappa']:.2f} "
+            f"[{h['kappa_lo']:.2f}, {h['kappa_hi']:.2f}], {len(self.cv.thresholds)}-fold cross-validation), and "
+            f"{lodo['accuracy']:.0%} [{lodo['accuracy_lo']:.0%}, {lodo['accuracy_hi']:.0%}] when the held-out pairs "
+            f"are a kind of text the fit never saw; on the pairs it was fitted on, {self.in_sample_accuracy:.0%}."
+        )
 
 
-def offline_judge_quality(encoder: Any = None, n_folds: int = 5, seed: int = 0, n_boot: int = N_BOOT,
-                          pairs: pd.DataFrame | None = None) -> JudgeQuality:
+def offline_judge_quality(
+    encoder: Any = None, n_folds: int = 5, seed: int = 0, n_boot: int = N_BOOT, pairs: pd.DataFrame | None = None
+) -> JudgeQuality:
     """Cross-validate the offline judge's thresholds on the labelled pairs (:mod:`iclmem.llm.judge_accuracy`)."""
     pairs = load_labelled_pairs() if pairs is None else pairs
     features = pair_features(pairs, encoder)
@@ -98,8 +117,9 @@ def _per_instance(mem: pd.DataFrame, model: str, member: bool | None, shots: boo
     return df.assign(hit=df["match"].isin(MEMORIZED).astype(float)).groupby("instance_id")["hit"].mean()
 
 
-def ground_truth_gaps(mem: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0, tuned: str = "fine-tuned",
-                      base: str = "base") -> pd.DataFrame:
+def ground_truth_gaps(
+    mem: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0, tuned: str = "fine-tuned", base: str = "base"
+) -> pd.DataFrame:
     """Memorization gaps of the controlled experiment (percentage points, exact + near-exact, mean over settings and k),
     with 95% percentile bootstrap intervals: members minus non-members of the fine-tuned model (k > 0 and k = 0;
     instances resampled within each group) and fine-tuned minus base on the members (k > 0; paired over instances).
@@ -111,22 +131,37 @@ def ground_truth_gaps(mem: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0, tu
         a, b = _per_instance(mem, tuned, True, shots).to_numpy(), _per_instance(mem, tuned, False, shots).to_numpy()
         if len(a) and len(b):
             lo, hi = (100 * x for x in unpaired_difference(a, b, n_boot, seed, CONFIDENCE))
-            rows.append({"comparison": "fine-tuned: members minus non-members", "regime": regime,
-                         "estimate": (a.mean() - b.mean()) * 100, "interval": f"[{lo:+.0f}, {hi:+.0f}]", "instances": f"{len(a)} + {len(b)}"})
+            rows.append(
+                {
+                    "comparison": "fine-tuned: members minus non-members",
+                    "regime": regime,
+                    "estimate": (a.mean() - b.mean()) * 100,
+                    "interval": f"[{lo:+.0f}, {hi:+.0f}]",
+                    "instances": f"{len(a)} + {len(b)}",
+                }
+            )
     if base in set(mem["model"]):
         t, u = _per_instance(mem, tuned, True, True), _per_instance(mem, base, True, True)
         both = t.index.intersection(u.index)
         if len(both):
             d = (t[both] - u[both]).to_numpy()
             lo, hi, _ = paired_bootstrap(len(d), lambda i, d=d: float(np.mean(d[i])) * 100, n_boot, seed, CONFIDENCE)
-            rows.append({"comparison": "members: fine-tuned minus base", "regime": "k > 0", "estimate": d.mean() * 100,
-                         "interval": f"[{lo:+.0f}, {hi:+.0f}]", "instances": str(len(both))})
+            rows.append(
+                {
+                    "comparison": "members: fine-tuned minus base",
+                    "regime": "k > 0",
+                    "estimate": d.mean() * 100,
+                    "interval": f"[{lo:+.0f}, {hi:+.0f}]",
+                    "instances": str(len(both)),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 # -- Pearson's r across k, with an interval ------------------------------------------------------------------------
-def correlation_intervals(mem: pd.DataFrame, perf: pd.DataFrame, measure: str = "memorized", n_boot: int = N_BOOT,
-                          seed: int = 0) -> pd.DataFrame:
+def correlation_intervals(
+    mem: pd.DataFrame, perf: pd.DataFrame, measure: str = "memorized", n_boot: int = N_BOOT, seed: int = 0
+) -> pd.DataFrame:
     """Pearson's r across the ks run of accuracy and memorization (``memorized``: exact + near-exact, Tab. 2;
     ``exact``: Tab. 3), per model and setting, with a 95% percentile bootstrap interval over instances (r recomputed
     on each resample, instances keeping all their ks; all instances of the model). ``r`` is NaN when either series is
@@ -146,8 +181,16 @@ def correlation_intervals(mem: pd.DataFrame, perf: pd.DataFrame, measure: str = 
 
             r = stat(np.arange(len(index))) if len(index) else float("nan")
             ci = bootstrap(len(index), stat, n_boot, seed) if len(ks) >= 3 else None
-            rows.append({"model": model, "setting": SHORT_SETTINGS[setting], "ks": len(ks), "r": r,
-                         "interval": ci.bounds("{:.2f}", "") if ci else "undefined", "instances": len(index)})
+            rows.append(
+                {
+                    "model": model,
+                    "setting": SHORT_SETTINGS[setting],
+                    "ks": len(ks),
+                    "r": r,
+                    "interval": ci.bounds("{:.2f}", "") if ci else "undefined",
+                    "instances": len(index),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -155,33 +198,51 @@ def correlation_intervals(mem: pd.DataFrame, perf: pd.DataFrame, measure: str = 
 def _claims_sentence(results: Sequence[ClaimResult]) -> str:
     by = {v: [r.claim_id for r in results if r.verdict == v] for v in VERDICTS}
     parts = [f"{v} ({', '.join(ids)})" for v, ids in by.items() if ids]
-    return f"Of the paper's claims D1-D9, this build's verdicts are {verdict_counts(results)}: " + "; ".join(parts) + "."
+    return (
+        f"Of the paper's claims D1-D9, this build's verdicts are {verdict_counts(results)}: " + "; ".join(parts) + "."
+    )
 
 
-def summary_markdown(run: Mapping[str, object], window: ContextSummary, judge_source: str, quality: JudgeQuality | None,
-                     agree: Mapping[str, Any] | None, gaps: pd.DataFrame, results: Sequence[ClaimResult],
-                     review_text: str | None = None, plan_text: str | None = None) -> str:
+def summary_markdown(
+    run: Mapping[str, object],
+    window: ContextSummary,
+    judge_source: str,
+    quality: JudgeQuality | None,
+    agree: Mapping[str, Any] | None,
+    gaps: pd.DataFrame,
+    results: Sequence[ClaimResult],
+    review_text: str | None = None,
+    plan_text: str | None = None,
+) -> str:
     """The chapter's summary paragraph, each sentence formatted from the arguments (nothing typed)."""
-    s = [f"This build made {run['n_completions']} completions ({run['n_cached']} from the disk cache) in "
-         f"{run['wall_minutes']} minutes of wall time, with {run['run_models']} on {run['run_instances']} instances."]
+    s = [
+        f"This build made {run['n_completions']} completions ({run['n_cached']} from the disk cache) in "
+        f"{run['wall_minutes']} minutes of wall time, with {run['run_models']} on {run['run_instances']} instances."
+    ]
     if run.get("n_failed"):
         s.append(f"{run['n_failed']} requests failed; their rows are left out of every rate and count below.")
     left = f"; k = {', '.join(map(str, window.left_out))} did not fit and were left out" if window.left_out else ""
-    s.append(f"The context window of {window.model_id} ({window.context_window or 'unknown'} tokens) holds up to "
-             f"k = {window.largest_k} demonstrations; the run used k = {', '.join(map(str, window.ks_run))}{left}.")
+    s.append(
+        f"The context window of {window.model_id} ({window.context_window or 'unknown'} tokens) holds up to "
+        f"k = {window.largest_k} demonstrations; the run used k = {', '.join(map(str, window.ks_run))}{left}."
+    )
     if plan_text:
         s.append(f"Before any request the plan found that {plan_text}.")
     s.append(f"Memorization rates come from {judge_source}.")
     if quality is not None:
         s.append(quality.text())
     if agree is not None and agree.get("n"):
-        s.append(f"The offline and LLM judges agree on {agree['agreement']:.0%} of the {agree['n']} completions both judged "
-                 f"(Cohen's kappa {agree['kappa']:.2f}, {kappa_reading(agree['kappa'])}).")
+        s.append(
+            f"The offline and LLM judges agree on {agree['agreement']:.0%} of the {agree['n']} completions both judged "
+            f"(Cohen's kappa {agree['kappa']:.2f}, {kappa_reading(agree['kappa'])})."
+        )
     if review_text:
         s.append(f"In the imported human review, {review_text}.")
     for g in gaps.itertuples():
-        s.append(f"{g.comparison.capitalize()} ({g.regime}): {g.estimate:+.0f} percentage points of memorization, "
-                 f"95% interval {g.interval} ({g.instances} instances).")
+        s.append(
+            f"{g.comparison.capitalize()} ({g.regime}): {g.estimate:+.0f} percentage points of memorization, "
+            f"95% interval {g.interval} ({g.instances} instances)."
+        )
     s.append(_claims_sentence(results))
     return " ".join(s)
 

@@ -72,7 +72,10 @@ class Interval:
         return f"[{fmt.format(self.lo)}, {fmt.format(self.hi)}]{unit}"
 
     def method(self) -> str:
-        return f"{self.level:.0%} percentile bootstrap over {self.n_units} instances, {self.n_boot} resamples, seed {self.seed}"
+        return (
+            f"{self.level:.0%} percentile bootstrap over {self.n_units} instances, {self.n_boot} resamples, "
+            f"seed {self.seed}"
+        )
 
     def text(self, fmt: str = "{:+.0f}", unit: str = " points") -> str:
         return f"{self.bounds(fmt, unit)}, {self.method()}"
@@ -84,7 +87,8 @@ class ClaimResult:
 
     ``null``: what the null assumes exchangeable (or why no null applies); ``observed``: the statistic the rule reads;
     ``null_range``: that statistic's central 95% under the null; ``null_rate``: how often the rule says "reproduced"
-    under the null. A ``reproduced`` result without a null, or with a null rate above 5%, is refused (:class:`ClaimError`).
+    under the null. A ``reproduced`` result without a null, or with a null rate above 5%, is refused
+    (:class:`ClaimError`).
     """
 
     claim_id: str
@@ -102,13 +106,24 @@ class ClaimResult:
         self.record()  # raises if malformed
 
     def record(self) -> dict[str, Any]:
-        return claim_record(self.claim_id, self.paper, self.ours, self.verdict, self.reason, self.interval, null=self.null,
-                            observed=self.observed, null_range=self.null_range, null_rate=self.null_rate)
+        return claim_record(
+            self.claim_id,
+            self.paper,
+            self.ours,
+            self.verdict,
+            self.reason,
+            self.interval,
+            null=self.null,
+            observed=self.observed,
+            null_range=self.null_range,
+            null_rate=self.null_rate,
+        )
 
 
 # -- statistics ------------------------------------------------------------------------------------------------
-def bootstrap(n_units: int, stat: Callable[[np.ndarray], float], n_boot: int = N_BOOT, seed: int = 0,
-              level: float = CONFIDENCE) -> Interval | None:
+def bootstrap(
+    n_units: int, stat: Callable[[np.ndarray], float], n_boot: int = N_BOOT, seed: int = 0, level: float = CONFIDENCE
+) -> Interval | None:
     """Percentile interval of ``stat(indices)`` over ``n_boot`` resamples of ``n_units`` units with replacement.
 
     ``None`` with fewer than 2 units or when ``stat`` is undefined (not finite) in more than half the resamples.
@@ -166,8 +181,9 @@ def directional_agreement(estimate: float, interval: Interval | None, sign: int 
     return bool(agrees), bool(contradicted)
 
 
-def equivalence_agreement(interval: Interval | None, margin: float = EQUIVALENCE_MARGIN,
-                          one_sided: bool = False) -> tuple[bool | None, bool]:
+def equivalence_agreement(
+    interval: Interval | None, margin: float = EQUIVALENCE_MARGIN, one_sided: bool = False
+) -> tuple[bool | None, bool]:
     """(agrees, contradicted) of an equality claim: the interval within +-``margin`` (``one_sided``: above -``margin``),
     or wholly beyond it; neither when it straddles the margin. ``(None, False)`` without an interval."""
     if interval is None:
@@ -176,15 +192,23 @@ def equivalence_agreement(interval: Interval | None, margin: float = EQUIVALENCE
     return bool(agrees), bool(contradicted)
 
 
-def directional_verdict(estimate: float, interval: Interval | None, sign: int = 1, null_rate: float | None = None) -> str:
-    """:func:`iclmem.chapters.verdicts.directional_verdict` on a bootstrap :class:`Interval` (``None``: not testable)."""
+def directional_verdict(
+    estimate: float, interval: Interval | None, sign: int = 1, null_rate: float | None = None
+) -> str:
+    """:func:`iclmem.chapters.verdicts.directional_verdict` on a bootstrap :class:`Interval` (``None``: not
+    testable)."""
     lo, hi = (None, None) if interval is None else (interval.lo, interval.hi)
     return _directional_verdict(estimate, lo, hi, sign, null_rate)
 
 
-def equivalence_verdict(interval: Interval | None, margin: float = EQUIVALENCE_MARGIN, one_sided: bool = False,
-                        null_rate: float | None = None) -> str:
-    """:func:`iclmem.chapters.verdicts.equivalence_verdict` on a bootstrap :class:`Interval` (``None``: not testable)."""
+def equivalence_verdict(
+    interval: Interval | None,
+    margin: float = EQUIVALENCE_MARGIN,
+    one_sided: bool = False,
+    null_rate: float | None = None,
+) -> str:
+    """:func:`iclmem.chapters.verdicts.equivalence_verdict` on a bootstrap :class:`Interval` (``None``: not
+    testable)."""
     lo, hi = (None, None) if interval is None else (interval.lo, interval.hi)
     return _equivalence_verdict(lo, hi, margin, one_sided, null_rate)
 
@@ -197,8 +221,10 @@ def _directional_why(estimate: float, interval: Interval | None, sign: int = 1, 
     if agrees:
         return f"{what} is {'positive' if sign > 0 else 'negative'} and its interval lies {side} 0"
     if sign * estimate > 0:
-        return (f"{what} has the claimed sign but its interval includes 0: not distinguishable from no effect with "
-                f"{interval.n_units} instances")
+        return (
+            f"{what} has the claimed sign but its interval includes 0: not distinguishable from no effect with "
+            f"{interval.n_units} instances"
+        )
     return f"{what} is {estimate:+.2g}, not in the claimed direction"
 
 
@@ -211,13 +237,21 @@ def _equivalence_why(estimate: float, interval: Interval | None, margin: float, 
         return f"the interval of {what} lies {bound} (the companion's equality margin)"
     if outside:
         return f"the interval of {what} lies outside the margin ({bound} counts as equal): clearly different"
-    return (f"{what} is {estimate:+.0f} points but its interval is not {bound} (the companion's equality margin): "
-            f"equality not established with {interval.n_units} instances")
+    return (
+        f"{what} is {estimate:+.0f} points but its interval is not {bound} (the companion's equality margin): "
+        f"equality not established with {interval.n_units} instances"
+    )
 
 
 # -- frames -> matrices ----------------------------------------------------------------------------------------
-def memorization_matrix(mem: pd.DataFrame, focus: Focus, settings: Sequence[str] | None = None, measure: str = "memorized",
-                        members_only: bool | None = None, column: str = "match") -> pd.DataFrame:
+def memorization_matrix(
+    mem: pd.DataFrame,
+    focus: Focus,
+    settings: Sequence[str] | None = None,
+    measure: str = "memorized",
+    members_only: bool | None = None,
+    column: str = "match",
+) -> pd.DataFrame:
     """Instances x k: the share (0-1) of the ``settings`` (all when ``None``) in which the instance was memorized
     (``measure="memorized"``: exact or near-exact, Sec. 3.2) or matched exactly (``"exact"``)."""
     df = focus.rows(mem, members_only)
@@ -233,7 +267,9 @@ def correct_matrix(perf: pd.DataFrame, focus: Focus, members_only: bool | None =
     """Instances x k: 1.0 when the k-shot classification answer was correct (failed requests left out)."""
     df = focus.rows(perf, members_only)
     df = df[df["error"].isna()]
-    out = df.assign(hit=df["correct"].astype(float)).pivot_table(index="instance_id", columns="k", values="hit", aggfunc="mean")
+    out = df.assign(hit=df["correct"].astype(float)).pivot_table(
+        index="instance_id", columns="k", values="hit", aggfunc="mean"
+    )
     return out.reindex(columns=sorted(out.columns))
 
 

@@ -84,14 +84,21 @@ def _setting_stats(world: np.ndarray, key: int, boot: np.ndarray | None = None) 
     return (gap[:, 0], level[:, 0]) if boot is None else (gap, level)
 
 
-def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0,
-             margin: float = EQUIVALENCE_MARGIN, n_perm: int = N_PERMUTATIONS) -> ClaimResult:
+def claim_d4(
+    mem: pd.DataFrame,
+    focus: Focus,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    margin: float = EQUIVALENCE_MARGIN,
+    n_perm: int = N_PERMUTATIONS,
+) -> ClaimResult:
     """D4 (Sec. 5.1, Observation 7): maximum memorization is reached with only segment pairs in the prompt.
 
     Checked: for each k > 0, memorization of the only-segment-pairs setting minus the largest memorization of the
     settings run (the maximum, full information being the paper's upper bound), averaged over k. The rule: the gap's
     interval lies above -``margin`` points (exceeding the maximum counts as reaching it) *and* the maximum's interval
-    lies above ``margin`` points: below that every setting is within the margin of the maximum, so equality would hold by
+    lies above ``margin`` points: below that every setting is within the margin of the maximum, so equality would hold
+    by
     the floor (two settings at 0% are trivially "equal"); then the verdict is inconclusive.
 
     Null: the claim is false by the margin. The settings are exchanged within every instance (its setting labels
@@ -103,8 +110,12 @@ def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     """
     run = [s for s in SHORT_SETTINGS if s in set(focus.rows(mem)["setting"])]
     if KEY_ELEMENT_SETTING not in run or len(run) < 2:
-        return _needs("D4", paper_d4(), f"settings run: {', '.join(run)}",
-                      "D4 compares the only-segment-pairs setting with the other settings; not all of them were run.")
+        return _needs(
+            "D4",
+            paper_d4(),
+            f"settings run: {', '.join(run)}",
+            "D4 compares the only-segment-pairs setting with the other settings; not all of them were run.",
+        )
     mats = [memorization_matrix(mem, focus, [s]) for s in run]
     index = mats[0].index
     shots = [k for k in mats[0].columns if k > 0]
@@ -113,9 +124,13 @@ def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     cube = np.stack([mt.reindex(index=index, columns=shots).to_numpy() for mt in mats])  # settings x instances x ks
     key = run.index(KEY_ELEMENT_SETTING)
     if not np.nansum(cube) > 0:
-        return _needs("D4", paper_d4(), f"no memorization at {_ks_text(shots)} in any setting",
-                      f"On the {focus.describe()}: nothing is memorized at {_ks_text(shots)} in any setting, so there is no "
-                      "maximum to reach.")
+        return _needs(
+            "D4",
+            paper_d4(),
+            f"no memorization at {_ks_text(shots)} in any setting",
+            f"On the {focus.describe()}: nothing is memorized at {_ks_text(shots)} in any setting, so there is no "
+            "maximum to reach.",
+        )
 
     def stat(idx: np.ndarray) -> float:
         means = np.nanmean(cube[:, idx, :], axis=1) * 100  # settings x ks
@@ -129,8 +144,11 @@ def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     ci, level_ci = bootstrap(n, stat, n_boot, seed), bootstrap(n, level_stat, n_boot, seed)
     means = np.nanmean(cube, axis=1) * 100
     best = [SHORT_SETTINGS[run[i]] for i in means.argmax(axis=0)]
-    ours = (f"seg. only {means[key].mean():.0f}% vs the maximum {means.max(axis=0).mean():.0f}% (mean of {_ks_text(shots)}; "
-            f"highest setting per k: {', '.join(best)}); gap {est:+.0f} points")
+    ours = (
+        f"seg. only {means[key].mean():.0f}% vs the maximum {means.max(axis=0).mean():.0f}% (mean of "
+        f"{_ks_text(shots)}; "
+        f"highest setting per k: {', '.join(best)}); gap {est:+.0f} points"
+    )
     gap_agrees, contradicted = equivalence_agreement(ci, margin, one_sided=True)
     net = excess_level(mem, focus, run, shots)
     present = level_ci is not None and level_ci.lo > margin and (net is None or net[2] > PRESENCE_FLOOR)
@@ -139,7 +157,9 @@ def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     if agrees is not None:
         rng = _null_rng(seed, "D4")
         perms = _row_permutations(rng, n_perm, n, len(run))
-        world = _permute_within(cube.transpose(1, 0, 2), perms).transpose(0, 2, 1, 3)  # draws x settings x instances x ks
+        world = _permute_within(cube.transpose(1, 0, 2), perms).transpose(
+            0, 2, 1, 3
+        )  # draws x settings x instances x ks
         with _quiet():
             means = np.nanmean(world, axis=2)  # draws x settings x ks
         others = np.delete(means, key, axis=1).max(axis=1)  # draws x ks: the highest other setting
@@ -149,35 +169,64 @@ def claim_d4(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
         gaps, levels = np.empty((n_perm, NULL_BOOT)), np.empty((n_perm, NULL_BOOT))
         for sl in _chunks(n_perm, cube.size * NULL_BOOT):
             gaps[sl], levels[sl] = _setting_stats(world[sl], key, boot[sl])
-        null_agrees = (_answers_equivalence(*_row_intervals(gaps), margin, one_sided=True)[0]
-                       & (_row_intervals(levels)[0] > margin))
+        null_agrees = _answers_equivalence(*_row_intervals(gaps), margin, one_sided=True)[0] & (
+            _row_intervals(levels)[0] > margin
+        )
         summary = summarize_null(est, null_gap, null_agrees)
-        nul = _null_of(summary, agrees, (
-            f"segment pairs alone {margin:g} points short of the maximum (the claim just false): the settings exchanged "
-            f"within every instance (its setting labels permuted, the same at all its ks), then the only-segment-pairs "
-            f"setting's memorized completions dropped at random until, in expectation, it lies {margin:g} points below the "
-            f"highest other setting at each k; {_draws_text(n_perm, seed, n_boot)}"),
-            f"seg. only minus the maximum: {est:+.1f} points")
+        nul = _null_of(
+            summary,
+            agrees,
+            (
+                f"segment pairs alone {margin:g} points short of the maximum (the claim just false): the settings "
+                "exchanged "
+                "within every instance (its setting labels permuted, the same at all its ks), then the "
+                "only-segment-pairs "
+                f"setting's memorized completions dropped at random until, in expectation, it lies {margin:g} points "
+                "below the "
+                f"highest other setting at each k; {_draws_text(n_perm, seed, n_boot)}"
+            ),
+            f"seg. only minus the maximum: {est:+.1f} points",
+        )
     floor = ""
     if gap_agrees and not present and level_ci is not None:
-        floor = (f" But the maximum's own interval {level_ci.bounds('{:.0f}', '%')} does not lie above the {margin:g}-point "
-                 f"margin: below it every setting is within the margin of the maximum, so 'reaching the maximum' would hold by "
-                 "the floor, whatever the prompt; memorization too low to tell, so inconclusive.")
-    reason = (f"Checked on the {focus.describe()}: only-segment-pairs memorization minus the highest setting per k "
-              f"({_ks_text(shots)}); {_equivalence_why(est, ci, margin, True, 'the gap')}; the maximum is {level:.0f}%."
-              f"{floor}{presence_text(_short(net))}{nul.why}")
+        floor = (
+            f" But the maximum's own interval {level_ci.bounds('{:.0f}', '%')} does not lie above the {margin:g}-point "
+            "margin: below it every setting is within the margin of the maximum, so 'reaching the maximum' would hold "
+            "by "
+            "the floor, whatever the prompt; memorization too low to tell, so inconclusive."
+        )
+    reason = (
+        f"Checked on the {focus.describe()}: only-segment-pairs memorization minus the highest setting per k "
+        f"({_ks_text(shots)}); {_equivalence_why(est, ci, margin, True, 'the gap')}; the maximum is {level:.0f}%."
+        f"{floor}{presence_text(_short(net))}{nul.why}"
+    )
     interval = None if ci is None else ci.text() + (f"; maximum {level_ci.bounds('{:.0f}', '%')}" if level_ci else "")
-    return ClaimResult("D4", paper_d4(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason, interval,
-                       **nul.fields())
+    return ClaimResult(
+        "D4",
+        paper_d4(),
+        ours,
+        evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
+        reason,
+        interval,
+        **nul.fields(),
+    )
 
 
 def paper_d5() -> str:
-    return (f"full information equals segment pairs + labels from k >= {SETTINGS_EQUAL_FROM_K}; "
-            "the two differ only at zero-shot (Obs. 5)")
+    return (
+        f"full information equals segment pairs + labels from k >= {SETTINGS_EQUAL_FROM_K}; "
+        "the two differ only at zero-shot (Obs. 5)"
+    )
 
 
-def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0,
-             margin: float = EQUIVALENCE_MARGIN, n_perm: int = N_PERMUTATIONS) -> ClaimResult:
+def claim_d5(
+    mem: pd.DataFrame,
+    focus: Focus,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    margin: float = EQUIVALENCE_MARGIN,
+    n_perm: int = N_PERMUTATIONS,
+) -> ClaimResult:
     """D5 (Sec. 5.1, Observation 5): with k >= 25 the segment pairs and labels setting reaches the full-information
     level; the two settings differ at zero-shot.
 
@@ -194,8 +243,12 @@ def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
     """
     run = set(focus.rows(mem)["setting"])
     if not {UPPER_BOUND_SETTING, ICL_SETTING} <= run:
-        return _needs("D5", paper_d5(), f"settings run: {', '.join(sorted(run))}",
-                      "D5 compares the full-information and the segment pairs and labels settings; not both were run.")
+        return _needs(
+            "D5",
+            paper_d5(),
+            f"settings run: {', '.join(sorted(run))}",
+            "D5 compares the full-information and the segment pairs and labels settings; not both were run.",
+        )
     full = memorization_matrix(mem, focus, [UPPER_BOUND_SETTING])
     pl = memorization_matrix(mem, focus, [ICL_SETTING]).reindex(index=full.index, columns=full.columns)
     ks = list(full.columns)
@@ -204,9 +257,13 @@ def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
         return _needs("D5", paper_d5(), f"k run: {ks}", "D5 needs k = 0 and at least one k > 0.")
     late = [k for k in shots if k >= SETTINGS_EQUAL_FROM_K] or shots
     if not (np.nansum(full[late].to_numpy()) + np.nansum(pl[late].to_numpy())) > 0:
-        return _needs("D5", paper_d5(), f"no memorization at {_ks_text(late)} in either setting",
-                      f"On the {focus.describe()}: nothing is memorized at {_ks_text(late)} in either setting, so their "
-                      "equality is vacuous.")
+        return _needs(
+            "D5",
+            paper_d5(),
+            f"no memorization at {_ks_text(late)} in either setting",
+            f"On the {focus.describe()}: nothing is memorized at {_ks_text(late)} in either setting, so their "
+            "equality is vacuous.",
+        )
     d = (full - pl).to_numpy() * 100
     late_cols = [ks.index(k) for k in late]
     d_late, d_zero = np.nanmean(d[:, late_cols], axis=1), d[:, ks.index(0)]
@@ -246,7 +303,8 @@ def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
         # (b) false: the two settings swapped at random at k = 0 within each instance
         zero_est, zero_agrees = _directional_null(rng.choice((-1.0, 1.0), (n_perm, n)) * d_zero, boot)
         rate_b = float(np.mean(zero_agrees & late_obs))
-        # (a) false: the settings swapped at k >= 25 within each instance, then one of them thinned to a margin below the other
+        # (a) false: the settings swapped at k >= 25 within each instance, then one of them thinned to a margin below
+        # the other
         swap = (rng.random((n_perm, n)) < 0.5)[..., None]
         late_f, late_p = full.to_numpy()[:, late_cols], pl.to_numpy()[:, late_cols]
         world_f, world_p = np.where(swap, late_p, late_f), np.where(swap, late_f, late_p)  # draws x instances x late ks
@@ -267,29 +325,57 @@ def claim_d5(mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 
         rate = max(rate_a, rate_b)
         zero_summary = summarize_null(est_zero, zero_est, zero_agrees)
         lo_a, hi_a = _stats.null_range(np.concatenate(edge_est))
-        null = (f"the larger of two rates: (b) the two settings exchanged at k = 0 within every instance (labels swapped at "
-                f"random), {_ks_text(late)} as observed: {rate_b:.0%}; (a) the two settings exchanged at {_ks_text(late)} "
-                f"within every instance, then one setting's memorized completions dropped at random until, in expectation, it "
-                f"lies {margin:g} points below the other (either side; equality just false), k = 0 as observed: {rate_a:.0%}; "
-                f"{_draws_text(n_perm, seed, n_boot)}")
-        observed = f"full minus seg.+labels: {est_late:+.1f} points at {_ks_text(late)}, {est_zero:+.1f} points at k = 0"
-        null_range = (f"k = 0, settings swapped: {_range_text(zero_summary)}; {_ks_text(late)}, {margin:g} points apart: "
-                      f"[{lo_a:+.0f}, {hi_a:+.0f}] points")
+        null = (
+            "the larger of two rates: (b) the two settings exchanged at k = 0 within every instance (labels swapped "
+            "at "
+            f"random), {_ks_text(late)} as observed: {rate_b:.0%}; (a) the two settings exchanged at {_ks_text(late)} "
+            "within every instance, then one setting's memorized completions dropped at random until, in expectation, "
+            "it "
+            f"lies {margin:g} points below the other (either side; equality just false), k = 0 as observed: "
+            f"{rate_a:.0%}; "
+            f"{_draws_text(n_perm, seed, n_boot)}"
+        )
+        observed = (
+            f"full minus seg.+labels: {est_late:+.1f} points at {_ks_text(late)}, {est_zero:+.1f} points at k = 0"
+        )
+        null_range = (
+            f"k = 0, settings swapped: {_range_text(zero_summary)}; {_ks_text(late)}, {margin:g} points apart: "
+            f"[{lo_a:+.0f}, {hi_a:+.0f}] points"
+        )
         nul = _Null(null, observed, null_range, rate, _rate_why(agrees, rate, n_perm))
     ours = f"full minus seg.+labels: {est_late:+.0f} points at {_ks_text(late)}, {est_zero:+.0f} points at k = 0"
-    note = "" if late[0] >= SETTINGS_EQUAL_FROM_K else f" No k >= {SETTINGS_EQUAL_FROM_K} was run: part (a) uses {_ks_text(late)}."
+    note = (
+        ""
+        if late[0] >= SETTINGS_EQUAL_FROM_K
+        else f" No k >= {SETTINGS_EQUAL_FROM_K} was run: part (a) uses {_ks_text(late)}."
+    )
     zero_why = _directional_why(est_zero, ci_zero, what="full information minus segment pairs and labels")
     floor = ""
     if same_late and not present and ci_level is not None:
-        floor = (f" The higher setting's level at {_ks_text(late)} ({level:.0f}%, interval {ci_level.bounds('{:.0f}', '%')}) "
-                 f"does not lie above the {margin:g}-point margin: below it the two settings are within the margin of each "
-                 "other by the floor, so (a) proves nothing (memorization too low to tell).")
-    reason = (f"Checked on the {focus.describe()}, full information minus segment pairs and labels: (a) "
-              f"{_equivalence_why(est_late, ci_late, margin, False, f'the difference at {_ks_text(late)}')}; (b) at k = 0 "
-              f"{zero_why}. Reproduced needs (a) equal, with memorization above the margin there, and (b) full information "
-              f"higher.{note}{floor}{presence_text(_short(net))}{nul.why}")
-    interval = (None if not computable else
-                f"{_ks_text(late)}: {ci_late.bounds()}; k = 0: {ci_zero.bounds()}; higher level at {_ks_text(late)}: "
-                f"{ci_level.bounds('{:.0f}', '%')} ({ci_late.method()})")
-    return ClaimResult("D5", paper_d5(), ours, evidence_verdict(agrees, nul.null_rate, contradicted=contradicted), reason, interval,
-                       **nul.fields())
+        floor = (
+            f" The higher setting's level at {_ks_text(late)} ({level:.0f}%, interval "
+            f"{ci_level.bounds('{:.0f}', '%')}) "
+            f"does not lie above the {margin:g}-point margin: below it the two settings are within the margin of each "
+            "other by the floor, so (a) proves nothing (memorization too low to tell)."
+        )
+    reason = (
+        f"Checked on the {focus.describe()}, full information minus segment pairs and labels: (a) "
+        f"{_equivalence_why(est_late, ci_late, margin, False, f'the difference at {_ks_text(late)}')}; (b) at k = 0 "
+        f"{zero_why}. Reproduced needs (a) equal, with memorization above the margin there, and (b) full information "
+        f"higher.{note}{floor}{presence_text(_short(net))}{nul.why}"
+    )
+    interval = (
+        None
+        if not computable
+        else f"{_ks_text(late)}: {ci_late.bounds()}; k = 0: {ci_zero.bounds()}; higher level at {_ks_text(late)}: "
+        f"{ci_level.bounds('{:.0f}', '%')} ({ci_late.method()})"
+    )
+    return ClaimResult(
+        "D5",
+        paper_d5(),
+        ours,
+        evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
+        reason,
+        interval,
+        **nul.fields(),
+    )

@@ -1,4 +1,5 @@
-"""Paper 1, Tab. 3 against its own Tab. 10 / 11: which reading of the outcome rule the printed labels follow (notebook 04).
+"""Paper 1, Tab. 3 against its own Tab. 10 / 11: which reading of the outcome rule the printed labels follow (notebook
+04).
 
 Tab. 3's text orders the rules collapse, inversion (``mu_gap > 0``), detectable memorization
 (``AUC(Delta S) > 0.5``), context overfitting, no signal. The labels the paper prints in Tab. 10 / 11
@@ -29,7 +30,8 @@ AUC_SOURCES = ("N", "max(N, S)")
 
 
 def paper_rows() -> pd.DataFrame:
-    """The 34 non-collapsed rows of Tab. 10 (Q=50) and Tab. 11 (Q=512): AUC N and S, mu_gap, sigma_gap, TPRs, printed outcome."""
+    """The 34 non-collapsed rows of Tab. 10 (Q=50) and Tab. 11 (Q=512): AUC N and S, mu_gap, sigma_gap, TPRs, printed
+    outcome."""
     with resources.files("iclmem.chapters").joinpath("paper_data", _FIXTURE).open() as f:
         return pd.read_csv(f)
 
@@ -43,7 +45,8 @@ def _auc(rows: pd.DataFrame, source: str) -> np.ndarray:
 
 
 def _bound(rows: pd.DataFrame, auc: np.ndarray, z: float = 1.959964) -> np.ndarray:
-    """The normal-approximation 95% lower bound of each printed AUC, with Q members and Q non-members (Hanley-McNeil)."""
+    """The normal-approximation 95% lower bound of each printed AUC, with Q members and Q non-members
+    (Hanley-McNeil)."""
     q = rows.query_size.to_numpy(dtype=int)
     return np.array([a - z * hanley_mcneil_se(a, n, n) for a, n in zip(auc, q, strict=True)])
 
@@ -54,8 +57,16 @@ def classify_rows(rows: pd.DataFrame, reading: OutcomeReading | str, source: str
     auc = _auc(rows, source)
     lo = _bound(rows, auc) if r.detect_on == "bound" else None
     nan = np.full(len(rows), np.nan)
-    out = classify_arrays(auc_loss=auc, auc_entropy=nan, auc_lo_loss=lo, auc_lo_entropy=None if lo is None else nan,
-                          mu_gap=rows.mu_gap, sigma_gap=rows.sigma_gap, collapsed=np.zeros(len(rows), bool), reading=r)
+    out = classify_arrays(
+        auc_loss=auc,
+        auc_entropy=nan,
+        auc_lo_loss=lo,
+        auc_lo_entropy=None if lo is None else nan,
+        mu_gap=rows.mu_gap,
+        sigma_gap=rows.sigma_gap,
+        collapsed=np.zeros(len(rows), bool),
+        reading=r,
+    )
     return np.array([SHORT[o] for o in out])
 
 
@@ -71,20 +82,40 @@ def fit_printed_reading(rows: pd.DataFrame | None = None) -> dict:
     rows = paper_rows() if rows is None else rows
     printed = rows.outcome.to_numpy()
     results = []
-    for order, source in itertools.product(itertools.permutations((Outcome.INVERSION.value, Outcome.MEMORIZATION.value)), AUC_SOURCES):
-        hits = np.array([(classify_rows(rows, OutcomeReading("search", order, "point", float(c), ""), source) == printed).sum()
-                         for c in CUT_GRID])
+    for order, source in itertools.product(
+        itertools.permutations((Outcome.INVERSION.value, Outcome.MEMORIZATION.value)), AUC_SOURCES
+    ):
+        hits = np.array(
+            [
+                (classify_rows(rows, OutcomeReading("search", order, "point", float(c), ""), source) == printed).sum()
+                for c in CUT_GRID
+            ]
+        )
         best = int(hits.max())
         at = np.flatnonzero(hits == best)
         runs = np.split(at, np.flatnonzero(np.diff(at) > 1) + 1)
         widest = max(runs, key=len)
-        results.append({"order": " > ".join(SHORT[o] for o in order), "order_values": order, "source": source, "agreement": best,
-                        "cut_range": (float(CUT_GRID[widest[0]]), float(CUT_GRID[widest[-1]])),
-                        "cut": float(np.round((CUT_GRID[widest[0]] + CUT_GRID[widest[-1]]) / 2, 4))})
+        results.append(
+            {
+                "order": " > ".join(SHORT[o] for o in order),
+                "order_values": order,
+                "source": source,
+                "agreement": best,
+                "cut_range": (float(CUT_GRID[widest[0]]), float(CUT_GRID[widest[-1]])),
+                "cut": float(np.round((CUT_GRID[widest[0]] + CUT_GRID[widest[-1]]) / 2, 4)),
+            }
+        )
     table = pd.DataFrame(results)
     top = table.loc[table.agreement.idxmax()]
-    return {"order": tuple(top.order_values), "source": top.source, "cut": top.cut, "cut_range": top.cut_range,
-            "agreement": int(top.agreement), "n": len(rows), "search": table.drop(columns="order_values")}
+    return {
+        "order": tuple(top.order_values),
+        "source": top.source,
+        "cut": top.cut,
+        "cut_range": top.cut_range,
+        "agreement": int(top.agreement),
+        "n": len(rows),
+        "search": table.drop(columns="order_values"),
+    }
 
 
 def reading_agreement(rows: pd.DataFrame | None = None, source: str = "max(N, S)") -> pd.DataFrame:
@@ -94,10 +125,20 @@ def reading_agreement(rows: pd.DataFrame | None = None, source: str = "max(N, S)
     for name, reading in OUTCOME_READINGS.items():
         labels = classify_rows(rows, reading, source)
         agree = labels == rows.outcome.to_numpy()
-        out.append({"reading": name, "agrees with the printed label": int(agree.sum()), "rows": len(rows),
-                    "differs on": ", ".join(f"{r.dataset} Q={r.query_size} lr {r.learning_rate:g} ({r.outcome} -> {lab})"
-                                            for r, lab, ok in zip(rows.itertuples(), labels, agree, strict=True) if not ok) or "-",
-                    "description": reading.description})
+        out.append(
+            {
+                "reading": name,
+                "agrees with the printed label": int(agree.sum()),
+                "rows": len(rows),
+                "differs on": ", ".join(
+                    f"{r.dataset} Q={r.query_size} lr {r.learning_rate:g} ({r.outcome} -> {lab})"
+                    for r, lab, ok in zip(rows.itertuples(), labels, agree, strict=True)
+                    if not ok
+                )
+                or "-",
+                "description": reading.description,
+            }
+        )
     return pd.DataFrame(out)
 
 

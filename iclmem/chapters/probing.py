@@ -33,9 +33,11 @@ NEUTRAL_DELTA = 0.005
 SKEW_CATEGORY = "skew_true"
 SHUFFLE_CATEGORY = "positional_shuffling"
 FEATURE_CATEGORIES: tuple[str, ...] = ("feature_reduction", "distractor_injection")
-_NULL_TEXT = ("membership permuted across each configuration's probed queries (one permutation for all manipulations of a "
-              "configuration, the same for configurations that probe the same queries); Delta AUC = AUC(manipulation) - "
-              "AUC(baseline) under the same permuted labels, averaged as the observed one")
+_NULL_TEXT = (
+    "membership permuted across each configuration's probed queries (one permutation for all manipulations of a "
+    "configuration, the same for configurations that probe the same queries); Delta AUC = AUC(manipulation) - "
+    "AUC(baseline) under the same permuted labels, averaged as the observed one"
+)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ def config_scores(scores: pd.DataFrame, epoch: int, metric: str = "loss") -> Con
     The same scores as :func:`manipulation_aucs` ranks, as a matrix the permutation null of
     :func:`perturbation_claims` reuses for every permutation.
     """
+
     def wide(frame: pd.DataFrame) -> pd.DataFrame:
         return frame.pivot(index="query_id", columns="manipulation", values=metric).sort_index()
 
@@ -68,17 +71,25 @@ def config_scores(scores: pd.DataFrame, epoch: int, metric: str = "loss") -> Con
     t = wide(theta)
     delta = t - wide(scores[scores.model == "ref"]).reindex(index=t.index, columns=t.columns)
     if delta.isna().any().any():
-        raise ValueError("every query needs a score under every manipulation, for M_theta and M_ref, to form a permutation null; "
-                         "a probe failed (NaN) or a manipulation is missing for some query.")
+        raise ValueError(
+            "every query needs a score under every manipulation, for M_theta and M_ref, to form a permutation null; "
+            "a probe failed (NaN) or a manipulation is missing for some query."
+        )
     members = theta.drop_duplicates("query_id").set_index("query_id").is_member.astype(bool).reindex(t.index)
     category = theta.drop_duplicates("manipulation").set_index("manipulation").category
     names = tuple(str(c) for c in t.columns)
-    return ConfigScores(membership_score(metric, delta.to_numpy(dtype=np.float64)), members.to_numpy(dtype=bool),
-                        t.index.to_numpy(), names, tuple(str(category[n]) for n in names))
+    return ConfigScores(
+        membership_score(metric, delta.to_numpy(dtype=np.float64)),
+        members.to_numpy(dtype=bool),
+        t.index.to_numpy(),
+        names,
+        tuple(str(category[n]) for n in names),
+    )
 
 
 def permuted_delta_aucs(config: ConfigScores, labels: np.ndarray) -> np.ndarray:
-    """``(n_rows, K)``: AUC(manipulation k) - AUC(baseline) of ``config`` under each row of ``labels`` ``(n_rows, n_queries)``.
+    """``(n_rows, K)``: AUC(manipulation k) - AUC(baseline) of ``config`` under each row of ``labels`` ``(n_rows,
+    n_queries)``.
 
     Vectorized: the scores are ranked once per manipulation (ties averaged), and the member rank
     sums of every label row and manipulation are one matrix product (Mann-Whitney: the same AUC as
@@ -100,17 +111,22 @@ def permuted_delta_aucs(config: ConfigScores, labels: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class EffectDraws:
-    """Mean Delta AUC over configurations per manipulation: row 0 on the real labels, rows 1.. under permuted membership."""
+    """Mean Delta AUC over configurations per manipulation: row 0 on the real labels, rows 1.. under permuted
+    membership."""
 
     values: np.ndarray  # (1 + n_perm, K)
     manipulations: tuple[str, ...]
     categories: tuple[str, ...]
 
     def statistic(self, categories: str | Sequence[str] | None = None, name: str | None = None) -> np.ndarray | None:
-        """``(1 + n_perm,)``: the mean over the manipulations of ``categories`` (or the one ``name``); None if none was probed."""
+        """``(1 + n_perm,)``: the mean over the manipulations of ``categories`` (or the one ``name``); None if none
+        was probed."""
         cats = (categories,) if isinstance(categories, str) else tuple(categories or ())
-        cols = [i for i, (m, c) in enumerate(zip(self.manipulations, self.categories, strict=True))
-                if m == name or (m != "baseline" and c in cats)]
+        cols = [
+            i
+            for i, (m, c) in enumerate(zip(self.manipulations, self.categories, strict=True))
+            if m == name or (m != "baseline" and c in cats)
+        ]
         return self.values[:, cols].mean(axis=1) if cols else None
 
 
@@ -134,7 +150,9 @@ def effect_draws(configs: Sequence[ConfigScores], n_perm: int = N_PERMUTATIONS, 
     total = np.zeros((1 + n_perm, len(names)))
     count = np.zeros(len(names))
     for c in configs:
-        labels = np.vstack([c.is_member[None, :], permuted_labels(c.is_member, n_perm, query_set_seed(c.query_ids, seed))])
+        labels = np.vstack(
+            [c.is_member[None, :], permuted_labels(c.is_member, n_perm, query_set_seed(c.query_ids, seed))]
+        )
         idx = [pos[m] for m in c.manipulations]
         total[:, idx] += permuted_delta_aucs(c, labels)
         count[idx] += 1
@@ -147,8 +165,11 @@ def noise_interval(observed: float, null_values: Sequence[float]) -> tuple[float
     return observed - hi, observed - lo
 
 
-def equivalence_agreement(observed: float, null_values: Sequence[float], margin: float = NEUTRAL_DELTA) -> tuple[bool, bool]:
-    """(agrees, contradicted) of an "about 0" claim: the noise interval of ``observed`` inside, or wholly outside, +-``margin``.
+def equivalence_agreement(
+    observed: float, null_values: Sequence[float], margin: float = NEUTRAL_DELTA
+) -> tuple[bool, bool]:
+    """(agrees, contradicted) of an "about 0" claim: the noise interval of ``observed`` inside, or wholly outside,
+    +-``margin``.
 
     The noise interval is :func:`noise_interval` (a two one-sided tests reading: the effect is
     shown smaller than the margin only when both ends of the interval are). So it agrees only when
@@ -163,7 +184,8 @@ def equivalence_agreement(observed: float, null_values: Sequence[float], margin:
 
 
 def equivalence_null_rate(null_values: Sequence[float], margin: float = NEUTRAL_DELTA) -> float:
-    """How often :func:`equivalence_agreement` agrees when the effect is exactly +-``margin`` (the null of an "about 0" claim).
+    """How often :func:`equivalence_agreement` agrees when the effect is exactly +-``margin`` (the null of an "about 0"
+    claim).
 
     Each permuted statistic, shifted to ``+margin`` and to ``-margin``, stands for an observed
     statistic of a build whose true effect is just non-negligible; the rate is the larger of the two
@@ -183,16 +205,23 @@ def _fmt_range(values: np.ndarray) -> str:
 
 
 def _p_greater(stat: np.ndarray) -> float:
-    """One-sided permutation p-value of ``stat[0]`` (observed) against ``stat[1:]`` (null): (1 + #null >= observed) / (1 + n)."""
+    """One-sided permutation p-value of ``stat[0]`` (observed) against ``stat[1:]`` (null): (1 + #null >= observed) /
+    (1 + n)."""
     return (1 + int(np.sum(stat[1:] >= stat[0]))) / len(stat)
 
 
 def _skew_claim(draws: EffectDraws, paper: str, scope: str) -> dict:
-    """C12a: the skew_true category's mean Delta AUC above its null's 95% quantile; mixed_true_5_non_true_5 beside it."""
+    """C12a: the skew_true category's mean Delta AUC above its null's 95% quantile; mixed_true_5_non_true_5 beside
+    it."""
     stat = draws.statistic(SKEW_CATEGORY)
     if stat is None or not np.isfinite(stat[0]):
-        return claim_record("C12a", paper, f"no skew_true manipulation probed ({scope})", "not testable here",
-                            "the probed suite holds no true-label skew manipulation")
+        return claim_record(
+            "C12a",
+            paper,
+            f"no skew_true manipulation probed ({scope})",
+            "not testable here",
+            "the probed suite holds no true-label skew manipulation",
+        )
     observed, null = float(stat[0]), stat[1:]
     agrees, contradicted = direction_agreement(observed, null, "greater")
     summary = summarize_null(observed, null, [direction_agreement(v, null, "greater")[0] for v in null])
@@ -200,26 +229,43 @@ def _skew_claim(draws: EffectDraws, paper: str, scope: str) -> dict:
     mixed = draws.statistic(name=best)
     mixed_value = "not probed" if mixed is None else f"{mixed[0]:+.3f}"
     mixed_text = mixed_value if mixed is None else f"{mixed_value} (one-sided permutation p = {_p_greater(mixed):.2f})"
-    where = ("above the 95% quantile of" if agrees else "below the 5% quantile of" if contradicted
-             else "between the 5% and 95% quantiles of")
+    where = (
+        "above the 95% quantile of"
+        if agrees
+        else "below the 5% quantile of"
+        if contradicted
+        else "between the 5% and 95% quantiles of"
+    )
     a, b = noise_interval(observed, null)
     return claim_record(
-        "C12a", paper, f"skew true {observed:+.3f}, {best} {mixed_value} ({scope})",
+        "C12a",
+        paper,
+        f"skew true {observed:+.3f}, {best} {mixed_value} ({scope})",
         evidence_verdict(agrees, summary.rate, contradicted=contradicted),
         f"the skew_true category's mean Delta AUC {observed:+.4f} lies {where} its membership-permuted null"
         f" (one-sided permutation p = {_p_greater(stat):.2f}); {best} alone: {mixed_text}",
         f"[{a:+.4f}, {b:+.4f}] (95% noise interval: observed minus the null's range)",
-        null=_NULL_TEXT, observed=f"mean Delta AUC of skew_true over baseline: {observed:+.4f}",
-        null_range=_fmt_range(null), null_rate=summary.rate)
+        null=_NULL_TEXT,
+        observed=f"mean Delta AUC of skew_true over baseline: {observed:+.4f}",
+        null_range=_fmt_range(null),
+        null_rate=summary.rate,
+    )
 
 
-def _equivalence_claim(claim_id: str, draws: EffectDraws, categories: Sequence[str], paper: str, scope: str,
-                       margin: float) -> dict:
-    """C12b / C12c without a declared invariance: every category's mean Delta AUC shown within +-margin (equivalence)."""
+def _equivalence_claim(
+    claim_id: str, draws: EffectDraws, categories: Sequence[str], paper: str, scope: str, margin: float
+) -> dict:
+    """C12b / C12c without a declared invariance: every category's mean Delta AUC shown within +-margin
+    (equivalence)."""
     stats = {c: s for c in categories if (s := draws.statistic(c)) is not None and np.isfinite(s[0])}
     if not stats:
-        return claim_record(claim_id, paper, f"no {' or '.join(categories)} manipulation probed ({scope})", "not testable here",
-                            f"the probed suite holds no {' or '.join(categories)} manipulation")
+        return claim_record(
+            claim_id,
+            paper,
+            f"no {' or '.join(categories)} manipulation probed ({scope})",
+            "not testable here",
+            f"the probed suite holds no {' or '.join(categories)} manipulation",
+        )
     answers = {c: equivalence_agreement(float(s[0]), s[1:], margin) for c, s in stats.items()}
     agrees = all(a for a, _ in answers.values())
     contradicted = any(c for _, c in answers.values())
@@ -228,8 +274,11 @@ def _equivalence_claim(claim_id: str, draws: EffectDraws, categories: Sequence[s
     for c, s in stats.items():
         a, b = noise_interval(float(s[0]), s[1:])
         ok, off = answers[c]
-        parts.append(f"{c.replace('_', ' ')} {s[0]:+.4f}, noise interval [{a:+.4f}, {b:+.4f}]: "
-                     + ("within" if ok else ("outside" if off else "not separable from")) + f" +-{margin:g}")
+        parts.append(
+            f"{c.replace('_', ' ')} {s[0]:+.4f}, noise interval [{a:+.4f}, {b:+.4f}]: "
+            + ("within" if ok else ("outside" if off else "not separable from"))
+            + f" +-{margin:g}"
+        )
         noise.append(f"{c} [{a:+.4f}, {b:+.4f}]")
     missing = [c for c in categories if c not in stats]
     tail = f" ({', '.join(missing)} not probed)" if missing else ""
@@ -238,16 +287,30 @@ def _equivalence_claim(claim_id: str, draws: EffectDraws, categories: Sequence[s
     if verdict == "inconclusive":
         why += f"; at this build's noise ~0 cannot be told from an effect of +-{margin:g}"
     return claim_record(
-        claim_id, paper, ", ".join(f"{c.replace('_', ' ')} {s[0]:+.3f}" for c, s in stats.items()) + f" ({scope})", verdict,
-        why, "; ".join(noise) + " (95% noise intervals)",
-        null=f"equivalence: a true effect of exactly +-{margin:g} (the margin), drawn as the statistic under permuted membership "
-             f"(per configuration, as for C12a) shifted to +-{margin:g}; the rate is that of the worse side and category",
+        claim_id,
+        paper,
+        ", ".join(f"{c.replace('_', ' ')} {s[0]:+.3f}" for c, s in stats.items()) + f" ({scope})",
+        verdict,
+        why,
+        "; ".join(noise) + " (95% noise intervals)",
+        null=f"equivalence: a true effect of exactly +-{margin:g} (the margin), drawn as the statistic under permuted "
+        "membership "
+        f"(per configuration, as for C12a) shifted to +-{margin:g}; the rate is that of the worse side and category",
         observed="; ".join(f"mean Delta AUC of {c} over baseline: {s[0]:+.4f}" for c, s in stats.items()),
-        null_range="; ".join(f"{c} {_fmt_range(s[1:])}" for c, s in stats.items()), null_rate=rate)
+        null_range="; ".join(f"{c} {_fmt_range(s[1:])}" for c, s in stats.items()),
+        null_rate=rate,
+    )
 
 
-def perturbation_claims(configs: Sequence[ConfigScores], basis: str, row_order_invariant: bool, *,
-                        n_perm: int = N_PERMUTATIONS, seed: int = 0, margin: float = NEUTRAL_DELTA) -> list[dict]:
+def perturbation_claims(
+    configs: Sequence[ConfigScores],
+    basis: str,
+    row_order_invariant: bool,
+    *,
+    n_perm: int = N_PERMUTATIONS,
+    seed: int = 0,
+    margin: float = NEUTRAL_DELTA,
+) -> list[dict]:
     """C12a-c (Sec. 5 "Perturbation Effectiveness", Fig. 4), each tested as stated against its null.
 
     ``configs``: the :func:`config_scores` of the configurations averaged over (the paper: its
@@ -269,36 +332,59 @@ def perturbation_claims(configs: Sequence[ConfigScores], basis: str, row_order_i
     construction for ``n_perm`` a multiple of 20); that of C12b / C12c is
     :func:`equivalence_null_rate`.
     """
-    paper_a = (f"skew true +{PAPER_PERTURBATION['skew_true_delta']:.3f} by category (skew_true_2 "
-               f"+{PAPER_PERTURBATION['skew_true_2_delta']:.3f}), best single {PAPER_PERTURBATION['best_single']} "
-               f"+{PAPER_PERTURBATION['best_single_delta']:.3f} (baseline AUC {PAPER_PERTURBATION['baseline_auc']:.3f})")
+    paper_a = (
+        f"skew true +{PAPER_PERTURBATION['skew_true_delta']:.3f} by category (skew_true_2 "
+        f"+{PAPER_PERTURBATION['skew_true_2_delta']:.3f}), best single {PAPER_PERTURBATION['best_single']} "
+        f"+{PAPER_PERTURBATION['best_single_delta']:.3f} (baseline AUC {PAPER_PERTURBATION['baseline_auc']:.3f})"
+    )
     paper_b = "positional shuffling Delta AUC ~ 0 (AUC ~ 0.543, the baseline's)"
-    paper_c = "feature reduction and distractor injection: negligible gains (AUC 0.543-0.546 against the baseline's 0.543)"
+    paper_c = (
+        "feature reduction and distractor injection: negligible gains (AUC 0.543-0.546 against the baseline's 0.543)"
+    )
     configs = [c for c in configs if "baseline" in c.manipulations]
     if not configs:
         why = "no configuration with a baseline manipulation was available for the per-manipulation AUCs"
-        return [claim_record(i, p, "no configuration to average over", "not testable here", why)
-                for i, p in (("C12a", paper_a), ("C12b", paper_b), ("C12c", paper_c))]
+        return [
+            claim_record(i, p, "no configuration to average over", "not testable here", why)
+            for i, p in (("C12a", paper_a), ("C12b", paper_b), ("C12c", paper_c))
+        ]
     scope = f"{len(configs)} {basis} configurations"
     draws = effect_draws(configs, n_perm, seed)
     shuffle = draws.statistic(SHUFFLE_CATEGORY)
     if row_order_invariant and shuffle is not None:
         c12b = claim_record(
-            "C12b", paper_b, f"positional shuffling {shuffle[0]:+.3f} ({scope})", "holds by construction",
-            "the probed model declares row-order invariance: for it the three positional shuffles are the baseline context "
+            "C12b",
+            paper_b,
+            f"positional shuffling {shuffle[0]:+.3f} ({scope})",
+            "holds by construction",
+            "the probed model declares row-order invariance: for it the three positional shuffles are the baseline "
+            "context "
             "(merged with it and scored once, iclmem.probe.invariances), so their Delta AUC is 0 whatever the data",
-            null="no null: the shuffled contexts are the baseline context for a row-order-invariant model, nothing is left to chance",
-            observed=f"mean Delta AUC of positional_shuffling over baseline: {shuffle[0]:+.4f}", null_range=_fmt_range(shuffle[1:]))
+            null="no null: the shuffled contexts are the baseline context for a row-order-invariant model, nothing is "
+            "left to chance",
+            observed=f"mean Delta AUC of positional_shuffling over baseline: {shuffle[0]:+.4f}",
+            null_range=_fmt_range(shuffle[1:]),
+        )
     else:
         c12b = _equivalence_claim("C12b", draws, (SHUFFLE_CATEGORY,), paper_b, scope, margin)
-    return [_skew_claim(draws, paper_a, scope), c12b, _equivalence_claim("C12c", draws, FEATURE_CATEGORIES, paper_c, scope, margin)]
+    return [
+        _skew_claim(draws, paper_a, scope),
+        c12b,
+        _equivalence_claim("C12c", draws, FEATURE_CATEGORIES, paper_c, scope, margin),
+    ]
 
 
 # --- tables -------------------------------------------------------------------------------------
 
 #: Sec. 5 "Perturbation Effectiveness" and Fig. 4 of the paper (loss-based AUC(Delta S), detectable configurations).
-PAPER_PERTURBATION = {"baseline_auc": 0.543, "skew_true_delta": 0.013, "skew_true_2_delta": 0.015,
-                      "best_single": "mixed_true_5_non_true_5", "best_single_delta": 0.017, "positional_shuffling_delta": 0.0}
+PAPER_PERTURBATION = {
+    "baseline_auc": 0.543,
+    "skew_true_delta": 0.013,
+    "skew_true_2_delta": 0.015,
+    "best_single": "mixed_true_5_non_true_5",
+    "best_single_delta": 0.017,
+    "positional_shuffling_delta": 0.0,
+}
 
 
 #: Tab. 8 of the paper: the highest peak AUC(Delta S) and the highest TPRs over its detectable configurations.
@@ -316,7 +402,8 @@ def best_auc(summary: pd.DataFrame) -> pd.Series:
 
 
 def detectable_rows(summary: pd.DataFrame) -> pd.DataFrame:
-    """Fine-tuned configurations (epoch > 0) whose Tab. 3 outcome is detectable memorization, with their primary metric."""
+    """Fine-tuned configurations (epoch > 0) whose Tab. 3 outcome is detectable memorization, with their primary
+    metric."""
     s = fine_tuned(summary)
     return with_primary_metric(s[s.outcome == Outcome.MEMORIZATION.value])
 
@@ -334,8 +421,14 @@ def manipulation_aucs(scores: pd.DataFrame, metric: str = "loss", epochs: list[i
         frame = t.assign(score=delta).reset_index()
         for (name, category), part in frame.groupby(["manipulation", "category"]):
             member = part.is_member.astype(bool)
-            rows.append({"epoch": int(epoch), "manipulation": name, "category": category,
-                         "auc": auc(part.score[member].to_numpy(), part.score[~member].to_numpy())})
+            rows.append(
+                {
+                    "epoch": int(epoch),
+                    "manipulation": name,
+                    "category": category,
+                    "auc": auc(part.score[member].to_numpy(), part.score[~member].to_numpy()),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -349,12 +442,17 @@ def _deltas_over_baseline(per_config: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def manipulation_effects(per_config: list[pd.DataFrame]) -> pd.DataFrame:
-    """Per manipulation: mean AUC and mean change of AUC over the baseline manipulation, over configurations (Fig. 4)."""
+    """Per manipulation: mean AUC and mean change of AUC over the baseline manipulation, over configurations (Fig.
+    4)."""
     if not per_config:
         return pd.DataFrame(columns=["manipulation", "category", "mean_auc", "mean_delta_auc", "n"])
     d = _deltas_over_baseline(per_config)
-    return (d.groupby(["manipulation", "category"]).agg(mean_auc=("auc", "mean"), mean_delta_auc=("delta_auc", "mean"), n=("auc", "size"))
-            .reset_index().sort_values("mean_delta_auc", ascending=False, kind="stable"))
+    return (
+        d.groupby(["manipulation", "category"])
+        .agg(mean_auc=("auc", "mean"), mean_delta_auc=("delta_auc", "mean"), n=("auc", "size"))
+        .reset_index()
+        .sort_values("mean_delta_auc", ascending=False, kind="stable")
+    )
 
 
 def probing_vs_paper(summary: pd.DataFrame, per_config: list[pd.DataFrame]) -> pd.DataFrame:
@@ -379,10 +477,19 @@ def probing_vs_paper(summary: pd.DataFrame, per_config: list[pd.DataFrame]) -> p
         "best single manipulation": best.manipulation if best is not None else "-",
         "best single manipulation: Delta AUC": best.mean_delta_auc if best is not None else np.nan,
     }
-    paper = [PAPER_PEAKS["auc"], PAPER_PEAKS["tpr10"], PAPER_PEAKS["tpr1"], PAPER_PERTURBATION["baseline_auc"],
-             PAPER_PERTURBATION["skew_true_delta"], PAPER_PERTURBATION["positional_shuffling_delta"],
-             PAPER_PERTURBATION["best_single"], PAPER_PERTURBATION["best_single_delta"]]
-    return pd.DataFrame({"iclmem": [_fmt(v) for v in ours.values()], "paper": [_fmt(v) for v in paper]}, index=list(ours))
+    paper = [
+        PAPER_PEAKS["auc"],
+        PAPER_PEAKS["tpr10"],
+        PAPER_PEAKS["tpr1"],
+        PAPER_PERTURBATION["baseline_auc"],
+        PAPER_PERTURBATION["skew_true_delta"],
+        PAPER_PERTURBATION["positional_shuffling_delta"],
+        PAPER_PERTURBATION["best_single"],
+        PAPER_PERTURBATION["best_single_delta"],
+    ]
+    return pd.DataFrame(
+        {"iclmem": [_fmt(v) for v in ours.values()], "paper": [_fmt(v) for v in paper]}, index=list(ours)
+    )
 
 
 def _fmt(v: object) -> str:
@@ -402,11 +509,20 @@ def perturbation_effectiveness(per_config: list[pd.DataFrame]) -> pd.DataFrame:
         return pd.DataFrame(columns=["category", "mean_delta_auc", "n"])
     d = _deltas_over_baseline(per_config)
     d = d[d.manipulation != "baseline"]
-    return d.groupby("category").delta_auc.agg(mean_delta_auc="mean", n="size").reset_index().sort_values("mean_delta_auc")
+    return (
+        d.groupby("category").delta_auc.agg(mean_delta_auc="mean", n="size").reset_index().sort_values("mean_delta_auc")
+    )
 
 
-def example_probe_contexts(query_x: np.ndarray, query_y: object, candidates: np.ndarray, names: list[str],
-                           columns: list[str], seed: int = 0, query_id: int = 0) -> dict[str, pd.DataFrame]:
+def example_probe_contexts(
+    query_x: np.ndarray,
+    query_y: object,
+    candidates: np.ndarray,
+    names: list[str],
+    columns: list[str],
+    seed: int = 0,
+    query_id: int = 0,
+) -> dict[str, pd.DataFrame]:
     """The manipulated multiple-choice contexts of one query as small tables (Sec. 4.2, Tab. 7).
 
     Column names follow the features through the manipulation: it is applied once more to a
@@ -417,8 +533,10 @@ def example_probe_contexts(query_x: np.ndarray, query_y: object, candidates: np.
     from ..probe.manipulations import get_manipulation
 
     base = mc_context(query_x, query_y, candidates)
-    index = base.with_(context_x=np.tile(np.arange(len(columns), dtype=np.float32), (base.n_rows, 1)),
-                       query_x=np.arange(len(columns), dtype=np.float32)[None, :])
+    index = base.with_(
+        context_x=np.tile(np.arange(len(columns), dtype=np.float32), (base.n_rows, 1)),
+        query_x=np.arange(len(columns), dtype=np.float32)[None, :],
+    )
     out = {}
     for name in names:
         manipulation = get_manipulation(name)
@@ -467,12 +585,16 @@ def roc_frame(scores: pd.DataFrame, epoch: int, metric: str = "loss") -> pd.Data
     cal = delta_scores(theta, ref, metric)
     raw = suite_scores(theta, metric)
     raw["score"] = membership_score(metric, raw.S)
-    return pd.concat([roc_points(*split_members(cal)).assign(label=f"calibrated, {metric}"),
-                      roc_points(*split_members(raw)).assign(label=f"raw (S_theta), {metric}")], ignore_index=True)
+    return pd.concat(
+        [
+            roc_points(*split_members(cal)).assign(label=f"calibrated, {metric}"),
+            roc_points(*split_members(raw)).assign(label=f"raw (S_theta), {metric}"),
+        ],
+        ignore_index=True,
+    )
 
 
 # --- figures ----------------------------------------------------------------------------------
-
 
 
 def plot_delta_distributions(delta: pd.DataFrame) -> sns.FacetGrid:
@@ -480,8 +602,19 @@ def plot_delta_distributions(delta: pd.DataFrame) -> sns.FacetGrid:
 
     ``delta``: columns metric, delta, membership ("member" / "non-member").
     """
-    g = sns.displot(data=delta, x="delta", hue="membership", col="metric", kind="kde", common_norm=False, fill=True,
-                    facet_kws={"sharex": False, "sharey": False}, height=2.8, aspect=1.2, warn_singular=False)
+    g = sns.displot(
+        data=delta,
+        x="delta",
+        hue="membership",
+        col="metric",
+        kind="kde",
+        common_norm=False,
+        fill=True,
+        facet_kws={"sharex": False, "sharey": False},
+        height=2.8,
+        aspect=1.2,
+        warn_singular=False,
+    )
     g.set_axis_labels(r"$\Delta S(q)$", "density")
     return g
 
@@ -509,9 +642,34 @@ def plot_perturbation_effectiveness(effect: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-__all__ = ["FEATURE_CATEGORIES", "NEUTRAL_DELTA", "PAPER_PEAKS", "PAPER_PERTURBATION", "SHUFFLE_CATEGORY", "SKEW_CATEGORY", "ConfigScores",
-           "EffectDraws", "best_auc", "config_scores", "delta_frame", "detectable_rows", "effect_draws", "equivalence_agreement",
-           "equivalence_null_rate", "example_probe_contexts", "fine_tuned", "manipulation_aucs", "manipulation_effects", "noise_interval",
-           "permuted_delta_aucs", "perturbation_claims", "perturbation_effectiveness",
-           "plot_delta_distributions", "plot_perturbation_effectiveness", "plot_roc_loglog", "probing_vs_paper", "roc_frame",
-           "strongest_configuration"]
+__all__ = [
+    "FEATURE_CATEGORIES",
+    "NEUTRAL_DELTA",
+    "PAPER_PEAKS",
+    "PAPER_PERTURBATION",
+    "SHUFFLE_CATEGORY",
+    "SKEW_CATEGORY",
+    "ConfigScores",
+    "EffectDraws",
+    "best_auc",
+    "config_scores",
+    "delta_frame",
+    "detectable_rows",
+    "effect_draws",
+    "equivalence_agreement",
+    "equivalence_null_rate",
+    "example_probe_contexts",
+    "fine_tuned",
+    "manipulation_aucs",
+    "manipulation_effects",
+    "noise_interval",
+    "permuted_delta_aucs",
+    "perturbation_claims",
+    "perturbation_effectiveness",
+    "plot_delta_distributions",
+    "plot_perturbation_effectiveness",
+    "plot_roc_loglog",
+    "probing_vs_paper",
+    "roc_frame",
+    "strongest_configuration",
+]

@@ -82,16 +82,26 @@ def encoding_comparison(rows: pd.DataFrame, rows_text_categorical: pd.DataFrame)
     out = []
     for label, frame in (("numbers", rows), ("categorical", rows_text_categorical)):
         wide = headline_scores(frame)
-        out.append(pd.DataFrame({f"ltm, text numbers {label}": wide["ltm"],
-                                 f"best baseline, text numbers {label}": wide.drop(columns="ltm").max(axis=1)}))
+        out.append(
+            pd.DataFrame(
+                {
+                    f"ltm, text numbers {label}": wide["ltm"],
+                    f"best baseline, text numbers {label}": wide.drop(columns="ltm").max(axis=1),
+                }
+            )
+        )
     return pd.concat(out, axis=1).reset_index()
 
 
 def card_summary(card: dict) -> pd.DataFrame:
     """The model card at a glance: parameters, steps, wall time, seed, sha256 prefix, then the architecture."""
-    summary = {"parameters": card["n_parameters"], "pretraining steps": card["steps_done"],
-               "wall time (min)": round(card["wall_s"] / 60, 1), "seed": card["pretraining"]["seed"],
-               "sha256": card["sha256"][:16] + "..."}
+    summary = {
+        "parameters": card["n_parameters"],
+        "pretraining steps": card["steps_done"],
+        "wall time (min)": round(card["wall_s"] / 60, 1),
+        "seed": card["pretraining"]["seed"],
+        "sha256": card["sha256"][:16] + "...",
+    }
     return pd.concat([pd.Series(summary), pd.Series(card["architecture"])]).rename("value").to_frame()
 
 
@@ -109,5 +119,15 @@ def plot_pretraining_loss(curve: pd.DataFrame, stage_ends: pd.Series) -> plt.Fig
     return fig
 
 
-__all__ = ["QUALITY_TARGETS", "quality_table", "headline_scores", "quality_verdict", "quality_targets_met", "targets_label",
-           "verdict_glue", "encoding_comparison", "card_summary", "plot_pretraining_loss"]
+__all__ = [
+    "QUALITY_TARGETS",
+    "quality_table",
+    "headline_scores",
+    "quality_verdict",
+    "quality_targets_met",
+    "targets_label",
+    "verdict_glue",
+    "encoding_comparison",
+    "card_summary",
+    "plot_pretraining_loss",
+]

@@ -33,12 +33,19 @@ from .claims import claim_record
 from .verdicts import evidence_verdict, summarize_null
 
 #: Column titles of Tab. 12.
-REGIME_TITLES: dict[str, str] = {SINGLE_TASK_FIXED: "Single-Task Fixed Pairs", MULTI_TASK_FIXED: "Multi-Task Fixed Pairs",
-                                 MULTI_TASK_RANDOM: "Multi-Task Random Pairs"}
+REGIME_TITLES: dict[str, str] = {
+    SINGLE_TASK_FIXED: "Single-Task Fixed Pairs",
+    MULTI_TASK_FIXED: "Multi-Task Fixed Pairs",
+    MULTI_TASK_RANDOM: "Multi-Task Random Pairs",
+}
 
 
-def encoding_balance(specs: Sequence[RunSpec], results_dir: str | None = None, carte_dir: str | None = None,
-                     tables: Mapping[str, Dataset] | None = None) -> pd.DataFrame:
+def encoding_balance(
+    specs: Sequence[RunSpec],
+    results_dir: str | None = None,
+    carte_dir: str | None = None,
+    tables: Mapping[str, Dataset] | None = None,
+) -> pd.DataFrame:
     """Per regime, dataset and encoded column: the missing-value share among probed members and among non-members.
 
     The runs are read from the results store (trained if missing). A column whose missing values
@@ -63,16 +70,21 @@ def missing_balance(data: RunData) -> list[dict]:
     for j, column in enumerate(np.asarray(data.encoder.columns)[data.feature_columns]):
         m, n = np.isnan(data.member_x[:, j]), np.isnan(data.non_member_x[:, j])
         p = float(fisher_exact([[m.sum(), (~m).sum()], [n.sum(), (~n).sum()]]).pvalue)
-        rows.append({"column": str(column), "missing members": float(m.mean()), "missing non-members": float(n.mean()), "p": p})
+        rows.append(
+            {"column": str(column), "missing members": float(m.mean()), "missing non-members": float(n.mean()), "p": p}
+        )
     return rows
 
 
 def balance_summary(balance: pd.DataFrame) -> pd.DataFrame:
     """Per regime: the largest member / non-member gap in missing share over all columns, and the smallest p-value."""
     gap = (balance["missing members"] - balance["missing non-members"]).abs()
-    return (balance.assign(gap=gap).groupby("regime", sort=False)
-            .agg(columns=("column", "size"), largest_gap=("gap", "max"), smallest_p=("p", "min"))
-            .reindex([r for r in REGIMES if r in set(balance.regime)]))
+    return (
+        balance.assign(gap=gap)
+        .groupby("regime", sort=False)
+        .agg(columns=("column", "size"), largest_gap=("gap", "max"), smallest_p=("p", "min"))
+        .reindex([r for r in REGIMES if r in set(balance.regime)])
+    )
 
 
 def decays(counts: pd.Series) -> bool:
@@ -81,10 +93,23 @@ def decays(counts: pd.Series) -> bool:
     return bool(v[-1] < v[0] and (v[1:] <= v[:-1]).all())
 
 
-def notebook_grid(tables: Mapping[str, Dataset], data_path: str, learning_rates: Sequence[float], query_sizes: Sequence[int],
-                  regimes: Sequence[str], epochs: int, context_size: int, seed: int, n_candidates: int, max_queries: int,
-                  probe_epochs: Sequence[int], n_boot: int, grid_file: str | None = None, *,
-                  single_task_learning_rates: Sequence[float] = ()) -> Grid:
+def notebook_grid(
+    tables: Mapping[str, Dataset],
+    data_path: str,
+    learning_rates: Sequence[float],
+    query_sizes: Sequence[int],
+    regimes: Sequence[str],
+    epochs: int,
+    context_size: int,
+    seed: int,
+    n_candidates: int,
+    max_queries: int,
+    probe_epochs: Sequence[int],
+    n_boot: int,
+    grid_file: str | None = None,
+    *,
+    single_task_learning_rates: Sequence[float] = (),
+) -> Grid:
     """Notebook 05's sweep grid: the grid file if one is given, else one built from the notebook's parameters.
 
     ``tables`` are the notebook's tables (:func:`iclmem.chapters.tables.notebook_tables`); with
@@ -99,32 +124,65 @@ def notebook_grid(tables: Mapping[str, Dataset], data_path: str, learning_rates:
         return load_grid(grid_file)
     if data_path:
         table = next(iter(tables.values()))
-        entries: list = [{"path": str(Path(data_path).resolve()), "target": str(table.target.name), "task": table.task, "name": table.name}]
+        entries: list = [
+            {
+                "path": str(Path(data_path).resolve()),
+                "target": str(table.target.name),
+                "task": table.task,
+                "name": table.name,
+            }
+        ]
     else:
         entries = list(tables)
     parts: list[dict] = [{"name": "regimes"}]
     if SINGLE_TASK_FIXED in regimes and len(single_task_learning_rates):
-        parts.append({"name": "single-task peaks", "regimes": [SINGLE_TASK_FIXED], "learning_rates": list(single_task_learning_rates)})
-    return parse_grid({"name": "book", "datasets": entries, "learning_rates": list(learning_rates), "query_sizes": list(query_sizes),
-                       "regimes": list(regimes), "epochs": epochs, "context_size": context_size, "seed": seed,
-                       "probe": {"n_candidates": n_candidates, "max_queries": max_queries, "epochs": list(probe_epochs), "n_boot": n_boot},
-                       "parts": parts},
-                      "notebook 05 parameters")
+        parts.append(
+            {
+                "name": "single-task peaks",
+                "regimes": [SINGLE_TASK_FIXED],
+                "learning_rates": list(single_task_learning_rates),
+            }
+        )
+    return parse_grid(
+        {
+            "name": "book",
+            "datasets": entries,
+            "learning_rates": list(learning_rates),
+            "query_sizes": list(query_sizes),
+            "regimes": list(regimes),
+            "epochs": epochs,
+            "context_size": context_size,
+            "seed": seed,
+            "probe": {
+                "n_candidates": n_candidates,
+                "max_queries": max_queries,
+                "epochs": list(probe_epochs),
+                "n_boot": n_boot,
+            },
+            "parts": parts,
+        },
+        "notebook 05 parameters",
+    )
 
 
 # --- C13: the regime decay, under two readings of Tab. 3 and against the membership null ------------------------
 
 #: C13's null, as its record states it.
-REGIME_NULL = ("membership permuted across each run's probed queries, per dataset view (views that probe the same queries, "
-               "e.g. one table's single-task runs at each learning rate, permuted alike); same scores, same M_ref")
-#: The readings of Tab. 3 that C13 is counted under: the point rule of the text, and the bound reading (the claim's rule).
+REGIME_NULL = (
+    "membership permuted across each run's probed queries, per dataset view (views that probe the same queries, "
+    "e.g. one table's single-task runs at each learning rate, permuted alike); same scores, same M_ref"
+)
+# : The readings of Tab. 3 that C13 is counted under: the point rule of the text, and the bound reading (the claim's
+# rule).
 POINT, BOUND = "text", "bound"
 C13_READINGS: tuple[str, ...] = (POINT, BOUND)
 #: The paper's "none within 2-5 epochs" (multi-task random pairs): the last epoch counted for it.
 REALISTIC_EPOCHS = 5
 
 
-def detectable_by_regime(rows: pd.DataFrame, reading: str, query_size: int = 512, max_epoch: int | None = None) -> pd.DataFrame:
+def detectable_by_regime(
+    rows: pd.DataFrame, reading: str, query_size: int = 512, max_epoch: int | None = None
+) -> pd.DataFrame:
     """Datasets with a detectable epoch per regime, under one reading of Tab. 3; one row per permutation.
 
     ``rows``: sweep rows (or :func:`iclmem.probe.null.null_summaries` of them, with a ``perm``
@@ -162,7 +220,8 @@ def _count_range(values: Sequence[int] | pd.Series) -> tuple[int, int]:
 
 
 def _persists(counts: pd.Series) -> bool:
-    """C13 contradicted: some regime has signal, and the count does not fall (it rises somewhere, or ends where it starts)."""
+    """C13 contradicted: some regime has signal, and the count does not fall (it rises somewhere, or ends where it
+    starts)."""
     return not decays(counts) and bool(counts.to_numpy().any())
 
 
@@ -202,11 +261,15 @@ class RegimeEvidence:
         return float(np.mean(answers)) if answers else math.nan
 
 
-def regime_evidence(rows: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFrame] | None = None,
-                    query_size: int = 512) -> RegimeEvidence:
-    """:class:`RegimeEvidence` of sweep rows and their membership null (:func:`regime_null`, or its permutations as a list)."""
+def regime_evidence(
+    rows: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFrame] | None = None, query_size: int = 512
+) -> RegimeEvidence:
+    """:class:`RegimeEvidence` of sweep rows and their membership null (:func:`regime_null`, or its permutations as a
+    list)."""
     if null is not None and not isinstance(null, pd.DataFrame):
-        null = pd.concat([frame.assign(perm=i) for i, frame in enumerate(null)], ignore_index=True) if len(null) else None
+        null = (
+            pd.concat([frame.assign(perm=i) for i, frame in enumerate(null)], ignore_index=True) if len(null) else None
+        )
     counts, null_counts = {}, {}
     for reading in C13_READINGS:
         build = detectable_by_regime(rows, reading, query_size)
@@ -214,7 +277,9 @@ def regime_evidence(rows: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFra
         counts[reading] = build.iloc[0] if len(build) else pd.Series(0, index=order, dtype=int)
         counts[reading].name = reading
         drawn = detectable_by_regime(null, reading, query_size) if null is not None and len(null) else pd.DataFrame()
-        null_counts[reading] = drawn.reindex(columns=order).fillna(0).astype(int) if len(drawn) else pd.DataFrame(columns=order, dtype=int)
+        null_counts[reading] = (
+            drawn.reindex(columns=order).fillna(0).astype(int) if len(drawn) else pd.DataFrame(columns=order, dtype=int)
+        )
     used = rows[(rows.query_size == query_size) & (rows.label_condition == "none")] if len(rows) else rows
     early = detectable_by_regime(rows, BOUND, query_size, REALISTIC_EPOCHS)
     random_early = int(early[MULTI_TASK_RANDOM].iloc[0]) if MULTI_TASK_RANDOM in early and len(early) else None
@@ -222,7 +287,8 @@ def regime_evidence(rows: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFra
 
 
 def regime_count_table(evidence: RegimeEvidence) -> pd.DataFrame:
-    """Tab. 12's counts side by side: the paper's, this build's under the point rule and the bound reading, and their nulls.
+    """Tab. 12's counts side by side: the paper's, this build's under the point rule and the bound reading, and their
+    nulls.
 
     One row per regime (Tab. 12's titles); the null columns give the central 95% of each count
     over the permutations, and the last row how often the count falls from regime to regime.
@@ -230,8 +296,13 @@ def regime_count_table(evidence: RegimeEvidence) -> pd.DataFrame:
     order = list(evidence.counts[BOUND].index)
     paper = detectable_counts(PAPER_TABLE12, PAPER_DATASETS).reindex(order)
     n = evidence.n_datasets
-    table = pd.DataFrame({"paper (of 10)": paper.astype("Int64"), f"point rule (of {n})": evidence.counts[POINT].reindex(order),
-                          f"bound reading (of {n})": evidence.counts[BOUND].reindex(order)})
+    table = pd.DataFrame(
+        {
+            "paper (of 10)": paper.astype("Int64"),
+            f"point rule (of {n})": evidence.counts[POINT].reindex(order),
+            f"bound reading (of {n})": evidence.counts[BOUND].reindex(order),
+        }
+    )
     if evidence.n_permutations:
         for reading, label in ((POINT, "point rule"), (BOUND, "bound reading")):
             drawn = evidence.null_counts[reading]
@@ -253,19 +324,34 @@ def decay_text(evidence: RegimeEvidence) -> str:
     if not evidence.testable:
         return "the build has too few regimes at this query size to compare"
     if not bound.any():
-        return "no regime keeps a table under the bound reading, so the build cannot tell 'no signal to remove' from 'removed'"
+        return (
+            "no regime keeps a table under the bound reading, so the build cannot tell 'no signal to remove' "
+            "from 'removed'"
+        )
     if not evidence.n_permutations:
-        return ("the bound reading's count falls from regime to regime, but the null was not computed, so the fall cannot count "
-                "as reproduced" if evidence.agrees() else
-                "the bound reading's count does not fall from regime to regime, so the paper's decay is not reproduced")
-    chance = (f"chance alone (membership permuted) makes it fall in {evidence.null_rate(BOUND):.0%} of {evidence.n_permutations} "
-              f"permutations (the point rule's count in {evidence.null_rate(POINT):.0%})")
+        return (
+            "the bound reading's count falls from regime to regime, but the null was not computed, so the fall cannot "
+            "count "
+            "as reproduced"
+            if evidence.agrees()
+            else "the bound reading's count does not fall from regime to regime, so the paper's decay is not reproduced"
+        )
+    chance = (
+        f"chance alone (membership permuted) makes it fall in {evidence.null_rate(BOUND):.0%} of "
+        f"{evidence.n_permutations} "
+        f"permutations (the point rule's count in {evidence.null_rate(POINT):.0%})"
+    )
     if evidence.agrees():
         return f"the bound reading's count falls from regime to regime, and {chance}"
-    return f"the bound reading's count does not fall from regime to regime, so the paper's decay is not reproduced; {chance}"
+    return (
+        f"the bound reading's count does not fall from regime to regime, so the paper's decay is not "
+        f"reproduced; {chance}"
+    )
 
 
-def regime_claim(rows: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFrame] | None = None, query_size: int = 512) -> dict:
+def regime_claim(
+    rows: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFrame] | None = None, query_size: int = 512
+) -> dict:
     """C13: detectable tasks fall from regime to regime (paper: 5 -> 2 -> 1 of 10; random pairs only at epoch 10).
 
     The rule (bound reading of Tab. 3, detectable when the lower bound of the AUC's bootstrap
@@ -285,37 +371,79 @@ def regime_claim(rows: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFrame]
     bound, point = ev.counts[BOUND], ev.counts[POINT]
     ours = f"{_arrow(bound)} of {ev.n_datasets} (AUC interval above 0.5); point rule: {_arrow(point)}"
     if not ev.testable:
-        return claim_record("C13", paper_text, ours, "not testable here",
-                            "the comparison needs single-task fixed pairs and at least one multi-task regime at this query size")
+        return claim_record(
+            "C13",
+            paper_text,
+            ours,
+            "not testable here",
+            "the comparison needs single-task fixed pairs and at least one multi-task regime at this query size",
+        )
     agrees, contradicted = ev.agrees(), _persists(bound)
     observed = f"bound reading {_arrow(bound)}; point rule {_arrow(point)}"
     if bound.any():
-        reason = f"under the bound reading the count {'falls' if agrees else 'does not fall'} from regime to regime ({_arrow(bound)})"
+        falls = "falls" if agrees else "does not fall"
+        reason = f"under the bound reading the count {falls} from regime to regime ({_arrow(bound)})"
     else:
-        reason = f"under the bound reading no regime keeps a table ({_arrow(bound)}): the build cannot tell 'no signal to remove' from 'removed'"
-    early = "" if ev.random_early is None else (f"; multi-task random pairs at epochs <= {REALISTIC_EPOCHS}: {ev.random_early} "
-                                                 "(bound reading; the paper: none)")
+        reason = (
+            f"under the bound reading no regime keeps a table ({_arrow(bound)}): the build cannot tell "
+            "'no signal to remove' from 'removed'"
+        )
+    early = (
+        ""
+        if ev.random_early is None
+        else (
+            f"; multi-task random pairs at epochs <= {REALISTIC_EPOCHS}: {ev.random_early} "
+            "(bound reading; the paper: none)"
+        )
+    )
     if not ev.n_permutations:
-        point_text = f"; the point rule (AUC > 0.5) counts {_arrow(point)} ({'falls' if ev.agrees(POINT) else 'does not fall'})"
+        point_text = (
+            f"; the point rule (AUC > 0.5) counts {_arrow(point)} ({'falls' if ev.agrees(POINT) else 'does not fall'})"
+        )
         verdict = "inconclusive" if agrees else evidence_verdict(agrees, None, contradicted=contradicted)
-        why = "; no null was computed (compute = False or n_permutations = 0), so a fall cannot count as reproduced" if agrees else ""
-        return claim_record("C13", paper_text, ours, verdict, reason + why + point_text + early, null="not computed",
-                            observed=observed)
+        why = (
+            "; no null was computed (compute = False or n_permutations = 0), so a fall cannot count as reproduced"
+            if agrees
+            else ""
+        )
+        return claim_record(
+            "C13", paper_text, ours, verdict, reason + why + point_text + early, null="not computed", observed=observed
+        )
     drawn = ev.null_counts[BOUND][SINGLE_TASK_FIXED]
-    summary = replace(summarize_null(float(bound[SINGLE_TASK_FIXED]), drawn.to_numpy(dtype=float), ev.null_agrees()),
-                      **dict(zip(("lo", "hi"), _count_range(drawn), strict=True)))
+    summary = replace(
+        summarize_null(float(bound[SINGLE_TASK_FIXED]), drawn.to_numpy(dtype=float), ev.null_agrees()),
+        **dict(zip(("lo", "hi"), _count_range(drawn), strict=True)),
+    )
     reason += f"; chance gives a fall in {summary.rate:.0%} of {summary.n} permutations"
     verdict = evidence_verdict(agrees, summary.rate, contradicted=contradicted)
     if agrees and verdict == "inconclusive":
         reason += f" (more than {NULL_LEVEL:.0%}: chance alone gives this verdict)"
-    reason += (f"; the point rule (AUC > 0.5) counts {_arrow(point)} ({'falls' if ev.agrees(POINT) else 'does not fall'}), "
-               f"and chance gives it a fall in {ev.null_rate(POINT):.0%}" + early)
-    return claim_record("C13", paper_text, ours, verdict, reason, null=f"{REGIME_NULL}; {summary.n} permutations", observed=observed,
-                        null_range="single-task count (bound reading) " + summary.range_text("{:.0f}"), null_rate=summary.rate)
+    reason += (
+        f"; the point rule (AUC > 0.5) counts {_arrow(point)} ({'falls' if ev.agrees(POINT) else 'does not fall'}), "
+        f"and chance gives it a fall in {ev.null_rate(POINT):.0%}" + early
+    )
+    return claim_record(
+        "C13",
+        paper_text,
+        ours,
+        verdict,
+        reason,
+        null=f"{REGIME_NULL}; {summary.n} permutations",
+        observed=observed,
+        null_range="single-task count (bound reading) " + summary.range_text("{:.0f}"),
+        null_rate=summary.rate,
+    )
 
 
-def regime_scores(grid: Grid, rows: pd.DataFrame, query_size: int = 512, reference: object = None, results_dir: str | None = None,
-                  carte_dir: str | None = None, tables: Mapping[str, Dataset] | None = None) -> dict[str, pd.DataFrame]:
+def regime_scores(
+    grid: Grid,
+    rows: pd.DataFrame,
+    query_size: int = 512,
+    reference: object = None,
+    results_dir: str | None = None,
+    carte_dir: str | None = None,
+    tables: Mapping[str, Dataset] | None = None,
+) -> dict[str, pd.DataFrame]:
     """The probe scores of every dataset view that ``rows`` hold at ``query_size``, by view key (the rows' ``run_key``).
 
     Each spec's run is loaded from the results store (never trained: :func:`iclmem.grid.run_spec`
@@ -327,8 +455,13 @@ def regime_scores(grid: Grid, rows: pd.DataFrame, query_size: int = 512, referen
     wanted = set(rows.run_key[(rows.query_size == query_size) & (rows.label_condition == "none")])
     specs = [s for s in grid.specs if s.query_size == query_size and s.label_condition == "none"]
     ref = loaded_model(reference)
-    used = {d: tables[d] if tables and d in tables else (grid.sources[d].load(carte_dir) if d in grid.sources else table_of(d, None, carte_dir))
-            for s in specs for d in s.datasets}
+    used = {
+        d: tables[d]
+        if tables and d in tables
+        else (grid.sources[d].load(carte_dir) if d in grid.sources else table_of(d, None, carte_dir))
+        for s in specs
+        for d in s.datasets
+    }
     probe, scores = grid.probe, {}
     for spec in specs:
         run = run_spec(spec, ref, results_dir, False, carte_dir, used, load_only=True)
@@ -336,20 +469,40 @@ def regime_scores(grid: Grid, rows: pd.DataFrame, query_size: int = 512, referen
             continue
         epochs = probe.epochs_for(run.config.probe_epochs)
         manipulations = list(probe.manipulations) if probe.manipulations else None
-        for view, _, frame in probe_views(run, used, epochs, ref, probe.n_candidates, manipulations, probe.seed, probe.max_queries,
-                                          probe.n_boot, results_dir):
+        for view, _, frame in probe_views(
+            run,
+            used,
+            epochs,
+            ref,
+            probe.n_candidates,
+            manipulations,
+            probe.seed,
+            probe.max_queries,
+            probe.n_boot,
+            results_dir,
+        ):
             if view.key in wanted:
                 scores[view.key] = frame
     missing = sorted(wanted - set(scores))
     if missing:
-        raise RegimeError(f"the results store holds no run for {len(missing)} probed view(s) of the sweep (e.g. {missing[0]}); "
-                          "run the sweep here (compute = True) to compute C13's null.")
+        raise RegimeError(
+            f"the results store holds no run for {len(missing)} probed view(s) of the sweep (e.g. {missing[0]}); "
+            "run the sweep here (compute = True) to compute C13's null."
+        )
     return scores
 
 
-def regime_null(grid: Grid, rows: pd.DataFrame, n_permutations: int = 100, query_size: int = 512, reference: object = None,
-                results_dir: str | None = None, carte_dir: str | None = None, tables: Mapping[str, Dataset] | None = None,
-                progress: bool = False) -> pd.DataFrame:
+def regime_null(
+    grid: Grid,
+    rows: pd.DataFrame,
+    n_permutations: int = 100,
+    query_size: int = 512,
+    reference: object = None,
+    results_dir: str | None = None,
+    carte_dir: str | None = None,
+    tables: Mapping[str, Dataset] | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
     """C13's membership null: the sweep's fine-tuned rows at ``query_size`` under ``n_permutations`` permutations.
 
     :func:`iclmem.probe.null.null_summaries` of the rows with the scores of :func:`regime_scores`
@@ -359,7 +512,9 @@ def regime_null(grid: Grid, rows: pd.DataFrame, n_permutations: int = 100, query
     """
     used = rows[(rows.query_size == query_size) & (rows.label_condition == "none") & (rows.epoch > 0)]
     scores = regime_scores(grid, used, query_size, reference, results_dir, carte_dir, tables)
-    return null_summaries(used, scores, n_permutations, grid.probe.seed, grid.probe.n_boot, bounds=True, progress=progress)
+    return null_summaries(
+        used, scores, n_permutations, grid.probe.seed, grid.probe.n_boot, bounds=True, progress=progress
+    )
 
 
 #: Tab. 12 of the paper (Q = 512): peak detectable memorization per regime, for the five datasets
@@ -367,18 +522,29 @@ def regime_null(grid: Grid, rows: pd.DataFrame, n_permutations: int = 100, query
 #: Single-task peaks are across all learning rates (lr 1e-3 at babies_r_us and bikewale, else 1e-4);
 #: the joint regimes use lr 1e-4 on all 10 CARTE tasks.
 PAPER_TABLE12 = pd.DataFrame(
-    [("babies_r_us", SINGLE_TASK_FIXED, 1, 0.668, 0.205, 0.008, 1e-3), ("babies_r_us", MULTI_TASK_FIXED, 100, 0.618, 0.008, 0.000, 1e-4),
-     ("beer_ratings", SINGLE_TASK_FIXED, 50, 0.586, 0.494, 0.166, 1e-4),
-     ("bikedekho", SINGLE_TASK_FIXED, 10, 0.579, 0.148, 0.016, 1e-4), ("bikedekho", MULTI_TASK_FIXED, 1, 0.558, 0.190, 0.027, 1e-4),
-     ("bikewale", SINGLE_TASK_FIXED, 1, 0.582, 0.266, 0.123, 1e-3), ("bikewale", MULTI_TASK_RANDOM, 10, 0.575, 0.100, 0.018, 1e-4),
-     ("cardekho", SINGLE_TASK_FIXED, 50, 0.560, 0.029, 0.002, 1e-4)],
-    columns=["dataset", "regime", "epoch", "auc", "tpr10", "tpr1", "learning_rate"])
+    [
+        ("babies_r_us", SINGLE_TASK_FIXED, 1, 0.668, 0.205, 0.008, 1e-3),
+        ("babies_r_us", MULTI_TASK_FIXED, 100, 0.618, 0.008, 0.000, 1e-4),
+        ("beer_ratings", SINGLE_TASK_FIXED, 50, 0.586, 0.494, 0.166, 1e-4),
+        ("bikedekho", SINGLE_TASK_FIXED, 10, 0.579, 0.148, 0.016, 1e-4),
+        ("bikedekho", MULTI_TASK_FIXED, 1, 0.558, 0.190, 0.027, 1e-4),
+        ("bikewale", SINGLE_TASK_FIXED, 1, 0.582, 0.266, 0.123, 1e-3),
+        ("bikewale", MULTI_TASK_RANDOM, 10, 0.575, 0.100, 0.018, 1e-4),
+        ("cardekho", SINGLE_TASK_FIXED, 50, 0.560, 0.029, 0.002, 1e-4),
+    ],
+    columns=["dataset", "regime", "epoch", "auc", "tpr10", "tpr1", "learning_rate"],
+)
 #: Datasets of the paper's evaluation (Tab. 5); Tab. 12 lists only those with a detectable signal.
 PAPER_DATASETS = 10
 
 
-def regime_peak_table(rows: pd.DataFrame, query_size: int = 512, metric: str = "best", label_condition: str = "none",
-               require_ci: bool = False) -> pd.DataFrame:
+def regime_peak_table(
+    rows: pd.DataFrame,
+    query_size: int = 512,
+    metric: str = "best",
+    label_condition: str = "none",
+    require_ci: bool = False,
+) -> pd.DataFrame:
     """Tab. 12 from sweep rows: per dataset and regime, the probing epoch with the highest AUC(Delta S).
 
     Only epochs whose Tab. 3 outcome is detectable memorization count (epoch 0, M_ref, never does);
@@ -393,18 +559,43 @@ def regime_peak_table(rows: pd.DataFrame, query_size: int = 512, metric: str = "
     """
     if metric not in ("loss", "entropy", "best"):
         raise RegimeError(f"metric must be 'loss', 'entropy' or 'best', got {metric!r}.")
-    data = with_primary_metric(rows[(rows.query_size == query_size) & (rows.label_condition == label_condition) & (rows.epoch > 0)],
-                               metric)
+    data = with_primary_metric(
+        rows[(rows.query_size == query_size) & (rows.label_condition == label_condition) & (rows.epoch > 0)], metric
+    )
     out = []
     for (dataset, regime), group in data.groupby(["dataset", "regime"], sort=False):
         hits = group[(group.outcome == Outcome.MEMORIZATION.value) & ((group.auc_lo > 0.5) | (not require_ci))]
-        row = {"dataset": dataset, "regime": regime, "members_logged": int(group.members_logged.max()), "detectable": not hits.empty}
+        row = {
+            "dataset": dataset,
+            "regime": regime,
+            "members_logged": int(group.members_logged.max()),
+            "detectable": not hits.empty,
+        }
         if not hits.empty:
             best = hits.loc[hits.auc.idxmax()]
-            row.update(epoch=int(best.epoch), learning_rate=float(best.learning_rate), metric=best.metric, auc=float(best.auc),
-                       auc_lo=float(best.auc_lo), tpr10=float(best.tpr10), tpr1=float(best.tpr1))
+            row.update(
+                epoch=int(best.epoch),
+                learning_rate=float(best.learning_rate),
+                metric=best.metric,
+                auc=float(best.auc),
+                auc_lo=float(best.auc_lo),
+                tpr10=float(best.tpr10),
+                tpr1=float(best.tpr1),
+            )
         out.append(row)
-    cols = ["dataset", "regime", "epoch", "learning_rate", "metric", "auc", "auc_lo", "tpr10", "tpr1", "members_logged", "detectable"]
+    cols = [
+        "dataset",
+        "regime",
+        "epoch",
+        "learning_rate",
+        "metric",
+        "auc",
+        "auc_lo",
+        "tpr10",
+        "tpr1",
+        "members_logged",
+        "detectable",
+    ]
     return pd.DataFrame(out, columns=cols).astype({"epoch": "Int64"})
 
 
@@ -420,7 +611,13 @@ def wide_table(peaks: pd.DataFrame, values: Sequence[str] = ("epoch", "auc", "tp
 
 def detectable_counts(peaks: pd.DataFrame, n_datasets: int | None = None) -> pd.Series:
     """Datasets with detectable memorization per regime (the paper: 5 -> 2 -> 1 of 10)."""
-    counts = peaks.auc.notna().groupby(peaks.regime).sum().reindex([r for r in REGIMES if r in set(peaks.regime)]).astype(int)
+    counts = (
+        peaks.auc.notna()
+        .groupby(peaks.regime)
+        .sum()
+        .reindex([r for r in REGIMES if r in set(peaks.regime)])
+        .astype(int)
+    )
     counts.name = f"detectable (of {n_datasets or peaks.dataset.nunique()})"
     return counts
 
@@ -433,7 +630,10 @@ def plot_regime_decay(ours: pd.DataFrame, paper: pd.DataFrame = PAPER_TABLE12):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-    for ax, data, title, style in ((axes[0], paper, "paper (Tab. 12, CARTE tables)", "--"), (axes[1], ours, "this build", "-")):
+    for ax, data, title, style in (
+        (axes[0], paper, "paper (Tab. 12, CARTE tables)", "--"),
+        (axes[1], ours, "this build", "-"),
+    ):
         for dataset, group in data.groupby("dataset", sort=True):
             g = group.set_index("regime").reindex(REGIMES)
             y = g.auc.astype(float).fillna(0.5).to_numpy()
@@ -450,7 +650,30 @@ def plot_regime_decay(ours: pd.DataFrame, paper: pd.DataFrame = PAPER_TABLE12):
     return fig
 
 
-__all__ = ["BOUND", "C13_READINGS", "PAPER_DATASETS", "PAPER_TABLE12", "POINT", "REALISTIC_EPOCHS", "REGIME_NULL", "REGIME_TITLES",
-           "RegimeEvidence", "balance_summary", "decay_text", "decays", "detectable_by_regime", "detectable_counts", "encoding_balance",
-           "missing_balance", "notebook_grid", "plot_regime_decay", "regime_claim", "regime_count_table", "regime_evidence",
-           "regime_null", "regime_peak_table", "regime_scores", "wide_table"]
+__all__ = [
+    "BOUND",
+    "C13_READINGS",
+    "PAPER_DATASETS",
+    "PAPER_TABLE12",
+    "POINT",
+    "REALISTIC_EPOCHS",
+    "REGIME_NULL",
+    "REGIME_TITLES",
+    "RegimeEvidence",
+    "balance_summary",
+    "decay_text",
+    "decays",
+    "detectable_by_regime",
+    "detectable_counts",
+    "encoding_balance",
+    "missing_balance",
+    "notebook_grid",
+    "plot_regime_decay",
+    "regime_claim",
+    "regime_count_table",
+    "regime_evidence",
+    "regime_null",
+    "regime_peak_table",
+    "regime_scores",
+    "wide_table",
+]

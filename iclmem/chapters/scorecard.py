@@ -19,49 +19,80 @@ from .claims import BEYOND_PAPERS, CLAIMS, MISSING, VERDICTS, verdict_counts
 
 #: Badge colours per verdict (background, text): green only for what counts as evidence.
 BADGE_COLOURS: dict[str, tuple[str, str]] = {
-    "reproduced": ("#1a7f37", "#ffffff"), "differs": ("#cf222e", "#ffffff"), "inconclusive": ("#9a6700", "#ffffff"),
-    "holds by construction": ("#57606a", "#ffffff"), "not testable here": ("#d0d7de", "#24292f"), MISSING: ("#000000", "#ffffff")}
+    "reproduced": ("#1a7f37", "#ffffff"),
+    "differs": ("#cf222e", "#ffffff"),
+    "inconclusive": ("#9a6700", "#ffffff"),
+    "holds by construction": ("#57606a", "#ffffff"),
+    "not testable here": ("#d0d7de", "#24292f"),
+    MISSING: ("#000000", "#ffffff"),
+}
 
 
 def verdict_badge(verdict: str) -> str:
     """One verdict as a coloured badge (a ``span.verdict-badge`` whose ``data-verdict`` is the word)."""
     bg, fg = BADGE_COLOURS.get(verdict, ("#ffffff", "#000000"))
-    return (f'<span class="verdict-badge" data-verdict="{html.escape(verdict)}" style="background:{bg};color:{fg};'
-            f'border-radius:0.8em;padding:0.05em 0.6em;white-space:nowrap;font-size:0.85em;font-weight:600">{html.escape(verdict)}</span>')
+    return (
+        f'<span class="verdict-badge" data-verdict="{html.escape(verdict)}" style="background:{bg};color:{fg};'
+        "border-radius:0.8em;padding:0.05em "
+        f'0.6em;white-space:nowrap;font-size:0.85em;font-weight:600">{html.escape(verdict)}</span>'
+    )
 
 
 def counts_html(table: pd.DataFrame) -> str:
     """The page's opening sentence: how many claims got each verdict, each count beside its badge."""
     counts = verdict_counts(table)
-    parts = [f'<span class="verdict-count" data-verdict="{html.escape(v)}"><b>{int(counts[v])}</b> {verdict_badge(v)}</span>'
-             for v in [*VERDICTS, MISSING] if v != MISSING or counts[v]]
-    text = (f'<p class="scorecard-counts">Of the <b>{len(table)}</b> rows (the two papers\' claims and the two instrument '
-            "rows P1, P2), this build finds: " + ", ".join(parts) + ". Only <i>reproduced</i> is evidence for a claim: it agrees "
-            "with the paper, and its rule says so by chance in at most 5% of the claim's null draws.</p>")
+    parts = [
+        f'<span class="verdict-count" data-verdict="{html.escape(v)}"><b>{int(counts[v])}</b> {verdict_badge(v)}</span>'
+        for v in [*VERDICTS, MISSING]
+        if v != MISSING or counts[v]
+    ]
+    text = (
+        f'<p class="scorecard-counts">Of the <b>{len(table)}</b> rows (the two papers\' claims and the two instrument '
+        "rows P1, P2), this build finds: "
+        + ", ".join(parts)
+        + ". Only <i>reproduced</i> is evidence for a claim: it agrees "
+        "with the paper, and its rule says so by chance in at most 5% of the claim's null draws.</p>"
+    )
     positive = table[table.claim == "P1"]
     if len(positive) and positive.verdict.iloc[0] != "reproduced":
-        text += ('<p class="scorecard-instrument"><b>The positive control does not pass</b> (P1): the probe did not detect '
-                 "memorization that is known to be there. A non-detection in the rows below is therefore no evidence that a model "
-                 "did not memorize, only that this probe, at these query counts, cannot show it.</p>")
+        text += (
+            '<p class="scorecard-instrument"><b>The positive control does not pass</b> (P1): the probe did not detect '
+            "memorization that is known to be there. A non-detection in the rows below is therefore no evidence that a "
+            "model "
+            "did not memorize, only that this probe, at these query counts, cannot show it.</p>"
+        )
     return text
 
 
 def _details(row: pd.Series) -> str:
     items = [("why", row["reason"]), ("null rate", row["null rate"]), ("null", row["null"])]
-    body = "".join(f"<p><b>{name}</b>: {html.escape(str(text))}</p>" for name, text in items if str(text) not in ("", "-"))
-    return f'<details><summary>why</summary>{body}<p>computed in {row["section"]}</p></details>'
+    body = "".join(
+        f"<p><b>{name}</b>: {html.escape(str(text))}</p>" for name, text in items if str(text) not in ("", "-")
+    )
+    return f"<details><summary>why</summary>{body}<p>computed in {row['section']}</p></details>"
 
 
 def compact_html(table: pd.DataFrame) -> str:
-    """The scorecard table: claim (linked to the section computing it), statement, paper, this build (its details below), verdict."""
+    """The scorecard table: claim (linked to the section computing it), statement, paper, this build (its details
+    below), verdict."""
     head = "".join(f"<th>{h}</th>" for h in ("claim", "statement", "paper", "this build", "verdict"))
     rows = []
     for _, row in table.iterrows():
-        cells = [f'<a href="{html.escape(row["link"])}">{html.escape(row["claim"])}</a>', html.escape(row["statement"]),
-                 html.escape(str(row["paper"])), html.escape(str(row["this build"])) + _details(row), verdict_badge(row["verdict"])]
-        rows.append(f'<tr data-claim="{html.escape(row["claim"])}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return (f'<div class="scorecard-page"><table class="scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
-            "</table></div>")
+        cells = [
+            f'<a href="{html.escape(row["link"])}">{html.escape(row["claim"])}</a>',
+            html.escape(row["statement"]),
+            html.escape(str(row["paper"])),
+            html.escape(str(row["this build"])) + _details(row),
+            verdict_badge(row["verdict"]),
+        ]
+        rows.append(
+            f'<tr data-claim="{html.escape(row["claim"])}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+        )
+    return (
+        '<div class="scorecard-page"><table '
+        f'class="scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
+        "</table></div>"
+    )
 
 
 def split_beyond(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -72,13 +103,18 @@ def split_beyond(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def point_frame(table: pd.DataFrame) -> pd.DataFrame:
     """One row per numeric point of the scorecard's records: claim, label, paper, build, lo, hi, verdict."""
-    rows = [{"claim": row.claim, "verdict": row.verdict, **point} for row in table.itertuples() if isinstance(row.points, list)
-            for point in row.points]
+    rows = [
+        {"claim": row.claim, "verdict": row.verdict, **point}
+        for row in table.itertuples()
+        if isinstance(row.points, list)
+        for point in row.points
+    ]
     return pd.DataFrame(rows, columns=["claim", "verdict", "label", "paper", "build", "lo", "hi"])
 
 
 def plot_points(table: pd.DataFrame) -> plt.Figure:
-    """Per numeric point (a share or an AUC, on one 0-1 axis): the paper's value (x) and this build's (dot) with its interval."""
+    """Per numeric point (a share or an AUC, on one 0-1 axis): the paper's value (x) and this build's (dot) with its
+    interval."""
     points = point_frame(table)
     fig, ax = plt.subplots(figsize=(7.5, 0.45 + 0.28 * max(len(points), 1)))
     for i, p in enumerate(points.itertuples()):
@@ -98,4 +134,12 @@ def plot_points(table: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-__all__ = ["BADGE_COLOURS", "compact_html", "counts_html", "plot_points", "point_frame", "split_beyond", "verdict_badge"]
+__all__ = [
+    "BADGE_COLOURS",
+    "compact_html",
+    "counts_html",
+    "plot_points",
+    "point_frame",
+    "split_beyond",
+    "verdict_badge",
+]

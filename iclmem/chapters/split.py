@@ -53,8 +53,12 @@ POOL_NAMES = {"members": "members", "non_members": "non-members"}
 
 def paper_table6() -> pd.DataFrame:
     """The paper's Tab. 6 as a DataFrame (values quoted from the paper text)."""
-    rows = [{"dataset": d, "task": t, "Q": q, **dict(zip(COLUMNS, v, strict=True))} for (d, t, q), v in PAPER_TAB6.items()]
-    return pd.DataFrame(rows).sort_values(["Q", "task", "dataset"], ascending=[False, False, True]).reset_index(drop=True)
+    rows = [
+        {"dataset": d, "task": t, "Q": q, **dict(zip(COLUMNS, v, strict=True))} for (d, t, q), v in PAPER_TAB6.items()
+    ]
+    return (
+        pd.DataFrame(rows).sort_values(["Q", "task", "dataset"], ascending=[False, False, True]).reset_index(drop=True)
+    )
 
 
 def paper_reference(dataset: str, task: str, query_size: int) -> str:
@@ -68,20 +72,32 @@ def paper_reference(dataset: str, task: str, query_size: int) -> str:
         criterion = "TVD" if task == "classification" else "KS"
         return f"not in paper (Q = 50, 512 only); criterion {criterion} < 0.05"
     if task == "classification":
-        return f"not in paper; its TVDs at Q={query_size}: {min(v[3] for v in paper):.3f}-{max(v[3] for v in paper):.3f}"
-    return (f"not in paper; its KS at Q={query_size}: {min(v[0] for v in paper):.3f}-{max(v[0] for v in paper):.3f}, "
-            f"p >= {min(v[1] for v in paper):.3f}")
+        return (
+            f"not in paper; its TVDs at Q={query_size}: {min(v[3] for v in paper):.3f}-{max(v[3] for v in paper):.3f}"
+        )
+    return (
+        f"not in paper; its KS at Q={query_size}: {min(v[0] for v in paper):.3f}-{max(v[0] for v in paper):.3f}, "
+        f"p >= {min(v[1] for v in paper):.3f}"
+    )
 
 
-def split_manifests(tables: Sequence[Dataset], query_sizes: Sequence[int], seed: int = 0,
-                    label_conditions: Sequence[str] = ("none",), *, max_redraws: int = 100,
-                    results_dir: str | Path | None = None) -> tuple[list[SplitManifest], list[SplitManifest]]:
+def split_manifests(
+    tables: Sequence[Dataset],
+    query_sizes: Sequence[int],
+    seed: int = 0,
+    label_conditions: Sequence[str] = ("none",),
+    *,
+    max_redraws: int = 100,
+    results_dir: str | Path | None = None,
+) -> tuple[list[SplitManifest], list[SplitManifest]]:
     """The manifests of every (table, Q) under the first label condition (those Tab. 6 validates, Sec. 4.1), and
     those under every label condition (whose randomized labels the label-randomization table shows)."""
     if not label_conditions:
         raise ValueError("label_conditions is empty: give at least one (e.g. ['none']).")
-    by_condition = [make_splits(tables, [int(q) for q in query_sizes], seed, c, max_redraws=max_redraws, results_dir=results_dir)
-                    for c in label_conditions]
+    by_condition = [
+        make_splits(tables, [int(q) for q in query_sizes], seed, c, max_redraws=max_redraws, results_dir=results_dir)
+        for c in label_conditions
+    ]
     return by_condition[0], [m for manifests in by_condition for m in manifests]
 
 
@@ -108,12 +124,14 @@ def plot_pool_ecdfs(manifests: Sequence[SplitManifest], tables: Sequence[Dataset
     by_name = {t.name: t for t in tables}
     names = list(dict.fromkeys(m.dataset for m in manifests))
     sizes = sorted({m.query_size for m in manifests})
-    fig, axes = plt.subplots(len(sizes), len(names), figsize=(max(3.2 * len(names), 5.0), 2.8 * len(sizes) + 0.4), squeeze=False)
+    fig, axes = plt.subplots(
+        len(sizes), len(names), figsize=(max(3.2 * len(names), 5.0), 2.8 * len(sizes) + 0.4), squeeze=False
+    )
     for m in manifests:
         ax = axes[sizes.index(m.query_size)][names.index(m.dataset)]
         table = by_name[m.dataset]
         data = pool_targets(m, table)
-        for (label, style) in (("members", "-"), ("non-members", "--")):
+        for label, style in (("members", "-"), ("non-members", "--")):
             sns.ecdfplot(data[data["pool"] == label], x="target", ax=ax, linestyle=style, label=label)
         ax.set_title(f"{m.dataset}, Q={m.query_size}", fontsize=9)
         ax.set_xlabel("label code" if m.task == "classification" else f"target ({m.target})")
@@ -146,15 +164,19 @@ def summary_numbers(table6: pd.DataFrame, dedup: pd.DataFrame) -> dict[str, Plai
 
 
 def glue_values(table6: pd.DataFrame, dedup: pd.DataFrame) -> dict[str, object]:
-    """Every value notebook 01 glues (besides claim C14): :func:`summary_numbers` and ``n_<table>``, rows after dedup."""
+    """Every value notebook 01 glues (besides claim C14): :func:`summary_numbers` and ``n_<table>``, rows after
+    dedup."""
     return {**summary_numbers(table6, dedup), **{f"n_{name}": int(row["n_output"]) for name, row in dedup.iterrows()}}
 
 
 def paper_split_extremes() -> dict[str, float]:
     """The largest KS statistic, the smallest KS p-value and the largest TVD of the paper's Tab. 6."""
     values = list(PAPER_TAB6.values())
-    return {"max_ks": max(v[0] for v in values if v[0] is not None), "min_p": min(v[1] for v in values if v[1] is not None),
-            "max_tvd": max(v[3] for v in values if v[3] is not None)}
+    return {
+        "max_ks": max(v[0] for v in values if v[0] is not None),
+        "min_p": min(v[1] for v in values if v[1] is not None),
+        "max_tvd": max(v[3] for v in values if v[3] is not None),
+    }
 
 
 def split_claim(table6: pd.DataFrame) -> dict:
@@ -176,18 +198,41 @@ def split_claim(table6: pd.DataFrame) -> dict:
         parts.append(f"max TVD {tvd:.3f}")
         ok &= tvd < TVD_MAX
     first = int((table6["draws"] == 1).sum()) if "draws" in table6 else None
-    drawn = (f"; {first} of {len(table6)} splits passed at the first draw, the others were redrawn until they passed"
-             if first is not None else "")
+    drawn = (
+        f"; {first} of {len(table6)} splits passed at the first draw, the others were redrawn until they passed"
+        if first is not None
+        else ""
+    )
     verdict = "holds by construction" if ok else "differs"
     return claim_record(
-        "C14", f"max KS {paper['max_ks']:.3f}, min p {paper['min_p']:.3f}, max TVD {paper['max_tvd']:.3f}",
-        f"{'; '.join(parts)} over {len(table6)} splits", verdict,
-        f"every split {'passes' if ok else 'does not pass'} KS < {KS_MAX:g} with p > {P_MIN:g} and TVD < {TVD_MAX:g} (Sec. 4.1)"
-        + (": the split procedure redraws a split until it passes these checks, so it cannot fail" if ok else "") + drawn
+        "C14",
+        f"max KS {paper['max_ks']:.3f}, min p {paper['min_p']:.3f}, max TVD {paper['max_tvd']:.3f}",
+        f"{'; '.join(parts)} over {len(table6)} splits",
+        verdict,
+        f"every split {'passes' if ok else 'does not pass'} KS < {KS_MAX:g} with p > {P_MIN:g} and TVD < {TVD_MAX:g} "
+        "(Sec. 4.1)"
+        + (": the split procedure redraws a split until it passes these checks, so it cannot fail" if ok else "")
+        + drawn
         + "; the paper's own largest TVD (0.056, coffee_ratings at Q=512) is above its threshold",
-        null="none: the checks select the split, so the same checks cannot test it", observed="; ".join(parts))
+        null="none: the checks select the split, so the same checks cannot test it",
+        observed="; ".join(parts),
+    )
 
 
-__all__ = ["PAPER_TAB6", "COLUMNS", "KS_MAX", "TVD_MAX", "P_MIN", "paper_table6", "paper_reference",
-           "split_manifests", "validation_table", "pool_targets", "plot_pool_ecdfs", "summary_numbers", "glue_values",
-           "paper_split_extremes", "split_claim"]
+__all__ = [
+    "PAPER_TAB6",
+    "COLUMNS",
+    "KS_MAX",
+    "TVD_MAX",
+    "P_MIN",
+    "paper_table6",
+    "paper_reference",
+    "split_manifests",
+    "validation_table",
+    "pool_targets",
+    "plot_pool_ecdfs",
+    "summary_numbers",
+    "glue_values",
+    "paper_split_extremes",
+    "split_claim",
+]

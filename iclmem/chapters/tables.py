@@ -1,4 +1,5 @@
-"""Paper 1, Sec. 4.1 ("Data Pre-Processing"), Tab. 2: the data parameters every tabular chapter shares (notebooks 01-05).
+"""Paper 1, Sec. 4.1 ("Data Pre-Processing"), Tab. 2: the data parameters every tabular chapter shares (notebooks
+01-05).
 
 One vocabulary in every tabular notebook, so one parameters file drives the whole chain:
 ``datasets`` (names of shipped or CARTE tables), or ``data_path`` (a CSV/parquet file of your
@@ -34,18 +35,24 @@ def table_names(datasets: Sequence[str] = (), data_path: str = "") -> list[str]:
     if data_path:
         return [str(data_path)]
     if not datasets:
-        raise TableFitError("no table given: set datasets (e.g. ['spotify']) or data_path (a CSV/parquet file) with target and task.")
+        raise TableFitError(
+            "no table given: set datasets (e.g. ['spotify']) or data_path (a CSV/parquet file) with target and task."
+        )
     return [str(d) for d in datasets]
 
 
-def notebook_tables(datasets: Sequence[str] = (), data_path: str = "", target: str = "", task: str = "",
-                    carte_dir: str = "") -> dict[str, Dataset]:
+def notebook_tables(
+    datasets: Sequence[str] = (), data_path: str = "", target: str = "", task: str = "", carte_dir: str = ""
+) -> dict[str, Dataset]:
     """The deduplicated tables of a notebook's data parameters, by table name (a file's name is its stem).
 
     ``target`` and ``task`` apply to ``data_path`` (required / inferred for a file); for named
     tables they override the recipe when given. Loading errors name the column or file and the fix.
     """
-    tables = [prepared_table(name, carte_dir or None, target or None, task or None) for name in table_names(datasets, data_path)]
+    tables = [
+        prepared_table(name, carte_dir or None, target or None, task or None)
+        for name in table_names(datasets, data_path)
+    ]
     by_name = {t.name: t for t in tables}
     if len(by_name) != len(tables):
         raise TableFitError(f"two tables share a name: {[t.name for t in tables]}; rename one of the files.")
@@ -57,8 +64,9 @@ def max_query_size(table: Dataset) -> int:
     return (table.n - 1) // 2
 
 
-def fitting_query_sizes(tables: Mapping[str, Dataset], query_sizes: Sequence[int], drop_unfit: bool = False,
-                        max_classes: int = MAX_CLASSES) -> list[int]:
+def fitting_query_sizes(
+    tables: Mapping[str, Dataset], query_sizes: Sequence[int], drop_unfit: bool = False, max_classes: int = MAX_CLASSES
+) -> list[int]:
     """The query sizes the grid uses, checked against every table before any compute.
 
     A size some table cannot hold is an error that names the table and the sizes that fit;
@@ -69,23 +77,31 @@ def fitting_query_sizes(tables: Mapping[str, Dataset], query_sizes: Sequence[int
     """
     for table in tables.values():
         if table.task == "classification" and table.target.nunique() > max_classes:
-            raise TableFitError(f"{table.name}: its target has {table.target.nunique()} classes, the model takes at "
-                                f"most max_classes={max_classes}; treat it as regression (task: regression) or group "
-                                "the classes.")
+            raise TableFitError(
+                f"{table.name}: its target has {table.target.nunique()} classes, the model takes at "
+                f"most max_classes={max_classes}; treat it as regression (task: regression) or group "
+                "the classes."
+            )
     regression = [t.name for t in tables.values() if t.task == "regression"]
     hopeless = [int(q) for q in query_sizes if regression and 1 / int(q) >= KS_THRESHOLD]
     if hopeless:
-        raise TableFitError(f"query size(s) {hopeless} cannot pass split validation for the regression table(s) {regression}: the KS "
-                            f"statistic of two samples of Q is a multiple of 1/Q, so it stays >= {KS_THRESHOLD} (Sec. 4.1) unless "
-                            f"Q > {int(1 / KS_THRESHOLD)}; use query sizes above {int(1 / KS_THRESHOLD)} (the paper: 50 and 512).")
+        raise TableFitError(
+            f"query size(s) {hopeless} cannot pass split validation for the regression table(s) {regression}: the KS "
+            f"statistic of two samples of Q is a multiple of 1/Q, so it stays >= {KS_THRESHOLD} (Sec. 4.1) unless "
+            f"Q > {int(1 / KS_THRESHOLD)}; use query sizes above {int(1 / KS_THRESHOLD)} (the paper: 50 and 512)."
+        )
     fit = [int(q) for q in query_sizes if all(int(q) <= max_query_size(t) for t in tables.values())]
     unfit = [int(q) for q in query_sizes if int(q) not in fit]
     if unfit and not drop_unfit or not fit:
         smallest = min(tables.values(), key=max_query_size)
         raise TableFitError(
-            f"{smallest.name} has {smallest.n} rows after deduplication, too few for query size(s) {unfit or list(query_sizes)} "
-            f"(Q members + Q non-members + a context pool need 2 Q + 1 rows): sizes up to {max_query_size(smallest)} fit. "
-            f"Set query_sizes to sizes that fit (e.g. [{min(50, max_query_size(smallest))}]), or drop_unfit_sizes: true to skip the others.")
+            f"{smallest.name} has {smallest.n} rows after deduplication, too few for query size(s) "
+            f"{unfit or list(query_sizes)} "
+            f"(Q members + Q non-members + a context pool need 2 Q + 1 rows): sizes up to {max_query_size(smallest)} "
+            "fit. "
+            f"Set query_sizes to sizes that fit (e.g. [{min(50, max_query_size(smallest))}]), or drop_unfit_sizes: "
+            "true to skip the others."
+        )
     return fit
 
 
@@ -93,9 +109,20 @@ def run_banner(tables: Mapping[str, Dataset], data_path: str = "", target: str =
     """One line saying which table(s) a page was run on, for the top of an adapted page."""
     if data_path:
         table = next(iter(tables.values()))
-        return (f"Run on your table `{Path(data_path).name}` ({table.n} rows after deduplication, target `{target or table.target.name}`, "
-                f"{table.task}).")
+        return (
+            f"Run on your table `{Path(data_path).name}` ({table.n} rows after deduplication, target "
+            f"`{target or table.target.name}`, "
+            f"{table.task})."
+        )
     return "Run on " + ", ".join(f"`{name}` ({t.n} rows, {t.task})" for name, t in tables.items()) + "."
 
 
-__all__ = ["MAX_CLASSES", "TableFitError", "fitting_query_sizes", "max_query_size", "notebook_tables", "run_banner", "table_names"]
+__all__ = [
+    "MAX_CLASSES",
+    "TableFitError",
+    "fitting_query_sizes",
+    "max_query_size",
+    "notebook_tables",
+    "run_banner",
+    "table_names",
+]

@@ -28,7 +28,8 @@ from ..stats import NULL_LEVEL, beyond_null, null_range
 
 
 def wilson_interval(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion ``k / n`` (``(nan, nan)`` for ``n == 0``; :func:`iclmem.intervals.wilson`)."""
+    """95% Wilson score interval of a proportion ``k / n`` (``(nan, nan)`` for ``n == 0``;
+    :func:`iclmem.intervals.wilson`)."""
     lo, hi = wilson(k, n, z)
     return float(lo), float(hi)
 
@@ -52,11 +53,16 @@ def share_agreement(k: int, n: int, paper_share: float) -> tuple[bool | None, st
     inside = lo <= paper_share <= hi
     width = "a weak test: few configurations" if n < 30 else f"{n} configurations"
     where = "inside" if inside else ("below" if paper_share < lo else "above")
-    return inside, f"the paper's {percent(paper_share)} lies {where} this build's 95% Wilson interval [{percent(lo)}, {percent(hi)}] ({width})"
+    return (
+        inside,
+        f"the paper's {percent(paper_share)} lies {where} this build's 95% Wilson interval [{percent(lo)}, "
+        f"{percent(hi)}] ({width})",
+    )
 
 
 def share_verdict(k: int, n: int, paper_share: float) -> tuple[str, str]:
-    """(verdict, reason) of a share claim *without* a null: ``reproduced`` is not available, only differs / inconclusive.
+    """(verdict, reason) of a share claim *without* a null: ``reproduced`` is not available, only differs /
+    inconclusive.
 
     Use :func:`evidence_verdict` with the claim's null rate to allow ``reproduced``.
     """
@@ -67,13 +73,20 @@ def share_verdict(k: int, n: int, paper_share: float) -> tuple[str, str]:
 
 
 def direction_agreement(observed: float, null_values: Sequence[float], side: str = "greater") -> tuple[bool, bool]:
-    """(agrees, contradicted) of a direction claim: ``observed`` beyond the null's 95% quantile on ``side``, or on the other."""
+    """(agrees, contradicted) of a direction claim: ``observed`` beyond the null's 95% quantile on ``side``, or on
+    the other."""
     other = "less" if side == "greater" else "greater"
     return beyond_null(observed, null_values, 0.95, side), beyond_null(observed, null_values, 0.95, other)
 
 
-def evidence_verdict(agrees: bool | None, null_rate: float | None, *, contradicted: bool | None = None,
-                     no_null: bool = False, by_construction: bool = False) -> str:
+def evidence_verdict(
+    agrees: bool | None,
+    null_rate: float | None,
+    *,
+    contradicted: bool | None = None,
+    no_null: bool = False,
+    by_construction: bool = False,
+) -> str:
     """The verdict word of a claim.
 
     ``agrees``: the rule's answer on the build (``None``: the claim could not be computed).
@@ -113,7 +126,8 @@ def directional_answers(estimate: Any, lo: Any, hi: Any, sign: int = 1) -> tuple
 
 def equivalence_answers(lo: Any, hi: Any, margin: float, one_sided: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Elementwise (agrees, contradicted) of an equality rule: agrees when ``[lo, hi]`` lies within +-``margin``
-    (``one_sided``: above -``margin``); contradicted when it lies wholly beyond the margin; neither when it straddles."""
+    (``one_sided``: above -``margin``); contradicted when it lies wholly beyond the margin; neither when it
+    straddles."""
     lo, hi = np.asarray(lo, float), np.asarray(hi, float)
     defined = np.isfinite(lo) & np.isfinite(hi)
     inside = (lo > -margin) & (one_sided | (hi < margin))
@@ -130,8 +144,9 @@ def directional_verdict(estimate: float, lo: float, hi: float, sign: int = 1, nu
     return evidence_verdict(bool(agrees), null_rate, contradicted=bool(contradicted))
 
 
-def equivalence_verdict(lo: float | None, hi: float | None, margin: float, one_sided: bool = False,
-                        null_rate: float | None = None) -> str:
+def equivalence_verdict(
+    lo: float | None, hi: float | None, margin: float, one_sided: bool = False, null_rate: float | None = None
+) -> str:
     """The verdict of an equality claim: :func:`equivalence_answers` read by :func:`evidence_verdict`."""
     if lo is None or hi is None:
         return evidence_verdict(None, null_rate)
@@ -160,6 +175,19 @@ def summarize_null(observed: float, null_values: Sequence[float], null_agrees: S
     return NullSummary(float(observed), lo, hi, float(agrees.mean()) if len(agrees) else math.nan, int(len(agrees)))
 
 
-__all__ = ["NullSummary", "direction_agreement", "directional_answers", "directional_verdict", "equivalence_answers",
-           "equivalence_verdict", "evidence_verdict", "verdict_without_null", "percent", "share_agreement", "share_text",
-           "share_verdict", "summarize_null", "wilson_interval"]
+__all__ = [
+    "NullSummary",
+    "direction_agreement",
+    "directional_answers",
+    "directional_verdict",
+    "equivalence_answers",
+    "equivalence_verdict",
+    "evidence_verdict",
+    "verdict_without_null",
+    "percent",
+    "share_agreement",
+    "share_text",
+    "share_verdict",
+    "summarize_null",
+    "wilson_interval",
+]

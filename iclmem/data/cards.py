@@ -18,7 +18,8 @@ TEXT_DISTINCT_SHARE = 0.5
 
 
 def feature_kind(column: pd.Series) -> str:
-    """``numeric`` (see :mod:`iclmem.data.columns`), ``text`` (mostly distinct strings: names, titles) or ``categorical``."""
+    """``numeric`` (see :mod:`iclmem.data.columns`), ``text`` (mostly distinct strings: names, titles) or
+    ``categorical``."""
     if is_numeric_column(column):
         return "numeric"
     if pd.api.types.is_bool_dtype(column):

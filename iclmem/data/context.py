@@ -67,8 +67,17 @@ def _groups(target: pd.Series, task: str, n_bins: int, binning: str) -> pd.Serie
     return pd.Series([f"bin{c:02d}" for c in codes], index=target.index)
 
 
-def draw_training_context(target: pd.Series, pool_ids: np.ndarray, task: str, size: int = 512, seed: int = 0,
-                          *, n_bins: int = 10, binning: str = "width", strict: bool = False) -> TrainingContext:
+def draw_training_context(
+    target: pd.Series,
+    pool_ids: np.ndarray,
+    task: str,
+    size: int = 512,
+    seed: int = 0,
+    *,
+    n_bins: int = 10,
+    binning: str = "width",
+    strict: bool = False,
+) -> TrainingContext:
     """Draw a training context of at most ``size`` rows from ``pool_ids`` with a uniform label distribution.
 
     ``target`` is the deduplicated table's target indexed by row id; ``pool_ids`` the context pool of a

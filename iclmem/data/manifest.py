@@ -1,4 +1,5 @@
-"""Split manifests: the single record of membership that later sections read (Sec. 4.1; Tab. 4 "Unverified ground truth").
+"""Split manifests: the single record of membership that later sections read (Sec. 4.1; Tab. 4 "Unverified ground
+truth").
 
 A manifest fixes, for one (dataset, Q, seed, label condition): the row ids of the member, non-member and
 context pools (ids = positions in the deduplicated table), the split statistics (Tab. 6), the seeds
@@ -33,8 +34,9 @@ def results_root(results_dir: str | Path | None = None) -> Path:
     return Path(results_dir or os.environ.get(RESULTS_ENV) or "results")
 
 
-def manifest_path(dataset: str, query_size: int, seed: int, label_condition: str,
-                  results_dir: str | Path | None = None) -> Path:
+def manifest_path(
+    dataset: str, query_size: int, seed: int, label_condition: str, results_dir: str | Path | None = None
+) -> Path:
     """``<results>/manifests/<dataset>-Q<q>-s<seed>-<label>.json``."""
     return results_root(results_dir) / "manifests" / f"{dataset}-Q{query_size}-s{seed}-{label_condition}.json"
 
@@ -125,8 +127,12 @@ class SplitManifest:
         as ``asdict`` would: every store key hashes this dict (:meth:`identity`).
         """
         plain = {"pools": self.pools, "randomized_labels": self.randomized_labels}
-        return {f.name: {k: _plain(v) for k, v in plain[f.name].items()} if f.name in plain else copy.deepcopy(getattr(self, f.name))
-                for f in fields(self)}
+        return {
+            f.name: {k: _plain(v) for k, v in plain[f.name].items()}
+            if f.name in plain
+            else copy.deepcopy(getattr(self, f.name))
+            for f in fields(self)
+        }
 
     def identity(self) -> dict[str, Any]:
         """The manifest as store keys hash it: :meth:`to_dict` without :data:`LOCATION_FIELDS`.

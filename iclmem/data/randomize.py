@@ -60,30 +60,40 @@ def flip_labels(labels: np.ndarray, classes: np.ndarray, seed: int | np.random.S
     labels = np.asarray(labels)
     classes = np.asarray(classes)
     if len(classes) < 2:
-        raise DataError(f"label_condition 'flip' needs at least two classes; the table has {len(classes)}. "
-                        "Use label_condition 'all' instead.")
+        raise DataError(
+            f"label_condition 'flip' needs at least two classes; the table has {len(classes)}. "
+            "Use label_condition 'all' instead."
+        )
     index = np.searchsorted(classes, labels)
     if (index >= len(classes)).any() or (classes[np.minimum(index, len(classes) - 1)] != labels).any():
-        raise DataError("label_condition 'flip': a label is not among the table's classes; pass the table's sorted classes.")
+        raise DataError(
+            "label_condition 'flip': a label is not among the table's classes; pass the table's sorted classes."
+        )
     # a uniform draw among the other len(classes) - 1 classes: shift by 1..len(classes)-1 modulo the class count
     shift = np.random.default_rng(seed).integers(1, len(classes), size=len(labels))
     return classes[(index + shift) % len(classes)]
 
 
-def randomize_pools(labels: dict[str, np.ndarray], condition: str, seed: int,
-                    classes: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def randomize_pools(
+    labels: dict[str, np.ndarray], condition: str, seed: int, classes: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
     """Randomized labels for the pools that ``condition`` names, each pool with its own seeded stream.
 
     ``classes``: the table's sorted classes, needed by ``flip`` (None for a regression table).
     """
     condition = normalize_label_condition(condition)
     if condition in FLIP_CONDITIONS and classes is None:
-        raise DataError(f"label_condition {condition!r} moves every label to another class and needs a classification "
-                        "table; use 'all' for a regression table.")
+        raise DataError(
+            f"label_condition {condition!r} moves every label to another class and needs a classification "
+            "table; use 'all' for a regression table."
+        )
     out = {}
     for i, pool in enumerate(("members", "non_members")):
         if pool in RANDOMIZED_POOLS[condition]:
             stream = np.random.SeedSequence([seed, i])
-            out[pool] = (flip_labels(labels[pool], np.sort(np.asarray(classes)), stream) if condition in FLIP_CONDITIONS
-                         else randomize_labels(labels[pool], stream))
+            out[pool] = (
+                flip_labels(labels[pool], np.sort(np.asarray(classes)), stream)
+                if condition in FLIP_CONDITIONS
+                else randomize_labels(labels[pool], stream)
+            )
     return out

@@ -85,7 +85,7 @@ def _column_op(col: pd.Series, op: Any) -> pd.Series:
     if op == "float":
         return pd.to_numeric(col, errors="coerce").astype(float)
     if isinstance(op, dict) and len(op) == 1:
-        (key, arg), = op.items()
+        ((key, arg),) = op.items()
         text = col.astype(str).astype(object)
         if key == "strip":
             out = text.str.replace("[" + re.escape(str(arg)) + "]", "", regex=True)

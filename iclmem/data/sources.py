@@ -57,8 +57,16 @@ def _load_sklearn(name: str, target: str | None, task: Task | None, dropna: bool
     bunch = getattr(sklearn.datasets, loader)(as_frame=True)
     frame = bunch.frame.copy()
     target = target or str(bunch.target.name)
-    return _finish(frame, target, task or default_task, name, f"scikit-learn: {loader}",
-                   {"name_or_path": name, "target": target, "task": task}, [], dropna)
+    return _finish(
+        frame,
+        target,
+        task or default_task,
+        name,
+        f"scikit-learn: {loader}",
+        {"name_or_path": name, "target": target, "task": task},
+        [],
+        dropna,
+    )
 
 
 def carte_ai_data_dir() -> Path:
@@ -79,7 +87,9 @@ def read_table(path: str | Path) -> pd.DataFrame:
     """Read a CSV or parquet file; missing or unparsable files raise errors that say so."""
     path = Path(path)
     if not path.exists():
-        raise DataFileNotFoundError(f"no data file at {str(path)!r}; check the path (relative paths start at {os.getcwd()})")
+        raise DataFileNotFoundError(
+            f"no data file at {str(path)!r}; check the path (relative paths start at {os.getcwd()})"
+        )
     if path.is_dir() or path.suffix.lower() not in FILE_SUFFIXES:
         raise DataError(f"{str(path)!r} is not a .csv or .parquet file; convert the table to one of these")
     try:
@@ -88,14 +98,18 @@ def read_table(path: str | Path) -> pd.DataFrame:
         return pd.read_parquet(path)
     except Exception as err:  # noqa: BLE001 - any parser error means the same thing to the user
         kind = "CSV" if path.suffix.lower() == ".csv" else "parquet"
-        raise UnreadableFileError(f"could not read {str(path)!r} as {kind}: {err}; check that the file is a valid {kind} file") from err
+        raise UnreadableFileError(
+            f"could not read {str(path)!r} as {kind}: {err}; check that the file is a valid {kind} file"
+        ) from err
 
 
 def _safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "table"
 
 
-def _check_target(frame: pd.DataFrame, target: str, task: Task, name: str, dropna: bool) -> tuple[pd.DataFrame, list[str]]:
+def _check_target(
+    frame: pd.DataFrame, target: str, task: Task, name: str, dropna: bool
+) -> tuple[pd.DataFrame, list[str]]:
     notes: list[str] = []
     if target not in frame.columns:
         raise MissingColumnError(
@@ -143,13 +157,23 @@ def _validate_task(task: str | None) -> Task | None:
     return task  # type: ignore[return-value]
 
 
-def _finish(frame: pd.DataFrame, target: str, task: Task, name: str, source: str, spec: dict[str, Any],
-            notes: list[str], dropna: bool) -> Dataset:
+def _finish(
+    frame: pd.DataFrame,
+    target: str,
+    task: Task,
+    name: str,
+    source: str,
+    spec: dict[str, Any],
+    notes: list[str],
+    dropna: bool,
+) -> Dataset:
     frame, more = _check_target(frame, target, task, name, dropna)
     features = frame.drop(columns=[target]).reset_index(drop=True)
     if features.shape[1] == 0:
-        raise DataError(f"{name}: the table has no feature columns besides the target {target!r}; check target= (is it the "
-                        "right column?) or add the feature columns to the file")
+        raise DataError(
+            f"{name}: the table has no feature columns besides the target {target!r}; check target= (is it the "
+            "right column?) or add the feature columns to the file"
+        )
     return Dataset(
         name=name,
         features=features,
@@ -173,8 +197,16 @@ def _load_shipped(name: str, target: str | None, task: Task | None, dropna: bool
                 f"{name}: carte-ai's {entry['config']} names target {config.get('target_name')!r} but recipes.yaml "
                 f"says {entry['target']!r}; the installed carte-ai differs from 0.0.26, update recipes.yaml"
             )
-    return _finish(frame, target or entry["target"], task or entry["task"], name, f"carte-ai package: {path}",
-                   {"name_or_path": name, "target": target, "task": task, "dropna": dropna}, [], dropna)
+    return _finish(
+        frame,
+        target or entry["target"],
+        task or entry["task"],
+        name,
+        f"carte-ai package: {path}",
+        {"name_or_path": name, "target": target, "task": task, "dropna": dropna},
+        [],
+        dropna,
+    )
 
 
 def resolve_carte_dir(carte_dir: str | Path | None) -> Path:
@@ -187,7 +219,9 @@ def resolve_carte_dir(carte_dir: str | Path | None) -> Path:
         )
     folder = Path(chosen).expanduser()
     if not folder.is_dir():
-        raise DataFileNotFoundError(f"the CARTE folder {str(folder)!r} does not exist; check carte_dir / {CARTE_DIR_ENV}")
+        raise DataFileNotFoundError(
+            f"the CARTE folder {str(folder)!r} does not exist; check carte_dir / {CARTE_DIR_ENV}"
+        )
     return folder
 
 
@@ -206,7 +240,9 @@ def find_carte_file(name: str, folder: Path) -> tuple[Path, bool]:
     )
 
 
-def _load_carte(name: str, target: str | None, task: Task | None, carte_dir: str | Path | None, dropna: bool) -> Dataset:
+def _load_carte(
+    name: str, target: str | None, task: Task | None, carte_dir: str | Path | None, dropna: bool
+) -> Dataset:
     recipe = recipes()["carte"][name]
     folder = resolve_carte_dir(carte_dir)
     path, processed = find_carte_file(name, folder)
@@ -217,8 +253,16 @@ def _load_carte(name: str, target: str | None, task: Task | None, carte_dir: str
     else:
         frame, notes = apply_recipe(frame, recipe, name)
     kind = "processed" if processed else "raw + recipe"
-    return _finish(frame, target or recipe["target"], task or recipe["task"], name, f"local CARTE ({kind}): {path}",
-                   {"name_or_path": name, "target": target, "task": task, "dropna": dropna}, notes, dropna)
+    return _finish(
+        frame,
+        target or recipe["target"],
+        task or recipe["task"],
+        name,
+        f"local CARTE ({kind}): {path}",
+        {"name_or_path": name, "target": target, "task": task, "dropna": dropna},
+        notes,
+        dropna,
+    )
 
 
 def _load_file(path: Path, target: str | None, task: Task | None, dropna: bool) -> Dataset:
@@ -226,7 +270,8 @@ def _load_file(path: Path, target: str | None, task: Task | None, dropna: bool) 
     name = _safe_name(path.stem)
     if not target:
         raise MissingColumnError(
-            f"{path.name}: name the target column with target=...; the columns are: {', '.join(map(str, frame.columns))}"
+            f"{path.name}: name the target column with target=...; the columns are: "
+            f"{', '.join(map(str, frame.columns))}"
         )
     notes = []
     if task is None:
@@ -234,8 +279,16 @@ def _load_file(path: Path, target: str | None, task: Task | None, dropna: bool) 
             _check_target(frame, target, "classification", name, dropna)  # raises the missing-column error
         task = _infer_task(frame[target].dropna())
         notes.append(f"task inferred as {task} (pass task= to choose)")
-    return _finish(frame, target, task, name, f"file: {path}",
-                   {"name_or_path": str(path), "target": target, "task": task, "dropna": dropna}, notes, dropna)
+    return _finish(
+        frame,
+        target,
+        task,
+        name,
+        f"file: {path}",
+        {"name_or_path": str(path), "target": target, "task": task, "dropna": dropna},
+        notes,
+        dropna,
+    )
 
 
 def load_dataset(
@@ -268,6 +321,7 @@ def load_dataset(
         return _load_file(path, target, task_, dropna)
     raise UnknownDatasetError(
         f"unknown dataset {key!r}: valid names are {', '.join(shipped_names())} (shipped in carte-ai) and "
-        f"{', '.join(carte_names())} (paper's CARTE tables, need carte_dir), {', '.join(SKLEARN_TABLES)} (scikit-learn's); or pass the path of a .csv/.parquet "
+        f"{', '.join(carte_names())} (paper's CARTE tables, need carte_dir), {', '.join(SKLEARN_TABLES)} "
+        "(scikit-learn's); or pass the path of a .csv/.parquet "
         "file with target="
     )

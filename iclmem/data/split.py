@@ -59,7 +59,9 @@ def allocate_classes(class_counts: np.ndarray, query_size: int) -> np.ndarray:
     return take
 
 
-def _draw_classification(target: np.ndarray, query_size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _draw_classification(
+    target: np.ndarray, query_size: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     classes, codes = np.unique(target, return_inverse=True)
     take = allocate_classes(np.bincount(codes, minlength=len(classes)), query_size)
     members, non_members = [], []
@@ -82,8 +84,15 @@ def _draw_regression(target: np.ndarray, query_size: int, rng: np.random.Generat
     return order[starts + first], order[starts + second]
 
 
-def draw_pools(target: np.ndarray, task: str, query_size: int, rng: np.random.Generator, *, stratify: bool = True,
-               context_pool_size: int | None = None) -> dict[str, np.ndarray]:
+def draw_pools(
+    target: np.ndarray,
+    task: str,
+    query_size: int,
+    rng: np.random.Generator,
+    *,
+    stratify: bool = True,
+    context_pool_size: int | None = None,
+) -> dict[str, np.ndarray]:
     """One draw of the three disjoint pools (sorted row ids); see the module docstring, step 2 and 4."""
     n = len(target)
     if stratify and task == "classification":
@@ -92,7 +101,7 @@ def draw_pools(target: np.ndarray, task: str, query_size: int, rng: np.random.Ge
         members, non_members = _draw_regression(target, query_size, rng)
     else:
         perm = rng.permutation(n)
-        members, non_members = perm[:query_size], perm[query_size: 2 * query_size]
+        members, non_members = perm[:query_size], perm[query_size : 2 * query_size]
     taken = np.zeros(n, dtype=bool)
     taken[members] = taken[non_members] = True
     rest = np.flatnonzero(~taken)
@@ -112,8 +121,12 @@ def _check_sizes(table: Dataset, query_size: int, context_pool_size: int | None,
     need = 2 * query_size + context
     if need > table.n:
         d = table.dedup
-        removed = f" ({d.n_input} rows before dropping {d.n_exact_duplicates_dropped} exact duplicates and " \
-                  f"{d.n_conflicting_dropped} conflicting rows)" if d else ""
+        removed = (
+            f" ({d.n_input} rows before dropping {d.n_exact_duplicates_dropped} exact duplicates and "
+            f"{d.n_conflicting_dropped} conflicting rows)"
+            if d
+            else ""
+        )
         raise PoolSizeError(
             f"{table.name}: members + non-members + context pool need {2 * query_size} + {context} = {need} rows, "
             f"but the deduplicated table has {table.n}{removed}; use query_size <= {(table.n - context) // 2}"
@@ -168,13 +181,18 @@ def make_split(
         assert best is not None
         _, best_seed, best_stats = best
         raise SplitValidationError(
-            f"{table.name}: no member/non-member draw at Q={query_size} passed split validation in {max_redraws + 1} draws "
+            f"{table.name}: no member/non-member draw at Q={query_size} passed split validation in {max_redraws + 1} "
+            "draws "
             f"(seeds {seed}..{seed + max_redraws}); best draw (seed {best_seed}): "
             f"{'; '.join(best_stats.failures(tvd_threshold, ks_threshold, ks_alpha))}. "
             "Raise max_redraws, use a larger query_size, or keep stratify=True"
         )
-    randomized = randomize_pools({p: target[pools[p]] for p in ("members", "non_members")}, label_condition, seed_used,
-                                 None if classes is None else np.asarray(classes))
+    randomized = randomize_pools(
+        {p: target[pools[p]] for p in ("members", "non_members")},
+        label_condition,
+        seed_used,
+        None if classes is None else np.asarray(classes),
+    )
     return SplitManifest(
         dataset=table.name,
         task=table.task,
@@ -187,8 +205,14 @@ def make_split(
         label_seed=int(seed_used) if randomized else None,
         pools={k: v.tolist() for k, v in pools.items()},
         statistics=stats.to_dict(),
-        criteria={"tvd_threshold": tvd_threshold, "ks_threshold": ks_threshold, "ks_alpha": ks_alpha,
-                  "stratify": bool(stratify), "max_redraws": int(max_redraws), "context_pool_size": context_pool_size},
+        criteria={
+            "tvd_threshold": tvd_threshold,
+            "ks_threshold": ks_threshold,
+            "ks_alpha": ks_alpha,
+            "stratify": bool(stratify),
+            "max_redraws": int(max_redraws),
+            "context_pool_size": context_pool_size,
+        },
         dedup=table.dedup.to_dict() if table.dedup else {},
         card=dataset_card(table).to_dict(),
         table_fingerprint=table_fingerprint(table),
@@ -225,8 +249,13 @@ def split_manifest(
         try:
             stored = SplitManifest.load(path)
             stored.check_table(table)
-            wanted = {"tvd_threshold": TVD_THRESHOLD, "ks_threshold": KS_THRESHOLD, "ks_alpha": KS_ALPHA,
-                      "stratify": True, "context_pool_size": None}
+            wanted = {
+                "tvd_threshold": TVD_THRESHOLD,
+                "ks_threshold": KS_THRESHOLD,
+                "ks_alpha": KS_ALPHA,
+                "stratify": True,
+                "context_pool_size": None,
+            }
             wanted.update({k: v for k, v in options.items() if k in _CACHE_KEYS})
             if all(stored.criteria.get(k) == v for k, v in wanted.items()):
                 return stored

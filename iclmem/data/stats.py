@@ -72,8 +72,9 @@ class SplitStatistics:
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
-    def failures(self, tvd_threshold: float = TVD_THRESHOLD, ks_threshold: float = KS_THRESHOLD,
-                 ks_alpha: float = KS_ALPHA) -> list[str]:
+    def failures(
+        self, tvd_threshold: float = TVD_THRESHOLD, ks_threshold: float = KS_THRESHOLD, ks_alpha: float = KS_ALPHA
+    ) -> list[str]:
         """What violates Sec. 4.1's criteria, with the margin; empty when the split passes.
 
         Classification: TVD < ``tvd_threshold``. Regression: KS statistic < ``ks_threshold`` and KS
@@ -85,7 +86,9 @@ class SplitStatistics:
                 out.append(f"TVD {self.tvd:.4f} >= {tvd_threshold} (over by {self.tvd - tvd_threshold:.4f})")
         else:
             if not self.ks_stat < ks_threshold:
-                out.append(f"KS statistic {self.ks_stat:.4f} >= {ks_threshold} (over by {self.ks_stat - ks_threshold:.4f})")
+                out.append(
+                    f"KS statistic {self.ks_stat:.4f} >= {ks_threshold} (over by {self.ks_stat - ks_threshold:.4f})"
+                )
             if not self.ks_pvalue > ks_alpha:
                 out.append(f"KS p-value {self.ks_pvalue:.4f} <= {ks_alpha} (short by {ks_alpha - self.ks_pvalue:.4f})")
         return out
@@ -97,8 +100,11 @@ class SplitStatistics:
         return (float(self.ks_stat), -float(self.ks_pvalue))
 
 
-def split_statistics(members: Sequence, non_members: Sequence, task: str, classes: Sequence | None = None) -> SplitStatistics:
-    """Tab. 6 row for one split: TVD (+ Wasserstein on label codes) for classification, KS + p + Wasserstein for regression."""
+def split_statistics(
+    members: Sequence, non_members: Sequence, task: str, classes: Sequence | None = None
+) -> SplitStatistics:
+    """Tab. 6 row for one split: TVD (+ Wasserstein on label codes) for classification, KS + p + Wasserstein for
+    regression."""
     members, non_members = np.asarray(members), np.asarray(non_members)
     if task == "classification":
         classes = np.unique(np.concatenate([members, non_members])) if classes is None else np.asarray(classes)

@@ -17,13 +17,20 @@ from iclmem.data.sources import load_dataset
 
 
 @lru_cache(maxsize=32)
-def prepared_table(name_or_path: str | Path, carte_dir: str | Path | None = None, target: str | None = None,
-                   task: str | None = None, name: str | None = None) -> Dataset:
+def prepared_table(
+    name_or_path: str | Path,
+    carte_dir: str | Path | None = None,
+    target: str | None = None,
+    task: str | None = None,
+    name: str | None = None,
+) -> Dataset:
     """The deduplicated table of a dataset name or file (cached per process).
 
     ``target``/``task`` override a named table's recipe (required/inferred for files, see
     :func:`iclmem.data.load_dataset`); empty strings mean "not given". ``name`` renames the table
     (a grid file's dataset name for a file path).
     """
-    table = deduplicate(load_dataset(name_or_path, target=target or None, task=task or None, carte_dir=carte_dir or None))
+    table = deduplicate(
+        load_dataset(name_or_path, target=target or None, task=task or None, carte_dir=carte_dir or None)
+    )
     return table.with_(name=name) if name else table

@@ -20,19 +20,31 @@ from iclmem.data.tables import prepared_table
 from iclmem.progress import Bar
 
 
-def load_tables(names: Iterable[str], *, target: str | None = None, task: str | None = None,
-                carte_dir: str | Path | None = None) -> list[Dataset]:
+def load_tables(
+    names: Iterable[str], *, target: str | None = None, task: str | None = None, carte_dir: str | Path | None = None
+) -> list[Dataset]:
     """Load and deduplicate each table (``target``/``task`` apply to every one; empty means the recipe's)."""
-    return [prepared_table(n, carte_dir or None, target or None, task or None)
-            for n in Bar(list(names), desc="load + dedup", disable=None)]
+    return [
+        prepared_table(n, carte_dir or None, target or None, task or None)
+        for n in Bar(list(names), desc="load + dedup", disable=None)
+    ]
 
 
-def make_splits(tables: Sequence[Dataset], query_sizes: Sequence[int], seed: int = 0, label_condition: str = "none",
-                *, max_redraws: int = 100, results_dir: str | Path | None = None) -> list[SplitManifest]:
+def make_splits(
+    tables: Sequence[Dataset],
+    query_sizes: Sequence[int],
+    seed: int = 0,
+    label_condition: str = "none",
+    *,
+    max_redraws: int = 100,
+    results_dir: str | Path | None = None,
+) -> list[SplitManifest]:
     """The (cached) manifest of every (table, Q); splits that do not fit a table raise :class:`PoolSizeError`."""
     jobs = [(t, q) for t in tables for q in query_sizes]
-    return [split_manifest(t, q, seed, label_condition, max_redraws=max_redraws, results_dir=results_dir)
-            for t, q in Bar(jobs, desc="splits", disable=None)]
+    return [
+        split_manifest(t, q, seed, label_condition, max_redraws=max_redraws, results_dir=results_dir)
+        for t, q in Bar(jobs, desc="splits", disable=None)
+    ]
 
 
 def split_statistics_frame(manifests: Sequence[SplitManifest]) -> pd.DataFrame:
@@ -40,11 +52,20 @@ def split_statistics_frame(manifests: Sequence[SplitManifest]) -> pd.DataFrame:
     rows = []
     for m in manifests:
         s = m.statistics
-        rows.append({
-            "dataset": m.dataset, "task": m.task, "Q": m.query_size,
-            "KS stat": s["ks_stat"], "KS p": s["ks_pvalue"], "W": s["wasserstein"], "TVD": s["tvd"],
-            "seed": m.seed_requested, "seed used": m.seed_used, "draws": m.draws,
-        })
+        rows.append(
+            {
+                "dataset": m.dataset,
+                "task": m.task,
+                "Q": m.query_size,
+                "KS stat": s["ks_stat"],
+                "KS p": s["ks_pvalue"],
+                "W": s["wasserstein"],
+                "TVD": s["tvd"],
+                "seed": m.seed_requested,
+                "seed used": m.seed_used,
+                "draws": m.draws,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -56,8 +77,15 @@ def randomization_table(manifests: Sequence[SplitManifest], tables: Sequence[Dat
         target = by_name[m.dataset].target.to_numpy()
         for pool, labels in m.randomized_labels.items():
             original = target[m.ids(pool)]
-            rows.append({"dataset": m.dataset, "Q": m.query_size, "pool": pool, "rows": len(labels),
-                         "labels changed": float((pd.Series(labels).to_numpy() != original).mean())})
+            rows.append(
+                {
+                    "dataset": m.dataset,
+                    "Q": m.query_size,
+                    "pool": pool,
+                    "rows": len(labels),
+                    "labels changed": float((pd.Series(labels).to_numpy() != original).mean()),
+                }
+            )
     return pd.DataFrame(rows, columns=["dataset", "Q", "pool", "rows", "labels changed"])
 
 

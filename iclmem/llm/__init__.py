@@ -7,7 +7,8 @@ chat interface), :mod:`~iclmem.llm.backends` (in-process and OpenAI-compatible),
 (disk cache of completions, keyed by backend, base URL, model, messages, decoding and repeat), :mod:`~iclmem.llm.judges`
 (offline and LLM judges), :mod:`~iclmem.llm.judge_accuracy` (the offline judge's accuracy on held-out pairs),
 :mod:`~iclmem.llm.judge_runs` (runs the judges over the completions: offline | llm | both), :mod:`~iclmem.llm.review`
-(human review of borderline labels, claim D9), :mod:`~iclmem.llm.finetune` (controlled ground truth), :mod:`~iclmem.llm.replication` (runs and tables), :mod:`~iclmem.llm.server` (a loopback
+(human review of borderline labels, claim D9), :mod:`~iclmem.llm.finetune` (controlled ground truth),
+:mod:`~iclmem.llm.replication` (runs and tables), :mod:`~iclmem.llm.server` (a loopback
 ``transformers serve``), :mod:`~iclmem.llm.protocol` (the paper's protocol: its k regimes).
 The paper's reference values, its claims D1-D9 and the figures are the chapter's, in :mod:`iclmem.chapters.llm_kshot`.
 
@@ -48,10 +49,35 @@ from iclmem.llm.segments import SegmentPair, split_instance
 warnings.filterwarnings("ignore", message="IProgress not found")
 
 __all__ = [
-    "DATASETS", "SETTINGS", "CachedBackend", "ChatBackend", "ChatRequest", "Completion", "CompletionCache",
-    "ContextOverflowError", "DatasetUnavailableError", "Decoding", "Instance", "LLMError", "LLMJudge",
-    "MissingAPIKeyError", "OfflineJudge", "ReplicationConfig", "SamplingError", "SegmentPair", "StreamingBackend",
-    "UnknownLLMDatasetError", "agreement", "assign_members", "build_experiment", "cache_root", "completion_key",
-    "demonstrations_for_k", "load_dataset",
-    "memorization_messages", "performance_messages", "sample_instances", "split_instance",
+    "DATASETS",
+    "SETTINGS",
+    "CachedBackend",
+    "ChatBackend",
+    "ChatRequest",
+    "Completion",
+    "CompletionCache",
+    "ContextOverflowError",
+    "DatasetUnavailableError",
+    "Decoding",
+    "Instance",
+    "LLMError",
+    "LLMJudge",
+    "MissingAPIKeyError",
+    "OfflineJudge",
+    "ReplicationConfig",
+    "SamplingError",
+    "SegmentPair",
+    "StreamingBackend",
+    "UnknownLLMDatasetError",
+    "agreement",
+    "assign_members",
+    "build_experiment",
+    "cache_root",
+    "completion_key",
+    "demonstrations_for_k",
+    "load_dataset",
+    "memorization_messages",
+    "performance_messages",
+    "sample_instances",
+    "split_instance",
 ]

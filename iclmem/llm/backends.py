@@ -53,9 +53,18 @@ class InProcessBackend:
     name = "inprocess"
     base_url: str | None = None  # no server: the cache keys on backend and model_id alone
 
-    def __init__(self, model: Any = None, tokenizer: Any = None, model_id: str | None = None, prefix_cache: bool = True,
-                 min_prefix: int = 16, model_factory: Callable[[], Any] | None = None,
-                 context_window: int | None = None, batch_size: int = 8, cascade: bool = True) -> None:
+    def __init__(
+        self,
+        model: Any = None,
+        tokenizer: Any = None,
+        model_id: str | None = None,
+        prefix_cache: bool = True,
+        min_prefix: int = 16,
+        model_factory: Callable[[], Any] | None = None,
+        context_window: int | None = None,
+        batch_size: int = 8,
+        cascade: bool = True,
+    ) -> None:
         if model is None and model_factory is None and tokenizer is None:
             from iclmem.llm.model import MODEL_ID, ensure_model_dir, load_model, load_tokenizer
 
@@ -192,8 +201,9 @@ class InProcessBackend:
             logits = step(nxt)
         return [(apply_stop(t, d.stop)[0], len(n)) for t, d, n in zip(texts, decodings, new, strict=True)]
 
-    def _generate_plain(self, suffixes: list[list[int]], prefix_len: int, decodings: list[Any],
-                        pad: int) -> list[tuple[str, int]]:
+    def _generate_plain(
+        self, suffixes: list[list[int]], prefix_len: int, decodings: list[Any], pad: int
+    ) -> list[tuple[str, int]]:
         """The model's own forward, the prefix cache copied per row (for models the cascade decoder does not drive)."""
         import torch
 
@@ -212,14 +222,21 @@ class InProcessBackend:
 
         def step(nxt: Any) -> Any:
             state["mask"] = torch.cat([state["mask"], torch.ones((batch, 1), dtype=torch.long)], 1)
-            out = self.model(input_ids=nxt[:, None], attention_mask=state["mask"], position_ids=state["pos"][:, None],
-                             cache=cache, use_cache=True, logits_to_keep=1)
+            out = self.model(
+                input_ids=nxt[:, None],
+                attention_mask=state["mask"],
+                position_ids=state["pos"][:, None],
+                cache=cache,
+                use_cache=True,
+                logits_to_keep=1,
+            )
             state["pos"] = state["pos"] + 1
             return out.logits[:, -1]
 
         try:
-            out = self.model(input_ids=x, attention_mask=mask, position_ids=pos, cache=cache, use_cache=True,
-                             logits_to_keep=1)
+            out = self.model(
+                input_ids=x, attention_mask=mask, position_ids=pos, cache=cache, use_cache=True, logits_to_keep=1
+            )
             return self._greedy(out.logits[:, -1], step, decodings)
         finally:
             if prefix_len and batch == 1:
@@ -301,10 +318,20 @@ class OpenAIBackend:
 
     name = "openai"
 
-    def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = 120.0, retries: int = 3, backoff: float = 2.0, context_window: int | None = None,
-                 sleep: Callable[[float], None] = time.sleep, concurrency: int | None = None, rpm: int | None = None,
-                 max_retry_after: float = 600.0) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        retries: int = 3,
+        backoff: float = 2.0,
+        context_window: int | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        concurrency: int | None = None,
+        rpm: int | None = None,
+        max_retry_after: float = 600.0,
+    ) -> None:
         api_key = api_key or os.environ.get(ENV_API_KEY)
         if not api_key:
             raise MissingAPIKeyError(
@@ -313,20 +340,26 @@ class OpenAIBackend:
             )
         model = model or os.environ.get(ENV_MODEL)
         if not model:
-            raise MissingAPIKeyError(f"the OpenAI-compatible backend needs a model name: set the environment variable "
-                                     f"{ENV_MODEL} to the model the server serves (e.g. gpt-4-0613)")
+            raise MissingAPIKeyError(
+                f"the OpenAI-compatible backend needs a model name: set the environment variable "
+                f"{ENV_MODEL} to the model the server serves (e.g. gpt-4-0613)"
+            )
         try:
             from openai import OpenAI
         except ImportError as e:  # pragma: no cover - depends on the install
-            raise ImportError("the OpenAI-compatible backend needs the `openai` package: "
-                              "pip install 'iclmem[llm]'") from e
+            raise ImportError(
+                "the OpenAI-compatible backend needs the `openai` package: pip install 'iclmem[llm]'"
+            ) from e
         self.base_url: str = base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL
         self.model_id = model
         if context_window is None and os.environ.get(ENV_CONTEXT):
             context_window = int(os.environ[ENV_CONTEXT])
         self.context_window = context_window
-        self.concurrency = (concurrency_from_env() if concurrency is None
-                            else positive_int(concurrency, "concurrency", "the number of requests in flight", 8))
+        self.concurrency = (
+            concurrency_from_env()
+            if concurrency is None
+            else positive_int(concurrency, "concurrency", "the number of requests in flight", 8)
+        )
         rpm = rpm_from_env() if rpm is None else positive_int(rpm, "rpm", "the requests per minute allowed", 500)
         self.client = OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
         self.retries = retries

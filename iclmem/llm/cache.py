@@ -74,8 +74,15 @@ def endpoint(base_url: str | None) -> str | None:
 
 def _identity(backend: str, base_url: str | None, model: str, request: ChatRequest) -> dict[str, Any]:
     """The key fields of ``request`` as they are stored (JSON types: tuples become lists)."""
-    fields = {"format": FORMAT, "backend": backend, "base_url": endpoint(base_url), "model": model,
-              "messages": request.message_dicts(), "decoding": asdict(request.decoding), "repeat": request.repeat}
+    fields = {
+        "format": FORMAT,
+        "backend": backend,
+        "base_url": endpoint(base_url),
+        "model": model,
+        "messages": request.message_dicts(),
+        "decoding": asdict(request.decoding),
+        "repeat": request.repeat,
+    }
     return json.loads(json.dumps(fields, ensure_ascii=False))
 
 
@@ -130,8 +137,13 @@ class CompletionCache:
             return
         fields = self.identity(request)
         key = _digest(fields)
-        record = {**fields, "key": key, "text": completion.text, "prompt_tokens": completion.prompt_tokens,
-                  "completion_tokens": completion.completion_tokens}
+        record = {
+            **fields,
+            "key": key,
+            "text": completion.text,
+            "prompt_tokens": completion.prompt_tokens,
+            "completion_tokens": completion.completion_tokens,
+        }
         atomic_write_text(self.folder / key[:2] / f"{key}.json", json.dumps(record, ensure_ascii=False))
 
 

@@ -46,10 +46,15 @@ class Decoding:
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}; give the completion at least one token")
+            raise ValueError(
+                f"max_new_tokens must be >= 1, got {self.max_new_tokens}; give the completion at least one token"
+            )
         if self.temperature != 0.0:
-            raise ValueError(f"temperature {self.temperature:g}: only greedy decoding (temperature 0) is supported, as in the paper; "
-                             "leave temperature at 0")
+            raise ValueError(
+                f"temperature {self.temperature:g}: only greedy decoding (temperature 0) is supported, as in the "
+                "paper; "
+                "leave temperature at 0"
+            )
         object.__setattr__(self, "stop", tuple(self.stop))
 
 

@@ -84,29 +84,97 @@ class DatasetSpec:
 DATASETS: dict[str, DatasetSpec] = {
     s.name: s
     for s in [
-        DatasetSpec("wnli", "WNLI", "nli", ("sentence1", "sentence2"), "label", {0: "not_entailment", 1: "entailment"},
-                    "Decide whether Sentence 1 entails Sentence 2.", "nyu-mll/glue", "wnli", paper=True,
-                    key_entity="sentence1"),  # WNLI pairs share sentence 1 with different labels (Sec. 5)
-        DatasetSpec("rte", "RTE", "nli", ("sentence1", "sentence2"), "label", {0: "entailment", 1: "not_entailment"},
-                    "Decide whether Sentence 1 entails Sentence 2.", "nyu-mll/glue", "rte", paper=True,
-                    key_entity="sentence1"),
-        DatasetSpec("trec", "TREC", "text", ("text",), "coarse_label",
-                    {0: "abbreviation", 1: "entity", 2: "description", 3: "human", 4: "location", 5: "numeric"},
-                    "Classify each question by the type of its answer.", "CogComp/trec",
-                    hf_revision="refs/convert/parquet", paper=True),
-        DatasetSpec("dbpedia", "DBpedia", "text", ("title", "content"), "label",
-                    dict(enumerate(["company", "educational institution", "artist", "athlete", "office holder",
-                                    "mean of transportation", "building", "natural place", "village", "animal", "plant",
-                                    "album", "film", "written work"])),
-                    "Classify each Wikipedia abstract by the type of its subject.", "fancyzhx/dbpedia_14", paper=True),
-        DatasetSpec("wine_vivino", "Vivino wine prices", "text", ("Name", "Region", "Rating", "Winery"), "Wine_Type",
-                    {"red": "red", "white": "white", "sparkling": "sparkling", "rose": "rose"},
-                    "Classify each wine by its type.", carte_file="wine_vivino_price.parquet", serialize="carte",
-                    key_entity="Winery"),
-        DatasetSpec("wine_dot_com", "wine.com prices", "text", ("Names", "Region", "Grapes", "ABV"), "wine_type",
-                    {"Red Wine": "red", "White Wine": "white", "Sparkling & Champagne": "sparkling",
-                     "Pink and Rosé": "rose"},
-                    "Classify each wine by its type.", carte_file="wine_dot_com_prices.parquet", serialize="carte"),
+        DatasetSpec(
+            "wnli",
+            "WNLI",
+            "nli",
+            ("sentence1", "sentence2"),
+            "label",
+            {0: "not_entailment", 1: "entailment"},
+            "Decide whether Sentence 1 entails Sentence 2.",
+            "nyu-mll/glue",
+            "wnli",
+            paper=True,
+            key_entity="sentence1",
+        ),  # WNLI pairs share sentence 1 with different labels (Sec. 5)
+        DatasetSpec(
+            "rte",
+            "RTE",
+            "nli",
+            ("sentence1", "sentence2"),
+            "label",
+            {0: "entailment", 1: "not_entailment"},
+            "Decide whether Sentence 1 entails Sentence 2.",
+            "nyu-mll/glue",
+            "rte",
+            paper=True,
+            key_entity="sentence1",
+        ),
+        DatasetSpec(
+            "trec",
+            "TREC",
+            "text",
+            ("text",),
+            "coarse_label",
+            {0: "abbreviation", 1: "entity", 2: "description", 3: "human", 4: "location", 5: "numeric"},
+            "Classify each question by the type of its answer.",
+            "CogComp/trec",
+            hf_revision="refs/convert/parquet",
+            paper=True,
+        ),
+        DatasetSpec(
+            "dbpedia",
+            "DBpedia",
+            "text",
+            ("title", "content"),
+            "label",
+            dict(
+                enumerate(
+                    [
+                        "company",
+                        "educational institution",
+                        "artist",
+                        "athlete",
+                        "office holder",
+                        "mean of transportation",
+                        "building",
+                        "natural place",
+                        "village",
+                        "animal",
+                        "plant",
+                        "album",
+                        "film",
+                        "written work",
+                    ]
+                )
+            ),
+            "Classify each Wikipedia abstract by the type of its subject.",
+            "fancyzhx/dbpedia_14",
+            paper=True,
+        ),
+        DatasetSpec(
+            "wine_vivino",
+            "Vivino wine prices",
+            "text",
+            ("Name", "Region", "Rating", "Winery"),
+            "Wine_Type",
+            {"red": "red", "white": "white", "sparkling": "sparkling", "rose": "rose"},
+            "Classify each wine by its type.",
+            carte_file="wine_vivino_price.parquet",
+            serialize="carte",
+            key_entity="Winery",
+        ),
+        DatasetSpec(
+            "wine_dot_com",
+            "wine.com prices",
+            "text",
+            ("Names", "Region", "Grapes", "ABV"),
+            "wine_type",
+            {"Red Wine": "red", "White Wine": "white", "Sparkling & Champagne": "sparkling", "Pink and Rosé": "rose"},
+            "Classify each wine by its type.",
+            carte_file="wine_dot_com_prices.parquet",
+            serialize="carte",
+        ),
     ]
 }
 
@@ -223,18 +291,26 @@ def _read_hf(spec: DatasetSpec, split: str) -> pd.DataFrame:
         raise DatasetUnavailableError("loading paper datasets needs `datasets`: pip install 'iclmem[llm]'") from e
     local = hf_local_dir(spec)
     if local is not None and not local.is_dir():
-        raise DatasetUnavailableError(f"{ENV_HF_DIR} is set but {local} is not a folder; put a copy of the Hub "
-                                      "repository "
-                                      f"{spec.hf_path} there, or unset {ENV_HF_DIR} to read from the Hub")
+        raise DatasetUnavailableError(
+            f"{ENV_HF_DIR} is set but {local} is not a folder; put a copy of the Hub "
+            "repository "
+            f"{spec.hf_path} there, or unset {ENV_HF_DIR} to read from the Hub"
+        )
     source = str(local) if local is not None else spec.hf_path
     revision = None if local is not None else spec.hf_revision
     try:
         ds = datasets.load_dataset(source, spec.hf_config, split=split, revision=revision)
     except Exception as e:  # noqa: BLE001 - offline misses surface as several exception types
         offline = os.environ.get("HF_HUB_OFFLINE") == "1" and local is None
-        hint = (" HF_HUB_OFFLINE=1 is set and the dataset is not in the local Hugging Face cache: unset it "
+        hint = (
+            (
+                " HF_HUB_OFFLINE=1 is set and the dataset is not in the local Hugging Face cache: unset it "
                 "(or set 0) to "
-                f"download, point {ENV_HF_DIR} at a local copy, or pass data_files=PATH") if offline else ""
+                f"download, point {ENV_HF_DIR} at a local copy, or pass data_files=PATH"
+            )
+            if offline
+            else ""
+        )
         raise DatasetUnavailableError(f"cannot load {source}/{spec.hf_config or ''} split {split!r}: {e}.{hint}") from e
     return ds.to_pandas()
 
@@ -261,9 +337,11 @@ def load_dataset(name: str, split: str = "train", data_files: str | Path | None 
     needed = (*spec.fields, spec.label_field, *([spec.key_entity] if spec.key_entity else []))
     missing = [c for c in dict.fromkeys(needed) if c not in frame.columns]
     if missing:
-        raise DatasetUnavailableError(f"{source} lacks the columns {missing} of dataset {name!r} "
-                                      f"(has {list(frame.columns)}); "
-                                      "rename its columns to these or choose the dataset the file holds")
+        raise DatasetUnavailableError(
+            f"{source} lacks the columns {missing} of dataset {name!r} "
+            f"(has {list(frame.columns)}); "
+            "rename its columns to these or choose the dataset the file holds"
+        )
 
     names = {**{str(k): v for k, v in spec.label_names.items()}, **{v: v for v in spec.label_names.values()}}
     instances: list[Instance] = []
@@ -377,8 +455,9 @@ def demonstrations_for_k(sample: Sample, k: int) -> list[Instance]:
     if k < 0:
         raise SamplingError(f"k must be >= 0, got {k}")
     if k > len(sample.demonstrations):
-        raise SamplingError(f"k={k} is larger than the demonstration pool "
-                            f"({len(sample.demonstrations)} demonstrations)")
+        raise SamplingError(
+            f"k={k} is larger than the demonstration pool ({len(sample.demonstrations)} demonstrations)"
+        )
     chosen = list(sample.demonstrations[:k])
     perm = np.random.default_rng([sample.seed, k, 7919]).permutation(k)
     return [chosen[i] for i in perm]
@@ -394,8 +473,10 @@ def assign_members(sample: Sample, fraction: float, seed: int | None = None) -> 
         raise SamplingError(f"member_fraction must be in [0, 1], got {fraction}")
     keys = [i.group_key for i in sample.instances]
     if len(set(keys)) < len(keys):
-        raise SamplingError("instances share a key entity, which would fall on both sides of the member split; draw "
-                            "them with sample_instances (one instance per key entity)")
+        raise SamplingError(
+            "instances share a key entity, which would fall on both sides of the member split; draw "
+            "them with sample_instances (one instance per key entity)"
+        )
     rng = np.random.default_rng([sample.seed if seed is None else seed, 104729])
     members: set[str] = set()
     labels = list(dict.fromkeys(i.label for i in sample.instances))

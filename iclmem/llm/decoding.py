@@ -34,13 +34,18 @@ def supports(model: Any) -> bool:
     """Whether ``model`` is a causal LM this decoder can drive (a Llama-family ``*ForCausalLM``)."""
     config = getattr(model, "config", None)
     inner = getattr(model, "model", None)
-    return (getattr(config, "model_type", None) in SUPPORTED_MODEL_TYPES and hasattr(inner, "layers")
-            and hasattr(inner, "rotary_emb") and hasattr(model, "lm_head"))
+    return (
+        getattr(config, "model_type", None) in SUPPORTED_MODEL_TYPES
+        and hasattr(inner, "layers")
+        and hasattr(inner, "rotary_emb")
+        and hasattr(model, "lm_head")
+    )
 
 
 @dataclass
 class _Layer:
-    """One layer's shared prefix ``(kv_heads, P, head_dim)`` and per-row suffix caches ``(B, kv_heads, T, head_dim)``."""
+    """One layer's shared prefix ``(kv_heads, P, head_dim)`` and per-row suffix caches ``(B, kv_heads, T,
+    head_dim)``."""
 
     prefix_k: torch.Tensor
     prefix_v: torch.Tensor
@@ -56,12 +61,21 @@ class SharedPrefixDecoder:
     (at least one). ``max_new``: the most tokens a row will generate.
     """
 
-    def __init__(self, model: Any, prefix: list[tuple[torch.Tensor, torch.Tensor]] | None, prefix_len: int,
-                 suffixes: list[list[int]], max_new: int, pad_id: int = 0) -> None:
+    def __init__(
+        self,
+        model: Any,
+        prefix: list[tuple[torch.Tensor, torch.Tensor]] | None,
+        prefix_len: int,
+        suffixes: list[list[int]],
+        max_new: int,
+        pad_id: int = 0,
+    ) -> None:
         if not supports(model):
             kind = getattr(model.config, "model_type", type(model).__name__)
-            raise ValueError(f"SharedPrefixDecoder drives {SUPPORTED_MODEL_TYPES} models; got {kind!r}. "
-                             "Use the model's own generate.")
+            raise ValueError(
+                f"SharedPrefixDecoder drives {SUPPORTED_MODEL_TYPES} models; got {kind!r}. "
+                "Use the model's own generate."
+            )
         if any(len(s) == 0 for s in suffixes):
             raise ValueError("every row needs at least one prompt token after the shared prefix")
         cfg = model.config
@@ -83,8 +97,14 @@ class SharedPrefixDecoder:
                 pk, pv = pk[0, :, : self.prefix_len], pv[0, :, : self.prefix_len]
             else:
                 pk = pv = torch.zeros((kvh, 0, d), dtype=dtype)
-            self.layers.append(_Layer(pk, pv, torch.zeros((b, kvh, self.capacity, d), dtype=dtype),
-                                      torch.zeros((b, kvh, self.capacity, d), dtype=dtype)))
+            self.layers.append(
+                _Layer(
+                    pk,
+                    pv,
+                    torch.zeros((b, kvh, self.capacity, d), dtype=dtype),
+                    torch.zeros((b, kvh, self.capacity, d), dtype=dtype),
+                )
+            )
         # left padding: row r's suffix fills the last len(suffix) columns of the first `width` slots
         self.valid = torch.zeros((b, self.capacity), dtype=torch.bool)
         x = torch.full((b, self.width), pad_id, dtype=torch.long)

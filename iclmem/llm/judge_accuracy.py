@@ -88,8 +88,13 @@ def is_few_shot_example(pairs: pd.DataFrame) -> np.ndarray:
     """Per row of ``pairs`` (``reference``, ``candidate``): is it one of the LLM judge's few-shot examples
     (:data:`~iclmem.llm.judges.JUDGE_EXAMPLES`), compared after :func:`~iclmem.llm.judges.normalize`?"""
     shown = {(normalize(r), normalize(c)) for r, c, _ in JUDGE_EXAMPLES}
-    return np.array([(normalize(str(r)), normalize(str(c))) in shown
-                     for r, c in zip(pairs["reference"], pairs["candidate"], strict=True)], dtype=bool)
+    return np.array(
+        [
+            (normalize(str(r)), normalize(str(c))) in shown
+            for r, c in zip(pairs["reference"], pairs["candidate"], strict=True)
+        ],
+        dtype=bool,
+    )
 
 
 def drop_few_shot_examples(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -102,8 +107,11 @@ def load_completion_pairs() -> pd.DataFrame:
     """The labelled completions of the book's own runs (``judge_pairs_completions.csv``; module docstring): source
     columns, the offline judge's call at sampling time, ``sampling_weight``, ``reference``, ``candidate``, ``label``."""
     text = importlib.resources.files("iclmem.llm").joinpath(COMPLETION_PAIRS_FILE).read_text(encoding="utf-8")
-    frame = pd.read_csv(io.StringIO(text), keep_default_na=False, dtype={"instance_id": str, "reference": str,
-                                                                         "candidate": str, "note": str})
+    frame = pd.read_csv(
+        io.StringIO(text),
+        keep_default_na=False,
+        dtype={"instance_id": str, "reference": str, "candidate": str, "note": str},
+    )
     frame["member"] = frame["member"].astype(str).str.lower().eq("true")
     return frame
 
@@ -167,8 +175,18 @@ class CVResult:
             y, p = g["label"].to_numpy(), g["predicted"].to_numpy()
             acc_ci = _interval(len(g), lambda i, y=y, p=p: float(np.mean(y[i] == p[i])), self.n_boot, self.seed)
             kap_ci = _interval(len(g), lambda i, y=y, p=p: kappa(y[i], p[i]), self.n_boot, self.seed)
-            rows.append({"pairs": name, "n": len(g), "accuracy": float(np.mean(y == p)), "accuracy_lo": acc_ci[0],
-                         "accuracy_hi": acc_ci[1], "kappa": kappa(y, p), "kappa_lo": kap_ci[0], "kappa_hi": kap_ci[1]})
+            rows.append(
+                {
+                    "pairs": name,
+                    "n": len(g),
+                    "accuracy": float(np.mean(y == p)),
+                    "accuracy_lo": acc_ci[0],
+                    "accuracy_hi": acc_ci[1],
+                    "kappa": kappa(y, p),
+                    "kappa_lo": kap_ci[0],
+                    "kappa_hi": kap_ci[1],
+                }
+            )
         return pd.DataFrame(rows)
 
     def confusion(self) -> pd.DataFrame:
@@ -179,16 +197,28 @@ class CVResult:
     def text(self) -> str:
         """One line: held-out accuracy and kappa of all pairs with their intervals, and how the folds were made."""
         r = self.summary().iloc[0]
-        how = ("leave-one-domain-out" if self.group == "domain" else f"{len(self.thresholds)}-fold cross-validation")
-        return (f"held-out accuracy {r.accuracy:.0%} [{r.accuracy_lo:.0%}, {r.accuracy_hi:.0%}], Cohen's kappa "
-                f"{r.kappa:.2f} [{r.kappa_lo:.2f}, {r.kappa_hi:.2f}] on {int(r.n)} labelled pairs ({how}; 95% "
-                f"percentile bootstrap over pairs, {self.n_boot} resamples, seed {self.seed}"
-                + (f"; {self.n_few_shot_dropped} few-shot examples of the LLM judge left out" if self.n_few_shot_dropped
-                   else "") + ")")
+        how = "leave-one-domain-out" if self.group == "domain" else f"{len(self.thresholds)}-fold cross-validation"
+        return (
+            f"held-out accuracy {r.accuracy:.0%} [{r.accuracy_lo:.0%}, {r.accuracy_hi:.0%}], Cohen's kappa "
+            f"{r.kappa:.2f} [{r.kappa_lo:.2f}, {r.kappa_hi:.2f}] on {int(r.n)} labelled pairs ({how}; 95% "
+            f"percentile bootstrap over pairs, {self.n_boot} resamples, seed {self.seed}"
+            + (
+                f"; {self.n_few_shot_dropped} few-shot examples of the LLM judge left out"
+                if self.n_few_shot_dropped
+                else ""
+            )
+            + ")"
+        )
 
 
-def cross_validate(features: pd.DataFrame, n_folds: int = 5, seed: int = 0, fit: Fit = fit_on_features,
-                   group: str = "fold", n_boot: int = 2000) -> CVResult:
+def cross_validate(
+    features: pd.DataFrame,
+    n_folds: int = 5,
+    seed: int = 0,
+    fit: Fit = fit_on_features,
+    group: str = "fold",
+    n_boot: int = 2000,
+) -> CVResult:
     """Held-out labels for every pair of ``features`` (:func:`~iclmem.llm.judges.pair_features` of the labelled pairs).
 
     ``group="fold"``: :func:`cv_folds` (stratified, seeded); ``group="domain"``: one kind of text held out at a time.
@@ -245,14 +275,22 @@ class CompletionAccuracy:
         for lab in MATCHES:
             called, true, hit = p == lab, y == lab, (p == lab) & (y == lab)
             prec, rec = _wilson(hit.sum(), called.sum()), _wilson(hit.sum(), true.sum())
-            rows.append({"label": lab, "called": int(called.sum()), "labelled": int(true.sum()),
-                         "correct": int(hit.sum()),
-                         "precision": hit.sum() / called.sum() if called.any() else float("nan"),
-                         "precision_lo": prec[0], "precision_hi": prec[1],
-                         "recall": hit.sum() / true.sum() if true.any() else float("nan"),
-                         "recall_lo": rec[0], "recall_hi": rec[1],
-                         "precision_all": (w * hit).sum() / (w * called).sum() if called.any() else float("nan"),
-                         "recall_all": (w * hit).sum() / (w * true).sum() if true.any() else float("nan")})
+            rows.append(
+                {
+                    "label": lab,
+                    "called": int(called.sum()),
+                    "labelled": int(true.sum()),
+                    "correct": int(hit.sum()),
+                    "precision": hit.sum() / called.sum() if called.any() else float("nan"),
+                    "precision_lo": prec[0],
+                    "precision_hi": prec[1],
+                    "recall": hit.sum() / true.sum() if true.any() else float("nan"),
+                    "recall_lo": rec[0],
+                    "recall_hi": rec[1],
+                    "precision_all": (w * hit).sum() / (w * called).sum() if called.any() else float("nan"),
+                    "recall_all": (w * hit).sum() / (w * true).sum() if true.any() else float("nan"),
+                }
+            )
         return pd.DataFrame(rows).set_index("label")
 
     def summary(self) -> dict[str, float]:
@@ -263,9 +301,16 @@ class CompletionAccuracy:
         w = f["sampling_weight"].to_numpy(float) if "sampling_weight" in f.columns else np.ones(len(f))
         acc_ci = _interval(len(f), lambda i: float(np.mean(y[i] == p[i])), self.n_boot, self.seed)
         kap_ci = _interval(len(f), lambda i: kappa(y[i], p[i]), self.n_boot, self.seed)
-        return {"n": len(f), "accuracy": float(np.mean(y == p)) if len(f) else float("nan"), "accuracy_lo": acc_ci[0],
-                "accuracy_hi": acc_ci[1], "kappa": kappa(y, p), "kappa_lo": kap_ci[0], "kappa_hi": kap_ci[1],
-                "accuracy_all": float((w * (y == p)).sum() / w.sum()) if len(f) else float("nan")}
+        return {
+            "n": len(f),
+            "accuracy": float(np.mean(y == p)) if len(f) else float("nan"),
+            "accuracy_lo": acc_ci[0],
+            "accuracy_hi": acc_ci[1],
+            "kappa": kappa(y, p),
+            "kappa_lo": kap_ci[0],
+            "kappa_hi": kap_ci[1],
+            "accuracy_all": float((w * (y == p)).sum() / w.sum()) if len(f) else float("nan"),
+        }
 
     def confusion(self) -> pd.DataFrame:
         """Human label (rows) x judge label (columns)."""
@@ -275,20 +320,27 @@ class CompletionAccuracy:
     def text(self) -> str:
         """One sentence: the near-exact precision and recall, and the accuracy, with their intervals."""
         s, r = self.summary(), self.per_label().loc["near-exact"]
-        return (f"On {s['n']} labelled completions of the book's own runs (all the offline judge called exact or "
-                f"near-exact, and a seeded sample of the rest), {int(r.correct)} of its {int(r.called)} near-exact "
-                f"calls "
-                f"are near-exact to a reader (precision {r.precision:.0%} [{r.precision_lo:.0%}, "
-                f"{r.precision_hi:.0%}]) and it finds {int(r.correct)} of the {int(r.labelled)} near-exact completions "
-                f"(recall {r.recall:.0%} [{r.recall_lo:.0%}, {r.recall_hi:.0%}]; over all the run's distinct pairs, "
-                f"about {r.recall_all:.0%}); accuracy {s['accuracy']:.0%} [{s['accuracy_lo']:.0%}, "
-                f"{s['accuracy_hi']:.0%}] (95% Wilson intervals for precision and recall, percentile bootstrap over "
-                f"pairs for accuracy; thresholds ROUGE-L >= {self.thresholds.rouge_l:g}, embedding similarity >= "
-                f"{self.thresholds.semantic:g}, fitted on the hand-written pairs only).")
+        return (
+            f"On {s['n']} labelled completions of the book's own runs (all the offline judge called exact or "
+            f"near-exact, and a seeded sample of the rest), {int(r.correct)} of its {int(r.called)} near-exact "
+            f"calls "
+            f"are near-exact to a reader (precision {r.precision:.0%} [{r.precision_lo:.0%}, "
+            f"{r.precision_hi:.0%}]) and it finds {int(r.correct)} of the {int(r.labelled)} near-exact completions "
+            f"(recall {r.recall:.0%} [{r.recall_lo:.0%}, {r.recall_hi:.0%}]; over all the run's distinct pairs, "
+            f"about {r.recall_all:.0%}); accuracy {s['accuracy']:.0%} [{s['accuracy_lo']:.0%}, "
+            f"{s['accuracy_hi']:.0%}] (95% Wilson intervals for precision and recall, percentile bootstrap over "
+            f"pairs for accuracy; thresholds ROUGE-L >= {self.thresholds.rouge_l:g}, embedding similarity >= "
+            f"{self.thresholds.semantic:g}, fitted on the hand-written pairs only)."
+        )
 
 
-def completion_accuracy(encoder: Any = None, thresholds: Thresholds = SHIPPED_THRESHOLDS, n_boot: int = 2000,
-                        seed: int = 0, pairs: pd.DataFrame | None = None) -> CompletionAccuracy:
+def completion_accuracy(
+    encoder: Any = None,
+    thresholds: Thresholds = SHIPPED_THRESHOLDS,
+    n_boot: int = 2000,
+    seed: int = 0,
+    pairs: pd.DataFrame | None = None,
+) -> CompletionAccuracy:
     """The offline judge with ``thresholds`` (the shipped ones: fitted on the hand-written pairs, never on these) on
     the labelled completions (:func:`load_completion_pairs`, or ``pairs`` with the same columns), few-shot
     examples of the LLM judge left out. The scores are recomputed (the ``rouge_l``/``semantic`` columns of the file
@@ -304,9 +356,14 @@ def _ci(value: float, lo: float, hi: float) -> str:
     return "n/a" if not np.isfinite(value) else f"{value:.0%} [{lo:.0%}, {hi:.0%}]"
 
 
-def judge_accuracy_table(encoder: Any = None, n_folds: int = 5, seed: int = 0, n_boot: int = 2000,
-                         hand_written: pd.DataFrame | None = None,
-                         completions: pd.DataFrame | None = None) -> pd.DataFrame:
+def judge_accuracy_table(
+    encoder: Any = None,
+    n_folds: int = 5,
+    seed: int = 0,
+    n_boot: int = 2000,
+    hand_written: pd.DataFrame | None = None,
+    completions: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """The offline judge on both evaluation sets, side by side (one row each): the hand-written pairs
     (``judge_pairs.jsonl``; held-out labels of ``n_folds``-fold cross-validation) and the labelled completions of the
     book (``judge_pairs_completions.csv``; the shipped thresholds). Columns: pairs, accuracy and Cohen's kappa with
@@ -318,15 +375,26 @@ def judge_accuracy_table(encoder: Any = None, n_folds: int = 5, seed: int = 0, n
     rows = []
     for name, how, pred, s in (
         ("hand-written pairs", f"{n_folds}-fold cross-validation (held out)", cv.predictions, cv.summary().iloc[0]),
-        ("completions of the book's runs", "shipped thresholds (never fitted on them)", comp.predictions,
-         comp.summary()),
+        (
+            "completions of the book's runs",
+            "shipped thresholds (never fitted on them)",
+            comp.predictions,
+            comp.summary(),
+        ),
     ):
         near = CompletionAccuracy(pred, SHIPPED_THRESHOLDS, n_boot, seed).per_label().loc["near-exact"]
-        rows.append({"evaluation set": name, "thresholds": how, "pairs": int(s["n"]),
-                     "accuracy": _ci(s["accuracy"], s["accuracy_lo"], s["accuracy_hi"]),
-                     "Cohen's kappa": "n/a" if not np.isfinite(s["kappa"]) else
-                     f"{s['kappa']:.2f} [{s['kappa_lo']:.2f}, {s['kappa_hi']:.2f}]",
-                     "near-exact calls": int(near.called),
-                     "near-exact precision": _ci(near.precision, near.precision_lo, near.precision_hi),
-                     "near-exact recall": _ci(near.recall, near.recall_lo, near.recall_hi)})
+        rows.append(
+            {
+                "evaluation set": name,
+                "thresholds": how,
+                "pairs": int(s["n"]),
+                "accuracy": _ci(s["accuracy"], s["accuracy_lo"], s["accuracy_hi"]),
+                "Cohen's kappa": "n/a"
+                if not np.isfinite(s["kappa"])
+                else f"{s['kappa']:.2f} [{s['kappa_lo']:.2f}, {s['kappa_hi']:.2f}]",
+                "near-exact calls": int(near.called),
+                "near-exact precision": _ci(near.precision, near.precision_lo, near.precision_hi),
+                "near-exact recall": _ci(near.recall, near.recall_lo, near.recall_hi),
+            }
+        )
     return pd.DataFrame(rows)

@@ -59,15 +59,19 @@ def judge_backend(generator: ChatBackend, **kwargs: Any) -> ChatBackend:
 
     key = os.environ.get(ENV_JUDGE_API_KEY) or os.environ.get(ENV_API_KEY)
     if not key:
-        raise MissingAPIKeyError(f"{ENV_JUDGE_MODEL} is set, so the LLM judge runs on its own server and needs a key: set "
-                                 f"{ENV_JUDGE_API_KEY} (or {ENV_API_KEY}; any non-empty value for a local server)")
+        raise MissingAPIKeyError(
+            f"{ENV_JUDGE_MODEL} is set, so the LLM judge runs on its own server and needs a key: set "
+            f"{ENV_JUDGE_API_KEY} (or {ENV_API_KEY}; any non-empty value for a local server)"
+        )
     base_url = os.environ.get(ENV_JUDGE_BASE_URL) or os.environ.get(ENV_BASE_URL) or None
     context = os.environ.get(ENV_JUDGE_CONTEXT)
     try:
         window = int(context) if context else None
     except ValueError as e:
-        raise ValueError(f"{ENV_JUDGE_CONTEXT}={context!r} is not a number of tokens; set it to the judge model's "
-                         "context window, e.g. 8192, or unset it") from e
+        raise ValueError(
+            f"{ENV_JUDGE_CONTEXT}={context!r} is not a number of tokens; set it to the judge model's "
+            "context window, e.g. 8192, or unset it"
+        ) from e
     return OpenAIBackend(model=model, base_url=base_url, api_key=key, context_window=window, **kwargs)
 
 
@@ -93,22 +97,40 @@ class Judged:
         f = self.frame
         gen_failed = int(f["error"].notna().sum()) if "error" in f.columns else 0
         n_offline = int(f["match_offline"].notna().sum())
-        rows = [{"judge": "offline", "completions": len(f), "generator failed": gen_failed,
-                 "sent to judge": n_offline if self.mode != "llm" else 0, "judged": n_offline, "unparsed": 0,
-                 "judge failed": 0}]
+        rows = [
+            {
+                "judge": "offline",
+                "completions": len(f),
+                "generator failed": gen_failed,
+                "sent to judge": n_offline if self.mode != "llm" else 0,
+                "judged": n_offline,
+                "unparsed": 0,
+                "judge failed": 0,
+            }
+        ]
         if self.n_llm:
-            rows.append({"judge": "LLM", "completions": len(f), "generator failed": gen_failed, "sent to judge": self.n_llm,
-                         "judged": int(f["match_llm"].notna().sum()), "unparsed": self.n_unparsed,
-                         "judge failed": self.n_failed})
+            rows.append(
+                {
+                    "judge": "LLM",
+                    "completions": len(f),
+                    "generator failed": gen_failed,
+                    "sent to judge": self.n_llm,
+                    "judged": int(f["match_llm"].notna().sum()),
+                    "unparsed": self.n_unparsed,
+                    "judge failed": self.n_failed,
+                }
+            )
         out = pd.DataFrame(rows)
         rates_from = "offline" if self.mode == "offline" else "LLM"
-        out["rates use"] = ["denominator: the judged completions" if j == rates_from else "agreement only"
-                            for j in out["judge"]]
+        out["rates use"] = [
+            "denominator: the judged completions" if j == rates_from else "agreement only" for j in out["judge"]
+        ]
         return out
 
 
-def judge_completions(mem: pd.DataFrame, mode: str = "offline", offline: Any = None, llm: Any = None,
-                      subsample: int = 0, seed: int = 0) -> Judged:
+def judge_completions(
+    mem: pd.DataFrame, mode: str = "offline", offline: Any = None, llm: Any = None, subsample: int = 0, seed: int = 0
+) -> Judged:
     """Label the completions of ``mem`` as ``mode`` says (module docstring). Rows with a generator error, unparsed
     LLM answers and failed LLM requests get ``None`` (missing), never "no".
 
@@ -128,7 +150,9 @@ def judge_completions(mem: pd.DataFrame, mode: str = "offline", offline: Any = N
     out["match_offline"] = None
     out["match_llm"] = None
     if mode in ("offline", "both") and ok.any():
-        out.loc[ok, "match_offline"] = offline.judge_many(list(out.loc[ok, "reference"]), list(out.loc[ok, "completion"]))
+        out.loc[ok, "match_offline"] = offline.judge_many(
+            list(out.loc[ok, "reference"]), list(out.loc[ok, "completion"])
+        )
     if mode == "offline":
         rows = judge_subsample(out.assign(match=out["match_offline"]), subsample, seed).index if llm is not None else []
     else:

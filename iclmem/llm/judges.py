@@ -91,8 +91,13 @@ class MiniLMEncoder:
 
         out = []
         for start in range(0, len(texts), batch_size):
-            batch = self.tokenizer(list(texts[start : start + batch_size]), padding=True, truncation=True, max_length=256,
-                                   return_tensors="pt")
+            batch = self.tokenizer(
+                list(texts[start : start + batch_size]),
+                padding=True,
+                truncation=True,
+                max_length=256,
+                return_tensors="pt",
+            )
             with torch.inference_mode():
                 hidden = self.model(**batch).last_hidden_state
             mask = batch["attention_mask"].unsqueeze(-1).float()
@@ -165,7 +170,9 @@ class OfflineJudge:
             raise ValueError("references and candidates differ in length")
         rl = np.array([rouge_l(r, c) for r, c in zip(references, candidates, strict=True)])
         sem = self.encoder.similarity(list(references), list(candidates)) if len(references) else np.zeros(0)
-        match = [_decide(r, c, a, b, self.thresholds) for r, c, a, b in zip(references, candidates, rl, sem, strict=True)]
+        match = [
+            _decide(r, c, a, b, self.thresholds) for r, c, a, b in zip(references, candidates, rl, sem, strict=True)
+        ]
         return pd.DataFrame({"rouge_l": rl, "semantic": sem, "match": match})
 
     def judge_many(self, references: Sequence[str], candidates: Sequence[str]) -> list[str]:
@@ -189,8 +196,13 @@ def pair_features(pairs: pd.DataFrame, encoder: Any = None) -> pd.DataFrame:
 
 def _fixed_labels(features: pd.DataFrame) -> np.ndarray:
     """Per row: ``"no"`` (empty candidate), ``"exact"`` (normalized equality) or ``""`` (decided by the thresholds)."""
-    return np.array(["no" if not tokens(c) else "exact" if normalize(r) == normalize(c) else ""
-                     for r, c in zip(features["reference"], features["candidate"], strict=True)], dtype=object)
+    return np.array(
+        [
+            "no" if not tokens(c) else "exact" if normalize(r) == normalize(c) else ""
+            for r, c in zip(features["reference"], features["candidate"], strict=True)
+        ],
+        dtype=object,
+    )
 
 
 def _thresholded(fixed: np.ndarray, rl: np.ndarray, sem: np.ndarray, th: Thresholds) -> np.ndarray:
@@ -199,16 +211,19 @@ def _thresholded(fixed: np.ndarray, rl: np.ndarray, sem: np.ndarray, th: Thresho
 
 
 def decide(features: pd.DataFrame, thresholds: Thresholds) -> list[str]:
-    """The offline judge's label of each row of :func:`pair_features` under ``thresholds`` (as :class:`OfflineJudge`)."""
+    """The offline judge's label of each row of :func:`pair_features` under ``thresholds`` (as
+    :class:`OfflineJudge`)."""
     if features.empty:
         return []
-    out = _thresholded(_fixed_labels(features), features["rouge_l"].to_numpy(float), features["semantic"].to_numpy(float),
-                       thresholds)
+    out = _thresholded(
+        _fixed_labels(features), features["rouge_l"].to_numpy(float), features["semantic"].to_numpy(float), thresholds
+    )
     return [str(x) for x in out]
 
 
-def fit_on_features(features: pd.DataFrame, rouge_grid: Sequence[float] = ROUGE_GRID,
-                    semantic_grid: Sequence[float] = SEMANTIC_GRID) -> tuple[Thresholds, float]:
+def fit_on_features(
+    features: pd.DataFrame, rouge_grid: Sequence[float] = ROUGE_GRID, semantic_grid: Sequence[float] = SEMANTIC_GRID
+) -> tuple[Thresholds, float]:
     """Grid search of the two thresholds maximizing 3-class accuracy on the rows of :func:`pair_features`.
 
     The best accuracy is usually reached on a region of the grid; the grid point nearest its centre is kept.
@@ -227,12 +242,19 @@ def fit_on_features(features: pd.DataFrame, rouge_grid: Sequence[float] = ROUGE_
     return Thresholds(round(float(tr), 2), round(float(ts), 2)), float(accs.max())
 
 
-def fit_thresholds(pairs: pd.DataFrame, encoder: Any = None, rouge_grid: Sequence[float] | None = None,
-                   semantic_grid: Sequence[float] | None = None) -> tuple[Thresholds, float]:
+def fit_thresholds(
+    pairs: pd.DataFrame,
+    encoder: Any = None,
+    rouge_grid: Sequence[float] | None = None,
+    semantic_grid: Sequence[float] | None = None,
+) -> tuple[Thresholds, float]:
     """Thresholds fitted on all of ``pairs`` and their in-sample accuracy (:func:`fit_on_features`). The in-sample
     accuracy flatters the judge; :func:`iclmem.llm.judge_accuracy.cross_validate` measures it on held-out pairs."""
-    return fit_on_features(pair_features(pairs, encoder), ROUGE_GRID if rouge_grid is None else rouge_grid,
-                           SEMANTIC_GRID if semantic_grid is None else semantic_grid)
+    return fit_on_features(
+        pair_features(pairs, encoder),
+        ROUGE_GRID if rouge_grid is None else rouge_grid,
+        SEMANTIC_GRID if semantic_grid is None else semantic_grid,
+    )
 
 
 # -- LLM judge -------------------------------------------------------------------------------------------
@@ -246,12 +268,21 @@ JUDGE_INSTRUCTION = (
 )
 # One exact and three near-exact examples, as in the paper's evaluation prompt (Fig. 5); the texts are ours.
 JUDGE_EXAMPLES: tuple[tuple[str, str, str], ...] = (
-    ("The trophy would not fit in the suitcase because it was too big.",
-     "The trophy would not fit in the suitcase because it was too big.", "exact"),
-    ("The album was released in 1998 by Warner Bros. Records.",
-     "The album was released in 1998 on Warner Bros. Records and reached number five.", "near-exact"),
-    ("is a species of flowering plant in the family Asteraceae native to Mexico.",
-     "is a species of flowering plant in the family Asteraceae, native to central Mexico.", "near-exact"),
+    (
+        "The trophy would not fit in the suitcase because it was too big.",
+        "The trophy would not fit in the suitcase because it was too big.",
+        "exact",
+    ),
+    (
+        "The album was released in 1998 by Warner Bros. Records.",
+        "The album was released in 1998 on Warner Bros. Records and reached number five.",
+        "near-exact",
+    ),
+    (
+        "is a species of flowering plant in the family Asteraceae native to Mexico.",
+        "is a species of flowering plant in the family Asteraceae, native to central Mexico.",
+        "near-exact",
+    ),
     ("Rating is 4.1. Winery is Collavini.", "Rating is 4.0. Winery is Collavini.", "near-exact"),
 )
 ANSWERS = {"exact": "exact match", "near-exact": "near-exact match", "no": "inexact match"}
@@ -272,7 +303,9 @@ def judge_messages(reference: str, candidate: str, layout: str = "single") -> tu
         raise ValueError(f"unknown judge layout {layout!r}; choose from {JUDGE_LAYOUTS}")
     n = len(JUDGE_EXAMPLES) + 1
     if layout == "single":
-        blocks = [JUDGE_INSTRUCTION] + [f"{_pair(i, r, c)} {ANSWERS[a]}" for i, (r, c, a) in enumerate(JUDGE_EXAMPLES, 1)]
+        blocks = [JUDGE_INSTRUCTION] + [
+            f"{_pair(i, r, c)} {ANSWERS[a]}" for i, (r, c, a) in enumerate(JUDGE_EXAMPLES, 1)
+        ]
         return (("user", "\n\n".join([*blocks, _pair(n, reference, candidate)])),)
     msgs: list[tuple[str, str]] = [("system", JUDGE_INSTRUCTION)]
     for i, (ref, cand, ans) in enumerate(JUDGE_EXAMPLES, 1):
@@ -281,7 +314,8 @@ def judge_messages(reference: str, candidate: str, layout: str = "single") -> tu
     return tuple(msgs)
 
 
-#: Words that negate the labels named after them in the same clause ("not an exact match", "neither exact nor near-exact").
+# : Words that negate the labels named after them in the same clause ("not an exact match", "neither exact nor
+# near-exact").
 _NEGATORS = re.compile(r"\b(?:not|no|none|neither|nor|never|non|isn't|is ?n't|aren't|doesn't|without)\b|n't\b")
 _NEAR_EXACT = re.compile(r"\bnear[\s-]*exact\b")
 _EXACT = re.compile(r"(?<![\w-])exact\b")  # "exact" on its own, not "near-exact", "inexact" or "exactly"
@@ -325,7 +359,9 @@ class LLMJudge:
 
     name = "llm"
 
-    def __init__(self, backend: ChatBackend, max_new_tokens: int = JUDGE_MAX_NEW_TOKENS, layout: str = "single") -> None:
+    def __init__(
+        self, backend: ChatBackend, max_new_tokens: int = JUDGE_MAX_NEW_TOKENS, layout: str = "single"
+    ) -> None:
         if layout not in JUDGE_LAYOUTS:
             raise ValueError(f"unknown judge layout {layout!r}; choose from {JUDGE_LAYOUTS}")
         self.backend = backend
@@ -336,7 +372,10 @@ class LLMJudge:
         self.raw: list[str] = []
 
     def requests(self, references: Sequence[str], candidates: Sequence[str]) -> list[ChatRequest]:
-        return [ChatRequest(judge_messages(r, c, self.layout), self.decoding) for r, c in zip(references, candidates, strict=True)]
+        return [
+            ChatRequest(judge_messages(r, c, self.layout), self.decoding)
+            for r, c in zip(references, candidates, strict=True)
+        ]
 
     def judge_many(self, references: Sequence[str], candidates: Sequence[str]) -> list[str | None]:
         """One label per pair: ``exact``, ``near-exact``, ``no``, or ``None`` (unparsed answer or failed request)."""
@@ -358,4 +397,9 @@ def agreement(a: Sequence[str], b: Sequence[str]) -> dict[str, Any]:
         return {"n": 0, "agreement": float("nan"), "kappa": float("nan"), "confusion": pd.DataFrame()}
     confusion = pd.crosstab(pd.Categorical(a, MATCHES), pd.Categorical(b, MATCHES), dropna=False)
     kappa = float(cohen_kappa_score(a, b, labels=list(MATCHES))) if len(set(a) | set(b)) > 1 else 1.0
-    return {"n": len(a), "agreement": float(np.mean(np.asarray(a) == np.asarray(b))), "kappa": kappa, "confusion": confusion}
+    return {
+        "n": len(a),
+        "agreement": float(np.mean(np.asarray(a) == np.asarray(b))),
+        "kappa": kappa,
+        "confusion": confusion,
+    }

@@ -58,7 +58,9 @@ def _convert(dst: Path) -> None:
     hf_logging.disable_progress_bar()
     src = gguf_path()
     tokenizer = AutoTokenizer.from_pretrained(str(src.parent), gguf_file=src.name)
-    with contextlib.redirect_stderr(sys.__stderr__):  # its GGUF conversion bar (tqdm.auto): on the terminal, not in the notebook
+    with contextlib.redirect_stderr(
+        sys.__stderr__
+    ):  # its GGUF conversion bar (tqdm.auto): on the terminal, not in the notebook
         loaded = AutoModelForCausalLM.from_pretrained(str(src.parent), gguf_file=src.name, dtype=torch.float32)
     config = loaded.config
     if hasattr(config, "quantization_config"):  # the folder holds plain (dequantized) weights

@@ -30,8 +30,10 @@ def positive_int(value: object, name: str, meaning: str, example: int) -> int:
     except ValueError:
         number = 0
     if number < 1 or isinstance(value, bool):
-        raise ValueError(f"{name}={text!r} is not a positive integer; set {name} to {meaning} (e.g. {example}), "
-                         f"or unset it for the default")
+        raise ValueError(
+            f"{name}={text!r} is not a positive integer; set {name} to {meaning} (e.g. {example}), "
+            f"or unset it for the default"
+        )
     return number
 
 
@@ -78,8 +80,12 @@ class Pacer:
     ``Retry-After`` has passed (:meth:`hold`) and, with ``rpm``, until this attempt's slot (60/rpm seconds after
     the previous one). Slots are reserved under a lock and slept outside it, so waits overlap rather than add up."""
 
-    def __init__(self, rpm: int | None = None, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        rpm: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.interval = 60.0 / rpm if rpm else 0.0
         self.clock, self.sleep = clock, sleep
         self._lock = threading.Lock()
@@ -104,5 +110,13 @@ class Pacer:
         return max(0.0, delay)
 
 
-__all__ = ["DEFAULT_CONCURRENCY", "ENV_CONCURRENCY", "ENV_RPM", "Pacer", "concurrency_from_env", "positive_int",
-           "retry_after_seconds", "rpm_from_env"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "ENV_CONCURRENCY",
+    "ENV_RPM",
+    "Pacer",
+    "concurrency_from_env",
+    "positive_int",
+    "retry_after_seconds",
+    "rpm_from_env",
+]

@@ -129,13 +129,21 @@ class Replication:
             return "no fine-tuning: this backend has no membership ground truth (claims read the members-only reading)"
         if self.log is None:
             return "fine-tuning not re-run: every completion of the fine-tuned model came from the cache"
-        return (f"fine-tuned on {self.log['n_texts']} member texts ({self.log['n_tokens']} tokens), "
-                f"{len(self.log['epoch_losses'])} epochs; loss per epoch: "
-                + ", ".join(f"{x:.2f}" for x in self.log["epoch_losses"]))
+        return (
+            f"fine-tuned on {self.log['n_texts']} member texts ({self.log['n_tokens']} tokens), "
+            f"{len(self.log['epoch_losses'])} epochs; loss per epoch: "
+            + ", ".join(f"{x:.2f}" for x in self.log["epoch_losses"])
+        )
 
 
-def prepare_replication(exp: Experiment, raw: ChatBackend, ks_run: list[int], finetune: FinetuneConfig | None,
-                        judge: str = "offline", llm_judge_pairs: int = 0) -> Replication:
+def prepare_replication(
+    exp: Experiment,
+    raw: ChatBackend,
+    ks_run: list[int],
+    finetune: FinetuneConfig | None,
+    judge: str = "offline",
+    llm_judge_pairs: int = 0,
+) -> Replication:
     """The models (``raw`` cached; fine-tuned on the members when ``finetune`` is given), the LLM judge and the plan.
 
     The LLM judge runs on ``ICLMEM_JUDGE_MODEL``'s server when set (:func:`~iclmem.llm.judge_runs.judge_backend`),
@@ -151,6 +159,14 @@ def prepare_replication(exp: Experiment, raw: ChatBackend, ks_run: list[int], fi
     return Replication(exp, raw, models, llm_judge, plan, list(ks_run))
 
 
-__all__ = ["BASE", "FINE_TUNED", "Replication", "finetune_config", "ground_truth_possible", "make_generator",
-           "member_share",
-           "prepare_environment", "prepare_replication"]
+__all__ = [
+    "BASE",
+    "FINE_TUNED",
+    "Replication",
+    "finetune_config",
+    "ground_truth_possible",
+    "make_generator",
+    "member_share",
+    "prepare_environment",
+    "prepare_replication",
+]

@@ -39,9 +39,14 @@ def _count(value: int, name: str) -> int:
     return value
 
 
-def paper_scale_requests(n_instances: int = PAPER_INSTANCES, n_datasets: int = len(PAPER_DATASETS),
-                         ks: Sequence[int] = PAPER_KS, n_settings: int = PAPER_SETTINGS, repeats: int = PAPER_REPEATS,
-                         judge: bool = True) -> RequestCount:
+def paper_scale_requests(
+    n_instances: int = PAPER_INSTANCES,
+    n_datasets: int = len(PAPER_DATASETS),
+    ks: Sequence[int] = PAPER_KS,
+    n_settings: int = PAPER_SETTINGS,
+    repeats: int = PAPER_REPEATS,
+    judge: bool = True,
+) -> RequestCount:
     """The requests of the grid: per dataset, instance and k, one memorization request per setting, ``repeats``
     classification requests, and (``judge``) one LLM-judge request per memorization completion. The defaults are the
     paper's (36,000 in all); ``judge=False`` for an offline judge."""
@@ -55,10 +60,20 @@ def paper_scale_hours(requests: int | RequestCount, requests_per_second: float) 
     """Hours to send ``requests`` (a count or a :class:`RequestCount`) at ``requests_per_second``."""
     n = requests.total if isinstance(requests, RequestCount) else _count(requests, "requests")
     if not requests_per_second > 0:
-        raise ValueError(f"requests_per_second must be > 0, got {requests_per_second!r}; measure it with "
-                         "benchmarks/openai_concurrency.py")
+        raise ValueError(
+            f"requests_per_second must be > 0, got {requests_per_second!r}; measure it with "
+            "benchmarks/openai_concurrency.py"
+        )
     return n / requests_per_second / 3600
 
 
-__all__ = ["PAPER_DATASETS", "PAPER_INSTANCES", "PAPER_KS", "PAPER_REPEATS", "PAPER_SETTINGS", "RequestCount",
-           "paper_scale_hours", "paper_scale_requests"]
+__all__ = [
+    "PAPER_DATASETS",
+    "PAPER_INSTANCES",
+    "PAPER_KS",
+    "PAPER_REPEATS",
+    "PAPER_SETTINGS",
+    "RequestCount",
+    "paper_scale_hours",
+    "paper_scale_requests",
+]

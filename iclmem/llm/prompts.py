@@ -89,8 +89,14 @@ def _query(spec: DatasetSpec, pair: SegmentPair, with_label: bool) -> str:
     return "\n".join(first + label if spec.kind == "nli" else label + first)
 
 
-def memorization_messages(spec: DatasetSpec, split: str, setting: str, demonstrations: Sequence[SegmentPair],
-                          target: SegmentPair, layout: str = "turns") -> Messages:
+def memorization_messages(
+    spec: DatasetSpec,
+    split: str,
+    setting: str,
+    demonstrations: Sequence[SegmentPair],
+    target: SegmentPair,
+    layout: str = "turns",
+) -> Messages:
     """The chat messages asking for ``target.second`` (which they never contain)."""
     check_settings([setting])
     _check_layout(layout)
@@ -115,8 +121,9 @@ def _instance_text(spec: DatasetSpec, inst: Instance) -> str:
     return f"Text: {inst.text}"
 
 
-def performance_messages(spec: DatasetSpec, demonstrations: Sequence[Instance], target: Instance,
-                         layout: str = "turns") -> Messages:
+def performance_messages(
+    spec: DatasetSpec, demonstrations: Sequence[Instance], target: Instance, layout: str = "turns"
+) -> Messages:
     """Standard k-shot ICL classification prompt (paper Sec. 3.4): instruction, k labelled instances, the instance."""
     _check_layout(layout)
     head = f"{spec.task} Possible labels: {', '.join(spec.labels)}. Answer with the label only."

@@ -69,14 +69,18 @@ class ReplicationConfig:
 
     def __post_init__(self) -> None:
         if self.repeats < 1:
-            raise ValueError(f"repeats must be >= 1, got {self.repeats}; the paper runs each classification prompt 3 times")
+            raise ValueError(
+                f"repeats must be >= 1, got {self.repeats}; the paper runs each classification prompt 3 times"
+            )
         object.__setattr__(self, "ks", tuple(sorted({int(k) for k in self.ks})))
         object.__setattr__(self, "settings", tuple(check_settings(self.settings)))
         if not self.ks:
             raise ValueError("ks is empty")
         if max(self.ks) > self.n_demonstrations:
-            raise SamplingError(f"k={max(self.ks)} is larger than the demonstration pool (n_demonstrations={self.n_demonstrations}); "
-                                f"raise n_demonstrations to at least {max(self.ks)} or drop that k")
+            raise SamplingError(
+                f"k={max(self.ks)} is larger than the demonstration pool (n_demonstrations={self.n_demonstrations}); "
+                f"raise n_demonstrations to at least {max(self.ks)} or drop that k"
+            )
         if min(self.ks) < 0:
             raise SamplingError(f"k must be >= 0, got {min(self.ks)}")
 
@@ -111,7 +115,12 @@ class Experiment:
         demos = [self.pairs[d.id] for d in self.demonstrations(k)]
         dec = self.config.memorization_decoding()
         return [
-            ChatRequest(memorization_messages(self.spec, self.config.split, setting, demos, self.pairs[i.id], self.config.prompt_layout), dec)
+            ChatRequest(
+                memorization_messages(
+                    self.spec, self.config.split, setting, demos, self.pairs[i.id], self.config.prompt_layout
+                ),
+                dec,
+            )
             for i in self.instances
         ]
 
@@ -121,7 +130,9 @@ class Experiment:
         demos = self.demonstrations(k)
         dec = self.config.performance_decoding()
         msgs = [performance_messages(self.spec, demos, i, self.config.prompt_layout) for i in self.instances]
-        return [ChatRequest(m, dec, r) for r in range(self.config.repeats if repeats is None else repeats) for m in msgs]
+        return [
+            ChatRequest(m, dec, r) for r in range(self.config.repeats if repeats is None else repeats) for m in msgs
+        ]
 
     def performance_instances(self, repeats: int | None = None) -> list[Instance]:
         """The instance of each request of :meth:`performance_requests`, in the same order."""
@@ -131,10 +142,18 @@ class Experiment:
         return [i.text for i in self.instances if self.sample.is_member(i)]
 
     def instance_table(self) -> pd.DataFrame:
-        return pd.DataFrame([
-            {"instance_id": i.id, "label": i.label, "member": self.sample.is_member(i), "first": self.pairs[i.id].first,
-             "second": self.pairs[i.id].second} for i in self.instances
-        ])
+        return pd.DataFrame(
+            [
+                {
+                    "instance_id": i.id,
+                    "label": i.label,
+                    "member": self.sample.is_member(i),
+                    "first": self.pairs[i.id].first,
+                    "second": self.pairs[i.id].second,
+                }
+                for i in self.instances
+            ]
+        )
 
 
 def build_experiment(config: ReplicationConfig, data: LoadedDataset | None = None) -> Experiment:
@@ -142,8 +161,10 @@ def build_experiment(config: ReplicationConfig, data: LoadedDataset | None = Non
     data = data or load_dataset(config.dataset, config.split, config.data_files)
     sample = sample_instances(data, config.n_instances, config.n_demonstrations, config.seed)
     sample = assign_members(sample, config.member_fraction)
-    pairs = {i.id: split_instance(i, data.spec.kind, config.seed, config.segment_min, config.segment_max)
-             for i in (*sample.instances, *sample.demonstrations)}
+    pairs = {
+        i.id: split_instance(i, data.spec.kind, config.seed, config.segment_min, config.segment_max)
+        for i in (*sample.instances, *sample.demonstrations)
+    }
     return Experiment(config, data, sample, pairs)
 
 
@@ -159,8 +180,14 @@ def context_fit(backend: ChatBackend, exp: Experiment, ks: Iterable[int] | None 
     for k in ks if ks is not None else exp.config.ks:
         longest = max(backend.count_tokens(r) for r in _requests_at(exp, k))
         window = backend.context_window
-        rows.append({"k": k, "longest_prompt_tokens": longest, "context_window": window,
-                     "fits": window is None or longest + budget <= window})
+        rows.append(
+            {
+                "k": k,
+                "longest_prompt_tokens": longest,
+                "context_window": window,
+                "fits": window is None or longest + budget <= window,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -176,7 +203,9 @@ def _completion_budget(exp: Experiment) -> int:
 
 def _requests_at(exp: Experiment, k: int) -> list:
     """Every prompt a run sends at ``k``: each setting's memorization requests, then the performance requests."""
-    return [r for s in exp.config.settings for r in exp.memorization_requests(s, k)] + exp.performance_requests(k, repeats=1)
+    return [r for s in exp.config.settings for r in exp.memorization_requests(s, k)] + exp.performance_requests(
+        k, repeats=1
+    )
 
 
 def largest_fitting_k(backend: ChatBackend, exp: Experiment, pool: int | None = None) -> int:
@@ -193,7 +222,10 @@ def largest_fitting_k(backend: ChatBackend, exp: Experiment, pool: int | None = 
 
     def fits(k: int) -> bool:
         reqs = _requests_at(exp, k)
-        for i in [*(j for j in longest_first if j < len(reqs)), *(j for j in range(len(reqs)) if j not in longest_first)]:
+        for i in [
+            *(j for j in longest_first if j < len(reqs)),
+            *(j for j in range(len(reqs)) if j not in longest_first),
+        ]:
             if backend.count_tokens(reqs[i]) + budget > window:
                 longest_first[:] = [i, *(j for j in longest_first if j != i)]
                 return False
@@ -262,8 +294,13 @@ def judge_requests_estimate(judge: Any, exp: Experiment, n: int) -> list[ChatReq
     return judge.requests(picked, picked)
 
 
-def request_plan(generators: Mapping[str, CachedBackend], exp: Experiment, ks: Sequence[int], judge: Any = None,
-                 judge_requests: int | None = None) -> pd.DataFrame:
+def request_plan(
+    generators: Mapping[str, CachedBackend],
+    exp: Experiment,
+    ks: Sequence[int],
+    judge: Any = None,
+    judge_requests: int | None = None,
+) -> pd.DataFrame:
     """What a run will send, generator and judge requests apart: one row per generator model (exact: its
     memorization and classification requests, less those in the disk cache), and one for the LLM judge
     (``judge``, an :class:`~iclmem.llm.judges.LLMJudge` over a :class:`CachedBackend`; left out when ``None``).
@@ -278,17 +315,32 @@ def request_plan(generators: Mapping[str, CachedBackend], exp: Experiment, ks: S
         mem_reqs = memorization_requests(exp, ks)
         n_memorization += len(mem_reqs)
         perf_reqs = [r for k in ks for r in exp.performance_requests(k)]
-        rows[label] = {"role": "generator", "backend": backend.name, "model": backend.model_id,
-                       "memorization": len(mem_reqs), "performance": len(perf_reqs),
-                       **request_summary(backend, mem_reqs + perf_reqs), "count": "exact"}
+        rows[label] = {
+            "role": "generator",
+            "backend": backend.name,
+            "model": backend.model_id,
+            "memorization": len(mem_reqs),
+            "performance": len(perf_reqs),
+            **request_summary(backend, mem_reqs + perf_reqs),
+            "count": "exact",
+        }
     if judge is not None:
         n = n_memorization if judge_requests is None else max(0, min(judge_requests, n_memorization))
         reqs = judge_requests_estimate(judge, exp, n)
         backend = judge.backend
-        rows["LLM judge"] = {"role": "judge", "backend": backend.name, "model": backend.model_id, "memorization": 0,
-                             "performance": 0, "requests": n, "cached": 0, "to_send": n,
-                             "prompt_tokens_to_send": sum(backend.count_tokens(r) for r in reqs),
-                             "max_completion_tokens_to_send": sum(r.decoding.max_new_tokens for r in reqs), "count": "at most"}
+        rows["LLM judge"] = {
+            "role": "judge",
+            "backend": backend.name,
+            "model": backend.model_id,
+            "memorization": 0,
+            "performance": 0,
+            "requests": n,
+            "cached": 0,
+            "to_send": n,
+            "prompt_tokens_to_send": sum(backend.count_tokens(r) for r in reqs),
+            "max_completion_tokens_to_send": sum(r.decoding.max_new_tokens for r in reqs),
+            "count": "at most",
+        }
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -310,10 +362,30 @@ def does_not_fit(generators: Mapping[str, ChatBackend], exp: Experiment, ks: Seq
                 for inst, req in zip(exp.instances, reqs, strict=True):
                     tokens = backend.count_tokens(req)
                     if tokens + req.decoding.max_new_tokens > window:
-                        rows.append({"model": label, "task": task, "setting": setting, "k": k, "instance_id": inst.id,
-                                     "prompt_tokens": tokens, "max_new_tokens": req.decoding.max_new_tokens,
-                                     "context_window": window, "requests": n})
-    columns = ["model", "task", "setting", "k", "instance_id", "prompt_tokens", "max_new_tokens", "context_window", "requests"]
+                        rows.append(
+                            {
+                                "model": label,
+                                "task": task,
+                                "setting": setting,
+                                "k": k,
+                                "instance_id": inst.id,
+                                "prompt_tokens": tokens,
+                                "max_new_tokens": req.decoding.max_new_tokens,
+                                "context_window": window,
+                                "requests": n,
+                            }
+                        )
+    columns = [
+        "model",
+        "task",
+        "setting",
+        "k",
+        "instance_id",
+        "prompt_tokens",
+        "max_new_tokens",
+        "context_window",
+        "requests",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -329,21 +401,32 @@ class RequestPlan:
         if self.does_not_fit.empty:
             return "every prompt fits the context window"
         n = int(self.does_not_fit["requests"].sum())
-        return (f"{n} requests do not fit the context window (k = {', '.join(map(str, self.ks_left_out)) or 'none'} left out "
-                f"of the run; longest prompt {int(self.does_not_fit['prompt_tokens'].max())} tokens for a window of "
-                f"{int(self.does_not_fit['context_window'].min())}): use a longer-context model or smaller ks")
+        return (
+            f"{n} requests do not fit the context window (k = {', '.join(map(str, self.ks_left_out)) or 'none'} left "
+            "out "
+            f"of the run; longest prompt {int(self.does_not_fit['prompt_tokens'].max())} tokens for a window of "
+            f"{int(self.does_not_fit['context_window'].min())}): use a longer-context model or smaller ks"
+        )
 
 
-def plan_run(generators: Mapping[str, CachedBackend], exp: Experiment, ks_run: Sequence[int], judge: Any = None,
-             judge_requests: int | None = None, ks: Sequence[int] | None = None) -> RequestPlan:
+def plan_run(
+    generators: Mapping[str, CachedBackend],
+    exp: Experiment,
+    ks_run: Sequence[int],
+    judge: Any = None,
+    judge_requests: int | None = None,
+    ks: Sequence[int] | None = None,
+) -> RequestPlan:
     """:func:`request_plan` for the ks that will run, and :func:`does_not_fit` over the configured ``ks`` (the
     config's when ``None``), so the prompts over the window are listed before any request is sent."""
     ks = list(exp.config.ks if ks is None else ks)
     over = does_not_fit(generators, exp, ks)
     table = request_plan(generators, exp, ks_run, judge, judge_requests)
     counts = over.groupby("model")["requests"].sum() if len(over) else pd.Series(dtype=int)
-    table["does_not_fit"] = [int(counts.get(label, 0)) if role == "generator" else 0
-                             for label, role in zip(table.index, table["role"], strict=True)]
+    table["does_not_fit"] = [
+        int(counts.get(label, 0)) if role == "generator" else 0
+        for label, role in zip(table.index, table["role"], strict=True)
+    ]
     return RequestPlan(table, over, [k for k in ks if k not in set(ks_run)])
 
 
@@ -354,8 +437,9 @@ def _progress(total: int, desc: str, enabled: bool) -> Any:
 
 
 # -- runs ------------------------------------------------------------------------------------------------------
-def run_memorization(backend: ChatBackend, exp: Experiment, ks: Sequence[int], model_label: str | None = None,
-                     progress: bool = True) -> pd.DataFrame:
+def run_memorization(
+    backend: ChatBackend, exp: Experiment, ks: Sequence[int], model_label: str | None = None, progress: bool = True
+) -> pd.DataFrame:
     """One row per (setting, k, instance): the reference second piece and the completion."""
     rows = []
     label = model_label or backend.model_id
@@ -365,19 +449,31 @@ def run_memorization(backend: ChatBackend, exp: Experiment, ks: Sequence[int], m
         reqs = exp.memorization_requests(setting, k)
         for inst, comp in zip(exp.instances, backend.complete_batch(reqs), strict=True):
             pair = exp.pairs[inst.id]
-            rows.append({
-                "model": label, "setting": setting, "k": k, "regime": regime(k), "instance_id": inst.id, "label": inst.label,
-                "member": exp.sample.is_member(inst), "reference": pair.second, "raw": comp.text,
-                "completion": clean_completion(comp.text), "error": comp.error, "prompt_tokens": comp.prompt_tokens,
-                "cached": comp.cached,
-            })
+            rows.append(
+                {
+                    "model": label,
+                    "setting": setting,
+                    "k": k,
+                    "regime": regime(k),
+                    "instance_id": inst.id,
+                    "label": inst.label,
+                    "member": exp.sample.is_member(inst),
+                    "reference": pair.second,
+                    "raw": comp.text,
+                    "completion": clean_completion(comp.text),
+                    "error": comp.error,
+                    "prompt_tokens": comp.prompt_tokens,
+                    "cached": comp.cached,
+                }
+            )
         bar.update(len(reqs))
     bar.close()
     return pd.DataFrame(rows)
 
 
-def run_performance(backend: ChatBackend, exp: Experiment, ks: Sequence[int], model_label: str | None = None,
-                    progress: bool = True) -> pd.DataFrame:
+def run_performance(
+    backend: ChatBackend, exp: Experiment, ks: Sequence[int], model_label: str | None = None, progress: bool = True
+) -> pd.DataFrame:
     """Standard k-shot classification with the same demonstrations (paper Sec. 3.4): one row per (k, instance,
     repeat), ``config.repeats`` repeats (the paper: 3)."""
     rows = []
@@ -389,11 +485,22 @@ def run_performance(backend: ChatBackend, exp: Experiment, ks: Sequence[int], mo
         reqs = exp.performance_requests(k)
         for inst, req, comp in zip(instances, reqs, backend.complete_batch(reqs), strict=True):
             predicted = parse_label(comp.text, labels) if comp.ok else None
-            rows.append({
-                "model": label, "k": k, "regime": regime(k), "instance_id": inst.id, "repeat": req.repeat, "label": inst.label,
-                "member": exp.sample.is_member(inst), "completion": comp.text, "predicted": predicted,
-                "correct": predicted == inst.label, "error": comp.error, "cached": comp.cached,
-            })
+            rows.append(
+                {
+                    "model": label,
+                    "k": k,
+                    "regime": regime(k),
+                    "instance_id": inst.id,
+                    "repeat": req.repeat,
+                    "label": inst.label,
+                    "member": exp.sample.is_member(inst),
+                    "completion": comp.text,
+                    "predicted": predicted,
+                    "correct": predicted == inst.label,
+                    "error": comp.error,
+                    "cached": comp.cached,
+                }
+            )
         bar.update(len(reqs))
     bar.close()
     return pd.DataFrame(rows)
@@ -426,12 +533,27 @@ def finetuned_backend(base: Any, exp: Experiment, config: FinetuneConfig) -> Any
 
     def build() -> Any:
         result = finetune(base.model, base.tokenizer, texts, config, base.model_id)
-        atomic_write_text(log, json.dumps({"model_id": model_id, "config": asdict(config), "epoch_losses": result.epoch_losses,
-                                           "n_texts": result.n_texts, "n_tokens": result.n_tokens}))
+        atomic_write_text(
+            log,
+            json.dumps(
+                {
+                    "model_id": model_id,
+                    "config": asdict(config),
+                    "epoch_losses": result.epoch_losses,
+                    "n_texts": result.n_texts,
+                    "n_tokens": result.n_tokens,
+                }
+            ),
+        )
         return result.model
 
-    backend = InProcessBackend(tokenizer=base.tokenizer, model_id=model_id, model_factory=build,
-                               context_window=base.context_window, prefix_cache=base.prefix_cache)
+    backend = InProcessBackend(
+        tokenizer=base.tokenizer,
+        model_id=model_id,
+        model_factory=build,
+        context_window=base.context_window,
+        prefix_cache=base.prefix_cache,
+    )
     backend.finetune_log = log  # type: ignore[attr-defined]
     return backend
 
@@ -442,12 +564,16 @@ def finetune_log(backend: Any) -> dict[str, Any] | None:
 
 
 # -- tables ---------------------------------------------------------------------------------------------------
-def memorization_rates(judged: pd.DataFrame, by: Sequence[str] = ("model", "setting", "k"), column: str = "match") -> pd.DataFrame:
+def memorization_rates(
+    judged: pd.DataFrame, by: Sequence[str] = ("model", "setting", "k"), column: str = "match"
+) -> pd.DataFrame:
     """Percent of instances with an exact match and with an exact or near-exact match (Sec. 3.2)."""
     df = judged[judged[column].notna()].copy()
     df["exact"] = df[column] == "exact"
     df["memorized"] = df[column].isin(["exact", "near-exact"])
-    out = df.groupby(list(by), observed=True).agg(n=("exact", "size"), exact=("exact", "mean"), memorized=("memorized", "mean"))
+    out = df.groupby(list(by), observed=True).agg(
+        n=("exact", "size"), exact=("exact", "mean"), memorized=("memorized", "mean")
+    )
     out[["exact", "memorized"]] *= 100
     return out.reset_index()
 
@@ -458,7 +584,11 @@ def per_instance(perf: pd.DataFrame, by: Sequence[str] = ("model", "k")) -> pd.D
     df = perf[perf["error"].isna()]
     if "repeat" not in df.columns or df["repeat"].nunique() <= 1:
         return df
-    return df.assign(correct=df["correct"].astype(float)).groupby([*by, "instance_id"], observed=True, as_index=False)["correct"].mean()
+    return (
+        df.assign(correct=df["correct"].astype(float))
+        .groupby([*by, "instance_id"], observed=True, as_index=False)["correct"]
+        .mean()
+    )
 
 
 def accuracy(perf: pd.DataFrame, by: Sequence[str] = ("model", "k")) -> pd.DataFrame:
@@ -482,16 +612,20 @@ def correlation_table(rates: pd.DataFrame, acc: pd.DataFrame, measure: str = "me
     Tab. 3: ``exact``). NaN when either series is constant (correlation undefined)."""
     merged = rates.merge(acc[["model", "k", "accuracy"]], on=["model", "k"])
     table = merged.groupby(["setting", "model"], observed=True).apply(
-        lambda g: _pearson(g.sort_values("k")["accuracy"], g.sort_values("k")[measure]), include_groups=False)
+        lambda g: _pearson(g.sort_values("k")["accuracy"], g.sort_values("k")[measure]), include_groups=False
+    )
     return table.unstack("model").reindex([s for s in SETTINGS if s in set(merged["setting"])])
 
 
 def memorized_vs_not(judged: pd.DataFrame, perf: pd.DataFrame, column: str = "match") -> pd.DataFrame:
     """Accuracy on instances judged memorized (exact or near-exact) vs the others, per model, setting, k (Sec. 3.4)."""
     df = judged[judged[column].notna()][["model", "setting", "k", "instance_id", column]].merge(
-        per_instance(perf)[["model", "k", "instance_id", "correct"]], on=["model", "k", "instance_id"])
+        per_instance(perf)[["model", "k", "instance_id", "correct"]], on=["model", "k", "instance_id"]
+    )
     df["memorized"] = df[column].isin(["exact", "near-exact"])
-    out = df.groupby(["model", "setting", "k", "memorized"], observed=True).agg(n=("correct", "size"), accuracy=("correct", "mean"))
+    out = df.groupby(["model", "setting", "k", "memorized"], observed=True).agg(
+        n=("correct", "size"), accuracy=("correct", "mean")
+    )
     out["accuracy"] *= 100
     return out.reset_index()
 

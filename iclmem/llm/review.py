@@ -66,7 +66,9 @@ def export_review(frame: pd.DataFrame, path: str | Path) -> int:
 class ReviewResult:
     """The frame with the reviewed labels applied, and what the review changed."""
 
-    frame: pd.DataFrame  # ``match`` replaced by the reviewed label where one was given; ``match_judge`` keeps the judge's
+    frame: (
+        pd.DataFrame
+    )  # ``match`` replaced by the reviewed label where one was given; ``match_judge`` keeps the judge's
     n_judged: int  # judged completions (the denominator of the paper's 5%)
     n_reviewed: int  # rows with a human label
     n_changed: int  # of those, rows whose label changed
@@ -82,15 +84,19 @@ class ReviewResult:
         return self.n_changed / self.n_reviewed if self.n_reviewed else float("nan")
 
     def text(self) -> str:
-        return (f"the review changed {self.n_changed} of {self.n_judged} judge labels ({self.share_changed:.1%}); "
-                f"{self.n_reviewed} borderline cases were reviewed ({self.share_of_reviewed:.0%} of them changed)")
+        return (
+            f"the review changed {self.n_changed} of {self.n_judged} judge labels ({self.share_changed:.1%}); "
+            f"{self.n_reviewed} borderline cases were reviewed ({self.share_of_reviewed:.0%} of them changed)"
+        )
 
 
 def import_review(frame: pd.DataFrame, path: str | Path) -> ReviewResult:
     """Apply the ``human`` labels of a reviewed CSV (:func:`export_review`'s format) to ``frame``."""
     path = Path(path)
     if not path.exists():
-        raise ReviewFileError(f"review file {path} does not exist; export one with export_review and fill in its 'human' column")
+        raise ReviewFileError(
+            f"review file {path} does not exist; export one with export_review and fill in its 'human' column"
+        )
     reviewed = pd.read_csv(path, dtype=str, keep_default_na=False)
     missing = [c for c in ("review_id", "human") if c not in reviewed.columns]
     if missing:
@@ -104,8 +110,10 @@ def import_review(frame: pd.DataFrame, path: str | Path) -> ReviewResult:
     ids = pd.Series([review_id(r) for _, r in out.iterrows()], index=out.index)
     unknown = sorted(set(reviewed["review_id"]) - set(ids))
     if unknown:
-        raise ReviewFileError(f"{path}: {len(unknown)} rows belong to no completion of this run (e.g. {unknown[0]!r}); "
-                              "review the file exported by this run's configuration")
+        raise ReviewFileError(
+            f"{path}: {len(unknown)} rows belong to no completion of this run (e.g. {unknown[0]!r}); "
+            "review the file exported by this run's configuration"
+        )
     human = dict(zip(reviewed["review_id"], labels, strict=True))
     out["match_judge"] = out["match"]
     judged = out["match"].notna()

@@ -27,8 +27,9 @@ class SegmentPair:
     fraction: float | None = None  # drawn share of whitespace tokens in ``first`` (None for NLI)
 
 
-def split_instance(instance: Instance, kind: Kind, seed: int = 0, segment_min: float = 0.6,
-                   segment_max: float = 0.8) -> SegmentPair:
+def split_instance(
+    instance: Instance, kind: Kind, seed: int = 0, segment_min: float = 0.6, segment_max: float = 0.8
+) -> SegmentPair:
     """Split one instance; ``segment_min``/``segment_max`` bound the initial segment's share of tokens."""
     if not 0.0 < segment_min <= segment_max < 1.0:
         raise ValueError(f"need 0 < segment_min <= segment_max < 1, got {segment_min}, {segment_max}")
@@ -38,8 +39,9 @@ def split_instance(instance: Instance, kind: Kind, seed: int = 0, segment_min: f
         return SegmentPair(instance.id, instance.label, instance.parts[0], instance.parts[1])
     words = instance.text.split()
     if len(words) < 2:
-        raise ValueError(f"instance {instance.id!r} has {len(words)} whitespace tokens; "
-                         "at least 2 are needed to split it")
+        raise ValueError(
+            f"instance {instance.id!r} has {len(words)} whitespace tokens; at least 2 are needed to split it"
+        )
     rng = np.random.default_rng([seed, stable_int(instance.id)])
     fraction = float(rng.uniform(segment_min, segment_max))
     cut = min(max(round(fraction * len(words)), 1), len(words) - 1)

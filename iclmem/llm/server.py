@@ -51,8 +51,14 @@ def _cli() -> list[str]:
 class LoopbackServer:
     """``with LoopbackServer(folder) as server: ...`` -- ``server.base_url`` is the OpenAI base URL."""
 
-    def __init__(self, model_dir: str | Path, host: str = "127.0.0.1", port: int | None = None,
-                 startup_timeout: float = 240.0, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: str | Path,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        startup_timeout: float = 240.0,
+        threads: int | None = None,
+    ) -> None:
         self.model_dir = Path(model_dir)
         self.host = host
         self.port = port or free_port(host)
@@ -76,8 +82,19 @@ class LoopbackServer:
         env = {**os.environ, "HF_HUB_OFFLINE": "1"}
         if self.threads:
             env["OMP_NUM_THREADS"] = str(self.threads)
-        cmd = [*_cli(), "serve", str(self.model_dir), "--host", self.host, "--port", str(self.port),
-               "--dtype", "float32", "--device", "cpu"]
+        cmd = [
+            *_cli(),
+            "serve",
+            str(self.model_dir),
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--dtype",
+            "float32",
+            "--device",
+            "cpu",
+        ]
         self.process = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
@@ -92,8 +109,9 @@ class LoopbackServer:
                 pass
             time.sleep(0.5)
         self.stop()
-        raise ServerError(f"`transformers serve` did not answer within {self.startup_timeout:.0f} s:\n"
-                          f"{self.log_tail()}")
+        raise ServerError(
+            f"`transformers serve` did not answer within {self.startup_timeout:.0f} s:\n{self.log_tail()}"
+        )
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -108,8 +126,9 @@ class LoopbackServer:
     def __enter__(self) -> LoopbackServer:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
         Path(self._log.name).unlink(missing_ok=True)
 
@@ -121,12 +140,22 @@ Reply = tuple[int, dict[str, str], dict[str, Any]]
 def echo_reply(body: dict[str, Any]) -> Reply:
     """A chat completion whose text is the last message's content (the request's ``model`` echoed too)."""
     text = str((body.get("messages") or [{}])[-1].get("content", ""))
-    return 200, {}, {
-        "id": "chatcmpl-echo", "object": "chat.completion", "created": 0, "model": body.get("model", "echo"),
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": len(text.split()), "completion_tokens": len(text.split()),
-                  "total_tokens": 2 * len(text.split())},
-    }
+    return (
+        200,
+        {},
+        {
+            "id": "chatcmpl-echo",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "echo"),
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {
+                "prompt_tokens": len(text.split()),
+                "completion_tokens": len(text.split()),
+                "total_tokens": 2 * len(text.split()),
+            },
+        },
+    )
 
 
 class EchoServer:
@@ -140,8 +169,9 @@ class EchoServer:
     ``with EchoServer(delay=0.2) as server: ...`` -- ``server.base_url`` is the OpenAI base URL.
     """
 
-    def __init__(self, delay: float = 0.0, answer: Callable[[dict[str, Any]], Reply] | None = None,
-                 host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, delay: float = 0.0, answer: Callable[[dict[str, Any]], Reply] | None = None, host: str = "127.0.0.1"
+    ) -> None:
         import http.server
 
         self.delay = delay
@@ -204,6 +234,7 @@ class EchoServer:
     def __enter__(self) -> EchoServer:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()

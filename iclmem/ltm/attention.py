@@ -24,7 +24,8 @@ SMALL_ATTENTION_PAIRS = 128 * 128
 
 
 def additive_bias(mask: torch.Tensor | None, heads: int) -> torch.Tensor | None:
-    """A (N, 1, 1, K) attention mask (bool: True attends; float: added to the scores) as a (N * heads, 1, K) float bias."""
+    """A (N, 1, 1, K) attention mask (bool: True attends; float: added to the scores) as a (N * heads, 1, K) float
+    bias."""
     if mask is None:
         return None
     if mask.dtype == torch.bool:
@@ -36,7 +37,11 @@ def additive_bias(mask: torch.Tensor | None, heads: int) -> torch.Tensor | None:
 def attention_weights(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     """softmax(q k^T / sqrt(d) + bias) of (B, T, d) queries and (B, K, d) keys: (B, T, K)."""
     scale = q.shape[-1] ** -0.5
-    scores = torch.bmm(q, k.transpose(1, 2)).mul_(scale) if bias is None else torch.baddbmm(bias, q, k.transpose(1, 2), alpha=scale)
+    scores = (
+        torch.bmm(q, k.transpose(1, 2)).mul_(scale)
+        if bias is None
+        else torch.baddbmm(bias, q, k.transpose(1, 2), alpha=scale)
+    )
     return torch.softmax(scores, dim=-1)
 
 
@@ -71,7 +76,9 @@ def small_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: tor
     n, h, t, d = q.shape
     q3, k3, v3 = (x.reshape(n * h, x.shape[2], d) for x in (q, k, v))
     bias = additive_bias(mask, h)
-    if not torch.is_grad_enabled() or not (q.requires_grad or k.requires_grad or v.requires_grad):  # probing: nothing to save
+    if not torch.is_grad_enabled() or not (
+        q.requires_grad or k.requires_grad or v.requires_grad
+    ):  # probing: nothing to save
         return torch.bmm(attention_weights(q3, k3, bias), v3).view(n, h, t, d)
     return SmallAttention.apply(q3, k3, v3, bias).view(n, h, t, d)
 
@@ -87,4 +94,11 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
-__all__ = ["SMALL_ATTENTION_PAIRS", "SmallAttention", "additive_bias", "attention", "attention_weights", "small_attention"]
+__all__ = [
+    "SMALL_ATTENTION_PAIRS",
+    "SmallAttention",
+    "additive_bias",
+    "attention",
+    "attention_weights",
+    "small_attention",
+]

@@ -89,12 +89,17 @@ class TableEncoder:
     def _raw(self, frame: pd.DataFrame) -> np.ndarray:
         missing = [c for c in self.columns if c not in frame.columns]
         if missing:
-            raise ValueError(f"TableEncoder: columns {missing} are missing from the table; pass the same columns the encoder was fitted on.")
+            raise ValueError(
+                f"TableEncoder: columns {missing} are missing from the table; pass the same columns the encoder was "
+                "fitted on."
+            )
         parts = []
         for col in self.numeric:
             v = as_numbers(frame[col]).to_numpy(dtype=np.float64, na_value=np.nan)
             if np.isinf(v).any():
-                raise ValueError(f"TableEncoder: column {col!r} holds inf values; replace them with NaN (missing) or finite numbers.")
+                raise ValueError(
+                    f"TableEncoder: column {col!r} holds inf values; replace them with NaN (missing) or finite numbers."
+                )
             parts.append(v)
         for col in self.categorical:
             mapping = self.categories[col]

@@ -74,9 +74,14 @@ def validate_task(task: ICLTask, max_classes: int, max_features: int, max_contex
     if len(qx) == 0:
         raise LTMInputError("there are no query rows; give at least one query row.")
     if cx.shape[1] != qx.shape[1]:
-        raise LTMInputError(f"context has {cx.shape[1]} features but queries have {qx.shape[1]}; encode both with the same encoder.")
+        raise LTMInputError(
+            f"context has {cx.shape[1]} features but queries have {qx.shape[1]}; encode both with the same encoder."
+        )
     if cx.shape[1] > max_features:
-        raise LTMInputError(f"{cx.shape[1]} features exceed the model's {max_features}; subsample them with iclmem.ltm.encoding.subsample_features.")
+        raise LTMInputError(
+            f"{cx.shape[1]} features exceed the model's {max_features}; subsample them with "
+            "iclmem.ltm.encoding.subsample_features."
+        )
     if len(cx) > max_context:
         raise LTMInputError(f"context has {len(cx)} rows, more than the model's {max_context}; draw a smaller context.")
     if len(task.context_y) != len(cx):
@@ -85,7 +90,9 @@ def validate_task(task: ICLTask, max_classes: int, max_features: int, max_contex
         raise LTMInputError(f"query_y has {len(task.query_y)} entries for {len(qx)} query rows.")
     for name, arr in (("context_x", cx), ("query_x", qx)):
         if np.isinf(arr).any():
-            raise LTMInputError(f"{name} holds inf values; encode features with TableEncoder (inf is not a valid value).")
+            raise LTMInputError(
+                f"{name} holds inf values; encode features with TableEncoder (inf is not a valid value)."
+            )
     if task.is_regression:
         ys = [task.context_y] + ([task.query_y] if task.query_y is not None else [])
         for y in ys:
@@ -96,11 +103,17 @@ def validate_task(task: ICLTask, max_classes: int, max_features: int, max_contex
             raise LTMInputError("context labels hold NaN; drop those rows first.")
         k = len(task.classes())
         if k > max_classes:
-            raise LTMInputError(f"the context holds {k} classes, more than the model's {max_classes}; merge rare classes or choose another dataset.")
+            raise LTMInputError(
+                f"the context holds {k} classes, more than the model's {max_classes}; merge rare classes or choose "
+                "another dataset."
+            )
         if task.query_y is not None:
             unknown = set(np.asarray(task.query_y).tolist()) - set(task.classes().tolist())
             if unknown:
-                raise LTMInputError(f"query labels {sorted(unknown)[:5]} do not occur in the context; every query label must be a context label.")
+                raise LTMInputError(
+                    f"query labels {sorted(unknown)[:5]} do not occur in the context; every query label must be a "
+                    "context label."
+                )
 
 
 @dataclass

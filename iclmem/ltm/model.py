@@ -48,7 +48,9 @@ class LTMConfig:
 
     def __post_init__(self) -> None:
         if self.n_layers < 1:
-            raise ValueError(f"n_layers={self.n_layers}: the LTM needs at least one layer (its last layer decodes the target cells)")
+            raise ValueError(
+                f"n_layers={self.n_layers}: the LTM needs at least one layer (its last layer decodes the target cells)"
+            )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -70,8 +72,15 @@ class _Block(nn.Module):
         self.norm_ff = nn.LayerNorm(d)
         self.ff = nn.Sequential(nn.Linear(d, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, d))
 
-    def _attend(self, x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, mask: torch.Tensor | None,
-                n_keys: int | None = None, queries: slice | None = None) -> torch.Tensor:
+    def _attend(
+        self,
+        x: torch.Tensor,
+        qkv: nn.Linear,
+        out: nn.Linear,
+        mask: torch.Tensor | None,
+        n_keys: int | None = None,
+        queries: slice | None = None,
+    ) -> torch.Tensor:
         """Multi-head self-attention of x (N, T, d) with keys and values from its first ``n_keys`` tokens.
 
         With ``n_keys < T`` the key and value projections run on those tokens only (the same
@@ -93,7 +102,9 @@ class _Block(nn.Module):
         y = attention(q, k, v, mask)  # (N, h, T_q, d/h)
         return out(y.transpose(1, 2).reshape(n, q.shape[2], d))
 
-    def forward(self, x: torch.Tensor, feat_mask: torch.Tensor | None, key_mask: torch.Tensor | None, n_keys: int) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, feat_mask: torch.Tensor | None, key_mask: torch.Tensor | None, n_keys: int
+    ) -> torch.Tensor:
         """x: (B, R, C, d); feat_mask: (B, C) valid columns or None (all valid);
         key_mask: (B, n_keys) which of the first ``n_keys`` rows are context rows (bool) or their
         additive log-multiplicity (float, -inf off the context), or None (all are context, once);
@@ -101,18 +112,27 @@ class _Block(nn.Module):
         b, r, c, d = x.shape
         # attention across the columns of each row
         xf = x.reshape(b * r, c, d)
-        fm = None if feat_mask is None else feat_mask[:, None, None, None, :].expand(b, r, 1, 1, c).reshape(b * r, 1, 1, c)
+        fm = (
+            None
+            if feat_mask is None
+            else feat_mask[:, None, None, None, :].expand(b, r, 1, 1, c).reshape(b * r, 1, 1, c)
+        )
         xf = xf + self._attend(self.norm_feat(xf), self.qkv_feat, self.out_feat, fm)
         x = xf.view(b, r, c, d)
         # attention across rows, per column: keys and values come from context rows only
         xr = x.transpose(1, 2).reshape(b * c, r, d)
-        rm = None if key_mask is None else key_mask[:, None, None, None, :].expand(b, c, 1, 1, n_keys).reshape(b * c, 1, 1, n_keys)
+        rm = (
+            None
+            if key_mask is None
+            else key_mask[:, None, None, None, :].expand(b, c, 1, 1, n_keys).reshape(b * c, 1, 1, n_keys)
+        )
         xr = xr + self._attend(self.norm_row(xr), self.qkv_row, self.out_row, rm, n_keys)
         xr = xr + self.ff(self.norm_ff(xr))
         return xr.view(b, c, r, d).transpose(1, 2)
 
-    def target_cells(self, x: torch.Tensor, feat_mask: torch.Tensor | None, key_mask: torch.Tensor | None,
-                     n_keys: int) -> torch.Tensor:
+    def target_cells(
+        self, x: torch.Tensor, feat_mask: torch.Tensor | None, key_mask: torch.Tensor | None, n_keys: int
+    ) -> torch.Tensor:
         """This layer's output at the target cell of every row, (B, R, d): all the last layer must compute.
 
         Only the target cells of the last layer are decoded (:meth:`TabularICLTransformer.forward`),
@@ -124,8 +144,14 @@ class _Block(nn.Module):
         """
         b, r, c, d = x.shape
         xf = x.reshape(b * r, c, d)
-        fm = None if feat_mask is None else feat_mask[:, None, None, None, :].expand(b, r, 1, 1, c).reshape(b * r, 1, 1, c)
-        t = x[:, :, -1] + self._attend(self.norm_feat(xf), self.qkv_feat, self.out_feat, fm, queries=slice(c - 1, c)).view(b, r, d)
+        fm = (
+            None
+            if feat_mask is None
+            else feat_mask[:, None, None, None, :].expand(b, r, 1, 1, c).reshape(b * r, 1, 1, c)
+        )
+        t = x[:, :, -1] + self._attend(
+            self.norm_feat(xf), self.qkv_feat, self.out_feat, fm, queries=slice(c - 1, c)
+        ).view(b, r, d)
         rm = None if key_mask is None else key_mask[:, None, None, :]  # (B, 1, 1, n_keys)
         t = t + self._attend(self.norm_row(t), self.qkv_row, self.out_row, rm, n_keys)
         return t + self.ff(self.norm_ff(t))
@@ -151,7 +177,9 @@ def key_rows(ctx_mask: torch.Tensor, ctx_count: torch.Tensor | None = None) -> t
     n_keys = int(torch.nonzero(any_ctx)[-1]) + 1
     head = ctx_mask[:, :n_keys]
     if ctx_count is not None and not bool((ctx_count[:, :n_keys][head] == 1).all()):
-        bias = torch.where(head, ctx_count[:, :n_keys].clamp_min(1).log(), torch.full_like(ctx_count[:, :n_keys], float("-inf")))
+        bias = torch.where(
+            head, ctx_count[:, :n_keys].clamp_min(1).log(), torch.full_like(ctx_count[:, :n_keys], float("-inf"))
+        )
         return n_keys, bias
     return n_keys, (None if bool(head.all()) else head)
 
@@ -217,7 +245,9 @@ class TabularICLTransformer(nn.Module):
         n_keys, key_mask = key_rows(ctx_mask, ctx_count)
         for block in self.blocks[:-1]:
             h = block(h, fm, key_mask, n_keys)
-        z = self.norm_out(self.blocks[-1].target_cells(h, fm, key_mask, n_keys))  # (B, R, d): only target cells are decoded
+        z = self.norm_out(
+            self.blocks[-1].target_cells(h, fm, key_mask, n_keys)
+        )  # (B, R, d): only target cells are decoded
         logits_cls = self.head_cls(z)
         if not bool(is_regression.any()):
             return logits_cls

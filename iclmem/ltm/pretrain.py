@@ -57,7 +57,10 @@ class PretrainConfig:
         prior = PriorConfig(**raw.pop("prior", {}))
         unknown = set(raw) - {f for f in cls.__dataclass_fields__}
         if unknown:
-            raise ValueError(f"pretrain config {path}: unknown keys {sorted(unknown)}; valid keys: {sorted(cls.__dataclass_fields__)}")
+            raise ValueError(
+                f"pretrain config {path}: unknown keys {sorted(unknown)}; valid keys: "
+                f"{sorted(cls.__dataclass_fields__)}"
+            )
         return cls(model=model, prior=prior, **raw)
 
 
@@ -106,7 +109,9 @@ def sample_batch(cfg: PretrainConfig, step: int) -> dict[str, torch.Tensor]:
 def batch_loss(model: TabularICLTransformer, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     m = model.cfg
     logits = model(batch["x"], batch["y"], batch["ctx_mask"], batch["feat_mask"], batch["is_regression"])
-    loss = per_row_loss(logits, batch["y"], batch["is_regression"], batch["n_classes"], m.max_classes, m.n_bins, m.bin_bound)
+    loss = per_row_loss(
+        logits, batch["y"], batch["is_regression"], batch["n_classes"], m.max_classes, m.n_bins, m.bin_bound
+    )
     q = batch["query_mask"]
     return (loss * q).sum() / q.sum()
 
@@ -123,21 +128,32 @@ def _identity(config: dict) -> dict:
     return {k: v for k, v in config.items() if k not in ("threads", "checkpoint_every", "out_dir")}
 
 
-def _start_from(cfg: PretrainConfig, model: TabularICLTransformer, opt: torch.optim.Optimizer) -> tuple[list, list, int]:
+def _start_from(
+    cfg: PretrainConfig, model: TabularICLTransformer, opt: torch.optim.Optimizer
+) -> tuple[list, list, int]:
     """Load the earlier stage named by ``cfg.init_from``: (stages, curve, global step offset)."""
     from .reference import sha256_file
 
     path = Path(str(cfg.init_from))
     if not path.is_file():
-        raise FileNotFoundError(f"init_from: {path} does not exist; run the earlier stage first (iclmem pretrain --config ...).")
+        raise FileNotFoundError(
+            f"init_from: {path} does not exist; run the earlier stage first (iclmem pretrain --config ...)."
+        )
     init = torch.load(path, weights_only=False)
     if init["config"]["model"] != asdict(cfg.model):
-        raise ValueError(f"init_from: {path} has model {init['config']['model']}, this config has {asdict(cfg.model)}; a later stage must keep the architecture.")
+        raise ValueError(
+            f"init_from: {path} has model {init['config']['model']}, this config has {asdict(cfg.model)}; a later "
+            "stage must keep the architecture."
+        )
     model.load_state_dict(init["model"])
     opt.load_state_dict(init["optimizer"])
     offset = init.get("global_offset", 0) + init["step"]
-    stage = {"config": {k: v for k, v in init["config"].items() if k != "out_dir"}, "steps": init["step"],
-             "wall_s": round(init["wall_s"], 1), "state_sha256": sha256_file(path)}
+    stage = {
+        "config": {k: v for k, v in init["config"].items() if k != "out_dir"},
+        "steps": init["step"],
+        "wall_s": round(init["wall_s"], 1),
+        "state_sha256": sha256_file(path),
+    }
     return init.get("stages", []) + [stage], list(init["curve"]), offset
 
 
@@ -154,7 +170,9 @@ def pretrain(cfg: PretrainConfig, progress: bool = True) -> Path:
     if state_path.exists():
         state = torch.load(state_path, weights_only=False)
         if _identity(state["config"]) != _identity(asdict(cfg)):
-            raise ValueError(f"{state_path} was written by a different pretraining config; use another out_dir or delete it.")
+            raise ValueError(
+                f"{state_path} was written by a different pretraining config; use another out_dir or delete it."
+            )
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         step, curve, wall = state["step"], state["curve"], state["wall_s"]
@@ -182,8 +200,16 @@ def pretrain(cfg: PretrainConfig, progress: bool = True) -> Path:
             bar.set_postfix(cls_loss=f"{np.mean(recent):.3f}" if recent else "-")
         if step % cfg.checkpoint_every == 0 or step == cfg.steps:
             atomic_torch_save(
-                {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step, "curve": curve,
-                 "wall_s": time.perf_counter() - t0, "config": asdict(cfg), "stages": stages, "global_offset": offset},
+                {
+                    "model": model.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "step": step,
+                    "curve": curve,
+                    "wall_s": time.perf_counter() - t0,
+                    "config": asdict(cfg),
+                    "stages": stages,
+                    "global_offset": offset,
+                },
                 state_path,
             )
     bar.close()

@@ -60,10 +60,16 @@ class PriorConfig:
 
     def __post_init__(self) -> None:
         if self.tree_share + self.scm_share + self.cluster_share > 1.0 + 1e-9:
-            raise ValueError(f"PriorConfig: tree_share + scm_share + cluster_share = {self.tree_share + self.scm_share + self.cluster_share:g} > 1; "
-                             "the shares of the table families must sum to at most 1 (the rest are MLP-of-features tables).")
+            raise ValueError(
+                "PriorConfig: tree_share + scm_share + cluster_share = "
+                f"{self.tree_share + self.scm_share + self.cluster_share:g} > 1; "
+                "the shares of the table families must sum to at most 1 (the rest are MLP-of-features tables)."
+            )
         if self.max_categories < 2:
-            raise ValueError(f"PriorConfig.max_categories is {self.max_categories}; a categorical column needs at least 2 levels, so use 2 or more.")
+            raise ValueError(
+                f"PriorConfig.max_categories is {self.max_categories}; a categorical column needs at least 2 levels, "
+                "so use 2 or more."
+            )
 
 
 @dataclass
@@ -101,7 +107,9 @@ def _features(rng: np.random.Generator, n: int, n_features: int) -> np.ndarray:
     x = np.empty((n, n_features))
     for j in range(n_features):
         kind = rng.integers(3)
-        x[:, j] = rng.normal(size=n) if kind == 0 else rng.uniform(-2, 2, size=n) if kind == 1 else rng.exponential(size=n)
+        x[:, j] = (
+            rng.normal(size=n) if kind == 0 else rng.uniform(-2, 2, size=n) if kind == 1 else rng.exponential(size=n)
+        )
     if n_features > 1 and rng.random() < 0.5:
         mix = np.eye(n_features) + rng.normal(scale=rng.uniform(0.1, 0.7), size=(n_features, n_features))
         x = x @ mix
@@ -200,7 +208,9 @@ def sample_table(
     if is_regression:
         mu, sd = target[:n_context].mean(), target[:n_context].std() + 1e-6
         return SyntheticTable(x, ((target - mu) / sd).astype(np.float32), n_context, True, 0)
-    k = 2 if cfg.max_classes < 3 or rng.random() < 0.4 else int(rng.integers(3, cfg.max_classes + 1))  # binary is common
+    k = (
+        2 if cfg.max_classes < 3 or rng.random() < 0.4 else int(rng.integers(3, cfg.max_classes + 1))
+    )  # binary is common
     # random class proportions: cut points at sorted uniform quantiles, min share 1/(3k)
     props = rng.dirichlet(np.full(k, 2.0)) * (1 - 1 / 3) + 1 / (3 * k)
     cuts = np.quantile(target[:n_context], np.cumsum(props)[:-1])

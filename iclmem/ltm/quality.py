@@ -60,8 +60,14 @@ def split_table(table: Table, seed: int, max_train: int = 512, max_test: int = 5
     return train, test
 
 
-def encode(table: Table, train: np.ndarray, test: np.ndarray, max_features: int = 32, seed: int = 0,
-           numeric_text_share: float | None = NUMERIC_TEXT_SHARE):
+def encode(
+    table: Table,
+    train: np.ndarray,
+    test: np.ndarray,
+    max_features: int = 32,
+    seed: int = 0,
+    numeric_text_share: float | None = NUMERIC_TEXT_SHARE,
+):
     """Encoded (train, test) features: encoder fitted on the training rows, then the feature subsample."""
     enc = TableEncoder(numeric_text_share=numeric_text_share).fit(table.features.iloc[train])
     xtr, xte = enc.transform(table.features.iloc[train]), enc.transform(table.features.iloc[test])
@@ -96,10 +102,18 @@ def _baselines(task: str) -> dict[str, object]:
         return make_pipeline(SimpleImputer(strategy="median", keep_empty_features=True), StandardScaler(), m)
 
     if task == "classification":
-        return {"linear": prep(LogisticRegression(max_iter=2000)), "random_forest": prep(RandomForestClassifier(random_state=0)),
-                "knn": prep(KNeighborsClassifier()), "hist_gb": HistGradientBoostingClassifier(random_state=0)}
-    return {"linear": prep(Ridge()), "random_forest": prep(RandomForestRegressor(random_state=0)),
-            "knn": prep(KNeighborsRegressor()), "hist_gb": HistGradientBoostingRegressor(random_state=0)}
+        return {
+            "linear": prep(LogisticRegression(max_iter=2000)),
+            "random_forest": prep(RandomForestClassifier(random_state=0)),
+            "knn": prep(KNeighborsClassifier()),
+            "hist_gb": HistGradientBoostingClassifier(random_state=0),
+        }
+    return {
+        "linear": prep(Ridge()),
+        "random_forest": prep(RandomForestRegressor(random_state=0)),
+        "knn": prep(KNeighborsRegressor()),
+        "hist_gb": HistGradientBoostingRegressor(random_state=0),
+    }
 
 
 def _cls_metrics(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> dict[str, float]:
@@ -113,7 +127,11 @@ def _cls_metrics(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> dict[
         present = np.isin(classes, y)
         p = proba[:, present] / proba[:, present].sum(1, keepdims=True)
         auc = roc_auc_score(y, p, multi_class="ovr", labels=classes[present]) if present.sum() > 2 else np.nan
-    return {"accuracy": accuracy_score(y, classes[proba.argmax(1)]), "roc_auc": auc, "log_loss": log_loss(y, proba, labels=classes)}
+    return {
+        "accuracy": accuracy_score(y, classes[proba.argmax(1)]),
+        "roc_auc": auc,
+        "log_loss": log_loss(y, proba, labels=classes),
+    }
 
 
 def text_numbers_change_encoding(name: str) -> bool:
@@ -122,8 +140,9 @@ def text_numbers_change_encoding(name: str) -> bool:
     return TableEncoder().fit(features).numeric != TableEncoder(numeric_text_share=None).fit(features).numeric
 
 
-def evaluate_dataset(model: ReferenceLTM, name: str, seeds: list[int],
-                     numeric_text_share: float | None = NUMERIC_TEXT_SHARE) -> pd.DataFrame:
+def evaluate_dataset(
+    model: ReferenceLTM, name: str, seeds: list[int], numeric_text_share: float | None = NUMERIC_TEXT_SHARE
+) -> pd.DataFrame:
     """One row per (seed, method) with the task's metrics (``numeric_text_share``: see TableEncoder)."""
     from sklearn.metrics import r2_score
 
@@ -133,7 +152,14 @@ def evaluate_dataset(model: ReferenceLTM, name: str, seeds: list[int],
         train, test = split_table(table, seed)
         xtr, xte = encode(table, train, test, model.cfg.max_features, seed, numeric_text_share)
         ytr, yte = table.target[train], table.target[test]
-        base = {"dataset": name, "task": table.task, "seed": seed, "n_train": len(train), "n_test": len(test), "n_features": xtr.shape[1]}
+        base = {
+            "dataset": name,
+            "task": table.task,
+            "seed": seed,
+            "n_train": len(train),
+            "n_test": len(test),
+            "n_features": xtr.shape[1],
+        }
         t0 = time.perf_counter()
         pred = ltm_predict(model, xtr, ytr, xte, table.task)
         ltm_s = time.perf_counter() - t0
@@ -168,7 +194,9 @@ def _with_targets(preds, y: np.ndarray):
     return out
 
 
-def zero_information_check(model: ReferenceLTM, name: str, seed: int = 0, n_queries: int = 200, n_candidates: int = 10) -> dict:
+def zero_information_check(
+    model: ReferenceLTM, name: str, seed: int = 0, n_queries: int = 200, n_candidates: int = 10
+) -> dict:
     """Mean entropy / log|Y| of the model's prediction in multiple-choice contexts (Sec. 4.2).
 
     Classification: Y = the class set. Regression: Y = the true value plus n_candidates - 1
@@ -203,15 +231,26 @@ def zero_information_check(model: ReferenceLTM, name: str, seed: int = 0, n_quer
             continue
         h = -(probs * np.log(np.clip(probs, 1e-12, 1))).sum()
         ratios.append(h / np.log(k))
-    return {"dataset": name, "task": table.task, "n_queries": len(ratios), "entropy_ratio_mean": float(np.mean(ratios)),
-            "entropy_ratio_min": float(np.min(ratios))}
+    return {
+        "dataset": name,
+        "task": table.task,
+        "n_queries": len(ratios),
+        "entropy_ratio_mean": float(np.mean(ratios)),
+        "entropy_ratio_min": float(np.min(ratios)),
+    }
 
 
-def speed(model: ReferenceLTM, n_context: int = 512, n_query: int = 512, n_features: int = 32, repeats: int = 3) -> dict:
+def speed(
+    model: ReferenceLTM, n_context: int = 512, n_query: int = 512, n_features: int = 32, repeats: int = 3
+) -> dict:
     """Rows per second (context + query rows) forward only and forward+backward."""
     rng = np.random.default_rng(0)
-    task = ICLTask(rng.normal(size=(n_context, n_features)), rng.integers(0, 2, n_context), rng.normal(size=(n_query, n_features)),
-                   rng.integers(0, 2, n_query))
+    task = ICLTask(
+        rng.normal(size=(n_context, n_features)),
+        rng.integers(0, 2, n_context),
+        rng.normal(size=(n_query, n_features)),
+        rng.integers(0, 2, n_query),
+    )
     rows = n_context + n_query
     model.predict([task])  # warm-up
     t0 = time.perf_counter()
@@ -224,5 +263,13 @@ def speed(model: ReferenceLTM, n_context: int = 512, n_query: int = 512, n_featu
         loss = net.predict([task], grad=True)[0].loss().mean()
         loss.backward()
     fwd_bwd = (time.perf_counter() - t0) / repeats
-    return {"n_context": n_context, "n_query": n_query, "n_features": n_features, "threads": torch.get_num_threads(),
-            "forward_s": fwd, "forward_rows_per_s": rows / fwd, "forward_backward_s": fwd_bwd, "forward_backward_rows_per_s": rows / fwd_bwd}
+    return {
+        "n_context": n_context,
+        "n_query": n_query,
+        "n_features": n_features,
+        "threads": torch.get_num_threads(),
+        "forward_s": fwd,
+        "forward_rows_per_s": rows / fwd,
+        "forward_backward_s": fwd_bwd,
+        "forward_backward_rows_per_s": rows / fwd_bwd,
+    }

@@ -136,7 +136,9 @@ class ReferenceLTM:
         """The padded batch :meth:`predict` makes of ``tasks`` (:func:`collate_tasks`)."""
         return collate_tasks(tasks, self.cfg, self.merge_rows)
 
-    def predict(self, tasks: list[ICLTask], grad: bool = False, batch: dict[str, torch.Tensor] | None = None) -> list[Predictions]:
+    def predict(
+        self, tasks: list[ICLTask], grad: bool = False, batch: dict[str, torch.Tensor] | None = None
+    ) -> list[Predictions]:
         """Predictive distributions for every query of every task, in one padded batch.
 
         ``batch``: :meth:`collate` of ``tasks`` made earlier, by a model of this architecture
@@ -164,7 +166,8 @@ class ReferenceLTM:
         return out
 
     def input_rows(self, task: ICLTask) -> int:
-        """Rows the network gets for ``task``: distinct context rows (when merging) plus queries; sizes probing batches."""
+        """Rows the network gets for ``task``: distinct context rows (when merging) plus queries; sizes probing
+        batches."""
         n_ctx = len(_context_block(task, True)[0]) if self.merge_rows else len(task.context_x)
         return n_ctx + len(task.query_x)
 
@@ -227,20 +230,35 @@ def export_checkpoint(state_path: Path, card_extra: dict, out_dir: Path = WEIGHT
 
 
 def pretraining_stages(card: dict) -> list[dict]:
-    """One row per pretraining stage of a model card: steps, cumulative end step, peak lr, seed, prior shares, minutes."""
+    """One row per pretraining stage of a model card: steps, cumulative end step, peak lr, seed, prior shares,
+    minutes."""
     earlier = card.get("earlier_stages", [])
-    last = {"config": {**card["pretraining"], "prior": card["prior"]},  # the card's totals minus the earlier stages
-            "steps": card["steps_done"] - sum(st["steps"] for st in earlier), "wall_s": card["wall_s"] - sum(st["wall_s"] for st in earlier)}
+    last = {
+        "config": {**card["pretraining"], "prior": card["prior"]},  # the card's totals minus the earlier stages
+        "steps": card["steps_done"] - sum(st["steps"] for st in earlier),
+        "wall_s": card["wall_s"] - sum(st["wall_s"] for st in earlier),
+    }
     stages = [*earlier, last]
     rows, end = [], 0
     for i, st in enumerate(stages, start=1):
         cfg = st["config"]
         end += st["steps"]
-        rows.append({"stage": i, "steps": st["steps"], "ends at step": end, "peak lr": cfg["lr"], "warmup": cfg["warmup"],
-                     "data seed": cfg["seed"], "512-row context share": cfg["prior"].get("large_context_share"),
-                     "regression share": cfg["prior"].get("regression_share"),
-                     "max categories": cfg["prior"].get("max_categories", PriorConfig.max_categories),  # older stages predate the field
-                     "minutes": round(st["wall_s"] / 60, 1)})
+        rows.append(
+            {
+                "stage": i,
+                "steps": st["steps"],
+                "ends at step": end,
+                "peak lr": cfg["lr"],
+                "warmup": cfg["warmup"],
+                "data seed": cfg["seed"],
+                "512-row context share": cfg["prior"].get("large_context_share"),
+                "regression share": cfg["prior"].get("regression_share"),
+                "max categories": cfg["prior"].get(
+                    "max_categories", PriorConfig.max_categories
+                ),  # older stages predate the field
+                "minutes": round(st["wall_s"] / 60, 1),
+            }
+        )
     return rows
 
 
@@ -257,14 +275,20 @@ def load_checkpoint(weights: Path, card: Path | None = None) -> ReferenceLTM:
     if card is not None:
         expected = json.loads(Path(card).read_text())["sha256"]
         if digest != expected:
-            raise CheckpointError(f"checkpoint {weights} has sha256 {digest[:12]}..., its model card says {expected[:12]}...: the file is corrupted or was replaced; restore the shipped one (git checkout -- {weights}) or pass a checkpoint whose card matches.")
+            raise CheckpointError(
+                f"checkpoint {weights} has sha256 {digest[:12]}..., its model card says {expected[:12]}...: the file "
+                f"is corrupted or was replaced; restore the shipped one (git checkout -- {weights}) or pass a "
+                "checkpoint whose card matches."
+            )
     try:
         blob = torch.load(weights, weights_only=True, map_location="cpu")
         net = TabularICLTransformer(LTMConfig(**blob["config"]))
         net.load_state_dict(blob["model"])
     except Exception as exc:  # noqa: BLE001 - any load failure means a bad file
-        raise CheckpointError(f"checkpoint {weights} cannot be read ({exc}); pass a checkpoint written by iclmem pretrain, or "
-                              f"restore the shipped one (git checkout -- {weights}).") from exc
+        raise CheckpointError(
+            f"checkpoint {weights} cannot be read ({exc}); pass a checkpoint written by iclmem pretrain, or "
+            f"restore the shipped one (git checkout -- {weights})."
+        ) from exc
     net.eval()
     return ReferenceLTM(net.to(compute_device()), digest)
 
@@ -274,4 +298,14 @@ def load_reference() -> ReferenceLTM:
     return load_checkpoint(REFERENCE_WEIGHTS, REFERENCE_CARD)
 
 
-__all__ = ["ReferenceLTM", "load_reference", "load_checkpoint", "export_checkpoint", "pretraining_stages", "collate_tasks", "query_start", "CheckpointError", "LTMInputError"]
+__all__ = [
+    "ReferenceLTM",
+    "load_reference",
+    "load_checkpoint",
+    "export_checkpoint",
+    "pretraining_stages",
+    "collate_tasks",
+    "query_start",
+    "CheckpointError",
+    "LTMInputError",
+]

@@ -48,7 +48,9 @@ def query_rng(seed: int, query_id: int, stream: str = "") -> np.random.Generator
     independent random choices for one query do not share draws.
     """
     if int(seed) < 0 or int(query_id) < 0:
-        raise ProbeError(f"seed ({seed}) and query_id ({query_id}) must be non-negative integers (row ids of the table).")
+        raise ProbeError(
+            f"seed ({seed}) and query_id ({query_id}) must be non-negative integers (row ids of the table)."
+        )
     return np.random.default_rng([int(seed), int(query_id), zlib.crc32(stream.encode())])
 
 
@@ -92,8 +94,10 @@ class MCContext:
     def to_task(self, task: str, target_center: float | None = None, target_scale: float | None = None) -> ICLTask:
         """The :class:`~iclmem.ltm.ICLTask` of this context (regression: pass the dataset-level target stats)."""
         if task == "regression" and (target_center is None or target_scale is None):
-            raise ProbeError("regression probing needs the dataset-level target_center and target_scale (RunData has them); "
-                             "standardizing by the candidates would change the meaning of the bins.")
+            raise ProbeError(
+                "regression probing needs the dataset-level target_center and target_scale (RunData has them); "
+                "standardizing by the candidates would change the meaning of the bins."
+            )
         return ICLTask(self.context_x, self.context_y, self.query_x, self.query_y, task, target_center, target_scale)
 
 
@@ -105,7 +109,9 @@ def classification_candidates(labels: Any) -> np.ndarray:
     return y
 
 
-def regression_candidates(y_q: float, pool: Any, n_candidates: int = 10, seed: int = 0, query_id: int = 0) -> np.ndarray:
+def regression_candidates(
+    y_q: float, pool: Any, n_candidates: int = 10, seed: int = 0, query_id: int = 0
+) -> np.ndarray:
     """``{y_q}`` plus ``n_candidates - 1`` distinct distractors from the empirical distribution of ``pool``.
 
     See the module docstring. Deterministic per ``(seed, query_id)``; returns sorted values.
@@ -122,8 +128,10 @@ def regression_candidates(y_q: float, pool: Any, n_candidates: int = 10, seed: i
     _, first = np.unique(visit, return_index=True)
     distractors = visit[np.sort(first)][: n_candidates - 1]
     if len(distractors) < n_candidates - 1:
-        raise ProbeError(f"the pool has only {len(distractors)} distinct values besides y_q={y_q:g}; "
-                         f"lower n_candidates (now {n_candidates}) or give a larger pool.")
+        raise ProbeError(
+            f"the pool has only {len(distractors)} distinct values besides y_q={y_q:g}; "
+            f"lower n_candidates (now {n_candidates}) or give a larger pool."
+        )
     return np.sort(np.concatenate([[y_q], distractors]))
 
 
@@ -136,8 +144,10 @@ def mc_context(x_q: np.ndarray, y_q: Any, candidates: Any) -> MCContext:
         raise ProbeError("candidates must be distinct; pass each label or value once.")
     if not (cand == y_q).any():
         shown = ", ".join(map(str, cand[:10].tolist()))
-        raise ProbeError(f"the query's label {y_q!r} is not among the candidates [{shown}{', ...' if len(cand) > 10 else ''}]; "
-                         "include the true label in the candidate set.")
+        raise ProbeError(
+            f"the query's label {y_q!r} is not among the candidates [{shown}{', ...' if len(cand) > 10 else ''}]; "
+            "include the true label in the candidate set."
+        )
     x = np.asarray(x_q, dtype=np.float32).reshape(1, -1)
     return MCContext(np.repeat(x, len(cand), axis=0), cand.copy(), x.copy(), np.asarray([y_q], dtype=cand.dtype))
 

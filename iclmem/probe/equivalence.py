@@ -118,7 +118,15 @@ from .manipulations import (
 )
 from .scoring import ProbeQuery
 
-EQUIVALENCE_COLUMNS: tuple[str, ...] = ("manipulation", "category", "group", "group_size", "weight", "counts", "n_features")
+EQUIVALENCE_COLUMNS: tuple[str, ...] = (
+    "manipulation",
+    "category",
+    "group",
+    "group_size",
+    "weight",
+    "counts",
+    "n_features",
+)
 
 
 # -- canonical contexts -----------------------------------------------------------------------------------
@@ -146,12 +154,17 @@ def canonical_context(ctx: MCContext, invariances: Invariances) -> CanonicalCont
     context. The form is sound, not necessarily complete: distinct forms may still predict alike.
     """
     q = float_rows(ctx.query_x)
-    return CanonicalContext(tuple(canonical_rows(ctx.context_x, ctx.context_y, invariances)), ctx.n_features, q.tobytes() + repr(q.shape).encode(),
-                            repr(ctx.query_y.tolist()))
+    return CanonicalContext(
+        tuple(canonical_rows(ctx.context_x, ctx.context_y, invariances)),
+        ctx.n_features,
+        q.tobytes() + repr(q.shape).encode(),
+        repr(ctx.query_y.tolist()),
+    )
 
 
 def _label_counts(ctx: MCContext, candidates: np.ndarray, invariances: Invariances) -> str:
-    """``"true 2 | others 1 1 3"``: rows per candidate (true one first, others in candidate order), gcd-reduced if duplication does not matter."""
+    """``"true 2 | others 1 1 3"``: rows per candidate (true one first, others in candidate order), gcd-reduced if
+    duplication does not matter."""
     c = Counter(ctx.context_y.tolist())
     counts = [c[v] for v in candidates.tolist()]
     if invariances.uniform_duplication:
@@ -193,8 +206,15 @@ def suite_equivalence(
     for m in manips:
         ctx = m.apply(base, seed, query_id, max_context=None, max_features=None)
         g = groups.setdefault(canonical_context(ctx, invariances), len(groups))
-        rows.append({"manipulation": m.name, "category": m.category, "group": g,
-                     "counts": _label_counts(ctx, cand, invariances), "n_features": ctx.n_features})
+        rows.append(
+            {
+                "manipulation": m.name,
+                "category": m.category,
+                "group": g,
+                "counts": _label_counts(ctx, cand, invariances),
+                "n_features": ctx.n_features,
+            }
+        )
     frame = pd.DataFrame(rows)
     frame["group_size"] = frame.groupby("group").manipulation.transform("size").astype(int)
     frame["weight"] = frame.group_size / len(frame)
@@ -202,11 +222,19 @@ def suite_equivalence(
 
 
 def equivalence_classes(equivalence: pd.DataFrame) -> pd.DataFrame:
-    """One row per distinct context of a :func:`suite_equivalence` frame: its weight in ``S(q)`` and its manipulations."""
-    return (equivalence.groupby("group", sort=True)
-            .agg(group_size=("group_size", "first"), weight=("weight", "first"), counts=("counts", "first"),
-                 n_features=("n_features", "first"), manipulations=("manipulation", ", ".join))
-            .reset_index())
+    """One row per distinct context of a :func:`suite_equivalence` frame: its weight in ``S(q)`` and its
+    manipulations."""
+    return (
+        equivalence.groupby("group", sort=True)
+        .agg(
+            group_size=("group_size", "first"),
+            weight=("weight", "first"),
+            counts=("counts", "first"),
+            n_features=("n_features", "first"),
+            manipulations=("manipulation", ", ".join),
+        )
+        .reset_index()
+    )
 
 
 # -- many queries -----------------------------------------------------------------------------------------
@@ -216,15 +244,23 @@ def effective_sizes(
     invariances: Invariances = NO_INVARIANCES,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Per query: ``n_contexts`` distinct contexts in the suite, the weight of the largest class and of the baseline's class."""
+    """Per query: ``n_contexts`` distinct contexts in the suite, the weight of the largest class and of the
+    baseline's class."""
     if not queries:
         raise ProbeError("no queries given; pass at least one ProbeQuery.")
     manips = resolve_manipulations(manipulations)
     out = []
     for q in queries:
         eq = suite_equivalence(manips, q.x, q.y, q.candidates, invariances, seed, q.query_id)
-        out.append({"query_id": int(q.query_id), "n_candidates": len(q.candidates), "n_contexts": int(eq.group.nunique()),
-                    "max_weight": float(eq.weight.max()), "baseline_weight": float(eq.weight.iloc[0])})
+        out.append(
+            {
+                "query_id": int(q.query_id),
+                "n_candidates": len(q.candidates),
+                "n_contexts": int(eq.group.nunique()),
+                "max_weight": float(eq.weight.max()),
+                "baseline_weight": float(eq.weight.iloc[0]),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -234,16 +270,24 @@ def suite_effective_size(
     invariances: Invariances = NO_INVARIANCES,
     seed: int = 0,
 ) -> pd.Series:
-    """The suite's effective size over a set of queries: min / median / max distinct contexts per query (Sec. 4.2, Tab. 7).
+    """The suite's effective size over a set of queries: min / median / max distinct contexts per query (Sec. 4.2, Tab.
+    7).
 
     Also the suite size, the number of queries and the median weight of the baseline's class in ``S(q)``
     (``baseline_weight``; the first manipulation's class, the baseline for the default suite).
     """
     per_query = effective_sizes(queries, manipulations, invariances, seed)
     n = per_query.n_contexts
-    return pd.Series({"suite_size": len(resolve_manipulations(manipulations)), "n_queries": len(per_query),
-                      "min": int(n.min()), "median": float(n.median()), "max": int(n.max()),
-                      "baseline_weight": float(per_query.baseline_weight.median())})
+    return pd.Series(
+        {
+            "suite_size": len(resolve_manipulations(manipulations)),
+            "n_queries": len(per_query),
+            "min": int(n.min()),
+            "median": float(n.median()),
+            "max": int(n.max()),
+            "baseline_weight": float(per_query.baseline_weight.median()),
+        }
+    )
 
 
 # -- mixed skewing, the alternative reading -----------------------------------------------------------------
@@ -259,9 +303,16 @@ def mixed_skewing_k(k: int = 1, pairs: Sequence[tuple[int, int]] = MIXED_PAIRS) 
     """
     if k < 1:
         raise ProbeError(f"k (incorrect targets skewed) must be >= 1, got {k}.")
-    return [compose(skew_true_step(t), skew_non_true_step(k, n), name=f"mixed_true_{t}_non_true_k{k}_x{n}",
-                    category="mixed_skewing", description=f"True x{t}, {k} incorrect candidate(s) x{n}.")
-            for t, n in pairs]
+    return [
+        compose(
+            skew_true_step(t),
+            skew_non_true_step(k, n),
+            name=f"mixed_true_{t}_non_true_k{k}_x{n}",
+            category="mixed_skewing",
+            description=f"True x{t}, {k} incorrect candidate(s) x{n}.",
+        )
+        for t, n in pairs
+    ]
 
 
 def alternative_suite(k: int = 1) -> list[Manipulation]:
@@ -271,7 +322,18 @@ def alternative_suite(k: int = 1) -> list[Manipulation]:
 
 
 __all__ = [
-    "EQUIVALENCE_COLUMNS", "NO_INVARIANCES", "REFERENCE_INVARIANCES", "CanonicalContext", "Invariances",
-    "alternative_suite", "canonical_context", "effective_sizes", "equivalence_classes", "mixed_skewing_k",
-    "model_invariances", "register_invariances", "suite_effective_size", "suite_equivalence",
+    "EQUIVALENCE_COLUMNS",
+    "NO_INVARIANCES",
+    "REFERENCE_INVARIANCES",
+    "CanonicalContext",
+    "Invariances",
+    "alternative_suite",
+    "canonical_context",
+    "effective_sizes",
+    "equivalence_classes",
+    "mixed_skewing_k",
+    "model_invariances",
+    "register_invariances",
+    "suite_effective_size",
+    "suite_equivalence",
 ]

@@ -45,7 +45,10 @@ class Invariances:
 NO_INVARIANCES = Invariances(False, False, "unknown model: nothing assumed")
 #: The reference LTM (any checkpoint of TabularICLTransformer): no row positions, attention over the context.
 REFERENCE_INVARIANCES = Invariances(
-    True, True, "row attention has no positional encoding and renormalizes over identical copies (exact up to float32 rounding)")
+    True,
+    True,
+    "row attention has no positional encoding and renormalizes over identical copies (exact up to float32 rounding)",
+)
 
 _REGISTRY: dict[type, Invariances] = {ReferenceLTM: REFERENCE_INVARIANCES, TabularICLTransformer: REFERENCE_INVARIANCES}
 
@@ -78,7 +81,9 @@ def float_rows(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), np.float32(np.nan), x + np.float32(0.0))
 
 
-def canonical_rows(context_x: np.ndarray, context_y: np.ndarray, invariances: Invariances) -> list[tuple[str, bytes, int]]:
+def canonical_rows(
+    context_x: np.ndarray, context_y: np.ndarray, invariances: Invariances
+) -> list[tuple[str, bytes, int]]:
     """The context as ``(label, feature bytes, multiplicity)`` rows, canonical under ``invariances``.
 
     Sorted and merged when row order does not matter, else runs of consecutive equal rows in order;
@@ -137,5 +142,14 @@ def distinct_tasks(tasks: Sequence[ICLTask], invariances: Invariances) -> tuple[
     return first, group
 
 
-__all__ = ["Invariances", "NO_INVARIANCES", "REFERENCE_INVARIANCES", "register_invariances", "model_invariances",
-           "float_rows", "canonical_rows", "task_key", "distinct_tasks"]
+__all__ = [
+    "Invariances",
+    "NO_INVARIANCES",
+    "REFERENCE_INVARIANCES",
+    "register_invariances",
+    "model_invariances",
+    "float_rows",
+    "canonical_rows",
+    "task_key",
+    "distinct_tasks",
+]

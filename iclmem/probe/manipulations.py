@@ -71,10 +71,25 @@ SKEW_COUNTS: tuple[int, ...] = (1, 2, 3)
 #: (true factor, non-true factor): 6 unequal pairs + the paper's mixed_true_5_non_true_5.
 MIXED_PAIRS: tuple[tuple[int, int], ...] = ((2, 3), (2, 5), (3, 2), (3, 5), (5, 2), (5, 3), (5, 5))
 TWO_WAY: tuple[tuple[str, int], ...] = (
-    ("uniform", 2), ("uniform", 5), ("uniform", 10), ("skewed", 2), ("skewed", 3), ("skewed", 5),
-    ("random", 2), ("random", 5), ("reduce", 2))
+    ("uniform", 2),
+    ("uniform", 5),
+    ("uniform", 10),
+    ("skewed", 2),
+    ("skewed", 3),
+    ("skewed", 5),
+    ("random", 2),
+    ("random", 5),
+    ("reduce", 2),
+)
 THREE_WAY: tuple[tuple[str, int], ...] = (
-    ("skewed", 2), ("skewed", 3), ("skewed", 5), ("uniform", 2), ("uniform", 5), ("random", 2), ("random", 5))
+    ("skewed", 2),
+    ("skewed", 3),
+    ("skewed", 5),
+    ("uniform", 2),
+    ("uniform", 5),
+    ("random", 2),
+    ("random", 5),
+)
 
 
 # -- primitive steps ---------------------------------------------------------------------------------
@@ -196,21 +211,36 @@ class Manipulation:
     steps: tuple[ManipulationStep, ...]
     description: str = ""
 
-    def apply(self, ctx: MCContext, seed: int = 0, query_id: int = 0, max_context: int | None = 512,
-              max_features: int | None = 32) -> MCContext:
+    def apply(
+        self,
+        ctx: MCContext,
+        seed: int = 0,
+        query_id: int = 0,
+        max_context: int | None = 512,
+        max_features: int | None = 32,
+    ) -> MCContext:
         """The manipulated context C_k, deterministic per ``(seed, query_id)``; checked against model limits."""
         for step in self.steps:
             ctx = step(ctx, seed, query_id)
         if max_context is not None and ctx.n_rows > max_context:
-            raise ProbeError(f"manipulation {self.name!r} makes a context of {ctx.n_rows} rows, more than the model's {max_context}; "
-                             "use fewer candidates (n_candidates) or leave this manipulation out.")
+            raise ProbeError(
+                f"manipulation {self.name!r} makes a context of {ctx.n_rows} rows, more than the model's "
+                f"{max_context}; "
+                "use fewer candidates (n_candidates) or leave this manipulation out."
+            )
         if max_features is not None and ctx.n_features > max_features:
-            raise ProbeError(f"manipulation {self.name!r} makes {ctx.n_features} feature columns, more than the model's {max_features}; "
-                             f"fine-tune with FinetuneConfig(max_features={max_features - 2}) so distractor columns fit, or leave it out.")
+            raise ProbeError(
+                f"manipulation {self.name!r} makes {ctx.n_features} feature columns, more than the model's "
+                f"{max_features}; "
+                f"fine-tune with FinetuneConfig(max_features={max_features - 2}) so distractor columns fit, or leave "
+                "it out."
+            )
         return ctx
 
 
-def compose(*parts: Manipulation | ManipulationStep, name: str | None = None, category: str = "composed", description: str = "") -> Manipulation:
+def compose(
+    *parts: Manipulation | ManipulationStep, name: str | None = None, category: str = "composed", description: str = ""
+) -> Manipulation:
     """A manipulation running all steps of ``parts``, ordered distribution -> features -> position."""
     steps: list[ManipulationStep] = []
     for p in parts:
@@ -220,35 +250,87 @@ def compose(*parts: Manipulation | ManipulationStep, name: str | None = None, ca
     return Manipulation(name, category, tuple(steps), description)
 
 
-_DIST_STEPS: dict[str, Callable[[int], ManipulationStep]] = {"uniform": uniform_step, "skewed": skew_true_step, "random": random_scale_step}
+_DIST_STEPS: dict[str, Callable[[int], ManipulationStep]] = {
+    "uniform": uniform_step,
+    "skewed": skew_true_step,
+    "random": random_scale_step,
+}
 
 
 def _build_registry() -> dict[str, Manipulation]:
-    m: list[Manipulation] = [Manipulation("baseline", "baseline", (), "Unperturbed zero-information multiple-choice context.")]
+    m: list[Manipulation] = [
+        Manipulation("baseline", "baseline", (), "Unperturbed zero-information multiple-choice context.")
+    ]
     for pos in ("random", "first", "last"):
-        m.append(Manipulation(f"shuffle_{pos}", "positional_shuffling", (shuffle_step(pos),), f"True target's row at a {pos} position."))
-    m.append(Manipulation("feature_reduction_2", "feature_reduction", (reduce_step(2),), "Drop 2 feature columns (context and query)."))
+        m.append(
+            Manipulation(
+                f"shuffle_{pos}",
+                "positional_shuffling",
+                (shuffle_step(pos),),
+                f"True target's row at a {pos} position.",
+            )
+        )
+    m.append(
+        Manipulation(
+            "feature_reduction_2", "feature_reduction", (reduce_step(2),), "Drop 2 feature columns (context and query)."
+        )
+    )
     for n in (1, 2):
-        m.append(Manipulation(f"distractor_{n}", "distractor_injection", (distract_step(n),), f"Append {n} N(0,1) column(s)."))
+        m.append(
+            Manipulation(
+                f"distractor_{n}", "distractor_injection", (distract_step(n),), f"Append {n} N(0,1) column(s)."
+            )
+        )
     for f in SCALING_FACTORS:
         m.append(Manipulation(f"uniform_{f}", "uniform_scaling", (uniform_step(f),), f"Every candidate x{f}."))
     for f in SCALING_FACTORS:
-        m.append(Manipulation(f"random_{f}", "random_scaling", (random_scale_step(f),), f"Each candidate x U{{1..{f}}}."))
+        m.append(
+            Manipulation(f"random_{f}", "random_scaling", (random_scale_step(f),), f"Each candidate x U{{1..{f}}}.")
+        )
     for f in SKEW_FACTORS:
         m.append(Manipulation(f"skew_true_{f}", "skew_true", (skew_true_step(f),), f"True candidate x{f}."))
     for k in SKEW_COUNTS:
         for f in SKEW_FACTORS:
-            m.append(Manipulation(f"skew_non_true_k{k}_x{f}", "skew_incorrect", (skew_non_true_step(k, f),), f"{k} incorrect candidate(s) x{f}."))
+            m.append(
+                Manipulation(
+                    f"skew_non_true_k{k}_x{f}",
+                    "skew_incorrect",
+                    (skew_non_true_step(k, f),),
+                    f"{k} incorrect candidate(s) x{f}.",
+                )
+            )
     for t, n in MIXED_PAIRS:
-        m.append(Manipulation(f"mixed_true_{t}_non_true_{n}", "mixed_skewing", (mixed_step(t, n),), f"True x{t}, every incorrect x{n}."))
+        m.append(
+            Manipulation(
+                f"mixed_true_{t}_non_true_{n}",
+                "mixed_skewing",
+                (mixed_step(t, n),),
+                f"True x{t}, every incorrect x{n}.",
+            )
+        )
     shuffle = shuffle_step("random")
     for kind, f in TWO_WAY:
         first = reduce_step(f) if kind == "reduce" else _DIST_STEPS[kind](f)
-        m.append(compose(first, shuffle, name=f"shuffle_and_{kind}_{f}", category="two_way",
-                         description=f"Random shuffle + {kind} {f}."))
+        m.append(
+            compose(
+                first,
+                shuffle,
+                name=f"shuffle_and_{kind}_{f}",
+                category="two_way",
+                description=f"Random shuffle + {kind} {f}.",
+            )
+        )
     for kind, f in THREE_WAY:
-        m.append(compose(_DIST_STEPS[kind](f), reduce_step(2), shuffle, name=f"shuffle_{kind}_{f}_and_reduce", category="three_way",
-                         description=f"Random shuffle + {kind} {f} + drop 2 columns."))
+        m.append(
+            compose(
+                _DIST_STEPS[kind](f),
+                reduce_step(2),
+                shuffle,
+                name=f"shuffle_{kind}_{f}_and_reduce",
+                category="three_way",
+                description=f"Random shuffle + {kind} {f} + drop 2 columns.",
+            )
+        )
     registry = {x.name: x for x in m}
     assert len(registry) == len(m), "duplicate manipulation names"
     return registry
@@ -298,8 +380,24 @@ def category_counts(manipulations: Sequence[Manipulation] | None = None) -> dict
 
 
 __all__ = [
-    "CATEGORIES", "MANIPULATIONS", "MIXED_PAIRS", "TWO_WAY", "THREE_WAY", "Manipulation", "ManipulationStep", "compose",
-    "get_manipulation", "manipulation_names", "resolve_manipulations", "category_counts",
-    "shuffle_step", "reduce_step", "distract_step", "uniform_step", "random_scale_step", "skew_true_step",
-    "skew_non_true_step", "mixed_step",
+    "CATEGORIES",
+    "MANIPULATIONS",
+    "MIXED_PAIRS",
+    "TWO_WAY",
+    "THREE_WAY",
+    "Manipulation",
+    "ManipulationStep",
+    "compose",
+    "get_manipulation",
+    "manipulation_names",
+    "resolve_manipulations",
+    "category_counts",
+    "shuffle_step",
+    "reduce_step",
+    "distract_step",
+    "uniform_step",
+    "random_scale_step",
+    "skew_true_step",
+    "skew_non_true_step",
+    "mixed_step",
 ]

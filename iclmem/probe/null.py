@@ -35,8 +35,14 @@ from .contexts import ProbeError
 
 #: Summary columns a permuted summary recomputes (the rest are copied from the real summary).
 PERMUTED_COLUMNS: tuple[str, ...] = (
-    *(f"{s}_{m}" for m in DETECT_METRICS for s in ("auc", "tpr10", "tpr1")), "auc_loss_lo", "auc_entropy_lo",
-    "raw_tpr10_loss", "ref_tpr10_loss", "mu_gap", "sigma_gap")
+    *(f"{s}_{m}" for m in DETECT_METRICS for s in ("auc", "tpr10", "tpr1")),
+    "auc_loss_lo",
+    "auc_entropy_lo",
+    "raw_tpr10_loss",
+    "ref_tpr10_loss",
+    "mu_gap",
+    "sigma_gap",
+)
 
 
 def _matrix(frame: pd.DataFrame, metric: str, queries: np.ndarray) -> np.ndarray:
@@ -47,9 +53,17 @@ def _matrix(frame: pd.DataFrame, metric: str, queries: np.ndarray) -> np.ndarray
     return wide.reindex(queries).to_numpy(dtype=np.float64)
 
 
-def run_null(scores: pd.DataFrame, epochs: Sequence[int], n_perm: int = N_PERMUTATIONS, seed: int = 0, n_boot: int = 200,
-             bounds: bool = True, labels: np.ndarray | None = None) -> pd.DataFrame:
-    """One run's permuted summary columns: one row per (perm, epoch), columns ``perm``, ``epoch`` and :data:`PERMUTED_COLUMNS`.
+def run_null(
+    scores: pd.DataFrame,
+    epochs: Sequence[int],
+    n_perm: int = N_PERMUTATIONS,
+    seed: int = 0,
+    n_boot: int = 200,
+    bounds: bool = True,
+    labels: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """One run's permuted summary columns: one row per (perm, epoch), columns ``perm``, ``epoch`` and
+    :data:`PERMUTED_COLUMNS`.
 
     ``scores``: the run's probe scores (:func:`iclmem.probe.probe_run`). ``bounds=False`` skips the
     bootstrap lower bounds (NaN), which only the ``bound`` reading needs. ``labels``: ``(n_perm, n_queries)``
@@ -75,19 +89,32 @@ def run_null(scores: pd.DataFrame, epochs: Sequence[int], n_perm: int = N_PERMUT
             score = membership_score(metric, s_theta - ref_s[metric])
             for key, values in permuted_attack_statistics(score, labels).items():
                 rows[f"{key}_{metric}"] = values
-            rows[f"auc_{metric}_lo"] = (permuted_auc_lower_bounds(score, labels, n_boot, seed) if bounds
-                                        else np.full(n_perm, np.nan))
+            rows[f"auc_{metric}_lo"] = (
+                permuted_auc_lower_bounds(score, labels, n_boot, seed) if bounds else np.full(n_perm, np.nan)
+            )
             if metric == "loss":
-                rows["raw_tpr10_loss"] = permuted_attack_statistics(membership_score("loss", s_theta), labels, (0.1,))["tpr10"]
-                rows["ref_tpr10_loss"] = permuted_attack_statistics(membership_score("loss", ref_s["loss"]), labels, (0.1,))["tpr10"]
+                rows["raw_tpr10_loss"] = permuted_attack_statistics(membership_score("loss", s_theta), labels, (0.1,))[
+                    "tpr10"
+                ]
+                rows["ref_tpr10_loss"] = permuted_attack_statistics(
+                    membership_score("loss", ref_s["loss"]), labels, (0.1,)
+                )["tpr10"]
         gaps = permuted_gaps(loss, labels)
         rows["mu_gap"], rows["sigma_gap"] = gaps.mean(axis=1), gaps.std(axis=1, ddof=0)
         out.append(pd.DataFrame(rows))
     return pd.concat(out, ignore_index=True)
 
 
-def null_summaries(summary: pd.DataFrame, scores: Mapping[str, pd.DataFrame], n_perm: int = N_PERMUTATIONS, seed: int = 0,
-                   n_boot: int = 200, reading: str | None = None, bounds: bool = True, progress: bool = True) -> pd.DataFrame:
+def null_summaries(
+    summary: pd.DataFrame,
+    scores: Mapping[str, pd.DataFrame],
+    n_perm: int = N_PERMUTATIONS,
+    seed: int = 0,
+    n_boot: int = 200,
+    reading: str | None = None,
+    bounds: bool = True,
+    progress: bool = True,
+) -> pd.DataFrame:
     """The fine-tuned rows (epoch > 0) of ``summary`` recomputed under ``n_perm`` membership permutations.
 
     Returns one frame with a ``perm`` column: per permutation, every fine-tuned row of ``summary``
@@ -99,9 +126,13 @@ def null_summaries(summary: pd.DataFrame, scores: Mapping[str, pd.DataFrame], n_
     fine = summary[summary.epoch > 0]
     missing = sorted(set(fine.run_key) - set(scores))
     if missing:
-        raise ProbeError(f"no probe scores for runs {missing[:3]}; pass the scores probe_grid returned with this summary.")
+        raise ProbeError(
+            f"no probe scores for runs {missing[:3]}; pass the scores probe_grid returned with this summary."
+        )
     parts = []
-    for key, rows in Bar(list(fine.groupby("run_key", sort=False)), desc="permutation null", disable=not progress, leave=False):
+    for key, rows in Bar(
+        list(fine.groupby("run_key", sort=False)), desc="permutation null", disable=not progress, leave=False
+    ):
         permuted = run_null(scores[key], sorted(rows.epoch.unique()), n_perm, seed, n_boot, bounds)
         base = rows.drop(columns=[c for c in PERMUTED_COLUMNS if c in rows.columns])
         parts.append(base.merge(permuted, on="epoch", how="inner", validate="one_to_many"))

@@ -30,8 +30,15 @@ from .manipulations import Manipulation, resolve_manipulations
 from .scoring import DEFAULT_CHUNK, ProbeQuery, ScoringBatches, architecture, build_probe_tasks, scored_frame
 
 
-def run_queries(data: RunData, table: Dataset, run: FinetuneRun, n_candidates: int = 10, seed: int = 0,
-                max_queries: int | None = None, max_classes: int = MAX_CLASSES) -> list[ProbeQuery]:
+def run_queries(
+    data: RunData,
+    table: Dataset,
+    run: FinetuneRun,
+    n_candidates: int = 10,
+    seed: int = 0,
+    max_queries: int | None = None,
+    max_classes: int = MAX_CLASSES,
+) -> list[ProbeQuery]:
     """Member and non-member queries of a run with their candidate sets.
 
     Classification: ``Y`` = every label of the table and of the run's (possibly randomized)
@@ -48,14 +55,20 @@ def run_queries(data: RunData, table: Dataset, run: FinetuneRun, n_candidates: i
         pool = np.asarray(run.manifest.labels(table, "context"), dtype=np.float64)
     rng = np.random.default_rng(seed)
     out: list[ProbeQuery] = []
-    for ids, xs, ys, is_member in ((data.member_ids, data.member_x, data.member_y, True),
-                                   (data.non_member_ids, data.non_member_x, data.non_member_y, False)):
+    for ids, xs, ys, is_member in (
+        (data.member_ids, data.member_x, data.member_y, True),
+        (data.non_member_ids, data.non_member_x, data.non_member_y, False),
+    ):
         keep = np.arange(len(ids))
         if max_queries is not None and len(ids) > max_queries:
             keep = np.sort(rng.choice(len(ids), size=max_queries, replace=False))
         for i in keep:
             qid = int(ids[i])
-            cands = classes if data.task == "classification" else regression_candidates(ys[i], pool, n_candidates, seed, qid)
+            cands = (
+                classes
+                if data.task == "classification"
+                else regression_candidates(ys[i], pool, n_candidates, seed, qid)
+            )
             out.append(ProbeQuery(qid, xs[i], ys[i], is_member, cands))
     return out
 
@@ -65,8 +78,11 @@ def _reference_matches(run: FinetuneRun, reference: ReferenceLTM) -> None:
     if card.exists():
         made_with = json.loads(card.read_text()).get("reference_sha256")
         if made_with and made_with != reference.checkpoint_sha256:
-            raise ProbeError(f"run {run.key} was fine-tuned from reference {made_with[:12]}..., not {reference.checkpoint_sha256[:12]}...; "
-                             "probe it with the same M_ref it started from.")
+            raise ProbeError(
+                f"run {run.key} was fine-tuned from reference {made_with[:12]}..., not "
+                f"{reference.checkpoint_sha256[:12]}...; "
+                "probe it with the same M_ref it started from."
+            )
 
 
 def _same_weights(a: LTM, b: LTM) -> bool:
@@ -83,7 +99,9 @@ def reference_owner(run: FinetuneRun) -> str:
     M_ref's scores depend on the queries, not on the fine-tuning hyperparameters: the key is the
     manifest and the encoding choices, so runs that differ only in learning rate share them.
     """
-    return content_key(run.manifest.identity(), run.config.max_features, run.config.context_seed, run.config.context_size)
+    return content_key(
+        run.manifest.identity(), run.config.max_features, run.config.context_seed, run.config.context_size
+    )
 
 
 def _cached(path: Path, compute) -> pd.DataFrame:
@@ -120,11 +138,18 @@ def probe_run(
     epochs = list(run.config.probe_epochs if epochs is None else epochs)
     bad = [e for e in epochs if e not in run.config.probe_epochs]
     if bad:
-        raise ProbeError(f"epochs {bad} were not kept by the run; kept: {list(run.config.probe_epochs)}. Probe those epochs, or "
-                         "fine-tune with more epochs (the run keeps the paper's probing epochs up to its last one).")
+        raise ProbeError(
+            f"epochs {bad} were not kept by the run; kept: {list(run.config.probe_epochs)}. Probe those epochs, or "
+            "fine-tune with more epochs (the run keeps the paper's probing epochs up to its last one)."
+        )
     manips = resolve_manipulations(manipulations)
     root = results_dir if results_dir is not None else run.path.parents[1]
-    params = {"n_candidates": n_candidates, "manipulations": [m.name for m in manips], "seed": seed, "max_queries": max_queries}
+    params = {
+        "n_candidates": n_candidates,
+        "manipulations": [m.name for m in manips],
+        "seed": seed,
+        "max_queries": max_queries,
+    }
     version = code_version(__name__)  # the import closure of this module
     ref_owner = reference_owner(run)
     suite = _shared_suite(ref_owner, SuiteInputs(run, table, n_candidates, tuple(manips), seed, max_queries, reference))
@@ -140,11 +165,13 @@ def probe_run(
     ref = _cached(path("ref"), lambda: suite.scores(reference, {"model": "ref", "epoch": -1}, chunk_size, progress))
     frames = [ref]
     for epoch in Bar(epochs, disable=not progress, desc=f"probe {run.manifest.dataset}", leave=False):
+
         def compute(epoch: int = epoch) -> pd.DataFrame:
             theta = run.model(epoch, reference)
             if _same_weights(theta, reference):  # e.g. epoch 0: M_theta is M_ref, reuse its scores exactly
                 return ref.assign(model="theta", epoch=epoch)
             return suite.scores(theta, {"model": "theta", "epoch": epoch}, chunk_size, progress)
+
         frames.append(_cached(path(f"theta-{epoch}"), compute))
     return pd.concat(frames, ignore_index=True)
 
@@ -213,18 +240,29 @@ class _Suite:
             queries = run_queries(data, table, run, inputs.n_candidates, inputs.seed, inputs.max_queries, limit)
             cfg = inputs.reference.cfg
             limits = {"max_context": cfg.max_context, "max_features": cfg.max_features}
-            tasks, frame = build_probe_tasks(queries, inputs.manips, task=data.task, target_center=data.target_center,
-                                             target_scale=data.target_scale, seed=inputs.seed, **limits)
+            tasks, frame = build_probe_tasks(
+                queries,
+                inputs.manips,
+                task=data.task,
+                target_center=data.target_center,
+                target_scale=data.target_scale,
+                seed=inputs.seed,
+                **limits,
+            )
             first, group = distinct_tasks(tasks, model_invariances(inputs.reference))
             self._built = ([tasks[i] for i in first], group, frame)
         return self._built
 
     def scores(self, model: ReferenceLTM, columns: dict, chunk_size: int, progress: bool) -> pd.DataFrame:
         if model_invariances(model) != model_invariances(self._inputs.reference):
-            raise ProbeError("a model probed with the reference's distinct contexts must declare the reference's invariances.")
+            raise ProbeError(
+                "a model probed with the reference's distinct contexts must declare the reference's invariances."
+            )
         distinct, group, frame = self._build()
         if self._batches is None or self._batches.chunk_size != chunk_size or not self._batches.fits(model):
-            self._batches = ScoringBatches(model, distinct, chunk_size)  # planned and collated once for every model probed
+            self._batches = ScoringBatches(
+                model, distinct, chunk_size
+            )  # planned and collated once for every model probed
         return scored_frame(frame, self._batches.score(model, progress)[group], columns)
 
 

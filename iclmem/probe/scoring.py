@@ -91,8 +91,13 @@ def _scores(preds: list) -> np.ndarray:
     return out
 
 
-def _chunks(shapes: Sequence[tuple[int, int]], order: list[int], chunk_size: int, max_cells: int | None,
-            max_padding: float | None) -> list[list[int]]:
+def _chunks(
+    shapes: Sequence[tuple[int, int]],
+    order: list[int],
+    chunk_size: int,
+    max_cells: int | None,
+    max_padding: float | None,
+) -> list[list[int]]:
     """Consecutive groups of ``order`` (tasks sorted by shape) that form the padded batches.
 
     ``shapes[i]`` is (rows, columns incl. the target) of task i as the model reads it. A group
@@ -106,8 +111,11 @@ def _chunks(shapes: Sequence[tuple[int, int]], order: list[int], chunk_size: int
         r, f = shapes[i]
         r2, f2 = max(rows, r), max(feats, f)
         padded = (len(cur) + 1) * r2 * f2
-        if cur and (len(cur) >= chunk_size or (max_cells is not None and padded > max_cells)
-                    or (max_padding is not None and padded > (1 + max_padding) * (real + r * f))):
+        if cur and (
+            len(cur) >= chunk_size
+            or (max_cells is not None and padded > max_cells)
+            or (max_padding is not None and padded > (1 + max_padding) * (real + r * f))
+        ):
             out.append(cur)
             cur, r2, f2, real = [], r, f, 0
         cur.append(i)
@@ -123,9 +131,16 @@ def _shapes(model: LTM, tasks: Sequence[ICLTask]) -> list[tuple[int, int]]:
     return [(rows(t), t.context_x.shape[1] + 1) for t in tasks]
 
 
-def score_tasks(model: LTM, tasks: Sequence[ICLTask], chunk_size: int = DEFAULT_CHUNK, progress: bool = False,
-                desc: str = "probing", max_cells: int | None = DEFAULT_CELLS, max_padding: float | None = DEFAULT_PADDING,
-                distinct: bool = True) -> np.ndarray:
+def score_tasks(
+    model: LTM,
+    tasks: Sequence[ICLTask],
+    chunk_size: int = DEFAULT_CHUNK,
+    progress: bool = False,
+    desc: str = "probing",
+    max_cells: int | None = DEFAULT_CELLS,
+    max_padding: float | None = DEFAULT_PADDING,
+    distinct: bool = True,
+) -> np.ndarray:
     """Scores of every task in padded batches (tasks sorted by size first).
 
     With ``distinct`` (the default) each distinct context is scored once: tasks that are equal
@@ -140,7 +155,9 @@ def score_tasks(model: LTM, tasks: Sequence[ICLTask], chunk_size: int = DEFAULT_
     """
     if distinct:
         first, group = distinct_tasks(tasks, model_invariances(model))
-        return score_tasks(model, [tasks[i] for i in first], chunk_size, progress, desc, max_cells, max_padding, distinct=False)[group]
+        return score_tasks(
+            model, [tasks[i] for i in first], chunk_size, progress, desc, max_cells, max_padding, distinct=False
+        )[group]
     return ScoringBatches(model, tasks, chunk_size, max_cells, max_padding).score(model, progress, desc)
 
 
@@ -155,8 +172,14 @@ class ScoringBatches:
     ``cfg`` and row merging only.
     """
 
-    def __init__(self, model: LTM, tasks: Sequence[ICLTask], chunk_size: int = DEFAULT_CHUNK, max_cells: int | None = DEFAULT_CELLS,
-                 max_padding: float | None = DEFAULT_PADDING) -> None:
+    def __init__(
+        self,
+        model: LTM,
+        tasks: Sequence[ICLTask],
+        chunk_size: int = DEFAULT_CHUNK,
+        max_cells: int | None = DEFAULT_CELLS,
+        max_padding: float | None = DEFAULT_PADDING,
+    ) -> None:
         if chunk_size < 1:
             raise ProbeError(f"chunk_size must be >= 1, got {chunk_size}.")
         self.tasks, self.chunk_size = list(tasks), chunk_size
@@ -173,7 +196,10 @@ class ScoringBatches:
     def score(self, model: LTM, progress: bool = False, desc: str = "probing") -> np.ndarray:
         """(n_tasks, 3): loss, entropy, confidence of every task under ``model``."""
         if not self.fits(model):
-            raise ProbeError("these batches were planned for a model of another architecture (cfg or row merging); plan them for this one.")
+            raise ProbeError(
+                "these batches were planned for a model of another architecture (cfg or row merging); plan them for "
+                "this one."
+            )
         collate = getattr(model, "collate", None)
         out = np.empty((len(self.tasks), 3))
         with torch.no_grad():
@@ -221,14 +247,23 @@ def probe_scores(
     ``columns`` (e.g. ``{"model": "theta", "epoch": 10}``) are added to every row.
     """
     max_context, max_features = _limits(model)
-    tasks, frame = build_probe_tasks(queries, manipulations, task=task, target_center=target_center, target_scale=target_scale,
-                                     seed=seed, max_context=max_context, max_features=max_features)
+    tasks, frame = build_probe_tasks(
+        queries,
+        manipulations,
+        task=task,
+        target_center=target_center,
+        target_scale=target_scale,
+        seed=seed,
+        max_context=max_context,
+        max_features=max_features,
+    )
     scores = score_tasks_naive(model, tasks, progress) if naive else score_tasks(model, tasks, chunk_size, progress)
     return scored_frame(frame, scores, columns)
 
 
 def scored_frame(meta: pd.DataFrame, scores: np.ndarray, columns: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """The tidy score frame: a copy of ``meta`` (one row per task) with its loss, entropy and confidence, plus ``columns``."""
+    """The tidy score frame: a copy of ``meta`` (one row per task) with its loss, entropy and confidence, plus
+    ``columns``."""
     out = meta.copy()
     out["loss"], out["entropy"], out["confidence"] = scores[:, 0], scores[:, 1], scores[:, 2]
     for name, value in (columns or {}).items():
@@ -236,4 +271,13 @@ def scored_frame(meta: pd.DataFrame, scores: np.ndarray, columns: Mapping[str, A
     return out
 
 
-__all__ = ["SCORE_COLUMNS", "ProbeQuery", "ScoringBatches", "build_probe_tasks", "score_tasks", "score_tasks_naive", "probe_scores", "scored_frame"]
+__all__ = [
+    "SCORE_COLUMNS",
+    "ProbeQuery",
+    "ScoringBatches",
+    "build_probe_tasks",
+    "score_tasks",
+    "score_tasks_naive",
+    "probe_scores",
+    "scored_frame",
+]

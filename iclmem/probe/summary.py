@@ -31,13 +31,16 @@ from ..outcomes import DETECT_METRICS, classify_outcome
 from .contexts import ProbeError
 
 
-def summarize_scores(theta: pd.DataFrame, ref: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
-                     metrics: Sequence[str] = METRICS) -> dict[str, float]:
+def summarize_scores(
+    theta: pd.DataFrame, ref: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, metrics: Sequence[str] = METRICS
+) -> dict[str, float]:
     """Calibrated and raw attack metrics per metric, and the loss gap statistics, of one M_theta vs M_ref.
 
-    Keys: ``auc_loss``, ``auc_loss_lo``, ``auc_loss_hi``, ``tpr1_loss``, ``tpr10_loss`` (+ ``_lo``/``_hi``), the same for
+    Keys: ``auc_loss``, ``auc_loss_lo``, ``auc_loss_hi``, ``tpr1_loss``, ``tpr10_loss`` (+ ``_lo``/``_hi``), the same
+    for
     entropy and confidence; ``raw_auc_loss``, ``raw_tpr1_loss``, ... on S_theta alone and ``ref_auc_loss``,
-    ``ref_tpr10_loss``, ... on S_ref alone (App. A.4: what M_ref already separates); ``null_auc_loss`` (+ ``_lo``/``_hi``)
+    ``ref_tpr10_loss``, ... on S_ref alone (App. A.4: what M_ref already separates); ``null_auc_loss`` (+
+    ``_lo``/``_hi``)
     and the same for entropy: the negative control of :func:`iclmem.metrics.null_halves` (two random halves of the
     non-members attacked as if one were members; its interval should cover 0.5); ``mu_gap``, ``sigma_gap``, ...
     """
@@ -57,18 +60,39 @@ def summarize_scores(theta: pd.DataFrame, ref: pd.DataFrame, *, n_boot: int = 10
         if metric in DETECT_METRICS and len(n) >= 4:
             half_a, half_b = null_halves(n, seed)
             null = attack_metrics(half_a, half_b, n_boot=n_boot, seed=seed, fprs=())
-            row.update({f"null_auc_{metric}": null["auc"], f"null_auc_{metric}_lo": null["auc_lo"], f"null_auc_{metric}_hi": null["auc_hi"]})
+            row.update(
+                {
+                    f"null_auc_{metric}": null["auc"],
+                    f"null_auc_{metric}_lo": null["auc_lo"],
+                    f"null_auc_{metric}_hi": null["auc_hi"],
+                }
+            )
     mu, sigma = gap_stats(loss_gaps(theta, "loss"))
     m_loss, n_loss = split_members(theta, "loss")
-    row.update({"mu_gap": mu, "sigma_gap": sigma, "mean_member_loss": float(m_loss.mean()), "mean_non_member_loss": float(n_loss.mean()),
-                "n_members": int(theta.loc[theta.is_member.astype(bool), "query_id"].nunique()),
-                "n_non_members": int(theta.loc[~theta.is_member.astype(bool), "query_id"].nunique())})
+    row.update(
+        {
+            "mu_gap": mu,
+            "sigma_gap": sigma,
+            "mean_member_loss": float(m_loss.mean()),
+            "mean_non_member_loss": float(n_loss.mean()),
+            "n_members": int(theta.loc[theta.is_member.astype(bool), "query_id"].nunique()),
+            "n_non_members": int(theta.loc[~theta.is_member.astype(bool), "query_id"].nunique()),
+        }
+    )
     return row
 
 
-def summarize_run(scores: pd.DataFrame, run: FinetuneRun | None = None, *, n_boot: int = 1000, seed: int = 0,
-                  require_ci: bool = False, inversion: str = "mean") -> pd.DataFrame:
-    """One row per epoch: AUC/TPR (calibrated with CIs, and raw) per metric, gaps, vanilla-loss deltas, outcome (Tab. 3).
+def summarize_run(
+    scores: pd.DataFrame,
+    run: FinetuneRun | None = None,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    require_ci: bool = False,
+    inversion: str = "mean",
+) -> pd.DataFrame:
+    """One row per epoch: AUC/TPR (calibrated with CIs, and raw) per metric, gaps, vanilla-loss deltas, outcome (Tab.
+    3).
 
     Without ``run`` the collapse test has no fine-tuning metrics and is skipped (never fires).
     """
@@ -88,9 +112,15 @@ def summarize_run(scores: pd.DataFrame, run: FinetuneRun | None = None, *, n_boo
             row["delta_lv_members"] = float(r["theta_loss_members"] - r["ref_loss_members"])
             row["delta_lv_non_members"] = float(r["theta_loss_non_members"] - r["ref_loss_non_members"])
         row["loss_ratio"], row["collapsed"] = ratio, collapsed
-        res = classify_outcome(gaps=loss_gaps(theta, "loss").to_numpy(), auc={m: row[f"auc_{m}"] for m in ("loss", "entropy")},
-                               auc_ci_low={m: row.get(f"auc_{m}_lo", np.nan) for m in ("loss", "entropy")}, collapsed=collapsed,
-                               loss_ratio=ratio, require_ci=require_ci, inversion=inversion)
+        res = classify_outcome(
+            gaps=loss_gaps(theta, "loss").to_numpy(),
+            auc={m: row[f"auc_{m}"] for m in ("loss", "entropy")},
+            auc_ci_low={m: row.get(f"auc_{m}_lo", np.nan) for m in ("loss", "entropy")},
+            collapsed=collapsed,
+            loss_ratio=ratio,
+            require_ci=require_ci,
+            inversion=inversion,
+        )
         row["outcome"], row["outcome_rule"] = res.outcome.value, res.evidence["rule"]
         rows.append(row)
     return pd.DataFrame(rows)

@@ -24,11 +24,40 @@ results folder must be on a filesystem that every worker sees.
 """
 
 from .engine import DEFAULT_TIMEOUT_S, SweepResult, collect_sweep, connect, local_client, run_sweep, sweep_workers
-from .gridfile import GRID_KEYS, PART_KEYS, PROBE_KEYS, DatasetSource, Grid, ProbeSettings, SweepError, load_grid, parse_grid
+from .gridfile import (
+    GRID_KEYS,
+    PART_KEYS,
+    PROBE_KEYS,
+    DatasetSource,
+    Grid,
+    ProbeSettings,
+    SweepError,
+    load_grid,
+    parse_grid,
+)
 from .tasks import probe_summary, read_summary, reference_sha, run_task, spec_key, summary_dir
 
 __all__ = [
-    "DEFAULT_TIMEOUT_S", "GRID_KEYS", "PART_KEYS", "PROBE_KEYS", "DatasetSource", "Grid", "ProbeSettings", "SweepError",
-    "SweepResult", "collect_sweep", "connect", "load_grid", "local_client", "parse_grid", "probe_summary", "read_summary",
-    "reference_sha", "run_sweep", "run_task", "spec_key", "summary_dir", "sweep_workers",
+    "DEFAULT_TIMEOUT_S",
+    "GRID_KEYS",
+    "PART_KEYS",
+    "PROBE_KEYS",
+    "DatasetSource",
+    "Grid",
+    "ProbeSettings",
+    "SweepError",
+    "SweepResult",
+    "collect_sweep",
+    "connect",
+    "load_grid",
+    "local_client",
+    "parse_grid",
+    "probe_summary",
+    "read_summary",
+    "reference_sha",
+    "run_sweep",
+    "run_task",
+    "spec_key",
+    "summary_dir",
+    "sweep_workers",
 ]

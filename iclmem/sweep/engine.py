@@ -46,7 +46,11 @@ class SweepResult:
 
     def rows(self) -> pd.DataFrame:
         """Every row of every ``ok`` task: one per (dataset, probing epoch), with the spec's columns."""
-        frames = [pd.DataFrame(s["rows"]).assign(spec_key=s["key"]) for s in self.summaries if s.get("status") == "ok" and s.get("rows")]
+        frames = [
+            pd.DataFrame(s["rows"]).assign(spec_key=s["key"])
+            for s in self.summaries
+            if s.get("status") == "ok" and s.get("rows")
+        ]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
     def errors(self) -> pd.DataFrame:
@@ -54,22 +58,27 @@ class SweepResult:
         return pd.DataFrame([{**s["spec"], "error": s.get("error", "")} for s in self.failed])
 
     def report(self) -> str:
-        lines = [f"grid {self.grid.name!r}: {len(self.summaries)} tasks; {self.from_store} from the store, {self.ran} ran "
-                 f"({self.engine}), {len(self.failed)} failed, {len(self.missing)} missing; {self.wall_s:.1f} s"]
+        lines = [
+            f"grid {self.grid.name!r}: {len(self.summaries)} tasks; {self.from_store} from the store, {self.ran} ran "
+            f"({self.engine}), {len(self.failed)} failed, {len(self.missing)} missing; {self.wall_s:.1f} s"
+        ]
         for s in self.failed:
             lines.append(f"  FAILED {s['key']}: {s.get('error', '').splitlines()[0] if s.get('error') else ''}")
         return "\n".join(lines + [f"  {n}" for n in self.notes])
 
 
 def connect(scheduler: str, timeout: float = DEFAULT_TIMEOUT_S):
-    """A :class:`distributed.Client` on an existing scheduler; a clear error within ``timeout`` seconds if unreachable."""
+    """A :class:`distributed.Client` on an existing scheduler; a clear error within ``timeout`` seconds if
+    unreachable."""
     from distributed import Client
 
     try:
         return Client(scheduler, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise SweepError(f"could not reach the Dask scheduler at {scheduler!r} within {timeout:g} s ({type(exc).__name__}: {exc}); "
-                         "check the address (e.g. tcp://host:8786) and that a scheduler runs there (`dask scheduler`).") from None
+        raise SweepError(
+            f"could not reach the Dask scheduler at {scheduler!r} within {timeout:g} s ({type(exc).__name__}: {exc}); "
+            "check the address (e.g. tcp://host:8786) and that a scheduler runs there (`dask scheduler`)."
+        ) from None
 
 
 #: Dask's nannies start workers with ``MALLOC_TRIM_THRESHOLD_=65536`` (``distributed.nanny.pre-spawn-environ``).
@@ -83,7 +92,11 @@ def worker_environ() -> dict[str, Any]:
     """Dask's pre-spawn environment for workers, without :data:`SLOW_WORKER_ENVIRON`."""
     import dask
 
-    return {k: v for k, v in (dask.config.get("distributed.nanny.pre-spawn-environ") or {}).items() if k not in SLOW_WORKER_ENVIRON}
+    return {
+        k: v
+        for k, v in (dask.config.get("distributed.nanny.pre-spawn-environ") or {}).items()
+        if k not in SLOW_WORKER_ENVIRON
+    }
 
 
 def local_client(workers: int, processes: bool = True):
@@ -94,13 +107,22 @@ def local_client(workers: int, processes: bool = True):
 
     # worker-saturation 1.0: a one-thread worker holds one task at a time, so the largest tasks, submitted first
     # (:func:`_submit`), go to different workers (Dask's default 1.1 hands each worker two)
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ(), "distributed.scheduler.worker-saturation": 1.0}):
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
-                               silence_logs=logging.ERROR)
+    with dask.config.set(
+        {"distributed.nanny.pre-spawn-environ": worker_environ(), "distributed.scheduler.worker-saturation": 1.0}
+    ):
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=processes,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
     return Client(cluster, set_as_default=False)
 
 
-def collect_sweep(grid: Grid, results_dir: str | Path | None = None, reference: ReferenceLTM | str | Path | None = None) -> SweepResult:
+def collect_sweep(
+    grid: Grid, results_dir: str | Path | None = None, reference: ReferenceLTM | str | Path | None = None
+) -> SweepResult:
     """The grid's summaries as they are in the store, computing nothing (absent tasks: status ``missing``)."""
     ref_sha, version = reference_sha(reference), sweep_code_version()
     summaries = []
@@ -157,8 +179,15 @@ def run_sweep(
             summaries[k] = found
     todo = [(s, k) for s, k in zip(grid.specs, keys, strict=True) if k not in summaries]
     result = SweepResult(grid, [], from_store=len(summaries))
-    kwargs = {"grid_name": grid.name, "probe": grid.probe, "sources": grid.sources, "results_dir": str(root), "ref_sha": ref_sha,
-              "carte_dir": carte_dir, "threads": threads}
+    kwargs = {
+        "grid_name": grid.name,
+        "probe": grid.probe,
+        "sources": grid.sources,
+        "results_dir": str(root),
+        "ref_sha": ref_sha,
+        "carte_dir": carte_dir,
+        "threads": threads,
+    }
     if workers < 0:
         raise SweepError(f"workers must be >= 0 (0: in this process), got {workers}")
     in_process = client is None and scheduler is None and workers == 0
@@ -174,7 +203,11 @@ def run_sweep(
                 bar.update(1)
         elif todo:
             kind = "processes" if processes else "threads"
-            result.engine = (f"dask scheduler {scheduler}" if scheduler else f"dask local cluster of {workers} {kind}") if own else "dask client"
+            result.engine = (
+                (f"dask scheduler {scheduler}" if scheduler else f"dask local cluster of {workers} {kind}")
+                if own
+                else "dask client"
+            )
             summaries.update(_submit(client, todo, reference, kwargs, bar, grid, ref_sha))
     finally:
         bar.close()
@@ -193,8 +226,9 @@ def _task(spec: RunSpec, reference: Any, key: str, kwargs: dict) -> dict:
     return run_task(spec, reference=reference, key=key, **kwargs)
 
 
-def _submit(client: Any, todo: list[tuple[RunSpec, str]], reference: Any, kwargs: dict, bar: Any, grid: Grid,
-            ref_sha: str) -> dict[str, dict]:
+def _submit(
+    client: Any, todo: list[tuple[RunSpec, str]], reference: Any, kwargs: dict, bar: Any, grid: Grid, ref_sha: str
+) -> dict[str, dict]:
     from distributed import as_completed
 
     ref = reference
@@ -202,16 +236,31 @@ def _submit(client: Any, todo: list[tuple[RunSpec, str]], reference: Any, kwargs
         ref = client.scatter(reference, broadcast=True, hash=False)  # one copy per worker, not one per task
     # Dask's own `key=` names the task; the summary's key goes in as `summary_key` (run_task's `key`)
     todo = sorted(todo, key=lambda t: -t[0].work)  # the largest tasks first: the last to finish is a small one
-    futures = {client.submit(_task, spec, ref, key, kwargs, key=f"iclmem-sweep-{key}", pure=False): (spec, key) for spec, key in todo}
+    futures = {
+        client.submit(_task, spec, ref, key, kwargs, key=f"iclmem-sweep-{key}", pure=False): (spec, key)
+        for spec, key in todo
+    }
     out = {}
     for future in as_completed(futures, loop=client.loop):
         spec, key = futures[future]
         try:
             out[key] = future.result()
         except Exception as exc:  # noqa: BLE001 - e.g. a worker died (KilledWorker): report it, keep going
-            out[key] = _summary("error", spec, key, grid.name, grid.probe, ref_sha, time.perf_counter(),
-                                error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
-            atomic_write_text(summary_dir(grid.name, kwargs["results_dir"]) / f"{key}.json", json.dumps(out[key], indent=1, default=str))
+            out[key] = _summary(
+                "error",
+                spec,
+                key,
+                grid.name,
+                grid.probe,
+                ref_sha,
+                time.perf_counter(),
+                error=f"{type(exc).__name__}: {exc}",
+                traceback=traceback.format_exc(),
+            )
+            atomic_write_text(
+                summary_dir(grid.name, kwargs["results_dir"]) / f"{key}.json",
+                json.dumps(out[key], indent=1, default=str),
+            )
         bar.update(1)
     return out
 

@@ -118,11 +118,18 @@ def _source(entry: Any, where: str, base: Path) -> DatasetSource:
     if isinstance(entry, Mapping):
         _check_keys(entry, DATASET_KEYS, f"{where}: dataset {dict(entry)!r}")
         if not entry.get("path") or not entry.get("target"):
-            raise _fail(where, f"a dataset given as a mapping is a file: {{path: data.csv, target: <column>}}, got {dict(entry)!r}")
+            raise _fail(
+                where,
+                f"a dataset given as a mapping is a file: {{path: data.csv, target: <column>}}, got {dict(entry)!r}",
+            )
         path = Path(str(entry["path"])).expanduser()
         path = path if path.is_absolute() else (base / path)
         if not path.is_file():
-            raise _fail(where, f"dataset file {str(path)!r} does not exist; check its path (relative paths start at the grid file's folder)")
+            raise _fail(
+                where,
+                f"dataset file {str(path)!r} does not exist; check its path (relative paths start at the grid file's "
+                "folder)",
+            )
         name = str(entry.get("name") or re.sub(r"[^A-Za-z0-9_.-]+", "_", path.stem))
         if not _NAME.match(name):
             raise _fail(where, f"dataset name {name!r} may only contain letters, digits, '_', '.', '-'")
@@ -130,8 +137,11 @@ def _source(entry: Any, where: str, base: Path) -> DatasetSource:
     name = str(entry)
     if name in dataset_names():
         return DatasetSource(name)
-    raise _fail(where, f"unknown dataset {name!r}; valid names: {', '.join(dataset_names())}; "
-                       "or give a file as {path: data.csv, target: <column>}")
+    raise _fail(
+        where,
+        f"unknown dataset {name!r}; valid names: {', '.join(dataset_names())}; "
+        "or give a file as {path: data.csv, target: <column>}",
+    )
 
 
 def _probe_settings(data: Any, where: str) -> ProbeSettings:
@@ -146,7 +156,9 @@ def _probe_settings(data: Any, where: str) -> ProbeSettings:
     if data.get("max_queries") is not None:
         out["max_queries"] = _number(data["max_queries"], int, "probe.max_queries", where, 1)
     if data.get("epochs") is not None:
-        out["epochs"] = tuple(sorted({_number(e, int, "probe.epochs", where, 0) for e in _axis(data["epochs"], "probe.epochs", where)}))
+        out["epochs"] = tuple(
+            sorted({_number(e, int, "probe.epochs", where, 0) for e in _axis(data["epochs"], "probe.epochs", where)})
+        )
     if "seed" in data:
         out["seed"] = _number(data["seed"], int, "probe.seed", where, 0)
     if "n_boot" in data:
@@ -162,7 +174,9 @@ def _probe_settings(data: Any, where: str) -> ProbeSettings:
     return ProbeSettings(**out)
 
 
-def _part_specs(part: Mapping, defaults: Mapping, where: str, base: Path, sources: dict[str, DatasetSource]) -> list[RunSpec]:
+def _part_specs(
+    part: Mapping, defaults: Mapping, where: str, base: Path, sources: dict[str, DatasetSource]
+) -> list[RunSpec]:
     merged = {**defaults, **part}
     for key in ("datasets", "learning_rates", "query_sizes"):
         if key not in merged:
@@ -188,8 +202,11 @@ def _part_specs(part: Mapping, defaults: Mapping, where: str, base: Path, source
     except ValueError as exc:
         raise _fail(where, str(exc)) from None
     if MULTI_TASK_RANDOM in regimes and conditions != ["none"]:
-        raise _fail(where, "regime multi_task_random samples queries with their true labels (App. D): use label_conditions [none] "
-                           "for it (put it in its own part under parts:)")
+        raise _fail(
+            where,
+            "regime multi_task_random samples queries with their true labels (App. D): use label_conditions [none] "
+            "for it (put it in its own part under parts:)",
+        )
     epochs = _number(merged.get("epochs", SCALARS["epochs"]), int, "epochs", where, 0)
     seed = _number(merged.get("seed", SCALARS["seed"]), int, "seed", where, 0)
     context = _number(merged.get("context_size", SCALARS["context_size"]), int, "context_size", where, 1)
@@ -203,7 +220,10 @@ def parse_grid(data: Any, where: str = "grid", base: str | Path = ".") -> Grid:
     _check_keys(data, GRID_KEYS, where)
     name = data.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
-        raise _fail(where, f"name must be a word of letters, digits, '_', '.', '-' (it names results/sweep/<name>/), got {name!r}")
+        raise _fail(
+            where,
+            f"name must be a word of letters, digits, '_', '.', '-' (it names results/sweep/<name>/), got {name!r}",
+        )
     base = Path(base)
     probe = _probe_settings(data.get("probe"), where)
     defaults = {k: v for k, v in data.items() if k in PART_KEYS and k not in ("name", "description")}
@@ -223,10 +243,18 @@ def parse_grid(data: Any, where: str = "grid", base: str | Path = ".") -> Grid:
     if probe.epochs is not None:
         odd = [e for e in probe.epochs if e not in PROBE_EPOCHS]
         if odd:
-            raise _fail(where, f"probe.epochs {odd} are not probing epochs; fine-tuning keeps the paper's {list(PROBE_EPOCHS)} (Tab. 2)")
+            raise _fail(
+                where,
+                f"probe.epochs {odd} are not probing epochs; fine-tuning keeps the paper's {list(PROBE_EPOCHS)} (Tab. "
+                "2)",
+            )
         for spec in specs:
             if not probe.epochs_for(probe_epochs_up_to(spec.epochs)):
-                raise _fail(where, f"probe.epochs {list(probe.epochs)} are all beyond epochs={spec.epochs}; raise epochs or add earlier epochs")
+                raise _fail(
+                    where,
+                    f"probe.epochs {list(probe.epochs)} are all beyond epochs={spec.epochs}; raise epochs or add "
+                    "earlier epochs",
+                )
     return Grid(name, tuple(specs), sources, probe, str(data.get("description") or ""))
 
 
@@ -254,5 +282,17 @@ def load_grid(path: str | Path) -> Grid:
     return parse_grid(data, str(path), path.parent)
 
 
-__all__ = ["AXES", "DATASET_KEYS", "GRID_KEYS", "PART_KEYS", "PROBE_KEYS", "SCALARS", "DatasetSource", "Grid", "ProbeSettings",
-           "SweepError", "load_grid", "parse_grid"]
+__all__ = [
+    "AXES",
+    "DATASET_KEYS",
+    "GRID_KEYS",
+    "PART_KEYS",
+    "PROBE_KEYS",
+    "SCALARS",
+    "DatasetSource",
+    "Grid",
+    "ProbeSettings",
+    "SweepError",
+    "load_grid",
+    "parse_grid",
+]

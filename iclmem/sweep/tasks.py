@@ -52,7 +52,9 @@ def reference_sha(reference: ReferenceLTM | str | Path | None) -> str:
     from ..device import compute_device, store_identity
     from ..ltm.reference import REFERENCE_WEIGHTS, sha256_file
 
-    return store_identity(sha256_file(Path(reference) if reference is not None else REFERENCE_WEIGHTS), compute_device())
+    return store_identity(
+        sha256_file(Path(reference) if reference is not None else REFERENCE_WEIGHTS), compute_device()
+    )
 
 
 def sweep_code_version() -> str:
@@ -60,14 +62,22 @@ def sweep_code_version() -> str:
     return code_version(__name__)
 
 
-def spec_key(spec: RunSpec, probe: ProbeSettings, sources: Mapping[str, DatasetSource], ref_sha: str, version: str | None = None) -> str:
+def spec_key(
+    spec: RunSpec, probe: ProbeSettings, sources: Mapping[str, DatasetSource], ref_sha: str, version: str | None = None
+) -> str:
     """A readable, content-addressed name for one task's summary file.
 
     ``version`` defaults to :func:`sweep_code_version`; a sweep computes it once and gives every
     task its key, so that all summaries of one sweep agree even while the code is being edited.
     """
-    digest = content_key(spec.to_dict(), asdict(probe), [asdict(sources[d]) if d in sources else d for d in spec.datasets],
-                         ref_sha, version or sweep_code_version(), length=12)
+    digest = content_key(
+        spec.to_dict(),
+        asdict(probe),
+        [asdict(sources[d]) if d in sources else d for d in spec.datasets],
+        ref_sha,
+        version or sweep_code_version(),
+        length=12,
+    )
     data = spec.dataset if len(spec.datasets) == 1 else f"{len(spec.datasets)}datasets"
     return f"{spec.regime}-{data}-lr{spec.learning_rate:g}-Q{spec.query_size}-{spec.label_condition}-{digest}"
 
@@ -94,20 +104,37 @@ def _reference_from(path: str | None) -> ReferenceLTM:
 
 
 def task_reference(reference: ReferenceLTM | str | Path | None) -> ReferenceLTM:
-    """The M_ref a sweep task fine-tunes from: a loaded model as it is, else the shipped reference, a path or a tabicl:/tabpfn: spec."""
+    """The M_ref a sweep task fine-tunes from: a loaded model as it is, else the shipped reference, a path or a
+    tabicl:/tabpfn: spec."""
     if hasattr(reference, "predict"):  # a loaded model: the reference or an adapter
         return reference
     return _reference_from(None if reference is None else str(reference))
 
 
-def probe_summary(run: FinetuneRun | JointRun, tables: Mapping[str, Dataset], probe: ProbeSettings, reference: ReferenceLTM,
-                  results_dir: str | Path | None = None, progress: bool = False) -> pd.DataFrame:
+def probe_summary(
+    run: FinetuneRun | JointRun,
+    tables: Mapping[str, Dataset],
+    probe: ProbeSettings,
+    reference: ReferenceLTM,
+    results_dir: str | Path | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
     """Probe every dataset of a run and summarize per epoch (one row per dataset and probing epoch)."""
     frames = []
     epochs = probe.epochs_for(run.config.probe_epochs)
-    for view, summary, _ in probe_views(run, tables, epochs, reference, probe.n_candidates,
-                                        list(probe.manipulations) if probe.manipulations else None, probe.seed, probe.max_queries,
-                                        probe.n_boot, results_dir, progress):
+    for view, summary, _ in probe_views(
+        run,
+        tables,
+        epochs,
+        reference,
+        probe.n_candidates,
+        list(probe.manipulations) if probe.manipulations else None,
+        probe.seed,
+        probe.max_queries,
+        probe.n_boot,
+        results_dir,
+        progress,
+    ):
         summary.insert(0, "dataset", view.manifest.dataset)
         summary["members_logged"] = len(view.members_logged)
         summary["run_key"] = view.key
@@ -115,16 +142,44 @@ def probe_summary(run: FinetuneRun | JointRun, tables: Mapping[str, Dataset], pr
     return pd.concat(frames, ignore_index=True)
 
 
-def _summary(status: str, spec: RunSpec, key: str, grid_name: str, probe: ProbeSettings, ref_sha: str, started: float,
-             **extra: Any) -> dict:
-    return {"status": status, "key": key, "grid": grid_name, "spec": spec.to_dict(), "probe": asdict(probe),
-            "reference_sha256": ref_sha, "wall_s": round(time.perf_counter() - started, 3), "host": socket.gethostname(),
-            "pid": os.getpid(), "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), **extra}
+def _summary(
+    status: str,
+    spec: RunSpec,
+    key: str,
+    grid_name: str,
+    probe: ProbeSettings,
+    ref_sha: str,
+    started: float,
+    **extra: Any,
+) -> dict:
+    return {
+        "status": status,
+        "key": key,
+        "grid": grid_name,
+        "spec": spec.to_dict(),
+        "probe": asdict(probe),
+        "reference_sha256": ref_sha,
+        "wall_s": round(time.perf_counter() - started, 3),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **extra,
+    }
 
 
-def run_task(spec: RunSpec, *, grid_name: str, probe: ProbeSettings, sources: Mapping[str, DatasetSource],
-             results_dir: str | Path, reference: ReferenceLTM | str | Path | None = None, ref_sha: str | None = None,
-             key: str | None = None, carte_dir: str | None = None, threads: int = 1) -> dict:
+def run_task(
+    spec: RunSpec,
+    *,
+    grid_name: str,
+    probe: ProbeSettings,
+    sources: Mapping[str, DatasetSource],
+    results_dir: str | Path,
+    reference: ReferenceLTM | str | Path | None = None,
+    ref_sha: str | None = None,
+    key: str | None = None,
+    carte_dir: str | None = None,
+    threads: int = 1,
+) -> dict:
     """One sweep task: fine-tune + probe + summarize one spec, and write its summary file atomically.
 
     Returns the summary (``status`` ``ok`` with ``rows``, or ``error`` with ``error`` and
@@ -149,14 +204,40 @@ def run_task(spec: RunSpec, *, grid_name: str, probe: ProbeSettings, sources: Ma
         for k, v in spec.to_dict().items():
             if k != "dataset":
                 rows[k] = v
-        out = _summary("ok", spec, key, grid_name, probe, ref_sha, started, run_key=run.key,
-                       rows=json.loads(rows.to_json(orient="records")))
+        out = _summary(
+            "ok",
+            spec,
+            key,
+            grid_name,
+            probe,
+            ref_sha,
+            started,
+            run_key=run.key,
+            rows=json.loads(rows.to_json(orient="records")),
+        )
     except Exception as exc:  # noqa: BLE001 - every failure is reported in the summary, the sweep goes on
-        out = _summary("error", spec, key, grid_name, probe, ref_sha, started, error=f"{type(exc).__name__}: {exc}",
-                       traceback=traceback.format_exc())
+        out = _summary(
+            "error",
+            spec,
+            key,
+            grid_name,
+            probe,
+            ref_sha,
+            started,
+            error=f"{type(exc).__name__}: {exc}",
+            traceback=traceback.format_exc(),
+        )
     atomic_write_text(path, json.dumps(out, indent=1, default=str))
     return out
 
 
-__all__ = ["probe_summary", "read_summary", "reference_sha", "run_task", "spec_key", "summary_dir", "task_reference",
-           "sweep_code_version"]
+__all__ = [
+    "probe_summary",
+    "read_summary",
+    "reference_sha",
+    "run_task",
+    "spec_key",
+    "summary_dir",
+    "task_reference",
+    "sweep_code_version",
+]
