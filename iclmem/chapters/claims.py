@@ -94,6 +94,69 @@ def _points(claim_id: str, points: Iterable[Mapping[str, Any]] | None) -> list[d
     return out
 
 
+@dataclass(frozen=True)
+class ClaimResult:
+    """One claim's result, the one shape every chapter returns (its :meth:`record` is what :func:`glue_claim` stores).
+
+    Checked once, here: the verdict is one of :data:`VERDICTS`, the id and reason are non-empty, ``null_rate`` lies
+    in [0, 1], and a ``reproduced`` verdict states its null (``null``: what the evidence assumes exchangeable, or
+    why no null applies) and has a null rate of at most :data:`MAX_NULL_RATE`. ``observed``: the statistic the
+    rule reads; ``null_range``: its central 95% under the null; ``points``: values for the scorecard's figure.
+    """
+
+    claim_id: str
+    paper: str
+    ours: str
+    verdict: str
+    reason: str
+    interval: str | None = None
+    null: str | None = None
+    observed: str | None = None
+    null_range: str | None = None
+    null_rate: float | None = None
+    points: tuple[Mapping[str, Any], ...] | None = None
+
+    def __post_init__(self) -> None:
+        claim_id, verdict, null = self.claim_id, self.verdict, self.null
+        if verdict not in VERDICTS:
+            raise ClaimError(f"claim {claim_id}: verdict {verdict!r} is not one of {', '.join(VERDICTS)}.")
+        if not str(claim_id).strip() or not str(self.reason).strip():
+            raise ClaimError(f"claim {claim_id!r}: the id and the reason must be non-empty.")
+        rate = None if self.null_rate is None else float(self.null_rate)
+        if rate is not None and not 0.0 <= rate <= 1.0:
+            raise ClaimError(f"claim {claim_id}: null_rate {rate} is not a share in [0, 1].")
+        if verdict == "reproduced":
+            if not null or not str(null).strip():
+                raise ClaimError(
+                    f"claim {claim_id}: a reproduced verdict needs its null (what the evidence assumes exchangeable, "
+                    "or why no null applies); pass null=..."
+                )
+            if rate is not None and rate > MAX_NULL_RATE + 1e-12:
+                raise ClaimError(
+                    f"claim {claim_id}: the rule says 'reproduced' in {rate:.0%} of null draws "
+                    f"(> {MAX_NULL_RATE:.0%}): chance alone gives that verdict; call it 'inconclusive' "
+                    "(iclmem.chapters.verdicts.evidence_verdict)."
+                )
+        object.__setattr__(self, "null_rate", rate)
+        object.__setattr__(self, "points", None if self.points is None else tuple(_points(claim_id, self.points)))
+
+    def record(self) -> dict[str, Any]:
+        """The plain dict that is glued, tabled and read back by the scorecard."""
+        return {
+            "id": str(self.claim_id),
+            "paper": str(self.paper),
+            "ours": str(self.ours),
+            "interval": _optional_text(self.interval),
+            "verdict": self.verdict,
+            "reason": str(self.reason),
+            "null": _optional_text(self.null),
+            "observed": _optional_text(self.observed),
+            "null_range": _optional_text(self.null_range),
+            "null_rate": self.null_rate,
+            "points": None if self.points is None else [dict(p) for p in self.points],
+        }
+
+
 def claim_record(
     claim_id: str,
     paper: str,
@@ -108,43 +171,20 @@ def claim_record(
     null_rate: float | None = None,
     points: Iterable[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The dict :func:`glue_claim` stores; checked.
-
-    The verdict is one of :data:`VERDICTS`, the id and reason are non-empty, ``null_rate`` lies in
-    [0, 1], and a ``reproduced`` verdict states its null (``null``) and has a null rate of at most
-    :data:`MAX_NULL_RATE`, unless ``null`` says why no null applies (and ``null_rate`` is None).
-    """
-    if verdict not in VERDICTS:
-        raise ClaimError(f"claim {claim_id}: verdict {verdict!r} is not one of {', '.join(VERDICTS)}.")
-    if not str(claim_id).strip() or not str(reason).strip():
-        raise ClaimError(f"claim {claim_id!r}: the id and the reason must be non-empty.")
-    rate = None if null_rate is None else float(null_rate)
-    if rate is not None and not 0.0 <= rate <= 1.0:
-        raise ClaimError(f"claim {claim_id}: null_rate {rate} is not a share in [0, 1].")
-    if verdict == "reproduced":
-        if not null or not str(null).strip():
-            raise ClaimError(
-                f"claim {claim_id}: a reproduced verdict needs its null (what the evidence assumes exchangeable, "
-                "or why no null applies); pass null=..."
-            )
-        if rate is not None and rate > MAX_NULL_RATE + 1e-12:
-            raise ClaimError(
-                f"claim {claim_id}: the rule says 'reproduced' in {rate:.0%} of null draws (> {MAX_NULL_RATE:.0%}): "
-                "chance alone gives that verdict; call it 'inconclusive' (iclmem.chapters.verdicts.evidence_verdict)."
-            )
-    return {
-        "id": str(claim_id),
-        "paper": str(paper),
-        "ours": str(ours),
-        "interval": _optional_text(interval),
-        "verdict": verdict,
-        "reason": str(reason),
-        "null": _optional_text(null),
-        "observed": _optional_text(observed),
-        "null_range": _optional_text(null_range),
-        "null_rate": rate,
-        "points": _points(claim_id, points),
-    }
+    """The record of a :class:`ClaimResult` with these fields (checked there)."""
+    return ClaimResult(
+        claim_id,
+        paper,
+        ours,
+        verdict,
+        reason,
+        interval,
+        null,
+        observed,
+        null_range,
+        null_rate,
+        None if points is None else tuple(points),
+    ).record()
 
 
 def record_from(fields: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,13 +12,12 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..intervals import paired_bootstrap
-from .claims import claim_record
+from .claims import ClaimResult
 from .llm_kshot_paper import (
     ICL_SETTING,
 )
@@ -79,45 +78,6 @@ class Interval:
 
     def text(self, fmt: str = "{:+.0f}", unit: str = " points") -> str:
         return f"{self.bounds(fmt, unit)}, {self.method()}"
-
-
-@dataclass(frozen=True)
-class ClaimResult:
-    """One claim as :func:`iclmem.chapters.claims.glue_claim` records it, its null included.
-
-    ``null``: what the null assumes exchangeable (or why no null applies); ``observed``: the statistic the rule reads;
-    ``null_range``: that statistic's central 95% under the null; ``null_rate``: how often the rule says "reproduced"
-    under the null. A ``reproduced`` result without a null, or with a null rate above 5%, is refused
-    (:class:`ClaimError`).
-    """
-
-    claim_id: str
-    paper: str
-    ours: str
-    verdict: str
-    reason: str
-    interval: str | None = None
-    null: str | None = None
-    observed: str | None = None
-    null_range: str | None = None
-    null_rate: float | None = None
-
-    def __post_init__(self) -> None:
-        self.record()  # raises if malformed
-
-    def record(self) -> dict[str, Any]:
-        return claim_record(
-            self.claim_id,
-            self.paper,
-            self.ours,
-            self.verdict,
-            self.reason,
-            self.interval,
-            null=self.null,
-            observed=self.observed,
-            null_range=self.null_range,
-            null_rate=self.null_rate,
-        )
 
 
 # -- statistics ------------------------------------------------------------------------------------------------
