@@ -6,22 +6,25 @@ are not protected, only the members whose membership the book's attacks try to i
 
 One DP step on a task of context C' and Q member queries:
 
-1. **per-member gradient norms.** The LTM's query rows never serve as keys (:func:`iclmem.ltm.model.key_rows`),
+1. **per-member gradients.** The LTM's query rows never serve as keys (:func:`iclmem.ltm.model.key_rows`),
    so a member's loss depends on the weights through C' and its own row only. Its gradient is that
-   of the task "C' plus this one query"; :func:`per_sample_gradients` computes all Q of them at once
+   of the task "C' plus this one query"; :func:`per_sample_gradients` computes all Q of them
    with ``torch.func`` (``vmap`` of ``grad`` over the query row, through Opacus' functorch helper
    :func:`opacus.grad_sample.functorch.make_functional`, the same machinery as Opacus'
-   ``grad_sample_mode="functorch"``). Opacus' module hooks cannot be used: the network reshapes
+   ``grad_sample_mode="functorch"``), :data:`PER_SAMPLE_CHUNK` members at a time (``vmap``'s
+   ``chunk_size``: the same values, with batched activations small enough to stay in cache; faster than
+   all Q at once, as ``benchmarks/dp_step.py`` measures).
+   Opacus' module hooks cannot be used: the network reshapes
    its batch into rows x columns and slices the ``qkv`` weights (:meth:`_Block._attend`), so no layer sees
    one member per batch entry. The hand-written backward of :class:`~iclmem.ltm.attention.SmallAttention`
    does not compose with ``torch.func``; per-member gradients leave that backward to autograd
    (:func:`plain_attention`): the same function, differentiated by autograd instead of by hand.
 2. **clipping factors** ``c_i = min(1, C / (||g_i|| + 1e-6))``, Opacus' own formula (``DPOptimizer``).
-3. **the clipped sum by a second backward** of ``sum_i c_i L_i / Q`` on the whole task (linearity:
-   its gradient is ``sum_i c_i g_i / Q``, the "two-pass" way of clipping), plus Gaussian noise of
-   standard deviation ``sigma C / Q`` on every coordinate, seeded per step (a resumed run draws the
-   same noise). With ``sigma = 0`` and no clipping every ``c_i`` is exactly 1 and nothing is added:
-   the step is the plain step bit for bit (``tests/test_privacy.py``).
+3. **the clipped mean in the same pass**: ``sum_i c_i g_i / Q`` summed from the per-member gradients
+   (no second backward: the gradients are at hand), plus Gaussian noise of standard deviation
+   ``sigma C / Q`` on every coordinate, seeded per step (a resumed run draws the same noise). Without
+   clipping (``max_grad_norm=None``) no per-member gradient is needed: the step runs the plain backward,
+   and with ``sigma = 0`` it is the plain step bit for bit (``tests/test_privacy.py``).
 
 Every member is in every step (the single-task schedule, Sec. 4.1), so the sampling rate is 1 and
 the accountant composes ``epochs`` Gaussian mechanisms; epsilon comes from Opacus' accountants
@@ -45,6 +48,8 @@ from .ltm.outputs import bar_log_probs, class_log_probs
 from .ltm.reference import query_start
 
 ACCOUNTANTS = ("rdp", "prv")
+#: Members per ``vmap`` chunk of :func:`per_sample_gradients`: ``benchmarks/dp_step.py`` times it against all at once.
+PER_SAMPLE_CHUNK = 5
 #: delta of every epsilon the book reports: below 1 / (the members of the largest table's split), the usual choice.
 DEFAULT_DELTA = 1e-5
 
@@ -151,10 +156,18 @@ def target_index(model: ReferenceLTM, task: ICLTask) -> torch.Tensor:
     return Predictions(torch.empty(0), task, model.cfg.n_bins, model.cfg.bin_bound)._target_index()
 
 
-def per_sample_gradients(model: ReferenceLTM, task: ICLTask) -> dict[str, torch.Tensor]:
-    """Per member query of ``task``: the gradient of its loss, each parameter as (Q, *shape); see the module docstring."""
+Grads = dict[str, torch.Tensor]
+
+
+def per_sample_gradients(model: ReferenceLTM, task: ICLTask, chunk_size: int | None = PER_SAMPLE_CHUNK,
+                         with_losses: bool = False) -> Grads | tuple[Grads, torch.Tensor]:
+    """Per member query of ``task``: the gradient of its loss, each parameter as (Q, *shape); see the module docstring.
+
+    ``chunk_size``: members per ``vmap`` chunk (None: all at once; the values are the same). ``with_losses``:
+    return ``(gradients, losses)``, the (Q,) member losses of the same pass.
+    """
     from opacus.grad_sample.functorch import make_functional
-    from torch.func import grad, vmap
+    from torch.func import grad_and_value, vmap
 
     batch = {k: v.to(model.device) for k, v in model.collate([task]).items()}
     start, n_q, cfg = query_start(batch), len(task.query_x), model.cfg
@@ -178,9 +191,12 @@ def per_sample_gradients(model: ReferenceLTM, task: ICLTask) -> dict[str, torch.
         return -lp.gather(-1, target.view(1, 1)).sum()
 
     trainable = tuple(p for n, p in zip(all_names, params, strict=True) if n in set(names))
+    chunk = None if chunk_size is None else max(1, min(int(chunk_size), n_q))
     with plain_attention():
-        grads = vmap(grad(loss), in_dims=(None, 0, 0))(trainable, xs, target_index(model, task).to(model.device))
-    return dict(zip(names, grads, strict=True))
+        grads, losses = vmap(grad_and_value(loss), in_dims=(None, 0, 0), chunk_size=chunk)(
+            trainable, xs, target_index(model, task).to(model.device))
+    out = dict(zip(names, grads, strict=True))
+    return (out, losses) if with_losses else out
 
 
 def per_sample_norms(grads: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -202,16 +218,22 @@ def noise_generator(seed: int, epoch: int, index: int) -> torch.Generator:
 def private_backward(model: ReferenceLTM, task: ICLTask, dp: DPStep, epoch: int, index: int = 0) -> torch.Tensor:
     """Leave DP-SGD's clipped, noised mean gradient in ``.grad`` (zeroed before); return the mean member loss (unclipped).
 
-    The gradients must be zero (or None) on entry: the caller's ``optimizer.zero_grad()``.
+    One pass (see the module docstring): the per-member gradients, their clipping factors and their
+    clipped mean. The gradients must be zero (or None) on entry: the caller's ``optimizer.zero_grad()``.
     """
-    losses = model.predict([task], grad=True)[0].loss()
-    n = losses.shape[0]
-    if dp.max_grad_norm is None:
-        factors = torch.ones_like(losses)
+    if dp.max_grad_norm is None:  # no clipping: the plain backward (with sigma = 0, the plain step bit for bit)
+        losses = model.predict([task], grad=True)[0].loss()
+        losses.mean().backward()
     else:
         with torch.no_grad():
-            factors = clip_factors(per_sample_norms(per_sample_gradients(model, task)), dp.max_grad_norm).to(losses.device)
-    (losses * factors).mean().backward()
+            grads, losses = per_sample_gradients(model, task, with_losses=True)
+            factors = clip_factors(per_sample_norms(grads), dp.max_grad_norm)
+            named = dict(model.network.named_parameters())
+            for name, g in grads.items():
+                p = named[name]
+                mean = torch.tensordot(factors.to(g.dtype), g, dims=1).div_(len(factors)).to(p.dtype)
+                p.grad = mean if p.grad is None else p.grad.add_(mean)
+    n = losses.shape[0]
     if dp.sigma > 0:
         gen, std = noise_generator(dp.seed, epoch, index), dp.sigma * float(dp.max_grad_norm) / n
         for p in model.trainable_parameters():
@@ -220,5 +242,6 @@ def private_backward(model: ReferenceLTM, task: ICLTask, dp: DPStep, epoch: int,
     return losses.detach().mean()
 
 
-__all__ = ["ACCOUNTANTS", "DEFAULT_DELTA", "DPStep", "PrivacyConfig", "PrivacyError", "clip_factors", "epsilon", "noise_generator",
-           "per_sample_gradients", "per_sample_norms", "plain_attention", "private_backward", "target_index"]
+__all__ = ["ACCOUNTANTS", "DEFAULT_DELTA", "PER_SAMPLE_CHUNK", "DPStep", "PrivacyConfig", "PrivacyError", "clip_factors",
+           "epsilon", "noise_generator", "per_sample_gradients", "per_sample_norms", "plain_attention", "private_backward",
+           "target_index"]

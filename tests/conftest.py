@@ -25,6 +25,7 @@ BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
     "A4_audit_your_model": {"epochs": 2, "probe_epochs": [0, 2], "max_queries": 4, "n_boot": 20},
     "06_llm_kshot_replication": {"n_instances": 4, "n_demonstrations": 4, "ks": [0, 2], "finetune_epochs": 1,
                                  "llm_judge_pairs": 4, "completion_length": 8, "performance_completion_length": 3},
+    "07_mitigation": {"epochs": 2, "context_size": 32, "max_queries": 8, "n_boot": 20, "epsilons": [4.0, "inf"]},
 }
 
 TINY_NOTEBOOK = """\

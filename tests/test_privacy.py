@@ -67,7 +67,20 @@ def test_per_sample_gradients_equal_one_query_tasks(setup, reference):
         assert torch.allclose(ours, _flat_grad(model), atol=1e-5, rtol=1e-4)
 
 
-def test_clipped_norms_at_most_c_and_two_pass_gradient_is_their_mean(setup, reference):
+def test_chunked_per_sample_gradients_equal_unchunked_and_losses_equal_the_plain_forward(setup, reference):
+    """vmap's chunk size changes the speed only; the losses of the same pass are those of the plain forward."""
+    task = _task(setup, reference)
+    model = reference.clone()
+    whole, losses = per_sample_gradients(model, task, chunk_size=None, with_losses=True)
+    chunked = per_sample_gradients(model, task, chunk_size=5)
+    for name, g in whole.items():
+        assert torch.allclose(g, chunked[name], atol=1e-6, rtol=1e-5)
+    with torch.no_grad():
+        plain = model.predict([task])[0].loss()
+    assert torch.allclose(losses, torch.as_tensor(plain, dtype=losses.dtype), atol=1e-5, rtol=1e-5)
+
+
+def test_clipped_norms_at_most_c_and_the_step_gradient_is_their_mean(setup, reference):
     task = _task(setup, reference)
     model = reference.clone()
     grads = per_sample_gradients(model, task)

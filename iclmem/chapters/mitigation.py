@@ -5,9 +5,12 @@ Neither paper measures it. On the book's positive control (notebook 04, :mod:`.i
 learning rate and epochs (:mod:`iclmem.privacy`; epsilon = inf is the plain run), and per epsilon:
 
 * the **vanilla attack** (:func:`.instrument.context_attack`) and the **probe's** AUC(Delta S), with intervals;
-* the **outcome** of Tab. 3 (:func:`iclmem.probe.summary.summarize_run`'s, the book's bound reading);
-* **utility** on held-out rows (the non-members: never trained on): loss and accuracy against M_ref and
-  against epsilon = inf, with bootstrap intervals.
+* the **outcome** of Tab. 3 under the book's reading (:func:`iclmem.outcomes.reclassify`, ``outcome_rule``,
+  by default :data:`iclmem.outcomes.DEFAULT_READING`: detectable only when the AUC's interval clears 0.5);
+* **utility** on held-out rows against their **true** targets (:func:`held_out_rows`: the context-pool rows
+  outside C', never a query and never in the training context; under label condition ``all`` the members'
+  and non-members' labels are permuted, so they cannot measure utility): loss and accuracy of M_theta and
+  M_ref, and the accuracy cost against M_ref and against epsilon = inf, with bootstrap intervals.
 
 The privacy unit is one member row; the context-pool rows are public (:mod:`iclmem.privacy`).
 Claims M1 and M2 (:func:`mitigation_claims`) go to the scorecard under "Beyond the papers".
@@ -25,13 +28,15 @@ import pandas as pd
 import torch
 
 from ..data import Dataset, prepared_table, split_manifest
-from ..finetune import FinetuneConfig, FinetuneRun, finetune, prepare_run_data
+from ..finetune import FinetuneConfig, FinetuneRun, encoded_table, finetune, prepare_run_data
 from ..grid import RunSpec, probe_grid
+from ..ltm import ICLTask
+from ..outcomes import DEFAULT_READING, reclassify
 from ..privacy import DEFAULT_DELTA, PrivacyConfig, epsilon, per_sample_gradients, per_sample_norms
 from .claims import claim_record
 from .instrument import CONTROL_CONDITION, context_attack
 
-#: M2's criterion: DP may cost at most this much held-out accuracy against the non-private run (absolute).
+#: M2's criterion: DP may cost at most this much held-out accuracy (absolute) against M_ref and against epsilon = inf.
 UTILITY_BUDGET = 0.05
 #: M1's privacy levels: "epsilon <= 4".
 M1_EPSILON = 4.0
@@ -58,22 +63,41 @@ def dp_config(spec: RunSpec, eps: float, max_grad_norm: float, delta: float = DE
                                                                              max_grad_norm=max_grad_norm))
 
 
-def held_out_utility(run: FinetuneRun, table: Dataset, epoch: int, reference, n_boot: int = 200, seed: int = 0) -> dict[str, float]:
-    """Loss and accuracy of M_theta (at ``epoch``) and M_ref on the non-members with C' as the context, bootstrap 95% intervals."""
+def held_out_task(run: FinetuneRun, table: Dataset) -> tuple[ICLTask, np.ndarray]:
+    """C' as the context and the held-out rows (the context pool outside C': never a member, a non-member or
+    a row of C') as queries with their TRUE targets; and their ids.
+
+    The targets are the table's target column at those rows, never the manifest's randomized labels
+    (:meth:`~iclmem.data.manifest.SplitManifest.labels`): utility is accuracy on the task itself.
+    """
     data = prepare_run_data(run.manifest, table, run.config)
-    task = data.task_for(data.non_member_x, data.non_member_y)
-    out: dict[str, float] = {}
-    rng = np.random.default_rng([seed, 0x07])
-    idx = rng.integers(0, len(data.non_member_y), size=(n_boot, len(data.non_member_y)))
+    ids = np.setdiff1d(run.manifest.context, data.context_ids)
+    encoded = encoded_table(table, run.manifest.table_fingerprint)[1]
+    x = encoded[ids][:, data.feature_columns]
+    return data.task_for(x, table.target.to_numpy()[ids]), ids
+
+
+def held_out_utility(run: FinetuneRun, table: Dataset, epoch: int, reference, n_boot: int = 200,
+                     seed: int = 0) -> dict[str, float]:
+    """Loss and accuracy of M_theta (at ``epoch``) and M_ref on the held-out rows against their true targets.
+
+    With bootstrap 95% intervals (rows resampled), the number of rows (``held-out rows``) and, per row, 1 where
+    the model predicts the true target (``theta correct``, ``ref correct``: for M2's paired intervals).
+    """
+    task, ids = held_out_task(run, table)
+    truth = np.asarray(task.query_y)
+    out: dict[str, float] = {"held-out rows": float(len(ids))}
+    idx = np.random.default_rng([seed, 0x07]).integers(0, len(truth), size=(n_boot, len(truth)))
     with torch.no_grad():
         for name, model in (("theta", run.model(epoch, reference)), ("ref", reference)):
             pred = model.predict([task])[0]
-            values = {"loss": np.asarray(pred.loss(), dtype=np.float64), "accuracy": (pred.point() == data.non_member_y).astype(float)}
-            out[f"{name} correct"] = values["accuracy"]  # per non-member: for paired intervals of the cost (M2)
+            values = {"loss": np.asarray(pred.loss(), dtype=np.float64),
+                      "accuracy": (pred.point() == truth).astype(float)}
+            out[f"{name} correct"] = values["accuracy"]
             for metric, v in values.items():
-                boots = v[idx].mean(axis=1)
                 out[f"{name} {metric}"] = float(v.mean())
-                out[f"{name} {metric} lo"], out[f"{name} {metric} hi"] = (float(q) for q in np.quantile(boots, [0.025, 0.975]))
+                lo, hi = np.quantile(v[idx].mean(axis=1), [0.025, 0.975])
+                out[f"{name} {metric} lo"], out[f"{name} {metric} hi"] = float(lo), float(hi)
     return out
 
 
@@ -84,16 +108,40 @@ class Mitigation:
     table: pd.DataFrame
     max_grad_norm: float
     summary: pd.DataFrame
-    correct: dict[float, np.ndarray]  # epsilon -> per held-out row, 1 where M_theta predicts its label
+    correct: dict[float, np.ndarray]  # epsilon -> per held-out row, 1 where M_theta predicts its true target
+    ref_correct: np.ndarray | None = None  # per held-out row, 1 where M_ref predicts its true target
 
 
-def accuracy_cost(m: Mitigation, eps: float, n_boot: int = 200, seed: int = 0) -> dict[str, float]:
-    """Held-out accuracy at epsilon = inf minus at ``eps``, with a paired bootstrap 95% interval (the same rows resampled)."""
-    a, b = m.correct[math.inf], m.correct[eps]
+def accuracy_cost(m: Mitigation, eps: float, against: str = "inf", n_boot: int = 200,
+                  seed: int = 0) -> dict[str, float]:
+    """Held-out accuracy of ``against`` ("inf": the non-private run; "ref": M_ref) minus M_theta's at ``eps``.
+
+    With a paired bootstrap 95% interval (the same held-out rows resampled for both).
+    """
+    if against not in ("inf", "ref"):
+        raise ValueError(f"against must be 'inf' or 'ref', got {against!r}")
+    a = m.correct[math.inf] if against == "inf" else m.ref_correct
+    if a is None:
+        raise ValueError("M_ref's per-row correctness is missing (Mitigation.ref_correct)")
+    b = m.correct[eps]
     idx = np.random.default_rng([seed, 0x0C]).integers(0, len(a), size=(n_boot, len(a)))
-    boots = (a[idx] - b[idx]).mean(axis=1)
-    lo, hi = np.quantile(boots, [0.025, 0.975])
+    lo, hi = np.quantile((a[idx] - b[idx]).mean(axis=1), [0.025, 0.975])
     return {"cost": float(a.mean() - b.mean()), "lo": float(lo), "hi": float(hi)}
+
+
+def cost_verdict(costs: dict[str, dict[str, float]], budget: float = UTILITY_BUDGET) -> tuple[str, str]:
+    """M2's rule on the paired cost intervals against M_ref and against epsilon = inf: (verdict, reason).
+
+    reproduced: both intervals lie at or below ``budget``; differs: either lies above it; else inconclusive.
+    """
+    names = {"ref": "M_ref", "inf": "ε = ∞"}
+    above = [names[k] for k, c in costs.items() if c["lo"] > budget]
+    if above:
+        return "differs", f"the paired interval of the cost against {' and '.join(above)} lies above {budget:.2f}"
+    if all(c["hi"] <= budget for c in costs.values()):
+        return "reproduced", f"the paired intervals of the cost against M_ref and ε = ∞ lie at or below {budget:.2f}"
+    spans = [names[k] for k, c in costs.items() if c["hi"] > budget]
+    return "inconclusive", f"the paired interval of the cost against {' and '.join(spans)} contains {budget:.2f}"
 
 
 def removal_threshold(table: pd.DataFrame) -> float | None:
@@ -132,17 +180,15 @@ def mitigation_claims(m: Mitigation, n_boot: int = 200, seed: int = 0) -> list[d
     null = "no null applies: the verdict reads bootstrap 95% intervals against 0.5, themselves the test against chance"
     records = [claim_record("M1", paper, ours, verdict, why, null=null, observed=f"{top['vanilla lo']:.3f}")]
     worst = max(private)  # M2 reads the largest epsilon <= 4: the run of M1's that costs least
-    cost = accuracy_cost(m, worst, n_boot, seed)
-    ours = f"accuracy cost at ε={_eps_label(worst)}: {cost['cost']:+.3f} [{cost['lo']:+.3f}, {cost['hi']:+.3f}] (held-out rows)"
-    if cost["hi"] <= UTILITY_BUDGET:
-        verdict, why = "reproduced", f"the paired interval of the cost lies below the criterion {UTILITY_BUDGET:.2f}"
-    elif cost["lo"] > UTILITY_BUDGET:
-        verdict, why = "differs", f"the paired interval of the cost lies above the criterion {UTILITY_BUDGET:.2f}"
-    else:
-        verdict, why = "inconclusive", f"the paired interval of the cost contains the criterion {UTILITY_BUDGET:.2f}"
-    records.append(claim_record("M2", paper, ours, verdict, why, f"[{cost['lo']:+.3f}, {cost['hi']:+.3f}]", null=(
-        "no null applies: the criterion is a stated utility budget, read against a paired bootstrap interval"),
-        observed=f"{cost['cost']:+.3f}"))
+    costs = {k: accuracy_cost(m, worst, k, n_boot, seed) for k in ("ref", "inf")}
+    ours = "; ".join(f"accuracy cost at ε={_eps_label(worst)} against {name}: {c['cost']:+.3f} "
+                     f"[{c['lo']:+.3f}, {c['hi']:+.3f}]" for name, c in zip(("M_ref", "ε=∞"), costs.values(), strict=True))
+    ours += " (held-out rows, true targets)"
+    verdict, why = cost_verdict(costs)
+    ci = "; ".join(f"[{c['lo']:+.3f}, {c['hi']:+.3f}]" for c in costs.values())
+    records.append(claim_record("M2", paper, ours, verdict, why, ci, null=(
+        "no null applies: the criterion is a stated utility budget, read against paired bootstrap intervals"),
+        observed=f"{max(c['cost'] for c in costs.values()):+.3f}"))
     return records
 
 
@@ -190,30 +236,35 @@ def plot_utility(table: pd.DataFrame) -> plt.Figure:
 
 def run_mitigation(dataset: str, learning_rate: float, epochs: int, query_size: int, context_size: int, epsilons: Sequence[float],
                    reference, seed: int = 0, n_candidates: int = 10, max_queries: int | None = 50, n_boot: int = 200,
-                   label_condition: str = CONTROL_CONDITION, delta: float = DEFAULT_DELTA) -> Mitigation:
-    """Fine-tune (or load) one run per epsilon, attack, probe and score each; see the module docstring."""
+                   label_condition: str = CONTROL_CONDITION, delta: float = DEFAULT_DELTA,
+                   outcome_rule: str = DEFAULT_READING) -> Mitigation:
+    """Fine-tune (or load) one run per epsilon, attack, probe and score each; see the module docstring.
+
+    ``outcome_rule``: the reading of Tab. 3 (:data:`iclmem.outcomes.OUTCOME_READINGS`) of the outcome column.
+    """
     table = prepared_table(dataset)
     spec = RunSpec(dataset, float(learning_rate), int(query_size), label_condition, int(epochs), int(seed), int(context_size))
     c = clipping_norm(reference, table, spec)
     manifest = split_manifest(table, spec.query_size, spec.seed, spec.label_condition)
     runs = [finetune(manifest, table, dp_config(spec, e, c, delta), reference, progress=True) for e in epsilons]
     summary, _ = probe_grid([spec] * len(runs), runs, reference, [epochs], n_candidates, max_queries, seed, n_boot, progress=True)
-    plain = next((i for i, e in enumerate(epsilons) if math.isinf(e)), None)
-    rows = []
+    summary = reclassify(summary, outcome_rule)
+    rows, correct, ref_correct = [], {}, None
     for eps, run in zip(epsilons, runs, strict=True):
         vanilla = context_attack(run, table, epochs, reference, 1.0, seed, n_boot)
         p = summary[(summary.run_key == run.key) & (summary.epoch == epochs)].iloc[0]
         sigma = 0.0 if run.config.privacy is None else run.config.privacy.sigma(epochs)
+        utility = held_out_utility(run, table, epochs, reference, n_boot, seed)
+        correct[float(eps)], ref_correct = utility.pop("theta correct"), utility.pop("ref correct")
         rows.append({"epsilon": float(eps), "sigma": sigma, "epsilon (accountant)": epsilon(sigma, 1.0, epochs, delta),
                      "vanilla AUC": vanilla["auc"], "vanilla lo": vanilla["lo"], "vanilla hi": vanilla["hi"],
                      "probe AUC": float(p.auc_loss), "probe lo": float(p.auc_loss_lo), "probe hi": float(p.auc_loss_hi),
-                     "outcome": p.outcome, **held_out_utility(run, table, epochs, reference, n_boot, seed), "run_key": run.key})
-    correct = {}
-    for row in rows:
-        correct[row["epsilon"]] = row.pop("theta correct")
-        row.pop("ref correct")
-    frame = pd.DataFrame(rows)
-    if plain is not None:
-        frame["accuracy cost"] = frame.loc[plain, "theta accuracy"] - frame["theta accuracy"]
-        frame["loss cost"] = frame["theta loss"] - frame.loc[plain, "theta loss"]
-    return Mitigation(frame, c, summary, correct)
+                     "outcome": p.outcome, **utility, "run_key": run.key})
+    m = Mitigation(pd.DataFrame(rows), c, summary, correct, ref_correct)
+    for against in ("ref", "inf"):
+        if against == "inf" and math.inf not in correct:
+            continue
+        costs = [accuracy_cost(m, float(e), against, n_boot, seed) for e in epsilons]
+        m.table[f"cost vs {against}"] = [x["cost"] for x in costs]
+        m.table[f"cost vs {against} lo"], m.table[f"cost vs {against} hi"] = [x["lo"] for x in costs], [x["hi"] for x in costs]
+    return m
