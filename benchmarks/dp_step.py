@@ -67,11 +67,21 @@ def main() -> None:
     dp = seconds_per_step(DPStep(max_grad_norm=1.0, sigma=1.0), task, args.steps)
     chunked = seconds_per_gradients(task, PER_SAMPLE_CHUNK, args.steps)
     whole = seconds_per_gradients(task, None, args.steps)
-    result = {"shape": "64 context rows, 50 member queries, 30 features, binary", "threads": args.threads,
-              "steps": args.steps, "plain_s_per_step": plain, "dp_s_per_step": dp, "dp_over_plain": dp / plain,
-              "per_sample_chunk": PER_SAMPLE_CHUNK, "gradients_chunked_s": chunked, "gradients_one_vmap_s": whole,
-              "one_vmap_over_chunked": whole / chunked, "load_average_1min": os.getloadavg()[0],
-              "machine": platform.machine(), "torch": torch.__version__}
+    result = {
+        "shape": "64 context rows, 50 member queries, 30 features, binary",
+        "threads": args.threads,
+        "steps": args.steps,
+        "plain_s_per_step": plain,
+        "dp_s_per_step": dp,
+        "dp_over_plain": dp / plain,
+        "per_sample_chunk": PER_SAMPLE_CHUNK,
+        "gradients_chunked_s": chunked,
+        "gradients_one_vmap_s": whole,
+        "one_vmap_over_chunked": whole / chunked,
+        "load_average_1min": os.getloadavg()[0],
+        "machine": platform.machine(),
+        "torch": torch.__version__,
+    }
     atomic_write_text(Path(args.out), json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
 

@@ -76,7 +76,9 @@ class PrivacyConfig:
     def checked(self) -> PrivacyConfig:
         """Validate (errors name the fix) and return self."""
         if (self.noise_multiplier is None) == (self.target_epsilon is None):
-            raise PrivacyError("give exactly one of noise_multiplier (sigma) and target_epsilon, e.g. PrivacyConfig(target_epsilon=4).")
+            raise PrivacyError(
+                "give exactly one of noise_multiplier (sigma) and target_epsilon, e.g. PrivacyConfig(target_epsilon=4)."
+            )
         if self.accountant not in ACCOUNTANTS:
             raise PrivacyError(f"accountant {self.accountant!r} is not one of {ACCOUNTANTS}.")
         if self.max_grad_norm is not None and not self.max_grad_norm > 0:
@@ -84,7 +86,9 @@ class PrivacyConfig:
         if self.noise_multiplier is not None and self.noise_multiplier < 0:
             raise PrivacyError(f"noise_multiplier must be >= 0, got {self.noise_multiplier}.")
         if self.target_epsilon is not None and not self.target_epsilon > 0:
-            raise PrivacyError(f"target_epsilon must be positive, got {self.target_epsilon}; a non-private run has privacy=None.")
+            raise PrivacyError(
+                f"target_epsilon must be positive, got {self.target_epsilon}; a non-private run has privacy=None."
+            )
         if self.max_grad_norm is None and (self.target_epsilon is not None or self.noise_multiplier):
             raise PrivacyError("noise without clipping protects nothing: set max_grad_norm (the clipping norm C).")
         if not 0 < self.delta < 1:
@@ -97,12 +101,22 @@ class PrivacyConfig:
             return float(self.noise_multiplier)
         from opacus.accountants.utils import get_noise_multiplier
 
-        return float(get_noise_multiplier(target_epsilon=self.target_epsilon, target_delta=self.delta, sample_rate=sample_rate,
-                                          steps=steps, accountant=self.accountant))
+        return float(
+            get_noise_multiplier(
+                target_epsilon=self.target_epsilon,
+                target_delta=self.delta,
+                sample_rate=sample_rate,
+                steps=steps,
+                accountant=self.accountant,
+            )
+        )
 
 
-def epsilon(sigma: float, sample_rate: float, steps: int, delta: float = DEFAULT_DELTA, accountant: str = "rdp") -> float:
-    """Opacus' epsilon at ``delta`` after ``steps`` steps of noise multiplier ``sigma`` at ``sample_rate`` (inf when sigma is 0)."""
+def epsilon(
+    sigma: float, sample_rate: float, steps: int, delta: float = DEFAULT_DELTA, accountant: str = "rdp"
+) -> float:
+    """Opacus' epsilon at ``delta`` after ``steps`` steps of noise multiplier ``sigma`` at ``sample_rate`` (inf when
+    sigma is 0)."""
     if sigma <= 0:
         return math.inf
     if steps == 0:
@@ -116,7 +130,8 @@ def epsilon(sigma: float, sample_rate: float, steps: int, delta: float = DEFAULT
 
 @dataclass(frozen=True)
 class DPStep:
-    """A resolved DP-SGD step for :func:`iclmem.training.train`: clipping norm C (None: none), sigma, seed of the noise."""
+    """A resolved DP-SGD step for :func:`iclmem.training.train`: clipping norm C (None: none), sigma, seed of the
+    noise."""
 
     max_grad_norm: float | None
     sigma: float
@@ -129,7 +144,8 @@ class DPStep:
 
 
 class _AutogradAttention:
-    """:class:`~iclmem.ltm.attention.SmallAttention`'s computation left to autograd (``torch.func`` can transform it)."""
+    """:class:`~iclmem.ltm.attention.SmallAttention`'s computation left to autograd (``torch.func`` can transform
+    it)."""
 
     @staticmethod
     def apply(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
@@ -159,8 +175,9 @@ def target_index(model: ReferenceLTM, task: ICLTask) -> torch.Tensor:
 Grads = dict[str, torch.Tensor]
 
 
-def per_sample_gradients(model: ReferenceLTM, task: ICLTask, chunk_size: int | None = PER_SAMPLE_CHUNK,
-                         with_losses: bool = False) -> Grads | tuple[Grads, torch.Tensor]:
+def per_sample_gradients(
+    model: ReferenceLTM, task: ICLTask, chunk_size: int | None = PER_SAMPLE_CHUNK, with_losses: bool = False
+) -> Grads | tuple[Grads, torch.Tensor]:
     """Per member query of ``task``: the gradient of its loss, each parameter as (Q, *shape); see the module docstring.
 
     ``chunk_size``: members per ``vmap`` chunk (None: all at once; the values are the same). ``with_losses``:
@@ -194,7 +211,8 @@ def per_sample_gradients(model: ReferenceLTM, task: ICLTask, chunk_size: int | N
     chunk = None if chunk_size is None else max(1, min(int(chunk_size), n_q))
     with plain_attention():
         grads, losses = vmap(grad_and_value(loss), in_dims=(None, 0, 0), chunk_size=chunk)(
-            trainable, xs, target_index(model, task).to(model.device))
+            trainable, xs, target_index(model, task).to(model.device)
+        )
     out = dict(zip(names, grads, strict=True))
     return (out, losses) if with_losses else out
 
@@ -216,7 +234,8 @@ def noise_generator(seed: int, epoch: int, index: int) -> torch.Generator:
 
 
 def private_backward(model: ReferenceLTM, task: ICLTask, dp: DPStep, epoch: int, index: int = 0) -> torch.Tensor:
-    """Leave DP-SGD's clipped, noised mean gradient in ``.grad`` (zeroed before); return the mean member loss (unclipped).
+    """Leave DP-SGD's clipped, noised mean gradient in ``.grad`` (zeroed before); return the mean member loss
+    (unclipped).
 
     One pass (see the module docstring): the per-member gradients, their clipping factors and their
     clipped mean. The gradients must be zero (or None) on entry: the caller's ``optimizer.zero_grad()``.
@@ -242,6 +261,19 @@ def private_backward(model: ReferenceLTM, task: ICLTask, dp: DPStep, epoch: int,
     return losses.detach().mean()
 
 
-__all__ = ["ACCOUNTANTS", "DEFAULT_DELTA", "PER_SAMPLE_CHUNK", "DPStep", "PrivacyConfig", "PrivacyError", "clip_factors",
-           "epsilon", "noise_generator", "per_sample_gradients", "per_sample_norms", "plain_attention", "private_backward",
-           "target_index"]
+__all__ = [
+    "ACCOUNTANTS",
+    "DEFAULT_DELTA",
+    "PER_SAMPLE_CHUNK",
+    "DPStep",
+    "PrivacyConfig",
+    "PrivacyError",
+    "clip_factors",
+    "epsilon",
+    "noise_generator",
+    "per_sample_gradients",
+    "per_sample_norms",
+    "plain_attention",
+    "private_backward",
+    "target_index",
+]

@@ -18,10 +18,13 @@ from iclmem.chapters.mitigation import (
 )
 
 
-def _mitigation(vanilla_lo: dict[float, float], correct: dict[float, np.ndarray],
-                ref: np.ndarray | None = None) -> Mitigation:
-    rows = [{"epsilon": e, "vanilla AUC": lo + 0.1, "vanilla lo": lo, "vanilla hi": lo + 0.2}
-            for e, lo in vanilla_lo.items()]
+def _mitigation(
+    vanilla_lo: dict[float, float], correct: dict[float, np.ndarray], ref: np.ndarray | None = None
+) -> Mitigation:
+    rows = [
+        {"epsilon": e, "vanilla AUC": lo + 0.1, "vanilla lo": lo, "vanilla hi": lo + 0.2}
+        for e, lo in vanilla_lo.items()
+    ]
     return Mitigation(pd.DataFrame(rows), 1.0, pd.DataFrame(), correct, ref)
 
 
@@ -59,8 +62,9 @@ def test_m2_differs_when_dp_costs_more_than_the_budget_against_m_ref_even_if_eps
 
 def test_m2_differs_against_eps_inf_and_is_inconclusive_near_the_budget():
     ref = _rows(0.9)
-    dear = mitigation_claims(_mitigation(LO, {1.0: _rows(0.5), 4.0: _rows(0.9 - 4 * UTILITY_BUDGET), math.inf: ref},
-                                         ref))
+    dear = mitigation_claims(
+        _mitigation(LO, {1.0: _rows(0.5), 4.0: _rows(0.9 - 4 * UTILITY_BUDGET), math.inf: ref}, ref)
+    )
     assert dear[1]["verdict"] == "differs"
     near = ref.copy()
     near[: int(UTILITY_BUDGET * 400)] = 0.0  # 20 of 400 rows lost: a cost of exactly the budget, its interval around it

@@ -50,7 +50,9 @@ def _task(setup, reference):
 
 
 def _flat_grad(model: ReferenceLTM) -> torch.Tensor:
-    return torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).flatten() for p in model.trainable_parameters()])
+    return torch.cat(
+        [(p.grad if p.grad is not None else torch.zeros_like(p)).flatten() for p in model.trainable_parameters()]
+    )
 
 
 def test_per_sample_gradients_equal_one_query_tasks(setup, reference):
@@ -61,7 +63,7 @@ def test_per_sample_gradients_equal_one_query_tasks(setup, reference):
     names = [n for n, p in model.network.named_parameters() if p.requires_grad]
     for i in (0, 5, len(task.query_x) - 1):
         model.network.zero_grad()
-        one = type(task)(task.context_x, task.context_y, task.query_x[i:i + 1], task.query_y[i:i + 1], task.task)
+        one = type(task)(task.context_x, task.context_y, task.query_x[i : i + 1], task.query_y[i : i + 1], task.task)
         model.predict([one], grad=True)[0].loss().sum().backward()
         ours = torch.cat([grads[n][i].flatten() for n in names])
         assert torch.allclose(ours, _flat_grad(model), atol=1e-5, rtol=1e-4)
@@ -92,7 +94,9 @@ def test_clipped_norms_at_most_c_and_the_step_gradient_is_their_mean(setup, refe
     assert int((factors < 1).sum()) >= len(factors) // 2 - 1
     model.network.zero_grad()
     private_backward(model, task, DPStep(c, 0.0), epoch=1)
-    expected = torch.cat([clipped[n].mean(dim=0).flatten() for n, p in model.network.named_parameters() if p.requires_grad])
+    expected = torch.cat(
+        [clipped[n].mean(dim=0).flatten() for n, p in model.network.named_parameters() if p.requires_grad]
+    )
     assert torch.allclose(_flat_grad(model), expected, atol=1e-6, rtol=1e-4)
 
 
@@ -120,8 +124,9 @@ def test_accountant_matches_opacus(setup):
         acc.step(noise_multiplier=1.3, sample_rate=0.2)
     assert epsilon(1.3, 0.2, 40, delta=1e-5) == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
     sigma = PrivacyConfig(target_epsilon=4.0).sigma(steps=20)
-    assert sigma == pytest.approx(get_noise_multiplier(target_epsilon=4.0, target_delta=1e-5, sample_rate=1.0, steps=20,
-                                                       accountant="rdp"))
+    assert sigma == pytest.approx(
+        get_noise_multiplier(target_epsilon=4.0, target_delta=1e-5, sample_rate=1.0, steps=20, accountant="rdp")
+    )
     assert epsilon(sigma, 1.0, 20) <= 4.0
     assert epsilon(0.0, 1.0, 20) == float("inf")
     assert epsilon(2 * sigma, 1.0, 20) < epsilon(sigma, 1.0, 20)
@@ -130,17 +135,28 @@ def test_accountant_matches_opacus(setup):
 def test_no_noise_no_clipping_run_equals_the_plain_run_bitwise(setup, reference):
     table, manifest, tmp = setup
     plain = FinetuneConfig(1e-2, epochs=3, probe_epochs=(0, 3), context_size=30)
-    noop = FinetuneConfig(1e-2, epochs=3, probe_epochs=(0, 3), context_size=30,
-                          privacy=PrivacyConfig(noise_multiplier=0.0, max_grad_norm=None))
+    noop = FinetuneConfig(
+        1e-2,
+        epochs=3,
+        probe_epochs=(0, 3),
+        context_size=30,
+        privacy=PrivacyConfig(noise_multiplier=0.0, max_grad_norm=None),
+    )
     a = finetune(manifest, table, plain, reference, tmp, progress=False)
     b = finetune(manifest, table, noop, reference, tmp, progress=False)
     assert a.key != b.key  # the privacy config is part of the run key
     for name, w in torch.load(a.weights_path(3), weights_only=True).items():
         assert torch.equal(w, torch.load(b.weights_path(3), weights_only=True)[name]), name
-    clipped = FinetuneConfig(1e-2, epochs=3, probe_epochs=(0, 3), context_size=30, privacy=PrivacyConfig(noise_multiplier=0.0))
-    c = finetune(manifest, table, clipped, reference, tmp, progress=False)  # clipping alone changes the run: the test can fail
-    assert not torch.equal(torch.load(a.weights_path(3), weights_only=True)["blocks.0.qkv_feat.weight"],
-                           torch.load(c.weights_path(3), weights_only=True)["blocks.0.qkv_feat.weight"])
+    clipped = FinetuneConfig(
+        1e-2, epochs=3, probe_epochs=(0, 3), context_size=30, privacy=PrivacyConfig(noise_multiplier=0.0)
+    )
+    c = finetune(
+        manifest, table, clipped, reference, tmp, progress=False
+    )  # clipping alone changes the run: the test can fail
+    assert not torch.equal(
+        torch.load(a.weights_path(3), weights_only=True)["blocks.0.qkv_feat.weight"],
+        torch.load(c.weights_path(3), weights_only=True)["blocks.0.qkv_feat.weight"],
+    )
     assert run_key(manifest, plain, reference) == a.key
 
 

@@ -1,4 +1,5 @@
-"""Chapter 7: does DP-SGD (IclMem Sec. 6's named mitigation; Abadi et al. 2016) remove the memorization the book measures?
+"""Chapter 7: does DP-SGD (IclMem Sec. 6's named mitigation; Abadi et al. 2016) remove the memorization the book
+measures?
 
 Neither paper measures it. On the book's positive control (notebook 04, :mod:`.instrument`: label condition
 ``all``, a 64-row context, Q = 50) the model is fine-tuned at each epsilon of a small grid with the same
@@ -43,7 +44,8 @@ M1_EPSILON = 4.0
 
 
 def clipping_norm(reference, table: Dataset, spec: RunSpec) -> float:
-    """The clipping norm C, tuned on the non-private side: the median per-member gradient norm at M_ref (2 significant digits).
+    """The clipping norm C, tuned on the non-private side: the median per-member gradient norm at M_ref (2 significant
+    digits).
 
     It reads the members without privacy (the DP literature tunes hyperparameters so, leaving the tuning's own
     privacy cost unaccounted); rounded so that float32 rounding never changes a run's key.
@@ -59,8 +61,11 @@ def clipping_norm(reference, table: Dataset, spec: RunSpec) -> float:
 def dp_config(spec: RunSpec, eps: float, max_grad_norm: float, delta: float = DEFAULT_DELTA) -> FinetuneConfig:
     """The spec's config kept at its last epoch only (and 0), with DP-SGD at ``eps`` (inf: the plain run)."""
     base = replace(spec.config(), probe_epochs=(0, spec.epochs))
-    return base if math.isinf(eps) else replace(base, privacy=PrivacyConfig(target_epsilon=float(eps), delta=delta,
-                                                                             max_grad_norm=max_grad_norm))
+    return (
+        base
+        if math.isinf(eps)
+        else replace(base, privacy=PrivacyConfig(target_epsilon=float(eps), delta=delta, max_grad_norm=max_grad_norm))
+    )
 
 
 def held_out_task(run: FinetuneRun, table: Dataset) -> tuple[ICLTask, np.ndarray]:
@@ -77,8 +82,9 @@ def held_out_task(run: FinetuneRun, table: Dataset) -> tuple[ICLTask, np.ndarray
     return data.task_for(x, table.target.to_numpy()[ids]), ids
 
 
-def held_out_utility(run: FinetuneRun, table: Dataset, epoch: int, reference, n_boot: int = 200,
-                     seed: int = 0) -> dict[str, float]:
+def held_out_utility(
+    run: FinetuneRun, table: Dataset, epoch: int, reference, n_boot: int = 200, seed: int = 0
+) -> dict[str, float]:
     """Loss and accuracy of M_theta (at ``epoch``) and M_ref on the held-out rows against their true targets.
 
     With bootstrap 95% intervals (rows resampled), the number of rows (``held-out rows``) and, per row, 1 where
@@ -91,8 +97,10 @@ def held_out_utility(run: FinetuneRun, table: Dataset, epoch: int, reference, n_
     with torch.no_grad():
         for name, model in (("theta", run.model(epoch, reference)), ("ref", reference)):
             pred = model.predict([task])[0]
-            values = {"loss": np.asarray(pred.loss(), dtype=np.float64),
-                      "accuracy": (pred.point() == truth).astype(float)}
+            values = {
+                "loss": np.asarray(pred.loss(), dtype=np.float64),
+                "accuracy": (pred.point() == truth).astype(float),
+            }
             out[f"{name} correct"] = values["accuracy"]
             for metric, v in values.items():
                 out[f"{name} {metric}"] = float(v.mean())
@@ -103,7 +111,8 @@ def held_out_utility(run: FinetuneRun, table: Dataset, epoch: int, reference, n_
 
 @dataclass
 class Mitigation:
-    """What :func:`run_mitigation` computed: one row per epsilon, the clipping norm, the sigmas and the probe's summary."""
+    """What :func:`run_mitigation` computed: one row per epsilon, the clipping norm, the sigmas and the probe's
+    summary."""
 
     table: pd.DataFrame
     max_grad_norm: float
@@ -112,8 +121,9 @@ class Mitigation:
     ref_correct: np.ndarray | None = None  # per held-out row, 1 where M_ref predicts its true target
 
 
-def accuracy_cost(m: Mitigation, eps: float, against: str = "inf", n_boot: int = 200,
-                  seed: int = 0) -> dict[str, float]:
+def accuracy_cost(
+    m: Mitigation, eps: float, against: str = "inf", n_boot: int = 200, seed: int = 0
+) -> dict[str, float]:
     """Held-out accuracy of ``against`` ("inf": the non-private run; "ref": M_ref) minus M_theta's at ``eps``.
 
     With a paired bootstrap 95% interval (the same held-out rows resampled for both).
@@ -159,7 +169,8 @@ def _eps_label(e: float) -> str:
 
 
 def mitigation_claims(m: Mitigation, n_boot: int = 200, seed: int = 0) -> list[dict]:
-    """M1: DP-SGD at epsilon <= 4 removes the vanilla-attack signal; M2: at an accuracy cost of at most :data:`UTILITY_BUDGET`."""
+    """M1: DP-SGD at epsilon <= 4 removes the vanilla-attack signal; M2: at an accuracy cost of at most
+    :data:`UTILITY_BUDGET`."""
     t = m.table.set_index("epsilon")
     paper = "(beyond the papers: IclMem Sec. 6 names DP-SGD, neither paper measures it)"
     private = [e for e in t.index if e <= M1_EPSILON]
@@ -167,28 +178,49 @@ def mitigation_claims(m: Mitigation, n_boot: int = 200, seed: int = 0) -> list[d
         why = "the grid needs epsilon = inf and some epsilon <= 4"
         return [claim_record(i, paper, "not run", "not testable here", why) for i in ("M1", "M2")]
     top = t.loc[math.inf]
-    ours = "; ".join(f"ε={_eps_label(e)}: {t.loc[e, 'vanilla AUC']:.3f} [{t.loc[e, 'vanilla lo']:.3f}, {t.loc[e, 'vanilla hi']:.3f}]"
-                     for e in sorted(t.index, reverse=True))
+    ours = "; ".join(
+        f"ε={_eps_label(e)}: {t.loc[e, 'vanilla AUC']:.3f} [{t.loc[e, 'vanilla lo']:.3f}, {t.loc[e, 'vanilla hi']:.3f}]"
+        for e in sorted(t.index, reverse=True)
+    )
     kept = [e for e in private if t.loc[e, "vanilla lo"] > 0.5]
     if not top["vanilla lo"] > 0.5:
         verdict, why = "inconclusive", "the non-private run's vanilla interval covers 0.5: there is no signal to remove"
     elif kept:
-        verdict, why = "differs", f"the vanilla interval stays above 0.5 at ε = {', '.join(_eps_label(e) for e in kept)}"
+        verdict, why = (
+            "differs",
+            f"the vanilla interval stays above 0.5 at ε = {', '.join(_eps_label(e) for e in kept)}",
+        )
     else:
-        verdict, why = "reproduced", ("the non-private run's vanilla interval is above 0.5 and every run at ε ≤ 4 has an interval that "
-                                      "covers 0.5 (a non-detection at 50 + 50 queries: it rules out a large signal only)")
+        verdict, why = (
+            "reproduced",
+            (
+                "the non-private run's vanilla interval is above 0.5 and every run at ε ≤ 4 has an interval that "
+                "covers 0.5 (a non-detection at 50 + 50 queries: it rules out a large signal only)"
+            ),
+        )
     null = "no null applies: the verdict reads bootstrap 95% intervals against 0.5, themselves the test against chance"
     records = [claim_record("M1", paper, ours, verdict, why, null=null, observed=f"{top['vanilla lo']:.3f}")]
     worst = max(private)  # M2 reads the largest epsilon <= 4: the run of M1's that costs least
     costs = {k: accuracy_cost(m, worst, k, n_boot, seed) for k in ("ref", "inf")}
-    ours = "; ".join(f"accuracy cost at ε={_eps_label(worst)} against {name}: {c['cost']:+.3f} "
-                     f"[{c['lo']:+.3f}, {c['hi']:+.3f}]" for name, c in zip(("M_ref", "ε=∞"), costs.values(), strict=True))
+    ours = "; ".join(
+        f"accuracy cost at ε={_eps_label(worst)} against {name}: {c['cost']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]"
+        for name, c in zip(("M_ref", "ε=∞"), costs.values(), strict=True)
+    )
     ours += " (held-out rows, true targets)"
     verdict, why = cost_verdict(costs)
     ci = "; ".join(f"[{c['lo']:+.3f}, {c['hi']:+.3f}]" for c in costs.values())
-    records.append(claim_record("M2", paper, ours, verdict, why, ci, null=(
-        "no null applies: the criterion is a stated utility budget, read against paired bootstrap intervals"),
-        observed=f"{max(c['cost'] for c in costs.values()):+.3f}"))
+    records.append(
+        claim_record(
+            "M2",
+            paper,
+            ours,
+            verdict,
+            why,
+            ci,
+            null=("no null applies: the criterion is a stated utility budget, read against paired bootstrap intervals"),
+            observed=f"{max(c['cost'] for c in costs.values()):+.3f}",
+        )
+    )
     return records
 
 
@@ -206,8 +238,16 @@ def plot_attack(table: pd.DataFrame) -> plt.Figure:
     x, labels = _x(table)
     for name, colour, marker, dx in (("vanilla", "#1f77b4", "s", -0.08), ("probe", "#d62728", "o", 0.08)):
         y = table[f"{name} AUC"]
-        ax.errorbar(x + dx, y, yerr=[y - table[f"{name} lo"], table[f"{name} hi"] - y], fmt=marker, color=colour, ms=5, capsize=3,
-                    label="vanilla attack on C'" if name == "vanilla" else "probe AUC(ΔS)")
+        ax.errorbar(
+            x + dx,
+            y,
+            yerr=[y - table[f"{name} lo"], table[f"{name} hi"] - y],
+            fmt=marker,
+            color=colour,
+            ms=5,
+            capsize=3,
+            label="vanilla attack on C'" if name == "vanilla" else "probe AUC(ΔS)",
+        )
     ax.axhline(0.5, color="grey", lw=0.8)
     ax.set_xticks(x, labels)
     ax.set_xlabel("ε (δ = 1e-5; ∞: no DP)")
@@ -223,8 +263,15 @@ def plot_utility(table: pd.DataFrame) -> plt.Figure:
     x, labels = _x(table)
     for ax, metric in zip(axes, ("accuracy", "loss"), strict=True):
         y = table[f"theta {metric}"]
-        ax.errorbar(x, y, yerr=[y - table[f"theta {metric} lo"], table[f"theta {metric} hi"] - y], fmt="o", color="k", capsize=3,
-                    label="M_θ")
+        ax.errorbar(
+            x,
+            y,
+            yerr=[y - table[f"theta {metric} lo"], table[f"theta {metric} hi"] - y],
+            fmt="o",
+            color="k",
+            capsize=3,
+            label="M_θ",
+        )
         ax.axhline(float(table[f"ref {metric}"].iloc[0]), color="#2ca02c", ls="--", lw=1, label="M_ref")
         ax.set_xticks(x, labels)
         ax.set_xlabel("ε")
@@ -234,20 +281,36 @@ def plot_utility(table: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def run_mitigation(dataset: str, learning_rate: float, epochs: int, query_size: int, context_size: int, epsilons: Sequence[float],
-                   reference, seed: int = 0, n_candidates: int = 10, max_queries: int | None = 50, n_boot: int = 200,
-                   label_condition: str = CONTROL_CONDITION, delta: float = DEFAULT_DELTA,
-                   outcome_rule: str = DEFAULT_READING) -> Mitigation:
+def run_mitigation(
+    dataset: str,
+    learning_rate: float,
+    epochs: int,
+    query_size: int,
+    context_size: int,
+    epsilons: Sequence[float],
+    reference,
+    seed: int = 0,
+    n_candidates: int = 10,
+    max_queries: int | None = 50,
+    n_boot: int = 200,
+    label_condition: str = CONTROL_CONDITION,
+    delta: float = DEFAULT_DELTA,
+    outcome_rule: str = DEFAULT_READING,
+) -> Mitigation:
     """Fine-tune (or load) one run per epsilon, attack, probe and score each; see the module docstring.
 
     ``outcome_rule``: the reading of Tab. 3 (:data:`iclmem.outcomes.OUTCOME_READINGS`) of the outcome column.
     """
     table = prepared_table(dataset)
-    spec = RunSpec(dataset, float(learning_rate), int(query_size), label_condition, int(epochs), int(seed), int(context_size))
+    spec = RunSpec(
+        dataset, float(learning_rate), int(query_size), label_condition, int(epochs), int(seed), int(context_size)
+    )
     c = clipping_norm(reference, table, spec)
     manifest = split_manifest(table, spec.query_size, spec.seed, spec.label_condition)
     runs = [finetune(manifest, table, dp_config(spec, e, c, delta), reference, progress=True) for e in epsilons]
-    summary, _ = probe_grid([spec] * len(runs), runs, reference, [epochs], n_candidates, max_queries, seed, n_boot, progress=True)
+    summary, _ = probe_grid(
+        [spec] * len(runs), runs, reference, [epochs], n_candidates, max_queries, seed, n_boot, progress=True
+    )
     summary = reclassify(summary, outcome_rule)
     rows, correct, ref_correct = [], {}, None
     for eps, run in zip(epsilons, runs, strict=True):
@@ -256,15 +319,30 @@ def run_mitigation(dataset: str, learning_rate: float, epochs: int, query_size: 
         sigma = 0.0 if run.config.privacy is None else run.config.privacy.sigma(epochs)
         utility = held_out_utility(run, table, epochs, reference, n_boot, seed)
         correct[float(eps)], ref_correct = utility.pop("theta correct"), utility.pop("ref correct")
-        rows.append({"epsilon": float(eps), "sigma": sigma, "epsilon (accountant)": epsilon(sigma, 1.0, epochs, delta),
-                     "vanilla AUC": vanilla["auc"], "vanilla lo": vanilla["lo"], "vanilla hi": vanilla["hi"],
-                     "probe AUC": float(p.auc_loss), "probe lo": float(p.auc_loss_lo), "probe hi": float(p.auc_loss_hi),
-                     "outcome": p.outcome, **utility, "run_key": run.key})
+        rows.append(
+            {
+                "epsilon": float(eps),
+                "sigma": sigma,
+                "epsilon (accountant)": epsilon(sigma, 1.0, epochs, delta),
+                "vanilla AUC": vanilla["auc"],
+                "vanilla lo": vanilla["lo"],
+                "vanilla hi": vanilla["hi"],
+                "probe AUC": float(p.auc_loss),
+                "probe lo": float(p.auc_loss_lo),
+                "probe hi": float(p.auc_loss_hi),
+                "outcome": p.outcome,
+                **utility,
+                "run_key": run.key,
+            }
+        )
     m = Mitigation(pd.DataFrame(rows), c, summary, correct, ref_correct)
     for against in ("ref", "inf"):
         if against == "inf" and math.inf not in correct:
             continue
         costs = [accuracy_cost(m, float(e), against, n_boot, seed) for e in epsilons]
         m.table[f"cost vs {against}"] = [x["cost"] for x in costs]
-        m.table[f"cost vs {against} lo"], m.table[f"cost vs {against} hi"] = [x["lo"] for x in costs], [x["hi"] for x in costs]
+        m.table[f"cost vs {against} lo"], m.table[f"cost vs {against} hi"] = (
+            [x["lo"] for x in costs],
+            [x["hi"] for x in costs],
+        )
     return m
