@@ -31,6 +31,7 @@ import torch
 from ..data import Dataset, prepared_table, split_manifest
 from ..finetune import FinetuneConfig, FinetuneRun, encoded_table, finetune, prepare_run_data
 from ..grid import RunSpec, probe_grid
+from ..intervals import paired_bootstrap
 from ..ltm import ICLTask
 from ..outcomes import DEFAULT_READING, reclassify
 from ..privacy import DEFAULT_DELTA, PrivacyConfig, epsilon, per_sample_gradients, per_sample_norms
@@ -93,7 +94,6 @@ def held_out_utility(
     task, ids = held_out_task(run, table)
     truth = np.asarray(task.query_y)
     out: dict[str, float] = {"held-out rows": float(len(ids))}
-    idx = np.random.default_rng([seed, 0x07]).integers(0, len(truth), size=(n_boot, len(truth)))
     with torch.no_grad():
         for name, model in (("theta", run.model(epoch, reference)), ("ref", reference)):
             pred = model.predict([task])[0]
@@ -104,8 +104,8 @@ def held_out_utility(
             out[f"{name} correct"] = values["accuracy"]
             for metric, v in values.items():
                 out[f"{name} {metric}"] = float(v.mean())
-                lo, hi = np.quantile(v[idx].mean(axis=1), [0.025, 0.975])
-                out[f"{name} {metric} lo"], out[f"{name} {metric} hi"] = float(lo), float(hi)
+                lo, hi, _ = paired_bootstrap(len(v), lambda i, v=v: float(v[i].mean()), n_boot, [seed, 0x07])
+                out[f"{name} {metric} lo"], out[f"{name} {metric} hi"] = lo, hi
     return out
 
 
@@ -134,8 +134,7 @@ def accuracy_cost(
     if a is None:
         raise ValueError("M_ref's per-row correctness is missing (Mitigation.ref_correct)")
     b = m.correct[eps]
-    idx = np.random.default_rng([seed, 0x0C]).integers(0, len(a), size=(n_boot, len(a)))
-    lo, hi = np.quantile((a[idx] - b[idx]).mean(axis=1), [0.025, 0.975])
+    lo, hi, _ = paired_bootstrap(len(a), lambda i: float((a[i] - b[i]).mean()), n_boot, [seed, 0x0C])
     return {"cost": float(a.mean() - b.mean()), "lo": float(lo), "hi": float(hi)}
 
 
