@@ -19,6 +19,7 @@ from ..data.manifest import SplitManifest
 from ..data.stats import label_codes
 from ..data.validation import make_splits, split_statistics_frame
 from .claims import PlainText, claim_record
+from .verdicts import evidence_verdict
 
 #: Tab. 6 of the paper: (dataset, task, Q) -> (KS stat, KS p, W, TVD); None where the paper prints "—"
 PAPER_TAB6: dict[tuple[str, str, int], tuple[float | None, float | None, float | None, float | None]] = {
@@ -203,7 +204,7 @@ def split_claim(table6: pd.DataFrame) -> dict:
         if first is not None
         else ""
     )
-    verdict = "holds by construction" if ok else "differs"
+    verdict = evidence_verdict(ok, None, by_construction=ok)  # a failed validation differs
     return claim_record(
         "C14",
         f"max KS {paper['max_ks']:.3f}, min p {paper['min_p']:.3f}, max TVD {paper['max_tvd']:.3f}",
