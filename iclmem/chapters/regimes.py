@@ -5,13 +5,16 @@ its figure, the encoding-balance check of the probed splits and the regime-decay
 read under two readings of Tab. 3 and judged against the membership null of the sweep's runs.
 The regimes themselves (sampling, joint training, probed members) are the engine's
 :mod:`iclmem.regimes`.
+
+This module holds the notebook's sweep grid (:func:`notebook_grid`) and the encoding-balance check
+(:func:`encoding_balance`), and re-exports its parts, one job each:
+:mod:`~iclmem.chapters.regime_peaks` (Tab. 12, its layout, counts and figure) and
+:mod:`~iclmem.chapters.regime_decay` (claim C13 and its membership null).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -20,24 +23,34 @@ from scipy.stats import fisher_exact
 
 from ..data import Dataset
 from ..finetune import RunData, prepare_run_data
-from ..grid import RunSpec, probe_views, run_spec, table_of
-from ..outcomes import Outcome, get_reading, reclassify, with_primary_metric
-from ..probe.null import null_summaries
-from ..regimes import MULTI_TASK, MULTI_TASK_FIXED, MULTI_TASK_RANDOM, REGIMES, SINGLE_TASK_FIXED, RegimeError
-from ..stats import NULL_LEVEL
+from ..grid import RunSpec, run_spec, table_of
+from ..regimes import MULTI_TASK, REGIMES, SINGLE_TASK_FIXED
 from ..sweep.gridfile import Grid, load_grid, parse_grid
-from ..sweep.tasks import (
-    task_reference as loaded_model,  # the M_ref a sweep task fine-tunes from (None, a path or tabicl:/tabpfn:)
+from .regime_decay import (
+    BOUND,
+    C13_READINGS,
+    POINT,
+    REALISTIC_EPOCHS,
+    REGIME_NULL,
+    RegimeEvidence,
+    decay_text,
+    detectable_by_regime,
+    regime_claim,
+    regime_count_table,
+    regime_evidence,
+    regime_null,
+    regime_scores,
 )
-from .claims import claim_record
-from .verdicts import evidence_verdict, summarize_null
-
-#: Column titles of Tab. 12.
-REGIME_TITLES: dict[str, str] = {
-    SINGLE_TASK_FIXED: "Single-Task Fixed Pairs",
-    MULTI_TASK_FIXED: "Multi-Task Fixed Pairs",
-    MULTI_TASK_RANDOM: "Multi-Task Random Pairs",
-}
+from .regime_peaks import (
+    PAPER_DATASETS,
+    PAPER_TABLE12,
+    REGIME_TITLES,
+    decays,
+    detectable_counts,
+    plot_regime_decay,
+    regime_peak_table,
+    wide_table,
+)
 
 
 def encoding_balance(
@@ -85,12 +98,6 @@ def balance_summary(balance: pd.DataFrame) -> pd.DataFrame:
         .agg(columns=("column", "size"), largest_gap=("gap", "max"), smallest_p=("p", "min"))
         .reindex([r for r in REGIMES if r in set(balance.regime)])
     )
-
-
-def decays(counts: pd.Series) -> bool:
-    """Whether detectable counts, in regime order, never rise and end below where they start (Tab. 12's decay)."""
-    v = counts.to_numpy()
-    return bool(v[-1] < v[0] and (v[1:] <= v[:-1]).all())
 
 
 def notebook_grid(
@@ -163,491 +170,6 @@ def notebook_grid(
         },
         "notebook 05 parameters",
     )
-
-
-# --- C13: the regime decay, under two readings of Tab. 3 and against the membership null ------------------------
-
-#: C13's null, as its record states it.
-REGIME_NULL = (
-    "membership permuted across each run's probed queries, per dataset view (views that probe the same queries, "
-    "e.g. one table's single-task runs at each learning rate, permuted alike); same scores, same M_ref"
-)
-# : The readings of Tab. 3 that C13 is counted under: the point rule of the text, and the bound reading (the claim's
-# rule).
-POINT, BOUND = "text", "bound"
-C13_READINGS: tuple[str, ...] = (POINT, BOUND)
-#: The paper's "none within 2-5 epochs" (multi-task random pairs): the last epoch counted for it.
-REALISTIC_EPOCHS = 5
-
-
-def detectable_by_regime(
-    rows: pd.DataFrame, reading: str, query_size: int = 512, max_epoch: int | None = None
-) -> pd.DataFrame:
-    """Datasets with a detectable epoch per regime, under one reading of Tab. 3; one row per permutation.
-
-    ``rows``: sweep rows (or :func:`iclmem.probe.null.null_summaries` of them, with a ``perm``
-    column; without one the rows are one draw, ``perm`` 0). A dataset counts in a regime when any
-    fine-tuned epoch (up to ``max_epoch``) at any learning rate is detectable memorization under
-    ``reading`` (:func:`iclmem.outcomes.reclassify`), at ``query_size`` and without label
-    randomization: the count of :func:`detectable_counts` of :func:`regime_peak_table`, for every
-    permutation at once. Columns: the regimes present, in :data:`REGIMES` order.
-    """
-    get_reading(reading)
-    if rows.empty:
-        return pd.DataFrame(dtype=int)
-    keep = (rows.query_size == query_size) & (rows.label_condition == "none") & (rows.epoch > 0)
-    if max_epoch is not None:
-        keep &= rows.epoch <= max_epoch
-    data = rows[keep]
-    order = [r for r in REGIMES if r in set(data.regime)]
-    if data.empty:
-        return pd.DataFrame(columns=order, dtype=int)
-    data = reclassify(data, reading)
-    perm = (data["perm"] if "perm" in data else pd.Series(0, index=data.index)).rename("perm")
-    hit = (data.outcome == Outcome.MEMORIZATION.value).groupby([perm, data.regime.rename("regime"), data.dataset]).any()
-    counts = hit.groupby(level=["perm", "regime"]).sum().unstack("regime")
-    return counts.reindex(columns=order).fillna(0).astype(int)
-
-
-def _arrow(counts: Sequence[int] | pd.Series) -> str:
-    return " -> ".join(str(int(c)) for c in counts)
-
-
-def _count_range(values: Sequence[int] | pd.Series) -> tuple[int, int]:
-    """The central 95% of a null's counts as whole counts: at most 2.5% of the draws lie below, at most 2.5% above."""
-    lo, hi = np.quantile(np.asarray(values, dtype=float), [0.025, 0.975], method="inverted_cdf")
-    return int(lo), int(hi)
-
-
-def _persists(counts: pd.Series) -> bool:
-    """C13 contradicted: some regime has signal, and the count does not fall (it rises somewhere, or ends where it
-    starts)."""
-    return not decays(counts) and bool(counts.to_numpy().any())
-
-
-@dataclass(frozen=True)
-class RegimeEvidence:
-    """C13's rule on the build and on its null: detectable counts per regime under each reading.
-
-    ``counts``: reading -> counts per regime on the build; ``null_counts``: reading -> one row of
-    counts per permutation (empty without a null); ``n_datasets``: the datasets the counts are of;
-    ``random_early``: datasets detectable under random pairs at epochs up to
-    :data:`REALISTIC_EPOCHS` (bound reading; None without that regime).
-    """
-
-    counts: dict[str, pd.Series]
-    null_counts: dict[str, pd.DataFrame]
-    n_datasets: int
-    random_early: int | None = None
-
-    @property
-    def testable(self) -> bool:
-        regimes = list(self.counts[BOUND].index)
-        return SINGLE_TASK_FIXED in regimes and len(regimes) >= 2
-
-    @property
-    def n_permutations(self) -> int:
-        return len(self.null_counts[BOUND])
-
-    def agrees(self, reading: str = BOUND) -> bool:
-        """The claim's rule: the count falls from regime to regime (never rises, ends below the single-task count)."""
-        return decays(self.counts[reading])
-
-    def null_agrees(self, reading: str = BOUND) -> list[bool]:
-        return [decays(row) for _, row in self.null_counts[reading].iterrows()]
-
-    def null_rate(self, reading: str = BOUND) -> float:
-        answers = self.null_agrees(reading)
-        return float(np.mean(answers)) if answers else math.nan
-
-
-def regime_evidence(
-    rows: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFrame] | None = None, query_size: int = 512
-) -> RegimeEvidence:
-    """:class:`RegimeEvidence` of sweep rows and their membership null (:func:`regime_null`, or its permutations as a
-    list)."""
-    if null is not None and not isinstance(null, pd.DataFrame):
-        null = (
-            pd.concat([frame.assign(perm=i) for i, frame in enumerate(null)], ignore_index=True) if len(null) else None
-        )
-    counts, null_counts = {}, {}
-    for reading in C13_READINGS:
-        build = detectable_by_regime(rows, reading, query_size)
-        order = list(build.columns)
-        counts[reading] = build.iloc[0] if len(build) else pd.Series(0, index=order, dtype=int)
-        counts[reading].name = reading
-        drawn = detectable_by_regime(null, reading, query_size) if null is not None and len(null) else pd.DataFrame()
-        null_counts[reading] = (
-            drawn.reindex(columns=order).fillna(0).astype(int) if len(drawn) else pd.DataFrame(columns=order, dtype=int)
-        )
-    used = rows[(rows.query_size == query_size) & (rows.label_condition == "none")] if len(rows) else rows
-    early = detectable_by_regime(rows, BOUND, query_size, REALISTIC_EPOCHS)
-    random_early = int(early[MULTI_TASK_RANDOM].iloc[0]) if MULTI_TASK_RANDOM in early and len(early) else None
-    return RegimeEvidence(counts, null_counts, int(used.dataset.nunique()) if len(used) else 0, random_early)
-
-
-def regime_count_table(evidence: RegimeEvidence) -> pd.DataFrame:
-    """Tab. 12's counts side by side: the paper's, this build's under the point rule and the bound reading, and their
-    nulls.
-
-    One row per regime (Tab. 12's titles); the null columns give the central 95% of each count
-    over the permutations, and the last row how often the count falls from regime to regime.
-    """
-    order = list(evidence.counts[BOUND].index)
-    paper = detectable_counts(PAPER_TABLE12, PAPER_DATASETS).reindex(order)
-    n = evidence.n_datasets
-    table = pd.DataFrame(
-        {
-            "paper (of 10)": paper.astype("Int64"),
-            f"point rule (of {n})": evidence.counts[POINT].reindex(order),
-            f"bound reading (of {n})": evidence.counts[BOUND].reindex(order),
-        }
-    )
-    if evidence.n_permutations:
-        for reading, label in ((POINT, "point rule"), (BOUND, "bound reading")):
-            drawn = evidence.null_counts[reading]
-            table[f"{label}, null 95% range"] = ["[{}, {}]".format(*_count_range(drawn[r])) for r in order]
-    table = table.astype(object)
-    fall = pd.Series({c: "" for c in table.columns}, name="falls?")
-    fall["paper (of 10)"] = "yes" if decays(paper) else "no"
-    for reading, label in ((POINT, "point rule"), (BOUND, "bound reading")):
-        fall[f"{label} (of {n})"] = "yes" if evidence.agrees(reading) else "no"
-        if evidence.n_permutations:
-            fall[f"{label}, null 95% range"] = f"by chance in {evidence.null_rate(reading):.0%}"
-    table.index = [REGIME_TITLES.get(r, r) for r in order]
-    return pd.concat([table, fall.to_frame().T])
-
-
-def decay_text(evidence: RegimeEvidence) -> str:
-    """One sentence for the page: what the bound reading's count does, and how often chance does the same."""
-    bound = evidence.counts[BOUND]
-    if not evidence.testable:
-        return "the build has too few regimes at this query size to compare"
-    if not bound.any():
-        return (
-            "no regime keeps a table under the bound reading, so the build cannot tell 'no signal to remove' "
-            "from 'removed'"
-        )
-    if not evidence.n_permutations:
-        return (
-            "the bound reading's count falls from regime to regime, but the null was not computed, so the fall cannot "
-            "count "
-            "as reproduced"
-            if evidence.agrees()
-            else "the bound reading's count does not fall from regime to regime, so the paper's decay is not reproduced"
-        )
-    chance = (
-        f"chance alone (membership permuted) makes it fall in {evidence.null_rate(BOUND):.0%} of "
-        f"{evidence.n_permutations} "
-        f"permutations (the point rule's count in {evidence.null_rate(POINT):.0%})"
-    )
-    if evidence.agrees():
-        return f"the bound reading's count falls from regime to regime, and {chance}"
-    return (
-        f"the bound reading's count does not fall from regime to regime, so the paper's decay is not "
-        f"reproduced; {chance}"
-    )
-
-
-def regime_claim(
-    rows: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFrame] | None = None, query_size: int = 512
-) -> dict:
-    """C13: detectable tasks fall from regime to regime (paper: 5 -> 2 -> 1 of 10; random pairs only at epoch 10).
-
-    The rule (bound reading of Tab. 3, detectable when the lower bound of the AUC's bootstrap
-    interval exceeds 0.5): the count of tables with a detectable epoch (at any learning rate) falls
-    from regime to regime, i.e. never rises and ends below the single-task count (which is then at
-    least one). Its null rate is how often the same rule says so on the rows of ``null``
-    (:func:`regime_null`: membership permuted per dataset view); the point rule of the text
-    (AUC > 0.5) is counted beside it, with its own null rate, in the reason. Verdict
-    (:func:`~iclmem.chapters.verdicts.evidence_verdict`): a fall with a null rate of at most 5% is
-    reproduced, a fall that chance gives as often is inconclusive, some signal that does not fall is
-    differs, no signal in any regime is inconclusive (no signal to remove cannot be told from
-    removed); without a null (``None``: compute = False or n_permutations = 0) a fall is inconclusive.
-    """
-    ev = regime_evidence(rows, null, query_size)
-    paper = detectable_counts(PAPER_TABLE12, PAPER_DATASETS)
-    paper_text = _arrow(paper) + f" of {PAPER_DATASETS} (multi-task random: only at epoch 10)"
-    bound, point = ev.counts[BOUND], ev.counts[POINT]
-    ours = f"{_arrow(bound)} of {ev.n_datasets} (AUC interval above 0.5); point rule: {_arrow(point)}"
-    if not ev.testable:
-        return claim_record(
-            "C13",
-            paper_text,
-            ours,
-            "not testable here",
-            "the comparison needs single-task fixed pairs and at least one multi-task regime at this query size",
-        )
-    agrees, contradicted = ev.agrees(), _persists(bound)
-    observed = f"bound reading {_arrow(bound)}; point rule {_arrow(point)}"
-    if bound.any():
-        falls = "falls" if agrees else "does not fall"
-        reason = f"under the bound reading the count {falls} from regime to regime ({_arrow(bound)})"
-    else:
-        reason = (
-            f"under the bound reading no regime keeps a table ({_arrow(bound)}): the build cannot tell "
-            "'no signal to remove' from 'removed'"
-        )
-    early = (
-        ""
-        if ev.random_early is None
-        else (
-            f"; multi-task random pairs at epochs <= {REALISTIC_EPOCHS}: {ev.random_early} "
-            "(bound reading; the paper: none)"
-        )
-    )
-    if not ev.n_permutations:
-        point_text = (
-            f"; the point rule (AUC > 0.5) counts {_arrow(point)} ({'falls' if ev.agrees(POINT) else 'does not fall'})"
-        )
-        verdict = "inconclusive" if agrees else evidence_verdict(agrees, None, contradicted=contradicted)
-        why = (
-            "; no null was computed (compute = False or n_permutations = 0), so a fall cannot count as reproduced"
-            if agrees
-            else ""
-        )
-        return claim_record(
-            "C13", paper_text, ours, verdict, reason + why + point_text + early, null="not computed", observed=observed
-        )
-    drawn = ev.null_counts[BOUND][SINGLE_TASK_FIXED]
-    summary = replace(
-        summarize_null(float(bound[SINGLE_TASK_FIXED]), drawn.to_numpy(dtype=float), ev.null_agrees()),
-        **dict(zip(("lo", "hi"), _count_range(drawn), strict=True)),
-    )
-    reason += f"; chance gives a fall in {summary.rate:.0%} of {summary.n} permutations"
-    verdict = evidence_verdict(agrees, summary.rate, contradicted=contradicted)
-    if agrees and verdict == "inconclusive":
-        reason += f" (more than {NULL_LEVEL:.0%}: chance alone gives this verdict)"
-    reason += (
-        f"; the point rule (AUC > 0.5) counts {_arrow(point)} ({'falls' if ev.agrees(POINT) else 'does not fall'}), "
-        f"and chance gives it a fall in {ev.null_rate(POINT):.0%}" + early
-    )
-    return claim_record(
-        "C13",
-        paper_text,
-        ours,
-        verdict,
-        reason,
-        null=f"{REGIME_NULL}; {summary.n} permutations",
-        observed=observed,
-        null_range="single-task count (bound reading) " + summary.range_text("{:.0f}"),
-        null_rate=summary.rate,
-    )
-
-
-def regime_scores(
-    grid: Grid,
-    rows: pd.DataFrame,
-    query_size: int = 512,
-    reference: object = None,
-    results_dir: str | None = None,
-    carte_dir: str | None = None,
-    tables: Mapping[str, Dataset] | None = None,
-) -> dict[str, pd.DataFrame]:
-    """The probe scores of every dataset view that ``rows`` hold at ``query_size``, by view key (the rows' ``run_key``).
-
-    Each spec's run is loaded from the results store (never trained: :func:`iclmem.grid.run_spec`
-    with ``load_only``) and probed with the grid's probe settings through
-    :func:`iclmem.grid.probe_views`, which reads the scores the sweep task stored. ``reference``:
-    the sweep's M_ref (None, a checkpoint path, or ``tabicl:`` / ``tabpfn:`` spec). Raises
-    :class:`RegimeError` naming the runs the store lacks.
-    """
-    wanted = set(rows.run_key[(rows.query_size == query_size) & (rows.label_condition == "none")])
-    specs = [s for s in grid.specs if s.query_size == query_size and s.label_condition == "none"]
-    ref = loaded_model(reference)
-    used = {
-        d: tables[d]
-        if tables and d in tables
-        else (grid.sources[d].load(carte_dir) if d in grid.sources else table_of(d, None, carte_dir))
-        for s in specs
-        for d in s.datasets
-    }
-    probe, scores = grid.probe, {}
-    for spec in specs:
-        run = run_spec(spec, ref, results_dir, False, carte_dir, used, load_only=True)
-        if run is None:
-            continue
-        epochs = probe.epochs_for(run.config.probe_epochs)
-        manipulations = list(probe.manipulations) if probe.manipulations else None
-        for view, _, frame in probe_views(
-            run,
-            used,
-            epochs,
-            ref,
-            probe.n_candidates,
-            manipulations,
-            probe.seed,
-            probe.max_queries,
-            probe.n_boot,
-            results_dir,
-        ):
-            if view.key in wanted:
-                scores[view.key] = frame
-    missing = sorted(wanted - set(scores))
-    if missing:
-        raise RegimeError(
-            f"the results store holds no run for {len(missing)} probed view(s) of the sweep (e.g. {missing[0]}); "
-            "run the sweep here (compute = True) to compute C13's null."
-        )
-    return scores
-
-
-def regime_null(
-    grid: Grid,
-    rows: pd.DataFrame,
-    n_permutations: int = 100,
-    query_size: int = 512,
-    reference: object = None,
-    results_dir: str | None = None,
-    carte_dir: str | None = None,
-    tables: Mapping[str, Dataset] | None = None,
-    progress: bool = False,
-) -> pd.DataFrame:
-    """C13's membership null: the sweep's fine-tuned rows at ``query_size`` under ``n_permutations`` permutations.
-
-    :func:`iclmem.probe.null.null_summaries` of the rows with the scores of :func:`regime_scores`
-    (cached, no model runs), with the grid's probe seed and bootstrap size; the bootstrap lower
-    bounds are recomputed, since the claim's rule reads the bound reading. One frame with a
-    ``perm`` column, for :func:`regime_claim`.
-    """
-    used = rows[(rows.query_size == query_size) & (rows.label_condition == "none") & (rows.epoch > 0)]
-    scores = regime_scores(grid, used, query_size, reference, results_dir, carte_dir, tables)
-    return null_summaries(
-        used, scores, n_permutations, grid.probe.seed, grid.probe.n_boot, bounds=True, progress=progress
-    )
-
-
-#: Tab. 12 of the paper (Q = 512): peak detectable memorization per regime, for the five datasets
-#: with signal in at least one regime; a missing (dataset, regime) is "--" (no detectable signal).
-#: Single-task peaks are across all learning rates (lr 1e-3 at babies_r_us and bikewale, else 1e-4);
-#: the joint regimes use lr 1e-4 on all 10 CARTE tasks.
-PAPER_TABLE12 = pd.DataFrame(
-    [
-        ("babies_r_us", SINGLE_TASK_FIXED, 1, 0.668, 0.205, 0.008, 1e-3),
-        ("babies_r_us", MULTI_TASK_FIXED, 100, 0.618, 0.008, 0.000, 1e-4),
-        ("beer_ratings", SINGLE_TASK_FIXED, 50, 0.586, 0.494, 0.166, 1e-4),
-        ("bikedekho", SINGLE_TASK_FIXED, 10, 0.579, 0.148, 0.016, 1e-4),
-        ("bikedekho", MULTI_TASK_FIXED, 1, 0.558, 0.190, 0.027, 1e-4),
-        ("bikewale", SINGLE_TASK_FIXED, 1, 0.582, 0.266, 0.123, 1e-3),
-        ("bikewale", MULTI_TASK_RANDOM, 10, 0.575, 0.100, 0.018, 1e-4),
-        ("cardekho", SINGLE_TASK_FIXED, 50, 0.560, 0.029, 0.002, 1e-4),
-    ],
-    columns=["dataset", "regime", "epoch", "auc", "tpr10", "tpr1", "learning_rate"],
-)
-#: Datasets of the paper's evaluation (Tab. 5); Tab. 12 lists only those with a detectable signal.
-PAPER_DATASETS = 10
-
-
-def regime_peak_table(
-    rows: pd.DataFrame,
-    query_size: int = 512,
-    metric: str = "best",
-    label_condition: str = "none",
-    require_ci: bool = False,
-) -> pd.DataFrame:
-    """Tab. 12 from sweep rows: per dataset and regime, the probing epoch with the highest AUC(Delta S).
-
-    Only epochs whose Tab. 3 outcome is detectable memorization count (epoch 0, M_ref, never does);
-    a (dataset, regime) without one gets NaN ("--" in the paper). ``metric`` is ``"loss"``,
-    ``"entropy"`` or ``"best"`` (default): per epoch the higher of the two AUCs, since Tab. 3
-    detects on loss *or* entropy; the TPRs are of the same metric. Rows are filtered to
-    ``query_size`` and ``label_condition``; the peak runs over every learning rate in ``rows``
-    (the paper's single-task column takes the peak across all learning rates). ``require_ci``
-    also asks the lower bound of the bootstrap interval of that AUC to exceed 0.5 (few probed
-    queries: the point estimate exceeds 0.5 by chance half the time). Columns: dataset, regime,
-    epoch, learning_rate, metric, auc, auc_lo, tpr10, tpr1, members_logged, detectable.
-    """
-    if metric not in ("loss", "entropy", "best"):
-        raise RegimeError(f"metric must be 'loss', 'entropy' or 'best', got {metric!r}.")
-    data = with_primary_metric(
-        rows[(rows.query_size == query_size) & (rows.label_condition == label_condition) & (rows.epoch > 0)], metric
-    )
-    out = []
-    for (dataset, regime), group in data.groupby(["dataset", "regime"], sort=False):
-        hits = group[(group.outcome == Outcome.MEMORIZATION.value) & ((group.auc_lo > 0.5) | (not require_ci))]
-        row = {
-            "dataset": dataset,
-            "regime": regime,
-            "members_logged": int(group.members_logged.max()),
-            "detectable": not hits.empty,
-        }
-        if not hits.empty:
-            best = hits.loc[hits.auc.idxmax()]
-            row.update(
-                epoch=int(best.epoch),
-                learning_rate=float(best.learning_rate),
-                metric=best.metric,
-                auc=float(best.auc),
-                auc_lo=float(best.auc_lo),
-                tpr10=float(best.tpr10),
-                tpr1=float(best.tpr1),
-            )
-        out.append(row)
-    cols = [
-        "dataset",
-        "regime",
-        "epoch",
-        "learning_rate",
-        "metric",
-        "auc",
-        "auc_lo",
-        "tpr10",
-        "tpr1",
-        "members_logged",
-        "detectable",
-    ]
-    return pd.DataFrame(out, columns=cols).astype({"epoch": "Int64"})
-
-
-def wide_table(peaks: pd.DataFrame, values: Sequence[str] = ("epoch", "auc", "tpr10", "tpr1")) -> pd.DataFrame:
-    """Tab. 12's layout: one row per dataset, (regime, value) columns in the order of :data:`REGIMES`."""
-    wide = peaks.pivot(index="dataset", columns="regime", values=list(values)).swaplevel(axis=1)
-    order = [(r, v) for r in REGIMES for v in values if (r, v) in wide.columns]
-    wide = wide[order]
-    for col in [c for c in wide.columns if c[1] == "epoch"]:
-        wide[col] = wide[col].astype("Int64")
-    return wide.rename(columns=REGIME_TITLES, level=0)
-
-
-def detectable_counts(peaks: pd.DataFrame, n_datasets: int | None = None) -> pd.Series:
-    """Datasets with detectable memorization per regime (the paper: 5 -> 2 -> 1 of 10)."""
-    counts = (
-        peaks.auc.notna()
-        .groupby(peaks.regime)
-        .sum()
-        .reindex([r for r in REGIMES if r in set(peaks.regime)])
-        .astype(int)
-    )
-    counts.name = f"detectable (of {n_datasets or peaks.dataset.nunique()})"
-    return counts
-
-
-def plot_regime_decay(ours: pd.DataFrame, paper: pd.DataFrame = PAPER_TABLE12):
-    """Peak AUC(Delta S) per dataset across the three regimes (cf. Tab. 12): ours (solid) beside the paper's (dashed).
-
-    A dataset without detectable memorization in a regime is drawn at chance (AUC 0.5) with an open marker.
-    """
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-    for ax, data, title, style in (
-        (axes[0], paper, "paper (Tab. 12, CARTE tables)", "--"),
-        (axes[1], ours, "this build", "-"),
-    ):
-        for dataset, group in data.groupby("dataset", sort=True):
-            g = group.set_index("regime").reindex(REGIMES)
-            y = g.auc.astype(float).fillna(0.5).to_numpy()
-            found = g.auc.notna().to_numpy()
-            (line,) = ax.plot(range(len(REGIMES)), y, style, marker=None, label=dataset)
-            ax.scatter(np.flatnonzero(found), y[found], color=line.get_color(), zorder=3)
-            ax.scatter(np.flatnonzero(~found), y[~found], facecolors="none", edgecolors=line.get_color(), zorder=3)
-        ax.axhline(0.5, color="k", lw=0.8, ls=":")
-        ax.set_xticks(range(len(REGIMES)), [REGIME_TITLES[r].replace(" Pairs", "\npairs") for r in REGIMES], fontsize=8)
-        ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=7, loc="best")
-    axes[0].set_ylabel(r"peak AUC($\Delta S$)  (open: not detectable)")
-    fig.tight_layout()
-    return fig
 
 
 __all__ = [
