@@ -25,6 +25,11 @@ Neither ``inconclusive`` nor ``holds by construction`` counts as reproduced. Eac
 carries its null: ``null`` (what the evidence assumes exchangeable, or why no null applies),
 ``observed`` (the statistic the rule reads), ``null_range`` (the central 95% of that statistic
 under the null) and ``null_rate`` (how often the rule says "reproduced" under the null).
+
+Its parts, one job each, re-exported here: :mod:`~iclmem.chapters.claim_records` (one claim's record, its fields
+and verdict words, :class:`ClaimResult`) and :mod:`~iclmem.chapters.claim_registry` (the registry :data:`CLAIMS`).
+This module glues the records (:func:`glue_claim`, :func:`glue_claims`) and reads them back from the executed
+notebooks into the scorecard (:func:`read_glued_claims`, :func:`scorecard_table`).
 """
 
 from __future__ import annotations
@@ -33,175 +38,36 @@ import ast
 import html
 import posixpath
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pandas as pd
 
-
-class PlainText(str):
-    """A string that displays without quotes (myst-nb ``{glue:text}`` shows the text/plain repr)."""
-
-    def __repr__(self) -> str:
-        return str.__str__(self)
-
-    def _repr_pretty_(self, p, cycle: bool) -> None:  # IPython's pretty printer
-        p.text(str.__str__(self))
-
-
-VERDICTS: tuple[str, ...] = ("reproduced", "differs", "inconclusive", "holds by construction", "not testable here")
-#: The record's fields, in the order the scorecard shows them.
-RECORD_FIELDS: tuple[str, ...] = (
-    "id",
-    "paper",
-    "ours",
-    "interval",
-    "verdict",
-    "reason",
-    "null",
-    "observed",
-    "null_range",
-    "null_rate",
-    "points",
+from .claim_records import (
+    MAX_NULL_RATE,
+    POINT_KEYS,
+    RECORD_FIELDS,
+    VERDICTS,
+    ClaimError,
+    ClaimResult,
+    PlainText,
+    claim_record,
+    record_from,
 )
-# : The keys of one numeric point of a record (the scorecard's figure): the paper's value and this build's with its
-# interval.
-POINT_KEYS: tuple[str, ...] = ("label", "paper", "build", "lo", "hi")
-#: The largest null "reproduce" rate a reproduced claim may have (equals :data:`iclmem.stats.NULL_LEVEL`).
-MAX_NULL_RATE = 0.05
+from .claim_registry import (
+    BEYOND_PAPERS,
+    CLAIMS,
+    GOLCHIN,
+    ICLMEM,
+    INSTRUMENT,
+    SCORECARD_PAGE,
+    Claim,
+    claims_by_id,
+)
+
 GLUE_PREFIX = "claim-"
 MISSING = "missing"  # the scorecard's verdict for a registry claim that no executed chapter glued
-
-
-class ClaimError(ValueError):
-    """A claim record is malformed: the message names the field and the fix."""
-
-
-def _optional_text(value: object) -> str | None:
-    return None if value is None else str(value)
-
-
-def _points(claim_id: str, points: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
-    if points is None:
-        return None
-    out = []
-    for point in points:
-        if set(point) != set(POINT_KEYS):
-            raise ClaimError(f"claim {claim_id}: a point has keys {sorted(point)}, it needs {list(POINT_KEYS)}.")
-        out.append({"label": str(point["label"]), **{k: float(point[k]) for k in POINT_KEYS[1:]}})
-    return out
-
-
-@dataclass(frozen=True)
-class ClaimResult:
-    """One claim's result, the one shape every chapter returns (its :meth:`record` is what :func:`glue_claim` stores).
-
-    Checked once, here: the verdict is one of :data:`VERDICTS`, the id and reason are non-empty, ``null_rate`` lies
-    in [0, 1], and a ``reproduced`` verdict states its null (``null``: what the evidence assumes exchangeable, or
-    why no null applies) and has a null rate of at most :data:`MAX_NULL_RATE`. ``observed``: the statistic the
-    rule reads; ``null_range``: its central 95% under the null; ``points``: values for the scorecard's figure.
-    """
-
-    claim_id: str
-    paper: str
-    ours: str
-    verdict: str
-    reason: str
-    interval: str | None = None
-    null: str | None = None
-    observed: str | None = None
-    null_range: str | None = None
-    null_rate: float | None = None
-    points: tuple[Mapping[str, Any], ...] | None = None
-
-    def __post_init__(self) -> None:
-        claim_id, verdict, null = self.claim_id, self.verdict, self.null
-        if verdict not in VERDICTS:
-            raise ClaimError(f"claim {claim_id}: verdict {verdict!r} is not one of {', '.join(VERDICTS)}.")
-        if not str(claim_id).strip() or not str(self.reason).strip():
-            raise ClaimError(f"claim {claim_id!r}: the id and the reason must be non-empty.")
-        rate = None if self.null_rate is None else float(self.null_rate)
-        if rate is not None and not 0.0 <= rate <= 1.0:
-            raise ClaimError(f"claim {claim_id}: null_rate {rate} is not a share in [0, 1].")
-        if verdict == "reproduced":
-            if not null or not str(null).strip():
-                raise ClaimError(
-                    f"claim {claim_id}: a reproduced verdict needs its null (what the evidence assumes exchangeable, "
-                    "or why no null applies); pass null=..."
-                )
-            if rate is not None and rate > MAX_NULL_RATE + 1e-12:
-                raise ClaimError(
-                    f"claim {claim_id}: the rule says 'reproduced' in {rate:.0%} of null draws "
-                    f"(> {MAX_NULL_RATE:.0%}): chance alone gives that verdict; call it 'inconclusive' "
-                    "(iclmem.chapters.verdicts.evidence_verdict)."
-                )
-        object.__setattr__(self, "null_rate", rate)
-        object.__setattr__(self, "points", None if self.points is None else tuple(_points(claim_id, self.points)))
-
-    def record(self) -> dict[str, Any]:
-        """The plain dict that is glued, tabled and read back by the scorecard."""
-        return {
-            "id": str(self.claim_id),
-            "paper": str(self.paper),
-            "ours": str(self.ours),
-            "interval": _optional_text(self.interval),
-            "verdict": self.verdict,
-            "reason": str(self.reason),
-            "null": _optional_text(self.null),
-            "observed": _optional_text(self.observed),
-            "null_range": _optional_text(self.null_range),
-            "null_rate": self.null_rate,
-            "points": None if self.points is None else [dict(p) for p in self.points],
-        }
-
-
-def claim_record(
-    claim_id: str,
-    paper: str,
-    ours: str,
-    verdict: str,
-    reason: str,
-    interval: str | None = None,
-    *,
-    null: str | None = None,
-    observed: str | None = None,
-    null_range: str | None = None,
-    null_rate: float | None = None,
-    points: Iterable[Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """The record of a :class:`ClaimResult` with these fields (checked there)."""
-    return ClaimResult(
-        claim_id,
-        paper,
-        ours,
-        verdict,
-        reason,
-        interval,
-        null,
-        observed,
-        null_range,
-        null_rate,
-        None if points is None else tuple(points),
-    ).record()
-
-
-def record_from(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """:func:`claim_record` from a mapping with the record's fields (``interval`` and the null fields optional)."""
-    return claim_record(
-        fields["id"],
-        fields["paper"],
-        fields["ours"],
-        fields["verdict"],
-        fields["reason"],
-        fields.get("interval"),
-        null=fields.get("null"),
-        observed=fields.get("observed"),
-        null_range=fields.get("null_range"),
-        null_rate=fields.get("null_rate"),
-        points=fields.get("points"),
-    )
 
 
 def glue_claim(
@@ -217,9 +83,6 @@ def glue_claim(
     record = claim_record(claim_id, paper, ours, verdict, reason, interval, **null_fields)
     glue(GLUE_PREFIX + record["id"], record, display=False)
     return record
-
-
-# --- the registry of claims ---------------------------------------------------------------------
 
 
 def glue_text(key: str, value: object) -> None:
@@ -239,145 +102,6 @@ def glue_claims(records: Iterable[Mapping[str, Any]]) -> int:
         glue(GLUE_PREFIX + record["id"], record, display=False)
         n += 1
     return n
-
-
-ICLMEM = "IclMem (Capano & Böhler 2026)"
-GOLCHIN = "Golchin et al. 2024"
-INSTRUMENT = "this book (the instrument)"
-BEYOND_PAPERS = "this book (beyond the papers)"
-SCORECARD_PAGE = "notebooks/00_scorecard"  # toc name of the page that renders the scorecard
-_SPLITS = "notebooks/01_split_validation"
-_FINETUNE = "notebooks/02_controlled_finetuning"
-_PROBING = "notebooks/03_multiple_choice_probing"
-_CALIBRATION = "notebooks/04_calibration"
-_REGIMES = "notebooks/05_realistic_regimes"
-_LLM = "notebooks/06_llm_kshot_replication"
-_MITIGATION = "notebooks/07_mitigation"
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One quantitative claim of a paper: its id, a one-line paraphrase, and the toc page recording it.
-
-    The statement carries no values: the paper's value and this build's come from the chapter's
-    glued record, so nothing on the scorecard is typed twice.
-    """
-
-    id: str
-    paper: str
-    statement: str
-    chapter: str
-
-
-#: The claims of ``shared/claims.md``: IclMem C1-C16 (ConTextTab on 10 CARTE tasks) and
-#: Golchin et al. 2024 D1-D9 (GPT-4 on WNLI, RTE, TREC, DBpedia), in scorecard order. C12 is judged
-#: as its three sub-claims (C12a-c), each of which can come out differently. P1 and P2 are the book's
-#: instrument rows: the positive and the negative control of the probe (notebook 04). M1 and M2 go beyond
-#: the papers: DP-SGD, the mitigation IclMem's Sec. 6 names (notebook 07), under their own scorecard heading.
-CLAIMS: tuple[Claim, ...] = (
-    Claim(
-        "C1",
-        ICLMEM,
-        "Most tasks show detectable memorization (AUC(ΔS) > 0.5, TPR > 0.1) under controlled fine-tuning",
-        _CALIBRATION,
-    ),
-    Claim("C2", ICLMEM, "The largest AUC(ΔS) and the per-task AUC / TPR@10% / TPR@1% of Tab. 1", _CALIBRATION),
-    Claim("C3", ICLMEM, "TPR at 1% FPR exceeds 0.1 in only a few tasks", _CALIBRATION),
-    Claim(
-        "C4",
-        ICLMEM,
-        "Representational collapse is the most frequent outcome, at high learning rates (lr ≥ 1e-2)",
-        _CALIBRATION,
-    ),
-    Claim(
-        "C5",
-        ICLMEM,
-        "Share of runs with loss inversion (non-members score the lower loss), at Q = 50 and Q = 512",
-        _CALIBRATION,
-    ),
-    Claim(
-        "C6", ICLMEM, "Detectable memorization is much more frequent at query size Q = 50 than at Q = 512", _CALIBRATION
-    ),
-    Claim("C7", ICLMEM, "Shares of context overfitting and of no signal, at Q = 50 and Q = 512", _CALIBRATION),
-    Claim(
-        "C8",
-        ICLMEM,
-        "Binary tasks are the most vulnerable; label density n/k drives the signal at Q = 50",
-        _CALIBRATION,
-    ),
-    Claim(
-        "C9",
-        ICLMEM,
-        "Over epochs the Q = 50 signal grows, while the Q = 512 signal peaks mid-training and vanishes",
-        _CALIBRATION,
-    ),
-    Claim(
-        "C10",
-        ICLMEM,
-        "The loss ratio L_FT / L_Base is bimodal: near 1x at low lr, far above the 5x collapse threshold "
-        "at aggressive lr",
-        _FINETUNE,
-    ),
-    Claim(
-        "C11",
-        ICLMEM,
-        "Calibration against the reference model exposes most raw TPR@10% signals as difficulty artifacts",
-        _CALIBRATION,
-    ),
-    Claim("C12a", ICLMEM, "True-label skew and mixing true with other labels raise AUC(ΔS) slightly", _PROBING),
-    Claim("C12b", ICLMEM, "Positional shuffling of the context changes AUC(ΔS) by about 0", _PROBING),
-    Claim("C12c", ICLMEM, "Feature reduction and distractor columns change AUC(ΔS) negligibly", _PROBING),
-    Claim("C13", ICLMEM, "Realistic regimes (multi-task pairs, few epochs) remove most of the signal", _REGIMES),
-    Claim(
-        "C14", ICLMEM, "Member and non-member splits are distribution-matched (KS, TVD below the thresholds)", _SPLITS
-    ),
-    Claim("C15", ICLMEM, "Leakage can be localized: a modest AUC can come with a high TPR@10%", _CALIBRATION),
-    Claim(
-        "C16",
-        ICLMEM,
-        "High-cardinality targets leak only with high query coverage Q/n and a target not deducible from features",
-        _CALIBRATION,
-    ),
-    Claim(
-        "P1",
-        INSTRUMENT,
-        "The probe detects memorization known to be there (positive control, strongest setting of the "
-        "sensitivity curve)",
-        _CALIBRATION,
-    ),
-    Claim(
-        "P2",
-        INSTRUMENT,
-        "The probe does not detect what is not there (negative control: halves of the non-members)",
-        _CALIBRATION,
-    ),
-    Claim("D1", GOLCHIN, "Memorization rises from zero-shot to few-shot to many-shot prompts", _LLM),
-    Claim("D2", GOLCHIN, "25 demonstrations already raise memorization sharply; its level differs by dataset", _LLM),
-    Claim("D3", GOLCHIN, "Near-exact matches turn into exact matches as the number of shots k grows", _LLM),
-    Claim("D4", GOLCHIN, "Segment pairs alone (no labels, no instruction) surface about the most memorization", _LLM),
-    Claim(
-        "D5",
-        GOLCHIN,
-        "Full information and segment pairs with labels agree from k ≥ 25 and differ only at zero-shot",
-        _LLM,
-    ),
-    Claim("D6", GOLCHIN, "In-context learning beats zero-shot once memorization reaches about 40%", _LLM),
-    Claim("D7", GOLCHIN, "ICL performance correlates strongly with memorization (Pearson), except on RTE", _LLM),
-    Claim("D8", GOLCHIN, "Performance on memorized instances exceeds performance on non-memorized ones", _LLM),
-    Claim("D9", GOLCHIN, "Human review changes few of the GPT-4 judge's labels", _LLM),
-    Claim(
-        "M1",
-        BEYOND_PAPERS,
-        "DP-SGD at ε ≤ 4 removes the vanilla-attack signal (IclMem Sec. 6's named mitigation)",
-        _MITIGATION,
-    ),
-    Claim("M2", BEYOND_PAPERS, "... at a held-out accuracy cost of at most the chapter's stated budget", _MITIGATION),
-)
-
-
-def claims_by_id() -> dict[str, Claim]:
-    """The registry keyed by claim id."""
-    return {claim.id: claim for claim in CLAIMS}
 
 
 # --- reading glued claims back from executed notebooks -------------------------------------------
@@ -652,4 +376,6 @@ __all__ = [
     "scorecard_table",
     "verdict_counts",
     "scorecard_html",
+    "ClaimResult",
+    "BEYOND_PAPERS",
 ]
