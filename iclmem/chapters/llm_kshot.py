@@ -7,7 +7,8 @@ the one place the notebook imports the chapter from. Its parts, one job each:
 * :mod:`~iclmem.chapters.llm_kshot_paper`: the paper's reference values (Tab. 2-3, Sec. 5.1 levels, claim constants);
 * :mod:`~iclmem.chapters.llm_kshot_rules`: the rows a claim reads, its record, interval and rules;
 * :mod:`~iclmem.chapters.llm_kshot_nulls`: the claims' permutation nulls;
-* :mod:`~iclmem.chapters.llm_kshot_claims` (D1-D5) and :mod:`~iclmem.chapters.llm_kshot_performance` (D6-D9);
+* :mod:`~iclmem.chapters.llm_kshot_claims` (D1-D5), :mod:`~iclmem.chapters.llm_kshot_performance` (D6, D9, all
+  nine) and :mod:`~iclmem.chapters.llm_kshot_correlation` (D7, D8);
 * :mod:`~iclmem.chapters.llm_kshot_figures`: the companions of Fig. 2-4;
 * :mod:`~iclmem.chapters.llm_kshot_report`: the offline judge's quality, the controlled gaps, the summary.
 

@@ -1,5 +1,7 @@
 """Golchin et al. 2024, Sec. 4 "Human Evaluation" and Sec. 5.2, Tab. 2: the performance claims D6-D8, the human review
 D9, and all D claims together (notebook 06). The rules and nulls are those of :mod:`iclmem.chapters.llm_kshot_claims`.
+
+D7 and D8 (how accuracy goes with memorization) are :mod:`iclmem.chapters.llm_kshot_correlation`, re-exported here.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..llm.protocol import regime
 from ..stats import N_PERMUTATIONS
 from .claims import VERDICTS, null_rate_text
 from .llm_kshot_claims import (
@@ -19,52 +20,37 @@ from .llm_kshot_claims import (
     claim_d3,
 )
 from .llm_kshot_contrast import raw_reading
+from .llm_kshot_correlation import claim_d7, claim_d8, paper_d7, paper_d8
 from .llm_kshot_nulls import (
-    _chunks,
     _draws_text,
     _gain_null,
     _Null,
-    _null_boot,
     _null_of,
-    _null_rng,
-    _per_draw,
-    _permute_within,
-    _range_text,
-    _rate_why,
-    _row_intervals,
-    _row_permutations,
 )
 from .llm_kshot_paper import (
     HUMAN_REVIEW_CHANGED_PERCENT,
     ICL_GAIN_MEMORIZATION,
     JUDGE_HUMAN_ACCURACY,
-    TABLE2,
 )
 from .llm_kshot_rules import (
     N_BOOT,
-    NULL_BOOT,
-    SHORT_SETTINGS,
     ClaimResult,
     Focus,
-    _answers_directional,
     _directional_why,
     _ks_text,
     _mean_pct,
     _needs,
-    _pearson_rows,
-    _quiet,
     bootstrap,
     correct_matrix,
     directional_agreement,
     icl_settings,
     memorization_matrix,
-    pearson,
 )
 from .llm_kshot_settings import claim_d4, claim_d5
-from .verdicts import evidence_verdict, share_agreement, share_text, summarize_null
+from .verdicts import evidence_verdict, share_agreement, share_text
 
 
-# -- D6, D7, D8: performance -----------------------------------------------------------------------------------
+# -- D6: performance -----------------------------------------------------------------------------------
 def paper_d6() -> str:
     return (
         f"ICL beats zero-shot performance when memorization in few-shot regimes reaches "
@@ -152,273 +138,6 @@ def claim_d6(
     return ClaimResult(
         "D6",
         paper_d6(),
-        ours,
-        evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
-        reason,
-        ci.text() if ci else None,
-        **nul.fields(),
-    )
-
-
-def paper_d7() -> str:
-    t = TABLE2
-    cols = ", ".join(f"{d} " + "/".join(f"{v:.2f}" for v in t[d]) for d in t.columns)
-    settings = "/".join(SHORT_SETTINGS[s] for s in t.index)
-    return f"Pearson r(performance, memorization) across k, {settings}: {cols} (Tab. 2)"
-
-
-def claim_d7(
-    mem: pd.DataFrame,
-    perf: pd.DataFrame,
-    focus: Focus,
-    n_boot: int = N_BOOT,
-    seed: int = 0,
-    n_perm: int = N_PERMUTATIONS,
-) -> ClaimResult:
-    """D7 (Sec. 5.2, Observation 3; Tab. 2): performance and memorization (exact + near-exact) correlate very strongly
-    across the k regimes where ICL improves on zero-shot (WNLI, TREC, DBpedia: r ~0.9-1.0), negatively where it does
-    not (RTE: r -0.30 to -0.55).
-
-    Checked: Pearson r across the ks run of the focus's accuracy and memorization, per setting, with an interval from
-    a bootstrap over instances (r recomputed on each resample). The predicted sign is that of the ICL gain (mean
-    k > 0 accuracy minus zero-shot); reproduced when every setting's interval lies on that side of 0; differs when a
-    setting's r does not have that sign. Two ks give r = +-1 by construction: at least three are needed.
-
-    Null: an instance's memorization is exchangeable across the ks run (its k curve unrelated to accuracy's); each
-    draw permutes the k labels of the memorization within every instance, the same permutation in all its settings,
-    accuracy kept.
-    """
-    c = correct_matrix(perf, focus)
-    run = [s for s in SHORT_SETTINGS if s in set(focus.rows(mem)["setting"])]
-    ks = [k for k in c.columns if k in set(focus.rows(mem)["k"])]
-    if len(ks) < 3 or 0 not in ks:
-        return _needs(
-            "D7",
-            paper_d7(),
-            f"k run: {ks}",
-            f"A correlation across k needs at least three k values including k = 0 (run: {ks}); with two, r is +-1 "
-            "or undefined by construction.",
-        )
-    index = c.index
-    acc = c.reindex(columns=ks).to_numpy()
-    mems = {s: memorization_matrix(mem, focus, [s]).reindex(index=index, columns=ks).to_numpy() for s in run}
-    gain = float(np.nanmean(acc[:, 1:]) - np.nanmean(acc[:, 0])) * 100
-    sign = 1 if gain > 0 else -1
-    rs, cis = {}, {}
-    for s, mx in mems.items():
-
-        def stat(idx: np.ndarray, mx: np.ndarray = mx) -> float:
-            return pearson(np.nanmean(acc[idx], axis=0), np.nanmean(mx[idx], axis=0))
-
-        rs[s] = stat(np.arange(len(index)))
-        cis[s] = bootstrap(len(index), stat, n_boot, seed)
-    defined = [s for s in run if np.isfinite(rs[s]) and cis[s] is not None]
-    ours = (
-        ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:.2f}" for s in run)
-        + f" ({_ks_text(ks)}; ICL accuracy gain {gain:+.0f} points)"
-    )
-    if not defined:
-        return _needs(
-            "D7",
-            paper_d7(),
-            ours,
-            f"On the {focus.describe()} accuracy or memorization does not vary with k: "
-            "Pearson's r is undefined in every setting.",
-        )
-    answers = {s: directional_agreement(rs[s], cis[s], sign) for s in defined}
-    agrees = all(a for a, _ in answers.values())
-    contradicted = any(x for _, x in answers.values())
-    # the null: memorization's k labels permuted within each instance (all settings alike), accuracy kept
-    n = len(index)
-    rng = _null_rng(seed, "D7")
-    perms = _row_permutations(rng, n_perm, n, len(ks))
-    boot = _null_boot(rng, n_perm, n)
-    acc_all, acc_reps = np.nanmean(acc, axis=0), np.empty((n_perm, NULL_BOOT, len(ks)))  # ks; draws x resamples x ks
-    with _quiet():
-        for sl in _chunks(n_perm, boot[0].size * len(ks)):
-            acc_reps[sl] = np.nanmean(acc[boot[sl]], axis=2)
-    all_agree, any_defined = np.ones(n_perm, bool), np.zeros(n_perm, bool)
-    ranges = []
-    for s in run:
-        mp = _permute_within(mems[s], perms)  # draws x instances x ks
-        r_reps = np.empty((n_perm, NULL_BOOT))
-        with _quiet():
-            r_est = _pearson_rows(acc_all, np.nanmean(mp, axis=1))
-            for sl in _chunks(n_perm, boot[0].size * len(ks)):
-                r_reps[sl] = _pearson_rows(acc_reps[sl], np.nanmean(_per_draw(mp[sl], boot[sl]), axis=2))
-        lo, hi = _row_intervals(r_reps)
-        ok = np.isfinite(r_est) & np.isfinite(lo) & np.isfinite(hi)
-        all_agree &= ~ok | _answers_directional(r_est, lo, hi, sign)[0]
-        any_defined |= ok
-        if s in defined:
-            sm = summarize_null(rs[s], r_est, ok)
-            ranges.append(f"{SHORT_SETTINGS[s]} {_range_text(sm, '{:+.2f}', '')}")
-    null_agrees = all_agree & any_defined
-    rate = float(null_agrees.mean())
-    null = (
-        "an instance's memorization exchangeable across the ks run (its k curve unrelated to accuracy's), its k labels "
-        "permuted within every instance, the same in all its settings, accuracy kept; "
-        f"{_draws_text(n_perm, seed, n_boot)}"
-    )
-    observed = (
-        ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:+.2f}" for s in defined)
-        + f" (predicted sign {'+' if sign > 0 else '-'})"
-    )
-    side = (
-        "positive (ICL beats zero-shot, as WNLI/TREC/DBpedia)"
-        if sign > 0
-        else "negative (ICL does not beat zero-shot, as RTE)"
-    )
-    n_agree, n_wrong = sum(a for a, _ in answers.values()), sum(x for _, x in answers.values())
-    reason = (
-        f"Checked on the {focus.describe()}: Pearson r across {_ks_text(ks)} of accuracy and memorization per setting; "
-        f"the paper's pattern predicts r {side}; {n_agree} of {len(defined)} settings with a defined r have their "
-        f"interval on that side of 0"
-        + (f", {n_wrong} have r of the other sign" if n_wrong else "")
-        + ("" if len(defined) == len(run) else "; the others have an undefined r")
-        + ". Few ks make each r rest on few points."
-        + _rate_why(agrees, rate, n_perm)
-        + raw_reading(mem, focus, "the paper's Tab. 2 correlates raw memorization rates with accuracy")
-    )
-    method = next(cis[s].method() for s in defined)
-    interval = "; ".join(
-        f"{SHORT_SETTINGS[s]} " + (cis[s].bounds("{:.2f}", "") if cis[s] else "undefined") for s in run
-    )
-    interval += f" (r recomputed per resample; {method})"
-    return ClaimResult(
-        "D7",
-        paper_d7(),
-        ours,
-        evidence_verdict(agrees, rate, contradicted=contradicted),
-        reason,
-        interval,
-        null=null,
-        observed=observed,
-        null_range="; ".join(ranges),
-        null_rate=rate,
-    )
-
-
-def paper_d8() -> str:
-    return (
-        "performance on memorized instances is higher than on non-memorized ones across nearly all regimes "
-        "(Sec. 5.2, Obs. 2)"
-    )
-
-
-def _memorized_gap(
-    cells: Sequence[tuple[np.ndarray, np.ndarray]], mem_idx: np.ndarray, acc_idx: np.ndarray
-) -> np.ndarray:
-    """D8's statistic for index arrays ``mem_idx`` (draws x resamples x instances, rows of the memorization) and
-    ``acc_idx`` (the same shape, rows of the accuracy, paired with them): the mean over the (setting, k) cells
-    holding both groups of accuracy on memorized minus non-memorized instances, in points (NaN when no cell has
-    both)."""
-    total = np.zeros(mem_idx.shape[:-1])
-    count = np.zeros(mem_idx.shape[:-1])
-    with _quiet():
-        for mcol, ccol in cells:
-            mm, cc = mcol[mem_idx], ccol[acc_idx]
-            ok = np.isfinite(mm) & np.isfinite(cc)
-            hit, miss = ok & (mm > 0), ok & ~(mm > 0)
-            n1, n0 = hit.sum(axis=-1), miss.sum(axis=-1)
-            d = (np.where(hit, cc, 0.0).sum(axis=-1) / n1 - np.where(miss, cc, 0.0).sum(axis=-1) / n0) * 100
-            valid = (n1 > 0) & (n0 > 0)
-            total += np.where(valid, d, 0.0)
-            count += valid
-        return np.where(count > 0, total / count, np.nan)
-
-
-def claim_d8(
-    mem: pd.DataFrame,
-    perf: pd.DataFrame,
-    focus: Focus,
-    n_boot: int = N_BOOT,
-    seed: int = 0,
-    n_perm: int = N_PERMUTATIONS,
-) -> ClaimResult:
-    """D8 (Sec. 5.2, Observation 2): accuracy on memorized instances exceeds accuracy on non-memorized ones.
-
-    Checked on the focus model with **all** its instances (members and non-members: memorized vs not is the split):
-    per (setting, k) cell holding both groups, accuracy of the memorized minus the non-memorized instances, averaged
-    over the cells; bootstrap over instances (cells lacking a group in a resample are skipped); the rule: the interval
-    lies above 0.
-
-    Null: the claim contrasts instances, so its null exchanges instances: which instance is memorized is unrelated to
-    which is classified right. Each draw permutes the instances of the memorization against those of the accuracy (an
-    instance's memorization moves whole, all settings and ks). A within-instance permutation across k would keep an
-    instance-level link, which is the claim itself.
-    """
-    c = correct_matrix(perf, focus, members_only=False)
-    run = [s for s in SHORT_SETTINGS if s in set(focus.rows(mem, False)["setting"])]
-    ks = list(c.columns)
-    cells = []
-    for s in run:
-        mx = memorization_matrix(mem, focus, [s], members_only=False).reindex(index=c.index, columns=ks).to_numpy()
-        cells += [(s, k, mx[:, j], c.to_numpy()[:, j]) for j, k in enumerate(ks)]
-
-    def diffs(idx: np.ndarray) -> list[tuple[str, int, float]]:
-        out = []
-        for s, k, mcol, ccol in cells:
-            mm, cc = mcol[idx], ccol[idx]
-            ok = np.isfinite(mm) & np.isfinite(cc)
-            hit = mm[ok] > 0
-            if hit.any() and (~hit).any():
-                out.append((s, k, float(cc[ok][hit].mean() - cc[ok][~hit].mean()) * 100))
-        return out
-
-    def stat(idx: np.ndarray) -> float:
-        d = diffs(idx)
-        return float(np.mean([x for *_, x in d])) if d else float("nan")
-
-    n = len(c)
-    full = diffs(np.arange(n))
-    if not full:
-        return _needs(
-            "D8",
-            paper_d8(),
-            "no (setting, k) cell with both memorized and non-memorized instances",
-            f"On the {focus.describe(False)}: no (setting, k) holds both memorized and non-memorized instances.",
-        )
-    est = stat(np.arange(n))
-    ci = bootstrap(n, stat, n_boot, seed)
-    by_regime = pd.DataFrame(full, columns=["setting", "k", "d"]).assign(regime=lambda f: f["k"].map(regime))
-    per = ", ".join(f"{r} {g['d'].mean():+.0f} points" for r, g in by_regime.groupby("regime", sort=False))
-    ours = (
-        f"memorized minus non-memorized accuracy {est:+.0f} points (mean of {len(full)} (setting, k) cells; higher in "
-        f"{int((by_regime['d'] > 0).sum())} of {len(full)}; by regime: {per})"
-    )
-    agrees, contradicted = directional_agreement(est, ci)
-    nul = _Null()
-    if ci is not None:
-        rng = _null_rng(seed, "D8")
-        perm = np.argsort(rng.random((n_perm, n)), axis=1)
-        boot = _null_boot(rng, n_perm, n)
-        rows = np.concatenate([np.broadcast_to(np.arange(n), (n_perm, 1, n)), boot], axis=1)  # row 0: the whole sample
-        values = np.empty(rows.shape[:2])
-        pairs = [(mcol, ccol) for *_, mcol, ccol in cells]
-        for sl in _chunks(n_perm, rows[0].size * len(pairs)):
-            values[sl] = _memorized_gap(pairs, _per_draw(perm[sl], rows[sl]), rows[sl])
-        null_est = values[:, 0]
-        null_agrees = _answers_directional(null_est, *_row_intervals(values[:, 1:]))[0]
-        summary = summarize_null(est, null_est, null_agrees)
-        nul = _null_of(
-            summary,
-            agrees,
-            (
-                "which instances are memorized unrelated to which are classified right: the instances of the "
-                "memorization "
-                "permuted against those of the accuracy (an instance's memorization moves whole, all settings and ks); "
-                f"{_draws_text(n_perm, seed, n_boot)}"
-            ),
-            f"memorized minus non-memorized accuracy: {est:+.1f} points",
-        )
-    reason = (
-        f"Checked on the {focus.describe(False)}: per (setting, k) with both groups, accuracy of memorized minus "
-        f"non-memorized instances, averaged; {_directional_why(est, ci)}.{nul.why}"
-    )
-    return ClaimResult(
-        "D8",
-        paper_d8(),
         ours,
         evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
         reason,
@@ -565,3 +284,20 @@ def verdict_counts(results: Sequence[ClaimResult]) -> str:
     zeros left out)."""
     counts = pd.Series([r.verdict for r in results]).value_counts()
     return ", ".join(f"{int(counts[v])} {v}" for v in VERDICTS if v in counts.index) or "no claims"
+
+
+__all__ = [
+    "D9_NO_NULL",
+    "all_claims",
+    "claim_d6",
+    "claim_d7",
+    "claim_d8",
+    "claim_d9",
+    "claims_table",
+    "kappa_reading",
+    "paper_d6",
+    "paper_d7",
+    "paper_d8",
+    "paper_d9",
+    "verdict_counts",
+]
