@@ -5,6 +5,9 @@
 ``reference_ltm`` (A1), ``benchmarks`` (A2), ``bad_inputs`` (A3); ``tables`` holds the data
 parameters the tabular chapters share and ``verdicts`` the interval and share verdicts
 they share.
+A chapter module over about 500 lines is split by job into parts named after it (``calibration_tables``,
+``regime_decay``, ``probing_claims``, ``claim_records``, ``llm_kshot_correlation``, ...), which it re-exports, so the
+notebooks import one module.
 Each module's docstring opens with the paper sections it covers. The engine (the rest
 of :mod:`iclmem`) never imports from here.
 """
