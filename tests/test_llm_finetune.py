@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from iclmem.llm.backends import InProcessBackend
-from iclmem.llm.finetune import FinetuneConfig, finetune
+from iclmem.llm.finetune import LLMFinetuneConfig, finetune
 from iclmem.llm.judges import OfflineJudge, rouge_l
 from iclmem.llm.replication import ReplicationConfig, build_experiment, finetune_log, finetuned_backend
 
@@ -37,7 +37,7 @@ def test_finetuning_raises_member_completion_rates(base, monkeypatch, tmp_path):
     assert member.sum() == 4
 
     before = [c.text.strip() for c in base.complete_batch(reqs)]
-    tuned = finetuned_backend(base, exp, FinetuneConfig(epochs=8, lr=3e-4, seed=0))
+    tuned = finetuned_backend(base, exp, LLMFinetuneConfig(epochs=8, lr=3e-4, seed=0))
     assert tuned.model_id.startswith(base.model_id + "+ft") and not tuned.model_loaded  # built on first use
     after = [c.text.strip() for c in tuned.complete_batch(reqs)]
     log = finetune_log(tuned)
@@ -57,11 +57,15 @@ def test_finetuning_raises_member_completion_rates(base, monkeypatch, tmp_path):
 
 def test_finetune_leaves_the_base_model_untouched_and_refuses_bad_input(base):
     before = {k: v.clone() for k, v in list(base.model.state_dict().items())[:3]}
-    res = finetune(base.model, base.tokenizer, ["Name is A. Winery is B."], FinetuneConfig(epochs=1, batch_size=1), "m")
+    res = finetune(
+        base.model, base.tokenizer, ["Name is A. Winery is B."], LLMFinetuneConfig(epochs=1, batch_size=1), "m"
+    )
     assert all(torch.equal(before[k], v) for k, v in list(base.model.state_dict().items())[:3])
     assert res.model is not base.model and len(res.epoch_losses) == 1 and res.model_id.startswith("m+ft")
     with pytest.raises(ValueError, match="at least one"):
-        finetune(base.model, base.tokenizer, [], FinetuneConfig(), "m")
+        finetune(base.model, base.tokenizer, [], LLMFinetuneConfig(), "m")
     assert (
-        FinetuneConfig().tag(["a", "b"]) == FinetuneConfig().tag(["b", "a"]) != FinetuneConfig(lr=1e-3).tag(["a", "b"])
+        LLMFinetuneConfig().tag(["a", "b"])
+        == LLMFinetuneConfig().tag(["b", "a"])
+        != LLMFinetuneConfig(lr=1e-3).tag(["a", "b"])
     )

@@ -20,7 +20,7 @@ from iclmem.llm.datasets import stable_int
 
 
 @dataclass(frozen=True)
-class FinetuneConfig:
+class LLMFinetuneConfig:
     """Full fine-tuning with AdamW; one optimizer step per batch of ``batch_size`` member texts."""
 
     epochs: int = 6
@@ -45,7 +45,9 @@ class FinetuneResult:
     n_tokens: int = 0
 
 
-def finetune(model: Any, tokenizer: Any, texts: Sequence[str], config: FinetuneConfig, base_id: str) -> FinetuneResult:
+def finetune(
+    model: Any, tokenizer: Any, texts: Sequence[str], config: LLMFinetuneConfig, base_id: str
+) -> FinetuneResult:
     """Return a fine-tuned copy of ``model`` (the original is left untouched) trained on ``texts``."""
     import torch
 
@@ -53,7 +55,9 @@ def finetune(model: Any, tokenizer: Any, texts: Sequence[str], config: FinetuneC
         return _finetune(model, tokenizer, texts, config, base_id)
 
 
-def _finetune(model: Any, tokenizer: Any, texts: Sequence[str], config: FinetuneConfig, base_id: str) -> FinetuneResult:
+def _finetune(
+    model: Any, tokenizer: Any, texts: Sequence[str], config: LLMFinetuneConfig, base_id: str
+) -> FinetuneResult:
     import torch
 
     if not texts:

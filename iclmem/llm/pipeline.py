@@ -25,7 +25,7 @@ import pandas as pd
 
 from iclmem.llm.cache import CachedBackend
 from iclmem.llm.chat import ChatBackend
-from iclmem.llm.finetune import FinetuneConfig
+from iclmem.llm.finetune import LLMFinetuneConfig
 from iclmem.llm.judge_runs import judge_backend
 from iclmem.llm.judges import LLMJudge
 from iclmem.llm.replication import (
@@ -51,9 +51,9 @@ def member_share(backend: str, finetune_epochs: int, fraction: float) -> float:
     return fraction if ground_truth_possible(backend, finetune_epochs) else 0.0
 
 
-def finetune_config(backend: str, epochs: int, lr: float, seed: int) -> FinetuneConfig | None:
+def finetune_config(backend: str, epochs: int, lr: float, seed: int) -> LLMFinetuneConfig | None:
     """The fine-tuning of the controlled experiment, or ``None`` when this backend cannot be fine-tuned here."""
-    return FinetuneConfig(epochs=epochs, lr=lr, seed=seed) if ground_truth_possible(backend, epochs) else None
+    return LLMFinetuneConfig(epochs=epochs, lr=lr, seed=seed) if ground_truth_possible(backend, epochs) else None
 
 
 def prepare_environment(backend: str, num_threads: int = 0) -> None:
@@ -140,7 +140,7 @@ def prepare_replication(
     exp: Experiment,
     raw: ChatBackend,
     ks_run: list[int],
-    finetune: FinetuneConfig | None,
+    finetune: LLMFinetuneConfig | None,
     judge: str = "offline",
     llm_judge_pairs: int = 0,
 ) -> Replication:

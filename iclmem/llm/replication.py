@@ -34,7 +34,7 @@ from iclmem.llm.datasets import (
     load_dataset,
     sample_instances,
 )
-from iclmem.llm.finetune import FinetuneConfig, finetune
+from iclmem.llm.finetune import LLMFinetuneConfig, finetune
 from iclmem.llm.prompts import (
     SETTINGS,
     check_settings,
@@ -519,7 +519,7 @@ def add_judgement(frame: pd.DataFrame, judge: Any, column: str = "match") -> pd.
 
 
 # -- fine-tuned model -----------------------------------------------------------------------------------------
-def finetuned_backend(base: Any, exp: Experiment, config: FinetuneConfig) -> Any:
+def finetuned_backend(base: Any, exp: Experiment, config: LLMFinetuneConfig) -> Any:
     """An in-process backend over the base model fine-tuned on the members; built on the first cache miss.
 
     Its ``model_id`` (base id + hash of fine-tuning config and member texts) keys the completion cache, so a
