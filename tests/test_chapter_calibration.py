@@ -99,16 +99,38 @@ def test_exhaustive_table_puts_the_shuffled_auc_beside_ns_peak():
     assert np.isnan(t.loc[("reg", 50, 1e-3), "AUC members"])  # no shuffled run of that configuration
 
 
-def test_negative_control_fails_when_too_many_null_intervals_exclude_chance():
-    rows = pd.DataFrame([_row("bin", 50, 1e-3, e, "none", 0.6, 0.6, MEM) for e in range(1, 101)])
-    assert negative_control(rows)["passed"] and negative_control(rows)["excluded"] == 0
-    biased = rows.copy()
-    biased.loc[:29, ["null_auc_loss_lo", "null_auc_loss_hi"]] = [0.55, 0.75]  # 30% exclude 0.5
+def _null_rows(sets: int = 4, per_set: int = 25) -> pd.DataFrame:
+    """``sets`` non-member sets (dataset x Q), ``per_set`` configurations each, every null interval [0.4, 0.6]."""
+    names = [("bin", 50), ("bin", 512), ("reg", 50), ("reg", 512), ("cat", 50), ("cat", 512)][:sets]
+    return pd.DataFrame(
+        [_row(d, q, 1e-3, e, "none", 0.6, 0.6, MEM) for d, q in names for e in range(1, per_set + 1)]
+    ).reset_index(drop=True)
+
+
+def _exclude(rows: pd.DataFrame, index) -> pd.DataFrame:
+    out = rows.copy()
+    out.loc[index, ["null_auc_loss_lo", "null_auc_loss_hi"]] = [0.55, 0.75]
+    return out
+
+
+def test_negative_control_fails_when_every_non_member_set_excludes_chance_too_often():
+    rows = _null_rows()
+    clean = negative_control(rows)
+    assert clean["passed"] and clean["excluded"] == 0 and clean["sets"] == 4
+    biased = _exclude(rows, [i for i in rows.index if i % 25 < 8])  # 8 of 25 in every set: 32%
     result = negative_control(biased)
-    assert result["excluded"] == 30 and not result["passed"] and result["p_value"] < 1e-6
-    few = rows.copy()
-    few.loc[:5, ["null_auc_loss_lo"]] = 0.51  # 6 of 100: what chance gives
+    assert result["excluded"] == 32 and result["passed"] is False and result["p_value"] < 0.01
+    few = _exclude(rows, [0, 30, 55, 80, 90])  # 5 of 100 spread over the sets: what chance gives
     assert negative_control(few)["passed"]
+
+
+def test_negative_control_counts_non_member_sets_not_correlated_configurations():
+    """One set's shared halves that happen to separate exclude in all its configurations: one unit, not 25."""
+    rows = _exclude(_null_rows(), list(range(12)))  # 12 of 100, all in the first set
+    result = negative_control(rows)
+    assert result["binomial_p"] < 0.01  # the naive count over configurations would call it a failure
+    assert result["set_shares"] == [0.48, 0.0, 0.0, 0.0] and result["passed"] is True
+    assert negative_control(_exclude(_null_rows(sets=2), [0]))["passed"] is None  # two sets: not testable
 
 
 def test_positive_control_passes_only_with_its_interval_above_chance():

@@ -109,7 +109,15 @@ def test_weakest_detection_and_p1():
     weakest = weakest_detection(curve)
     assert weakest["detected"] and weakest["row"]["vanilla AUC"] == 0.8 and "0.800" in weakest["text"]
     quiet = {"r@30": np.full(100, 0.4)}  # the probe's bound never clears 0.5 under the permuted membership
-    negative = {"n": 100, "excluded": 4, "p_value": 0.6, "passed": True}
+    negative = {
+        "n": 100,
+        "excluded": 4,
+        "sets": 4,
+        "set_shares": [0.04] * 4,
+        "p_value": 0.6,
+        "binomial_p": 0.6,
+        "passed": True,
+    }
     p1, p2 = instrument_claims(curve, quiet, negative)
     assert p1["id"] == "P1" and p1["verdict"] == "reproduced" and p1["null_rate"] == 0.0
     assert p2["verdict"] == "reproduced" and p2["null"].startswith("no null applies")
@@ -120,5 +128,8 @@ def test_weakest_detection_and_p1():
     )  # there, and unseen
     nothing = _curve([(0.55, 0.45)], [(0.55, 0.45)])
     assert instrument_claims(nothing, None, negative)[0]["verdict"] == "inconclusive"  # nothing known to detect
-    failing = {"n": 100, "excluded": 30, "p_value": 1e-9, "passed": False}
+    failing = {"n": 100, "excluded": 30, "sets": 4, "set_shares": [0.3] * 4, "p_value": 1e-9, "passed": False}
     assert instrument_claims(curve, quiet, failing)[1]["verdict"] == "differs"
+    two_sets = {"n": 50, "excluded": 2, "sets": 2, "set_shares": [0.04, 0.04], "p_value": float("nan"), "passed": None}
+    p2 = instrument_claims(curve, quiet, two_sets)[1]
+    assert p2["verdict"] == "not testable here" and "too few units" in p2["reason"]

@@ -10,6 +10,7 @@ marker as well: nothing may write a Hugging Face token either.
 
 from __future__ import annotations
 
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -41,6 +42,23 @@ OPENAI = {
     "llm_judge_pairs": 2,
     "progress": False,
 }
+
+
+def _llm_judge_sent(executed: Path) -> int | None:
+    """``sent to judge`` of the LLM judge's row in the executed notebook's judges' counts table (None if absent)."""
+    import json
+
+    for cell in json.loads(executed.read_text())["cells"]:
+        for out in cell.get("outputs", []):
+            html = "".join(out.get("data", {}).get("text/html", []))
+            if "sent to judge" not in html:
+                continue
+            header = [h.strip() for h in re.findall(r"<th[^>]*>([^<]*)</th>", html)]
+            for row in re.findall(r"<tr>(.*?)</tr>", html, re.S):
+                cells = [c.strip() for c in re.findall(r"<td[^>]*>([^<]*)</td>", row)]
+                if cells and cells[0] == "LLM":
+                    return int(dict(zip(header[-len(cells) :], cells, strict=True))["sent to judge"].replace(",", ""))
+    return None
 
 
 def _project(root: Path) -> Path:
@@ -93,7 +111,7 @@ def test_api_keys_reach_no_notebook_page_store_cache_or_log(
     assert records, "the completions were cached"
     assert server_log.strip(), "the server's log is part of what is checked"
 
-    assert "the LLM judge labelled 2 completions" in text
+    assert _llm_judge_sent(executed) == 2, "the judges' counts table shows the LLM judge's 2 completions"
     needles = [marker.encode(), f"hf_{marker}".encode(), f"judge-{marker}".encode()]
     for needle in needles:
         found = {"project, build, html, results, cache": _files_with(tmp_path, needle)}

@@ -414,7 +414,7 @@ def _cli_cases() -> list[BadInput]:
             lambda d: _cli("book", "--root", _project(d), "-f", params_file(d, "tiny: 3\n"), "--no-html"),
             CommandFailed,
             r"'tiny' must map to a mapping of parameters",
-            r"e\.g\. tiny: \{query_size: 64\}",
+            r"e\.g\. tiny: \{query_sizes: \[64\]\}",
         ),
         BadInput(
             "cli-pretrain-config-missing",

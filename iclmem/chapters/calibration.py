@@ -67,26 +67,54 @@ from .probing import fine_tuned
 CONTROL_LEVEL = 0.95
 
 
-def negative_control(summary: pd.DataFrame, metric: str = "loss", max_p: float = 0.01) -> dict:
+#: Columns that name a configuration's non-member set: configurations that share it share its null halves.
+NON_MEMBER_SET = ("dataset", "query_size", "seed")
+
+
+def negative_control(
+    summary: pd.DataFrame, metric: str = "loss", max_p: float = 0.01, clusters: tuple[str, ...] = NON_MEMBER_SET
+) -> dict:
     """The null-halves control over every fine-tuned configuration: how often its interval excludes 0.5.
 
     Each configuration attacks two random halves of its non-members (:func:`iclmem.metrics.null_halves`);
-    at the 95% level about 5% of intervals exclude 0.5 by chance. The control *fails* when the count
-    is improbably high for that rate (one-sided binomial p-value below ``max_p``). Configurations of
-    one run share their non-members, so the count is correlated and the p-value is optimistic.
+    at the 95% level about 5% of intervals exclude 0.5 by chance. The halves are drawn once per
+    non-member set, so every configuration of one set (its runs, learning rates, label conditions and
+    epochs) attacks the *same* two halves and their exclusions are strongly correlated: a count over
+    configurations is not binomial. The test therefore treats each non-member set (``clusters``
+    present in ``summary``) as one unit: its share of excluding intervals, and a one-sided t-test of
+    the sets' mean share against 5%. The control *fails* when that p-value is below ``max_p``; with
+    fewer than 3 sets it is not testable (``p_value`` NaN, ``passed`` None). The naive binomial
+    p-value over configurations is kept beside it (``binomial_p``) to show what ignoring the
+    clustering would say.
     """
     s = fine_tuned(summary)
     lo, hi = s[f"null_auc_{metric}_lo"].to_numpy(dtype=float), s[f"null_auc_{metric}_hi"].to_numpy(dtype=float)
     n = int(len(s))
-    excluded = int(((lo > 0.5) | (hi < 0.5)).sum())
-    p = float(stats.binomtest(excluded, n, 1 - CONTROL_LEVEL, alternative="greater").pvalue) if n else math.nan
-    passed = bool(n and p >= max_p)
+    flags = (lo > 0.5) | (hi < 0.5)
+    excluded = int(flags.sum())
+    keys = [c for c in clusters if c in s.columns]
+    shares = (
+        pd.Series(flags, index=s.index).groupby([s[c] for c in keys]).mean()
+        if keys and n
+        else pd.Series(flags, dtype=float)
+    )
+    k = int(len(shares)) if keys else n
+    binomial = float(stats.binomtest(excluded, n, 1 - CONTROL_LEVEL, alternative="greater").pvalue) if n else math.nan
+    if k >= 3 and float(shares.std(ddof=1)) > 0:
+        p = float(stats.ttest_1samp(shares.to_numpy(), 1 - CONTROL_LEVEL, alternative="greater").pvalue)
+    elif k >= 3:  # every set has the same share: no spread to test against
+        p = 0.0 if float(shares.iloc[0]) > 1 - CONTROL_LEVEL else 1.0
+    else:
+        p = math.nan
     return {
         "n": n,
         "excluded": excluded,
         "share": excluded / n if n else math.nan,
+        "sets": k,
+        "set_shares": [round(float(v), 3) for v in shares.to_numpy()],
         "p_value": p,
-        "passed": passed,
+        "binomial_p": binomial,
+        "passed": None if math.isnan(p) else bool(p >= max_p),
         "median_auc": float(np.median(s[f"null_auc_{metric}"])) if n else math.nan,
     }
 

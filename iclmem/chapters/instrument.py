@@ -232,24 +232,38 @@ def instrument_claims(
         int(negative.get("excluded", 0)),
         float(negative.get("p_value", math.nan)),
     )
+    sets, shares = int(negative.get("sets", 0)), negative.get("set_shares", [])
+    reason = (
+        "two random halves of each non-member set, one posing as members, must look like chance: about 5% of 95% "
+        "intervals exclude 0.5. Every configuration of one set attacks the same two halves, so the unit is the set: "
+        "the control fails when the sets' mean share is far above 5% (one-sided t-test, p < 0.01)"
+    )
     if not n:
         records.append(
             claim_record("P2", paper, "no fine-tuned configuration", "not testable here", "the grid is empty")
         )
     else:
-        passed = bool(negative.get("passed"))
+        ours = (
+            f"{excluded} of {n} null-halves intervals exclude 0.5 ({excluded / n:.0%}); over {sets} non-member sets "
+            f"the shares are {', '.join(f'{v:.0%}' for v in shares)}"
+            + (
+                ""
+                if math.isnan(p)
+                else f" (t-test p = {p:.3g}; the naive binomial p = {negative.get('binomial_p', math.nan):.3g})"
+            )
+        )
+        passed = negative.get("passed")
+        verdict = "not testable here" if passed is None else evidence_verdict(bool(passed), None, no_null=True)
         records.append(
             claim_record(
                 "P2",
                 paper,
-                f"{excluded} of {n} null-halves intervals exclude 0.5 ({excluded / n:.0%}; binomial p = {p:.3g})",
-                evidence_verdict(passed, None, no_null=True),
-                "two random halves of each configuration's non-members, one posing as members, must look like chance: "
-                "about 5% of "
-                "95% intervals exclude 0.5; the control fails when far more do (p < 0.01)",
+                ours,
+                verdict,
+                reason if passed is not None else f"{sets} non-member set(s): too few units to test; " + reason,
                 null="no null applies: the control is itself a test against chance "
-                "(a one-sided binomial test at the 5% rate)",
-                observed=f"{excluded}/{n}",
+                "(a one-sided t-test of the non-member sets' shares against the 5% rate)",
+                observed=f"{excluded}/{n} in {sets} sets",
             )
         )
     return records
