@@ -70,12 +70,12 @@ control_label_condition: str = "all"  # all: permuted labels in both pools | fli
 import pandas as pd
 from IPython.display import Markdown
 
-from iclmem.chapters.calibration import (MARGIN_RULES, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1, calibration_claims,
-                                         calibration_effect, data_characteristics, detect_share_texts, detectable_table,
-                                         exhaustive_table, fit_printed_reading, negative_control, null_margin_rates,
-                                         outcome_null_shares, outcome_shares, outcomes_with_null, plot_data_characteristics,
-                                         plot_outcome_shares, plot_temporal_evolution, power_table, reading_agreement,
-                                         shuffled_label_check, temporal_evolution)
+from iclmem.chapters.calibration import (MARGIN_RULES, NEGATIVE_CONTROL_PHRASES, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES,
+                                         PAPER_TABLE1, calibration_claims, calibration_effect, data_characteristics,
+                                         detect_share_texts, detectable_table, exhaustive_table, fit_printed_reading, negative_control,
+                                         null_margin_rates, outcome_null_shares, outcome_shares, outcomes_with_null,
+                                         plot_data_characteristics, plot_outcome_shares, plot_temporal_evolution, power_table,
+                                         reading_agreement, shuffled_label_check, temporal_evolution)
 from iclmem.chapters.claims import glue_claims, glue_text
 from iclmem.chapters.display import use_book_tables
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
@@ -317,7 +317,7 @@ chars
 # %%
 null = negative_control(summary)
 glue_text("null_excluded", f"{null['excluded']} of {null['n']} ({null['share']:.0%})")
-glue_text("null_verdict", {True: "passes", False: "fails", None: "is not testable (too few sets)"}[null["passed"]])
+glue_text("null_verdict", NEGATIVE_CONTROL_PHRASES[null["verdict"]])
 glue_text("null_p", f"{null['p_value']:.3g}")
 pd.Series(null).to_frame("negative control")
 

@@ -101,7 +101,7 @@ def test_exhaustive_table_puts_the_shuffled_auc_beside_ns_peak():
 
 def _null_rows(sets: int = 4, per_set: int = 25) -> pd.DataFrame:
     """``sets`` non-member sets (dataset x Q), ``per_set`` configurations each, every null interval [0.4, 0.6]."""
-    names = [("bin", 50), ("bin", 512), ("reg", 50), ("reg", 512), ("cat", 50), ("cat", 512)][:sets]
+    names = [(f"t{i // 2}", (50, 512)[i % 2]) for i in range(sets)]
     return pd.DataFrame(
         [_row(d, q, 1e-3, e, "none", 0.6, 0.6, MEM) for d, q in names for e in range(1, per_set + 1)]
     ).reset_index(drop=True)
@@ -117,9 +117,12 @@ def test_negative_control_fails_when_every_non_member_set_excludes_chance_too_of
     rows = _null_rows()
     clean = negative_control(rows)
     assert clean["passed"] and clean["excluded"] == 0 and clean["sets"] == 4
+    assert clean["verdict"] == "inconclusive"  # 4 sets cannot show a pass
+    assert negative_control(_null_rows(sets=10, per_set=5))["verdict"] == "passes"
     biased = _exclude(rows, [i for i in rows.index if i % 25 < 8])  # 8 of 25 in every set: 32%
     result = negative_control(biased)
     assert result["excluded"] == 32 and result["passed"] is False and result["p_value"] < 0.01
+    assert result["verdict"] == "fails"
     few = _exclude(rows, [0, 30, 55, 80, 90])  # 5 of 100 spread over the sets: what chance gives
     assert negative_control(few)["passed"]
 

@@ -133,3 +133,6 @@ def test_weakest_detection_and_p1():
     two_sets = {"n": 50, "excluded": 2, "sets": 2, "set_shares": [0.04, 0.04], "p_value": float("nan"), "passed": None}
     p2 = instrument_claims(curve, quiet, two_sets)[1]
     assert p2["verdict"] == "not testable here" and "too few units" in p2["reason"]
+    few_sets = {**negative, "verdict": "inconclusive"}
+    p2 = instrument_claims(curve, quiet, few_sets)[1]
+    assert p2["verdict"] == "inconclusive" and "too few for a pass" in p2["reason"]

@@ -69,6 +69,16 @@ CONTROL_LEVEL = 0.95
 
 #: Columns that name a configuration's non-member set: configurations that share it share its null halves.
 NON_MEMBER_SET = ("dataset", "query_size", "seed")
+#: Non-member sets a pass needs: with fewer, a t-test over the sets cannot show that the intervals hold their 5%
+#: (a failure can still be shown from 3 sets on).
+MIN_SETS_TO_PASS = 10
+#: How the page says each verdict of :func:`negative_control`.
+NEGATIVE_CONTROL_PHRASES = {
+    "passes": "passes",
+    "fails": "fails",
+    "inconclusive": f"is inconclusive (too few non-member sets for a pass, which needs {MIN_SETS_TO_PASS})",
+    "not testable": "is not testable (fewer than 3 non-member sets)",
+}
 
 
 def negative_control(
@@ -85,7 +95,8 @@ def negative_control(
     the sets' mean share against 5%. The control *fails* when that p-value is below ``max_p``; with
     fewer than 3 sets it is not testable (``p_value`` NaN, ``passed`` None). The naive binomial
     p-value over configurations is kept beside it (``binomial_p``) to show what ignoring the
-    clustering would say.
+    clustering would say. ``verdict``: ``passes`` only from :data:`MIN_SETS_TO_PASS` sets on; with
+    fewer, a non-significant result is ``inconclusive``.
     """
     s = fine_tuned(summary)
     lo, hi = s[f"null_auc_{metric}_lo"].to_numpy(dtype=float), s[f"null_auc_{metric}_hi"].to_numpy(dtype=float)
@@ -115,6 +126,15 @@ def negative_control(
         "p_value": p,
         "binomial_p": binomial,
         "passed": None if math.isnan(p) else bool(p >= max_p),
+        "verdict": (
+            "not testable"
+            if math.isnan(p)
+            else "fails"
+            if p < max_p
+            else "passes"
+            if k >= MIN_SETS_TO_PASS
+            else "inconclusive"
+        ),
         "median_auc": float(np.median(s[f"null_auc_{metric}"])) if n else math.nan,
     }
 
@@ -173,6 +193,8 @@ __all__ = [
     "shuffled_label_check",
     "exhaustive_table",
     "negative_control",
+    "NEGATIVE_CONTROL_PHRASES",
+    "MIN_SETS_TO_PASS",
     "positive_control",
     "vanilla_attack",
     "calibration_claims",

@@ -37,6 +37,7 @@ from ..data import Dataset
 from ..finetune import FinetuneRun, prepare_run_data
 from ..grid import RunSpec
 from ..metrics import attack_metrics
+from .calibration import MIN_SETS_TO_PASS
 from .claims import claim_record
 from .verdicts import evidence_verdict, verdict_without_null
 
@@ -253,7 +254,12 @@ def instrument_claims(
             )
         )
         passed = negative.get("passed")
-        verdict = "not testable here" if passed is None else evidence_verdict(bool(passed), None, no_null=True)
+        word = negative.get("verdict", "not testable" if passed is None else "passes" if passed else "fails")
+        verdict = {"not testable": "not testable here", "fails": "differs", "inconclusive": "inconclusive"}.get(
+            word, evidence_verdict(bool(passed), None, no_null=True)
+        )
+        if word == "inconclusive":
+            reason = f"{sets} non-member sets are too few for a pass (it needs {MIN_SETS_TO_PASS}): " + reason
         records.append(
             claim_record(
                 "P2",
