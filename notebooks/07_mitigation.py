@@ -139,7 +139,7 @@ glue_text("m1_eps", f"{M1_EPSILON:g}")
 claims = mitigation_claims(m, n_boot, seed)
 glue_claims(claims)
 glue_text("wall", f"{(time.time() - started) / 60:.1f} minutes")
-pd.DataFrame(claims).set_index("id")[["ours", "verdict", "reason"]]
+pd.DataFrame(claims).set_index("id")[["ours", "verdict", "null_rate", "null", "reason"]]
 
 # %% [markdown]
 # **Choices.** The strongest memorization of chapter 4's grid is reached at 250 epochs; a DP step

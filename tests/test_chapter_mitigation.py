@@ -13,6 +13,7 @@ from iclmem.chapters.mitigation import (
     Mitigation,
     accuracy_cost,
     cost_verdict,
+    m1_null_rate,
     mitigation_claims,
     removal_threshold,
 )
@@ -85,3 +86,20 @@ def test_removal_threshold_is_the_largest_eps_below_which_every_interval_covers_
     table = _mitigation({1.0: 0.4, 4.0: 0.48, 16.0: 0.55, 64.0: 0.45, math.inf: 0.6}, {}).table
     assert removal_threshold(table) == 4.0
     assert removal_threshold(_mitigation({1.0: 0.52, math.inf: 0.6}, {}).table) is None
+
+
+def test_m1_null_permutes_membership_and_a_signal_nobody_has_is_rarely_reproduced():
+    """M1's null rate: a strong non-private signal survives few permutations; scores that carry nothing never do."""
+    rng = np.random.default_rng(0)
+    n = 50
+    strong = np.concatenate([rng.normal(1.5, 1, n), rng.normal(0, 1, n)])  # members first
+    noise = {e: rng.normal(0, 1, 2 * n) for e in (1.0, 4.0)}
+    base = _mitigation(LO, {e: _rows(0.7) for e in LO}, _rows(0.7))
+    m = Mitigation(base.table, 1.0, base.summary, base.correct, base.ref_correct, {math.inf: strong, **noise}, n)
+    record = mitigation_claims(m)[0]
+    assert record["verdict"] == "reproduced" and record["null_rate"] <= 0.05
+    assert "permuted" in record["null"]
+    # a null rate above 5% turns agreement into inconclusive: the non-private "signal" that chance gives as often
+    assert m1_null_rate(m, [1.0, 4.0]) == record["null_rate"]
+    weak = Mitigation(base.table, 1.0, base.summary, base.correct, base.ref_correct, {math.inf: noise[1.0], **noise}, n)
+    assert m1_null_rate(weak, [1.0, 4.0]) < 0.1  # lower bounds above 0.5 by chance: about 2.5% of draws

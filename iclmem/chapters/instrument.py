@@ -61,14 +61,13 @@ def sensitivity_specs(
     ]
 
 
-def context_attack(
-    run: FinetuneRun, table: Dataset, epoch: int, reference, fraction: float = 1.0, seed: int = 0, n_boot: int = 200
-) -> dict[str, float]:
-    """The calibrated loss attack with a seeded ``fraction`` of the training context C' as the context.
+def context_scores(
+    run: FinetuneRun, table: Dataset, epoch: int, reference, fraction: float = 1.0, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Member and non-member scores of the calibrated loss attack with a seeded ``fraction`` of C' as the context.
 
-    Per query ``L(M_theta, q | C) - L(M_ref, q | C)`` with the same context ``C`` for both models
-    (lower means member); ``fraction=1`` is the vanilla attack on C' itself. Returns ``auc``,
-    ``lo``, ``hi`` (stratified bootstrap interval).
+    Per query ``-(L(M_theta, q | C) - L(M_ref, q | C))`` with the same context ``C`` for both models
+    (higher means member); ``fraction=1`` is the vanilla attack on C' itself.
     """
     import torch
 
@@ -83,7 +82,20 @@ def context_attack(
     with torch.no_grad():
         theta = [np.asarray(p.loss(), dtype=np.float64) for p in run.model(epoch, reference).predict(tasks)]
         ref = [np.asarray(p.loss(), dtype=np.float64) for p in reference.predict(tasks)]
-    out = attack_metrics(-(theta[0] - ref[0]), -(theta[1] - ref[1]), n_boot=n_boot, seed=seed, fprs=())
+    return -(theta[0] - ref[0]), -(theta[1] - ref[1])
+
+
+def context_attack(
+    run: FinetuneRun, table: Dataset, epoch: int, reference, fraction: float = 1.0, seed: int = 0, n_boot: int = 200
+) -> dict[str, float]:
+    """AUC of :func:`context_scores`: ``auc``, ``lo``, ``hi`` (stratified bootstrap interval)."""
+    member, non_member = context_scores(run, table, epoch, reference, fraction, seed)
+    return auc_interval(member, non_member, n_boot, seed)
+
+
+def auc_interval(member: np.ndarray, non_member: np.ndarray, n_boot: int = 200, seed: int = 0) -> dict[str, float]:
+    """``auc``, ``lo``, ``hi`` of an attack's scores (:func:`iclmem.metrics.attack_metrics`' stratified bootstrap)."""
+    out = attack_metrics(member, non_member, n_boot=n_boot, seed=seed, fprs=())
     return {"auc": out["auc"], "lo": out["auc_lo"], "hi": out["auc_hi"]}
 
 

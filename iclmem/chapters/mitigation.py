@@ -5,7 +5,8 @@ Neither paper measures it. On the book's positive control (notebook 04, :mod:`.i
 ``all``, a 64-row context, Q = 50) the model is fine-tuned at each epsilon of a small grid with the same
 learning rate and epochs (:mod:`iclmem.privacy`; epsilon = inf is the plain run), and per epsilon:
 
-* the **vanilla attack** (:func:`.instrument.context_attack`) and the **probe's** AUC(Delta S), with intervals;
+* the **vanilla attack** (:func:`.instrument.context_scores`, with a membership-permutation null for M1)
+  and the **probe's** AUC(Delta S), with intervals;
 * the **outcome** of Tab. 3 under the book's reading (:func:`iclmem.outcomes.reclassify`, ``outcome_rule``,
   by default :data:`iclmem.outcomes.DEFAULT_READING`: detectable only when the AUC's interval clears 0.5);
 * **utility** on held-out rows against their **true** targets (:func:`held_out_rows`: the context-pool rows
@@ -35,8 +36,10 @@ from ..intervals import paired_bootstrap
 from ..ltm import ICLTask
 from ..outcomes import DEFAULT_READING, reclassify
 from ..privacy import DEFAULT_DELTA, PrivacyConfig, epsilon, per_sample_gradients, per_sample_norms
+from ..stats import N_PERMUTATIONS, permuted_auc_lower_bounds, permuted_labels
 from .claims import claim_record
-from .instrument import CONTROL_CONDITION, context_attack
+from .instrument import CONTROL_CONDITION, auc_interval, context_scores
+from .verdicts import evidence_verdict
 
 #: M2's criterion: DP may cost at most this much held-out accuracy (absolute) against M_ref and against epsilon = inf.
 UTILITY_BUDGET = 0.05
@@ -119,6 +122,29 @@ class Mitigation:
     summary: pd.DataFrame
     correct: dict[float, np.ndarray]  # epsilon -> per held-out row, 1 where M_theta predicts its true target
     ref_correct: np.ndarray | None = None  # per held-out row, 1 where M_ref predicts its true target
+    vanilla_scores: dict[float, np.ndarray] | None = None  # epsilon -> the vanilla attack's score per query
+    n_members: int = 0  # the scores' first n_members queries are the members
+
+
+def m1_null_rate(
+    m: Mitigation, private: Sequence[float], n_permutations: int = N_PERMUTATIONS, n_boot: int = 200, seed: int = 0
+) -> float | None:
+    """How often M1's rule says "reproduced" when membership carries nothing (None without scores).
+
+    The members are permuted across the probed queries, the same permutation for every epsilon (the
+    runs probe the same queries), and each run's bootstrap lower bound is recomputed under it. The rule
+    holds when the non-private run's bound is above 0.5 and no private run's is; "covers 0.5" is read
+    from the lower bound alone, which can only raise the rate (an upper bound on it).
+    """
+    if not m.vanilla_scores or math.inf not in m.vanilla_scores:
+        return None
+    n = len(m.vanilla_scores[math.inf])
+    labels = permuted_labels(np.arange(n) < m.n_members, n_permutations, seed)
+    bound = {e: permuted_auc_lower_bounds(m.vanilla_scores[e], labels, n_boot, seed) for e in [math.inf, *private]}
+    holds = bound[math.inf] > 0.5
+    for e in private:
+        holds &= bound[e] <= 0.5
+    return float(holds.mean())
 
 
 def accuracy_cost(
@@ -197,8 +223,21 @@ def mitigation_claims(m: Mitigation, n_boot: int = 200, seed: int = 0) -> list[d
                 "covers 0.5 (a non-detection at 50 + 50 queries: it rules out a large signal only)"
             ),
         )
-    null = "no null applies: the verdict reads bootstrap 95% intervals against 0.5, themselves the test against chance"
-    records = [claim_record("M1", paper, ours, verdict, why, null=null, observed=f"{top['vanilla lo']:.3f}")]
+    rate = m1_null_rate(m, private, n_boot=n_boot, seed=seed)
+    if rate is None:
+        null = (
+            "no null applies: the verdict reads bootstrap 95% intervals against 0.5, themselves the test against chance"
+        )
+    else:
+        null = (
+            "membership exchangeable across the probed queries: the members permuted, the same permutation at every ε, "
+            f"{N_PERMUTATIONS} draws, each run's interval bound recomputed and read by the same rule"
+        )
+        if verdict == "reproduced":  # agreement counts only when chance alone rarely gives it
+            verdict = evidence_verdict(True, rate)
+    records = [
+        claim_record("M1", paper, ours, verdict, why, null=null, observed=f"{top['vanilla lo']:.3f}", null_rate=rate)
+    ]
     worst = max(private)  # M2 reads the largest epsilon <= 4: the run of M1's that costs least
     costs = {k: accuracy_cost(m, worst, k, n_boot, seed) for k in ("ref", "inf")}
     ours = "; ".join(
@@ -311,9 +350,11 @@ def run_mitigation(
         [spec] * len(runs), runs, reference, [epochs], n_candidates, max_queries, seed, n_boot, progress=True
     )
     summary = reclassify(summary, outcome_rule)
-    rows, correct, ref_correct = [], {}, None
+    rows, correct, ref_correct, scores = [], {}, None, {}
     for eps, run in zip(epsilons, runs, strict=True):
-        vanilla = context_attack(run, table, epochs, reference, 1.0, seed, n_boot)
+        member, non_member = context_scores(run, table, epochs, reference, 1.0, seed)
+        scores[float(eps)] = np.concatenate([member, non_member])
+        vanilla = auc_interval(member, non_member, n_boot, seed)
         p = summary[(summary.run_key == run.key) & (summary.epoch == epochs)].iloc[0]
         sigma = 0.0 if run.config.privacy is None else run.config.privacy.sigma(epochs)
         utility = held_out_utility(run, table, epochs, reference, n_boot, seed)
@@ -334,7 +375,7 @@ def run_mitigation(
                 "run_key": run.key,
             }
         )
-    m = Mitigation(pd.DataFrame(rows), c, summary, correct, ref_correct)
+    m = Mitigation(pd.DataFrame(rows), c, summary, correct, ref_correct, scores, len(member))
     for against in ("ref", "inf"):
         if against == "inf" and math.inf not in correct:
             continue
