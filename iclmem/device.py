@@ -12,10 +12,12 @@ import os
 
 import torch
 
+from iclmem.user_errors import UserError
+
 DEVICE_ENV = "ICLMEM_DEVICE"
 
 
-class DeviceError(RuntimeError):
+class DeviceError(UserError, RuntimeError):
     """``$ICLMEM_DEVICE`` names a device this machine does not have."""
 
 

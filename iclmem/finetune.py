@@ -28,6 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from iclmem.user_errors import UserError
+
 from .atomic import atomic_write_text
 from .data import SplitManifest
 from .data.context import draw_training_context
@@ -53,7 +55,7 @@ LEARNING_RATES: tuple[float, ...] = (1e-1, 1e-2, 1e-3, 1e-4)
 COLLAPSE_SHARE = 0.95
 
 
-class FinetuneError(ValueError):
+class FinetuneError(UserError, ValueError):
     """Bad fine-tuning input: the message names the problem and the fix."""
 
 
@@ -182,8 +184,8 @@ def prepare_run_data(
     if table.task == "classification" and table.target.nunique() > max_classes:
         raise FinetuneError(
             f"{table.name} has {table.target.nunique()} classes; the model takes at most "
-            f"max_classes={max_classes}: treat it as regression (task='regression') or group the "
-            "classes."
+            f"max_classes={max_classes}: treat it as regression (set task: regression, task='regression' in "
+            "Python) or group the classes."
         )
     encoder, encoded = encoded_table(table, manifest.table_fingerprint)
     ctx = draw_training_context(table.target, pool, table.task, size=config.context_size, seed=config.context_seed)

@@ -32,12 +32,13 @@ import yaml
 
 from iclmem.atomic import atomic_write
 from iclmem.progress import LABEL_ENV, PROGRESS_ENV
+from iclmem.user_errors import UserError
 
 PARAMETERS_TAG = "parameters"
 SECRET_PATTERN = re.compile(r"key|token|secret|password", re.IGNORECASE)
 
 
-class UsageError(Exception):
+class UsageError(UserError):
     """A mistake by the user (bad path, bad parameter): reported without a traceback."""
 
 
@@ -47,6 +48,15 @@ class ParameterError(UsageError):
 
 class NotebookExecutionError(Exception):
     """A notebook raised while executing; ``output`` holds the partially executed copy."""
+
+    def __init__(self, message: str, output: Path | None = None) -> None:
+        super().__init__(message)
+        self.output = output
+
+
+class NotebookUserError(UsageError):
+    """A notebook stopped on a :class:`~iclmem.user_errors.UserError` (its message names the problem and the fix):
+    reported in one line, as a usage error; ``output`` holds the partially executed copy."""
 
     def __init__(self, message: str, output: Path | None = None) -> None:
         super().__init__(message)
@@ -230,45 +240,89 @@ def is_secret_name(name: str) -> bool:
     return bool(SECRET_PATTERN.search(name))
 
 
-def check_parameters(declared: Mapping[str, Parameter], values: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate ``values`` against the declared parameters; return them with floats normalised.
+#: How values are given, appended to every parameter error: the fix from where the user stands.
+PASSING_HINT = (
+    "give values as -p NAME VALUE (iclmem run, papermill) or, for lists and dicts, as YAML: "
+    "-y 'NAME: [1, 2]' (papermill) or -f params.yaml"
+)
 
-    Raises :class:`ParameterError` naming every problem at once.
-    """
-    secret = [name for name in values if is_secret_name(name)]
-    if secret:
-        raise ParameterError(
-            f"refusing to pass {', '.join(map(repr, secret))}: names like this look like credentials, and "
-            "papermill writes parameters into the executed notebook. Put the value in an environment "
-            "variable and read it in the notebook with os.environ instead."
-        )
+
+def unknown_parameter_problem(unknown: Iterable[str], declared: Mapping[str, Parameter]) -> str:
+    """One line naming the unknown names, the closest valid name of each and every valid name."""
+    import difflib
+
+    unknown = list(unknown)
+    close = {n: difflib.get_close_matches(n, list(declared), n=1, cutoff=0.6) for n in unknown}
+    named = ", ".join(f"{n!r}" + (f" (did you mean {close[n][0]!r}?)" if close[n] else "") for n in unknown)
+    valid = ", ".join(declared) or "(none)"
+    return f"unknown parameter{'s' if len(unknown) > 1 else ''} {named}; valid names: {valid}"
+
+
+def type_problem(name: str, default: Any, value: Any) -> str:
+    """One line: the type a parameter expects (its default's) and what it got."""
+    uniform = isinstance(default, list | tuple) and len({type(x) for x in default}) == 1
+    element = f" of {type(default[0]).__name__}" if uniform else ""
+    type_name = "any" if default is None else type(default).__name__
+    got = f"{type(value).__name__} {value!r}"
+    return f"parameter {name!r} expects {type_name}{element} like its default {default!r}, got {got}"
+
+
+def parameter_problems(
+    declared: Mapping[str, Parameter], values: Mapping[str, Any]
+) -> tuple[list[str], dict[str, Any]]:
+    """Every problem of ``values`` (unknown names, wrong types, values out of range: one line each) and the values
+    that passed, floats normalised. The one rule set of ``iclmem run`` and of the notebooks' own check cell."""
+    from iclmem.parameter_rules import range_problems
+
     problems: list[str] = []
     unknown = [name for name in values if name not in declared]
     if unknown:
-        valid = "\n".join(f"  {p.name} = {p.default!r}  ({p.type_name})" for p in declared.values()) or "  (none)"
-        problems.append(
-            f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; valid:\n{valid}"
-        )
+        problems.append(unknown_parameter_problem(unknown, declared))
     checked: dict[str, Any] = {}
     for name, value in values.items():
         if name not in declared:
             continue
         default = declared[name].default
         if not _matches(value, default):
-            uniform = isinstance(default, list | tuple) and len({type(x) for x in default}) == 1
-            element = f" of {type(default[0]).__name__}" if uniform else ""
-            problems.append(
-                f"parameter {name!r} expects {declared[name].type_name}{element}"
-                f" like its default {default!r}, got {type(value).__name__} {value!r}"
-            )
+            problems.append(type_problem(name, default, value))
             continue
         if isinstance(default, float) and isinstance(value, int):
             value = float(value)
         elif isinstance(default, tuple) and isinstance(value, list):
             value = tuple(value)
         checked[name] = value
+    problems += range_problems(checked)
+    return problems, checked
+
+
+def parameter_message(problems: list[str]) -> str:
+    """The problems, one line each, the last followed by how to give values: one line for one problem."""
+    return "\n".join([*problems[:-1], f"{problems[-1]} ({PASSING_HINT})"])
+
+
+def secret_problem(names: Iterable[str]) -> str | None:
+    """The refusal of names that look like credentials (papermill writes parameters into the executed notebook)."""
+    secret = [name for name in names if is_secret_name(name)]
+    if not secret:
+        return None
+    return (
+        f"refusing to pass {', '.join(map(repr, secret))}: names like this look like credentials, and "
+        "papermill writes parameters into the executed notebook. Put the value in an environment "
+        "variable and read it in the notebook with os.environ instead."
+    )
+
+
+def check_parameters(declared: Mapping[str, Parameter], values: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate ``values`` against the declared parameters; return them with floats normalised.
+
+    Raises :class:`ParameterError` naming every problem at once, one line each, and how to give values.
+    """
+    secret = secret_problem(values)
+    if secret:
+        raise ParameterError(secret)
+    problems, checked = parameter_problems(declared, values)
     if problems:
-        raise ParameterError("\n".join(problems))
+        raise ParameterError(parameter_message(problems))
     return checked
 
 
@@ -423,6 +477,12 @@ def with_shared_defaults(
     return {**merged, **values}
 
 
+def is_user_error(ename: str, traceback: list[str]) -> bool:
+    """Whether a notebook's error is a :class:`~iclmem.user_errors.UserError`: it rendered itself as its name and
+    message, one line each, in place of a traceback."""
+    return bool(traceback) and all(line.startswith(f"{ename}: ") for line in traceback)
+
+
 # --- executing --------------------------------------------------------------------------------
 
 
@@ -446,6 +506,21 @@ def default_output_path(notebook: str | Path) -> Path:
 KERNEL_ARGUMENTS = ["--IPKernelApp.capture_fd_output=False", "--IPKernelApp.log_level=ERROR"]
 
 
+def shareable_copy(path: Path, parameters: Mapping[str, Any], cwd: Path) -> None:
+    """Rewrite an executed notebook so the user's files appear by name and fingerprint (:mod:`iclmem.shareable`);
+    their absolute paths go to the results store."""
+    from iclmem.shareable import make_shareable, path_values
+
+    if not path_values(parameters, cwd):
+        return
+    from iclmem.data.manifest import results_root
+
+    store = results_root()
+    executed = nbformat.read(path, as_version=4)
+    make_shareable(executed, parameters, cwd, store if store.is_absolute() else cwd / store)
+    nbformat.write(executed, path)
+
+
 def execute(
     nb: nbformat.NotebookNode,
     output: Path,
@@ -457,7 +532,8 @@ def execute(
 ) -> None:
     """Execute ``nb`` with papermill, writing the result to ``output`` atomically.
 
-    The notebook is written to ``output`` only once every cell ran; on failure the partly
+    The notebook is written to ``output`` only once every cell ran, with the user's files named, not
+    located (:func:`shareable_copy`); on failure the partly
     executed notebook is written next to it as ``<stem>.failed.ipynb``. The kernel's loops draw
     one live line on this process's terminal (:mod:`iclmem.progress`), prefixed with ``label``
     (default: the output's stem); ``progress=False`` silences it.
@@ -484,6 +560,7 @@ def execute(
             if tmp.is_file():
                 shutil.copyfile(tmp, failed)
             raise
+        shareable_copy(tmp, parameters, cwd)
 
     try:
         with warnings.catch_warnings():
@@ -492,6 +569,8 @@ def execute(
             with kernel_environment({PROGRESS_ENV: "1" if progress else "0", LABEL_ENV: label or output.stem}):
                 atomic_write(output, run)
     except PapermillExecutionError as exc:
+        if is_user_error(exc.ename, exc.traceback):
+            raise NotebookUserError(f"{exc.evalue}\n(partly executed notebook: {failed})", output=failed) from None
         raise NotebookExecutionError(
             f"{str(exc).strip()}\n\n(partly executed notebook: {failed})",
             output=failed,

@@ -24,14 +24,14 @@ import yaml
 from .atomic import atomic_write_text
 from .book import BookResult, build_book, toc_pages
 from .notebook import UsageError, notebook_parameters, project_parameter_names, read_notebook, shared_file_values
+from .shareable import PATH_PARAMETERS
 
 #: Chapter groups ``--chapters`` accepts, besides notebook stems: ``tabular`` is notebooks 01-04.
 CHAPTER_GROUPS: dict[str, tuple[str, ...]] = {
     "tabular": ("01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration"),
     "regimes": ("05_realistic_regimes",),
 }
-#: Parameters holding a path: made absolute against the directory the command runs in.
-PATH_PARAMETERS: tuple[str, ...] = ("data_path", "carte_dir", "grid_file")
+#: Parameters holding a path (:mod:`iclmem.shareable`) are made absolute against the directory the command runs in.
 
 
 def chapter_stems(chapters: Sequence[str], available: Sequence[str]) -> list[str]:

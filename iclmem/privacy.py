@@ -41,6 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from iclmem.user_errors import UserError
+
 from .ltm import ICLTask, ReferenceLTM
 from .ltm import attention as attention_module
 from .ltm.interface import Predictions
@@ -54,7 +56,7 @@ PER_SAMPLE_CHUNK = 5
 DEFAULT_DELTA = 1e-5
 
 
-class PrivacyError(ValueError):
+class PrivacyError(UserError, ValueError):
     """A privacy setting that cannot run: the message names the fix."""
 
 

@@ -16,6 +16,11 @@
 # %% tags=["parameters"]
 executed_dir: str = "_build/executed"  # where `iclmem book` writes the executed chapters (relative to the repository root)
 
+# %% tags=["remove-cell"]
+from iclmem.notebook_check import check_notebook_parameters
+
+check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
+
 # %% tags=["remove-input"]
 from IPython.display import HTML
 from myst_nb import glue

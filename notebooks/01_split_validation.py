@@ -41,6 +41,12 @@ carte_dir: str = ""  # folder with the paper's CARTE tables (else $ICLMEM_CARTE_
 data_path: str = ""  # adapt-a-notebook: a CSV/parquet file ...
 target: str = ""  # ... its target column ...
 task: str = ""  # ... and task (classification | regression; inferred if empty)
+missing_target: str = "error"  # rows of your table without a target value: error | drop
+
+# %% tags=["remove-cell"]
+from iclmem.notebook_check import check_notebook_parameters
+
+check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
 # %% tags=["hide-input"]
 import pandas as pd
@@ -54,7 +60,8 @@ from iclmem.data import cards_frame, dataset_card, dedup_frame
 from iclmem.data.validation import load_tables, randomization_table
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
-tables = load_tables(table_names(datasets, data_path), target=target, task=task, carte_dir=carte_dir)
+tables = load_tables(table_names(datasets, data_path), target=target, task=task, carte_dir=carte_dir,
+                     missing_target=missing_target)
 
 # %% [markdown]
 # ## Dataset cards

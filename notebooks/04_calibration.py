@@ -42,6 +42,7 @@ datasets: list = ["spotify", "wine_pl"]
 data_path: str = ""  # your own table: a CSV/parquet file (replaces datasets) ...
 target: str = ""  # ... its target column ...
 task: str = ""  # ... and its task (classification | regression; inferred if empty)
+missing_target: str = "error"  # rows of your table without a target value: error | drop
 carte_dir: str = ""  # folder with the paper's CARTE tables (else $ICLMEM_CARTE_DIR)
 drop_unfit_sizes: bool = False  # True: skip the query sizes a table is too small for (else an error lists the sizes that fit)
 learning_rates: list = [0.1, 0.01, 0.001, 0.0001]
@@ -66,6 +67,11 @@ control_epochs: list = [10, 50, 250]  # probing epochs of the sensitivity curve 
 control_learning_rates: list = [0.0003, 0.001, 0.003]  # memorization strengths of the sensitivity curve, with the epochs
 control_label_condition: str = "all"  # all: permuted labels in both pools | flip: every label moved to another class
 
+# %% tags=["remove-cell"]
+from iclmem.notebook_check import check_notebook_parameters
+
+check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
+
 # %% tags=["hide-input"]
 import pandas as pd
 from IPython.display import Markdown
@@ -87,7 +93,7 @@ use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e
 
 # %% tags=["hide-input"]
 reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from
-tables = notebook_tables(datasets, data_path, target, task, carte_dir)
+tables = notebook_tables(datasets, data_path, target, task, carte_dir, missing_target)
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes, reference.max_classes)  # before any compute
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)

@@ -43,6 +43,7 @@ datasets: list = ["spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_price
 data_path: str = ""  # your own table: a CSV/parquet file (replaces datasets) ...
 target: str = ""  # ... its target column ...
 task: str = ""  # ... and its task (classification | regression; inferred if empty)
+missing_target: str = "error"  # rows of your table without a target value: error | drop
 carte_dir: str = ""  # folder with the paper's CARTE tables (else $ICLMEM_CARTE_DIR)
 drop_unfit_sizes: bool = False  # True: skip the query sizes a table is too small for (else an error lists the sizes that fit)
 learning_rates: list = [0.0001]  # every regime (Tab. 12: lr 1e-4 for the joint regimes)
@@ -62,6 +63,11 @@ n_permutations: int = 100  # membership permutations of C13's null (0: no null, 
 compute: bool = True  # False: only read the results store, run nothing (C13's null is skipped)
 workers = None  # None: $ICLMEM_WORKERS (make book: 2; unset: this process); 0: run missing tasks in this process; N: a local Dask cluster of N processes
 
+# %% tags=["remove-cell"]
+from iclmem.notebook_check import check_notebook_parameters
+
+check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
+
 # %% tags=["hide-input"]
 import time
 
@@ -80,7 +86,7 @@ from iclmem.sweep import collect_sweep, run_sweep, sweep_workers
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
 # %% tags=["hide-input"]
-tables = {} if grid_file else notebook_tables(datasets, data_path, target, task, carte_dir)
+tables = {} if grid_file else notebook_tables(datasets, data_path, target, task, carte_dir, missing_target)
 sizes = query_sizes if grid_file else fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
 query_size = max(sizes)
 grid = notebook_grid(tables, data_path, learning_rates, sizes, regimes, epochs, context_size, seed, n_candidates, max_queries,

@@ -68,6 +68,11 @@ batch_size: int = 8  # in-process: instances decoded together
 num_threads: int = 0  # torch CPU threads (0: torch's default)
 progress: bool = True  # progress bars on the terminal (never in the rendered page)
 
+# %% tags=["remove-cell"]
+from iclmem.notebook_check import check_notebook_parameters
+
+check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
+
 # %% tags=["hide-input"]
 import time
 

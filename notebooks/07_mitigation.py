@@ -44,6 +44,11 @@ n_candidates: int = 10
 max_queries: int = 50
 n_boot: int = 200
 
+# %% tags=["remove-cell"]
+from iclmem.notebook_check import check_notebook_parameters
+
+check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
+
 # %% tags=["hide-input"]
 import time
 

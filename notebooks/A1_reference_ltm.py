@@ -35,6 +35,11 @@
 # %% tags=["parameters"]
 quality_file: str = "benchmarks/results/ltm_quality.json"
 
+# %% tags=["remove-cell"]
+from iclmem.notebook_check import check_notebook_parameters
+
+check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
+
 # %% tags=["hide-input"]
 import json
 from pathlib import Path

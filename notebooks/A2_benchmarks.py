@@ -22,6 +22,11 @@
 # %% tags=["parameters"]
 results_dir: str = "benchmarks/results"
 
+# %% tags=["remove-cell"]
+from iclmem.notebook_check import check_notebook_parameters
+
+check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
+
 # %% tags=["hide-input"]
 import pandas as pd
 

@@ -30,6 +30,11 @@
 # %% tags=["parameters"]
 cases: list = []  # ids of the cases to show (empty: every case of the catalogue)
 
+# %% tags=["remove-cell"]
+from iclmem.notebook_check import check_notebook_parameters
+
+check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
+
 # %% tags=["hide-input"]
 from IPython.display import HTML
 

@@ -25,6 +25,7 @@ datasets: list = ["spotify"]  # a binary table of the kind an auditor brings (or
 data_path: str = ""  # your own table: a CSV/parquet file (replaces datasets) ...
 target: str = ""  # ... its target column ...
 task: str = ""  # ... and its task (classification | regression; inferred if empty)
+missing_target: str = "error"  # rows of your table without a target value: error | drop
 model: str = "reference"  # reference | tabicl:PATH | tabpfn:PATH (a local checkpoint file)
 learning_rates: list = [0.01]
 query_sizes: list = [50]
@@ -34,6 +35,11 @@ probe_epochs: list = [0, 5]
 max_queries: int = 25  # members and non-members probed per run
 n_boot: int = 100
 seed: int = 0
+
+# %% tags=["remove-cell"]
+from iclmem.notebook_check import check_notebook_parameters
+
+check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
 # %% tags=["hide-input"]
 from IPython.display import Markdown
@@ -48,7 +54,7 @@ use_book_tables()
 
 # %% tags=["hide-input"]
 reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from, and calibrates against
-tables = notebook_tables(datasets, data_path, target, task)
+tables = notebook_tables(datasets, data_path, target, task, missing_target=missing_target)
 sizes = fitting_query_sizes(tables, query_sizes)
 specs = expand_grid(list(tables), learning_rates, sizes, ["none"], epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)

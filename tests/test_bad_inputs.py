@@ -14,7 +14,9 @@ import pytest
 import torch
 
 from iclmem.chapters.bad_inputs import CASES, BadInput, CommandFailed, catalogue, message_of, raised, unmatched
+from iclmem.notebook import notebook_parameters, read_notebook
 
+REPO = Path(__file__).resolve().parents[1]
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
 
 
@@ -42,6 +44,8 @@ def test_the_catalogue_is_large_and_covers_every_kind_of_mistake():
         "api-key-missing",
         "prompt-over-window",
         "claim-not-literal",
+        "chapter-target-missing-values",
+        "papermill-list-as-string",
     }
     assert must <= set(ids)
 
@@ -64,6 +68,10 @@ def test_bad_input_is_answered_with_the_problem_and_the_fix(
     assert "Traceback" not in message
     if isinstance(exc, CommandFailed):
         assert exc.status == 2  # a user error: exit status 2, no traceback
+    if case.entry.startswith("notebooks/"):  # the fix names parameters of the notebook the user runs
+        declared = notebook_parameters(read_notebook(REPO / case.entry))
+        assert case.fix_names and set(case.fix_names) <= set(declared), (case.fix_names, sorted(declared))
+        assert all(re.search(rf"\b{name}\b", message) for name in case.fix_names), message
 
 
 def test_the_page_table_runs_the_cases_and_hides_the_temporary_folder():

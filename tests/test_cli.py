@@ -71,7 +71,7 @@ def test_run_with_parameters_file(tiny_notebook: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-p", "querysize", "5"], "unknown parameter 'querysize'; valid:\n  n = 3  (int)"),
+        (["-p", "querysize", "5"], "unknown parameter 'querysize'; valid names: n, rate, name, sizes, flag"),
         (["-p", "n", "many"], "parameter 'n' expects int like its default 3, got str 'many'"),
         (["-p", "api_key", "abc"], "environment variable"),
         (["-p", "flag", "1"], "parameter 'flag' expects bool"),
@@ -112,7 +112,8 @@ def test_console_script_in_a_real_process(tiny_notebook: Path) -> None:
         timeout=60,
     )
     assert proc.returncode == 2
-    assert "unknown parameter 'sizez'" in proc.stderr and "sizes = [1, 2]" in proc.stderr
+    assert "unknown parameter 'sizez' (did you mean 'sizes'?); valid names: n, rate" in proc.stderr
+    assert "-p NAME VALUE" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

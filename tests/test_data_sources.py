@@ -145,12 +145,12 @@ def test_bad_input_errors(tmp_path):
         load_dataset(path, target="label")
     with pytest.raises(MissingColumnError, match="target="):
         load_dataset(path)
-    with pytest.raises(TargetError, match="missing in 2 of 4 rows.*dropna=True"):
+    with pytest.raises(TargetError, match="missing in 2 of 4 rows.*missing_target: drop"):
         load_dataset(path, target="y", task="regression")
     assert load_dataset(path, target="y", task="regression", dropna=True).n == 2
     with pytest.raises(TargetError, match="single class"):
         load_dataset(path, target="one", task="classification")
-    with pytest.raises(TargetError, match="non-numeric.*task='classification'"):
+    with pytest.raises(TargetError, match="non-numeric.*task: classification"):
         load_dataset(path, target="s", task="regression")
     with pytest.raises(DataError, match="'classification' or 'regression'"):
         load_dataset(path, target="s", task="ranking")

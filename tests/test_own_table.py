@@ -19,6 +19,7 @@ import yaml
 
 from iclmem.chapters.tables import TableFitError, fitting_query_sizes, notebook_tables
 from iclmem.cli import main
+from iclmem.shareable import file_fingerprint
 
 REPO = Path(__file__).resolve().parents[1]
 CHAIN = ["01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration"]
@@ -126,7 +127,23 @@ def test_the_pages_say_which_table_they_ran_on(chain):
     for stem in CHAIN[1:]:
         nb = nbformat.read(tmp / "_build" / "runs" / f"{stem}.ipynb", as_version=4)
         text = json.dumps([o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])])
-        assert "Run on your table `my_table.csv`" in text, stem
+        assert re.search(r"Run on your table `my_table\.csv \(sha256 [0-9a-f]{12}\)`", text), stem
+
+
+def test_no_page_holds_the_absolute_path_of_your_table_and_the_store_keeps_it(chain):
+    tmp, store, _ = chain
+    table = (tmp / "my_table.csv").resolve()
+    pages = [*(tmp / "_build").rglob("*.ipynb"), *(tmp / "_build").rglob("*.html")]
+    assert len(pages) > 10
+    for page in pages:
+        text = page.read_text(errors="replace")
+        assert str(table.parent) not in text and str(tmp) not in text, page
+    fingerprint = file_fingerprint(table)
+    runs = tmp / "_build" / "runs" / "02_controlled_finetuning.ipynb"
+    recorded = nbformat.read(runs, as_version=4).metadata["papermill"]["parameters"]["data_path"]
+    assert recorded == f"my_table.csv (sha256 {fingerprint})"  # the parameters table shows name and fingerprint
+    entry = json.loads((store / "inputs" / f"{fingerprint}.json").read_text())
+    assert entry == {"file": "my_table.csv", "sha256_prefix": fingerprint, "path": str(table)}
 
 
 def test_a_book_of_your_own_table_renders_beside_the_main_book(chain):

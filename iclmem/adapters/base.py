@@ -37,6 +37,8 @@ from typing import Literal
 import numpy as np
 import torch
 
+from iclmem.user_errors import UserError
+
 from ..ltm.interface import ICLTask, LTMInputError, Predictions, validate_task
 
 Preprocessing = Literal["dataset", "context"]
@@ -77,7 +79,7 @@ class BorderPredictions(Predictions):
         return (self.log_probs.exp() * centers).sum(-1).detach().cpu().numpy() * s + c
 
 
-class AdapterCheckpointError(RuntimeError):
+class AdapterCheckpointError(UserError, RuntimeError):
     """A TabICL/TabPFN checkpoint is missing, unreadable or of another architecture; the message says where weights
     come from."""
 

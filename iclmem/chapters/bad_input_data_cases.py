@@ -102,7 +102,7 @@ def _data_cases() -> list[BadInput]:
             lambda d: load(d, tiny_frame()),
             MissingColumnError,
             r"name the target column",
-            r"target=\.\.\.; the columns are: a, b, c, y",
+            r"target= in Python\); the columns are: a, b, c, y",
         ),
         BadInput(
             "target-missing",
@@ -111,7 +111,7 @@ def _data_cases() -> list[BadInput]:
             lambda d: load(d, tiny_frame(), target="label"),
             MissingColumnError,
             r"no target column 'label'",
-            r"the columns are: a, b, c, y\. Pass one of them as target=",
+            r"the columns are: a, b, c, y\. Set target to one of them",
         ),
         BadInput(
             "no-feature-columns",
@@ -138,7 +138,7 @@ def _data_cases() -> list[BadInput]:
             lambda d: load(d, nan, target="y"),
             TargetError,
             r"missing in 8 of 80 rows",
-            r"drop those rows from the file or pass dropna=True",
+            r"drop those rows from the file, or set missing_target: drop",
         ),
         BadInput(
             "target-text-for-regression",
@@ -147,7 +147,7 @@ def _data_cases() -> list[BadInput]:
             lambda d: load(d, text, target="y", task="regression"),
             TargetError,
             r"has non-numeric values",
-            r"convert the column or pass task='classification'",
+            r"convert the column or set task: classification",
         ),
         BadInput(
             "task-unknown",

@@ -8,13 +8,89 @@ from .bad_input_kit import (
     TINY_NOTEBOOK,
     BadInput,
     CommandFailed,
+    NotebookStopped,
+    project_notebook,
     tiny_checkpoint,
     tiny_cli,
     tiny_free_port,
     tiny_grid_file,
     tiny_notebook_file,
+    tiny_papermill,
     tiny_project,
 )
+
+
+def _chapter_cases() -> list[BadInput]:
+    """Mistakes made through a real chapter: the fix names a parameter that chapter declares (``fix_names``)."""
+    import numpy as np
+    import pandas as pd
+
+    def table(folder: Path, missing: int = 0) -> Path:
+        rng = np.random.default_rng(0)
+        frame = pd.DataFrame({"a": rng.normal(size=120), "b": rng.normal(size=120)})
+        frame["y"] = np.where(frame.a > 0, "yes", "no").astype(object)
+        frame.loc[: missing - 1, "y"] = None
+        path = folder / "my_table.csv"
+        frame.to_csv(path, index=False)
+        return path
+
+    def chapter(folder: Path, stem: str, *params: str, missing: int = 0) -> None:
+        args = ["-p", "data_path", table(folder, missing), *params, "-o", folder / "out.ipynb", "--no-progress"]
+        tiny_cli("run", project_notebook(stem), *args)
+
+    split, finetuning = "01_split_validation", "02_controlled_finetuning"
+    return [
+        BadInput(
+            "chapter-target-missing-values",
+            "Ran chapter 1 on a table whose target is missing in 11 rows.",
+            f"notebooks/{split}.py",
+            lambda d: chapter(d, split, "-p", "target", "y", "-p", "query_sizes", "[20]", missing=11),
+            CommandFailed,
+            r"target 'y' is missing in 11 of 120 rows",
+            r"set missing_target: drop",
+            ("missing_target",),
+        ),
+        BadInput(
+            "chapter-target-not-a-column",
+            "Ran chapter 1 with a target that is not a column of the table.",
+            f"notebooks/{split}.py",
+            lambda d: chapter(d, split, "-p", "target", "label", "-p", "query_sizes", "[20]"),
+            CommandFailed,
+            r"no target column 'label'; the columns are: a, b, y",
+            r"Set target to one of them",
+            ("target",),
+        ),
+        BadInput(
+            "chapter-query-size-too-large",
+            "Ran chapter 2 with a query size the table cannot hold.",
+            f"notebooks/{finetuning}.py",
+            lambda d: chapter(d, finetuning, "-p", "target", "y", "-p", "query_sizes", "[100]", "-p", "epochs", "1"),
+            CommandFailed,
+            r"too few for query size\(s\) \[100\]",
+            r"Set query_sizes to sizes that fit .* or drop_unfit_sizes: true",
+            ("query_sizes", "drop_unfit_sizes"),
+        ),
+        BadInput(
+            "papermill-list-as-string",
+            'Ran chapter 1 with plain papermill and `-p query_sizes "[50]"` (papermill passes a string).',
+            f"notebooks/{split}.py",
+            lambda d: tiny_papermill(d, project_notebook(split), "-p", "query_sizes", "[50]"),
+            NotebookStopped,
+            r"parameter 'query_sizes' expects list of int like its default \[50, 512\], got str '\[50\]'",
+            r"-y 'NAME: \[1, 2\]'",
+            ("query_sizes",),
+        ),
+        BadInput(
+            "papermill-unknown-name",
+            "Ran chapter 1 with plain papermill and a misspelt name, `-p querysize 64`.",
+            f"notebooks/{split}.py",
+            lambda d: tiny_papermill(d, project_notebook(split), "-p", "querysize", "64"),
+            NotebookStopped,
+            r"unknown parameter 'querysize' \(did you mean 'query_sizes'\?\)",
+            r"valid names: datasets, query_sizes, .*give values as -p NAME VALUE",
+            ("query_sizes",),
+        ),
+    ]
 
 
 def _notebook_cases() -> list[BadInput]:
@@ -32,7 +108,7 @@ def _notebook_cases() -> list[BadInput]:
             lambda d: run(d, {"querysize": 64}),
             ParameterError,
             r"unknown parameter 'querysize'",
-            r"valid:\s+n = 3",
+            r"valid names: n, rate, name, sizes",
         ),
         BadInput(
             "parameter-wrong-type",
@@ -124,7 +200,7 @@ def _cli_cases() -> list[BadInput]:
             lambda d: tiny_cli("run", tiny_notebook_file(d), "-p", "querysize", "64", "-o", d / "o.ipynb"),
             CommandFailed,
             r"error: unknown parameter 'querysize'",
-            r"valid:\s+n = 3",
+            r"valid names: n, rate, name, sizes",
         ),
         BadInput(
             "cli-run-secret",
@@ -273,4 +349,4 @@ def _cli_cases() -> list[BadInput]:
     ]
 
 
-__all__ = ["_notebook_cases", "_cli_cases"]
+__all__ = ["_chapter_cases", "_cli_cases", "_notebook_cases"]

@@ -38,6 +38,38 @@ class BadInput:
     error: type[BaseException]  # the exception it must raise
     problem: str  # regex the message must match: the problem it names
     fix: str  # regex the message must match: the fix it proposes
+    fix_names: tuple[str, ...] = ()  # the parameters the fix names: declared by the notebook ``entry`` names
+
+
+class NotebookStopped(Exception):
+    """Plain papermill stopped a notebook on an error; the message is the one the notebook shows."""
+
+
+def project_notebook(stem: str) -> Path:
+    """A chapter of this project (``notebooks/<stem>.py`` of the checkout the package runs from)."""
+    return Path(__file__).resolve().parents[2] / "notebooks" / f"{stem}.py"
+
+
+def tiny_papermill(folder: Path, notebook: Path, *args: str) -> None:
+    """Convert ``notebook`` with jupytext and run it with plain papermill (its own command line); raise
+    :class:`NotebookStopped` with the error the notebook shows when it stops."""
+    import subprocess
+    import sys
+
+    import jupytext
+    import nbformat
+
+    converted, out = folder / f"{notebook.stem}.ipynb", folder / f"{notebook.stem}.out.ipynb"
+    jupytext.write(jupytext.read(notebook), converted)
+    command = [sys.executable, "-m", "papermill", str(converted), str(out), "--log-level", "ERROR", *args]
+    if subprocess.run(command, capture_output=True, text=True, timeout=300).returncode == 0:
+        return
+    executed = nbformat.read(out, as_version=4)
+    for cell in executed.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                raise NotebookStopped("\n".join(output.get("traceback", [])))
+    raise NotebookStopped(f"papermill failed before any cell ran: {command}")
 
 
 TINY_NOTEBOOK = """\

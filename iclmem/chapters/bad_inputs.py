@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from .bad_input_data_cases import _data_cases
-from .bad_input_entry_cases import _cli_cases, _notebook_cases
+from .bad_input_entry_cases import _chapter_cases, _cli_cases, _notebook_cases
 from .bad_input_kit import BadInput, CaseError, CommandFailed
 from .bad_input_model_cases import _adapter_cases, _model_cases
 from .bad_input_run_cases import _claims_cases, _llm_cases, _sweep_cases
@@ -35,6 +35,7 @@ def _cases() -> list[BadInput]:
     cases = (
         _notebook_cases()
         + _cli_cases()
+        + _chapter_cases()
         + _data_cases()
         + _model_cases()
         + _adapter_cases()

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from iclmem.user_errors import UserError
+
 
 class PlainText(str):
     """A string that displays without quotes (myst-nb ``{glue:text}`` shows the text/plain repr)."""
@@ -46,7 +48,7 @@ POINT_KEYS: tuple[str, ...] = ("label", "paper", "build", "lo", "hi")
 MAX_NULL_RATE = 0.05
 
 
-class ClaimError(ValueError):
+class ClaimError(UserError, ValueError):
     """A claim record is malformed: the message names the field and the fix."""
 
 

@@ -4,9 +4,9 @@
 One vocabulary in every tabular notebook, so one parameters file drives the whole chain:
 ``datasets`` (names of shipped or CARTE tables), or ``data_path`` (a CSV/parquet file of your
 own) with its ``target`` column and ``task`` (``classification`` | ``regression``; inferred when
-empty), and ``carte_dir`` (the folder of the paper's CARTE tables). :func:`notebook_tables` turns
-them into the deduplicated tables, through the engine's one loader
-(:func:`iclmem.data.prepared_table`).
+empty) and what rows without a target value do (``missing_target``: ``error`` | ``drop``), and
+``carte_dir`` (the folder of the paper's CARTE tables). :func:`notebook_tables` turns them into
+the deduplicated tables, through the engine's one loader (:func:`iclmem.data.prepared_table`).
 
 Before any compute, :func:`fitting_query_sizes` checks that every table fits every query size Q
 of the grid (members + non-members + a context pool: ``2 Q + 1`` rows at least), that a regression
@@ -21,12 +21,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from iclmem.user_errors import UserError
+
 from ..data import Dataset, prepared_table
 from ..data.stats import KS_THRESHOLD
 from ..ltm import MAX_CLASSES
+from ..shareable import shareable_label
 
 
-class TableFitError(ValueError):
+class TableFitError(UserError, ValueError):
     """A table does not fit the notebook's parameters: the message names the table, what fits and the fix."""
 
 
@@ -42,7 +45,12 @@ def table_names(datasets: Sequence[str] = (), data_path: str = "") -> list[str]:
 
 
 def notebook_tables(
-    datasets: Sequence[str] = (), data_path: str = "", target: str = "", task: str = "", carte_dir: str = ""
+    datasets: Sequence[str] = (),
+    data_path: str = "",
+    target: str = "",
+    task: str = "",
+    carte_dir: str = "",
+    missing_target: str = "error",
 ) -> dict[str, Dataset]:
     """The deduplicated tables of a notebook's data parameters, by table name (a file's name is its stem).
 
@@ -50,7 +58,7 @@ def notebook_tables(
     tables they override the recipe when given. Loading errors name the column or file and the fix.
     """
     tables = [
-        prepared_table(name, carte_dir or None, target or None, task or None)
+        prepared_table(name, carte_dir or None, target or None, task or None, missing_target=missing_target)
         for name in table_names(datasets, data_path)
     ]
     by_name = {t.name: t for t in tables}
@@ -75,6 +83,12 @@ def fitting_query_sizes(
     :attr:`~iclmem.ltm.interface.LTM.max_classes`, the reference's by default) is an error that proposes
     ``task='regression'``.
     """
+    not_positive = [q for q in query_sizes if int(q) != q or q < 1]
+    if not_positive or not query_sizes:
+        raise TableFitError(
+            f"query sizes must be positive integers, got {list(query_sizes)}: set query_sizes to a non-empty list of "
+            "sizes of at least 1 (the paper: [50, 512])."
+        )
     for table in tables.values():
         if table.task == "classification" and table.target.nunique() > max_classes:
             raise TableFitError(
@@ -106,11 +120,13 @@ def fitting_query_sizes(
 
 
 def run_banner(tables: Mapping[str, Dataset], data_path: str = "", target: str = "", task: str = "") -> str:
-    """One line saying which table(s) a page was run on, for the top of an adapted page."""
+    """One line saying which table(s) a page was run on, for the top of an adapted page: your file by its name and
+    content fingerprint (never its folder, :mod:`iclmem.shareable`)."""
     if data_path:
         table = next(iter(tables.values()))
+        named = shareable_label(data_path) if Path(data_path).is_file() else Path(data_path).name
         return (
-            f"Run on your table `{Path(data_path).name}` ({table.n} rows after deduplication, target "
+            f"Run on your table `{named}` ({table.n} rows after deduplication, target "
             f"`{target or table.target.name}`, "
             f"{table.task})."
         )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from iclmem.user_errors import UserError
 
-class DataError(ValueError):
+
+class DataError(UserError, ValueError):
     """Bad input to the data stage (Sec. 4.1 "Data Pre-Processing")."""
 
 

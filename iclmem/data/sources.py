@@ -114,22 +114,29 @@ def _check_target(
     if target not in frame.columns:
         raise MissingColumnError(
             f"{name}: no target column {target!r}; the columns are: {', '.join(map(str, frame.columns))}. "
-            "Pass one of them as target="
+            "Set target to one of them (the notebook parameter target, target= in Python)"
         )
     n_missing = int(frame[target].isna().sum())
     if n_missing:
         if not dropna:
             raise TargetError(
                 f"{name}: target {target!r} is missing in {n_missing} of {len(frame)} rows; drop those rows "
-                "from the file or pass dropna=True to load_dataset to drop them"
+                "from the file, or set missing_target: drop to leave them out (the notebook parameter "
+                "missing_target, dropna=True in load_dataset)"
             )
         frame = frame[frame[target].notna()].reset_index(drop=True)
-        notes.append(f"dropped {n_missing} rows with a missing target (dropna=True)")
+        notes.append(f"dropped {n_missing} rows with a missing target (missing_target: drop)")
     values = frame[target]
+    if len(values) == 0:  # the messages below quote a first value
+        raise TargetError(
+            f"{name}: the table has no rows{' with a target value' if n_missing else ''}; membership inference "
+            "needs rows with at least two target values: check the file (is it the right one?) or add rows"
+        )
     if task == "regression" and not (pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)):
         raise TargetError(
             f"{name}: target {target!r} has non-numeric values (dtype {values.dtype}, e.g. {values.iloc[0]!r}); "
-            "regression needs numbers: convert the column or pass task='classification'"
+            "regression needs numbers: convert the column or set task: classification (the notebook parameter "
+            "task, task='classification' in Python)"
         )
     distinct = values.nunique()
     if distinct < 2:
@@ -171,7 +178,7 @@ def _finish(
     features = frame.drop(columns=[target]).reset_index(drop=True)
     if features.shape[1] == 0:
         raise DataError(
-            f"{name}: the table has no feature columns besides the target {target!r}; check target= (is it the "
+            f"{name}: the table has no feature columns besides the target {target!r}; check target (is it the "
             "right column?) or add the feature columns to the file"
         )
     return Dataset(
@@ -270,7 +277,8 @@ def _load_file(path: Path, target: str | None, task: Task | None, dropna: bool) 
     name = _safe_name(path.stem)
     if not target:
         raise MissingColumnError(
-            f"{path.name}: name the target column with target=...; the columns are: "
+            f"{path.name}: name the target column with target (the notebook parameter target, target= in "
+            "Python); the columns are: "
             f"{', '.join(map(str, frame.columns))}"
         )
     notes = []
@@ -278,7 +286,7 @@ def _load_file(path: Path, target: str | None, task: Task | None, dropna: bool) 
         if target not in frame.columns:
             _check_target(frame, target, "classification", name, dropna)  # raises the missing-column error
         task = _infer_task(frame[target].dropna())
-        notes.append(f"task inferred as {task} (pass task= to choose)")
+        notes.append(f"task inferred as {task} (set task to choose)")
     return _finish(
         frame,
         target,
@@ -322,6 +330,6 @@ def load_dataset(
     raise UnknownDatasetError(
         f"unknown dataset {key!r}: valid names are {', '.join(shipped_names())} (shipped in carte-ai) and "
         f"{', '.join(carte_names())} (paper's CARTE tables, need carte_dir), {', '.join(SKLEARN_TABLES)} "
-        "(scikit-learn's); or pass the path of a .csv/.parquet "
-        "file with target="
+        "(scikit-learn's); or set data_path to a .csv/.parquet "
+        "file and target to its target column"
     )

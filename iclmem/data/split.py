@@ -46,7 +46,8 @@ def allocate_classes(class_counts: np.ndarray, query_size: int) -> np.ndarray:
     if cap.sum() < query_size:
         raise PoolSizeError(
             f"query_size={query_size} needs {query_size} rows of matching classes in each of members and non-members, "
-            f"but the classes allow only {int(cap.sum())} (half of each class's rows); use a smaller query_size"
+            f"but the classes allow only {int(cap.sum())} (half of each class's rows); use a smaller query size "
+            "(the notebook parameter query_sizes, query_size= in Python)"
         )
     quota = query_size * class_counts / class_counts.sum()
     take = np.minimum(np.floor(quota).astype(np.int64), cap)
@@ -185,7 +186,8 @@ def make_split(
             "draws "
             f"(seeds {seed}..{seed + max_redraws}); best draw (seed {best_seed}): "
             f"{'; '.join(best_stats.failures(tvd_threshold, ks_threshold, ks_alpha))}. "
-            "Raise max_redraws, use a larger query_size, or keep stratify=True"
+            "Use a larger query size (the notebook parameter query_sizes) or another seed (seed), or raise "
+            "max_redraws (notebook 01's parameter; max_redraws= in Python, with stratify=True)"
         )
     randomized = randomize_pools(
         {p: target[pools[p]] for p in ("members", "non_members")},

@@ -21,11 +21,17 @@ from iclmem.progress import Bar
 
 
 def load_tables(
-    names: Iterable[str], *, target: str | None = None, task: str | None = None, carte_dir: str | Path | None = None
+    names: Iterable[str],
+    *,
+    target: str | None = None,
+    task: str | None = None,
+    carte_dir: str | Path | None = None,
+    missing_target: str = "error",
 ) -> list[Dataset]:
-    """Load and deduplicate each table (``target``/``task`` apply to every one; empty means the recipe's)."""
+    """Load and deduplicate each table (``target``/``task`` apply to every one; empty means the recipe's;
+    ``missing_target``: ``error`` or ``drop`` rows without a target value)."""
     return [
-        prepared_table(n, carte_dir or None, target or None, task or None)
+        prepared_table(n, carte_dir or None, target or None, task or None, missing_target=missing_target)
         for n in Bar(list(names), desc="load + dedup", disable=None)
     ]
 

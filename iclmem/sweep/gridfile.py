@@ -19,6 +19,8 @@ from typing import Any
 
 import pandas as pd
 
+from iclmem.user_errors import UserError
+
 from ..data import dataset_names, normalize_label_condition, prepared_table
 from ..data.dataset import Dataset
 from ..finetune import PROBE_EPOCHS, probe_epochs_up_to
@@ -34,7 +36,7 @@ DATASET_KEYS: tuple[str, ...] = ("name", "path", "target", "task")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
-class SweepError(ValueError):
+class SweepError(UserError, ValueError):
     """Bad grid file or unreachable cluster: the message names the problem and the fix."""
 
 
