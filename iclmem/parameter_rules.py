@@ -25,6 +25,8 @@ class Rule:
     open_low: bool = False  # ``low`` itself is not allowed (a learning rate > 0)
     choices: tuple[str, ...] = ()  # allowed strings (for a str, or each element of a list)
     non_empty: bool = False  # a list needs at least one element
+    aliases: tuple[str, ...] = ()  # other spellings also accepted (not shown in messages)
+    fold_case: bool = False  # compare strings lower-cased and stripped
 
     def describe(self) -> str:
         """The range in words (``>= 1``, ``> 0 and <= 1``, ``one of: a, b``)."""
@@ -52,7 +54,8 @@ class Rule:
 
     def _ok(self, value: Any) -> bool:
         if self.choices and isinstance(value, str):
-            return value in self.choices
+            key = value.strip().lower() if self.fold_case else value
+            return key in self.choices or key in self.aliases
         if isinstance(value, bool) or not isinstance(value, int | float):
             return True  # a type mismatch is the type check's to report
         if isinstance(value, float) and not math.isfinite(value) and (self.low is not None or self.high is not None):
@@ -70,6 +73,13 @@ _COUNT = Rule(low=1)
 _COUNTS = Rule(low=1, non_empty=True)
 _RATES = Rule(low=0, open_low=True, non_empty=True)
 _SHARE = Rule(low=0, high=1)
+#: The label conditions of Tab. 2 / 10 and chapter 4's flip, with the spellings iclmem.data.randomize also reads.
+_LABELS = Rule(
+    choices=("none", "members", "non-members", "all", "flip"),
+    aliases=("non_members", "nonmembers", "both", "", "false"),
+    fold_case=True,
+    non_empty=True,
+)
 
 #: The ranges of the shared vocabulary (book/parameters.yaml says what each name means).
 RULES: dict[str, Rule] = {
@@ -110,7 +120,9 @@ RULES: dict[str, Rule] = {
     "epsilons": Rule(low=0, open_low=True, non_empty=True),
     "task": Rule(choices=("", "classification", "regression")),
     "missing_target": Rule(choices=("error", "drop")),
-    "label_conditions": Rule(non_empty=True),  # the words (and their aliases) are checked by the data stage
+    "label_conditions": _LABELS,
+    "label_condition": _LABELS,
+    "control_label_condition": Rule(choices=("all", "flip"), fold_case=True),
 }
 
 

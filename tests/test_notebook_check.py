@@ -167,3 +167,16 @@ def test_plain_papermill_on_a_converted_notebook_stops_in_the_check_cell_with_on
         assert len(errors[0].traceback) == 1 and problem in errors[0].traceback[0]  # one line, no traceback
         assert "-p NAME VALUE" in errors[0].traceback[0]
         assert not executed.cells[-1].get("outputs")  # it stopped in the check cell
+
+
+def test_label_conditions_accept_the_data_stages_spellings_and_name_the_valid_words() -> None:
+    from iclmem.data.randomize import _ALIASES, LABEL_CONDITIONS
+
+    assert range_problems({"label_conditions": [*LABEL_CONDITIONS, *_ALIASES, "Members"]}) == []
+    assert range_problems({"label_conditions": ["member"]}) == [
+        "parameter 'label_conditions': every value must be one of: 'none', 'members', 'non-members', 'all', 'flip', "
+        "got 'member' in ['member']"
+    ]
+    assert range_problems({"label_conditions": []}) == [
+        "parameter 'label_conditions' needs at least one value, got an empty list"
+    ]
