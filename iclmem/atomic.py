@@ -45,6 +45,15 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 
 def atomic_torch_save(obj: Any, path: str | Path) -> Path:
+    """``torch.save`` through :func:`atomic_write`, with bytes that depend on ``obj`` only.
+
+    ``torch.save`` to a *path* names the zip archive's records after the file, here the random
+    temporary name, so each save of the same object gave other bytes; saved to an open file, the
+    records are always named ``archive/...``."""
     import torch
 
-    return atomic_write(path, lambda p: torch.save(obj, p))
+    def save(p: Path) -> None:
+        with p.open("wb") as f:
+            torch.save(obj, f)
+
+    return atomic_write(path, save)

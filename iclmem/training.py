@@ -221,7 +221,9 @@ def _plain(entry: dict) -> dict:
 def write_finished(run_dir: Path, trained: Trained, curve_columns: tuple[str, ...]) -> None:
     """Write a finished run's log, curve and metrics (metrics last: it marks the run finished), then drop its state."""
     log = [_plain(s) for s in trained.log]
-    atomic_write(run_dir / "log.json.gz", lambda p: p.write_bytes(gzip.compress(json.dumps(log).encode())))
+    # mtime=0: gzip's header would otherwise hold the time of writing, and the same run other bytes each time
+    log_bytes = gzip.compress(json.dumps(log).encode(), mtime=0)
+    atomic_write(run_dir / "log.json.gz", lambda p: p.write_bytes(log_bytes))
     atomic_write_text(
         run_dir / "train_curve.csv", pd.DataFrame(trained.curve, columns=list(curve_columns)).to_csv(index=False)
     )
