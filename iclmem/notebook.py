@@ -506,18 +506,22 @@ def default_output_path(notebook: str | Path) -> Path:
 KERNEL_ARGUMENTS = ["--IPKernelApp.capture_fd_output=False", "--IPKernelApp.log_level=ERROR"]
 
 
-def shareable_copy(path: Path, parameters: Mapping[str, Any], cwd: Path) -> None:
-    """Rewrite an executed notebook so the user's files appear by name and fingerprint (:mod:`iclmem.shareable`);
-    their absolute paths go to the results store."""
+def shareable_copy(path: Path, parameters: Mapping[str, Any], cwd: Path, name: str) -> None:
+    """Rewrite an executed notebook so it names, not locates, the files it read (:mod:`iclmem.shareable`; their
+    absolute paths go to the results store) and papermill's record of where it ran (``name``: the output's file name,
+    not the temporary path it was written to)."""
     from iclmem.shareable import make_shareable, path_values
 
-    if not path_values(parameters, cwd):
-        return
-    from iclmem.data.manifest import results_root
-
-    store = results_root()
     executed = nbformat.read(path, as_version=4)
-    make_shareable(executed, parameters, cwd, store if store.is_absolute() else cwd / store)
+    record = executed.metadata.get("papermill", {})
+    record["output_path"] = name
+    source = record.get("input_path")  # a path, or the notebook itself when papermill was given one (random cell ids)
+    record["input_path"] = Path(source).name if isinstance(source, str) and source else None
+    if path_values(parameters, cwd):
+        from iclmem.data.manifest import results_root
+
+        store = results_root()
+        make_shareable(executed, parameters, cwd, store if store.is_absolute() else cwd / store)
     nbformat.write(executed, path)
 
 
@@ -560,7 +564,7 @@ def execute(
             if tmp.is_file():
                 shutil.copyfile(tmp, failed)
             raise
-        shareable_copy(tmp, parameters, cwd)
+        shareable_copy(tmp, parameters, cwd, output.name)
 
     try:
         with warnings.catch_warnings():

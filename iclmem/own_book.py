@@ -24,7 +24,7 @@ import yaml
 from .atomic import atomic_write_text
 from .book import BookResult, build_book, toc_pages
 from .notebook import UsageError, notebook_parameters, project_parameter_names, read_notebook, shared_file_values
-from .shareable import PATH_PARAMETERS
+from .shareable import PATH_PARAMETERS, shareable_label
 
 #: Chapter groups ``--chapters`` accepts, besides notebook stems: ``tabular`` is notebooks 01-04.
 CHAPTER_GROUPS: dict[str, tuple[str, ...]] = {
@@ -57,8 +57,15 @@ def absolute_paths(values: Mapping[str, Any], base: Path) -> dict[str, Any]:
     }
 
 
+def _shown(name: str, value: Any) -> str:
+    """A value as the intro page shows it: a path parameter by its name and fingerprint (:mod:`iclmem.shareable`)."""
+    if name in PATH_PARAMETERS and value and Path(str(value)).exists():
+        return shareable_label(str(value))
+    return repr(value)
+
+
 def _intro(title: str, values: Mapping[str, Any], stems: Sequence[str]) -> str:
-    shown = "\n".join(f"| `{k}` | `{v!r}` |" for k, v in sorted(values.items()))
+    shown = "\n".join(f"| `{k}` | `{_shown(k, v)}` |" for k, v in sorted(values.items()))
     links = "\n".join(f"- {{doc}}`notebooks/{s}`" for s in stems)
     return (
         f"# {title}\n\nThe chapters below were executed by `iclmem book --chapters` on the parameters of this table "
