@@ -30,8 +30,8 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 # %% tags=["hide-input"]
 import pandas as pd
 
-from iclmem.chapters.benchmarks import (decoding_table, finetune_speed_table, openai_concurrency_table, other_results, plot_roofline,
-                                        probe_speed_tables, read_results, roofline_speedups, roofline_table, settings)
+from iclmem.chapters.benchmarks import (decoding_table, finetune_speed_table, kill_random_table, openai_concurrency_table, other_results,
+                                        plot_roofline, probe_speed_tables, read_results, roofline_speedups, roofline_table, settings)
 from iclmem.chapters.display import use_book_tables
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
@@ -174,6 +174,22 @@ if "llm_decoding" in results:
           f"({decoding['shared_prefix_tokens']} shared), k = {decoding['k']}, {decoding['threads']} threads; "
           f"identical greedy text: {decoding['identical_greedy_text']}")
     display(decoding_table(decoding))
+
+# %% [markdown]
+# ## Random kills of a tiny book (`benchmarks/kill_random.py`)
+#
+# Not a speed: a tiny book (notebooks 01 and 02 on breast_cancer, Q = 20, 3 epochs) is built once,
+# then afresh for each of 20 seeded instants drawn over that build's time; `iclmem book` and its
+# kernel are SIGKILLed there and the same command runs again. Its glued values, executed notebooks
+# (timings and cell ids aside), build folder, results store (byte for byte) and cache must equal the
+# uninterrupted build's, with no temporary file left. `tests/test_kill_random.py` runs 3 instants.
+
+# %%
+if "kill_random" in results:
+    kills = results["kill_random"]
+    print(f"uninterrupted build {kills['baseline_s']} s; all equal: {kills['all_equal']}; "
+          f"temporary files left: {kills['temporary_files_left']}")
+    display(kill_random_table(kills))
 
 # %% [markdown]
 # ## Other benchmarks

@@ -97,3 +97,15 @@ def test_a_finished_runs_log_carries_no_time_of_writing(tmp_path: Path) -> None:
     data = (tmp_path / "log.json.gz").read_bytes()
     assert data[4:8] == b"\0\0\0\0"  # MTIME of RFC 1952's member header
     assert json.loads(gzip.decompress(data)) == [{"epoch": 1, "query_ids": [1, 2]}]
+
+
+def test_the_appendix_shows_one_row_per_kill() -> None:
+    """Appendix A2's table of ``benchmarks/results/kill_random.json``: a row per kill, temporary files counted."""
+    from iclmem.chapters.benchmarks import kill_random_table, other_results
+
+    row = {"instant_s": 1.5, "landed": "startup", "resume_s": 30.0, "resume_summary": "executed: a", "equal": True}
+    result = {"rows": [{**row, "temporary_left": []}, {**row, "equal": False, "temporary_left": ["results/.x.tmp"]}]}
+    table = kill_random_table(result)
+    assert table["equal"].tolist() == [True, False]
+    assert table["temporary files left"].tolist() == [0, 1]
+    assert other_results({"kill_random": result}) == {}  # a section of its own

@@ -23,6 +23,7 @@ SECTIONED = (
     "bootstrap_speed",
     "openai_concurrency",
     "llm_decoding",
+    "kill_random",
 )
 
 
@@ -148,6 +149,25 @@ def decoding_table(result: dict) -> pd.DataFrame:
     return table.set_index("way")
 
 
+def kill_random_table(result: dict) -> pd.DataFrame:
+    """One row per random SIGKILL of ``benchmarks/kill_random.py``: when (seconds into the build), where it
+    landed, the resume's seconds and what it executed, whether everything equals the uninterrupted build,
+    and how many temporary files were left."""
+    return pd.DataFrame(
+        [
+            {
+                "kill at (s)": row["instant_s"],
+                "landed in": row["landed"],
+                "resume (s)": row["resume_s"],
+                "resume": row["resume_summary"],
+                "equal": row["equal"],
+                "temporary files left": len(row["temporary_left"]),
+            }
+            for row in result["rows"]
+        ]
+    )
+
+
 def other_results(results: dict[str, dict]) -> dict[str, pd.DataFrame]:
     """Result files without a section of their own, flattened one level, by name."""
     return {
@@ -160,6 +180,7 @@ __all__ = [
     "SECTIONED",
     "decoding_table",
     "finetune_speed_table",
+    "kill_random_table",
     "openai_concurrency_table",
     "other_results",
     "plot_roofline",
