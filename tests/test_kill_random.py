@@ -78,6 +78,23 @@ def test_the_comparison_ignores_timings_and_cell_ids_but_not_outputs() -> None:
     assert _comparable(meta, b'{"key": "k", "wall_s": 1}') != _comparable(meta, b'{"key": "j", "wall_s": 1}')
 
 
+def _glued(name: str, value: str) -> bytes:
+    output = {
+        "output_type": "display_data",
+        "data": {"application/papermill.record/text/plain": value},
+        "metadata": {"scrapbook": {"name": name, "mime_prefix": "application/papermill.record/"}},
+    }
+    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [output], "source": "glue()"}
+    return json.dumps({"cells": [cell], "metadata": {}}).encode()
+
+
+def test_the_comparison_ignores_the_glued_wall_time_but_no_other_glued_value() -> None:
+    """``wall_minutes`` (0 when the run came from the store) is left out of the notebook too; ``n_runs`` is not."""
+    rel = "project/_build/executed/notebooks/02_controlled_finetuning.ipynb"
+    assert _comparable(rel, _glued("wall_minutes", "'0.1'")) == _comparable(rel, _glued("wall_minutes", "'0.0'"))
+    assert _comparable(rel, _glued("n_runs", "1")) != _comparable(rel, _glued("n_runs", "2"))
+
+
 def test_saving_the_same_weights_twice_gives_the_same_bytes(tmp_path: Path) -> None:
     """Found by the random kills: ``torch.save`` to the temporary path named the zip's records after it."""
     from iclmem.atomic import atomic_torch_save
