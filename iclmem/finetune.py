@@ -34,7 +34,7 @@ from .atomic import atomic_write_text
 from .data import SplitManifest
 from .data.context import draw_training_context
 from .data.dataset import Dataset
-from .ltm import MAX_CLASSES, ICLTask, ReferenceLTM, TableEncoder, load_reference, subsample_features
+from .ltm import MAX_CLASSES, ICLTask, LTMInputError, ReferenceLTM, TableEncoder, load_reference, subsample_features
 from .outcomes import COLLAPSE_RATIO
 from .privacy import DPStep, PrivacyConfig
 from .store import artifact_dir, code_version, content_key
@@ -149,8 +149,11 @@ def encoded_table(table: Dataset, fingerprint: str) -> tuple[TableEncoder, np.nd
     if fingerprint in _ENCODED:
         _ENCODED.move_to_end(fingerprint)
         return _ENCODED[fingerprint]
-    encoder = TableEncoder().fit(table.features)
-    encoded = encoder.transform(table.features)
+    try:
+        encoder = TableEncoder().fit(table.features)
+        encoded = encoder.transform(table.features)
+    except LTMInputError as err:  # e.g. inf in a feature column: the table's to fix, so name the table
+        raise FinetuneError(f"{table.name}: {err}") from err
     encoded.setflags(write=False)
     _ENCODED[fingerprint] = (encoder, encoded)
     while len(_ENCODED) > _ENCODED_TABLES:
@@ -189,13 +192,23 @@ def prepare_run_data(
         )
     encoder, encoded = encoded_table(table, manifest.table_fingerprint)
     ctx = draw_training_context(table.target, pool, table.task, size=config.context_size, seed=config.context_seed)
+    if table.task == "classification":
+        _check_context_classes(table, manifest, ctx.ids, config.context_size)
     cols = subsample_features(len(encoder.columns), config.max_features, config.context_seed)
     enc = encoded[:, cols]
     y = table.target.to_numpy()
     center = scale = None
     if table.task == "regression":
         yp = y[pool].astype(np.float64)
-        center, scale = float(yp.mean()), float(yp.std() + 1e-6)
+        with np.errstate(over="ignore", invalid="ignore"):
+            center, scale = float(yp.mean()), float(yp.std() + 1e-6)
+            spread = float(np.std(y.astype(np.float64)))
+        if not np.isfinite([center, scale, spread]).all():
+            raise FinetuneError(
+                f"{table.name}: the target {table.target_name!r} reaches {np.abs(y.astype(np.float64)).max():.3g} in "
+                "magnitude: its mean or spread overflows double precision, so it cannot be standardized for the "
+                "model; rescale the column in the file (divide it by a power of ten, or take its log)."
+            )
     return RunData(
         context_ids=ctx.ids,
         member_ids=members,
@@ -211,6 +224,27 @@ def prepare_run_data(
         target_scale=scale,
         encoder=encoder,
         feature_columns=cols,
+    )
+
+
+def _check_context_classes(table: Dataset, manifest: SplitManifest, context_ids: np.ndarray, size: int) -> None:
+    """Every label a query carries must occur in the training context C' (the model predicts context labels only)."""
+    y = table.target.to_numpy()
+    queried = set(manifest.labels(table, "members").tolist()) | set(manifest.labels(table, "non_members").tolist())
+    missing = sorted(map(repr, queried - set(y[context_ids].tolist())))
+    if not missing:
+        return
+    in_pool = set(y[manifest.context].tolist())
+    fix = (
+        f"raise context_size (now {size}) to at least the number of classes ({len(queried | in_pool)})"
+        if queried <= in_pool
+        else "use a smaller query size (the notebook parameter query_sizes) so that the context pool keeps a row of "
+        "every class, or drop or group the rare classes"
+    )
+    raise FinetuneError(
+        f"{table.name}: the training context ({len(context_ids)} rows of the context pool) holds no row of the "
+        f"class(es) {', '.join(missing[:5])} that member or non-member queries carry, and the model predicts only "
+        f"labels its context holds: {fix}."
     )
 
 

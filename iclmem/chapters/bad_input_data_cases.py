@@ -19,6 +19,7 @@ from .bad_input_kit import (
 
 
 def _data_cases() -> list[BadInput]:
+    from iclmem.chapters.tables import TableFitError, fitting_query_sizes
     from iclmem.data import (
         DataError,
         DataFileNotFoundError,
@@ -29,6 +30,7 @@ def _data_cases() -> list[BadInput]:
         TargetError,
         UnknownDatasetError,
         UnreadableFileError,
+        deduplicate,
         load_dataset,
         prepared_table,
         split_manifest,
@@ -54,7 +56,14 @@ def _data_cases() -> list[BadInput]:
             progress=False,
         )
 
+    def regression(folder: Path) -> object:
+        frame = tiny_frame().assign(y=lambda f: f.a * 2)
+        return deduplicate(load_dataset(tiny_csv(folder, frame), target="y", task="regression"))
+
     load_e, split_e = "iclmem.data.load_dataset", "iclmem.data.split_manifest"
+    # the only 'no' row shares its features (a = 0) with 18 'yes' rows: deduplication drops all 19 as conflicting
+    one_class_left = pd.DataFrame({"a": [0.0] * 18 + [1.0, 2.0, 3.0, 0.0], "y": ["yes"] * 21 + ["no"]})
+    infinite = tiny_frame().assign(y=lambda f: f.a.where(f.index > 0, np.inf))
     single = tiny_frame().assign(y="red")
     nan = tiny_frame().assign(y=lambda f: f.y.where(f.index % 10 > 0))
     text = tiny_frame().assign(y=lambda f: np.where(f.index % 2, "high", "low"))
@@ -229,6 +238,44 @@ def _data_cases() -> list[BadInput]:
             ManifestError,
             r"is not the one manifest 'table' was drawn from",
             r"rebuild the manifest with split_manifest\(\.\.\., refresh=True\)",
+        ),
+        # found by tests/test_generated_inputs.py (generated tables), each shrunk to its smallest table
+        BadInput(
+            "table-no-rows",
+            "Loaded a CSV file that holds its header line only.",
+            load_e,
+            lambda d: load(d, tiny_frame().iloc[:0], target="y"),
+            TargetError,
+            r"table: the table has no rows",
+            r"check the file \(is it the right one\?\) or add rows",
+        ),
+        BadInput(
+            "query-size-not-positive",
+            "Checked query_sizes=[0] against a regression table before any compute.",
+            "iclmem.chapters.tables.fitting_query_sizes",
+            lambda d: fitting_query_sizes({"table": regression(d)}, [0]),
+            TableFitError,
+            r"query sizes must be positive integers, got \[0\]",
+            r"set query_sizes to a non-empty list of sizes of at least 1",
+        ),
+        BadInput(
+            "one-class-after-dedup",
+            "Split a table whose only `no` row has the features of `yes` rows, so deduplication leaves one class.",
+            split_e,
+            lambda d: split_manifest(load(d, one_class_left, target="y"), 1, results_dir=d),
+            TargetError,
+            r"after deduplication \(22 rows, 0 exact duplicates and 19 conflicting rows dropped\) the target 'y' has a "
+            r"single class \('yes' in all 3 rows\)",
+            r"choose another target column",
+        ),
+        BadInput(
+            "target-inf-regression",
+            "Asked for regression on a target with an infinite value.",
+            load_e,
+            lambda d: load(d, infinite, target="y", task="regression"),
+            TargetError,
+            r"target 'y' is infinite in 1 of 80 rows",
+            r"replace those values in the file with finite numbers",
         ),
     ]
 

@@ -11,7 +11,9 @@ from .bad_input_kit import (
     BadInput,
     tiny_checkpoint,
     tiny_config,
+    tiny_csv,
     tiny_environ,
+    tiny_frame,
     tiny_manifest,
     tiny_reference,
     tiny_run,
@@ -67,6 +69,18 @@ def _model_cases() -> list[BadInput]:
 
     def predict(task) -> object:
         return tiny_reference().predict([task])
+
+    def tune_frame(folder: Path, frame, task: str = "classification", query_size: int = 10, **changes) -> object:
+        """Fine-tune on ``frame`` (target ``y``); regression needs Q > 20 to pass split validation."""
+        from iclmem.data import deduplicate, load_dataset
+
+        table = deduplicate(load_dataset(tiny_csv(folder, frame), target="y", task=task))
+        manifest = tiny_manifest(folder, table, query_size)
+        return table, finetune(manifest, table, tiny_config(**changes), tiny_reference(), folder / "results", False)
+
+    def probe_few_values(folder: Path) -> object:
+        table, run = tune_frame(folder, tiny_frame().assign(y=lambda f: (f.index % 5) * 1.5), "regression", 21)
+        return probe_run(run, table, reference=tiny_reference(), n_candidates=10, progress=False)
 
     def card(folder: Path) -> object:
         (folder / "tiny.json").write_text(json.dumps({"sha256": "0" * 64}))
@@ -307,6 +321,43 @@ def _model_cases() -> list[BadInput]:
             DeviceError,
             r"ICLMEM_DEVICE='gpu' is not a device",
             r"use cpu, cuda, cuda:N or auto",
+        ),
+        # found by tests/test_generated_inputs.py (generated tables), each shrunk to its smallest table
+        BadInput(
+            "feature-inf",
+            "Fine-tuned on a table with an infinite value in a feature column.",
+            ft,
+            lambda d: tune_frame(d, tiny_frame().assign(a=lambda f: f.a.where(f.index > 0, np.inf))),
+            FinetuneError,
+            r"table: TableEncoder: column 'a' holds inf values",
+            r"replace them with NaN \(missing\) or finite numbers",
+        ),
+        BadInput(
+            "context-smaller-than-classes",
+            "Fine-tuned a 2-class table with a training context of 1 row.",
+            ft,
+            lambda d: tune(d, context_size=1),
+            FinetuneError,
+            r"the training context \(1 rows of the context pool\) holds no row of the class\(es\) \d that",
+            r"raise context_size \(now 1\) to at least the number of classes \(2\)",
+        ),
+        BadInput(
+            "target-overflows",
+            "Fine-tuned for regression on a target of magnitude 1e300.",
+            ft,
+            lambda d: tune_frame(d, tiny_frame().assign(y=lambda f: f.a * 1e300), "regression", 21),
+            FinetuneError,
+            r"the target 'y' reaches \d\.\d+e\+300 in magnitude: its mean or spread overflows",
+            r"rescale the column in the file",
+        ),
+        BadInput(
+            "probe-pool-few-values",
+            "Probed with 10 candidates a regression run whose context pool holds 5 distinct target values.",
+            f"{probe}.probe_run",
+            probe_few_values,
+            ProbeError,
+            r"the context pool holds 5 distinct target value\(s\) in 38 rows, fewer than n_candidates=10",
+            r"lower n_candidates to at most 5, or use a smaller query size",
         ),
         *(
             []

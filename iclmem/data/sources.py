@@ -138,6 +138,12 @@ def _check_target(
             "regression needs numbers: convert the column or set task: classification (the notebook parameter "
             "task, task='classification' in Python)"
         )
+    n_infinite = int((values.abs() == float("inf")).sum()) if task == "regression" else 0
+    if n_infinite:
+        raise TargetError(
+            f"{name}: target {target!r} is infinite in {n_infinite} of {len(values)} rows; regression needs finite "
+            "numbers: replace those values in the file with finite numbers, or drop those rows"
+        )
     distinct = values.nunique()
     if distinct < 2:
         what = "class" if task == "classification" else "value"

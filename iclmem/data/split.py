@@ -29,7 +29,7 @@ import pandas as pd
 from iclmem.data.cards import dataset_card
 from iclmem.data.dataset import Dataset
 from iclmem.data.dedup import deduplicate
-from iclmem.data.errors import DataError, ManifestError, PoolSizeError, SplitValidationError
+from iclmem.data.errors import DataError, ManifestError, PoolSizeError, SplitValidationError, TargetError
 from iclmem.data.manifest import SplitManifest, manifest_path, table_fingerprint
 from iclmem.data.randomize import normalize_label_condition, randomize_pools
 from iclmem.data.stats import KS_ALPHA, KS_THRESHOLD, TVD_THRESHOLD, SplitStatistics, split_statistics
@@ -132,6 +132,23 @@ def _check_sizes(table: Dataset, query_size: int, context_pool_size: int | None,
             f"{table.name}: members + non-members + context pool need {2 * query_size} + {context} = {need} rows, "
             f"but the deduplicated table has {table.n}{removed}; use query_size <= {(table.n - context) // 2}"
         )
+    if table.target.nunique() < 2:  # the loader saw two values; deduplication can drop every row of all but one
+        what = "class" if table.task == "classification" else "value"
+        raise TargetError(
+            f"{table.name}: after deduplication ({_dedup_words(table)}) the target {table.target_name!r} has a single "
+            f"{what} ({table.target.iloc[0]!r} in all {table.n} rows); membership inference needs at least two: "
+            "choose another target column, or a table whose rows with other target values differ in their features"
+        )
+
+
+def _dedup_words(table: Dataset) -> str:
+    d = table.dedup
+    if d is None:
+        return "not run"
+    return (
+        f"{d.n_input} rows, {d.n_exact_duplicates_dropped} exact duplicates and {d.n_conflicting_dropped} conflicting "
+        "rows dropped"
+    )
 
 
 def _as_table(dataset: Dataset | str, carte_dir: str | Path | None) -> Dataset:

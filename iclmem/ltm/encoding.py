@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.columns import NUMERIC_TEXT_SHARE, as_numbers, is_numeric_column
+from .interface import LTMInputError
 
 CLIP = 5.0
 
@@ -97,7 +98,7 @@ class TableEncoder:
         for col in self.numeric:
             v = as_numbers(frame[col]).to_numpy(dtype=np.float64, na_value=np.nan)
             if np.isinf(v).any():
-                raise ValueError(
+                raise LTMInputError(
                     f"TableEncoder: column {col!r} holds inf values; replace them with NaN (missing) or finite numbers."
                 )
             parts.append(v)

@@ -53,6 +53,14 @@ def run_queries(
             raise ProbeError(f"the run has {len(classes)} classes; the model takes at most max_classes={max_classes}.")
     else:
         pool = np.asarray(run.manifest.labels(table, "context"), dtype=np.float64)
+        distinct = len(np.unique(pool))
+        if distinct < n_candidates:  # then some query would find fewer than n_candidates - 1 distractors
+            lower = f"lower n_candidates to at most {distinct}, or " if distinct >= 2 else ""
+            raise ProbeError(
+                f"{table.name}: the context pool holds {distinct} distinct target value(s) in {len(pool)} rows, fewer "
+                f"than n_candidates={n_candidates} (the true value and {n_candidates - 1} distractors drawn from the "
+                f"pool): {lower}use a smaller query size (query_sizes) so that more rows stay in the context pool."
+            )
     rng = np.random.default_rng(seed)
     out: list[ProbeQuery] = []
     for ids, xs, ys, is_member in (
@@ -104,10 +112,14 @@ def reference_owner(run: FinetuneRun) -> str:
     )
 
 
-def _cached(path: Path, compute) -> pd.DataFrame:
+def _cached(path: Path, compute, params: dict | None = None) -> pd.DataFrame:
+    """The scores at ``path``, or ``compute()``'s written there; ``params.json`` only once they are computed, so a
+    computation that raises leaves no folder behind (the scores, written last, mark it complete)."""
     if path.exists():
         return pd.read_parquet(path)
     frame = compute()
+    if params is not None and not (path.parent / "params.json").exists():
+        atomic_write_text(path.parent / "params.json", json.dumps(params, indent=1))
     atomic_write(path, lambda p: frame.to_parquet(p, index=False))
     return frame
 
@@ -157,12 +169,16 @@ def probe_run(
     def path(which: str) -> Path:
         owner = ref_owner if which == "ref" else run.key
         key = content_key(owner, which, params, reference.store_identity, version)
-        d = artifact_dir("probe", key, root)
-        if not (d / "params.json").exists():
-            atomic_write_text(d / "params.json", json.dumps({"run": owner, "model": which, **params}, indent=1))
-        return d / "scores.parquet"
+        return artifact_dir("probe", key, root) / "scores.parquet"
 
-    ref = _cached(path("ref"), lambda: suite.scores(reference, {"model": "ref", "epoch": -1}, chunk_size, progress))
+    def described(which: str) -> dict:
+        return {"run": ref_owner if which == "ref" else run.key, "model": which, **params}
+
+    ref = _cached(
+        path("ref"),
+        lambda: suite.scores(reference, {"model": "ref", "epoch": -1}, chunk_size, progress),
+        described("ref"),
+    )
     frames = [ref]
     for epoch in Bar(epochs, disable=not progress, desc=f"probe {run.manifest.dataset}", leave=False):
 
@@ -172,7 +188,7 @@ def probe_run(
                 return ref.assign(model="theta", epoch=epoch)
             return suite.scores(theta, {"model": "theta", "epoch": epoch}, chunk_size, progress)
 
-        frames.append(_cached(path(f"theta-{epoch}"), compute))
+        frames.append(_cached(path(f"theta-{epoch}"), compute, described(f"theta-{epoch}")))
     return pd.concat(frames, ignore_index=True)
 
 
