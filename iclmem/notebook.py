@@ -211,7 +211,7 @@ def parse_cli_value(raw: str, default: Any = None) -> Any:
         return raw
     try:
         return load_yaml(raw)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # nested deeper than the parser goes: text, which the type check names
         return raw
 
 
@@ -345,7 +345,16 @@ def read_parameters_file(path: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise UsageError(f"no such parameters file: {path}; check the path, or give the values with -p NAME VALUE")
     try:
-        data = load_yaml(path.read_text())
+        data = load_yaml(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8 text, one `name: value` "
+            "per line"
+        ) from exc
+    except RecursionError as exc:
+        raise UsageError(
+            f"{path} nests its values too deeply to be read; write one `name: value` per line with flat lists"
+        ) from exc
     except yaml.YAMLError as exc:
         raise UsageError(f"{path} is not valid YAML: {exc}; fix the syntax (one `name: value` per line)") from exc
     if data is None:

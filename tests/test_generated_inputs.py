@@ -310,7 +310,7 @@ def reference() -> ReferenceLTM:
     return ReferenceLTM(TabularICLTransformer(TINY).eval(), checkpoint_sha256="tiny-generated-inputs")
 
 
-@settings(max_examples=30, **SETTINGS)
+@settings(max_examples=40, **SETTINGS)
 @given(
     table=tables(
         min_rows=8,

@@ -36,6 +36,7 @@ def _data_cases() -> list[BadInput]:
         split_manifest,
     )
     from iclmem.finetune import finetune
+    from iclmem.notebook import UsageError, read_parameters_file
 
     def load(folder: Path, frame: pd.DataFrame, **kw) -> object:
         return load_dataset(tiny_csv(folder, frame), **kw)
@@ -55,6 +56,10 @@ def _data_cases() -> list[BadInput]:
             folder / "results",
             progress=False,
         )
+
+    def parameters_file(folder: Path, content: bytes) -> object:
+        (folder / "params.yaml").write_bytes(content)
+        return read_parameters_file(folder / "params.yaml")
 
     def regression(folder: Path) -> object:
         frame = tiny_frame().assign(y=lambda f: f.a * 2)
@@ -276,6 +281,25 @@ def _data_cases() -> list[BadInput]:
             TargetError,
             r"target 'y' is infinite in 1 of 80 rows",
             r"replace those values in the file with finite numbers",
+        ),
+        # found by tests/test_generated_parameters.py (generated parameter files, -f)
+        BadInput(
+            "parameters-file-not-utf8",
+            "Gave a parameters file (-f) saved in another encoding than UTF-8.",
+            "iclmem.notebook.read_parameters_file",
+            lambda d: parameters_file(d, "task: régression\n".encode("latin-1")),
+            UsageError,
+            r"params\.yaml is not UTF-8 text \(invalid continuation byte at byte 7\)",
+            r"save it as UTF-8 text",
+        ),
+        BadInput(
+            "parameters-file-too-deep",
+            "Gave a parameters file (-f) whose value is a list nested 1000 levels deep.",
+            "iclmem.notebook.read_parameters_file",
+            lambda d: parameters_file(d, b"query_sizes: " + b"[" * 1000 + b"]" * 1000 + b"\n"),
+            UsageError,
+            r"params\.yaml nests its values too deeply to be read",
+            r"write one `name: value` per line with flat lists",
         ),
     ]
 
