@@ -80,7 +80,7 @@ def _data_cases() -> list[BadInput]:
             lambda d: load_dataset("winepl"),
             UnknownDatasetError,
             r"unknown dataset 'winepl'",
-            r"valid names are .*wine_pl.*or pass the path of a \.csv/\.parquet",
+            r"valid names are .*wine_pl.*or set data_path to a \.csv/\.parquet file and target",
         ),
         BadInput(
             "data-file-missing",
@@ -134,7 +134,7 @@ def _data_cases() -> list[BadInput]:
             lambda d: load(d, tiny_frame()[["y"]], target="y"),
             DataError,
             r"no feature columns besides the target 'y'",
-            r"check target= .* or add the feature columns",
+            r"check target .* or add the feature columns",
         ),
         BadInput(
             "target-single-class",
@@ -206,7 +206,7 @@ def _data_cases() -> list[BadInput]:
             lambda d: split_manifest(tiny_table(d, 30, 10), 14, results_dir=d),
             PoolSizeError,
             r"the classes allow only 10 \(half of each class's rows\)",
-            r"use a smaller query_size",
+            r"use a smaller query size \(the notebook parameter query_sizes",
         ),
         BadInput(
             "query-size-zero",

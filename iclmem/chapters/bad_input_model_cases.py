@@ -131,7 +131,7 @@ def _model_cases() -> list[BadInput]:
             lambda d: tune(d, classes=12, n=120),
             FinetuneError,
             r"has 12 classes; the model takes at most max_classes=10",
-            r"treat it as regression \(task='regression'\)",
+            r"treat it as regression \(set task: regression",
         ),
         BadInput(
             "grid-axis-empty",
