@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import socket
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +15,7 @@ def atomic_write(path: str | Path, write: Callable[[Path], Any]) -> Path:
     """Call ``write(tmp_path)`` and move the result to ``path``; nothing partial is left."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_writer()}-", suffix=".tmp")
     os.close(fd)
     try:
         write(Path(tmp))
@@ -31,6 +33,39 @@ def remove_leftovers(folder: str | Path) -> list[Path]:
     found = sorted(Path(folder).rglob(".*.tmp")) if Path(folder).is_dir() else []
     for path in found:
         path.unlink(missing_ok=True)
+    return found
+
+
+def _writer() -> str:
+    """Who writes a temporary file: ``<host>-<pid>``, so a later process can tell a dead writer's leftover."""
+    return f"{_HOST}-{os.getpid()}"
+
+
+_HOST = re.sub(r"[^A-Za-z0-9]", "", socket.gethostname()) or "host"
+_LEFTOVER = re.compile(r"\.(?P<host>[A-Za-z0-9]+)-(?P<pid>\d+)-[^.]*\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_dead_leftovers(folder: str | Path) -> list[Path]:
+    """Delete the temporary files under ``folder`` whose writer, a process of this host, is dead (killed mid-write:
+    SIGKILL runs no cleanup). Safe while other processes write there: a live writer's file, and any file of
+    another host or without a writer in its name, is kept. Returns what it deleted."""
+    folder = Path(folder)
+    found = []
+    for path in sorted(folder.rglob(".*.tmp")) if folder.is_dir() else []:
+        match = _LEFTOVER.search(path.name)
+        if match and match["host"] == _HOST and not _alive(int(match["pid"])):
+            path.unlink(missing_ok=True)
+            found.append(path)
     return found
 
 

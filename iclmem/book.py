@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ import nbformat
 import yaml
 
 import iclmem
-from iclmem.atomic import atomic_write_text, remove_leftovers
+from iclmem.atomic import atomic_write_text, remove_dead_leftovers, remove_leftovers
 from iclmem.notebook import (
     SHARED_DEFAULTS,
     UsageError,
@@ -214,6 +215,13 @@ def is_reader(nb: Any) -> bool:
     return READER_PARAMETER in notebook_parameters(nb)
 
 
+def results_store(root: Path) -> Path:
+    """The results store the kernels of a build write to (``$ICLMEM_RESULTS``, else ``results`` under ``root``, where
+    the notebooks run)."""
+    store = Path(os.environ.get("ICLMEM_RESULTS") or "results")
+    return store if store.is_absolute() else root / store
+
+
 def execution_order(readers: Mapping[str, bool]) -> list[str]:
     """Notebook names (toc order, ``name -> is reader``) in execution order: readers after all others."""
     return [name for name, reader in readers.items() if not reader] + [
@@ -367,6 +375,7 @@ def build_book(
 
     result = BookResult(html=build / "html" / "index.html")
     remove_leftovers(executed_dir)  # of a build killed mid-notebook; never read, but not kept either
+    remove_dead_leftovers(results_store(root))  # of a kill mid-write into the store (a run, a manifest, a probe)
     package = package_fingerprint()
     order = execution_order(readers)
     for number, name in enumerate(order, 1):

@@ -626,7 +626,11 @@ def run_notebook(
     out = Path(output) if output is not None else default_output_path(notebook)
     if out.suffix != ".ipynb":
         raise UsageError(f"the output must be an .ipynb file, got {out}")
-    execute(
-        nb, out, checked, cwd=Path(cwd) if cwd is not None else Path.cwd(), progress=progress, label=Path(notebook).stem
-    )
+    from iclmem.atomic import remove_dead_leftovers
+    from iclmem.data.manifest import results_root
+
+    here = Path(cwd) if cwd is not None else Path.cwd()
+    store = results_root()
+    remove_dead_leftovers(store if store.is_absolute() else here / store)  # of a run killed mid-write into the store
+    execute(nb, out, checked, cwd=here, progress=progress, label=Path(notebook).stem)
     return out
