@@ -45,14 +45,14 @@ def shareable_label(path: str | Path) -> str:
 
 
 def path_values(parameters: Mapping[str, Any], cwd: str | Path) -> dict[str, Path]:
-    """The path parameters among ``parameters`` that name an existing file or folder, resolved against ``cwd``; also
-    any other string parameter that is an absolute path to an existing file or folder."""
+    """The path parameters among ``parameters`` (the user's own files, :data:`PATH_PARAMETERS`) that name an existing
+    file or folder, resolved against ``cwd``. Other paths (a reader page's ``executed_dir``, in the build) stay."""
     found: dict[str, Path] = {}
     for name, value in parameters.items():
         if not isinstance(value, str) or not value:
             continue
         path = Path(value).expanduser()
-        if name in PATH_PARAMETERS or path.is_absolute():
+        if name in PATH_PARAMETERS:
             resolved = (Path(cwd) / path).resolve()
             if resolved.exists() and resolved.parent != resolved:
                 found[name] = resolved

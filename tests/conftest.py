@@ -52,6 +52,8 @@ BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
         "n_boot": 20,
     },
     "A4_audit_your_model": {"epochs": 2, "probe_epochs": [0, 2], "max_queries": 4, "n_boot": 20},
+    # tests/test_bad_inputs.py runs every case; the page here shows three (the real chapters' cases take a minute)
+    "A3_bad_inputs": {"cases": ["parameter-unknown", "data-file-missing", "target-nan"]},
     "06_llm_kshot_replication": {
         "n_instances": 4,
         "n_demonstrations": 4,

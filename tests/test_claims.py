@@ -349,6 +349,7 @@ def test_the_scorecard_notebook_renders_the_table_and_glues_the_counts(executed_
     assert "<b>1</b> " in opening and opening.count('class="verdict-badge"') == 6  # five verdicts and missing
     assert all(
         "remove-input" in c.metadata.get("tags", [])
+        or "remove-cell" in c.metadata.get("tags", [])  # the parameters' check (iclmem.notebook_check)
         or "parameters" in c.metadata.get("tags", [])
         or "injected-parameters" in c.metadata.get("tags", [])
         for c in nb.cells

@@ -26,10 +26,10 @@ SCRIPT = textwrap.dedent("""
 
     stored = 0
     cached = probe_run_module._cached
-    def noted(path, compute):
+    def noted(path, compute, params=None):
         global stored
         existed = path.exists()
-        out = cached(path, compute)
+        out = cached(path, compute, params)
         if not existed:
             stored += 1
             note(stored=path.parent.name)
