@@ -133,27 +133,3 @@ def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
         mp.setenv("ICLMEM_RESULTS", str(tmp / "results"))  # keep the repository's results/ untouched
         assert main(args) == 0, "the book did not build"
     return build
-
-
-#: The longest test files (minutes each here: `make test` with --durations), started first. Under ``--dist loadfile``
-#: xdist hands files to its two workers in collection order, so a long file collected last (the real book, at "r")
-#: ran alone at the end while the other worker idled; longest first, the two workers finish together.
-LONGEST_FIRST: tuple[str, ...] = (
-    "test_real_book.py",
-    "test_own_table.py",
-    "test_kill_random.py",
-    "test_no_secrets.py",
-    "test_sweep.py",
-    "test_notebook_models.py",
-    "test_llm_finetune.py",
-    "test_probe_run.py",
-    "test_workers.py",
-    "test_store_keys.py",
-    "test_bad_inputs.py",
-)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Collect the :data:`LONGEST_FIRST` files first, in that order; the others keep their order after them."""
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
