@@ -126,7 +126,7 @@ def _refuse_first(headers: dict[str, str], log: list[tuple[str, float]], slow: d
 def test_retry_after_is_honoured_by_the_whole_window(kind):
     """``refused`` gets 429 and Retry-After; ``slow`` keeps the second slot busy past the 429; ``later`` is sent
     after it: it must wait for the Retry-After too, though its own request was never refused."""
-    retry_after = "1" if kind == "seconds" else formatdate(time.time() + 2, usegmt=True)  # 1 to 2 s away
+    retry_after = "1" if kind == "seconds" else formatdate(time.time() + 3, usegmt=True)  # 2 to 3 s away
     log: list[tuple[str, float]] = []
     with EchoServer(answer=_refuse_first({"Retry-After": retry_after}, log, slow={"slow": 0.3})) as server:
         backend = OpenAIBackend(model="m", base_url=server.base_url, concurrency=2, retries=2, backoff=0.01)
