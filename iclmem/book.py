@@ -29,7 +29,7 @@ import json
 import os
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ import yaml
 
 import iclmem
 from iclmem.atomic import atomic_write_text, remove_dead_leftovers, remove_leftovers
+from iclmem.book_lanes import group_by_lane, read_lanes, run_lanes
 from iclmem.notebook import (
     SHARED_DEFAULTS,
     UsageError,
@@ -93,14 +94,21 @@ class BookResult:
     cached: list[str] = field(default_factory=list)
     #: wall seconds per executed notebook, and ``"render"`` for the html
     seconds: dict[str, float] = field(default_factory=dict)
+    #: wall seconds of executing the notebooks (less than their sum when lanes ran side by side)
+    wall_s: float = 0.0
 
     def timing(self) -> str:
         """Where this build's time went: one line per executed notebook, the render and the total."""
         if not self.seconds:
             return "nothing executed or rendered"
         width = max(len(name) for name in self.seconds)
+        width = max(width, len("notebooks, wall"))
         lines = [f"  {name:<{width}}  {_minutes(s)}" for name, s in self.seconds.items()]
-        return "\n".join([*lines, f"  {'total':<{width}}  {_minutes(sum(self.seconds.values()))}"])
+        lines.append(f"  {'total':<{width}}  {_minutes(sum(self.seconds.values()))}")
+        notebooks = sum(s for name, s in self.seconds.items() if name != "render")
+        if self.wall_s and abs(self.wall_s - notebooks) > 1.0:  # lanes ran side by side
+            lines.append(f"  {'notebooks, wall':<{width}}  {_minutes(self.wall_s)}")
+        return "\n".join(lines)
 
 
 def _minutes(seconds: float) -> str:
@@ -248,6 +256,71 @@ def _cached(executed: Path, key: str) -> bool:
         return False
 
 
+def reader_inputs(executed_dir: Path, notebooks: Mapping[str, Page], readers: Mapping[str, bool]) -> dict[str, str]:
+    """What a reader page's key records of the other pages: :func:`executed_digest` of each executed copy."""
+    return {
+        other: executed_digest(executed_dir / notebooks[other].staged_name) for other in notebooks if not readers[other]
+    }
+
+
+@dataclass(frozen=True)
+class NotebookTask:
+    """One notebook of a build: its place in the order, source, staged name, parameters (and a reader's inputs)."""
+
+    number: int
+    source: Path
+    staged_name: str
+    parameters: dict[str, Any]
+    inputs: dict[str, str] | None = None
+
+
+@dataclass
+class NotebookRun:
+    """Executes a build's notebooks by name (picklable, so that a lane's process can run it: :mod:`iclmem.book_lanes`).
+
+    Each call executes one notebook into ``executed_dir``, writes its cache record next to it and
+    returns its wall seconds.
+    """
+
+    root: Path
+    executed_dir: Path
+    package: str
+    progress: bool
+    total: int
+    todo: dict[str, NotebookTask]
+
+    def key(self, name: str) -> str:
+        task = self.todo[name]
+        return cache_key(task.source.read_bytes(), task.parameters, self.package, task.inputs)
+
+    def __call__(self, name: str) -> float:
+        task, key = self.todo[name], self.key(name)
+        out = self.executed_dir / task.staged_name
+        where = f"[{task.number}/{self.total}]"
+        print(f"{where} executing {task.source.relative_to(self.root)} {task.parameters or ''}".rstrip(), flush=True)
+        started = time.perf_counter()
+        execute(
+            read_notebook(task.source),
+            out,
+            task.parameters,
+            cwd=self.root,
+            progress=self.progress,
+            label=task.source.stem,
+        )
+        seconds = time.perf_counter() - started
+        print(f"{where} {task.source.stem} done in {duration(seconds)}", flush=True)
+        meta = {
+            "key": key,
+            "source": str(task.source.relative_to(self.root)),
+            "parameters": task.parameters,
+            "wall_s": round(seconds, 1),
+        }
+        if task.inputs is not None:
+            meta["inputs"] = task.inputs
+        atomic_write_text(out.with_name(out.name + ".cache.json"), json.dumps(meta, indent=2, default=repr))
+        return seconds
+
+
 # --- staging ------------------------------------------------------------------------------------
 
 
@@ -343,6 +416,7 @@ def build_book(
     render_html: bool = True,
     strict: bool = False,
     progress: bool = True,
+    jobs: int = 1,
 ) -> BookResult:
     """Execute the toc's notebooks where their cache key changed, stage the sources, render html.
 
@@ -352,7 +426,8 @@ def build_book(
     Notebooks run with the project root as working directory. ``force`` re-executes every notebook.
     Reader pages (see :data:`READER_PARAMETER`) run after all other notebooks, with
     ``executed_dir`` set to this build's executed folder unless an override sets it (it is passed
-    only where it differs from the notebook's default).
+    only where it differs from the notebook's default). ``jobs`` > 1 executes the lanes of
+    ``book/lanes.yaml`` side by side (:mod:`iclmem.book_lanes`), each notebook as it would alone.
     """
     root = Path(root).resolve() if root is not None else project_root()
     build = Path(build_dir).resolve() if build_dir is not None else root / "_build"
@@ -378,35 +453,28 @@ def build_book(
     remove_dead_leftovers(results_store(root))  # of a kill mid-write into the store (a run, a manifest, a probe)
     package = package_fingerprint()
     order = execution_order(readers)
+    run = NotebookRun(root, executed_dir, package, progress, len(order), {})
     for number, name in enumerate(order, 1):
-        page, params = notebooks[name], parameters[name]
-        inputs = None
-        if readers[name]:
-            inputs = {
-                other: executed_digest(executed_dir / notebooks[other].staged_name)
-                for other in notebooks
-                if not readers[other]
-            }
-        key = cache_key(page.source.read_bytes(), params, package, inputs)
-        out = executed_dir / page.staged_name
-        if not force and _cached(out, key):
-            result.cached.append(name)
-            continue
-        print(f"[{number}/{len(order)}] executing {page.source.relative_to(root)} {params or ''}".rstrip(), flush=True)
-        started = time.perf_counter()
-        execute(sources[name], out, params, cwd=root, progress=progress, label=page.source.stem)
-        result.seconds[name] = time.perf_counter() - started
-        print(f"[{number}/{len(order)}] {page.source.stem} done in {duration(result.seconds[name])}", flush=True)
-        meta = {
-            "key": key,
-            "source": str(page.source.relative_to(root)),
-            "parameters": params,
-            "wall_s": round(result.seconds[name], 1),
-        }
-        if inputs is not None:
-            meta["inputs"] = inputs
-        atomic_write_text(out.with_name(out.name + ".cache.json"), json.dumps(meta, indent=2, default=repr))
-        result.executed.append(name)
+        page = notebooks[name]
+        run.todo[name] = NotebookTask(number, page.source, page.staged_name, parameters[name])
+
+    def stale(name: str) -> bool:
+        if force or not _cached(executed_dir / notebooks[name].staged_name, run.key(name)):
+            return True
+        result.cached.append(name)
+        return False
+
+    writers = [name for name in order if not readers[name] and stale(name)]
+    lanes = group_by_lane(writers, read_lanes(root, list(notebooks)))
+    started = time.perf_counter()
+    result.seconds.update(run_lanes(lanes, run, jobs))
+    for name in (n for n in order if readers[n]):  # after every other notebook: their executed copies are its input
+        run.todo[name] = replace(run.todo[name], inputs=reader_inputs(executed_dir, notebooks, readers))
+        if stale(name):
+            result.seconds[name] = run(name)
+    result.executed = [name for name in order if name in result.seconds]
+    result.seconds = {name: result.seconds[name] for name in result.executed}
+    result.wall_s = time.perf_counter() - started
 
     staging = build / "book_src"
     _stage(root, staging, _staged_files(root, pages, executed_dir))

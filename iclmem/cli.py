@@ -122,6 +122,14 @@ def add_book(subparsers: Subparsers) -> None:
     p.add_argument("--strict", action="store_true", help="turn Sphinx warnings into errors")
     p.add_argument("--no-html", action="store_true", help="execute and stage the notebooks, but do not render")
     p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="execute up to N lanes of book/lanes.yaml at once, one torch thread each (default: 1, one notebook at a "
+        "time; make book: 2)",
+    )
+    p.add_argument(
         "--chapters",
         help="a book of your own table: these chapters only (tabular = 01-04, regimes = 05, or notebook "
         "stems, comma-separated), executed on the flat parameters file -f, into --out",
@@ -157,8 +165,16 @@ def cmd_book(args: argparse.Namespace) -> int:
         declared = notebook_parameters(read_notebook(pages[page].source))
         default = declared[name].default if name in declared else None
         overrides.setdefault(page, {})[name] = parse_cli_value(raw, default)
+    if args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: give at least 1 (1 executes the notebooks one after another)")
     result = build_book(
-        root, args.build_dir, overrides, force=args.force, strict=args.strict, render_html=not args.no_html
+        root,
+        args.build_dir,
+        overrides,
+        force=args.force,
+        strict=args.strict,
+        render_html=not args.no_html,
+        jobs=args.jobs,
     )
     return _report_build(result, args.no_html)
 

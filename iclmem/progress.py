@@ -15,7 +15,8 @@ notebook in ``$ICLMEM_PROGRESS_LABEL`` (the ``[...]`` prefix).
 On a terminal the line is redrawn in place (at most every :data:`TTY_INTERVAL_S`). Written to a
 file or pipe (``nohup make book > log``) it becomes a plain line every :data:`LOG_INTERVAL_S`, so
 a log shows progress without thousands of carriage returns. ``ICLMEM_PROGRESS=0`` silences every
-bar (``--no-progress``).
+bar (``--no-progress``); ``ICLMEM_PROGRESS_LINES=1`` writes plain lines on a terminal too (set by
+``iclmem book --jobs`` while lanes share the terminal, :mod:`iclmem.book_lanes`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ T = TypeVar("T")
 
 PROGRESS_ENV = "ICLMEM_PROGRESS"
 LABEL_ENV = "ICLMEM_PROGRESS_LABEL"
+LINES_ENV = "ICLMEM_PROGRESS_LINES"
 TTY_INTERVAL_S = 0.25
 LOG_INTERVAL_S = 30.0
 
@@ -64,6 +66,8 @@ class Line:
         return self._stream if self._stream is not None else sys.__stderr__
 
     def _tty(self) -> bool:
+        if os.environ.get(LINES_ENV, "").strip() == "1":  # processes that share a terminal: no redrawn line
+            return False
         stream = self.stream
         return bool(stream is not None and getattr(stream, "isatty", lambda: False)())
 
@@ -214,4 +218,4 @@ class Bar:
         self.close()
 
 
-__all__ = ["LABEL_ENV", "LINE", "PROGRESS_ENV", "Bar", "Line", "duration", "progress_enabled"]
+__all__ = ["LABEL_ENV", "LINE", "LINES_ENV", "PROGRESS_ENV", "Bar", "Line", "duration", "progress_enabled"]

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 
-import torch
-
 THREADS_ENV = "ICLMEM_THREADS"
 
 
@@ -27,6 +25,8 @@ def positive_int_env(name: str, unset: str, example: int = 1) -> int | None:
 
 def configure_threads() -> int:
     """Apply ``$ICLMEM_THREADS`` to torch (if set) and return the thread count in use."""
+    import torch  # here, so that reading THREADS_ENV (iclmem book) does not import torch
+
     threads = positive_int_env(THREADS_ENV, "for torch's default")
     if threads is not None and torch.get_num_threads() != threads:
         torch.set_num_threads(threads)

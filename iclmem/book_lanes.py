@@ -1,0 +1,176 @@
+"""Lanes of a book build: chapters that share no results execute at the same time (``iclmem book --jobs N``).
+
+A build executes its notebooks one after another by default. On a machine of a few cores that
+leaves cores idle: notebooks 04-07 run one torch process whose two threads reach about 1.2x one
+thread's speed (``benchmarks/results/roofline.json``), and the LLM chapter (06) shares nothing with
+the tabular chapters (its model, its data, its caches are its own). ``book/lanes.yaml`` names such
+groups, *lanes*:
+
+.. code-block:: yaml
+
+    lanes:
+      llm: [06_llm_kshot_replication]
+
+A notebook the file does not list runs in the lane ``main``. Each lane executes its notebooks in
+the build's order; with ``--jobs 2`` (``make book``'s default) two lanes execute at once, each in
+its own process, and reader pages (the scorecard) run after every lane. Two lanes must never share
+results: the results store would compute a shared run twice (correctly, as writes are atomic, but
+in vain), and a chapter that reads another's results must follow it in the same lane.
+
+**Threads.** While lanes run side by side, every kernel gets ``ICLMEM_THREADS=1`` (unless the
+variable is set): two torch processes of two threads on two cores wait on each other
+(``book/reproduce.md``). The thread count is fixed for the whole build, never adapted to how many
+lanes are still running, so a chapter's numbers do not depend on which lane finished first. Progress
+lines of the lanes, which share the terminal, are written as plain lines (``ICLMEM_PROGRESS_LINES``).
+
+**Failures.** When a notebook fails, its lane stops, the others finish the notebook they are running
+and start no other, and the first failure is raised.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from iclmem.notebook import UsageError
+from iclmem.progress import LINES_ENV
+from iclmem.threads import THREADS_ENV
+
+#: The lanes of a book, relative to its root.
+LANES_FILE = "book/lanes.yaml"
+#: The lane of every notebook the lanes file does not list.
+MAIN_LANE = "main"
+
+
+def read_lanes(root: Path, notebooks: Sequence[str]) -> dict[str, str]:
+    """``notebook toc name -> lane`` from ``<root>/book/lanes.yaml`` (every notebook in :data:`MAIN_LANE` without it).
+
+    Entries name notebooks by stem (``06_llm_kshot_replication``) or toc name; an entry that is not a
+    notebook of the toc, or a notebook listed in two lanes, is a :class:`UsageError`.
+    """
+    lane_of = dict.fromkeys(notebooks, MAIN_LANE)
+    path = root / LANES_FILE
+    if not path.is_file():
+        return lane_of
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path} is not valid YAML: {exc}") from exc
+    lanes = data.get("lanes", {}) if isinstance(data, dict) else None
+    if not isinstance(lanes, dict) or not all(isinstance(v, list) for v in lanes.values()):
+        raise UsageError(f"{path}: expected 'lanes:' mapping each lane to a list of notebooks, e.g. llm: [06_llm]")
+    by_stem = {Path(name).name: name for name in notebooks}
+    placed: dict[str, str] = {}
+    for lane, entries in lanes.items():
+        for entry in entries:
+            name = by_stem.get(str(entry), str(entry) if str(entry) in lane_of else None)
+            if name is None:
+                raise UsageError(
+                    f"{path}: lane {lane!r} lists {entry!r}, which is not a notebook of _toc.yml; "
+                    f"notebooks: {', '.join(by_stem)}"
+                )
+            if name in placed and placed[name] != lane:
+                raise UsageError(f"{path}: {entry!r} is in two lanes ({placed[name]!r} and {lane!r}); keep one")
+            placed[name] = str(lane)
+    lane_of.update(placed)
+    return lane_of
+
+
+def group_by_lane(names: Sequence[str], lane_of: Mapping[str, str]) -> list[list[str]]:
+    """``names`` split into lanes, each in the order of ``names``; lanes in the order of their first notebook."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(lane_of.get(name, MAIN_LANE), []).append(name)
+    return list(groups.values())
+
+
+@dataclass(frozen=True)
+class LaneResult:
+    """What a lane did: wall seconds per executed notebook, in its order."""
+
+    seconds: dict[str, float]
+
+
+_STOP: Any = None  # the pool's stop event, in a lane's process
+
+
+def _start_lane(stop: Any, env: Mapping[str, str]) -> None:
+    global _STOP
+    _STOP = stop
+    os.environ.update(env)
+
+
+def _run_lane(names: Sequence[str], run_one: Callable[[str], float]) -> LaneResult:
+    """Execute ``names`` in order with ``run_one`` (in a lane's process), until one fails or another lane failed."""
+    seconds: dict[str, float] = {}
+    for name in names:
+        if _STOP is not None and _STOP.is_set():
+            break
+        try:
+            seconds[name] = run_one(name)
+        except BaseException:
+            if _STOP is not None:
+                _STOP.set()
+            raise
+    return LaneResult(seconds)
+
+
+def lane_environment() -> dict[str, str]:
+    """The environment of lanes that run side by side: one torch thread each (unless set), plain progress lines."""
+    env = {LINES_ENV: "1"}
+    if not os.environ.get(THREADS_ENV, "").strip():
+        env[THREADS_ENV] = "1"
+    return env
+
+
+def run_lanes(lanes: Sequence[Sequence[str]], run_one: Callable[[str], float], jobs: int = 1) -> dict[str, float]:
+    """Execute every lane's notebooks with ``run_one`` (a picklable callable: notebook name -> wall seconds).
+
+    ``jobs`` <= 1, or a single lane: one after another in this process. Otherwise up to ``jobs`` lanes at
+    once, each in a process of its own (spawned) with :func:`lane_environment`; returns wall seconds per
+    executed notebook, and raises the first failure after the other lanes stopped.
+    """
+    if jobs < 1:
+        raise UsageError(f"jobs={jobs}: give at least 1 (1 executes the notebooks one after another)")
+    lanes = [list(lane) for lane in lanes if lane]
+    if jobs == 1 or len(lanes) <= 1:
+        return {name: run_one(name) for lane in lanes for name in lane}
+    context = multiprocessing.get_context("spawn")
+    stop = context.Event()
+    seconds: dict[str, float] = {}
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(lanes)),
+        mp_context=context,
+        initializer=_start_lane,
+        initargs=(stop, lane_environment()),
+    ) as pool:
+        futures = [pool.submit(_run_lane, lane, run_one) for lane in lanes]
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = next((f for f in done if f.exception() is not None), None)
+        if failed is not None:
+            stop.set()
+            print("a notebook failed: the other lanes finish their current notebook and stop", flush=True)
+        wait(futures)
+    if failed is not None:
+        raise failed.exception()
+    for future in futures:
+        seconds.update(future.result().seconds)
+    return seconds
+
+
+__all__ = [
+    "LANES_FILE",
+    "MAIN_LANE",
+    "LaneResult",
+    "group_by_lane",
+    "lane_environment",
+    "read_lanes",
+    "run_lanes",
+]
