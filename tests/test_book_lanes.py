@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -131,7 +132,7 @@ def test_one_job_runs_one_notebook_at_a_time_in_this_process(
     result = build_book(project, tmp_path / "out", render_html=False, progress=False, jobs=1)
     s = stamps(project)
     ordered = [s[name] for name in ("a1", "a2", "b1")]
-    assert all(a["end"] <= b["start"] for a, b in zip(ordered, ordered[1:]))
+    assert all(a["end"] <= b["start"] for a, b in pairwise(ordered))
     assert {v["threads"] for v in s.values()} == {None} and {v["lines"] for v in s.values()} == {None}
     assert "notebooks, wall" not in result.timing()
 
