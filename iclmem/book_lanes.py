@@ -13,9 +13,10 @@ groups, *lanes*:
 
 A notebook the file does not list runs in the lane ``main``. Each lane executes its notebooks in
 the build's order; with ``--jobs 2`` (``make book``'s default) two lanes execute at once, each in
-its own process, and reader pages (the scorecard) run after every lane. Two lanes must never share
-results: the results store would compute a shared run twice (correctly, as writes are atomic, but
-in vain), and a chapter that reads another's results must follow it in the same lane.
+its own process: ``main`` and the file's first lane start, and each further lane starts, in the
+file's order, when a lane has ended. Reader pages (the scorecard) run after every lane. A chapter
+that reads another's results must follow it in the same lane. Two lanes should share no results: a
+result that both compute at once is computed twice (to the same bytes, as every write is atomic).
 
 **Threads.** While lanes run side by side, every kernel gets ``ICLMEM_THREADS=1`` (unless the
 variable is set): two torch processes of two threads on two cores wait on each other
@@ -49,20 +50,21 @@ LANES_FILE = "book/lanes.yaml"
 MAIN_LANE = "main"
 
 
-def read_lanes(root: Path, notebooks: Sequence[str]) -> dict[str, str]:
-    """``notebook toc name -> lane`` from ``<root>/book/lanes.yaml`` (every notebook in :data:`MAIN_LANE` without it).
+def read_lanes(root: Path, notebooks: Sequence[str]) -> dict[str, list[str]]:
+    """The lanes of ``<root>/book/lanes.yaml``: ``lane -> its notebooks`` (toc names, in ``notebooks``' order).
 
-    Entries name notebooks by stem (``06_llm_kshot_replication``) or toc name; an entry that is not a
-    notebook of the toc, or a notebook listed in two lanes, is a :class:`UsageError`.
+    :data:`MAIN_LANE` comes first and holds every notebook the file does not list; the file's lanes
+    follow in its order, which is the order in which lanes start when there are more lanes than
+    jobs. Entries name notebooks by stem (``06_llm_kshot_replication``) or toc name; an entry that is
+    not a notebook of the toc, or a notebook listed in two lanes, is a :class:`UsageError`.
     """
-    lane_of = dict.fromkeys(notebooks, MAIN_LANE)
     path = root / LANES_FILE
-    if not path.is_file():
-        return lane_of
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{path} is not valid YAML: {exc}") from exc
+    data: Any = {}
+    if path.is_file():
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise UsageError(f"{path} is not valid YAML: {exc}") from exc
     lanes = data.get("lanes", {}) if isinstance(data, dict) else None
     if not isinstance(lanes, dict) or not all(isinstance(v, list) for v in lanes.values()):
         raise UsageError(f"{path}: expected 'lanes:' mapping each lane to a list of notebooks, e.g. llm: [06_llm]")
@@ -70,7 +72,7 @@ def read_lanes(root: Path, notebooks: Sequence[str]) -> dict[str, str]:
     placed: dict[str, str] = {}
     for lane, entries in lanes.items():
         for entry in entries:
-            name = by_stem.get(str(entry), str(entry) if str(entry) in lane_of else None)
+            name = by_stem.get(str(entry), str(entry) if str(entry) in notebooks else None)
             if name is None:
                 raise UsageError(
                     f"{path}: lane {lane!r} lists {entry!r}, which is not a notebook of _toc.yml; "
@@ -79,16 +81,17 @@ def read_lanes(root: Path, notebooks: Sequence[str]) -> dict[str, str]:
             if name in placed and placed[name] != lane:
                 raise UsageError(f"{path}: {entry!r} is in two lanes ({placed[name]!r} and {lane!r}); keep one")
             placed[name] = str(lane)
-    lane_of.update(placed)
-    return lane_of
+    order = [MAIN_LANE, *(str(lane) for lane in lanes if str(lane) != MAIN_LANE)]
+    return {lane: [n for n in notebooks if placed.get(n, MAIN_LANE) == lane] for lane in order}
 
 
-def group_by_lane(names: Sequence[str], lane_of: Mapping[str, str]) -> list[list[str]]:
-    """``names`` split into lanes, each in the order of ``names``; lanes in the order of their first notebook."""
-    groups: dict[str, list[str]] = {}
-    for name in names:
-        groups.setdefault(lane_of.get(name, MAIN_LANE), []).append(name)
-    return list(groups.values())
+def group_by_lane(names: Sequence[str], lanes: Mapping[str, Sequence[str]]) -> list[list[str]]:
+    """``names`` split into ``lanes`` (in their order), each in the order of ``names``; empty lanes left out."""
+    groups = [[n for n in names if n in set(members)] for members in lanes.values()]
+    unplaced = [n for n in names if not any(n in g for g in groups)]
+    if unplaced:
+        raise ValueError(f"notebooks in no lane: {unplaced}")
+    return [g for g in groups if g]
 
 
 @dataclass(frozen=True)

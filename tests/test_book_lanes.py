@@ -76,12 +76,15 @@ def stamps(root: Path) -> dict[str, dict]:
 
 def test_lanes_file_places_notebooks(project: Path) -> None:
     names = [p.name for p in toc_pages(project) if p.is_notebook]
-    lane_of = read_lanes(project, names)
-    assert lane_of == {"notebooks/a1": MAIN_LANE, "notebooks/a2": MAIN_LANE, "notebooks/b1": "other"}
-    assert group_by_lane(names, lane_of) == [["notebooks/a1", "notebooks/a2"], ["notebooks/b1"]]
-    assert group_by_lane(["notebooks/b1", "notebooks/a2"], lane_of) == [["notebooks/b1"], ["notebooks/a2"]]
+    lanes = read_lanes(project, names)
+    assert lanes == {MAIN_LANE: ["notebooks/a1", "notebooks/a2"], "other": ["notebooks/b1"]}
+    assert group_by_lane(names, lanes) == [["notebooks/a1", "notebooks/a2"], ["notebooks/b1"]]
+    assert group_by_lane(["notebooks/b1", "notebooks/a2"], lanes) == [["notebooks/a2"], ["notebooks/b1"]]
+    assert group_by_lane(["notebooks/b1"], lanes) == [["notebooks/b1"]]
+    (project / "book" / "lanes.yaml").write_text("lanes:\n  late: [a1]\n  early: [a2]\n")
+    assert list(read_lanes(project, names)) == [MAIN_LANE, "late", "early"]  # main, then the file's order
     (project / "book" / "lanes.yaml").unlink()
-    assert set(read_lanes(project, names).values()) == {MAIN_LANE}
+    assert read_lanes(project, names) == {MAIN_LANE: names}
 
 
 @pytest.mark.parametrize(
