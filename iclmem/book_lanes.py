@@ -34,7 +34,6 @@ import multiprocessing
 import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -94,13 +93,6 @@ def group_by_lane(names: Sequence[str], lanes: Mapping[str, Sequence[str]]) -> l
     return [g for g in groups if g]
 
 
-@dataclass(frozen=True)
-class LaneResult:
-    """What a lane did: wall seconds per executed notebook, in its order."""
-
-    seconds: dict[str, float]
-
-
 _STOP: Any = None  # the pool's stop event, in a lane's process
 
 
@@ -110,8 +102,9 @@ def _start_lane(stop: Any, env: Mapping[str, str]) -> None:
     os.environ.update(env)
 
 
-def _run_lane(names: Sequence[str], run_one: Callable[[str], float]) -> LaneResult:
-    """Execute ``names`` in order with ``run_one`` (in a lane's process), until one fails or another lane failed."""
+def _run_lane(names: Sequence[str], run_one: Callable[[str], float]) -> dict[str, float]:
+    """Wall seconds per notebook of ``names``, executed in order with ``run_one`` (in a lane's process), until one
+    fails or another lane failed."""
     seconds: dict[str, float] = {}
     for name in names:
         if _STOP is not None and _STOP.is_set():
@@ -122,7 +115,7 @@ def _run_lane(names: Sequence[str], run_one: Callable[[str], float]) -> LaneResu
             if _STOP is not None:
                 _STOP.set()
             raise
-    return LaneResult(seconds)
+    return seconds
 
 
 def lane_environment() -> dict[str, str]:
@@ -164,14 +157,13 @@ def run_lanes(lanes: Sequence[Sequence[str]], run_one: Callable[[str], float], j
     if failed is not None:
         raise failed.exception()
     for future in futures:
-        seconds.update(future.result().seconds)
+        seconds.update(future.result())
     return seconds
 
 
 __all__ = [
     "LANES_FILE",
     "MAIN_LANE",
-    "LaneResult",
     "group_by_lane",
     "lane_environment",
     "read_lanes",
