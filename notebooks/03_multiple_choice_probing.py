@@ -50,6 +50,8 @@ probe_epochs: list = [0, 1, 10, 100]  # epoch 0 is M_ref itself: the negative co
 n_candidates: int = 10  # regression candidate set size
 max_queries: int = 50  # members and non-members probed per run (a seeded subset when Q is larger)
 n_boot: int = 200  # bootstrap resamples for the intervals
+outcome_rule: str = "bound"  # the reading of Tab. 3 that picks the detectable configurations: text | printed | bound (as notebook 04)
+n_permutations: int = 1000  # membership permutations of C12's null (the detectable basis is re-selected in each)
 
 # %% tags=["remove-cell"]
 from iclmem.notebook_check import check_notebook_parameters
@@ -60,9 +62,10 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 import pandas as pd
 from IPython.display import Markdown
 
-from iclmem.chapters.claims import glue_claims, glue_text
+from iclmem.chapters.claims import claims_table, glue_claims, glue_text
 from iclmem.chapters.display import use_book_tables
-from iclmem.chapters.probing import (config_scores, delta_frame, example_probe_contexts, manipulation_aucs, perturbation_claims,
+from iclmem.chapters.probing import (config_scores, delta_frame, example_probe_contexts, manipulation_aucs, membership_rows,
+                                     perturbation_claims, replayed_selection,
                                      perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness,
                                      plot_roc_loglog, probing_vs_paper, roc_frame, strongest_configuration)
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
@@ -71,6 +74,8 @@ from iclmem.grid import expand_grid, probe_grid, run_grid
 from iclmem.adapters import load_model
 from iclmem.probe.equivalence import equivalence_classes, model_invariances, suite_effective_size, suite_equivalence
 from iclmem.probe.manipulations import MANIPULATIONS
+from iclmem.outcomes import reclassify
+from iclmem.probe.null import null_summaries
 from iclmem.probe.run import run_queries
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
@@ -82,6 +87,7 @@ sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes, reference.max
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
 summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, tables=tables)
+summary = reclassify(summary, outcome_rule)  # one reading of Tab. 3 in every chapter (notebook 04 explains it)
 Markdown(run_banner(tables, data_path, target, task))
 
 # %% [markdown]
@@ -192,7 +198,7 @@ fig = plot_roc_loglog(roc_frame(scores[best.run_key], int(best.epoch)))
 # indistinguishable from the baseline, and feature reduction and distractor columns negligible.
 
 # %%
-fine = summary[(summary.epoch > 0) & ~summary.collapsed.astype(bool)]
+fine = membership_rows(summary[(summary.epoch > 0) & ~summary.collapsed.astype(bool)])  # N and All: membership is exchangeable
 detected = fine[fine.outcome == "detectable_memorization"]
 basis = detected if len(detected) else fine
 per_config = [manipulation_aucs(scores[key], epochs=[epoch]) for key, epoch in zip(basis.run_key, basis.epoch)]
@@ -225,7 +231,12 @@ comparison
 # **The three perturbation claims, each against its null** (C12a-c on the scorecard). Every
 # statistic is a mean $\Delta$AUC over the configurations above; its null permutes membership
 # across each configuration's probed queries (one permutation for all 48 manipulations, shared by
-# configurations that probe the same queries) and recomputes every $\Delta$AUC, 100 times.
+# configurations that probe the same queries) and recomputes every $\Delta$AUC, `n_permutations` times.
+# The configurations averaged over are those with detectable memorization *under the real labels*; a
+# null that kept them fixed would not pay for that choice, so each permutation picks its own
+# detectable configurations from its own outcomes (same reading, `outcome_rule`) and averages over
+# those. Only label conditions N and All enter: under M the members alone carry shuffled labels, and
+# membership is not exchangeable there (notebook 04, "Condition M against All").
 #
 # * *C12a, true-label skew helps*: the `skew_true` category's mean $\Delta$AUC is **reproduced** when
 #   it lies above the 95% quantile of its null (chance alone passes in 5% of permutations), **differs**
@@ -241,13 +252,15 @@ comparison
 # A claim whose manipulations were not probed is **not testable here**.
 
 # %%
-configs = [config_scores(scores[key], epoch) for key, epoch in zip(basis.run_key, basis.epoch)]
+null = null_summaries(fine, scores, n_permutations, seed, n_boot, reading=outcome_rule, progress=False)
+selected = replayed_selection(fine, null)  # the detectable basis, chosen again from each permutation's outcomes
+configs = [config_scores(scores[key], epoch) for key, epoch in zip(fine.run_key, fine.epoch)]
 claims = perturbation_claims(configs, "detectable-memorization" if len(detected) else "non-collapsed",
-                             model_invariances(reference).row_order, seed=seed)
+                             model_invariances(reference).row_order, seed=seed, n_perm=n_permutations, selected=selected)
 glue_claims(claims)  # C12a, C12b, C12c
 for r in claims:
     glue_text(f"{r['id']}_verdict", r["verdict"])
-pd.DataFrame(claims)[["id", "ours", "verdict", "observed", "null_range", "null_rate"]]
+claims_table(claims).drop(columns="paper")
 
 # %% [markdown]
 # **What agrees, what does not, and why.**

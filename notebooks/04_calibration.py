@@ -58,7 +58,7 @@ max_queries: int = 50
 n_boot: int = 200
 margin_rule: str = "delta_tpr"  # App. A.4's calibrated margin: delta_tpr | tpr_over_fpr | calibrated_tpr
 outcome_rule: str = "bound"  # the reading of Tab. 3 the claims use: text | printed | bound (all three are shown)
-n_permutations: int = 100  # membership permutations of every claim's null (0: no null, no claim can read "reproduced")
+n_permutations: int = 1000  # membership permutations of every claim's null (0: no null, no claim can read "reproduced")
 shuffled_condition: str = "members"  # the label condition Tab. 3's shuffled-label check compares with N
 control_dataset: str = "breast_cancer"  # positive control: labels of members and non-members randomized (scikit-learn's table)
 control_query_size: int = 50  # 50 + 50 probed queries: enough for an interval that can exclude chance
@@ -79,10 +79,13 @@ from IPython.display import Markdown
 from iclmem.chapters.calibration import (MARGIN_RULES, NEGATIVE_CONTROL_PHRASES, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES,
                                          PAPER_TABLE1, calibration_claims, calibration_effect, data_characteristics,
                                          detect_share_texts, detectable_table, exhaustive_table, fit_printed_reading, negative_control,
-                                         null_margin_rates, outcome_null_shares, outcome_shares, outcomes_with_null,
+                                         null_margin_rates, outcome_null_shares, outcome_shares, outcomes_with_null, shuffled_contrast,
                                          plot_data_characteristics, plot_outcome_shares, plot_temporal_evolution, power_table,
                                          reading_agreement, shuffled_label_check, temporal_evolution)
-from iclmem.chapters.claims import glue_claims, glue_text
+from iclmem.chapters.claims import claims_table, glue_claims, glue_text
+from iclmem.chapters.power_plan import power_plan
+from iclmem.outcomes import reclassify
+from iclmem.probe.null import permutations
 from iclmem.chapters.display import use_book_tables
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.chapters.instrument import category_aucs, instrument_claims, plot_sensitivity, run_sensitivity, weakest_detection
@@ -186,6 +189,22 @@ power
 # beyond the book's build budget. The book keeps 50 + 50 and reads a non-detection accordingly:
 # as absence of a *large* signal only. Run `-p max_queries 200` to buy the power.
 #
+# ## What it would take: a power plan per claim
+#
+# The same question for every tabular claim: what the grid has today, what the claim's statistic
+# is when membership is exchangeable (from this build's own permutation null), what the paper
+# says, and the size at which the claim's rule tells the two apart with 80% power at the 5% level.
+# The plan is analytic (binomial sums and normal approximations, `iclmem.chapters.power_plan`),
+# not simulated; for shares over run $\times$ epoch configurations it uses this build's design
+# effect (the bootstrap-over-runs variance over the binomial one), so it counts runs, not epochs.
+# Claims of absence (C13 here, M1 in chapter 7) need an equivalence test, "AUC below 0.60 with 95%
+# confidence", not a non-detection: the last row gives its size.
+
+# %%
+null_frames = permutations(reclassify(membership_null, outcome_rule)) if membership_null is not None else []
+plan = power_plan(summary, null_frames) if null_frames else pd.DataFrame()
+plan
+
 # ## Raw signals that calibration removes (App. A.4)
 #
 # Among the non-collapsed configurations (run $\times$ probing epoch $> 0$): how many show an
@@ -263,6 +282,18 @@ check.verdict.value_counts().rename("configurations").to_frame()
 # `grids/paper.yaml` has all three) and read the M and S columns side by side.
 # ```
 #
+# ## Condition M against All
+#
+# For the same reason no membership-null claim below reads the M rows: permuting membership
+# assumes members and non-members are scored alike, and under M they are not (shuffled labels
+# against true ones). The claims read N and All only. M is judged here by its contrast with All,
+# where both pools carry shuffled labels: what M detects beyond All is what label type alone can
+# give. The interval is a bootstrap over runs (a run and its probed epochs are one unit).
+
+# %%
+contrast = shuffled_contrast(summary, seed=seed)
+contrast
+
 # ## Detectable memorization (cf. Tab. 1 and Tab. 8)
 #
 # The strongest configuration per dataset and $Q$ among those classified as detectable
@@ -406,16 +437,23 @@ versus
 # One row per claim of the paper computed here, with the rule that decided its verdict; the
 # scorecard collects them. Each rule runs on the build and on every permuted grid of the
 # membership null: `null_rate` is how often the rule says "reproduced" there, `null_range` the
-# central 95% of its statistic. A share claim agrees when the paper's share lies inside the 95%
-# Wilson interval of ours; a direction claim (C2's peak, C6's Q=50 above Q=512, C8, C9's rise, peak
+# central 95% of its statistic, and the null rate carries its Monte Carlo error over the
+# `n_permutations` draws. Membership-null claims read label conditions N and All only (above). A
+# share claim agrees when the paper's share lies inside the 95% interval of ours, a bootstrap over
+# runs (the epochs of one run are not independent configurations); a direction claim (C2's peak, C6's Q=50 above Q=512, C8, C9's rise, peak
 # and decay) agrees when its statistic lies beyond the 95% quantile of its null. A claim that
-# agrees reads *reproduced* only when its null rate is at most 5%, otherwise *inconclusive*; C4
-# has no membership null (collapse is decided by the loss ratio) and says so.
+# agrees reads *reproduced* only when its null rate is at most 5%, otherwise *inconclusive*; a
+# rule whose null rate is above 5% cannot read reproduced on any data of this grid's size, and its
+# reason says so ("structural") and, where a model gives it, at what size it could. C4 has no
+# membership null (collapse is decided by the loss ratio): its learning-rate contrast is judged
+# against learning rates permuted across runs. C8 compares kinds of table, so its unit is the table
+# and its null permutes "binary" across tables. C11 is not testable against a membership null: that
+# null makes every raw signal an artifact, which is what C11 says.
 
 # %%
-claims = calibration_claims(summary, membership_null, outcome_rule) + instrument_claims(sens.curve, sens.null_lower_bounds, null)
+claims = calibration_claims(summary, null_frames or None, outcome_rule) + instrument_claims(sens.curve, sens.null_lower_bounds, null)
 glue_claims(claims)
-pd.DataFrame(claims).set_index("id")[["paper", "ours", "verdict", "null_rate", "observed", "null_range", "reason"]]
+claims_table(claims)
 
 # %% [markdown]
 # **Summary.** With the calibrated margin {glue:text}`margin_rule_text`, {glue:text}`vanished`

@@ -59,7 +59,7 @@ max_queries: int = 16  # members and non-members probed per run (the paper: all)
 probe_epochs: list = [0, 1, 5, 10]
 n_boot: int = 200
 grid_file = None  # e.g. "grids/paper.yaml": use that grid instead of the parameters above
-n_permutations: int = 100  # membership permutations of C13's null (0: no null, C13 cannot read "reproduced")
+n_permutations: int = 1000  # membership permutations of C13's null (0: no null, C13 cannot read "reproduced")
 compute: bool = True  # False: only read the results store, run nothing (C13's null is skipped)
 workers = None  # None: $ICLMEM_WORKERS (make book: 2; unset: this process); 0: run missing tasks in this process; N: a local Dask cluster of N processes
 

@@ -233,3 +233,45 @@ def test_the_three_records_are_the_registrys_c12_subclaims():
     ids = [r["id"] for r in perturbation_claims([config_scores(_frame(1), 1)], "synthetic", True)]
     chapters = {c.id: c.chapter for c in CLAIMS}
     assert ids == ["C12a", "C12b", "C12c"] and {chapters[i] for i in ids} == {"notebooks/03_multiple_choice_probing"}
+
+
+def test_a_selection_replayed_in_every_draw_averages_each_draws_own_configurations():
+    configs = [config_scores(_frame(s, noise=NOISY), 1) for s in (1, 2, 3)]
+    n_perm = 40
+    everyone = np.ones((1 + n_perm, 3), dtype=bool)
+    np.testing.assert_allclose(
+        effect_draws(configs, n_perm, 0, everyone).values, effect_draws(configs, n_perm, 0).values
+    )
+    only_first = np.zeros((1 + n_perm, 3), dtype=bool)
+    only_first[:, 0] = True
+    np.testing.assert_allclose(
+        effect_draws(configs, n_perm, 0, only_first).values, effect_draws(configs[:1], n_perm, 0).values
+    )
+    # a draw that selects nothing averages over every configuration, as the real rule does
+    nothing = only_first.copy()
+    nothing[5] = False
+    np.testing.assert_allclose(
+        effect_draws(configs, n_perm, 0, nothing).values[5], effect_draws(configs, n_perm, 0).values[5]
+    )
+    with pytest.raises(ValueError, match=r"selected must have shape \(1 \+ n_perm, n_configs\) = \(41, 3\)"):
+        effect_draws(configs, n_perm, 0, everyone[:, :2])
+    records = perturbation_claims(configs, "detectable", False, n_perm=n_perm, selected=only_first)
+    assert "1 detectable configurations, re-selected under every permutation" in records[0]["ours"]
+    assert "selected again under each permutation" in records[0]["null"] and records[0]["null_draws"] == n_perm
+
+
+def test_replayed_selection_reads_each_permutations_outcomes_in_the_rows_order():
+    from iclmem.chapters.probing import replayed_selection
+
+    rows = pd.DataFrame({"run_key": ["b", "a"], "epoch": [10, 1], "outcome": ["detectable_memorization", "no_signal"]})
+    null = pd.DataFrame(
+        {
+            "perm": [0, 0, 1, 1],
+            "run_key": ["a", "b", "a", "b"],
+            "epoch": [1, 10, 1, 10],
+            "outcome": ["detectable_memorization", "no_signal", "no_signal", "no_signal"],
+        }
+    )
+    np.testing.assert_array_equal(replayed_selection(rows, null), [[True, False], [False, True], [False, False]])
+    with pytest.raises(ValueError, match="the null lacks some of the configurations"):
+        replayed_selection(rows.assign(epoch=[10, 2]), null)

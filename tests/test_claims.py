@@ -30,6 +30,7 @@ from iclmem.chapters.claims import (
     VERDICTS,
     ClaimError,
     claim_record,
+    null_rate_text,
     page_link,
     read_glued_claims,
     scorecard_html,
@@ -155,8 +156,18 @@ def test_a_record_with_an_unknown_verdict_or_no_reason_is_an_error() -> None:
         "observed": None,
         "null_range": None,
         "null_rate": None,
+        "null_draws": None,
         "points": None,
     }
+
+
+def test_the_null_rate_shows_its_monte_carlo_error() -> None:
+    record = claim_record("C5", "p", "o", "inconclusive", "r", null="x", null_rate=0.08, null_draws=1000)
+    assert null_rate_text(record) == "8.0% ± 0.9% (1000 draws)"  # sqrt(0.08 * 0.92 / 1000) = 0.0086
+    assert null_rate_text({**record, "null_rate": 0.0}) == "0% (< 0.3% at 95%, 1000 draws)"
+    assert null_rate_text({**record, "null_draws": None}) == "8%"
+    with pytest.raises(ClaimError, match="null_draws 0 is not a positive count"):
+        claim_record("C5", "p", "o", "inconclusive", "r", null="x", null_rate=0.08, null_draws=0)
 
 
 def test_a_reproduced_record_must_state_a_null_that_chance_rarely_satisfies() -> None:
@@ -250,7 +261,7 @@ def _notebook_with_output(path: Path, name: str, text: str) -> Path:
 def test_a_glued_claim_that_is_not_a_literal_record_is_an_error(tmp_path: Path) -> None:
     fields = (
         "'paper': 'p', 'ours': 'o', 'interval': None, 'reason': 'r', 'null': None, 'observed': None, "
-        "'null_range': None, 'null_rate': None, 'points': None"
+        "'null_range': None, 'null_rate': None, 'null_draws': None, 'points': None"
     )
     bad = _notebook_with_output(
         tmp_path / "code.ipynb", "claim-C1", "{'id': 'C1', 'verdict': __import__('os').getcwd()}"

@@ -57,6 +57,7 @@ from .calibration_tables import (
     outcome_null_shares,
     outcome_shares,
     power_table,
+    shuffled_contrast,
     shuffled_label_check,
     temporal_evolution,
 )
@@ -190,6 +191,7 @@ def outcomes_with_null(
 
 
 __all__ = [
+    "shuffled_contrast",
     "shuffled_label_check",
     "exhaustive_table",
     "negative_control",

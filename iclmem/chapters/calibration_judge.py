@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..stats import NULL_LEVEL
 from .claims import claim_record
 from .verdicts import evidence_verdict, summarize_null, wilson_interval
 
@@ -64,12 +65,16 @@ def judge(
     null_text: str = MEMBERSHIP_NULL,
     fmt: str = "{:.3g}",
     no_null: str | None = None,
+    structural: Callable[[Sequence[Evidence]], str] | None = None,
 ) -> dict:
     """The record of one claim: ``rule`` on ``summary``, its null rate over the permuted summaries ``null``.
 
     Direction rules (``Evidence.directions``: one or more statistics that must each exceed the 95%
     quantile of their null distributions) are decided here; value rules carry their own answer.
     ``no_null``: why no membership null applies (the rule does not read membership), in place of ``null``.
+    When the rule agrees in more than :data:`~iclmem.stats.NULL_LEVEL` of the null draws, no build of this grid's
+    size can read reproduced whatever its data, and the reason says so ("structural"); ``structural`` (given the
+    null draws' evidence) names the size at which the rule could decide.
     """
     ev = rule(summary)
     points = [p for p in ev.points if np.isfinite(p["build"])] or None
@@ -127,6 +132,13 @@ def judge(
         reason += (
             f"; but the rule also agrees in {summary_null.rate:.0%} of null draws, so chance alone gives this verdict"
         )
+    if verdict == "inconclusive" and summary_null.rate <= NULL_LEVEL:
+        reason += "; more data could decide it (notebook 04's power plan, 'What it would take', gives the size)"
+    if summary_null.rate > NULL_LEVEL:
+        reason += (
+            f"; structural at this grid: the rule agrees in {summary_null.rate:.0%} of null draws, so no result of a "
+            "grid this size could read reproduced" + (f": {structural(draws)}" if structural else "")
+        )
     return claim_record(
         claim_id,
         paper,
@@ -139,4 +151,5 @@ def judge(
         null_range=summary_null.range_text(fmt),
         null_rate=summary_null.rate,
         points=points,
+        null_draws=summary_null.n,
     )

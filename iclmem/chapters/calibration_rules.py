@@ -12,15 +12,25 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..outcomes import OUTCOME_ORDER, SHORT, Outcome, reclassify, with_primary_metric
 from ..probe.null import permutations
-from .calibration_judge import Evidence, _point, judge
+from .calibration_judge import MEMBERSHIP_NULL, Evidence, _point, judge
 from .calibration_tables import MEMORIZATION, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, calibration_effect
 from .claims import claim_record
-from .probing import PAPER_PEAKS, detectable_rows, fine_tuned
-from .verdicts import percent, share_agreement, share_text
+from .probing import MEMBERSHIP_CONDITIONS, PAPER_PEAKS, detectable_rows, fine_tuned, membership_rows
+from .verdicts import (
+    cluster_share_agreement,
+    cluster_share_interval,
+    evidence_verdict,
+    percent,
+    share_agreement,
+    share_text,
+    summarize_null,
+    wilson_interval,
+)
 
 #: C1 and C3 (Sec. 5, Sec. 6): tasks with detectable memorization / with TPR@1% > 0.1, of the 10 evaluated.
 PAPER_DETECTABLE_TASKS = (8, 10)
@@ -35,33 +45,55 @@ LOCALIZED_MAX_AUC = 0.65
 LOCALIZED_MIN_TPR10 = 0.30
 #: C1's TPR condition ("AUC(Delta S) > 0.5, TPR@r% > 0.1"), read at r = 10% on the primary metric.
 DETECT_MIN_TPR10 = 0.1
+#: Draws of the nulls this module draws itself (C4's learning-rate permutation, C8's table-type permutation).
+RULE_DRAWS = 1000
+#: C8's smallest number of tables in each group (binary, other) for a permutation of the binary label across tables.
+MIN_TABLES_PER_GROUP = 3
+
+
+def _clusters(frame: pd.DataFrame) -> list:
+    """The independent unit of each row: its fine-tuning run (``run_key``; each row its own unit without one)."""
+    return list(frame.run_key) if "run_key" in frame.columns else list(range(len(frame)))
+
+
+def _cluster_point(label: str, paper: float, flags, clusters) -> dict:
+    """A share's point for the scorecard's figure, its interval bootstrapped over runs."""
+    f = np.asarray(flags, dtype=bool)
+    lo, hi = cluster_share_interval(f, clusters)
+    return {"label": label, "paper": float(paper), "build": float(f.mean()) if len(f) else math.nan, "lo": lo, "hi": hi}
+
+
+def _rows_at_q(summary: pd.DataFrame, q: int) -> pd.DataFrame:
+    s = fine_tuned(summary)
+    return s[s.query_size == q]
 
 
 def _share_by_q(summary: pd.DataFrame, outcome: str, q: int) -> tuple[int, int]:
-    s = fine_tuned(summary)
-    s = s[s.query_size == q]
+    s = _rows_at_q(summary, q)
     return int((s.outcome == outcome).sum()), int(len(s))
 
 
 def _share_rule(outcomes: Sequence[str], label: str = "") -> Callable[[pd.DataFrame], Evidence]:
-    """Value rule: for every outcome and Q in {50, 512}, the paper's share lies in this build's 95% Wilson interval."""
+    """Value rule: for every outcome and Q in {50, 512}, the paper's share lies in this build's 95% interval, a
+    bootstrap over runs (the probed epochs of one run are one unit, not independent rows)."""
 
     def rule(summary: pd.DataFrame) -> Evidence:
         parts, intervals, reasons, answers, points = [], [], [], [], []
         first = math.nan
         for outcome in outcomes:
             for q in (50, 512):
-                k, n = _share_by_q(summary, outcome, q)
+                rows = _rows_at_q(summary, q)
+                flags, clusters = (rows.outcome == outcome).to_numpy(), _clusters(rows)
+                k, n = int(flags.sum()), int(len(flags))
                 paper = PAPER_OUTCOME_SHARES.loc[outcome, f"Q={q}"] / 100
-                value, interval = share_text(k, n)
-                agrees, why = share_agreement(k, n, paper)
+                agrees, why, (lo, hi) = cluster_share_agreement(flags, clusters, paper)
                 name = f"{SHORT[outcome]} Q={q}" if len(outcomes) > 1 else f"Q={q}"
-                parts.append(f"{name}: {value}")
-                intervals.append(f"{name}: {interval}")
+                parts.append(f"{name}: {k}/{n} = {percent(k / n if n else math.nan)}")
+                intervals.append(f"{name}: [{percent(lo)}, {percent(hi)}]")
                 reasons.append(f"{name}: {why}")
                 answers.append(agrees)
                 if n:
-                    points.append(_point(name, paper, k, n))
+                    points.append(_cluster_point(name, paper, flags, clusters))
                 if math.isnan(first) and n:
                     first = k / n
         if all(a is None for a in answers):
@@ -167,24 +199,109 @@ def _tpr1_tables(summary: pd.DataFrame) -> Evidence:
     )
 
 
-def _collapse(summary: pd.DataFrame) -> Evidence:
-    """C4: the collapse shares at Q=50 and Q=512, and collapse concentrated at lr >= 1e-2."""
+def _collapse_contrast(s: pd.DataFrame, high: np.ndarray) -> float:
+    """Collapse share at lr >= 1e-2 minus below, over rows, for a row mask ``high``."""
+    coll = (s.outcome == Outcome.COLLAPSE.value).to_numpy()
+    if not high.any() or high.all():
+        return math.nan
+    return float(coll[high].mean() - coll[~high].mean())
+
+
+def lr_permuted_contrasts(summary: pd.DataFrame, n_perm: int = RULE_DRAWS, seed: int = 0) -> np.ndarray:
+    """C4's null: the collapse contrast (lr >= 1e-2 minus below) with learning rates permuted across the runs of each
+    (table, Q, label condition), a run's epochs moving together; ``(n_perm,)``, vectorized over draws."""
+    s = fine_tuned(summary)
+    per_run = (
+        s.assign(coll=(s.outcome == Outcome.COLLAPSE.value).astype(float))
+        .groupby("run_key", sort=True)
+        .agg(
+            coll=("coll", "sum"),
+            rows=("coll", "size"),
+            high=("learning_rate", lambda v: float(v.iloc[0]) >= 1e-2),
+            dataset=("dataset", "first"),
+            query_size=("query_size", "first"),
+            label_condition=("label_condition", "first"),
+        )
+    )
+    rng = np.random.default_rng(seed)
+    high = np.zeros((n_perm, len(per_run)), dtype=bool)
+    for _, idx in per_run.reset_index().groupby(["dataset", "query_size", "label_condition"], sort=True).groups.items():
+        idx = np.asarray(idx)
+        order = np.argsort(rng.random((n_perm, len(idx))), axis=1)  # one permutation of the group's runs per draw
+        high[:, idx] = per_run.high.to_numpy(bool)[idx][order]
+    coll, rows = per_run.coll.to_numpy(float), per_run.rows.to_numpy(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        up = (high * coll).sum(axis=1) / (high * rows).sum(axis=1)
+        down = (~high * coll).sum(axis=1) / (~high * rows).sum(axis=1)
+    return up - down
+
+
+def collapse_most_frequent_support(summary: pd.DataFrame, n_boot: int = RULE_DRAWS, seed: int = 0) -> float:
+    """Share of bootstrap draws over runs in which collapse is the most frequent outcome (ties count half)."""
+    s = fine_tuned(summary)
+    codes, runs = pd.factorize(s.run_key)
+    counts = pd.crosstab(codes, s.outcome).reindex(columns=list(OUTCOME_ORDER), fill_value=0).to_numpy(float)
+    pick = np.random.default_rng(seed).integers(0, len(runs), (n_boot, len(runs)))
+    totals = counts[pick].sum(axis=1)  # (n_boot, outcomes)
+    c = list(OUTCOME_ORDER).index(Outcome.COLLAPSE.value)
+    top = totals.max(axis=1)
+    is_top = totals[:, c] == top
+    ties = (totals == top[:, None]).sum(axis=1)
+    return float(np.mean(np.where(is_top, 1.0 / ties, 0.0)))
+
+
+def collapse_claim(summary: pd.DataFrame, paper: str, n_perm: int = RULE_DRAWS, seed: int = 0) -> dict:
+    """C4 (Sec. 5, Fig. 5): collapse shares at both Q (intervals over runs), collapse the most frequent outcome
+    (bootstrap over runs), and more collapse at lr >= 1e-2 than below (against learning rates permuted across runs).
+
+    Collapse is decided by the vanilla loss ratio of fine-tuning, which no relabelling of the probed queries changes,
+    so the null here is over learning rates: under it, the shares and the most-frequent test are unchanged and the
+    contrast is what any assignment of learning rates to the same runs gives.
+    """
     ev = _share_rule([Outcome.COLLAPSE.value])(summary)
     if not ev.testable:
-        return ev
+        return claim_record("C4", paper, ev.ours, "not testable here", ev.reason, ev.interval)
     s = fine_tuned(summary)
+    high = (s.learning_rate >= 1e-2).to_numpy()
+    contrast = _collapse_contrast(s, high)
+    support = collapse_most_frequent_support(summary, seed=seed)
+    null = lr_permuted_contrasts(summary, n_perm, seed)
+    finite = null[np.isfinite(null)]
+    if not np.isfinite(contrast) or not len(finite):
+        return claim_record(
+            "C4",
+            paper,
+            ev.ours,
+            "not testable here",
+            ev.reason + "; the grid lacks runs on one side of lr 1e-2",
+            ev.interval,
+        )
+    q95, q05 = float(np.quantile(finite, 0.95)), float(np.quantile(finite, 0.05))
+    beyond, below = contrast > q95, contrast < q05
+    most, least = support >= 0.95, support <= 0.05
+    agrees = bool(ev.agrees and most and beyond)
+    contradicted = bool(ev.contradicted or least or below)
+    null_rate = float(bool(ev.agrees and most) * np.mean(finite > q95))
+    verdict = evidence_verdict(agrees, null_rate, contradicted=contradicted)
     coll = s.outcome == Outcome.COLLAPSE.value
-    high, low = coll[s.learning_rate >= 1e-2], coll[s.learning_rate < 1e-2]
-    at_high = bool(len(high) and len(low) and high.mean() > low.mean())
-    return Evidence(
-        ev.statistic,
-        ev.ours + f"; collapse at lr >= 1e-2 {percent(high.mean() if len(high) else math.nan)}, below "
-        f"{percent(low.mean() if len(low) else math.nan)}",
-        ev.reason + f"; more collapse at lr >= 1e-2: {'yes' if at_high else 'no'}",
-        agrees=bool(ev.agrees and at_high),
-        contradicted=bool(ev.contradicted or not at_high),
-        interval=ev.interval,
-        points=ev.points,
+    return claim_record(
+        "C4",
+        paper,
+        ev.ours + f"; collapse at lr >= 1e-2 {percent(float(coll[high].mean()))}, below "
+        f"{percent(float(coll[~high].mean()))}",
+        verdict,
+        ev.reason + f"; collapse is the most frequent outcome in {support:.0%} of bootstrap draws over runs (needs "
+        f"95%); lr >= 1e-2 minus below {100 * contrast:+.1f} points, "
+        f"{'beyond' if beyond else 'below' if below else 'within'} the 95% range of its learning-rate null "
+        f"[{100 * q05:+.1f}, {100 * q95:+.1f}]",
+        ev.interval,
+        null=f"learning rates permuted across the runs of each table, Q and label condition ({len(finite)} "
+        "permutations); collapse itself reads no membership",
+        observed=f"{100 * contrast:+.1f} points",
+        null_range=f"[{100 * q05:+.1f}, {100 * q95:+.1f}] points over {len(finite)} permutations",
+        null_rate=null_rate,
+        null_draws=len(finite),
+        points=[p for p in ev.points if np.isfinite(p["build"])] or None,
     )
 
 
@@ -210,26 +327,68 @@ def _detectable_by_q(summary: pd.DataFrame) -> Evidence:
     )
 
 
-def _binary(summary: pd.DataFrame) -> Evidence:
-    """C8: at Q=50, binary tables have a larger detectable share than the others, beyond what chance gives."""
-    s = fine_tuned(summary)
+def _table_shares(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per table at Q=50 (N and All rows): its detectable share over run x epoch rows and whether it is binary."""
+    s = fine_tuned(membership_rows(summary))
     s = s[s.query_size == 50]
     if s.empty or "k" not in s.columns:
-        return Evidence(math.nan, "no Q=50 configurations", "the grid has no Q=50 runs", testable=False)
-    binary = s.k.astype(float) == 2
-    if binary.all() or not binary.any():
-        return Evidence(
-            math.nan,
-            "the grid lacks binary or non-binary tables",
-            "the comparison needs both kinds of table",
-            testable=False,
+        return pd.DataFrame(columns=["dataset", "share", "binary"])
+    return (
+        s.assign(det=s.outcome == MEMORIZATION, binary=s.k.astype(float) == 2)
+        .groupby("dataset", sort=True)
+        .agg(share=("det", "mean"), binary=("binary", "first"))
+        .reset_index()
+    )
+
+
+def binary_claim(summary: pd.DataFrame, paper: str, n_perm: int = RULE_DRAWS, seed: int = 0) -> dict:
+    """C8 (Sec. 5): at Q=50, binary tables have a larger detectable share than the others.
+
+    The unit is the table (its runs share its data): the statistic is the mean detectable share of the binary tables
+    minus that of the others, against the binary label permuted across tables. With fewer than
+    :data:`MIN_TABLES_PER_GROUP` tables in a group the permutation cannot reach 5% and one table of each kind
+    confounds the table, its task and "binary": not testable here, structurally.
+    """
+    t = _table_shares(summary)
+    n_b, n_o = int(t.binary.sum()), int((~t.binary.astype(bool)).sum()) if len(t) else 0
+    if n_b < MIN_TABLES_PER_GROUP or n_o < MIN_TABLES_PER_GROUP:
+        return claim_record(
+            "C8",
+            paper,
+            f"{n_b} binary and {n_o} other table(s) at Q=50"
+            + (
+                f" (detectable share: binary {percent(float(t[t.binary].share.mean()))}, others "
+                f"{percent(float(t[~t.binary].share.mean()))})"
+                if n_b and n_o
+                else ""
+            ),
+            "not testable here",
+            f"structural at {n_b} + {n_o} tables: the claim compares kinds of table, so a table is the unit; it needs "
+            f"at least {MIN_TABLES_PER_GROUP} binary and {MIN_TABLES_PER_GROUP} other tables (with the binary label "
+            f"permuted across tables, {MIN_TABLES_PER_GROUP} + {MIN_TABLES_PER_GROUP} give 20 assignments, the fewest "
+            "for a 5% test); with fewer, one table's task and data are confounded with 'binary'",
         )
-    b, o = float((s[binary].outcome == MEMORIZATION).mean()), float((s[~binary].outcome == MEMORIZATION).mean())
-    return Evidence(
-        b - o,
-        f"detectable share at Q=50: binary {percent(b)}, others {percent(o)}",
-        f"binary minus others: {100 * (b - o):+.1f} points",
-        directions=(b - o,),
+    binary = t.binary.to_numpy(bool)
+    share = t.share.to_numpy(float)
+    observed = float(share[binary].mean() - share[~binary].mean())
+    rng = np.random.default_rng(seed)
+    draws = np.array([(lambda b: share[b].mean() - share[~b].mean())(rng.permutation(binary)) for _ in range(n_perm)])
+    q95, q05 = float(np.quantile(draws, 0.95)), float(np.quantile(draws, 0.05))
+    agrees, contradicted = observed > q95, observed < q05
+    rate = float(np.mean(draws > q95))
+    return claim_record(
+        "C8",
+        paper,
+        f"detectable share at Q=50: binary {percent(float(share[binary].mean()))} ({n_b} tables), others "
+        f"{percent(float(share[~binary].mean()))} ({n_o} tables)",
+        evidence_verdict(bool(agrees), rate, contradicted=bool(contradicted)),
+        f"binary minus others {100 * observed:+.1f} points, {'beyond' if agrees else 'within'} the 95% quantile "
+        f"{100 * q95:+.1f} of the binary label permuted across tables",
+        null=f"the binary label permuted across the {len(t)} tables (label conditions N and All, Q=50)",
+        observed=f"{100 * observed:+.1f} points",
+        null_range=f"[{100 * q05:+.1f}, {100 * q95:+.1f}] points over {n_perm} permutations",
+        null_rate=rate,
+        null_draws=n_perm,
     )
 
 
@@ -262,7 +421,7 @@ def _temporal(summary: pd.DataFrame) -> Evidence:
 
 
 def _calibration(summary: pd.DataFrame) -> Evidence:
-    """C11: the share of raw TPR@10% signals that the calibrated margin removes, against the paper's 230 of 241."""
+    """C11's statistic: the share of raw TPR@10% signals that the calibrated margin removes (paper: 230 of 241)."""
     e = calibration_effect(summary)
     paper = PAPER_CALIBRATION["vanished"] / PAPER_CALIBRATION["raw_tpr10_signals"]
     value, interval = share_text(e["vanished"], e["raw_tpr10_signals"])
@@ -280,6 +439,79 @@ def _calibration(summary: pd.DataFrame) -> Evidence:
         interval=interval,
         points=(_point("vanish", paper, e["vanished"], e["raw_tpr10_signals"]),),
     )
+
+
+def calibration_claim(summary: pd.DataFrame, null: Sequence[pd.DataFrame] | None, paper: str) -> dict:
+    """C11 (App. A.4): computed and shown, but *not testable here* against a membership null.
+
+    C11 says that most raw TPR@10% signals are difficulty artifacts, i.e. not membership. Permuting membership
+    makes every raw signal an artifact, so the null agrees with the claim by design: its rule's null rate is high
+    exactly when the paper is right, and no rule on this statistic can read "reproduced" under this null. Testing C11
+    needs a known artifact to remove (pools that differ in difficulty, which a distribution-matched split, C14, rules
+    out), not a permutation of membership. The record still carries the build's value and the null's.
+    """
+    ev = _calibration(summary)
+    if not ev.testable:
+        return claim_record("C11", paper, ev.ours, "not testable here", ev.reason, ev.interval)
+    draws = [_calibration(frame) for frame in (null or [])]
+    draws = [d for d in draws if d.testable]
+    fields: dict = {}
+    if draws:
+        summary_null = summarize_null(ev.statistic, [d.statistic for d in draws], [bool(d.agrees) for d in draws])
+        fields = dict(
+            null=f"{MEMBERSHIP_NULL}; {summary_null.n} permutations: under it every raw signal is an artifact, "
+            "which is the claim",
+            observed=f"{ev.statistic:.3f}",
+            null_range=summary_null.range_text("{:.3f}"),
+            null_rate=summary_null.rate,
+            null_draws=summary_null.n,
+        )
+    return claim_record(
+        "C11",
+        paper,
+        ev.ours,
+        "not testable here",
+        ev.reason + "; structural: the membership null makes every raw signal an artifact, which is what C11 states, "
+        "so the null agrees with the claim by design and no result can read reproduced against it; a test needs pools "
+        "that differ in difficulty (a known artifact for calibration to remove), which the distribution-matched split "
+        "(C14) rules out",
+        ev.interval,
+        **fields,
+    )
+
+
+def tables_needed(p0: float, p1: float, power: float = 0.8, max_n: int = 500) -> int | None:
+    """The fewest tables at which C1's / C3's share rule (``p1`` inside the 95% Wilson interval of k/n) agrees in at
+    most 5% of draws when each table hits with the null's rate ``p0``, and in at least ``power`` of builds whose
+    tables hit at the paper's rate ``p1`` (binomial over independent tables; analytic). None: not within ``max_n``.
+    """
+    from scipy.stats import binom
+
+    for n in range(1, max_n + 1):
+        k = np.arange(n + 1)
+        lo, hi = zip(*(wilson_interval(int(i), n) for i in k), strict=True)
+        accept = (np.asarray(lo) <= p1) & (p1 <= np.asarray(hi))
+        if binom.pmf(k, n, p0)[accept].sum() <= 0.05 and binom.pmf(k, n, p1)[accept].sum() >= power:
+            return n
+    return None
+
+
+def _tables_size(paper_share: float) -> Callable[[Sequence[Evidence]], str]:
+    """C1 / C3's "size at which it could": from the null draws' per-table hit rate, :func:`tables_needed`."""
+
+    def size(draws: Sequence[Evidence]) -> str:
+        rates = [d.statistic for d in draws if np.isfinite(d.statistic)]
+        if not rates:
+            return "the null gives no per-table rate"
+        p0 = float(np.mean(rates))
+        n = tables_needed(p0, paper_share)
+        where = f"at least {n} tables" if n else "more than 500 tables (the null's rate is too close to the paper's)"
+        return (
+            f"a table hits in {p0:.0%} of null draws, so telling the paper's {paper_share:.0%} from chance with 80% "
+            f"power takes {where} (binomial over tables, analytic)"
+        )
+
+    return size
 
 
 def _localized(summary: pd.DataFrame) -> Evidence:
@@ -307,70 +539,72 @@ def _localized(summary: pd.DataFrame) -> Evidence:
 
 
 def calibration_claims(
-    summary: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFrame] | None = None, reading: str = "text"
+    summary: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFrame] | None = None, reading: str = "bound"
 ) -> list[dict]:
     """Claim records C1-C9, C11, C15, C16 from the chapter's probing summary (one row per run x epoch).
 
     ``null``: the membership null, as :func:`iclmem.probe.null.null_summaries` returns it or as its
     :func:`~iclmem.probe.null.permutations`. ``summary`` holds its outcomes under ``reading`` of Tab. 3
-    (:func:`iclmem.outcomes.reclassify`), and so does every permuted summary (reclassified here),
-    and the records name it. Without ``null`` no claim can read "reproduced" except C4 (whose rule
-    does not read membership).
+    (:func:`iclmem.outcomes.reclassify`; default: the book's ``bound`` reading), and so does every permuted summary
+    (reclassified here), and the records name it. Membership-null claims read label conditions N and All only
+    (:func:`membership_rows`); C4 (collapse, no membership) reads every run with a learning-rate null, C8 its own
+    table-level null. Without ``null`` no membership-null claim can read "reproduced".
     """
     if isinstance(null, pd.DataFrame):
         null = permutations(reclassify(null, reading))
     which = f" (outcome rule: {reading} reading of Tab. 3)"
+    ours = membership_rows(summary)
+    null_m = None if null is None else [fine_tuned(membership_rows(frame)) for frame in null]
+    where = (
+        f"; membership-null rules read label conditions {' and '.join(MEMBERSHIP_CONDITIONS)} only "
+        f"({len(fine_tuned(ours))} of {len(fine_tuned(summary))} fine-tuned rows)"
+    )
 
     paper_shares = {
         o: ", ".join(f"Q={q}: {PAPER_OUTCOME_SHARES.loc[o, f'Q={q}']:.1f}%" for q in (50, 512)) for o in OUTCOME_ORDER
     }
+    c1_paper = PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1]
+    c3_paper = PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1]
     records = [
         judge(
             "C1",
             f"{PAPER_DETECTABLE_TASKS[0]}/{PAPER_DETECTABLE_TASKS[1]} tasks",
             _detectable_tables,
-            summary,
-            null,
+            ours,
+            null_m,
             fmt="{:.2f}",
+            structural=_tables_size(c1_paper),
         ),
-        judge("C2", f"max AUC(Delta S) {PAPER_PEAKS['auc']:.3f}", _peak, summary, null, fmt="{:.3f}"),
-        judge("C3", f"{PAPER_TPR1_TASKS[0]}/{PAPER_TPR1_TASKS[1]} tasks", _tpr1_tables, summary, null, fmt="{:.2f}"),
+        judge("C2", f"max AUC(Delta S) {PAPER_PEAKS['auc']:.3f}", _peak, ours, null_m, fmt="{:.3f}"),
         judge(
-            "C4",
-            paper_shares[Outcome.COLLAPSE.value] + "; at lr >= 1e-2",
-            _collapse,
-            summary,
-            null,
-            fmt="{:.3f}",
-            no_null="collapse is decided by the vanilla loss ratio of fine-tuning, which no relabelling of the probed "
-            "queries changes",
+            "C3",
+            f"{PAPER_TPR1_TASKS[0]}/{PAPER_TPR1_TASKS[1]} tasks",
+            _tpr1_tables,
+            ours,
+            null_m,
+            fmt="{:.2f}",
+            structural=_tables_size(c3_paper),
         ),
+        collapse_claim(summary, paper_shares[Outcome.COLLAPSE.value] + "; the most frequent; at lr >= 1e-2"),
         judge(
             "C5",
             paper_shares[Outcome.INVERSION.value],
             _share_rule([Outcome.INVERSION.value]),
-            summary,
-            null,
+            ours,
+            null_m,
             fmt="{:.3f}",
         ),
-        judge("C6", paper_shares[MEMORIZATION] + "; Q=50 above Q=512", _detectable_by_q, summary, null, fmt="{:.3f}"),
+        judge("C6", paper_shares[MEMORIZATION] + "; Q=50 above Q=512", _detectable_by_q, ours, null_m, fmt="{:.3f}"),
         judge(
             "C7",
             f"context overfitting {paper_shares[Outcome.CONTEXT_OVERFITTING.value]}; no signal "
             f"{paper_shares[Outcome.NO_SIGNAL.value]}",
             _share_rule([Outcome.CONTEXT_OVERFITTING.value, Outcome.NO_SIGNAL.value]),
-            summary,
-            null,
+            ours,
+            null_m,
             fmt="{:.3f}",
         ),
-        judge(
-            "C8",
-            "binary tasks most vulnerable at Q=50 (chocolate_bar 13 configs, coffee 8)",
-            _binary,
-            summary,
-            null,
-            fmt="{:+.3f}",
-        ),
+        binary_claim(summary, "binary tasks most vulnerable at Q=50 (chocolate_bar 13 configs, coffee 8)"),
         judge(
             "C9",
             f"Q=50: {percent(PAPER_TEMPORAL['q50_epoch1'])} at epoch 1, {percent(PAPER_TEMPORAL['q50_epoch250'])} by "
@@ -378,26 +612,23 @@ def calibration_claims(
             f"250; Q=512: peak {percent(PAPER_TEMPORAL['q512_peak'])} at epoch {PAPER_TEMPORAL['q512_peak_epoch']}, "
             "then vanishes",
             _temporal,
-            summary,
-            null,
+            ours,
+            null_m,
             fmt="{:+.3f}",
         ),
-        judge(
-            "C11",
+        calibration_claim(
+            ours,
+            null_m,
             f"{PAPER_CALIBRATION['vanished']} of {PAPER_CALIBRATION['raw_tpr10_signals']} raw TPR@10% signals vanish "
             f"({percent(PAPER_CALIBRATION['vanished'] / PAPER_CALIBRATION['raw_tpr10_signals'])}), "
             f"{PAPER_CALIBRATION['calibrated_signals']} remain",
-            _calibration,
-            summary,
-            null,
-            fmt="{:.3f}",
         ),
         judge(
             "C15",
             f"beer_ratings Q=512: AUC {PAPER_LOCALIZED['auc']:.2f} but TPR@10% {PAPER_LOCALIZED['tpr10']:.2f}",
             _localized,
-            summary,
-            null,
+            ours,
+            null_m,
             fmt="{:.2f}",
         ),
     ]
@@ -414,4 +645,13 @@ def calibration_claims(
         )
     )
     outcome_claims = {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C15"}
-    return [{**r, "reason": r["reason"] + which} if r["id"] in outcome_claims else r for r in records]
+    membership_claims = {"C1", "C2", "C3", "C5", "C6", "C7", "C9", "C11", "C15"}
+    return [
+        {
+            **r,
+            "reason": r["reason"]
+            + (where if r["id"] in membership_claims else "")
+            + (which if r["id"] in outcome_claims else ""),
+        }
+        for r in records
+    ]

@@ -279,3 +279,55 @@ def data_characteristics(summary: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+#: The label conditions of :func:`shuffled_contrast`, as the grid names them (Tab. 2: N, M, All).
+CONTRAST_CONDITIONS: tuple[str, ...] = ("none", "members", "all")
+
+
+def shuffled_contrast(summary: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Condition M judged against All, not against a membership null (Tab. 2, Tab. 3's shuffled-label clause).
+
+    Under M only the members carry shuffled labels, so Delta S can separate "shuffled label" from "true label" with
+    no memorization, and permuting membership understates chance. Under All both pools carry shuffled labels: the
+    label type is the same on both sides, and what M adds over All is the label-type signal. Per Q: the detectable
+    share under N, M and All (run x epoch rows), and M minus All with a 95% interval from a bootstrap over runs
+    (each condition's runs resampled apart). A condition missing from the grid gives NaN and says so.
+    """
+    s = fine_tuned(summary)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q in sorted(s.query_size.unique()):
+        at_q = s[s.query_size == q]
+        row: dict = {"query_size": int(q)}
+        boots = {}
+        for cond in CONTRAST_CONDITIONS:
+            part = at_q[at_q.label_condition == cond]
+            flags = (part.outcome == MEMORIZATION).to_numpy(float)
+            row[f"detectable {cond}"] = float(flags.mean()) if len(flags) else np.nan
+            row[f"runs {cond}"] = int(part.run_key.nunique()) if len(part) else 0
+            if len(part):
+                codes, uniq = pd.factorize(part.run_key)
+                hits = np.bincount(codes, weights=flags, minlength=len(uniq))
+                sizes = np.bincount(codes, minlength=len(uniq)).astype(float)
+                pick = rng.integers(0, len(uniq), (n_boot, len(uniq)))
+                boots[cond] = hits[pick].sum(axis=1) / sizes[pick].sum(axis=1)
+        if "members" in boots and "all" in boots:
+            diff = boots["members"] - boots["all"]
+            lo, hi = np.quantile(diff, [0.025, 0.975])
+            row["M minus All"] = row["detectable members"] - row["detectable all"]
+            row["interval"] = f"[{lo:+.3f}, {hi:+.3f}]"
+            row["reading"] = (
+                "M above All: label type, not membership, can explain M's detections"
+                if lo > 0
+                else "M below All"
+                if hi < 0
+                else "M and All not separable at this size"
+            )
+        else:
+            missing = [c for c in ("members", "all") if c not in boots]
+            row["M minus All"] = np.nan
+            row["interval"] = ""
+            row["reading"] = f"not in the grid: label condition(s) {', '.join(missing)} (add them to label_conditions)"
+        rows.append(row)
+    return pd.DataFrame(rows)

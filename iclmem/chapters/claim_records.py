@@ -39,6 +39,7 @@ RECORD_FIELDS: tuple[str, ...] = (
     "observed",
     "null_range",
     "null_rate",
+    "null_draws",
     "points",
 )
 # : The keys of one numeric point of a record (the scorecard's figure): the paper's value and this build's with its
@@ -88,6 +89,7 @@ class ClaimResult:
     null_range: str | None = None
     null_rate: float | None = None
     points: tuple[Mapping[str, Any], ...] | None = None
+    null_draws: int | None = None
 
     def __post_init__(self) -> None:
         claim_id, verdict, null = self.claim_id, self.verdict, self.null
@@ -110,7 +112,10 @@ class ClaimResult:
                     f"(> {MAX_NULL_RATE:.0%}): chance alone gives that verdict; call it 'inconclusive' "
                     "(iclmem.chapters.verdicts.evidence_verdict)."
                 )
+        if self.null_draws is not None and (int(self.null_draws) != self.null_draws or self.null_draws < 1):
+            raise ClaimError(f"claim {claim_id}: null_draws {self.null_draws!r} is not a positive count of draws.")
         object.__setattr__(self, "null_rate", rate)
+        object.__setattr__(self, "null_draws", None if self.null_draws is None else int(self.null_draws))
         object.__setattr__(self, "points", None if self.points is None else tuple(_points(claim_id, self.points)))
 
     def record(self) -> dict[str, Any]:
@@ -126,6 +131,7 @@ class ClaimResult:
             "observed": _optional_text(self.observed),
             "null_range": _optional_text(self.null_range),
             "null_rate": self.null_rate,
+            "null_draws": self.null_draws,
             "points": None if self.points is None else [dict(p) for p in self.points],
         }
 
@@ -143,6 +149,7 @@ def claim_record(
     null_range: str | None = None,
     null_rate: float | None = None,
     points: Iterable[Mapping[str, Any]] | None = None,
+    null_draws: int | None = None,
 ) -> dict[str, Any]:
     """The record of a :class:`ClaimResult` with these fields (checked there)."""
     return ClaimResult(
@@ -157,6 +164,7 @@ def claim_record(
         null_range,
         null_rate,
         None if points is None else tuple(points),
+        null_draws,
     ).record()
 
 
@@ -174,4 +182,5 @@ def record_from(fields: Mapping[str, Any]) -> dict[str, Any]:
         null_range=fields.get("null_range"),
         null_rate=fields.get("null_rate"),
         points=fields.get("points"),
+        null_draws=fields.get("null_draws"),
     )

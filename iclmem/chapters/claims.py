@@ -65,6 +65,7 @@ from .claim_registry import (
     Claim,
     claims_by_id,
 )
+from .verdicts import monte_carlo_error
 
 GLUE_PREFIX = "claim-"
 MISSING = "missing"  # the scorecard's verdict for a registry claim that no executed chapter glued
@@ -226,12 +227,37 @@ SCORECARD_COLUMNS = (
 
 
 def null_rate_text(record: Mapping[str, Any]) -> str:
-    """The null "reproduce" rate as the scorecard shows it: a percent, or why there is none."""
+    """The null "reproduce" rate as the scorecard shows it: a percent with its Monte Carlo standard error over the
+    record's ``null_draws`` (when it states them), or why there is none."""
     rate = record.get("null_rate")
     if rate is not None:
-        return f"{100 * float(rate):.0f}%"
+        n = record.get("null_draws")
+        if not n:
+            return f"{100 * float(rate):.0f}%"
+        if float(rate) == 0:  # no draw agreed: the rule of three's 95% upper bound stands in for the error
+            return f"0% (< {300 / n:.1f}% at 95%, {n} draws)"
+        return f"{100 * float(rate):.1f}% ± {100 * monte_carlo_error(float(rate), n):.1f}% ({n} draws)"
     null = str(record.get("null") or "")
     return "no null applies" if null.lower().startswith("no null") else "-"
+
+
+def claims_table(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """A chapter's claim records as its page shows them: one row per claim id, the null rate with its Monte Carlo
+    error (:func:`null_rate_text`)."""
+    rows = [
+        {
+            "id": r["id"],
+            "paper": r["paper"],
+            "ours": r["ours"],
+            "verdict": r["verdict"],
+            "null rate": null_rate_text(r),
+            "observed": r.get("observed"),
+            "null_range": r.get("null_range"),
+            "reason": r["reason"],
+        }
+        for r in records
+    ]
+    return pd.DataFrame(rows).set_index("id")
 
 
 def _null_text(record: Mapping[str, Any]) -> str:
@@ -354,6 +380,7 @@ __all__ = [
     "MAX_NULL_RATE",
     "record_from",
     "null_rate_text",
+    "claims_table",
     "GLUE_PREFIX",
     "MISSING",
     "ClaimError",

@@ -35,12 +35,27 @@ from .probing_claims import (
     noise_interval,
     permuted_delta_aucs,
     perturbation_claims,
+    replayed_selection,
 )
 
 # --- tables -------------------------------------------------------------------------------------
 
 #: Tab. 8 of the paper: the highest peak AUC(Delta S) and the highest TPRs over its detectable configurations.
 PAPER_PEAKS = {"auc": 0.668, "tpr10": 0.494, "tpr1": 0.166}
+
+
+#: The label conditions whose members and non-members are scored alike (N: true labels in both pools; All: shuffled
+#: in both), so that permuting membership is a valid null. Under M only the members carry shuffled labels, so Delta S
+#: can separate "shuffled" from "true" labels with no memorization: M rows are judged by their contrast with All
+#: (:func:`iclmem.chapters.calibration_tables.shuffled_contrast`), never pooled into a membership-null claim.
+MEMBERSHIP_CONDITIONS: tuple[str, ...] = ("none", "all")
+
+
+def membership_rows(summary: pd.DataFrame) -> pd.DataFrame:
+    """The rows a membership-null claim may read: label conditions N and All (:data:`MEMBERSHIP_CONDITIONS`)."""
+    if "label_condition" not in summary.columns:
+        return summary
+    return summary[summary.label_condition.isin(MEMBERSHIP_CONDITIONS)]
 
 
 def fine_tuned(summary: pd.DataFrame) -> pd.DataFrame:
@@ -303,8 +318,11 @@ __all__ = [
     "SKEW_CATEGORY",
     "ConfigScores",
     "EffectDraws",
+    "MEMBERSHIP_CONDITIONS",
     "best_auc",
+    "membership_rows",
     "config_scores",
+    "replayed_selection",
     "delta_frame",
     "detectable_rows",
     "effect_draws",

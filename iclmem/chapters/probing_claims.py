@@ -43,6 +43,10 @@ _NULL_TEXT = (
     "configuration, the same for configurations that probe the same queries); Delta AUC = AUC(manipulation) - "
     "AUC(baseline) under the same permuted labels, averaged as the observed one"
 )
+_REPLAY_TEXT = (
+    "; the configurations averaged over (the detectable ones) are selected again under each permutation, from that "
+    "draw's outcomes"
+)
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,12 @@ class EffectDraws:
         return self.values[:, cols].mean(axis=1) if cols else None
 
 
-def effect_draws(configs: Sequence[ConfigScores], n_perm: int = N_PERMUTATIONS, seed: int = 0) -> EffectDraws:
+def effect_draws(
+    configs: Sequence[ConfigScores],
+    n_perm: int = N_PERMUTATIONS,
+    seed: int = 0,
+    selected: np.ndarray | None = None,
+) -> EffectDraws:
     """The observed and permuted mean Delta AUC per manipulation over ``configs`` (the statistic of Fig. 4 and C12).
 
     Each configuration's membership is permuted ``n_perm`` times across its probed queries with
@@ -143,7 +152,20 @@ def effect_draws(configs: Sequence[ConfigScores], n_perm: int = N_PERMUTATIONS, 
     so configurations probing the same queries (epochs of one run, learning rates of one table) are
     permuted alike, as their real membership is the same. A manipulation's mean is over the
     configurations that probed it, as in :func:`manipulation_effects`.
+
+    ``selected``: ``(1 + n_perm, len(configs))`` which configurations each draw averages over (row 0: the real
+    labels' selection), as :func:`replayed_selection` gives it: a selection made with the real labels (the detectable
+    configurations) is then made again with each draw's permuted labels, so the null pays for the selection too.
+    A draw that selects nothing averages over every configuration, as the real rule does.
     """
+    if selected is not None:
+        selected = np.asarray(selected, dtype=bool)
+        if selected.shape != (1 + n_perm, len(configs)):
+            raise ValueError(
+                f"selected must have shape (1 + n_perm, n_configs) = {(1 + n_perm, len(configs))}, got "
+                f"{selected.shape}; pass the selection of the same configurations under the same n_perm."
+            )
+        selected = np.where(selected.any(axis=1, keepdims=True), selected, True)
     names: list[str] = []
     cats: dict[str, str] = {}
     for c in configs:
@@ -153,15 +175,35 @@ def effect_draws(configs: Sequence[ConfigScores], n_perm: int = N_PERMUTATIONS, 
                 cats[m] = cat
     pos = {m: i for i, m in enumerate(names)}
     total = np.zeros((1 + n_perm, len(names)))
-    count = np.zeros(len(names))
-    for c in configs:
+    count = np.zeros((1 + n_perm, len(names)))
+    for j, c in enumerate(configs):
         labels = np.vstack(
             [c.is_member[None, :], permuted_labels(c.is_member, n_perm, query_set_seed(c.query_ids, seed))]
         )
         idx = [pos[m] for m in c.manipulations]
-        total[:, idx] += permuted_delta_aucs(c, labels)
-        count[idx] += 1
-    return EffectDraws(total / count, tuple(names), tuple(cats[m] for m in names))
+        weight = np.ones((1 + n_perm, 1)) if selected is None else selected[:, [j]].astype(float)
+        total[:, idx] += weight * permuted_delta_aucs(c, labels)
+        count[:, idx] += weight
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return EffectDraws(total / count, tuple(names), tuple(cats[m] for m in names))
+
+
+def replayed_selection(rows: pd.DataFrame, null: pd.DataFrame, outcome: str = "detectable_memorization") -> np.ndarray:
+    """``(1 + n_perm, len(rows))``: whether each configuration (a ``run_key``, ``epoch`` row) has ``outcome``, on the
+    real labels (row 0, ``rows.outcome``) and in each permuted summary of ``null``
+    (:func:`iclmem.probe.null.null_summaries` with the same reading, seed and draws as :func:`effect_draws`, whose
+    permutation ``i`` of a query set is the null's permutation ``i``: both draw it with
+    :func:`iclmem.stats.permuted_labels` seeded by the query set)."""
+    keys = pd.MultiIndex.from_frame(rows[["run_key", "epoch"]].astype({"epoch": int}))
+    wide = (
+        null.assign(hit=null.outcome == outcome, epoch=null.epoch.astype(int))
+        .pivot_table(index="perm", columns=["run_key", "epoch"], values="hit", aggfunc="first")
+        .reindex(columns=keys)
+    )
+    if wide.isna().any().any():
+        raise ValueError("the null lacks some of the configurations; compute it on the summary these rows come from.")
+    real = (rows.outcome == outcome).to_numpy(bool)[None, :]
+    return np.vstack([real, wide.to_numpy(dtype=bool)])
 
 
 def noise_interval(observed: float, null_values: Sequence[float]) -> tuple[float, float]:
@@ -250,10 +292,11 @@ def _skew_claim(draws: EffectDraws, paper: str, scope: str) -> dict:
         f"the skew_true category's mean Delta AUC {observed:+.4f} lies {where} its membership-permuted null"
         f" (one-sided permutation p = {_p_greater(stat):.2f}); {best} alone: {mixed_text}",
         f"[{a:+.4f}, {b:+.4f}] (95% noise interval: observed minus the null's range)",
-        null=_NULL_TEXT,
+        null=_NULL_TEXT + (_REPLAY_TEXT if "re-selected" in scope else ""),
         observed=f"mean Delta AUC of skew_true over baseline: {observed:+.4f}",
         null_range=_fmt_range(null),
         null_rate=summary.rate,
+        null_draws=len(null),
     )
 
 
@@ -304,6 +347,7 @@ def _equivalence_claim(
         observed="; ".join(f"mean Delta AUC of {c} over baseline: {s[0]:+.4f}" for c, s in stats.items()),
         null_range="; ".join(f"{c} {_fmt_range(s[1:])}" for c, s in stats.items()),
         null_rate=rate,
+        null_draws=len(next(iter(stats.values()))) - 1,
     )
 
 
@@ -315,6 +359,7 @@ def perturbation_claims(
     n_perm: int = N_PERMUTATIONS,
     seed: int = 0,
     margin: float = NEUTRAL_DELTA,
+    selected: np.ndarray | None = None,
 ) -> list[dict]:
     """C12a-c (Sec. 5 "Perturbation Effectiveness", Fig. 4), each tested as stated against its null.
 
@@ -336,6 +381,10 @@ def perturbation_claims(
     The null rate of C12a is the share of permuted statistics that pass the same rule (5% by
     construction for ``n_perm`` a multiple of 20); that of C12b / C12c is
     :func:`equivalence_null_rate`.
+
+    ``selected`` (:func:`replayed_selection`): ``configs`` are then every candidate configuration and each draw
+    averages over its own selection, so a basis chosen with the real labels (the detectable configurations) is chosen
+    again under every permutation.
     """
     paper_a = (
         f"skew true +{PAPER_PERTURBATION['skew_true_delta']:.3f} by category (skew_true_2 "
@@ -346,15 +395,22 @@ def perturbation_claims(
     paper_c = (
         "feature reduction and distractor injection: negligible gains (AUC 0.543-0.546 against the baseline's 0.543)"
     )
-    configs = [c for c in configs if "baseline" in c.manipulations]
+    keep = [i for i, c in enumerate(configs) if "baseline" in c.manipulations]
+    configs = [configs[i] for i in keep]
+    if selected is not None:
+        selected = np.asarray(selected, dtype=bool)[:, keep]
     if not configs:
         why = "no configuration with a baseline manipulation was available for the per-manipulation AUCs"
         return [
             claim_record(i, p, "no configuration to average over", "not testable here", why)
             for i, p in (("C12a", paper_a), ("C12b", paper_b), ("C12c", paper_c))
         ]
-    scope = f"{len(configs)} {basis} configurations"
-    draws = effect_draws(configs, n_perm, seed)
+    if selected is None:
+        scope = f"{len(configs)} {basis} configurations"
+    else:
+        n_real = int(selected[0].sum()) or len(configs)
+        scope = f"{n_real} {basis} configurations, re-selected under every permutation"
+    draws = effect_draws(configs, n_perm, seed, selected)
     shuffle = draws.statistic(SHUFFLE_CATEGORY)
     if row_order_invariant and shuffle is not None:
         c12b = claim_record(

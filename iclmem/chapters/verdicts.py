@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..intervals import wilson
 from ..stats import NULL_LEVEL, beyond_null, null_range
@@ -58,6 +59,55 @@ def share_agreement(k: int, n: int, paper_share: float) -> tuple[bool | None, st
         f"the paper's {percent(paper_share)} lies {where} this build's 95% Wilson interval [{percent(lo)}, "
         f"{percent(hi)}] ({width})",
     )
+
+
+def cluster_share_interval(
+    flags: Sequence[bool], clusters: Sequence[Any], n_boot: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
+    """Percentile interval of the share of ``flags`` with whole clusters resampled (a run and its probed epochs are
+    one unit).
+
+    The rows of one cluster (the epochs of one fine-tuning run) are not independent, so a Wilson interval over rows
+    is too narrow; resampling clusters with replacement keeps their dependence. ``(nan, nan)`` without rows; with a
+    single cluster the interval is its share (nothing to resample: the width says so).
+    """
+    f = np.asarray(flags, dtype=float)
+    if not len(f):
+        return math.nan, math.nan
+    codes, uniq = pd.factorize(pd.Series(list(clusters)))
+    hits = np.bincount(codes, weights=f, minlength=len(uniq))
+    sizes = np.bincount(codes, minlength=len(uniq)).astype(float)
+    pick = np.random.default_rng(seed).integers(0, len(uniq), (n_boot, len(uniq)))
+    shares = hits[pick].sum(axis=1) / sizes[pick].sum(axis=1)
+    lo, hi = np.quantile(shares, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def cluster_share_agreement(
+    flags: Sequence[bool], clusters: Sequence[Any], paper_share: float, seed: int = 0
+) -> tuple[bool | None, str, tuple[float, float]]:
+    """(agrees, reason, interval) of a share claim over clustered rows: the paper's share inside
+    :func:`cluster_share_interval`."""
+    f = np.asarray(flags, dtype=bool)
+    n_units = len(set(clusters))
+    if not len(f):
+        return None, "no configuration of this kind in the build's grid", (math.nan, math.nan)
+    lo, hi = cluster_share_interval(f, clusters, seed=seed)
+    inside = lo <= paper_share <= hi
+    where = "inside" if inside else ("below" if paper_share < lo else "above")
+    return (
+        bool(inside),
+        f"the paper's {percent(paper_share)} lies {where} this build's 95% interval [{percent(lo)}, {percent(hi)}] "
+        f"(bootstrap over {n_units} runs, their {len(f)} probed epochs kept together)",
+        (lo, hi),
+    )
+
+
+def monte_carlo_error(rate: float | None, n: int | None) -> float:
+    """Standard error of a null rate estimated from ``n`` draws (binomial: sqrt(p(1-p)/n); NaN without draws)."""
+    if rate is None or not n or not np.isfinite(rate):
+        return math.nan
+    return math.sqrt(rate * (1 - rate) / n)
 
 
 def share_verdict(k: int, n: int, paper_share: float) -> tuple[str, str]:
@@ -177,6 +227,9 @@ def summarize_null(observed: float, null_values: Sequence[float], null_agrees: S
 
 __all__ = [
     "NullSummary",
+    "cluster_share_agreement",
+    "cluster_share_interval",
+    "monte_carlo_error",
     "direction_agreement",
     "directional_answers",
     "directional_verdict",
