@@ -451,7 +451,8 @@ versus
 # null makes every raw signal an artifact, which is what C11 says.
 
 # %%
-claims = calibration_claims(summary, null_frames or None, outcome_rule) + instrument_claims(sens.curve, sens.null_lower_bounds, null)
+claims = calibration_claims(summary, null_frames or None, outcome_rule) + instrument_claims(sens.curve, sens.null_lower_bounds, null,
+                                                                                 sens.null_selection)
 glue_claims(claims)
 claims_table(claims)
 

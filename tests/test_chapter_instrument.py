@@ -136,3 +136,24 @@ def test_weakest_detection_and_p1():
     few_sets = {**negative, "verdict": "inconclusive"}
     p2 = instrument_claims(curve, quiet, few_sets)[1]
     assert p2["verdict"] == "inconclusive" and "too few for a pass" in p2["reason"]
+
+
+def test_p1s_choice_of_setting_is_made_again_in_every_null_draw():
+    from iclmem.chapters.instrument import selection_null
+
+    curve = _curve([(0.6, 0.52), (0.8, 0.7), (0.95, 0.9)], [(0.52, 0.42), (0.62, 0.53), (0.7, 0.6)])
+    negative = {"n": 100, "excluded": 4, "sets": 4, "set_shares": [0.04] * 4, "p_value": 0.6, "passed": True}
+    bounds = {"r@10": np.full(100, 0.6), "r@20": np.full(100, 0.4), "r@30": np.full(100, 0.4)}
+    fixed = instrument_claims(curve, bounds, negative)[0]
+    assert fixed["null_rate"] == 0.0  # at the real choice (epoch 30) the permuted bound never clears 0.5
+    picks_first = np.zeros(100, dtype=int)  # every draw chooses the setting where chance clears 0.5
+    replayed = instrument_claims(curve, bounds, negative, picks_first)[0]
+    assert replayed["null_rate"] == 1.0 and replayed["verdict"] == "inconclusive"
+    assert "each draw chooses its own strongest setting" in replayed["null"] and replayed["null_draws"] == 100
+    # the draws' choices: the largest permuted vanilla AUC over the curve's settings
+    rng = np.random.default_rng(0)
+    scores = {f"r@{e}": (rng.normal(size=20), rng.normal(size=30)) for e in (10, 20, 30)}
+    scores["r@20"] = (scores["r@20"][0] + 100, scores["r@20"][1])  # members far above: any permutation's AUC varies
+    choice = selection_null(curve, scores, 50)
+    assert choice.shape == (50,) and set(choice) <= {0, 1, 2}
+    np.testing.assert_array_equal(choice, selection_null(curve, scores, 50))  # seeded

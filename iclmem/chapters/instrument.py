@@ -108,9 +108,13 @@ def sensitivity_table(
     epochs: Sequence[int],
     n_boot: int = 200,
     seed: int = 0,
+    vanilla_scores: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> pd.DataFrame:
     """Per (learning rate, epoch): the vanilla attack on C', the attack on half of C' and the probe, each AUC with its
     interval.
+
+    ``vanilla_scores``: filled, when given, with the vanilla attack's (member, non-member) scores per
+    ``"<run key>@<epoch>"``, for :func:`selection_null`.
 
     ``summary``: :func:`iclmem.grid.probe_grid`'s summary of ``runs`` (the probe's AUC(Delta S) on the loss).
     ``probe detects``: the probe's interval lies above 0.5 (the bound reading of Tab. 3).
@@ -122,7 +126,10 @@ def sensitivity_table(
             if probe.empty:
                 continue
             p = probe.iloc[0]
-            full = context_attack(run, table, epoch, reference, 1.0, seed, n_boot)
+            member, non_member = context_scores(run, table, epoch, reference, 1.0, seed)
+            full = auc_interval(member, non_member, n_boot, seed)
+            if vanilla_scores is not None:
+                vanilla_scores[f"{run.key}@{int(epoch)}"] = (member, non_member)
             half = context_attack(run, table, epoch, reference, 0.5, seed, n_boot)
             rows.append(
                 {
@@ -176,8 +183,41 @@ def strongest_setting(curve: pd.DataFrame) -> pd.Series:
     return curve.loc[curve["vanilla AUC"].idxmax()]
 
 
+def selection_null(
+    curve: pd.DataFrame, vanilla_scores: Mapping[str, tuple[np.ndarray, np.ndarray]], n_perm: int, seed: int = 0
+) -> np.ndarray:
+    """P1's setting chosen again in every null draw: ``(n_perm,)`` row positions of ``curve``.
+
+    P1 reads the curve's strongest setting, the largest vanilla-attack AUC (:func:`strongest_setting`), a choice made
+    with the real labels. In draw ``i`` membership is permuted across each run's pool (members and non-members of its
+    vanilla attack; one permutation for all epochs of a run, as their pool is the same) and the setting with the
+    largest permuted vanilla AUC is the draw's choice. Vectorized: scores ranked once per setting, AUCs of all draws
+    from one matrix product (Mann-Whitney).
+    """
+    from scipy.stats import rankdata
+
+    from ..stats import permuted_labels
+
+    aucs = np.full((n_perm, len(curve)), -np.inf)
+    labels_by_run: dict[str, np.ndarray] = {}
+    for j, (key, epoch) in enumerate(zip(curve.run_key, curve.epoch, strict=True)):
+        member, non_member = vanilla_scores[f"{key}@{int(epoch)}"]
+        score = np.concatenate([member, non_member])
+        if key not in labels_by_run:
+            is_member = np.arange(len(score)) < len(member)
+            run_seed = int.from_bytes(str(key).encode()[:8].ljust(8, b"\0"), "little") ^ int(seed)
+            labels_by_run[key] = permuted_labels(is_member, n_perm, run_seed)
+        lab = labels_by_run[key].astype(np.float64)
+        n_m, n_n = float(len(member)), float(len(non_member))
+        aucs[:, j] = (lab @ rankdata(score) - n_m * (n_m + 1) / 2) / (n_m * n_n)
+    return np.argmax(aucs, axis=1)
+
+
 def instrument_claims(
-    curve: pd.DataFrame, null_lower_bounds: Mapping[str, np.ndarray] | None, negative: Mapping
+    curve: pd.DataFrame,
+    null_lower_bounds: Mapping[str, np.ndarray] | None,
+    negative: Mapping,
+    null_selection: np.ndarray | None = None,
 ) -> list[dict]:
     """The scorecard's two instrument rows: P1, the probe detects known memorization; P2, the negative control.
 
@@ -185,7 +225,10 @@ def instrument_claims(
     attack's interval above 0.5) and the probe's interval is above 0.5 too; its null permutes
     membership across that run's probed queries (``null_lower_bounds``: ``"<run key>@<epoch>"`` -> the
     probe's permuted lower bounds there). It differs when memorization is there and the probe does
-    not see it; without memorization it is inconclusive (nothing to detect). P2 passes when the
+    not see it; without memorization it is inconclusive (nothing to detect). ``null_selection``
+    (:func:`selection_null`): the setting each null draw chooses; the null rate then reads draw ``i``'s probe bound
+    at draw ``i``'s own choice, so the choice of the strongest setting is paid for in the null (it does not require
+    the vanilla attack to see memorization under the null, which makes the rate an upper bound). P2 passes when the
     null-halves intervals exclude 0.5 no more often than chance (:func:`~.calibration.negative_control`).
     """
     records = []
@@ -207,6 +250,11 @@ def instrument_claims(
         )
         bounds = None if null_lower_bounds is None else null_lower_bounds.get(f"{top.run_key}@{int(top.epoch)}")
         rate = None if bounds is None or not len(bounds) else float(np.mean(np.asarray(bounds) > 0.5))
+        replayed = null_selection is not None and bool(null_lower_bounds)
+        if replayed:
+            keys = [f"{k}@{int(e)}" for k, e in zip(curve.run_key, curve.epoch, strict=True)]
+            chosen = [null_lower_bounds[keys[j]][i] for i, j in enumerate(np.asarray(null_selection))]
+            rate = float(np.mean(np.asarray(chosen) > 0.5))
         if not there:
             verdict, why = (
                 "inconclusive",
@@ -232,12 +280,18 @@ def instrument_claims(
                 verdict,
                 why,
                 null=(
-                    "membership permuted across the strongest run's probed queries; the probe's bound rule under it"
+                    (
+                        "membership permuted across each run's probed queries and pool; each draw chooses its own "
+                        "strongest setting (largest permuted vanilla AUC) and the probe's bound rule is read there"
+                    )
+                    if replayed
+                    else "membership permuted across the strongest run's probed queries; the probe's bound rule there"
                     if rate is not None
                     else None
                 ),
                 observed=f"{top['probe lo']:.3f}",
                 null_rate=rate,
+                null_draws=(len(null_selection) if replayed else len(bounds)) if rate is not None else None,
             )
         )
     n, excluded, p = (
@@ -297,6 +351,7 @@ class Sensitivity:
     null_lower_bounds: dict[
         str, np.ndarray
     ]  # "<run key>@<epoch>" -> the probe's lower bounds under membership permutations
+    null_selection: np.ndarray | None = None  # per null draw, the curve row it chooses (selection_null)
 
     def strongest(self) -> pd.Series:
         """The curve's row with the strongest memorization (:func:`strongest_setting`)."""
@@ -329,15 +384,19 @@ def run_sensitivity(
     specs = sensitivity_specs(dataset, learning_rates, epochs, query_size, context_size, seed, label_condition)
     runs = run_grid(specs, reference)
     summary, scores = probe_grid(specs, runs, reference, list(epochs), n_candidates, max_queries, seed, n_boot)
-    curve = sensitivity_table(specs, runs, summary, prepared_table(dataset), reference, epochs, n_boot, seed)
+    vanilla: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    curve = sensitivity_table(specs, runs, summary, prepared_table(dataset), reference, epochs, n_boot, seed, vanilla)
     bounds: dict[str, np.ndarray] = {}
+    selection = None
     if n_permutations:
         null = null_summaries(summary, scores, n_permutations, seed, n_boot, progress=False)
         bounds = {
-            f"{key}@{int(epoch)}": part.auc_loss_lo.to_numpy()
+            f"{key}@{int(epoch)}": part.sort_values("perm").auc_loss_lo.to_numpy()
             for (key, epoch), part in null.groupby(["run_key", "epoch"])
         }
-    return Sensitivity(curve, summary, scores, bounds)
+        if not curve.empty:
+            selection = selection_null(curve, vanilla, n_permutations, seed)
+    return Sensitivity(curve, summary, scores, bounds, selection)
 
 
 def category_aucs(scores: pd.DataFrame, epoch: int) -> pd.DataFrame:
