@@ -29,6 +29,7 @@ BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
         "probe_epochs": [0, 1, 2],
         "max_queries": 8,
         "n_boot": 20,
+        "n_permutations": 100,
     },
     "04_calibration": {
         "datasets": ["wine_pl"],
@@ -41,6 +42,7 @@ BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
         "n_boot": 20,
         "control_epochs": [1, 2],
         "control_learning_rates": [0.001],
+        "n_permutations": 100,
     },
     "05_realistic_regimes": {
         "datasets": ["wine_pl", "spotify"],
@@ -50,6 +52,7 @@ BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
         "max_queries": 4,
         "probe_epochs": [0, 1],
         "n_boot": 20,
+        "n_permutations": 100,
     },
     "A4_audit_your_model": {"epochs": 2, "probe_epochs": [0, 2], "max_queries": 4, "n_boot": 20},
     # tests/test_bad_inputs.py runs every case; the page here shows three (the real chapters' cases take a minute)

@@ -132,7 +132,7 @@ def test_notebook_grid_runs_single_task_fixed_pairs_at_every_rate_in_a_second_pa
         for k, p in notebook_parameters(read_notebook(REPO / "notebooks" / "05_realistic_regimes.py")).items()
     }
     assert params["learning_rates"] == [1e-4] and params["single_task_learning_rates"] == [1e-3, 1e-4]
-    assert params["n_permutations"] == 100
+    assert params["n_permutations"] == 1000
 
 
 # --- C13 on constructed rows and null draws ------------------------------------------------------------------
