@@ -1,30 +1,144 @@
-"""Atomic file writes: write to a temporary file in the target folder, then rename."""
+"""Atomic file writes: write to a temporary file in the target folder, then rename.
+
+A write that fails because the disk is full (``ENOSPC``, ``EDQUOT``) or read-only (``EROFS``, or no
+permission to write) leaves no partial file and raises :class:`StoreFullError` or
+:class:`StoreReadOnlyError`: one line naming the store (the results store, the cache, or the folder) and,
+for a full disk, the space the write needed and the space that is free.
+"""
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import re
+import shutil
 import socket
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .user_errors import UserError
 
-def atomic_write(path: str | Path, write: Callable[[Path], Any]) -> Path:
-    """Call ``write(tmp_path)`` and move the result to ``path``; nothing partial is left."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_writer()}-", suffix=".tmp")
-    os.close(fd)
+
+class StoreError(UserError):
+    """A results store (or cache) that cannot serve or keep an artifact: full, read-only, damaged or locked."""
+
+
+class StoreFullError(StoreError):
+    """The disk of a store filled up mid-write; nothing partial was left."""
+
+
+class StoreReadOnlyError(StoreError):
+    """A store on a read-only disk was asked to write (it serves what it holds, it computes nothing new)."""
+
+
+class DamagedArtifactError(StoreError):
+    """A stored artifact does not match its completion record and could not be set aside to be recomputed."""
+
+
+class StoreLockTimeout(StoreError):
+    """Another writer held an artifact's lock longer than the wait allowed (``ICLMEM_LOCK_TIMEOUT``)."""
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def size_text(n: float) -> str:
+    """``n`` bytes in B, KiB, MiB, GiB or TiB, e.g. ``'1.5 MiB'``."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def store_of(path: str | Path) -> Path:
+    """The store ``path`` lies in: the results store (``$ICLMEM_RESULTS`` or ``results``), the cache
+    (``$ICLMEM_CACHE`` or ``~/.cache/iclmem``), else its own folder."""
+    path = Path(path).absolute()
+    cache = os.environ.get("ICLMEM_CACHE")
+    for root in (
+        Path(os.environ.get("ICLMEM_RESULTS") or "results"),
+        Path(cache).expanduser() if cache else Path.home() / ".cache" / "iclmem",
+    ):
+        root = root.absolute()
+        if path == root or root in path.parents:
+            return root
+    return path.parent
+
+
+def disk_error(err: OSError, path: str | Path, needed: int | None = None, at_least: bool = False) -> OSError:
+    """The store error an ``OSError`` of writing ``path`` means (full or read-only disk), else ``err`` itself."""
+    path, store = Path(path), store_of(path)
+    if err.errno in _FULL:
+        try:
+            free = size_text(shutil.disk_usage(store if store.exists() else path.parent).free)
+        except OSError:
+            free = "unknown"
+        need = "an unknown amount" if needed is None else ("at least " if at_least else "") + size_text(needed)
+        return StoreFullError(
+            f"no space left in the store {store}: writing {_inside(path, store)} needs {need}, {free} free; "
+            "nothing partial was left. Free some space (iclmem store gc) or point the store at a larger disk, "
+            "then run again: what is stored is kept."
+        )
+    if err.errno in _READ_ONLY:
+        return StoreReadOnlyError(
+            f"the store {store} is read-only: cannot write {_inside(path, store)} ({os.strerror(err.errno)}). "
+            "It serves what it holds; make it writable or point the store at a writable copy to compute the rest."
+        )
+    return err
+
+
+def _inside(path: Path, store: Path) -> str:
     try:
+        return str(path.absolute().relative_to(store))
+    except ValueError:
+        return str(path)
+
+
+def atomic_write(path: str | Path, write: Callable[[Path], Any], size: int | None = None) -> Path:
+    """Call ``write(tmp_path)`` and move the result to ``path``; nothing partial is left.
+
+    ``size``: the bytes the write needs, if known (the message of a full disk names it; else it names what
+    was written before the disk filled). A full or read-only disk raises :class:`StoreFullError` or
+    :class:`StoreReadOnlyError` (see the module docstring)."""
+    path = Path(path)
+    tmp: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_writer()}-", suffix=".tmp")
+        os.close(fd)
         write(Path(tmp))
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
         os.replace(tmp, path)
+    except OSError as err:
+        written = _size(tmp)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        mapped = disk_error(err, path, size if size is not None else written, at_least=size is None)
+        if mapped is err:
+            raise
+        raise mapped from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _size(tmp: str | None) -> int:
+    try:
+        return os.path.getsize(tmp) if tmp is not None else 0
+    except OSError:
+        return 0
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through :func:`atomic_write` (a full disk's message names its size)."""
+    return atomic_write(path, lambda p: p.write_bytes(data), size=len(data))
 
 
 def remove_leftovers(folder: str | Path) -> list[Path]:
@@ -76,7 +190,8 @@ def _umask() -> int:
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
-    return atomic_write(path, lambda p: p.write_text(text))
+    """Write ``text`` (UTF-8) to ``path`` through :func:`atomic_write`."""
+    return atomic_write_bytes(path, text.encode())
 
 
 def atomic_torch_save(obj: Any, path: str | Path) -> Path:
@@ -87,8 +202,6 @@ def atomic_torch_save(obj: Any, path: str | Path) -> Path:
     records are always named ``archive/...``."""
     import torch
 
-    def save(p: Path) -> None:
-        with p.open("wb") as f:
-            torch.save(obj, f)
-
-    return atomic_write(path, save)
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return atomic_write_bytes(path, buffer.getvalue())

@@ -5,8 +5,9 @@ Each subcommand is two functions: ``add_<name>(subparsers)`` declares its argume
 write both and append ``add_<name>`` to :data:`SUBCOMMANDS`. Heavy imports happen inside the
 ``cmd_`` functions so that ``iclmem --help`` stays fast.
 
-User errors (:class:`iclmem.notebook.UsageError`) print a message and exit with status 2,
-without a traceback; a failing notebook exits with status 1.
+User errors (:class:`iclmem.notebook.UsageError`, and any other :class:`iclmem.user_errors.UserError` such as a
+full or read-only store) print a message and exit with status 2, without a traceback; a failing notebook exits
+with status 1.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from iclmem.book import BookBuildError
 from iclmem.notebook import NotebookExecutionError, UsageError
+from iclmem.user_errors import UserError
 
 Subparsers = Any  # argparse's private _SubParsersAction
 
@@ -359,9 +361,53 @@ def _sweep_model(model: str, reference: Path | None) -> str | Path | None:
     return model
 
 
+# --- store --------------------------------------------------------------------------------------
+
+
+def add_store(subparsers: Subparsers) -> None:
+    p = subparsers.add_parser("store", help="check the results store (verify) or free what no current key reaches (gc)")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    verify = actions.add_parser(
+        "verify",
+        help="check every artifact against its completion record (sha256 of each file); list damaged and incomplete",
+    )
+    verify.add_argument("--results", type=Path, help="the store (default: $ICLMEM_RESULTS, else results)")
+    verify.add_argument("--repair", action="store_true", help="move damaged and incomplete artifacts to quarantine/")
+    verify.set_defaults(func=cmd_store_verify)
+    gc = actions.add_parser(
+        "gc",
+        help="delete what no current key reaches: artifacts whose recorded code version is not the current one of "
+        "their producing module, incomplete ones, quarantine/ and dead writers' locks (a dry run unless --yes)",
+    )
+    gc.add_argument("--results", type=Path, help="the store (default: $ICLMEM_RESULTS, else results)")
+    gc.add_argument("--yes", action="store_true", help="delete (without it: only list what would go, with sizes)")
+    gc.set_defaults(func=cmd_store_gc)
+
+
+def cmd_store_verify(args: argparse.Namespace) -> int:
+    """Exit status 0 when every artifact matches its record (or all bad ones were repaired), else 1."""
+    from iclmem.store import results_root
+    from iclmem.store_tools import format_verified, verify_store
+
+    found = verify_store(args.results, repair=args.repair)
+    print(format_verified(found, results_root(args.results)))
+    return 0 if not found.problems or len(found.moved) == len(found.problems) else 1
+
+
+def cmd_store_gc(args: argparse.Namespace) -> int:
+    from iclmem.store import results_root
+    from iclmem.store_tools import format_plan, gc_plan, remove
+
+    plan = gc_plan(args.results)
+    if args.yes:
+        remove(plan)
+    print(format_plan(plan, results_root(args.results), dry_run=not args.yes))
+    return 0
+
+
 # --- entry point --------------------------------------------------------------------------------
 
-SUBCOMMANDS: list[Callable[[Subparsers], None]] = [add_run, add_params, add_book, add_pretrain, add_sweep]
+SUBCOMMANDS: list[Callable[[Subparsers], None]] = [add_run, add_params, add_book, add_pretrain, add_sweep, add_store]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -390,6 +436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BookBuildError as exc:
         print(f"iclmem {args.command}: {exc}", file=sys.stderr)
         return 1
+    except UserError as exc:  # e.g. a full or read-only store (iclmem.atomic.StoreError)
+        print(f"iclmem {args.command}: error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -34,6 +34,7 @@ from .atomic import atomic_write_text
 from .data import SplitManifest
 from .data.context import draw_training_context
 from .data.dataset import Dataset
+from .integrity import served, writer_lock
 from .ltm import MAX_CLASSES, ICLTask, LTMInputError, ReferenceLTM, TableEncoder, load_reference, subsample_features
 from .outcomes import COLLAPSE_RATIO
 from .privacy import DPStep, PrivacyConfig
@@ -385,14 +386,41 @@ def finetune(
     manifest.check_table(table)
     key = run_key(manifest, config, reference)
     path = artifact_dir("finetune", key, results_dir)
-    done = path / METRICS_FILE
-    if done.exists():  # a finished run loads without encoding anything
+
+    def load() -> FinetuneRun:  # a finished run loads without encoding anything
         curve = pd.read_csv(path / "train_curve.csv")
         return FinetuneRun(
-            key, path, manifest, config, pd.read_csv(done), verify_ground_truth(read_log(path), manifest), curve
+            key,
+            path,
+            manifest,
+            config,
+            pd.read_csv(path / METRICS_FILE),
+            verify_ground_truth(read_log(path), manifest),
+            curve,
         )
+
+    if served(path):  # checked against its completion record; a damaged run is set aside and computed again
+        return load()
     if load_only:
         return None
+    with writer_lock(
+        path, what=f"the fine-tuning run finetune/{key} ({manifest.dataset}, lr={config.learning_rate:g})"
+    ):
+        if served(path):  # another process finished it while this one waited
+            return load()
+        return _finetune(path, key, manifest, table, config, reference, progress, checkpoint_every)
+
+
+def _finetune(
+    path: Path,
+    key: str,
+    manifest: SplitManifest,
+    table: Dataset,
+    config: FinetuneConfig,
+    reference: ReferenceLTM,
+    progress: bool,
+    checkpoint_every: int,
+) -> FinetuneRun:
     data = prepare_run_data(manifest, table, config, reference.max_classes)
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_text(
@@ -418,6 +446,6 @@ def finetune(
         desc=f"{manifest.dataset} lr={config.learning_rate:g} Q={manifest.query_size}",
     )
     members = verify_ground_truth(trained.log, manifest)
-    write_finished(path, trained, schedule.curve_columns)
+    write_finished(path, trained, schedule.curve_columns, __name__, code_version(__name__))
     curve = pd.DataFrame(trained.curve, columns=list(schedule.curve_columns))
     return FinetuneRun(key, path, manifest, config, pd.DataFrame(trained.rows), members, curve)

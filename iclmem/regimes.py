@@ -49,6 +49,7 @@ from .atomic import atomic_write_text
 from .data import SplitManifest, draw_training_context, split_statistics
 from .data.dataset import Dataset
 from .finetune import FinetuneConfig, FinetuneError, RunData, collapse_flag, prepare_run_data, vanilla_scores
+from .integrity import produce, served
 from .ltm import ICLTask, ReferenceLTM, load_reference
 from .store import artifact_dir, code_version, content_key
 from .training import (
@@ -418,52 +419,68 @@ def train_joint(
         m.check_table(t)
     key = joint_key(regime, manifests, config, reference)
     path = artifact_dir("multitask", key, results_dir)
-    if (path / METRICS_FILE).exists():  # a finished run loads without encoding anything
+    if served(path):  # checked against its completion record; a damaged run is set aside and computed again
         return _load(path, key, regime, by_name, table_of, config)
     if load_only:
         return None
-    data: dict[str, RunData] = {
-        m.dataset: prepare_run_data(m, t, config, reference.max_classes) for m, t in zip(manifests, tables, strict=True)
-    }
-    # Vanilla losses (collapse test, Tab. 10's Delta L_v) are measured on the members the probe will score.
-    planned = _planned_probed(manifests, tables, regime, config)
-    vanilla = {
-        m.dataset: prepare_run_data(probed_view(m, planned[m.dataset]), t, config, reference.max_classes)
-        for m, t in zip(manifests, tables, strict=True)
-    }
-    path.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(
-        path / "run.json",
-        json.dumps(
-            {
-                "regime": regime,
-                "datasets": list(by_name),
-                "manifests": [m.to_dict() for m in manifests],
-                "config": asdict(config),
-                "reference_sha256": reference.checkpoint_sha256,
-            },
-            indent=1,
-            default=str,
-        ),
+
+    def compute() -> JointRun:
+        data: dict[str, RunData] = {
+            m.dataset: prepare_run_data(m, t, config, reference.max_classes)
+            for m, t in zip(manifests, tables, strict=True)
+        }
+        # Vanilla losses (collapse test, Tab. 10's Delta L_v) are measured on the members the probe will score.
+        planned = _planned_probed(manifests, tables, regime, config)
+        vanilla = {
+            m.dataset: prepare_run_data(probed_view(m, planned[m.dataset]), t, config, reference.max_classes)
+            for m, t in zip(manifests, tables, strict=True)
+        }
+        path.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(
+            path / "run.json",
+            json.dumps(
+                {
+                    "regime": regime,
+                    "datasets": list(by_name),
+                    "manifests": [m.to_dict() for m in manifests],
+                    "config": asdict(config),
+                    "reference_sha256": reference.checkpoint_sha256,
+                },
+                indent=1,
+                default=str,
+            ),
+        )
+        schedule = JointSchedule(
+            regime,
+            manifests,
+            tables,
+            config,
+            data,
+            vanilla,
+            {n: vanilla_scores(reference, d) for n, d in vanilla.items()},
+        )
+        trained = train(
+            schedule,
+            reference,
+            learning_rate=config.learning_rate,
+            weight_decay=config.weight_decay,
+            epochs=config.epochs,
+            probe_epochs=config.probe_epochs,
+            run_dir=path,
+            progress=progress,
+            checkpoint_every=checkpoint_every,
+            desc=f"{regime} ({len(manifests)} datasets) lr={config.learning_rate:g}",
+        )
+        verify_joint_log(trained.log, by_name, regime)
+        write_finished(path, trained, schedule.curve_columns, __name__, code_version(__name__))
+        return _load(path, key, regime, by_name, table_of, config)
+
+    return produce(
+        path,
+        lambda: _load(path, key, regime, by_name, table_of, config),
+        compute,
+        what=f"the joint run multitask/{key} ({regime}, {len(manifests)} datasets)",
     )
-    schedule = JointSchedule(
-        regime, manifests, tables, config, data, vanilla, {n: vanilla_scores(reference, d) for n, d in vanilla.items()}
-    )
-    trained = train(
-        schedule,
-        reference,
-        learning_rate=config.learning_rate,
-        weight_decay=config.weight_decay,
-        epochs=config.epochs,
-        probe_epochs=config.probe_epochs,
-        run_dir=path,
-        progress=progress,
-        checkpoint_every=checkpoint_every,
-        desc=f"{regime} ({len(manifests)} datasets) lr={config.learning_rate:g}",
-    )
-    verify_joint_log(trained.log, by_name, regime)
-    write_finished(path, trained, schedule.curve_columns)
-    return _load(path, key, regime, by_name, table_of, config)
 
 
 class JointSchedule:

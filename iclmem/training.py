@@ -11,8 +11,9 @@ checkpoint and the files a finished run leaves in the results store::
     <run folder>/state.pt              the resumable state of an unfinished run (deleted at the end)
     <run folder>/log.json.gz           the ground-truth log: one entry per step
     <run folder>/train_curve.csv       the loss of the batch each step trained on
-    <run folder>/metrics.csv           the schedule's rows at each probing epoch; written last, it marks the run
-    finished
+    <run folder>/metrics.csv           the schedule's rows at each probing epoch
+    <run folder>/complete.json         the completion record: sha256 of each file above; written last, it marks
+                                       the run finished (:mod:`iclmem.integrity`)
 """
 
 from __future__ import annotations
@@ -28,13 +29,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .atomic import atomic_torch_save, atomic_write, atomic_write_text
+from .atomic import DamagedArtifactError, atomic_torch_save, atomic_write_bytes, atomic_write_text
+from .integrity import inspect, quarantine, seal
 from .ltm import ICLTask, ReferenceLTM, load_reference
 from .privacy import DPStep, private_backward
 from .progress import Bar
 
 STATE_FILE = "state.pt"
-METRICS_FILE = "metrics.csv"  # written last: its presence marks a finished run
+METRICS_FILE = "metrics.csv"  # the last data file; the completion record (iclmem.integrity) follows it
 
 
 def weights_path(run_dir: Path, epoch: int) -> Path:
@@ -54,6 +56,12 @@ def model_at_epoch(
         raise error(
             f"epoch {epoch} was not kept; kept epochs: {kept}. Use one of those, or fine-tune again with it among "
             "probe_epochs (Tab. 2: 0, 1, 2, 5, 10, 50, 100, 250, 500 up to epochs)."
+        )
+    check = inspect(run_dir)  # verified once per process: a file changed since is hashed again
+    if check.state != "ok":
+        where = quarantine(run_dir, check.detail) if check.state == "damaged" else run_dir
+        raise DamagedArtifactError(
+            f"the run {run_dir.name} is {check.state} ({check.detail}; now at {where}); run again to compute it again"
         )
     model = (reference or load_reference()).clone()
     model.network.load_state_dict(
@@ -218,16 +226,20 @@ def _plain(entry: dict) -> dict:
     return {k: (np.asarray(v).tolist() if isinstance(v, np.ndarray | list) else v) for k, v in entry.items()}
 
 
-def write_finished(run_dir: Path, trained: Trained, curve_columns: tuple[str, ...]) -> None:
-    """Write a finished run's log, curve and metrics (metrics last: it marks the run finished), then drop its state."""
+def write_finished(
+    run_dir: Path, trained: Trained, curve_columns: tuple[str, ...], producer: str = "", version: str = ""
+) -> None:
+    """Write a finished run's log, curve and metrics, then its completion record (:func:`iclmem.integrity.seal`,
+    last: it marks the run finished; ``producer`` and ``version`` name the code that made it), then drop its state."""
     log = [_plain(s) for s in trained.log]
     # mtime=0: gzip's header would otherwise hold the time of writing, and the same run other bytes each time
     log_bytes = gzip.compress(json.dumps(log).encode(), mtime=0)
-    atomic_write(run_dir / "log.json.gz", lambda p: p.write_bytes(log_bytes))
+    atomic_write_bytes(run_dir / "log.json.gz", log_bytes)
     atomic_write_text(
         run_dir / "train_curve.csv", pd.DataFrame(trained.curve, columns=list(curve_columns)).to_csv(index=False)
     )
     atomic_write_text(run_dir / METRICS_FILE, pd.DataFrame(trained.rows).to_csv(index=False))
+    seal(run_dir, producer, version, exclude=(STATE_FILE,))
     (run_dir / STATE_FILE).unlink(missing_ok=True)
 
 

@@ -34,6 +34,7 @@ from iclmem.data.manifest import SplitManifest, manifest_path, table_fingerprint
 from iclmem.data.randomize import normalize_label_condition, randomize_pools
 from iclmem.data.stats import KS_ALPHA, KS_THRESHOLD, TVD_THRESHOLD, SplitStatistics, split_statistics
 from iclmem.data.tables import prepared_table
+from iclmem.integrity import seal, served, writer_lock
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +265,7 @@ def split_manifest(
     label_condition = normalize_label_condition(label_condition)
     table = _as_table(dataset, carte_dir)
     path = manifest_path(table.name, query_size, seed, label_condition, results_dir)
-    if path.exists() and not refresh:
+    if not refresh and served(path):  # checked against its completion record; a damaged one is set aside, redrawn
         try:
             stored = SplitManifest.load(path)
             stored.check_table(table)
@@ -282,7 +283,9 @@ def split_manifest(
         except ManifestError as err:
             log.warning("%s: %s; redrawing", path, err)
     manifest = make_split(table, query_size, seed, label_condition, **options)
-    manifest.save(path)
+    with writer_lock(path, what=f"the manifest manifests/{path.name}"):
+        manifest.save(path)
+        seal(path, __name__)
     return manifest
 
 

@@ -23,9 +23,11 @@ by any signal, SIGKILL included, loses at most the requests in flight. The resul
 order whatever the arrival order. A backend without ``complete_iter`` gets ``chunk_size`` requests per call
 (default 1). On resume only the missing keys are sent; a key asked for twice in one batch is sent once.
 
-**Reading.** A record counts only if it parses and every key field equals the request's; anything else (a
-file torn by a machine crash, which renaming does not protect against without an fsync; a leftover
-``.<key>.json.*.tmp`` of a killed write, which is never read) is a miss and is requested again. Failed
+**Reading.** A record counts only if it parses, matches the sha256 it holds of its own content, and every key
+field equals the request's; anything else is a miss and is requested again. A file that is there but does not
+parse or match (torn by a machine crash, which renaming does not protect against without an fsync, or
+changed by a disk error or a bad copy) is moved to ``$ICLMEM_CACHE/llm_completions/quarantine/`` with one line on stderr
+(:func:`iclmem.integrity.quarantine`); a leftover ``.<key>.json.*.tmp`` of a killed write is never read. Failed
 requests are not cached (they are retried next run). Records of the first layout
 (``llm_completions/<backend>/<model>/``, keyed by messages and decoding only) are not read: delete those
 folders; their completions are computed again once.
@@ -33,21 +35,24 @@ folders; their completions are computed again once.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from iclmem.atomic import atomic_write_text
+from iclmem.atomic import DamagedArtifactError, atomic_write_text
+from iclmem.integrity import quarantine
 from iclmem.llm.chat import ChatBackend, ChatRequest, Completion, LLMError
 
-#: Version of the key and record format (part of every key).
-FORMAT = 2
+#: Version of the key and record format (part of every key). 3: each record holds the sha256 of its content.
+FORMAT = 3
 
 
 def cache_root() -> Path:
@@ -90,6 +95,11 @@ def _digest(fields: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+def record_sha256(body: dict[str, Any]) -> str:
+    """The sha256 a record holds of the rest of its content (canonical JSON)."""
+    return _digest(body)
+
+
 def completion_key(backend: str, base_url: str | None, model: str, request: ChatRequest) -> str:
     """sha256 over backend, base URL (:func:`endpoint`), model, messages, decoding settings and repeat index."""
     return _digest(_identity(backend, base_url, model, request))
@@ -100,6 +110,7 @@ class CompletionCache:
 
     def __init__(self, backend: str, model: str, root: str | Path | None = None, base_url: str | None = None) -> None:
         root = Path(root) if root is not None else cache_root() / "llm_completions"
+        self.root = root
         self.backend, self.model, self.base_url = backend, model, endpoint(base_url)
         place = "local" if self.base_url is None else _slug(self.base_url.split("://", 1)[-1])
         self.folder = root / _slug(backend) / place / _slug(model)
@@ -114,13 +125,27 @@ class CompletionCache:
         key = self.key(request)
         return self.folder / key[:2] / f"{key}.json"
 
-    @staticmethod
-    def _load(path: Path) -> dict[str, Any] | None:
+    def _load(self, path: Path) -> dict[str, Any] | None:
+        """The record at ``path`` if it is whole and matches its own sha256; a damaged one (torn, a flipped
+        bit) is moved to ``<root>/quarantine/`` with one line on stderr, and counts as a miss."""
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):  # missing, or not a whole record
+            raw = path.read_bytes()
+        except OSError:  # missing
             return None
-        return data if isinstance(data, dict) and isinstance(data.get("text"), str) else None
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            body = {k: v for k, v in data.items() if k != "sha256"}
+            ok = isinstance(data.get("text"), str) and data.get("sha256") == record_sha256(body)
+        except (ValueError, AttributeError):
+            ok = False
+        if ok:
+            return data
+        with contextlib.suppress(
+            DamagedArtifactError
+        ):  # a read-only cache serves what it holds; a damaged record is a miss
+            dest = quarantine(path, "content differs from its sha256", self.root)
+            print(f"iclmem cache: damaged completion {path}; moved to {dest}, requesting it again", file=sys.stderr)
+        return None
 
     def get(self, request: ChatRequest) -> Completion | None:
         fields = self.identity(request)
@@ -144,6 +169,7 @@ class CompletionCache:
             "prompt_tokens": completion.prompt_tokens,
             "completion_tokens": completion.completion_tokens,
         }
+        record["sha256"] = record_sha256(record)
         atomic_write_text(self.folder / key[:2] / f"{key}.json", json.dumps(record, ensure_ascii=False))
 
 

@@ -8,6 +8,7 @@ one row per epoch.
 
 from __future__ import annotations
 
+import io
 import json
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -18,9 +19,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..atomic import atomic_write, atomic_write_text
+from ..atomic import atomic_write_bytes, atomic_write_text
 from ..data.dataset import Dataset
 from ..finetune import FinetuneRun, RunData, prepare_run_data
+from ..integrity import produce, seal
 from ..ltm import LTM, MAX_CLASSES, ReferenceLTM, load_reference
 from ..progress import Bar
 from ..store import artifact_dir, code_version, content_key
@@ -114,14 +116,21 @@ def reference_owner(run: FinetuneRun) -> str:
 
 def _cached(path: Path, compute, params: dict | None = None) -> pd.DataFrame:
     """The scores at ``path``, or ``compute()``'s written there; ``params.json`` only once they are computed, so a
-    computation that raises leaves no folder behind (the scores, written last, mark it complete)."""
-    if path.exists():
-        return pd.read_parquet(path)
-    frame = compute()
-    if params is not None and not (path.parent / "params.json").exists():
-        atomic_write_text(path.parent / "params.json", json.dumps(params, indent=1))
-    atomic_write(path, lambda p: frame.to_parquet(p, index=False))
-    return frame
+    computation that raises leaves no folder behind. The completion record (:func:`iclmem.integrity.seal`, written
+    last) marks the folder complete; scores that do not match it are set aside and computed again, and one
+    process computes them while any other waits for them (:func:`iclmem.integrity.produce`)."""
+
+    def write() -> pd.DataFrame:
+        frame = compute()
+        if params is not None:
+            atomic_write_text(path.parent / "params.json", json.dumps(params, indent=1))
+        buffer = io.BytesIO()
+        frame.to_parquet(buffer, index=False)
+        atomic_write_bytes(path, buffer.getvalue())
+        seal(path.parent, __name__, code_version(__name__))
+        return frame
+
+    return produce(path.parent, lambda: pd.read_parquet(path), write, what=f"the probe scores probe/{path.parent.name}")
 
 
 def probe_run(
