@@ -136,8 +136,22 @@ def add_book(subparsers: Subparsers) -> None:
         help="a book of your own table: these chapters only (tabular = 01-04, regimes = 05, or notebook "
         "stems, comma-separated), executed on the flat parameters file -f, into --out",
     )
-    p.add_argument("--out", type=Path, help="with --chapters: the build folder (default: _build/<table name>)")
-    p.add_argument("--results", type=Path, help="with --chapters: its results store (default: <out>/results)")
+    p.add_argument(
+        "--grid",
+        type=Path,
+        metavar="GRID.yaml",
+        help="render from a sweep's store: chapters 02-05 and the scorecard (or --chapters) with this grid file's "
+        "parameters, reading --results (default: $ICLMEM_RESULTS or results/), into --out (default: "
+        "_build/<grid name>)",
+    )
+    p.add_argument(
+        "--out", type=Path, help="with --chapters or --grid: the build folder (default: _build/<table or grid name>)"
+    )
+    p.add_argument(
+        "--results",
+        type=Path,
+        help="with --chapters: its results store (default: <out>/results); with --grid: the sweep's store",
+    )
     p.set_defaults(func=cmd_book)
 
 
@@ -146,11 +160,14 @@ def cmd_book(args: argparse.Namespace) -> int:
     from iclmem.notebook import notebook_parameters, parse_cli_value, project_root, read_notebook, read_parameters_file
 
     root = args.root.resolve() if args.root else project_root()
+    if args.grid:
+        return _grid_book(args, root)
     if args.chapters:
         return _own_book(args, root)
     if args.out or args.results:
         raise UsageError(
-            "--out and --results belong to a book of your own table: add --chapters (e.g. --chapters tabular)."
+            "--out and --results belong to a book of your own table (add --chapters, e.g. --chapters tabular) or of a "
+            "sweep's store (add --grid GRID.yaml)."
         )
     pages = notebook_pages(root)
     overrides: dict[str, dict[str, Any]] = {}
@@ -214,6 +231,38 @@ def _own_book(args: argparse.Namespace, root: Path) -> int:
         args.results,
         force=args.force,
         render_html=not args.no_html,
+    )
+    return _report_build(result, args.no_html)
+
+
+def _grid_book(args: argparse.Namespace, root: Path) -> int:
+    """``iclmem book --grid GRID.yaml``: the chapters that read the grid's runs, rendered from the sweep's store."""
+    from iclmem.notebook import read_parameters_file
+    from iclmem.own_book import build_own_book
+    from iclmem.store import results_root
+    from iclmem.sweep import SweepError, load_grid
+    from iclmem.sweep.book_values import GRID_CHAPTERS, grid_book_values
+
+    if args.parameter:
+        raise UsageError("with --grid, the grid file gives the parameters; add others in the flat file -f, not -p.")
+    try:
+        grid = load_grid(args.grid)
+        values = grid_book_values(grid, args.grid)
+    except SweepError as exc:
+        raise UsageError(str(exc)) from None
+    extra = read_parameters_file(args.parameters_file) if args.parameters_file else {}
+    clash = sorted(k for k in extra if k in values and extra[k] != values[k])
+    if clash:
+        raise UsageError(
+            f"{args.parameters_file}: {', '.join(clash)} differ from the grid file's; the notebooks find the sweep's "
+            "runs only with the grid's values: leave them out of -f"
+        )
+    chapters = [c.strip() for c in args.chapters.split(",") if c.strip()] if args.chapters else list(GRID_CHAPTERS)
+    out = args.out or root / "_build" / grid.name
+    store = results_root(args.results).resolve()
+    print(f"rendering {', '.join(chapters)} from the store {store} (grid {grid.name!r}: {len(grid.specs)} tasks)")
+    result = build_own_book(
+        root, {**extra, **values}, chapters, out, store, force=args.force, render_html=not args.no_html
     )
     return _report_build(result, args.no_html)
 
