@@ -69,6 +69,8 @@ from iclmem.chapters.probing import (config_scores, delta_frame, example_probe_c
                                      perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness,
                                      plot_roc_loglog, probing_vs_paper, roc_frame, strongest_configuration)
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
+
+# %% tags=["hide-input"]
 from iclmem.finetune import prepare_run_data
 from iclmem.grid import expand_grid, probe_grid, run_grid
 from iclmem.adapters import load_model

@@ -89,6 +89,8 @@ from iclmem.probe.null import permutations
 from iclmem.chapters.display import use_book_tables
 from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.chapters.instrument import category_aucs, instrument_claims, plot_sensitivity, run_sensitivity, weakest_detection
+
+# %% tags=["hide-input"]
 from iclmem.grid import expand_grid, probe_grid, run_grid
 from iclmem.adapters import load_model
 
