@@ -217,7 +217,7 @@ def kill_tree(proc: subprocess.Popen, below: list[int] | None = None) -> None:
 
 def stage(book: TinyBook) -> str:
     """Where a stopped build is: which notebook, and for notebook 02 whether its fine-tuning run had
-    started (``run.json`` in the store), finished (``metrics.csv``) or neither."""
+    started (``run.json`` in the store), finished (its completion record ``complete.json``) or neither."""
     output = book.log.read_text() if book.log.exists() else ""
     results = book.areas["results"]
     if f"{CHAPTERS[1]} done" in output:
@@ -226,7 +226,7 @@ def stage(book: TinyBook) -> str:
         runs = list((results / "finetune").glob("*/run.json")) if (results / "finetune").is_dir() else []
         if not runs:
             return f"{CHAPTERS[1]}: before fine-tuning"
-        if not (runs[0].parent / "metrics.csv").exists():
+        if not (runs[0].parent / "complete.json").exists():
             return f"{CHAPTERS[1]}: fine-tuning"
         return f"{CHAPTERS[1]}: after fine-tuning"
     if f"executing notebooks/{CHAPTERS[0]}" in output:

@@ -20,6 +20,7 @@ from iclmem.data import (
     pool_frame,
     split_manifest,
 )
+from iclmem.integrity import seal
 
 
 def _dataset(n: int = 300, shift: float = 0.0) -> Dataset:
@@ -76,6 +77,7 @@ def test_split_manifest_writes_then_reuses(tmp_path):
     path = tmp_path / "manifests" / "toy-Q30-s2-members.json"
     assert path.exists()
     path.write_text(path.read_text().replace('"draws": 1', '"draws": 99'))  # marks the stored copy
+    seal(path)  # ... with its completion record (an edit without one is damage: redrawn, tests/test_store_integrity.py)
     again = split_manifest(ds, 30, seed=2, label_condition="members", results_dir=tmp_path)
     assert again.draws == 99 and again.pools == m.pools
     fresh = split_manifest(ds, 30, seed=2, label_condition="members", results_dir=tmp_path, refresh=True)

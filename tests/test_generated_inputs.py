@@ -182,7 +182,7 @@ def assert_user_error(exc: BaseException, names: Iterable[object] = ()) -> None:
 def leftovers(results: Path) -> list[Path]:
     """Half-written artifacts under ``results``: temporary files, and store folders without their completion marker."""
     found = [p for p in results.rglob("*") if p.name.endswith(".tmp")]
-    for kind, marker in (("finetune", "metrics.csv"), ("probe", "scores.parquet")):
+    for kind, marker in (("finetune", "complete.json"), ("probe", "complete.json")):
         if (results / kind).is_dir():
             found += [d for d in (results / kind).iterdir() if not (d / marker).is_file()]
     return found
