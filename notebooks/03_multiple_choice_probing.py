@@ -254,8 +254,8 @@ comparison
 # A claim whose manipulations were not probed is **not testable here**.
 
 # %%
-null = null_summaries(fine, scores, n_permutations, seed, n_boot, reading=outcome_rule, progress=False)
-selected = replayed_selection(fine, null)  # the detectable basis, chosen again from each permutation's outcomes
+null = null_summaries(fine, scores, n_permutations, seed, n_boot, reading=outcome_rule, progress=False) if len(fine) else None
+selected = None if null is None else replayed_selection(fine, null)  # the basis, chosen again in each permutation
 configs = [config_scores(scores[key], epoch) for key, epoch in zip(fine.run_key, fine.epoch)]
 claims = perturbation_claims(configs, "detectable-memorization" if len(detected) else "non-collapsed",
                              model_invariances(reference).row_order, seed=seed, n_perm=n_permutations, selected=selected)

@@ -709,6 +709,7 @@ def test_claim_result_carries_its_null_and_refuses_reproduced_without_one():
         "observed": "+1.5 points",
         "null_range": "[-1, +1] points over 100 draws",
         "null_rate": 0.02,
+        "null_draws": None,
         "points": None,
     }
 

@@ -144,7 +144,7 @@ def read_glued_claims(ipynb_path: str | Path) -> dict[str, dict[str, Any]]:
                     f"{path}: glued {name!r} is not a dict; record claims with iclmem.chapters.claims.glue_claim."
                 )
             fields = set(RECORD_FIELDS)
-            if set(value) != fields:
+            if set(value) | {"null_draws"} != fields:  # records glued before null_draws existed lack it
                 raise ClaimError(
                     f"{path}: glued {name!r} has fields {sorted(value)}, a claim record has {sorted(fields)}; "
                     "re-execute the chapter (records come from iclmem.chapters.claims.glue_claim)."
