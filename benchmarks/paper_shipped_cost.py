@@ -34,7 +34,6 @@ of a slice already run by ``iclmem sweep benchmarks/paper_shipped_slice.yaml``. 
 from __future__ import annotations
 
 import argparse
-import heapq
 import json
 import os
 import platform
@@ -49,6 +48,7 @@ from iclmem.grid import RunSpec, run_spec
 from iclmem.ltm import load_reference
 from iclmem.probe import probe_run, summarize_run
 from iclmem.sweep import load_grid, summary_dir
+from iclmem.sweep.cost import lpt_makespan
 from iclmem.sweep.gridfile import DatasetSource, Grid
 
 REPO = Path(__file__).resolve().parents[1]
@@ -109,15 +109,6 @@ def warm_up(table: str, grid: Grid) -> None:
     with tempfile.TemporaryDirectory() as store:
         run = run_spec(RunSpec(table, 1e-3, 50, "none", 1, spec0.seed, spec0.context_size), ref, store)
         probe_run(run, data, [1], ref, grid.probe.n_candidates, None, 0, 2, results_dir=store, progress=False)
-
-
-def lpt_makespan(costs: list[float], workers: int) -> float:
-    """The wall time of ``workers`` taking the tasks largest first, each the next free one (no overhead)."""
-    loads = [0.0] * workers
-    heapq.heapify(loads)
-    for c in sorted(costs, reverse=True):
-        heapq.heappush(loads, heapq.heappop(loads) + c)
-    return max(loads)
 
 
 def slice_times(store: Path) -> list[dict]:

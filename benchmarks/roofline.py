@@ -11,7 +11,8 @@ In one run, for 1 and 2 threads:
   rows, Q = 50 and Q = 512 query rows, 18 features).
 
 FLOPs are counted on the real passes with ``torch.utils.flop_counter.FlopCounterMode`` (matmuls and
-attention; elementwise work counts zero), so ``fraction = achieved GFLOP/s / square peak``. Work the
+attention, torch's CPU flash attention included by ``flops.py``; elementwise work counts zero), so
+``fraction = achieved GFLOP/s / square peak``. Work the
 path avoids (contexts scored once, rows merged) is not counted: ``dense_mflop_per_probe`` is what
 scoring every context row by row would cost, and ``dense_equivalent_fraction`` the rate of that
 work. Writes ``benchmarks/results/roofline.json``; the A2 appendix plots it.
@@ -34,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from finetune_speed import training_step  # benchmarks/ is on the path when this script runs
-from torch.utils.flop_counter import FlopCounterMode
+from flops import counted_flops
 
 from iclmem.atomic import atomic_write_text
 from iclmem.ltm import ICLTask, ReferenceLTM, load_reference
@@ -53,12 +54,6 @@ def best_seconds(fn, repeats: int) -> float:
         fn()
         best = min(best, time.perf_counter() - t0)
     return best
-
-
-def counted_flops(fn) -> int:
-    with FlopCounterMode(display=False) as counter:
-        fn()
-    return counter.get_total_flops()
 
 
 def matmul_peak(m: int, k: int, n: int, repeats: int = 5) -> float:

@@ -84,6 +84,7 @@ from iclmem.chapters.calibration import (MARGIN_RULES, NEGATIVE_CONTROL_PHRASES,
                                          reading_agreement, shuffled_label_check, temporal_evolution)
 from iclmem.chapters.claims import claims_table, glue_claims, glue_text
 from iclmem.chapters.power_plan import power_plan
+from iclmem.chapters.grid_plan import grid_options
 from iclmem.outcomes import reclassify
 from iclmem.probe.null import permutations
 from iclmem.chapters.display import use_book_tables
@@ -206,6 +207,19 @@ power
 null_frames = permutations(reclassify(membership_null, outcome_rule)) if membership_null is not None else []
 plan = power_plan(summary, null_frames) if null_frames else pd.DataFrame()
 plan
+
+# %% [markdown]
+# What the grid's dimensions cost on the way there. Each row below changes one dimension of
+# this chapter's grid toward the paper's Tab. 2; the last changes them all, and is the sweep preset
+# `grids/book_powered.yaml` (`iclmem sweep` on a cluster, then `iclmem book --grid`, see "Running
+# the sweep on a cluster"). The cost is the projected compute of fine-tuning (notebook 02) and
+# probing (notebook 03) from the unit costs `benchmarks/paper_shipped_cost.py` measured, as a
+# multiple of today's grid (`iclmem.sweep.cost`). The default book keeps today's grid: on two cores
+# the powered grid is hours, and the benchmarks in appendix A2 show why batching does not shorten
+# them on this CPU (`benchmarks/kernel_ceiling.py`).
+
+# %%
+grid_options(list(tables), learning_rates, query_sizes, label_conditions, epochs, probe_epochs, max_queries).round(2)
 
 # ## Raw signals that calibration removes (App. A.4)
 #
