@@ -29,8 +29,9 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 
 # %% tags=["hide-input"]
 import pandas as pd
+from IPython.display import display
 
-from iclmem.chapters.benchmarks import (decoding_table, finetune_speed_table, kill_random_table, openai_concurrency_table, other_results,
+from iclmem.chapters.benchmarks import (decoding_table, finetune_speed_table, kernel_ceiling_tables, kill_random_table, openai_concurrency_table, other_results,
                                         plot_roofline, probe_speed_tables, read_results, roofline_speedups, roofline_table, settings)
 from iclmem.chapters.display import use_book_tables
 
@@ -45,7 +46,9 @@ sorted(results)
 # and what the two stages that dominate the book reach against it: probing (the book's scoring
 # path on the 48 manipulations of queries shaped like `spotify` and `wine_pl`) and one
 # fine-tuning step (256 context rows, $Q$ = 50 and 512). FLOPs are counted on the real passes
-# (`torch.utils.flop_counter`: matmuls and attention). `before` is the code at the start of this
+# (`torch.utils.flop_counter`: matmuls and attention; torch's CPU flash attention has no formula
+# there and counted zero until `benchmarks/flops.py` registered torch's own SDPA formulas for it, so
+# fractions measured before that leave out the row attention, about 40% of a step's FLOPs). `before` is the code at the start of this
 # work (commit `de0b4ef`), run by the same script in the same session, so the speed-ups are
 # ratios measured side by side.
 
@@ -94,6 +97,26 @@ fig = plot_roofline(roofline)
 # -> 13.1 GFLOP per step at Q = 512, 44.8 -> 36.0 MFLOP per wine_pl-like probe): the plot above shows
 # fractions, the steps and probes per second in `roofline.json` show the gain.
 # ```
+
+# %% [markdown]
+# ## The ceiling of the model's shapes, and what batching runs buys (`benchmarks/kernel_ceiling.py`)
+#
+# We time each kernel kind of a fine-tuning step alone at the step's own shapes (the q/k/v
+# projection, the row attention by torch's flash kernel, the feature attention by batched
+# matmuls), count the step's FLOPs by kind, and derive the step's *ceiling*: its FLOPs over the
+# time its kernels would take at their own rates, with every elementwise operation free. A step
+# cannot beat that ceiling without other kernels. We then put $G$ tasks of the step's shape in one
+# forward of one model: a batch of $G$ runs with stacked weights multiplies the same matrices $G$
+# times over, so if one model gains nothing from $G$ tasks per forward, $G$ stacked runs gain
+# nothing either. The runs of a grid are therefore trained one per process (group size 1), and the
+# two worker processes of `make book` keep both cores busy.
+
+# %%
+if "kernel_ceiling" in results:
+    ceiling, batched = kernel_ceiling_tables(results["kernel_ceiling"])
+    display(settings(results["kernel_ceiling"]["machine"]))
+    display(ceiling.round(3))
+    display(batched.round(3))
 
 # %% [markdown]
 # ## Fine-tuning steps per second (`benchmarks/finetune_speed.py`)

@@ -24,6 +24,7 @@ SECTIONED = (
     "openai_concurrency",
     "llm_decoding",
     "kill_random",
+    "kernel_ceiling",
 )
 
 
@@ -168,6 +169,37 @@ def kill_random_table(result: dict) -> pd.DataFrame:
     )
 
 
+def kernel_ceiling_tables(result: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``benchmarks/kernel_ceiling.py``: per step shape, each kernel kind's FLOPs and rate against the peak with the
+    step's measured fraction and its ceiling; and the seconds per task of ``G`` tasks in one forward."""
+    peak = result["peak_gflop_per_s"]
+    rows = []
+    for shape, c in result["ceiling"].items():
+        for kind, rate in c["kernel_gflop_per_s"].items():
+            rows.append(
+                {
+                    "step": shape,
+                    "kernel": kind,
+                    "GFLOP per step": c["gflop_by_kind"].get(kind, 0.0),
+                    "kernel GFLOP/s alone": rate,
+                    "kernel fraction of peak": rate / peak,
+                    "step fraction of peak": c["step_fraction_of_peak"],
+                    "step ceiling (fraction of peak)": c["ceiling_fraction_of_peak"],
+                }
+            )
+    batched = [
+        {
+            "step": shape,
+            "tasks per forward (G)": int(g),
+            "seconds per task": s,
+            "speed-up vs G = 1": b["speedup_vs_one"][g],
+        }
+        for shape, b in result["batched_runs"].items()
+        for g, s in b["seconds_per_task"].items()
+    ]
+    return pd.DataFrame(rows), pd.DataFrame(batched)
+
+
 def other_results(results: dict[str, dict]) -> dict[str, pd.DataFrame]:
     """Result files without a section of their own, flattened one level, by name."""
     return {
@@ -180,6 +212,7 @@ __all__ = [
     "SECTIONED",
     "decoding_table",
     "finetune_speed_table",
+    "kernel_ceiling_tables",
     "kill_random_table",
     "openai_concurrency_table",
     "other_results",
