@@ -84,7 +84,6 @@ from iclmem.chapters.calibration import (MARGIN_RULES, NEGATIVE_CONTROL_PHRASES,
                                          reading_agreement, shuffled_label_check, temporal_evolution)
 from iclmem.chapters.claims import claims_table, glue_claims, glue_text
 from iclmem.chapters.power_plan import power_plan
-from iclmem.chapters.grid_plan import grid_options
 from iclmem.outcomes import reclassify
 from iclmem.probe.null import permutations
 from iclmem.chapters.display import use_book_tables
@@ -94,6 +93,7 @@ from iclmem.chapters.instrument import category_aucs, instrument_claims, plot_se
 # %% tags=["hide-input"]
 from iclmem.grid import expand_grid, probe_grid, run_grid
 from iclmem.adapters import load_model
+from iclmem.chapters.grid_plan import grid_options
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
