@@ -316,3 +316,16 @@ def test_store_gc_is_a_dry_run_unless_yes_and_keeps_what_current_keys_reach(pris
     assert not old.exists() and not (store / QUARANTINE / "x").exists()
     assert all(p.exists() for p in kept) and next((store / "finetune").iterdir()).exists()
     assert main(["store", "verify", "--results", str(store)]) == 0
+
+
+def test_store_verify_and_gc_cover_a_sweeps_summaries(pristine, tmp_path, capsys):
+    store = _copy(pristine, tmp_path / "s") / "sweep_results"
+    summary = next(p for p in (store / "sweep" / "tiny").iterdir() if not p.name.endswith(RECORD))
+    assert main(["store", "verify", "--results", str(store)]) == 0
+    assert "0 damaged or incomplete" in capsys.readouterr().out
+    assert main(["store", "gc", "--results", str(store)]) == 0
+    assert "sweep/" not in capsys.readouterr().out  # made by the current code: kept
+    summary.write_text(summary.read_text().replace('"ok"', '"OK"', 1))
+    assert main(["store", "verify", "--results", str(store), "--repair"]) == 0
+    out = capsys.readouterr().out
+    assert f"sweep/tiny/{summary.name}" in out and "sha256 differs" in out and not summary.exists()
