@@ -3,15 +3,18 @@
 Layout under the build folder (default ``<root>/_build``, git-ignored)::
 
     executed/<page>.ipynb             executed copy of each notebook page of the toc
-    executed/<page>.ipynb.cache.json  its cache key (notebook source + parameters + iclmem code,
-                                      + the other executed notebooks for a reader page)
+    executed/<page>.ipynb.cache.json  its completion record: its cache key (notebook source +
+                                      parameters + iclmem code, + the other executed notebooks for a
+                                      reader page) and the executed copy's sha256 (issue 41)
     book_src/                         staging folder Sphinx reads: _config.yml, _toc.yml, book/**,
                                       toc pages, and the executed notebooks as <page>.ipynb
     html/                             the rendered book (html/index.html)
     .doctrees/                        Sphinx's incremental-build state
 
 A notebook is executed again only when its cache key changes, so a second build with nothing
-changed executes nothing. Files are copied into ``book_src/`` only when their bytes differ, so
+changed executes nothing. An executed copy is served only while it matches the sha256 its record holds: a
+damaged copy or record is moved to ``<build>/quarantine/`` (one line names the file) and the notebook is
+executed again. Files are copied into ``book_src/`` only when their bytes differ, so
 Sphinx's own incremental build re-reads nothing either.
 
 A *reader* page, one whose parameters cell declares ``executed_dir`` (the claims scorecard,
@@ -37,8 +40,9 @@ import nbformat
 import yaml
 
 import iclmem
-from iclmem.atomic import atomic_write_text, remove_dead_leftovers, remove_leftovers
+from iclmem.atomic import remove_dead_leftovers, remove_leftovers
 from iclmem.book_lanes import group_by_lane, read_lanes, run_lanes
+from iclmem.integrity import read_record, seal, served
 from iclmem.notebook import (
     SHARED_DEFAULTS,
     UsageError,
@@ -246,14 +250,19 @@ def reader_executed_dir(executed_dir: Path, root: Path) -> str:
         return str(executed_dir.resolve())
 
 
-def _cached(executed: Path, key: str) -> bool:
-    meta = executed.with_name(executed.name + ".cache.json")
-    if not (executed.is_file() and meta.is_file()):
+def cache_record(executed: Path) -> Path:
+    """``<page>.ipynb.cache.json``: the executed copy's completion record (:func:`iclmem.integrity.seal`), which
+    holds its cache key and the sha256 of the executed notebook."""
+    return executed.with_name(executed.name + ".cache.json")
+
+
+def _cached(executed: Path, key: str, build: Path) -> bool:
+    """Whether ``executed`` may be served for ``key``: its record is intact, the executed copy matches the sha256
+    the record holds (a damaged copy or record goes to ``<build>/quarantine/`` with one line, and the notebook is
+    executed again), and the record's key is ``key``."""
+    if not served(executed, build, cache_record(executed)):
         return False
-    try:
-        return json.loads(meta.read_text()).get("key") == key
-    except (OSError, json.JSONDecodeError):
-        return False
+    return (read_record(executed, cache_record(executed)) or {}).get("key") == key
 
 
 def reader_inputs(executed_dir: Path, notebooks: Mapping[str, Page], readers: Mapping[str, bool]) -> dict[str, str]:
@@ -317,7 +326,7 @@ class NotebookRun:
         }
         if task.inputs is not None:
             meta["inputs"] = task.inputs
-        atomic_write_text(out.with_name(out.name + ".cache.json"), json.dumps(meta, indent=2, default=repr))
+        seal(out, __name__, self.package, meta=meta, record=cache_record(out))
         return seconds
 
 
@@ -459,7 +468,7 @@ def build_book(
         run.todo[name] = NotebookTask(number, page.source, page.staged_name, parameters[name])
 
     def stale(name: str) -> bool:
-        if force or not _cached(executed_dir / notebooks[name].staged_name, run.key(name)):
+        if force or not _cached(executed_dir / notebooks[name].staged_name, run.key(name), build):
             return True
         result.cached.append(name)
         return False

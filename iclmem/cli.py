@@ -38,6 +38,12 @@ def _parameter_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-f", "--parameters-file", type=Path, metavar="PARAMS.yaml", help="YAML mapping of parameters")
 
 
+def _results_arg(parser: argparse.ArgumentParser, help: str = "") -> None:
+    """``--results STORE``: the results store a command reads or writes (``help`` says which, default last)."""
+    default = "default: $ICLMEM_RESULTS, else results/"
+    parser.add_argument("--results", type=Path, metavar="STORE", help=help or f"the results store ({default})")
+
+
 # --- run ----------------------------------------------------------------------------------------
 
 
@@ -147,11 +153,7 @@ def add_book(subparsers: Subparsers) -> None:
     p.add_argument(
         "--out", type=Path, help="with --chapters or --grid: the build folder (default: _build/<table or grid name>)"
     )
-    p.add_argument(
-        "--results",
-        type=Path,
-        help="with --chapters: its results store (default: <out>/results); with --grid: the sweep's store",
-    )
+    _results_arg(p, "with --chapters: its results store (default: <out>/results); with --grid: the sweep's store")
     p.set_defaults(func=cmd_book)
 
 
@@ -325,9 +327,7 @@ def add_sweep(subparsers: Subparsers) -> None:
     p.add_argument(
         "--timeout", type=float, default=10.0, help="seconds to wait for --scheduler before giving up (default: 10)"
     )
-    p.add_argument(
-        "--results", type=Path, help="results folder (default: $ICLMEM_RESULTS or results/); shared by all workers"
-    )
+    _results_arg(p, "the results store, shared by all workers (default: $ICLMEM_RESULTS, else results/)")
     p.add_argument(
         "--reference",
         type=Path,
@@ -420,7 +420,7 @@ def add_store(subparsers: Subparsers) -> None:
         "verify",
         help="check every artifact against its completion record (sha256 of each file); list damaged and incomplete",
     )
-    verify.add_argument("--results", type=Path, help="the store (default: $ICLMEM_RESULTS, else results)")
+    _results_arg(verify)
     verify.add_argument("--repair", action="store_true", help="move damaged and incomplete artifacts to quarantine/")
     verify.set_defaults(func=cmd_store_verify)
     gc = actions.add_parser(
@@ -428,7 +428,7 @@ def add_store(subparsers: Subparsers) -> None:
         help="delete what no current key reaches: artifacts whose recorded code version is not the current one of "
         "their producing module, incomplete ones, quarantine/ and dead writers' locks (a dry run unless --yes)",
     )
-    gc.add_argument("--results", type=Path, help="the store (default: $ICLMEM_RESULTS, else results)")
+    _results_arg(gc)
     gc.add_argument("--yes", action="store_true", help="delete (without it: only list what would go, with sizes)")
     gc.set_defaults(func=cmd_store_gc)
 

@@ -34,6 +34,7 @@ from .atomic import atomic_write_text
 from .data import SplitManifest
 from .data.context import draw_training_context
 from .data.dataset import Dataset
+from .finished_run import train_and_record
 from .integrity import served, writer_lock
 from .ltm import MAX_CLASSES, ICLTask, LTMInputError, ReferenceLTM, TableEncoder, load_reference, subsample_features
 from .outcomes import COLLAPSE_RATIO
@@ -45,9 +46,7 @@ from .training import (
     members_from_log,
     model_at_epoch,
     read_log,
-    train,
     weights_path,
-    write_finished,
 )
 
 PROBE_EPOCHS: tuple[int, ...] = (0, 1, 2, 5, 10, 50, 100, 250, 500)
@@ -432,20 +431,17 @@ def _finetune(
         ),
     )
     schedule = SingleTaskSchedule(data, vanilla_scores(reference, data))
-    trained = train(
+    trained, members = train_and_record(
         schedule,
         reference,
-        learning_rate=config.learning_rate,
-        weight_decay=config.weight_decay,
-        epochs=config.epochs,
-        probe_epochs=config.probe_epochs,
-        run_dir=path,
+        config,
+        path,
+        producer=__name__,
+        check=lambda log: verify_ground_truth(log, manifest),
+        desc=f"{manifest.dataset} lr={config.learning_rate:g} Q={manifest.query_size}",
         progress=progress,
         checkpoint_every=checkpoint_every,
         privacy=None if config.privacy is None else DPStep.of(config.privacy, config.epochs, config.context_seed),
-        desc=f"{manifest.dataset} lr={config.learning_rate:g} Q={manifest.query_size}",
     )
-    members = verify_ground_truth(trained.log, manifest)
-    write_finished(path, trained, schedule.curve_columns, __name__, code_version(__name__))
     curve = pd.DataFrame(trained.curve, columns=list(schedule.curve_columns))
     return FinetuneRun(key, path, manifest, config, pd.DataFrame(trained.rows), members, curve)

@@ -22,6 +22,7 @@ artifact's closure; :func:`import_closure` refuses a closure that reaches them.
 from __future__ import annotations
 
 import ast
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -87,8 +88,15 @@ def _tree_state(root: Path) -> tuple[tuple[str, int], ...]:
     return tuple(sorted((str(p), p.stat().st_mtime_ns) for p in root.rglob("*.py")))
 
 
+#: One closure is computed at a time: ``ast.parse`` in two threads at once fails on CPython 3.11.7 ("AST constructor
+#: recursion depth mismatch"), as two sweep tasks on a local cluster of threads computing their keys did.
+_CLOSURE_LOCK = threading.Lock()
+
+
 def _closure(module: str, root: Path) -> tuple[str, ...]:
-    return _closure_at(module, root, _tree_state(root))
+    state = _tree_state(root)
+    with _CLOSURE_LOCK:
+        return _closure_at(module, root, state)
 
 
 @lru_cache(maxsize=64)

@@ -32,10 +32,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .atomic import (
     _HOST,
@@ -63,8 +63,11 @@ def is_file_artifact(artifact: Path) -> bool:
     return bool(Path(artifact).suffix)
 
 
-def record_path(artifact: str | Path) -> Path:
-    """Where ``artifact``'s completion record lives (see the module docstring)."""
+def record_path(artifact: str | Path, record: str | Path | None = None) -> Path:
+    """Where ``artifact``'s completion record lives: ``record`` when given (a caller's own record file, e.g. an
+    executed notebook's ``.cache.json``), else as the module docstring says."""
+    if record is not None:
+        return Path(record)
     artifact = Path(artifact)
     return artifact.with_name(artifact.name + "." + RECORD) if is_file_artifact(artifact) else artifact / RECORD
 
@@ -88,17 +91,27 @@ def _digest(body: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def seal(artifact: str | Path, producer: str = "", version: str = "", exclude: Iterable[str] = ()) -> Path:
+def seal(
+    artifact: str | Path,
+    producer: str = "",
+    version: str = "",
+    exclude: Iterable[str] = (),
+    meta: Mapping[str, Any] | None = None,
+    record: str | Path | None = None,
+) -> Path:
     """Write ``artifact``'s completion record (last, atomically): sha256 and size of every file it covers
     (a folder's files but ``exclude`` and hidden temporary files; a file artifact's file), ``producer`` (the
-    dotted module whose function made it) and ``version`` (that module's code version, see :func:`gc_plan`)."""
+    dotted module whose function made it) and ``version`` (that module's code version, see
+    :func:`iclmem.store_tools.gc_plan`); ``meta``: further fields the caller keeps in the record (the digest covers
+    them too); ``record``: where the record goes (default :func:`record_path`)."""
     artifact = Path(artifact)
     files = {p.name: {"sha256": file_sha256(p), "size": p.stat().st_size} for p in _covered(artifact, exclude)}
-    body = {"format": FORMAT, "producer": producer, "code_version": version, "files": files}
-    record = record_path(artifact)
-    atomic_write_text(record, json.dumps({**body, "digest": _digest(body)}, indent=1, sort_keys=True) + "\n")
-    _VERIFIED[str(artifact.absolute())] = _stamp(artifact, files)
-    return record
+    body = {**(meta or {}), "format": FORMAT, "producer": producer, "code_version": version, "files": files}
+    body = json.loads(json.dumps(body, default=repr))  # what the record reads back (the digest is of that)
+    path = record_path(artifact, record)
+    atomic_write_text(path, json.dumps({**body, "digest": _digest(body)}, indent=1, sort_keys=True) + "\n")
+    _VERIFIED[str(artifact.absolute())] = _stamp(artifact, files, path)
+    return path
 
 
 @dataclass(frozen=True)
@@ -113,38 +126,39 @@ class Check:
 _VERIFIED: dict[str, tuple] = {}
 
 
-def _stamp(artifact: Path, files: Iterable[str]) -> tuple:
+def _stamp(artifact: Path, files: Iterable[str], record: Path) -> tuple:
     folder = artifact.parent if is_file_artifact(artifact) else artifact
     out = []
-    for name in (RECORD if not is_file_artifact(artifact) else record_path(artifact).name, *sorted(files)):
-        st = (folder / name).stat()
-        out.append((name, st.st_size, st.st_mtime_ns, st.st_ino))
+    for path in (record, *(folder / name for name in sorted(files))):
+        st = path.stat()
+        out.append((path.name, st.st_size, st.st_mtime_ns, st.st_ino))
     return tuple(out)
 
 
-def read_record(artifact: str | Path) -> dict | None:
+def read_record(artifact: str | Path, record: str | Path | None = None) -> dict | None:
     """The completion record of ``artifact`` as stored, or None when it is missing or not JSON."""
     try:
-        data = json.loads(record_path(artifact).read_text())
+        data = json.loads(record_path(artifact, record).read_text())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
 
-def inspect(artifact: str | Path, verify: bool = True) -> Check:
+def inspect(artifact: str | Path, verify: bool = True, record: str | Path | None = None) -> Check:
     """Check ``artifact`` against its completion record (hashing only what changed since this process last
-    checked it; ``verify=False`` hashes everything again)."""
+    checked it; ``verify=False`` hashes everything again); ``record``: see :func:`record_path`."""
     artifact = Path(artifact)
-    record = record_path(artifact)
+    record = record_path(artifact, record)
     if not record.exists():
         there = artifact.exists()
         return Check("incomplete" if there else "absent", "no completion record" if there else "")
     try:
         data = json.loads(record.read_bytes())
-        body = {k: data[k] for k in ("format", "producer", "code_version", "files")}
+        body = {k: v for k, v in data.items() if k != "digest"}
         files = data["files"]
         ok = (
-            data["digest"] == _digest(body)
+            isinstance(body.get("format"), int)
+            and data["digest"] == _digest(body)
             and isinstance(files, dict)
             and all(
                 isinstance(v, dict) and isinstance(v.get("sha256"), str) and isinstance(v.get("size"), int)
@@ -163,7 +177,7 @@ def inspect(artifact: str | Path, verify: bool = True) -> Check:
         if path.stat().st_size != expected["size"]:
             return Check("damaged", f"{name}: {path.stat().st_size} bytes, the record says {expected['size']}")
     key = str(artifact.absolute())
-    stamp = _stamp(artifact, files)
+    stamp = _stamp(artifact, files, record)
     if verify and _VERIFIED.get(key) == stamp:
         return Check("ok")
     for name, expected in sorted(files.items()):
@@ -174,21 +188,29 @@ def inspect(artifact: str | Path, verify: bool = True) -> Check:
     return Check("ok")
 
 
-def quarantine(artifact: str | Path, detail: str = "", store: str | Path | None = None) -> Path:
+def _store_and_name(artifact: Path, store: str | Path | None) -> tuple[Path, str]:
+    """The store of ``artifact`` (given, else two levels up: ``<store>/<kind>/<key>``) and the artifact's flat name
+    there (``<kind>-<key>``, the parts of its path below the store), which its quarantine folder and lock take."""
+    store = Path(store) if store is not None else artifact.parents[1]
+    try:
+        return store, "-".join(artifact.absolute().relative_to(store.absolute()).parts)
+    except ValueError:
+        return store, artifact.name
+
+
+def quarantine(
+    artifact: str | Path, detail: str = "", store: str | Path | None = None, record: str | Path | None = None
+) -> Path:
     """Move ``artifact`` (and a file artifact's record) to ``<store>/quarantine/<kind>-<key>-<time>-<pid>/``
     (``store`` defaults to the folder two levels up: ``<store>/<kind>/<key>``); return where it went."""
     artifact = Path(artifact)
-    store = Path(store) if store is not None else artifact.parents[1]
-    try:
-        name = "-".join(artifact.absolute().relative_to(store.absolute()).parts)
-    except ValueError:
-        name = artifact.name
+    store, name = _store_and_name(artifact, store)
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     dest = store / QUARANTINE / f"{name}-{stamp}-{os.getpid()}"
     try:
         dest.mkdir(parents=True, exist_ok=True)
         if is_file_artifact(artifact):
-            for path in (artifact, record_path(artifact)):
+            for path in (artifact, record_path(artifact, record)):
                 if path.exists():
                     os.replace(path, dest / path.name)
         else:
@@ -202,12 +224,13 @@ def quarantine(artifact: str | Path, detail: str = "", store: str | Path | None 
     return dest
 
 
-def served(artifact: str | Path, store: str | Path | None = None) -> bool:
+def served(artifact: str | Path, store: str | Path | None = None, record: str | Path | None = None) -> bool:
     """True when ``artifact`` is complete and matches its record. A damaged one is quarantined (one line on
-    stderr names the file) and False is returned, so the caller computes it again; so is an incomplete one."""
-    check = inspect(artifact)
+    stderr names the file) and False is returned, so the caller computes it again; so is an incomplete one.
+    ``record``: see :func:`record_path`."""
+    check = inspect(artifact, record=record)
     if check.state == "damaged":
-        dest = quarantine(artifact, check.detail, store)
+        dest = quarantine(artifact, check.detail, store, record)
         print(
             f"iclmem store: damaged {artifact} ({check.detail}); moved to {dest}, computing it again", file=sys.stderr
         )
@@ -216,12 +239,7 @@ def served(artifact: str | Path, store: str | Path | None = None) -> bool:
 
 def lock_path(artifact: str | Path, store: str | Path | None = None) -> Path:
     """``<store>/locks/<kind>-<key>.lock`` for ``artifact`` = ``<store>/<kind>/<key>``."""
-    artifact = Path(artifact)
-    store = Path(store) if store is not None else artifact.parents[1]
-    try:
-        name = "-".join(artifact.absolute().relative_to(store.absolute()).parts)
-    except ValueError:
-        name = artifact.name
+    store, name = _store_and_name(Path(artifact), store)
     return store / LOCKS / f"{name}.lock"
 
 

@@ -49,6 +49,7 @@ from .atomic import atomic_write_text
 from .data import SplitManifest, draw_training_context, split_statistics
 from .data.dataset import Dataset
 from .finetune import FinetuneConfig, FinetuneError, RunData, collapse_flag, prepare_run_data, vanilla_scores
+from .finished_run import train_and_record
 from .integrity import produce, served
 from .ltm import ICLTask, ReferenceLTM, load_reference
 from .store import artifact_dir, code_version, content_key
@@ -58,9 +59,7 @@ from .training import (
     members_from_log,
     model_at_epoch,
     read_log,
-    train,
     weights_path,
-    write_finished,
 )
 
 SINGLE_TASK_FIXED = "single_task_fixed"
@@ -459,20 +458,17 @@ def train_joint(
             vanilla,
             {n: vanilla_scores(reference, d) for n, d in vanilla.items()},
         )
-        trained = train(
+        train_and_record(
             schedule,
             reference,
-            learning_rate=config.learning_rate,
-            weight_decay=config.weight_decay,
-            epochs=config.epochs,
-            probe_epochs=config.probe_epochs,
-            run_dir=path,
+            config,
+            path,
+            producer=__name__,
+            check=lambda log: verify_joint_log(log, by_name, regime),
+            desc=f"{regime} ({len(manifests)} datasets) lr={config.learning_rate:g}",
             progress=progress,
             checkpoint_every=checkpoint_every,
-            desc=f"{regime} ({len(manifests)} datasets) lr={config.learning_rate:g}",
         )
-        verify_joint_log(trained.log, by_name, regime)
-        write_finished(path, trained, schedule.curve_columns, __name__, code_version(__name__))
         return _load(path, key, regime, by_name, table_of, config)
 
     return produce(

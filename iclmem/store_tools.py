@@ -1,7 +1,8 @@
 """``iclmem store verify`` and ``iclmem store gc``: check every artifact of a results store, and free what no
 current key reaches (issue 41).
 
-**verify** checks each artifact (``finetune/``, ``multitask/`` and ``probe/`` folders, ``manifests/`` files)
+**verify** checks each artifact (``finetune/``, ``multitask/`` and ``probe/`` folders, ``manifests/`` files,
+``sweep/<grid name>/`` summaries)
 against its completion record (:func:`iclmem.integrity.inspect`, every file hashed) and lists the damaged
 and the incomplete ones; ``repair=True`` moves them to ``<store>/quarantine/`` (an incomplete artifact
 whose writer still holds its lock is left alone: it is being written).
@@ -25,26 +26,37 @@ from .atomic import size_text
 from .integrity import LOCKS, QUARANTINE, _holder, _stale, inspect, lock_path, quarantine, read_record
 from .store import code_version, results_root
 
-#: The kinds of folder artifacts and file artifacts a store holds.
+#: The kinds of folder artifacts and file artifacts a store holds; a sweep's summaries are files one level down
+#: (``sweep/<grid name>/<spec key>.json``).
 FOLDER_KINDS = ("finetune", "multitask", "probe")
 FILE_KINDS = ("manifests",)
+SUMMARY_KIND = "sweep"
+
+
+def _files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith(".complete.json"))
 
 
 def artifacts(store: Path) -> list[Path]:
-    """Every artifact of ``store``: the key folders of :data:`FOLDER_KINDS`, the files of :data:`FILE_KINDS`
-    (their completion records aside)."""
+    """Every artifact of ``store``: the key folders of :data:`FOLDER_KINDS`, the files of :data:`FILE_KINDS` and the
+    sweep summaries (their completion records aside)."""
     found: list[Path] = []
     for kind in FOLDER_KINDS:
         folder = store / kind
         found += sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
     for kind in FILE_KINDS:
-        folder = store / kind
-        found += (
-            sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith(".complete.json"))
-            if folder.is_dir()
-            else []
-        )
+        found += _files(store / kind)
+    sweeps = store / SUMMARY_KIND
+    for grid in sorted(p for p in sweeps.iterdir() if p.is_dir()) if sweeps.is_dir() else []:
+        found += _files(grid)
     return found
+
+
+def kind_of(artifact: Path, store: Path) -> str:
+    """The kind of an artifact: the first folder of its path below the store."""
+    return artifact.relative_to(store).parts[0]
 
 
 def size_of(path: Path) -> int:
@@ -103,7 +115,7 @@ def gc_plan(results_dir: str | Path | None = None) -> GcPlan:
     store = results_root(results_dir)
     plan, versions = GcPlan(), {}
     for artifact in artifacts(store):
-        kind = artifact.parent.name
+        kind = kind_of(artifact, store)
         record = read_record(artifact)
         why = None
         if kind in FILE_KINDS:

@@ -18,7 +18,9 @@
 # unreadable files, a target column that does not exist, a table too small for $Q$, a single-class
 # or partly missing target, more classes or features than the model takes, corrupt checkpoints, a
 # grid file with a typo, an unreachable scheduler, an unknown manipulation, epochs a run did not
-# keep, a missing API key, a prompt over the context window, and more.
+# keep, a missing API key, a prompt over the context window, and more. Beside them we list what the
+# results store does when the fault is not the user's: a damaged or truncated file, two processes on
+# one run, a full disk and a read-only store.
 #
 # The table is generated: each row was run while this page was built, through the package's own
 # entry point (the Python API, or the `iclmem` command, whose user errors exit with status 2 and
@@ -29,6 +31,7 @@
 
 # %% tags=["parameters"]
 cases: list = []  # ids of the cases to show (empty: every case of the catalogue)
+store_cases: list = []  # ids of the store cases to show (empty: every store case)
 
 # %% tags=["remove-cell"]
 from iclmem.notebook_check import check_notebook_parameters
@@ -38,7 +41,7 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 # %% tags=["hide-input"]
 from IPython.display import HTML
 
-from iclmem.chapters.bad_inputs import catalogue, catalogue_html, summary_text
+from iclmem.chapters.bad_inputs import catalogue, catalogue_html, store_catalogue, store_summary_text, summary_text
 from iclmem.chapters.display import use_book_tables
 
 table = catalogue(only=cases)
@@ -54,3 +57,28 @@ use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e
 
 # %% tags=["hide-input"]
 HTML(catalogue_html(table))
+
+# %% [markdown]
+# ## The store
+#
+# We will show what the results store does when a file in it is damaged or cut short, when two
+# processes start the same fine-tuning run, when its disk fills up, and when it is a read-only copy
+# (a pre-computed store handed to a class or a reviewer). Each row was run while this page was built,
+# on a tiny store in a temporary folder: "what it did" is measured (the numbers computed again are
+# compared with the undamaged ones; the two processes' results with each other). The full disk and
+# the read-only mount are simulated in the process (`iclmem/store_faults.py`); `tests/test_store_disks.py`
+# makes them on a real 96 KiB tmpfs and a read-only bind mount, through `iclmem run`. The cases live in
+# `iclmem/chapters/bad_input_store_cases.py`; `tests/test_bad_inputs.py` runs them too.
+
+# %% tags=["hide-input"]
+store_table = store_catalogue(only=store_cases)
+print(store_summary_text(store_table))
+HTML(catalogue_html(store_table))
+
+# %% [markdown]
+# We showed that a damaged or truncated file is never served: it is moved to `quarantine/` with one
+# line naming it and computed again to the same numbers; that two writers of one key do the work
+# once; and that a full or read-only store stops with one line (exit status 2 under `iclmem run`)
+# naming the store and the space needed, or what it would have to compute, and leaves nothing
+# partial. `iclmem store verify [--repair]` and `iclmem store gc` check and tidy a whole store
+# ({doc}`../book/reproduce`).

@@ -18,31 +18,44 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-PREAMBLE = textwrap.dedent("""
-    import json, os, sys, time
-
+#: The tiny table (written to ``table_csv``) and the tiny reference LTM (``checkpoint_sha256=reference_sha``) every
+#: child script and :func:`tiny_store.inputs` build: the same on every run, so runs in two folders share their keys.
+TINY_INPUTS = textwrap.dedent("""
     import numpy as np, pandas as pd, torch
 
-    from iclmem.data import deduplicate, load_dataset, split_manifest
+    from iclmem.data import deduplicate, load_dataset
     from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 
-    results, log, hang = sys.argv[1], sys.argv[2], sys.argv[3] == "hang"
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"a": rng.normal(size=120), "b": rng.normal(size=120)})
     frame["target"] = (frame.a > 0).astype(int)
-    path = os.path.join(os.path.dirname(os.path.abspath(results)), "table.csv")  # one file for both runs: one run key
-    frame.to_csv(path, index=False)
-    table = deduplicate(load_dataset(path, target="target", task="classification"))
+    frame.to_csv(table_csv, index=False)
+    table = deduplicate(load_dataset(table_csv, target="target", task="classification"))
     torch.manual_seed(0)
     reference = ReferenceLTM(TabularICLTransformer(LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16,
-                                                             max_context=64)).eval(), checkpoint_sha256="tiny-kill")
+                                                             max_context=64)).eval(), checkpoint_sha256=reference_sha)
+""")
+
+PREAMBLE = (
+    textwrap.dedent("""
+    import json, os, sys, time
+
+    from iclmem.data import split_manifest
+
+    results, log, hang = sys.argv[1], sys.argv[2], sys.argv[3] == "hang"
+    table_csv = os.path.join(os.path.dirname(os.path.abspath(results)), "table.csv")  # one file for both runs: one key
+    reference_sha = "tiny-kill"
+""")
+    + TINY_INPUTS
+    + textwrap.dedent("""
     manifest = split_manifest(table, query_size=10, seed=0, results_dir=results)
 
     def note(**entry):
         with open(log, "a") as f:
             f.write(json.dumps(entry) + "\\n")
 """)
+)
 
 
 def start(script: str, results: Path, log: Path, hang: bool = False) -> subprocess.Popen:

@@ -13,7 +13,18 @@ from pathlib import Path
 import pytest
 import torch
 
-from iclmem.chapters.bad_inputs import CASES, BadInput, CommandFailed, catalogue, message_of, raised, unmatched
+from iclmem.chapters.bad_inputs import (
+    CASES,
+    STORE_CASES,
+    BadInput,
+    CommandFailed,
+    catalogue,
+    catalogue_html,
+    message_of,
+    raised,
+    store_catalogue,
+    unmatched,
+)
 from iclmem.notebook import notebook_parameters, read_notebook
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,3 +98,38 @@ def test_the_page_table_runs_the_cases_and_hides_the_temporary_folder():
     assert list(table["error"]) == ["exit status 2", "DataFileNotFoundError", "ValueError"]
     assert table["names problem and fix"].all()
     assert table["message"].str.contains("<folder>").tolist() == [True, True, False]
+
+
+# --- the store's cases (issue 41), beside the bad inputs -------------------------------------------
+
+
+def test_the_store_cases_cover_what_issue_41_names():
+    assert [c.case for c in STORE_CASES] == [
+        "store-damaged-file",
+        "store-truncated-file",
+        "store-two-writers",
+        "store-full-disk",
+        "store-read-only",
+    ]
+    assert all(c.happened.strip() and c.expected and c.says for c in STORE_CASES)
+
+
+@pytest.mark.parametrize("case", STORE_CASES, ids=lambda c: c.case)
+def test_each_store_case_does_what_it_documents(case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "case" / "results"))
+    folder = tmp_path / "case"
+    folder.mkdir()
+    answer = case.run(folder)
+    assert answer.ok, answer
+    assert re.search(case.says, answer.message, re.S), f"the line does not say ({case.says!r}):\n{answer.message}"
+    assert "Traceback" not in answer.message and len(answer.message.splitlines()) == 1, answer.message
+
+
+def test_the_store_table_runs_its_cases_and_hides_the_temporary_folder():
+    table = store_catalogue(only=["store-truncated-file", "store-read-only"])
+    assert list(table["case"]) == ["store-truncated-file", "store-read-only"]
+    assert table["as documented"].all()
+    assert table["what you read"].str.contains("<folder>").all()
+    assert table["what it did"].str.contains("the same metrics").all()
+    assert "as documented" not in catalogue_html(table) and "what you read" in catalogue_html(table)

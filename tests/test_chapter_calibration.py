@@ -482,3 +482,97 @@ def test_condition_m_is_read_against_all_not_pooled():
     assert table.loc[50, "reading"].startswith("M above All")
     without_all = shuffled_contrast(pd.concat([_runs(8), m])).set_index("query_size")
     assert np.isnan(without_all.loc[50, "M minus All"]) and "label condition(s) all" in without_all.loc[50, "reading"]
+
+
+# --- every null draw at once (iclmem.chapters.calibration_null) ----------------------------------------------------
+
+
+OUTCOMES = [MEM, COLL, NOSIG, "context_overfitting", "loss_inversion"]
+
+
+def _seeded_grid(seed: int, epochs=(0, 1, 10, 100)) -> pd.DataFrame:
+    """Three tables (two binary) x 2 lr x Q 50, 512 x N, M, All x ``epochs``, numbers and outcomes drawn with
+    ``seed`` (a permuted summary of the same grid: other numbers, the same rows)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t, k in (("a", 2), ("b", 2), ("c", 300)):
+        for q in (50, 512):
+            for lr in (1e-1, 1e-3):
+                for cond in ("none", "members", "all"):
+                    for e in epochs:
+                        loss, entropy = rng.uniform(0.35, 0.8, 2)
+                        out = OUTCOMES[rng.choice(5, p=[0.3, 0.2, 0.3, 0.1, 0.1])] if e else NOSIG
+                        rows.append(
+                            _row(t, q, lr, e, cond, loss, entropy, out, k=k, tpr10_loss=rng.uniform(0, 0.5),
+                                 tpr1_loss=rng.uniform(0, 0.2), tpr10_entropy=rng.uniform(0, 0.5),
+                                 tpr1_entropy=rng.uniform(0, 0.2), raw_tpr10_loss=rng.uniform(0, 0.4),
+                                 run_key=f"{t}-{q}-{lr}-{cond}", task="classification" if k == 2 else "regression")
+                        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_null_draws_read_at_once_give_the_loop_s_records_to_the_bit():
+    """:mod:`iclmem.chapters.calibration_null` against the draw-by-draw loop on a small case (20 draws), and with
+    missing AUCs and a draw that lacks a row (left to the loop)."""
+    from iclmem.chapters.calibration_null import NullStack, Selected
+
+    ours, null = _seeded_grid(0), [_seeded_grid(s) for s in range(1, 21)]
+    assert calibration_claims(ours, null, "bound", vectorized=True) == calibration_claims(
+        ours, null, "bound", vectorized=False
+    )
+    holes = [f.assign(auc_entropy=np.where(f.index % 7 == 0, np.nan, f.auc_entropy)) for f in null]
+    assert NullStack.of(holes, lambda f: f[f.epoch > 0]) is not None
+    assert NullStack.of(holes) is None  # epoch-0 rows (M_ref) are never a rule's draw
+    assert calibration_claims(ours, holes, "bound") == calibration_claims(ours, holes, "bound", vectorized=False)
+    short = [*null[:5], null[5].iloc[1:]]
+    assert NullStack.of(short, lambda f: f[f.epoch > 0]) is None  # not the same rows: every rule runs draw by draw
+    assert calibration_claims(ours, short, "bound") == calibration_claims(ours, short, "bound", vectorized=False)
+    picked = Selected(null, lambda f: f[f.epoch > 0])
+    assert len(picked) == 20 and not picked._made and (picked[3].epoch > 0).all() and list(picked._made) == [3]
+
+
+def test_tables_needed_reads_every_k_at_once_as_the_scalar_interval_did():
+    from iclmem.chapters.calibration_rules import tables_needed
+    from iclmem.chapters.verdicts import wilson_interval
+
+    def scalar(p0: float, p1: float, power: float = 0.8, max_n: int = 120):
+        from scipy.stats import binom
+
+        for n in range(1, max_n + 1):
+            k = np.arange(n + 1)
+            lo, hi = zip(*(wilson_interval(int(i), n) for i in k), strict=True)
+            accept = (np.asarray(lo) <= p1) & (p1 <= np.asarray(hi))
+            if binom.pmf(k, n, p0)[accept].sum() <= 0.05 and binom.pmf(k, n, p1)[accept].sum() >= power:
+                return n
+        return None
+
+    for p0, p1 in ((0.0, 0.8), (0.2, 0.8), (0.5, 0.2), (0.1, 0.2), (0.8, 0.8)):
+        assert tables_needed(p0, p1, max_n=120) == scalar(p0, p1), (p0, p1)
+
+
+def test_a_difference_of_shares_resamples_each_group_apart():
+    from iclmem.chapters.verdicts import cluster_share_interval
+
+    flags, clusters = np.repeat([True, False, True, True], 3), np.repeat(np.arange(4), 3)
+    none = (np.zeros(6, bool), np.repeat(np.arange(2), 3))
+    # minus a group that never hits: the share's own interval, from the same first draws
+    assert cluster_share_interval(flags, clusters, minus=none) == cluster_share_interval(flags, clusters)
+    lo, hi = cluster_share_interval(flags, clusters, minus=(flags, clusters))
+    assert lo < 0 < hi  # a group against itself
+    assert np.isnan(cluster_share_interval(flags, clusters, minus=(np.zeros(0, bool), []))[0])
+
+
+def test_the_m_minus_all_interval_is_the_shared_cluster_interval():
+    from iclmem.chapters.calibration import shuffled_contrast
+    from iclmem.chapters.verdicts import cluster_share_interval
+
+    m = _runs(8, cond="members", outcome_of=lambda r, e: MEM if r < 6 else NOSIG)
+    a = _runs(8, cond="all", outcome_of=lambda r, e: MEM if r < 3 else NOSIG)
+    table = shuffled_contrast(pd.concat([_runs(8), m, a]), seed=3).set_index("query_size")
+    rng = np.random.default_rng(3)
+    for q in (50, 512):
+        mq, aq = m[m.query_size == q], a[a.query_size == q]
+        lo, hi = cluster_share_interval(
+            mq.outcome == MEM, list(mq.run_key), seed=rng, minus=(aq.outcome == MEM, list(aq.run_key))
+        )
+        assert table.loc[q, "interval"] == f"[{lo:+.3f}, {hi:+.3f}]"

@@ -8,7 +8,8 @@ with status 2 naming what it would have to compute.
 
 Where this process may not mount (not root, no CAP_SYS_ADMIN), the same faults are made by a ``sitecustomize``
 module on the kernel's ``PYTHONPATH`` that makes writes into the store fail with ``ENOSPC`` (past the same
-96 KiB) or ``EROFS`` (``ICLMEM_TEST_NO_MOUNT=1`` forces it, to test it where mounting works).
+96 KiB) or ``EROFS`` (:mod:`iclmem.store_faults`; ``ICLMEM_TEST_NO_MOUNT=1`` forces it, to test it where mounting
+works).
 """
 
 from __future__ import annotations
@@ -52,43 +53,8 @@ NOTEBOOK = (
     + '\nprint("METRICS", run.key, run.metrics.to_csv().replace("\\n", "|"))\n'
 )
 
-FAULTS = textwrap.dedent("""\
-    import builtins, errno, os, pathlib
-
-    _store = os.path.abspath(os.environ["ICLMEM_TEST_STORE"])
-    _mode = os.environ["ICLMEM_TEST_FAULT"]
-    _limit = int(os.environ.get("ICLMEM_TEST_LIMIT", "0"))
-
-    def _inside(path):
-        try:
-            return os.path.abspath(os.fspath(path)).startswith(_store + os.sep)
-        except TypeError:
-            return False
-
-    def _used():
-        return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(_store) for f in fs)
-
-    if _mode == "full":
-        _write_bytes = pathlib.Path.write_bytes
-        def write_bytes(self, data):
-            if _inside(self) and _used() + len(data) > _limit:
-                with open(self, "wb") as f:  # a part is written, then the disk is full
-                    f.write(data[: max(0, _limit - _used())])
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
-            return _write_bytes(self, data)
-        pathlib.Path.write_bytes = write_bytes
-    else:
-        def _refuse(name, real, writes):
-            def wrapped(path, *args, **kwargs):
-                if _inside(path) and writes(*args):
-                    raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
-                return real(path, *args, **kwargs)
-            setattr(os, name, wrapped)
-        _refuse("open", os.open, lambda flags=0, *a: flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
-        _refuse("mkdir", os.mkdir, lambda *a: True)  # Path.mkdir(exist_ok=True) accepts EROFS for a folder there
-        _refuse("replace", os.replace, lambda *a: True)
-        _refuse("unlink", os.unlink, lambda *a: True)
-""")
+#: The kernel's ``sitecustomize``: the fault of :mod:`iclmem.store_faults`, from the environment.
+FAULTS = "from iclmem.store_faults import install_from_environ\n\ninstall_from_environ()\n"
 
 
 def _mount(*args: str) -> bool:

@@ -1,8 +1,10 @@
-"""A damaged artifact is never served (issue 41): 240 seeded faults, bit flips and truncations, over every artifact
-kind (weights, logs, completion records, probe scores, manifests, the LLM completion cache). Each one is set aside
-to quarantine/ with one line naming the damaged file, and computed again to the bytes of the undamaged store;
-for one case of each fine-tuning kind the whole tiny pipeline (manifest, run, probe scores) is rebuilt and equals
-the uninterrupted one. Also: ``iclmem store verify [--repair]`` and ``iclmem store gc``.
+"""A damaged artifact is never served (issue 41): 320 seeded faults, bit flips and truncations, over every artifact
+kind (weights, logs, completion records, probe scores, manifests, the LLM completion cache, a sweep's summaries and
+the book's executed notebooks with their ``.cache.json`` records). Each one is set aside to quarantine/ with one
+line naming the damaged file, and computed again to the bytes of the undamaged store (a sweep summary: to its rows;
+its wall time and host differ); for one case in ten of the fine-tuning kinds and of the executed notebooks the tiny
+pipeline (manifest, run, probe scores) or the tiny book is rebuilt and equals the uninterrupted one. Also:
+``iclmem store verify [--repair]`` and ``iclmem store gc``.
 """
 
 from __future__ import annotations
@@ -14,15 +16,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
+from conftest import write_tiny_notebook
+from random_kills import _comparable
 from tiny_store import CONFIG, build, inputs
 
+import iclmem.book as book
 from iclmem.cli import main
 from iclmem.finetune import finetune
-from iclmem.integrity import QUARANTINE, RECORD, inspect, seal
+from iclmem.integrity import QUARANTINE, RECORD, inspect, read_record, seal
 from iclmem.llm.cache import CachedBackend
 from iclmem.llm.chat import ChatRequest, Completion, Decoding
+from iclmem.sweep import load_grid, run_sweep
 
-CASES_PER_KIND = 40  # 6 kinds: 240 cases, half bit flips, half truncations
+CASES_PER_KIND = 40  # 8 kinds: 320 cases, half bit flips, half truncations
+#: The tiny executed notebook of the tiny book (``<root>/book/_build/executed/``).
+EXECUTED = Path("book/_build/executed/notebooks/tiny.ipynb")
 
 
 class CountingBackend:
@@ -44,15 +53,64 @@ class CountingBackend:
 REQUESTS = [ChatRequest.user(f"prompt {i}", Decoding(8)) for i in range(5)]
 
 
+def _tiny_sweep(root: Path, inp) -> object:
+    """A one-task grid on the tiny table (``<root>/grid/``), its store ``<root>/sweep_results``."""
+    folder = root / "grid"
+    folder.mkdir()
+    shutil.copy(root / "table.csv", folder / "tiny.csv")
+    grid = {
+        "name": "tiny",
+        "datasets": [{"path": "tiny.csv", "target": "target", "task": "classification"}],
+        "learning_rates": [1e-2],
+        "query_sizes": [10],
+        "regimes": ["single_task_fixed"],
+        "epochs": 1,
+        "context_size": 20,
+        "probe": {"max_queries": 4, "manipulations": ["baseline"], "n_boot": 10},
+    }
+    (folder / "grid.yaml").write_text(yaml.safe_dump(grid))
+    return load_grid(folder / "grid.yaml")
+
+
+def _sweep(case_root: Path, grid, inp):
+    return run_sweep(grid, results_dir=case_root / "sweep_results", workers=0, reference=inp.reference, progress=False)
+
+
+def _tiny_book(root: Path) -> Path:
+    """A book of one tiny notebook (``<root>/book``), built (no html) into ``<root>/book/_build``."""
+    project = root / "book"
+    project.mkdir()
+    (project / "_config.yml").write_text("title: tiny\n")
+    (project / "_toc.yml").write_text("format: jb-book\nroot: notebooks/tiny\n")
+    write_tiny_notebook(project / "notebooks" / "tiny.py")
+    book.build_book(project, project / "_build", render_html=False, progress=False)
+    return project
+
+
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
-    """The undamaged store, built once: manifest, run, probe scores; and a completion cache of 5 records."""
+    """The undamaged store, built once: manifest, run, probe scores; a completion cache of 5 records; a one-task
+    sweep; and a tiny book of one executed notebook."""
     root = tmp_path_factory.mktemp("pristine")
     inp = inputs(root)
     manifest, run, scores = build(inp, root / "results")
     CachedBackend(CountingBackend(), root=root / "cache").complete_batch(REQUESTS)
+    grid = _tiny_sweep(root, inp)
+    swept = _sweep(root, grid, inp)
+    assert swept.ran == 1 and swept.summaries[0]["status"] == "ok", swept.summaries
+    _tiny_book(root)
     files = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file() and ".tmp" not in p.name}
-    return {"root": root, "inp": inp, "manifest": manifest, "run": run, "scores": scores, "files": files}
+    return {
+        "root": root,
+        "inp": inp,
+        "manifest": manifest,
+        "run": run,
+        "scores": scores,
+        "files": files,
+        "grid": grid,
+        "sweep_rows": swept.summaries[0]["rows"],
+        "book_key": read_record(root / EXECUTED, book.cache_record(root / EXECUTED))["key"],
+    }
 
 
 def _damage(path: Path, rng: np.random.Generator, flip: bool) -> str:
@@ -90,17 +148,36 @@ def _target(case_root: Path, kind: str, rng: np.random.Generator) -> Path:
         return folders[int(rng.integers(len(folders)))] / "scores.parquet"
     if kind == "manifests":
         return next(p for p in (results / "manifests").iterdir() if not p.name.endswith(RECORD))
+    if kind == "sweep summaries":
+        summaries = sorted((case_root / "sweep_results" / "sweep" / "tiny").iterdir())  # the summary and its record
+        return summaries[int(rng.integers(len(summaries)))]
+    if kind == "executed notebooks":
+        executed = case_root / EXECUTED
+        return [executed, book.cache_record(executed)][int(rng.integers(2))]
     records = sorted(p for p in (case_root / "cache").rglob("*.json") if QUARANTINE not in p.parts)
     return records[int(rng.integers(len(records)))]
 
 
-def _same_as_pristine(pristine: dict, case_root: Path) -> None:
-    """Every file of the pristine store is there again with its bytes (quarantine/ and locks/ aside)."""
+def _same_as_pristine(pristine: dict, case_root: Path, under: str = "results") -> None:
+    """Every file of the pristine store ``under`` is there again with its bytes (quarantine/ and locks/ aside)."""
     for rel, data in pristine["files"].items():
-        assert (case_root / rel).read_bytes() == data, rel
+        if rel.parts[0] == under:
+            assert (case_root / rel).read_bytes() == data, rel
 
 
-@pytest.mark.parametrize("kind", ["weights", "logs", "records", "scores", "manifests", "completion cache"])
+KINDS = [
+    "weights",
+    "logs",
+    "records",
+    "scores",
+    "manifests",
+    "completion cache",
+    "sweep summaries",
+    "executed notebooks",
+]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_damaged_artifact_is_never_served(pristine, tmp_path, capfd, kind):
     inp, counts = pristine["inp"], {"recomputed": 0, "reported": 0}
     started = time.perf_counter()
@@ -141,6 +218,28 @@ def test_a_damaged_artifact_is_never_served(pristine, tmp_path, capfd, kind):
             assert len(_quarantined(results)) == 1, what
             _same_as_pristine(pristine, case_root)
             counts["recomputed"] += 1
+        elif kind == "sweep summaries":
+            again = _sweep(case_root, pristine["grid"], inp)  # the summary is not served: the task runs again
+            assert (again.from_store, again.ran) == (0, 1), what
+            assert again.summaries[0]["rows"] == pristine["sweep_rows"], what
+            assert target.name in capfd.readouterr().err, what
+            assert [q.name.startswith("sweep-tiny-") for q in _quarantined(case_root / "sweep_results")] == [True]
+            summary = next(p for p in target.parent.iterdir() if not p.name.endswith(RECORD))
+            assert inspect(summary, verify=False).state == "ok", what  # written and sealed again
+            counts["recomputed"] += 1
+        elif kind == "executed notebooks":
+            executed, build_dir = case_root / EXECUTED, case_root / "book" / "_build"
+            assert not book._cached(executed, pristine["book_key"], build_dir), what  # never served for its key
+            assert target.name in capfd.readouterr().err, what
+            assert [q.name.startswith("executed-notebooks-tiny.ipynb-") for q in _quarantined(build_dir)] == [True]
+            counts["reported"] += 1
+            if case % 10 == 0:  # the tiny book rebuilt: the notebook executed again, the same as the undamaged one
+                built = book.build_book(case_root / "book", build_dir, render_html=False, progress=False)
+                assert built.executed == ["notebooks/tiny"], what
+                rel = str(EXECUTED)
+                assert _comparable(rel, executed.read_bytes()) == _comparable(rel, pristine["files"][EXECUTED])
+                assert book._cached(executed, read_record(executed, book.cache_record(executed))["key"], build_dir)
+                counts["recomputed"] += 1
         else:
             backend = CountingBackend()
             out = CachedBackend(backend, root=case_root / "cache").complete_batch(REQUESTS)
@@ -217,3 +316,16 @@ def test_store_gc_is_a_dry_run_unless_yes_and_keeps_what_current_keys_reach(pris
     assert not old.exists() and not (store / QUARANTINE / "x").exists()
     assert all(p.exists() for p in kept) and next((store / "finetune").iterdir()).exists()
     assert main(["store", "verify", "--results", str(store)]) == 0
+
+
+def test_store_verify_and_gc_cover_a_sweeps_summaries(pristine, tmp_path, capsys):
+    store = _copy(pristine, tmp_path / "s") / "sweep_results"
+    summary = next(p for p in (store / "sweep" / "tiny").iterdir() if not p.name.endswith(RECORD))
+    assert main(["store", "verify", "--results", str(store)]) == 0
+    assert "0 damaged or incomplete" in capsys.readouterr().out
+    assert main(["store", "gc", "--results", str(store)]) == 0
+    assert "sweep/" not in capsys.readouterr().out  # made by the current code: kept
+    summary.write_text(summary.read_text().replace('"ok"', '"OK"', 1))
+    assert main(["store", "verify", "--results", str(store), "--repair"]) == 0
+    out = capsys.readouterr().out
+    assert f"sweep/tiny/{summary.name}" in out and "sha256 differs" in out and not summary.exists()

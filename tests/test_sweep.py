@@ -219,7 +219,7 @@ def test_sweep_on_a_local_cluster_completes_and_a_rerun_computes_nothing(tmp_pat
     assert sorted(rows.epoch.unique()) == [0, 1, 2]
     random = rows[rows.regime == "multi_task_random"]
     assert (random.members_logged > 30).all()  # every sampled query is a member: more than Q
-    assert len(list(summary_dir("tiny", tmp_path / "results").glob("*.json"))) == 3
+    assert len(_summaries(summary_dir("tiny", tmp_path / "results"))) == 3
     again = run_sweep(grid, results_dir=tmp_path / "results", workers=1, reference=reference, progress=False)
     assert (again.from_store, again.ran, again.engine) == (3, 0, "store")  # no cluster started, nothing re-run
     pd.testing.assert_frame_equal(again.rows(), rows)
@@ -377,6 +377,11 @@ def _group_gone(pgid: int, timeout: float = 30) -> None:
         time.sleep(0.05)
 
 
+def _summaries(folder: Path) -> list[Path]:
+    """The finished summaries of a grid's folder: those whose completion record is written (it follows the file)."""
+    return sorted(p.with_name(p.name.removesuffix(".complete.json")) for p in folder.glob("*.json.complete.json"))
+
+
 def _by_spec(summaries: list[dict]) -> dict[tuple, pd.DataFrame]:
     return {(s["spec"]["regime"], s["spec"]["dataset"]): pd.DataFrame(s["rows"]) for s in summaries}
 
@@ -402,13 +407,13 @@ def test_killed_sweep_resumes_to_the_same_results(tmp_path, reference):
     )
     try:
         deadline = time.monotonic() + 240
-        while not list(folder.glob("*.json")) and proc.poll() is None and time.monotonic() < deadline:
+        while not _summaries(folder) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         _group_gone(proc.pid)
-    finished = len(list(folder.glob("*.json")))
+    finished = len(_summaries(folder))
     assert 1 <= finished < 3, "the sweep was not killed midway"
     resumed = subprocess.run(
         _sweep_cmd(path, tmp_path / "b", ckpt, 1), env=env, capture_output=True, text=True, timeout=300
@@ -418,7 +423,7 @@ def test_killed_sweep_resumes_to_the_same_results(tmp_path, reference):
         resumed.stdout
     )
     a = _by_spec(uninterrupted.summaries)
-    b = _by_spec([json.loads(p.read_text()) for p in folder.glob("*.json")])
+    b = _by_spec([json.loads(p.read_text()) for p in _summaries(folder)])
     assert sorted(a) == sorted(b)
     for spec in a:
         pd.testing.assert_frame_equal(a[spec], b[spec], check_exact=False, rtol=1e-5)
@@ -461,9 +466,9 @@ def test_a_killed_worker_is_replaced_and_the_sweep_finishes_with_the_same_result
     )
     try:
         deadline = time.monotonic() + 240
-        while len(list(folder.glob("*.json"))) < 1 and proc.poll() is None and time.monotonic() < deadline:
+        while len(_summaries(folder)) < 1 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
-        before = {p.name: p.stat().st_mtime_ns for p in folder.glob("*.json")}
+        before = {p.name: p.stat().st_mtime_ns for p in _summaries(folder)}
         workers = [pid for pid, cmd in _children(proc.pid) if "spawn_main" in cmd]
         # 4 tasks on 2 workers: with 1 or 2 done (two finishing at once), both workers hold a task
         assert 1 <= len(before) <= 2 and len(workers) == 2, (before, _children(proc.pid))
@@ -475,7 +480,7 @@ def test_a_killed_worker_is_replaced_and_the_sweep_finishes_with_the_same_result
         _group_gone(proc.pid)
     assert proc.returncode == 0, err
     assert "0 from the store, 4 ran" in out and "failed" not in out.replace("0 failed", ""), out
-    summaries = [json.loads(p.read_text()) for p in folder.glob("*.json")]
+    summaries = [json.loads(p.read_text()) for p in _summaries(folder)]
     assert len(summaries) == 4 and all(s["status"] == "ok" for s in summaries), [s.get("error") for s in summaries]
     assert {name: (folder / name).stat().st_mtime_ns for name in before} == before, "a finished task ran again"
 

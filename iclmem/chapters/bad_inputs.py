@@ -13,6 +13,10 @@ The same table is the test suite's (``tests/test_bad_inputs.py`` runs every case
 expressions) and the appendix page's (:func:`catalogue` runs every case and shows the message),
 so the page shows exactly what the tests check. A command-line case raises :class:`CommandFailed`
 with the exit status and what ``iclmem`` printed on stderr.
+
+Beside them, :data:`STORE_CASES` (:mod:`iclmem.chapters.bad_input_store_cases`, issue 41): what the results store
+does with a damaged file, a truncated file, two writers of one key, a full disk and a read-only store, each run on
+a tiny store by :func:`store_catalogue` (the page's second table), with what the package did measured.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from .bad_input_entry_cases import _chapter_cases, _cli_cases, _notebook_cases
 from .bad_input_kit import BadInput, CaseError, CommandFailed
 from .bad_input_model_cases import _adapter_cases, _model_cases
 from .bad_input_run_cases import _claims_cases, _llm_cases, _sweep_cases
+from .bad_input_store_cases import STORE_CASES, StoreAnswer, StoreCase, store_catalogue
 
 
 def _cases() -> list[BadInput]:
@@ -109,9 +114,15 @@ def catalogue(cases: Sequence[BadInput] = CASES, only: Sequence[str] = ()) -> pd
     return pd.DataFrame(rows)
 
 
+#: The columns of :func:`catalogue` and :func:`store_catalogue` that say whether a case did what it documents (the
+#: summary line counts them; the table does not show them).
+CHECK_COLUMNS = ("names problem and fix", "as documented")
+
+
 def catalogue_html(table: pd.DataFrame) -> str:
-    """The catalogue as an HTML table without index; messages keep their line breaks."""
-    body = table.drop(columns=["names problem and fix"]).to_html(
+    """A catalogue (:func:`catalogue` or :func:`store_catalogue`) as an HTML table without index; the fifth column
+    (the message the user reads) keeps its line breaks."""
+    body = table.drop(columns=[c for c in CHECK_COLUMNS if c in table]).to_html(
         index=False, escape=True, classes="bad-inputs", border=0
     )
     style = (
@@ -131,8 +142,21 @@ def summary_text(table: pd.DataFrame) -> str:
     )
 
 
+def store_summary_text(table: pd.DataFrame) -> str:
+    """One line: how many store cases ran and how many did what they document."""
+    ok = int(table["as documented"].sum())
+    return (
+        f"{len(table)} store cases, each run on a tiny store while this page was built; {ok} of them did what they "
+        "document (nothing damaged served, the work done once, nothing partial left)."
+    )
+
+
 __all__ = [
     "CASES",
+    "CHECK_COLUMNS",
+    "STORE_CASES",
+    "StoreAnswer",
+    "StoreCase",
     "BadInput",
     "CaseError",
     "CommandFailed",
@@ -141,6 +165,8 @@ __all__ = [
     "error_name",
     "message_of",
     "raised",
+    "store_catalogue",
+    "store_summary_text",
     "summary_text",
     "unmatched",
 ]

@@ -55,6 +55,17 @@ def _point(label: str, paper: float, k: int, n: int) -> dict:
     return {"label": label, "paper": float(paper), "build": k / n if n else math.nan, "lo": lo, "hi": hi}
 
 
+def null_evidence(
+    rule: Callable[[pd.DataFrame], Evidence],
+    null: Sequence[pd.DataFrame] | None,
+    null_draws: Callable[[], Sequence[Evidence] | None] | None = None,
+) -> list[Evidence]:
+    """``rule`` on every permuted summary of ``null``: from ``null_draws`` (all draws at once) where it answers, else
+    draw by draw."""
+    found = null_draws() if null_draws is not None and null else None
+    return list(found) if found is not None else [rule(frame) for frame in (null or [])]
+
+
 def judge(
     claim_id: str,
     paper: str,
@@ -66,6 +77,7 @@ def judge(
     fmt: str = "{:.3g}",
     no_null: str | None = None,
     structural: Callable[[Sequence[Evidence]], str] | None = None,
+    null_draws: Callable[[], Sequence[Evidence] | None] | None = None,
 ) -> dict:
     """The record of one claim: ``rule`` on ``summary``, its null rate over the permuted summaries ``null``.
 
@@ -74,7 +86,8 @@ def judge(
     ``no_null``: why no membership null applies (the rule does not read membership), in place of ``null``.
     When the rule agrees in more than :data:`~iclmem.stats.NULL_LEVEL` of the null draws, no build of this grid's
     size can read reproduced whatever its data, and the reason says so ("structural"); ``structural`` (given the
-    null draws' evidence) names the size at which the rule could decide.
+    null draws' evidence) names the size at which the rule could decide. ``null_draws``: the rule's evidence on every
+    draw of ``null`` computed at once (:mod:`iclmem.chapters.calibration_null`), or None to run it draw by draw.
     """
     ev = rule(summary)
     points = [p for p in ev.points if np.isfinite(p["build"])] or None
@@ -93,7 +106,7 @@ def judge(
             observed=fmt.format(ev.statistic),
             points=points,
         )
-    draws = [rule(frame) for frame in (null or [])]
+    draws = null_evidence(rule, null, null_draws)
     if not draws:
         verdict = (
             "inconclusive"

@@ -15,13 +15,16 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..intervals import wilson
 from ..outcomes import OUTCOME_ORDER, SHORT, Outcome, reclassify, with_primary_metric
 from ..probe.null import permutations
-from .calibration_judge import MEMBERSHIP_NULL, Evidence, _point, judge
+from .calibration_judge import MEMBERSHIP_NULL, Evidence, _point, judge, null_evidence
+from .calibration_null import NullStack, Selected, draws_of
 from .calibration_tables import MEMORIZATION, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, calibration_effect
 from .claims import claim_record
 from .probing import MEMBERSHIP_CONDITIONS, PAPER_PEAKS, detectable_rows, fine_tuned, membership_rows
 from .verdicts import (
+    WILSON_Z,
     cluster_share_agreement,
     cluster_share_interval,
     evidence_verdict,
@@ -29,7 +32,6 @@ from .verdicts import (
     share_agreement,
     share_text,
     summarize_null,
-    wilson_interval,
 )
 
 #: C1 and C3 (Sec. 5, Sec. 6): tasks with detectable memorization / with TPR@1% > 0.1, of the 10 evaluated.
@@ -441,7 +443,12 @@ def _calibration(summary: pd.DataFrame) -> Evidence:
     )
 
 
-def calibration_claim(summary: pd.DataFrame, null: Sequence[pd.DataFrame] | None, paper: str) -> dict:
+def calibration_claim(
+    summary: pd.DataFrame,
+    null: Sequence[pd.DataFrame] | None,
+    paper: str,
+    null_draws: Callable[[], Sequence[Evidence] | None] | None = None,
+) -> dict:
     """C11 (App. A.4): computed and shown, but *not testable here* against a membership null.
 
     C11 says that most raw TPR@10% signals are difficulty artifacts, i.e. not membership. Permuting membership
@@ -453,8 +460,7 @@ def calibration_claim(summary: pd.DataFrame, null: Sequence[pd.DataFrame] | None
     ev = _calibration(summary)
     if not ev.testable:
         return claim_record("C11", paper, ev.ours, "not testable here", ev.reason, ev.interval)
-    draws = [_calibration(frame) for frame in (null or [])]
-    draws = [d for d in draws if d.testable]
+    draws = [d for d in null_evidence(_calibration, null, null_draws) if d.testable]
     fields: dict = {}
     if draws:
         summary_null = summarize_null(ev.statistic, [d.statistic for d in draws], [bool(d.agrees) for d in draws])
@@ -489,8 +495,8 @@ def tables_needed(p0: float, p1: float, power: float = 0.8, max_n: int = 500) ->
 
     for n in range(1, max_n + 1):
         k = np.arange(n + 1)
-        lo, hi = zip(*(wilson_interval(int(i), n) for i in k), strict=True)
-        accept = (np.asarray(lo) <= p1) & (p1 <= np.asarray(hi))
+        lo, hi = wilson(k, n, WILSON_Z)  # wilson_interval of every k at once (the same numbers)
+        accept = (lo <= p1) & (p1 <= hi)
         if binom.pmf(k, n, p0)[accept].sum() <= 0.05 and binom.pmf(k, n, p1)[accept].sum() >= power:
             return n
     return None
@@ -539,7 +545,10 @@ def _localized(summary: pd.DataFrame) -> Evidence:
 
 
 def calibration_claims(
-    summary: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFrame] | None = None, reading: str = "bound"
+    summary: pd.DataFrame,
+    null: pd.DataFrame | Sequence[pd.DataFrame] | None = None,
+    reading: str = "bound",
+    vectorized: bool = True,
 ) -> list[dict]:
     """Claim records C1-C9, C11, C15, C16 from the chapter's probing summary (one row per run x epoch).
 
@@ -548,13 +557,29 @@ def calibration_claims(
     (:func:`iclmem.outcomes.reclassify`; default: the book's ``bound`` reading), and so does every permuted summary
     (reclassified here), and the records name it. Membership-null claims read label conditions N and All only
     (:func:`membership_rows`); C4 (collapse, no membership) reads every run with a learning-rate null, C8 its own
-    table-level null. Without ``null`` no membership-null claim can read "reproduced".
+    table-level null. Without ``null`` no membership-null claim can read "reproduced". ``vectorized``: each rule
+    reads all null draws at once (:mod:`iclmem.chapters.calibration_null`, the same numbers); False runs it draw by
+    draw.
     """
     if isinstance(null, pd.DataFrame):
         null = permutations(reclassify(null, reading))
     which = f" (outcome rule: {reading} reading of Tab. 3)"
     ours = membership_rows(summary)
-    null_m = None if null is None else [fine_tuned(membership_rows(frame)) for frame in null]
+
+    def select(frame: pd.DataFrame) -> pd.DataFrame:
+        return fine_tuned(membership_rows(frame))
+
+    null_m = None if null is None else Selected(null, select)
+    stacked: list[NullStack | None] = []
+
+    def fast(claim_id: str) -> Callable[[], list[Evidence] | None] | None:
+        def answer() -> list[Evidence] | None:
+            if not stacked:
+                stacked.append(NullStack.of(null_m.frames if null_m is not None else [], select))
+            return draws_of(claim_id, stacked[0])
+
+        return answer if vectorized else None
+
     where = (
         f"; membership-null rules read label conditions {' and '.join(MEMBERSHIP_CONDITIONS)} only "
         f"({len(fine_tuned(ours))} of {len(fine_tuned(summary))} fine-tuned rows)"
@@ -565,55 +590,55 @@ def calibration_claims(
     }
     c1_paper = PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1]
     c3_paper = PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1]
+
+    def membership(claim_id: str, paper: str, rule: Callable[[pd.DataFrame], Evidence], **options) -> dict:
+        """A membership-null claim's record (:func:`judge` on the N and All rows and the null's draws)."""
+        return judge(claim_id, paper, rule, ours, null_m, null_draws=fast(claim_id), **options)
+
     records = [
-        judge(
+        membership(
             "C1",
             f"{PAPER_DETECTABLE_TASKS[0]}/{PAPER_DETECTABLE_TASKS[1]} tasks",
             _detectable_tables,
-            ours,
-            null_m,
             fmt="{:.2f}",
             structural=_tables_size(c1_paper),
         ),
-        judge("C2", f"max AUC(Delta S) {PAPER_PEAKS['auc']:.3f}", _peak, ours, null_m, fmt="{:.3f}"),
-        judge(
+        membership("C2", f"max AUC(Delta S) {PAPER_PEAKS['auc']:.3f}", _peak, fmt="{:.3f}"),
+        membership(
             "C3",
             f"{PAPER_TPR1_TASKS[0]}/{PAPER_TPR1_TASKS[1]} tasks",
             _tpr1_tables,
-            ours,
-            null_m,
             fmt="{:.2f}",
             structural=_tables_size(c3_paper),
         ),
         collapse_claim(summary, paper_shares[Outcome.COLLAPSE.value] + "; the most frequent; at lr >= 1e-2"),
-        judge(
+        membership(
             "C5",
             paper_shares[Outcome.INVERSION.value],
             _share_rule([Outcome.INVERSION.value]),
-            ours,
-            null_m,
             fmt="{:.3f}",
         ),
-        judge("C6", paper_shares[MEMORIZATION] + "; Q=50 above Q=512", _detectable_by_q, ours, null_m, fmt="{:.3f}"),
-        judge(
+        membership(
+            "C6",
+            paper_shares[MEMORIZATION] + "; Q=50 above Q=512",
+            _detectable_by_q,
+            fmt="{:.3f}",
+        ),
+        membership(
             "C7",
             f"context overfitting {paper_shares[Outcome.CONTEXT_OVERFITTING.value]}; no signal "
             f"{paper_shares[Outcome.NO_SIGNAL.value]}",
             _share_rule([Outcome.CONTEXT_OVERFITTING.value, Outcome.NO_SIGNAL.value]),
-            ours,
-            null_m,
             fmt="{:.3f}",
         ),
         binary_claim(summary, "binary tasks most vulnerable at Q=50 (chocolate_bar 13 configs, coffee 8)"),
-        judge(
+        membership(
             "C9",
             f"Q=50: {percent(PAPER_TEMPORAL['q50_epoch1'])} at epoch 1, {percent(PAPER_TEMPORAL['q50_epoch250'])} by "
             "epoch "
             f"250; Q=512: peak {percent(PAPER_TEMPORAL['q512_peak'])} at epoch {PAPER_TEMPORAL['q512_peak_epoch']}, "
             "then vanishes",
             _temporal,
-            ours,
-            null_m,
             fmt="{:+.3f}",
         ),
         calibration_claim(
@@ -622,13 +647,12 @@ def calibration_claims(
             f"{PAPER_CALIBRATION['vanished']} of {PAPER_CALIBRATION['raw_tpr10_signals']} raw TPR@10% signals vanish "
             f"({percent(PAPER_CALIBRATION['vanished'] / PAPER_CALIBRATION['raw_tpr10_signals'])}), "
             f"{PAPER_CALIBRATION['calibrated_signals']} remain",
+            fast("C11"),
         ),
-        judge(
+        membership(
             "C15",
             f"beer_ratings Q=512: AUC {PAPER_LOCALIZED['auc']:.2f} but TPR@10% {PAPER_LOCALIZED['tpr10']:.2f}",
             _localized,
-            ours,
-            null_m,
             fmt="{:.2f}",
         ),
     ]

@@ -25,6 +25,7 @@ from ..outcomes import (
 )
 from ..stats import beyond_null, min_detectable_auc, null_range
 from .probing import PAPER_PEAKS, detectable_rows, fine_tuned
+from .verdicts import cluster_share_interval
 
 MEMORIZATION = Outcome.MEMORIZATION.value
 KEYS = ["dataset", "query_size", "learning_rate", "epoch"]
@@ -292,29 +293,24 @@ def shuffled_contrast(summary: pd.DataFrame, n_boot: int = 2000, seed: int = 0) 
     no memorization, and permuting membership understates chance. Under All both pools carry shuffled labels: the
     label type is the same on both sides, and what M adds over All is the label-type signal. Per Q: the detectable
     share under N, M and All (run x epoch rows), and M minus All with a 95% interval from a bootstrap over runs
-    (each condition's runs resampled apart). A condition missing from the grid gives NaN and says so.
-    """
+    (each condition's runs resampled apart, :func:`~iclmem.chapters.verdicts.cluster_share_interval`). A condition
+    missing from the grid gives NaN and says so."""
     s = fine_tuned(summary)
     rng = np.random.default_rng(seed)
     rows = []
     for q in sorted(s.query_size.unique()):
         at_q = s[s.query_size == q]
         row: dict = {"query_size": int(q)}
-        boots = {}
+        parts = {}
         for cond in CONTRAST_CONDITIONS:
             part = at_q[at_q.label_condition == cond]
-            flags = (part.outcome == MEMORIZATION).to_numpy(float)
+            flags = (part.outcome == MEMORIZATION).to_numpy(bool)
             row[f"detectable {cond}"] = float(flags.mean()) if len(flags) else np.nan
             row[f"runs {cond}"] = int(part.run_key.nunique()) if len(part) else 0
             if len(part):
-                codes, uniq = pd.factorize(part.run_key)
-                hits = np.bincount(codes, weights=flags, minlength=len(uniq))
-                sizes = np.bincount(codes, minlength=len(uniq)).astype(float)
-                pick = rng.integers(0, len(uniq), (n_boot, len(uniq)))
-                boots[cond] = hits[pick].sum(axis=1) / sizes[pick].sum(axis=1)
-        if "members" in boots and "all" in boots:
-            diff = boots["members"] - boots["all"]
-            lo, hi = np.quantile(diff, [0.025, 0.975])
+                parts[cond] = (flags, list(part.run_key))
+        if "members" in parts and "all" in parts:
+            lo, hi = cluster_share_interval(*parts["members"], n_boot=n_boot, seed=rng, minus=parts["all"])
             row["M minus All"] = row["detectable members"] - row["detectable all"]
             row["interval"] = f"[{lo:+.3f}, {hi:+.3f}]"
             row["reading"] = (
@@ -325,7 +321,7 @@ def shuffled_contrast(summary: pd.DataFrame, n_boot: int = 2000, seed: int = 0) 
                 else "M and All not separable at this size"
             )
         else:
-            missing = [c for c in ("members", "all") if c not in boots]
+            missing = [c for c in ("members", "all") if c not in parts]
             row["M minus All"] = np.nan
             row["interval"] = ""
             row["reading"] = f"not in the grid: label condition(s) {', '.join(missing)} (add them to label_conditions)"

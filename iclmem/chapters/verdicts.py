@@ -27,8 +27,11 @@ import pandas as pd
 from ..intervals import wilson
 from ..stats import NULL_LEVEL, beyond_null, null_range
 
+#: The z of :func:`wilson_interval` (95%).
+WILSON_Z = 1.959964
 
-def wilson_interval(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+
+def wilson_interval(k: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
     """95% Wilson score interval of a proportion ``k / n`` (``(nan, nan)`` for ``n == 0``;
     :func:`iclmem.intervals.wilson`)."""
     lo, hi = wilson(k, n, z)
@@ -61,24 +64,41 @@ def share_agreement(k: int, n: int, paper_share: float) -> tuple[bool | None, st
     )
 
 
-def cluster_share_interval(
-    flags: Sequence[bool], clusters: Sequence[Any], n_boot: int = 2000, seed: int = 0, level: float = 0.95
-) -> tuple[float, float]:
-    """Percentile interval of the share of ``flags`` with whole clusters resampled (a run and its probed epochs are
-    one unit).
-
-    The rows of one cluster (the epochs of one fine-tuning run) are not independent, so a Wilson interval over rows
-    is too narrow; resampling clusters with replacement keeps their dependence. ``(nan, nan)`` without rows; with a
-    single cluster the interval is its share (nothing to resample: the width says so).
-    """
+def _cluster_shares(
+    flags: Sequence[bool], clusters: Sequence[Any], n_boot: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``n_boot`` shares of ``flags`` over clusters resampled with replacement (``(n_boot,)``)."""
     f = np.asarray(flags, dtype=float)
-    if not len(f):
-        return math.nan, math.nan
     codes, uniq = pd.factorize(pd.Series(list(clusters)))
     hits = np.bincount(codes, weights=f, minlength=len(uniq))
     sizes = np.bincount(codes, minlength=len(uniq)).astype(float)
-    pick = np.random.default_rng(seed).integers(0, len(uniq), (n_boot, len(uniq)))
-    shares = hits[pick].sum(axis=1) / sizes[pick].sum(axis=1)
+    pick = rng.integers(0, len(uniq), (n_boot, len(uniq)))
+    return hits[pick].sum(axis=1) / sizes[pick].sum(axis=1)
+
+
+def cluster_share_interval(
+    flags: Sequence[bool],
+    clusters: Sequence[Any],
+    n_boot: int = 2000,
+    seed: int | np.random.Generator = 0,
+    level: float = 0.95,
+    minus: tuple[Sequence[bool], Sequence[Any]] | None = None,
+) -> tuple[float, float]:
+    """Percentile interval of the share of ``flags`` with whole clusters resampled (a run and its probed epochs are
+    one unit); with ``minus=(flags, clusters)`` of a second group, the interval of the difference of the two shares,
+    each group's clusters resampled apart (in one draw each).
+
+    The rows of one cluster (the epochs of one fine-tuning run) are not independent, so a Wilson interval over rows
+    is too narrow; resampling clusters with replacement keeps their dependence. ``(nan, nan)`` without rows; with a
+    single cluster the interval is its share (nothing to resample: the width says so). ``seed``: a seed, or a
+    generator that several intervals draw from in turn.
+    """
+    if not len(flags) or (minus is not None and not len(minus[0])):
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    shares = _cluster_shares(flags, clusters, n_boot, rng)
+    if minus is not None:
+        shares = shares - _cluster_shares(minus[0], minus[1], n_boot, rng)
     lo, hi = np.quantile(shares, [(1 - level) / 2, (1 + level) / 2])
     return float(lo), float(hi)
 

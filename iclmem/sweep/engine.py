@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import traceback
@@ -12,14 +11,22 @@ from typing import Any
 
 import pandas as pd
 
-from ..atomic import atomic_write_text
 from ..grid import RunSpec
 from ..ltm import ReferenceLTM
 from ..progress import Bar
 from ..store import results_root
 from ..workers import worker_count
 from .gridfile import Grid, SweepError
-from .tasks import _summary, read_summary, reference_sha, run_task, spec_key, summary_dir, sweep_code_version
+from .tasks import (
+    _summary,
+    read_summary,
+    reference_sha,
+    run_task,
+    spec_key,
+    summary_dir,
+    sweep_code_version,
+    write_summary,
+)
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -257,10 +264,7 @@ def _submit(
                 error=f"{type(exc).__name__}: {exc}",
                 traceback=traceback.format_exc(),
             )
-            atomic_write_text(
-                summary_dir(grid.name, kwargs["results_dir"]) / f"{key}.json",
-                json.dumps(out[key], indent=1, default=str),
-            )
+            write_summary(summary_dir(grid.name, kwargs["results_dir"]) / f"{key}.json", out[key])
         bar.update(1)
     return out
 

@@ -2,7 +2,9 @@
 
 The summary ``<results>/sweep/<grid name>/<spec key>.json`` is written atomically when the task
 ends: status ``ok`` with one row per (dataset, probing epoch), or ``error`` with the exception and
-its traceback. The spec key hashes the spec, the probe settings, the dataset sources, the
+its traceback; its completion record ``<spec key>.json.complete.json`` follows (the file's sha256,
+:mod:`iclmem.integrity`), and a summary is read only when it matches it.
+The spec key hashes the spec, the probe settings, the dataset sources, the
 reference checkpoint's sha256 and the version of the code that computes the rows.
 """
 
@@ -26,6 +28,7 @@ from ..atomic import atomic_write_text
 from ..data.dataset import Dataset
 from ..finetune import FinetuneRun
 from ..grid import RunSpec, probe_views, run_spec
+from ..integrity import seal, served
 from ..ltm import ReferenceLTM, load_checkpoint, load_reference
 from ..regimes import JointRun
 from ..store import code_version, content_key, results_root
@@ -86,12 +89,26 @@ def summary_dir(grid_name: str, results_dir: str | Path | None = None) -> Path:
     return results_root(results_dir) / "sweep" / grid_name
 
 
+def summary_store(path: Path) -> Path:
+    """The results store of a summary ``<results>/sweep/<grid name>/<key>.json``."""
+    return Path(path).parents[2]
+
+
 def read_summary(path: Path) -> dict | None:
-    """A task's summary, or None when it is missing or unreadable (an unreadable one is re-run)."""
+    """A task's summary, or None when it is missing, has no completion record, or does not match its record (a
+    damaged one is moved to ``<results>/quarantine/`` with one line naming it; the task is run again)."""
+    if not served(path, summary_store(path)):
+        return None
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+
+
+def write_summary(path: Path, summary: dict) -> None:
+    """Write a task's summary atomically, then its completion record (sha256 of the file, :mod:`iclmem.integrity`)."""
+    atomic_write_text(path, json.dumps(summary, indent=1, default=str))
+    seal(path, __name__, sweep_code_version())
 
 
 @lru_cache(maxsize=4)
@@ -227,7 +244,7 @@ def run_task(
             error=f"{type(exc).__name__}: {exc}",
             traceback=traceback.format_exc(),
         )
-    atomic_write_text(path, json.dumps(out, indent=1, default=str))
+    write_summary(path, out)
     return out
 
 
@@ -238,6 +255,7 @@ __all__ = [
     "run_task",
     "spec_key",
     "summary_dir",
+    "write_summary",
     "task_reference",
     "sweep_code_version",
 ]
