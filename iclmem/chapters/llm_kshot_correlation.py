@@ -263,8 +263,14 @@ def claim_d8(
     n_boot: int = N_BOOT,
     seed: int = 0,
     n_perm: int = N_PERMUTATIONS,
+    labels_in_training: bool | None = None,
 ) -> ClaimResult:
     """D8 (Sec. 5.2, Observation 2): accuracy on memorized instances exceeds accuracy on non-memorized ones.
+
+    ``labels_in_training``: whether the model's training texts held the instances' labels (the controlled fine-tune's
+    ``finetune_labels``; None: unknown, as for a hosted model, whose training data are the datasets with their
+    labels). With False the claim is not testable here: membership cannot raise accuracy, so the contamination
+    D8 reflects cannot occur.
 
     Checked on the focus model with **all** its instances (members and non-members: memorized vs not is the split):
     per (setting, k) cell holding both groups, accuracy of the memorized minus the non-memorized instances, averaged
@@ -276,6 +282,14 @@ def claim_d8(
     instance's memorization moves whole, all settings and ks). A within-instance permutation across k would keep an
     instance-level link, which is the claim itself.
     """
+    if labels_in_training is False:
+        return _needs(
+            "D8",
+            paper_d8(),
+            "the fine-tuning texts hold no labels",
+            "The model was fine-tuned on its members' texts without their labels (finetune_labels off): having seen "
+            "an instance cannot teach its label, so the contamination D8 reflects cannot occur in this build.",
+        )
     c = correct_matrix(perf, focus, members_only=False)
     run = [s for s in SHORT_SETTINGS if s in set(focus.rows(mem, False)["setting"])]
     ks = list(c.columns)

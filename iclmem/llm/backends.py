@@ -430,17 +430,18 @@ class OpenAIBackend:
         chat messages, with the chat template), or None when the server has none (asked once)."""
         if self._tokenize_ok is False:
             return None
-        try:
-            import httpx
+        import urllib.request
 
-            root = self.base_url.rstrip("/").removesuffix("/v1")
-            resp = httpx.post(
-                f"{root}/tokenize",
-                json={"model": self.model_id, "messages": request.message_dicts(), "add_generation_prompt": True},
-                headers={"Authorization": f"Bearer {getattr(self.client, 'api_key', '')}"},
-                timeout=10.0,
-            )
-            count = resp.json().get("count") if resp.status_code == 200 else None
+        root = self.base_url.rstrip("/").removesuffix("/v1")
+        body = {"model": self.model_id, "messages": request.message_dicts(), "add_generation_prompt": True}
+        req = urllib.request.Request(
+            f"{root}/tokenize",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.client.api_key}"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=10.0) as resp:  # noqa: S310 - the user's own server URL
+                count = json.loads(resp.read()).get("count")
         except Exception:  # noqa: BLE001 - no such endpoint (OpenAI), offline: the estimate is used
             count = None
         self._tokenize_ok = isinstance(count, int)

@@ -70,8 +70,8 @@ class ReplicationConfig:
     #: completions end at 100 / 10 tokens, Sec. 4 "Model"); ("\n",) cuts them at the first newline.
     stop: tuple[str, ...] = ()
     #: Fine-tuning texts carry each member's label (``"<text> Label: <label>."``): contamination as the paper's
-    #: datasets have it (their rows hold the label), which claims D8 and Finding 5 need: without it, membership
-    #: cannot raise classification accuracy.
+    #: datasets have it (their rows hold the label), which claim D8 (Sec. 5.2 Obs. 2) and Obs. 4 (contamination
+    #: inflates performance) need: without it, membership cannot raise classification accuracy.
     finetune_labels: bool = False
 
     def __post_init__(self) -> None:
