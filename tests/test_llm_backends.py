@@ -33,6 +33,15 @@ from iclmem.llm.replication import (
 )
 
 
+def _send_json(handler, status: int, body: bytes) -> None:
+    """Answer an ``http.server`` request with a JSON ``body``."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 @pytest.fixture(scope="module")
 def backend() -> InProcessBackend:
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
@@ -214,11 +223,7 @@ def test_openai_backend_adopts_the_window_the_server_reports(monkeypatch):
                     ],
                 }
             ).encode()
-            self.send_response(200 if self.path.endswith("/models") else 404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            _send_json(self, 200 if self.path.endswith("/models") else 404, body)
 
         def log_message(self, *args):
             pass
@@ -292,11 +297,7 @@ def test_openai_token_count_is_the_servers_where_it_tokenizes_else_a_lower_estim
             payload = _json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             asked.append(self.path)
             body = _json.dumps({"count": 7 * len(payload["messages"])}).encode()
-            self.send_response(200 if self.path == "/tokenize" else 404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            _send_json(self, 200 if self.path == "/tokenize" else 404, body)
 
         def log_message(self, *args):
             pass

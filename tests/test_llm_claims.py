@@ -561,11 +561,22 @@ def test_d6_threshold_comes_from_the_paper_constant(monkeypatch):
     assert claim_d6(mem, gain, FT, n_boot=100).verdict == "reproduced" and "~30%" in llm_kshot.paper_d6()
 
 
+def by_k(hits: dict[int, int]) -> dict[int, list[str]]:
+    """Memorization by k: ``hits[k]`` of the N instances memorized exactly."""
+    return {k: share(n) for k, n in hits.items()}
+
+
+def correct_by_k(hits: dict[int, int]) -> pd.DataFrame:
+    """Classification by k: ``hits[k]`` of the N instances right."""
+    return perf_frame({k: share(n, True, False) for k, n in hits.items()})
+
+
+D7_MEM = {0: 0, 10: 6, 25: 12, 50: 18}
+D7_RISING = {0: 2, 10: 7, 25: 12, 50: 17}
+
+
 def test_d7_reproduced_when_accuracy_rises_above_chance_and_memorization_follows_it_beyond_k_0():
-    mem = mem_frame(same_in_all_settings({0: share(0), 10: share(6), 25: share(12), 50: share(18)}))
-    rising = perf_frame(
-        {0: share(2, True, False), 10: share(7, True, False), 25: share(12, True, False), 50: share(17, True, False)}
-    )
+    mem, rising = mem_frame(same_in_all_settings(by_k(D7_MEM))), correct_by_k(D7_RISING)
     r = claim_d7(mem, rising, FT, n_boot=200, chance=0.25)
     assert r.verdict == "reproduced" and "full r = 1.00" in r.ours and "seg. only r = 1.00" in r.ours
     assert "chance 25%" in r.ours and "above chance at k = 25, 50" in r.ours
@@ -578,10 +589,7 @@ def test_d7_reproduced_when_accuracy_rises_above_chance_and_memorization_follows
 
 def test_d7_not_testable_when_icl_only_copies_one_label_at_chance():
     """The issue's build: 0% at k = 0 (free text), then one label for every instance (25% of 4 balanced labels)."""
-    mem = mem_frame(same_in_all_settings({0: share(0), 10: share(6), 25: share(12), 50: share(18)}))
-    copied = perf_frame(
-        {0: share(0, True, False), 10: share(5, True, False), 25: share(5, True, False), 50: share(5, True, False)}
-    )
+    mem, copied = mem_frame(same_in_all_settings(by_k(D7_MEM))), correct_by_k({0: 0, 10: 5, 25: 5, 50: 5})
     r = claim_d7(mem, copied, FT, n_boot=200, chance=0.25)
     assert r.verdict == "not testable here" and "above chance" in r.reason and "no k > 0" in r.reason
     assert "r = " in r.ours  # the coefficients are shown, not judged
@@ -589,10 +597,7 @@ def test_d7_not_testable_when_icl_only_copies_one_label_at_chance():
 
 def test_d7_not_testable_where_icl_does_not_beat_zero_shot():
     """The paper claims nothing where ICL does not help (RTE): no r < 0 expectation."""
-    mem = mem_frame(same_in_all_settings({0: share(0), 10: share(6), 25: share(12), 50: share(18)}))
-    falling = perf_frame(
-        {0: share(18, True, False), 10: share(16, True, False), 25: share(14, True, False), 50: share(12, True, False)}
-    )
+    mem, falling = mem_frame(same_in_all_settings(by_k(D7_MEM))), correct_by_k({0: 18, 10: 16, 25: 14, 50: 12})
     r = claim_d7(mem, falling, FT, n_boot=200, chance=0.25)
     assert r.verdict == "not testable here" and "does not exceed zero-shot" in r.reason
 
@@ -612,19 +617,14 @@ def test_d7_a_shared_jump_from_k_0_is_inconclusive_under_the_null_that_keeps_k_0
 
 
 def test_d7_differs_when_memorization_falls_while_accuracy_rises():
-    mem = mem_frame(same_in_all_settings({0: share(0), 10: share(18), 25: share(12), 50: share(4)}))
-    rising = perf_frame(
-        {0: share(2, True, False), 10: share(7, True, False), 25: share(12, True, False), 50: share(17, True, False)}
-    )
+    mem = mem_frame(same_in_all_settings(by_k({0: 0, 10: 18, 25: 12, 50: 4})))
+    rising = correct_by_k(D7_RISING)
     r = claim_d7(mem, rising, FT, n_boot=200, chance=0.25)
     assert r.verdict == "differs" and "3 wholly below it" in r.reason
 
 
 def test_d7_reads_chance_from_the_labels_and_needs_it():
-    mem = mem_frame(same_in_all_settings({0: share(0), 10: share(6), 25: share(12), 50: share(18)}))
-    rising = perf_frame(
-        {0: share(2, True, False), 10: share(7, True, False), 25: share(12, True, False), 50: share(17, True, False)}
-    )
+    mem, rising = mem_frame(same_in_all_settings(by_k(D7_MEM))), correct_by_k(D7_RISING)
     with pytest.raises(ValueError, match="chance"):
         claim_d7(mem, rising.drop(columns="label"), FT, n_boot=50)
     assert "chance 25%" in claim_d7(mem, rising, FT, n_boot=50, n_perm=50).ours
