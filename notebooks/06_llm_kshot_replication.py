@@ -234,8 +234,8 @@ quality.table()
 
 # %% [markdown]
 # Most of those pairs are hand-written, and the book's own completions look different: mostly table rows that
-# drift from the reference. So the judge is also measured on 111 pairs drawn from the completions of this chapter's
-# runs (`iclmem/llm/judge_pairs_completions.csv`): every distinct pair the offline judge called near-exact and a
+# drift from the reference. So the judge is also measured on 111 pairs drawn from the completions of an earlier build
+# of this chapter (on `wine_vivino`, table rows like this build's; `iclmem/llm/judge_pairs_completions.csv`): every distinct pair the offline judge called near-exact and a
 # seeded sample of its inexact calls, each labelled by reading it against the paper's definitions. Its thresholds
 # stay the shipped ones, never fitted on these pairs, and the LLM judge's few-shot examples are left out of both sets.
 

@@ -118,6 +118,8 @@ def test_m1_reproduced_only_with_a_signal_an_equivalence_and_a_lowered_differenc
     record = m1_record(gone)
     assert record["verdict"] == "reproduced" and record["null_rate"] <= 0.05
     assert "within 0.5 ± 0.05" in record["reason"] and "power" in record["reason"] and "permuted" in record["null"]
+    gone.vanilla_scores[CLIPPED] = strong  # the clipped run without noise: the noise's share, reported beside
+    assert "∞ clipped minus ε=4 +" in m1_record(gone)["ours"]
     # a non-detection at 50 + 50 queries: intervals cover 0.5 but are far wider than the margin
     noisy = {e: rng.normal(size=2 * N) for e in (1.0, 4.0)}
     wide = m1_record(_mitigation(lo, same, _rows(0.7), {math.inf: strong, **noisy}))

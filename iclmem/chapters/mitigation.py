@@ -296,6 +296,12 @@ def m1_record(
         f"{diff[e]['difference']:+.3f} [{diff[e]['lo']:+.3f}, {diff[e]['hi']:+.3f}]"
         for e in private
     )
+    if CLIPPED in scores:  # the noise's share alone: the clipped run without noise minus each private run
+        ours += "; " + "; ".join(
+            f"{CLIPPED} minus ε={_eps_label(e)} {d['difference']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}]"
+            for e in private
+            for d in [paired_auc_difference(scores[CLIPPED], scores[run_label(e)], m.n_members, n_boot, seed)]
+        )
     power_text = (
         f"the equivalence rule's power (true AUC 0.5, {m.n_members} + {m.n_members} queries): "
         + ", ".join(f"{power[e]:.0%} at ε={_eps_label(e)}" for e in private)
