@@ -340,7 +340,16 @@ def m1_record(
     )
     ci = "; ".join(f"ε={_eps_label(e)}: [{eq[e][0]:.3f}, {eq[e][1]:.3f}] (90%)" for e in private)
     return claim_record(
-        "M1", PAPER, ours, verdict, why, ci, null=null, observed=f"{top['vanilla lo']:.3f}", null_rate=rate
+        "M1",
+        PAPER,
+        ours,
+        verdict,
+        why,
+        ci,
+        null=null,
+        observed=f"{top['vanilla lo']:.3f}",
+        null_rate=rate,
+        null_draws=n_permutations,
     )
 
 
