@@ -303,7 +303,7 @@ def m1_record(
             for d in [paired_auc_difference(scores[CLIPPED], scores[run_label(e)], m.n_members, n_boot, seed)]
         )
     power_text = (
-        f"the equivalence rule's power (true AUC 0.5, {m.n_members} + {m.n_members} queries): "
+        f"The equivalence rule's power (true AUC 0.5, {m.n_members} + {m.n_members} queries): "
         + ", ".join(f"{power[e]:.0%} at ε={_eps_label(e)}" for e in private)
         + f"; 80% power needs about {need} members and {need} non-members per run"
     )
