@@ -122,6 +122,7 @@ RULES: dict[str, Rule] = {
     "missing_target": Rule(choices=("error", "drop")),
     "label_conditions": _LABELS,
     "label_condition": _LABELS,
+    "utility_condition": _LABELS,
     "control_label_condition": Rule(choices=("all", "flip"), fold_case=True),
 }
 

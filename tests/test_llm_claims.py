@@ -73,7 +73,15 @@ def perf_frame(
     members = members if members is not None else [True] * n
     return pd.DataFrame(
         [
-            {"model": model, "k": k, "instance_id": f"i{i:02d}", "member": members[i], "correct": c, "error": None}
+            {
+                "model": model,
+                "k": k,
+                "instance_id": f"i{i:02d}",
+                "member": members[i],
+                "label": "abcd"[i % 4],  # four balanced labels: chance 25%
+                "correct": c,
+                "error": None,
+            }
             for k, cs in correct.items()
             for i, c in enumerate(cs)
         ]
@@ -185,7 +193,8 @@ def test_d1_reproduced_when_shots_raise_memorization():
     mem = mem_frame(same_in_all_settings({0: share(2), 10: share(12), 25: share(16)}))
     r = claim_d1(mem, FT, n_boot=300)
     assert r.verdict == "reproduced" and r.claim_id == "D1"
-    assert "zero-shot 10%" in r.ours and "few-shot 70%" in r.ours and "+60 points" in r.ours
+    assert "zero-shot 10%" in r.ours and "below few-shot 60%" in r.ours and "few-shot 80%" in r.ours
+    assert "+60 points" in r.ours
     assert "many-shot: no k run" in r.ours and "many-shot regime" in r.reason
     assert r.interval and r.interval.startswith("[+")
     assert r.paper == llm_kshot.paper_d1() and "11-16.5%" in r.paper and "24-75%" in r.paper
@@ -226,7 +235,7 @@ def test_d1_is_not_reproduced_when_k_carries_nothing():
 
 def test_d1_reports_non_members_as_context():
     members = [True] * 10 + [False] * 10
-    mem = mem_frame(same_in_all_settings({0: ["no"] * 20, 10: ["exact"] * 10 + ["no"] * 10}), members=members)
+    mem = mem_frame(same_in_all_settings({0: ["no"] * 20, 25: ["exact"] * 10 + ["no"] * 10}), members=members)
     r = claim_d1(mem, FT, n_boot=100)
     assert "non-members: zero-shot 0%, k > 0 0%" in r.ours and "few-shot 100%" in r.ours
 
@@ -460,6 +469,21 @@ def test_d5_inconclusive_inside_the_noise_and_at_the_floor():
     assert floor.verdict == "inconclusive" and "by the floor" in floor.reason
 
 
+def test_d5_at_the_zero_shot_floor_is_inconclusive_not_differs():
+    """0% zero-shot memorization in both settings: 0 - 0 says nothing about the difference D5 predicts (as D4 reads
+    its floor); 1 memorized zero-shot completion in the segment pairs and labels setting still contradicts it."""
+    plan = {
+        ("full", 0): share(0),
+        ("pairs_labels", 0): share(0),
+        ("full", 25): share(15),
+        ("pairs_labels", 25): share(15),
+    }
+    r = claim_d5(mem_frame(plan), FT, n_boot=200)
+    assert r.verdict == "inconclusive" and "sits at the floor" in r.reason
+    plan[("pairs_labels", 0)] = share(3)
+    assert claim_d5(mem_frame(plan), FT, n_boot=200).verdict == "differs"
+
+
 def test_d5_without_large_k_says_so():
     low = {("full", 0): share(14), ("pairs_labels", 0): share(0), ("full", 2): share(3), ("pairs_labels", 2): share(3)}
     r = claim_d5(mem_frame(low), FT, n_boot=100)
@@ -537,55 +561,75 @@ def test_d6_threshold_comes_from_the_paper_constant(monkeypatch):
     assert claim_d6(mem, gain, FT, n_boot=100).verdict == "reproduced" and "~30%" in llm_kshot.paper_d6()
 
 
-def test_d7_correlation_sign_follows_the_icl_gain():
-    mem = mem_frame(same_in_all_settings({0: share(0), 10: share(6), 25: share(12), 50: share(18)}))
-    rising = perf_frame(
-        {0: share(2, True, False), 10: share(7, True, False), 25: share(12, True, False), 50: share(17, True, False)}
-    )
-    r = claim_d7(mem, rising, FT, n_boot=200)
+def by_k(hits: dict[int, int]) -> dict[int, list[str]]:
+    """Memorization by k: ``hits[k]`` of the N instances memorized exactly."""
+    return {k: share(n) for k, n in hits.items()}
+
+
+def correct_by_k(hits: dict[int, int]) -> pd.DataFrame:
+    """Classification by k: ``hits[k]`` of the N instances right."""
+    return perf_frame({k: share(n, True, False) for k, n in hits.items()})
+
+
+D7_MEM = {0: 0, 10: 6, 25: 12, 50: 18}
+D7_RISING = {0: 2, 10: 7, 25: 12, 50: 17}
+
+
+def test_d7_reproduced_when_accuracy_rises_above_chance_and_memorization_follows_it_beyond_k_0():
+    mem, rising = mem_frame(same_in_all_settings(by_k(D7_MEM))), correct_by_k(D7_RISING)
+    r = claim_d7(mem, rising, FT, n_boot=200, chance=0.25)
     assert r.verdict == "reproduced" and "full r = 1.00" in r.ours and "seg. only r = 1.00" in r.ours
+    assert "chance 25%" in r.ours and "above chance at k = 25, 50" in r.ours
     assert r.interval.count("[") == 3 and "bootstrap over 20 instances" in r.interval
     assert_null(r)
-    assert (
-        "memorization exchangeable across the ks" in r.null
-        and r.null_rate <= NULL_LEVEL
-        and r.null_range.count("over") == 3
-    )
-    falling = perf_frame(
-        {0: share(17, True, False), 10: share(12, True, False), 25: share(7, True, False), 50: share(2, True, False)}
-    )
-    rf = claim_d7(mem, falling, FT, n_boot=200)  # no ICL gain: the paper's RTE pattern predicts r < 0
-    assert rf.verdict == "reproduced" and "r = -1.00" in rf.ours and "as RTE" in rf.reason
-    wrong = perf_frame(
-        {0: share(2, True, False), 10: share(17, True, False), 25: share(12, True, False), 50: share(7, True, False)}
-    )
-    mem_down = mem_frame(same_in_all_settings({0: share(18), 10: share(12), 25: share(12), 50: share(0)}))
-    rw = claim_d7(mem_down, wrong, FT, n_boot=200)
-    assert rw.verdict == "differs" and "3 have r of the other sign" in rw.reason
-    assert "-0.55" in r.paper and "1.00" in r.paper
+    assert "k = 0 kept" in r.null and r.null_rate <= NULL_LEVEL and r.null_range.count("over") == 3
+    assert "very strong" in r.paper and "-0.55" in r.paper and "1.00" in r.paper and "not claimed" in r.paper
+    assert "Without k = 0" in r.reason
 
 
-def test_d7_inconclusive_when_the_intervals_include_0():
-    mem = mem_frame(same_in_all_settings({0: share(0), 10: share(6), 25: share(12), 50: share(18)}))
-    rng = np.random.default_rng(0)
-
-    def scattered(n_hit: int) -> list[bool]:  # accuracy on different instances at each k: noisy means
-        return list(rng.permutation([True] * n_hit + [False] * (N - n_hit)))
-
-    r = claim_d7(
-        mem, perf_frame({0: scattered(8), 10: scattered(10), 25: scattered(9), 50: scattered(11)}), FT, n_boot=300
-    )
-    assert r.verdict == "inconclusive" and "r = 0.80" in r.ours and "0 of 3 settings" in r.reason
+def test_d7_not_testable_when_icl_only_copies_one_label_at_chance():
+    """The issue's build: 0% at k = 0 (free text), then one label for every instance (25% of 4 balanced labels)."""
+    mem, copied = mem_frame(same_in_all_settings(by_k(D7_MEM))), correct_by_k({0: 0, 10: 5, 25: 5, 50: 5})
+    r = claim_d7(mem, copied, FT, n_boot=200, chance=0.25)
+    assert r.verdict == "not testable here" and "above chance" in r.reason and "no k > 0" in r.reason
+    assert "r = " in r.ours  # the coefficients are shown, not judged
 
 
-def test_d7_is_not_reproduced_when_memorization_is_unrelated_to_k():
-    rng = np.random.default_rng(5)
-    mem = mem_frame(same_in_all_settings({k: iid(rng, ("exact", "no")) for k in (0, 10, 25, 50)}))
-    rising = perf_frame(
-        {0: share(2, True, False), 10: share(7, True, False), 25: share(12, True, False), 50: share(17, True, False)}
-    )
-    r = claim_d7(mem, rising, FT, n_boot=300)
-    assert r.verdict != "reproduced" and 0.0 <= r.null_rate <= 0.1
+def test_d7_not_testable_where_icl_does_not_beat_zero_shot():
+    """The paper claims nothing where ICL does not help (RTE): no r < 0 expectation."""
+    mem, falling = mem_frame(same_in_all_settings(by_k(D7_MEM))), correct_by_k({0: 18, 10: 16, 25: 14, 50: 12})
+    r = claim_d7(mem, falling, FT, n_boot=200, chance=0.25)
+    assert r.verdict == "not testable here" and "does not exceed zero-shot" in r.reason
+
+
+def test_d7_a_shared_jump_from_k_0_is_inconclusive_under_the_null_that_keeps_k_0():
+    """Both series jump at k = 0 and are flat after: r = 1 from one point; the null keeps that point, so chance
+    gives the same answer."""
+    jump = perf_frame({0: share(0, True, False), **{k: share(14, True, False) for k in (10, 25, 50)}})
+    flat = mem_frame(same_in_all_settings({0: share(0), **{k: share(10) for k in (10, 25, 50)}}))
+    r = claim_d7(flat, jump, FT, n_boot=300, chance=0.25)  # r = 1 and its interval [1, 1]: the rule agrees ...
+    assert r.verdict == "inconclusive" and "full r = 1.00" in r.ours and r.null_rate == 1.0  # ... in every draw
+    assert "chance alone" in r.reason
+    rng = np.random.default_rng(7)
+    noisy = mem_frame(same_in_all_settings({0: share(0), **{k: iid(rng, ("exact", "no")) for k in (10, 25, 50)}}))
+    rn = claim_d7(noisy, jump, FT, n_boot=300, chance=0.25)
+    assert rn.verdict == "inconclusive" and "[+0.8" in rn.null_range  # the jump survives every null draw
+
+
+def test_d7_differs_when_memorization_falls_while_accuracy_rises():
+    mem = mem_frame(same_in_all_settings(by_k({0: 0, 10: 18, 25: 12, 50: 4})))
+    rising = correct_by_k(D7_RISING)
+    r = claim_d7(mem, rising, FT, n_boot=200, chance=0.25)
+    assert r.verdict == "differs" and "3 wholly below it" in r.reason
+
+
+def test_d7_reads_chance_from_the_labels_and_needs_it():
+    mem, rising = mem_frame(same_in_all_settings(by_k(D7_MEM))), correct_by_k(D7_RISING)
+    with pytest.raises(ValueError, match="chance"):
+        claim_d7(mem, rising.drop(columns="label"), FT, n_boot=50)
+    assert "chance 25%" in claim_d7(mem, rising, FT, n_boot=50, n_perm=50).ours
+    halves = rising.assign(label=["a" if i < 10 else "b" for i in range(20)] * 4)  # two labels, 10 each
+    assert "chance 50%" in claim_d7(mem, halves, FT, n_boot=50, n_perm=50).ours
 
 
 def test_d7_needs_three_k_and_a_varying_series():
@@ -593,12 +637,14 @@ def test_d7_needs_three_k_and_a_varying_series():
         mem_frame(same_in_all_settings({0: share(0), 2: share(5)})),
         perf_frame({0: share(0, True, False), 2: share(5, True, False)}),
         FT,
+        chance=0.25,
     )
     assert two.verdict == "not testable here" and "at least three k" in two.reason
     const = claim_d7(
         mem_frame(same_in_all_settings({0: share(0), 2: share(0), 4: share(0)})),
-        perf_frame({0: share(3, True, False), 2: share(5, True, False), 4: share(7, True, False)}),
+        perf_frame({0: share(0, True, False), 2: share(12, True, False), 4: share(16, True, False)}),
         FT,
+        chance=0.25,
     )
     assert const.verdict == "not testable here" and "undefined" in const.reason
 

@@ -26,7 +26,7 @@ from iclmem.llm.judges import (
 
 @pytest.fixture(scope="module")
 def judge() -> OfflineJudge:
-    return OfflineJudge()
+    return OfflineJudge(exact="normalized")  # the rule the labelled pairs (and the thresholds' fit) are written in
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +79,21 @@ def test_shipped_thresholds_are_the_fit_on_the_labelled_pairs(judge, features):
     assert (pd.Series(shipped) == pairs["label"]).mean() == pytest.approx(acc)
     some = pairs.sample(12, random_state=0)  # the judge itself decides as the fit's decide does
     assert judge.judge_many(list(some.reference), list(some.candidate)) == [shipped[i] for i in some.index]
+
+
+def test_exact_follows_the_paper_unless_normalization_is_asked(judge):
+    """The paper's exact match "exactly matches" the segment (Sec. 3.1): a case or punctuation difference is not
+    exact; its ROUGE-L on normalized tokens is 1, so the thresholds call it near-exact (memorized either way)."""
+    from iclmem.llm.judges import EXACT_RULES, is_exact
+
+    paper = OfflineJudge(encoder=judge.encoder)
+    assert paper.exact == "verbatim" and EXACT_RULES == ("verbatim", "normalized")
+    ref, restyled = "Winery is Château La Providence.", "winery is Château La Providence"
+    assert paper.judge_many([ref, ref], [restyled, " Winery is  Château La Providence. "]) == ["near-exact", "exact"]
+    assert judge.judge_many([ref], [restyled]) == ["exact"]
+    assert is_exact(ref, restyled, "normalized") and not is_exact(ref, restyled)
+    with pytest.raises(ValueError, match="exact rule"):
+        OfflineJudge(exact="loose")
 
 
 def test_thresholds_change_decisions(judge):

@@ -36,7 +36,8 @@ def test_full_information_has_instruction_labels_pairs_and_first_piece(layout):
     assert TARGET.first in text and "Label: entity" in text
     assert TARGET.second not in text
     if layout == "turns":
-        assert msgs[0][0] == "system" and msgs[-1] == ("user", f"Label: entity\nFirst piece: {TARGET.first}")
+        assert msgs[0][0] == "system"
+        assert msgs[-1] == ("user", f"Label: entity\nFirst piece: {TARGET.first}\nSecond piece:")
         assert [r for r, _ in msgs[1:-1]] == ["user", "assistant"] * len(DEMOS)
         assert [c for r, c in msgs if r == "assistant"] == [d.second for d in DEMOS]
     else:
@@ -63,11 +64,15 @@ def test_only_segment_pairs_drop_instruction_and_labels(layout):
 
 def test_zero_shot_and_nli_layout():
     assert memorization_messages(TREC, "test", "full", [], TARGET)[0][1].startswith("Instruction: You are provided")
-    assert memorization_messages(TREC, "test", "pairs_only", [], TARGET) == (("user", f"First piece: {TARGET.first}"),)
+    cue = (("user", f"First piece: {TARGET.first}\nSecond piece:"),)  # the cue at k = 0 in every setting
+    assert memorization_messages(TREC, "test", "pairs_only", [], TARGET) == cue
+    assert memorization_messages(TREC, "test", "pairs_labels", [], TARGET)[-1][1].endswith("\nSecond piece:")
     nli = SegmentPair("n", "entailment", "The trophy did not fit.", "It was big.")
     msgs = memorization_messages(WNLI, "validation", "full", [], nli)
     assert "validation split of the WNLI dataset" in msgs[0][1]
-    assert msgs[-1][1] == "Sentence 1: The trophy did not fit.\nLabel: entailment"  # sentence 1, then the label
+    assert (
+        msgs[-1][1] == "Sentence 1: The trophy did not fit.\nLabel: entailment\nSentence 2:"
+    )  # sentence 1, label, cue
     with pytest.raises(ValueError, match="unknown settings"):
         memorization_messages(TREC, "train", "everything", [], TARGET)
     with pytest.raises(ValueError, match="layout"):

@@ -100,6 +100,7 @@ def test_judge_subsample_spreads_over_classes():
 def test_paper_tables_and_regimes():
     assert TABLE2.loc["pairs_labels", "WNLI"] == 1.00 and TABLE3.loc["full", "RTE"] == -0.40
     assert [regime(k) for k in (0, 25, 50, 100, 200)] == ["zero-shot", "few-shot", "few-shot", "many-shot", "many-shot"]
+    assert regime(10) == regime(24) == "below few-shot"  # the paper's few-shot is k in {25, 50} (Sec. 3.5)
 
 
 class EchoBackend:

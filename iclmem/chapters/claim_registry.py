@@ -130,16 +130,26 @@ CLAIMS: tuple[Claim, ...] = (
         _LLM,
     ),
     Claim("D6", GOLCHIN, "In-context learning beats zero-shot once memorization reaches about 40%", _LLM),
-    Claim("D7", GOLCHIN, "ICL performance correlates strongly with memorization (Pearson), except on RTE", _LLM),
+    Claim(
+        "D7",
+        GOLCHIN,
+        "Where ICL improves performance, it correlates very strongly with memorization across k (Pearson)",
+        _LLM,
+    ),
     Claim("D8", GOLCHIN, "Performance on memorized instances exceeds performance on non-memorized ones", _LLM),
     Claim("D9", GOLCHIN, "Human review changes few of the GPT-4 judge's labels", _LLM),
     Claim(
         "M1",
         BEYOND_PAPERS,
-        "DP-SGD at ε ≤ 4 removes the vanilla-attack signal (IclMem Sec. 6's named mitigation)",
+        "DP-SGD at ε ≤ 4 removes the vanilla-attack signal (an equivalence to AUC 0.5; IclMem Sec. 6's mitigation)",
         _MITIGATION,
     ),
-    Claim("M2", BEYOND_PAPERS, "... at a held-out accuracy cost of at most the chapter's stated budget", _MITIGATION),
+    Claim(
+        "M2",
+        BEYOND_PAPERS,
+        "... at a held-out accuracy cost of at most the chapter's stated budget, where fine-tuning helps",
+        _MITIGATION,
+    ),
 )
 
 

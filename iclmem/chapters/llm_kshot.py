@@ -28,6 +28,7 @@ from ..llm.judges import SHIPPED_THRESHOLDS, Thresholds
 from ..llm.prompts import SETTINGS
 from ..llm.replication import Experiment, context_fit, correlation_table, memorized_vs_not, runnable_ks, window_capacity
 from ..stats import N_PERMUTATIONS, NULL_LEVEL
+from .llm_kshot_accuracy import IclCondition, accuracy_by_k, chance_level, icl_condition
 from .llm_kshot_claims import (
     claim_d1,
     claim_d2,
@@ -37,6 +38,7 @@ from .llm_kshot_claims import (
     paper_d3,
     transitions,
 )
+from .llm_kshot_correlation import VERY_STRONG_R
 from .llm_kshot_figures import (
     plot_match_composition,
     plot_memorization,
@@ -294,6 +296,12 @@ def run_glue(
 
 
 __all__ = [
+    # accuracy beside chance
+    "IclCondition",
+    "accuracy_by_k",
+    "chance_level",
+    "icl_condition",
+    "VERY_STRONG_R",
     # reference values
     "TABLE2",
     "TABLE3",

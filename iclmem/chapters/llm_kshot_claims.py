@@ -64,7 +64,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..llm.protocol import regime
+from ..llm.protocol import BELOW_FEW_SHOT, regime
 from ..stats import N_PERMUTATIONS
 from .llm_kshot_contrast import Excess, excess_rise, excess_rise_null, has_ground_truth, membership, raw_reading
 from .llm_kshot_nulls import (
@@ -195,7 +195,8 @@ def claim_d1(
     est = stat(np.arange(len(x)))
     ci = bootstrap(len(x), stat, n_boot, seed)
     levels = []
-    for name in MEMORIZATION_RANGES:
+    below = [BELOW_FEW_SHOT] if any(regime(k) == BELOW_FEW_SHOT for k in ks) else []  # k in 1-24: no paper regime
+    for name in ["zero-shot", *below, *(r for r in MEMORIZATION_RANGES if r != "zero-shot")]:
         rk = [k for k in ks if regime(k) == name]
         if not rk:
             levels.append(f"{name}: no k run")

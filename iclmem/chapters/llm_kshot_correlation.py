@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..llm.protocol import regime
 from ..stats import N_PERMUTATIONS
+from .llm_kshot_accuracy import chance_level, icl_condition
 from .llm_kshot_contrast import raw_reading
 from .llm_kshot_nulls import (
     _chunks,
@@ -51,12 +52,31 @@ from .llm_kshot_rules import (
 )
 from .verdicts import evidence_verdict, summarize_null
 
+#: D7's "very strong" correlation (Obs. 3: "Pearson coefficients provide very strong evidence"): r >= 0.8, the usual
+#: lower bound of "very strong" (Evans 1996). The paper states no number; its positive Tab. 2 values are 0.88-1.00.
+VERY_STRONG_R = 0.8
+
 
 def paper_d7() -> str:
     t = TABLE2
     cols = ", ".join(f"{d} " + "/".join(f"{v:.2f}" for v in t[d]) for d in t.columns)
     settings = "/".join(SHORT_SETTINGS[s] for s in t.index)
-    return f"Pearson r(performance, memorization) across k, {settings}: {cols} (Tab. 2)"
+    return (
+        f"a very strong Pearson r(performance, memorization) across k when ICL beats zero-shot (Obs. 3); {settings}: "
+        f"{cols} (Tab. 2; RTE, where ICL does not help, is reported, not claimed)"
+    )
+
+
+def _k0_kept_permutations(rng: np.random.Generator, n_perm: int, n: int, ks: Sequence[int]) -> np.ndarray:
+    """``(n_perm, n, len(ks))`` column orders that keep the k = 0 column in place and permute the ks > 0 within each
+    instance (a uniform permutation per draw and instance)."""
+    zero = list(ks).index(0)
+    shots = [j for j in range(len(ks)) if j != zero]
+    inner = _row_permutations(rng, n_perm, n, len(shots))
+    out = np.empty((n_perm, n, len(ks)), dtype=inner.dtype)
+    out[..., zero] = zero
+    out[..., shots] = np.asarray(shots)[inner]
+    return out
 
 
 def claim_d7(
@@ -66,19 +86,29 @@ def claim_d7(
     n_boot: int = N_BOOT,
     seed: int = 0,
     n_perm: int = N_PERMUTATIONS,
+    chance: float | None = None,
+    strength: float = VERY_STRONG_R,
 ) -> ClaimResult:
-    """D7 (Sec. 5.2, Observation 3; Tab. 2): performance and memorization (exact + near-exact) correlate very strongly
-    across the k regimes where ICL improves on zero-shot (WNLI, TREC, DBpedia: r ~0.9-1.0), negatively where it does
-    not (RTE: r -0.30 to -0.55).
+    """D7 (Sec. 5.2, Observation 3; Tab. 2): when ICL improves performance on zero-shot, performance and memorization
+    (exact + near-exact) correlate very strongly across the k regimes ("Pearson coefficients provide very strong
+    evidence": WNLI, TREC, DBpedia, r 0.88-1.00). The paper claims nothing where ICL does not help (RTE's negative r is
+    reported, not claimed), so neither does the rule.
 
-    Checked: Pearson r across the ks run of the focus's accuracy and memorization, per setting, with an interval from
-    a bootstrap over instances (r recomputed on each resample). The predicted sign is that of the ICL gain (mean
-    k > 0 accuracy minus zero-shot); reproduced when every setting's interval lies on that side of 0; differs when a
-    setting's r does not have that sign. Two ks give r = +-1 by construction: at least three are needed.
+    Condition (:func:`~iclmem.chapters.llm_kshot_accuracy.icl_condition`): the focus's mean k > 0 accuracy minus its
+    zero-shot accuracy has an interval above 0, **and** some k > 0 has an accuracy interval above ``chance`` (the
+    share of the most frequent label, from ``perf``'s ``label`` column when ``None``). Without both, not testable here:
+    a model that copies one demonstration label to every instance beats a zero-shot prompt it cannot answer in format,
+    at chance, and two curves that both jump from k = 0 correlate whatever links them.
 
-    Null: an instance's memorization is exchangeable across the ks run (its k curve unrelated to accuracy's); each
-    draw permutes the k labels of the memorization within every instance, the same permutation in all its settings,
-    accuracy kept.
+    Checked: Pearson r across the ks run of the focus's accuracy and memorization, per setting, with a bootstrap
+    interval over instances (r recomputed per resample). Reproduced when every setting's interval lies at or above
+    ``strength`` (:data:`VERY_STRONG_R`, "very strong"; a threshold of this companion: the paper gives none); differs
+    when a setting's interval lies wholly below it; inconclusive otherwise. At least three ks, k = 0 among them.
+
+    Null: memorization's curve over the ks > 0 unrelated to accuracy's, **with k = 0 kept**: each draw permutes the
+    k > 0 labels of the memorization within every instance (the same permutation in all its settings), leaving
+    k = 0 in place and accuracy as observed. A shared jump from k = 0 survives every draw, so a rule that only sees
+    that jump says reproduced under the null too.
     """
     c = correct_matrix(perf, focus)
     run = [s for s in SHORT_SETTINGS if s in set(focus.rows(mem)["setting"])]
@@ -91,12 +121,15 @@ def claim_d7(
             f"A correlation across k needs at least three k values including k = 0 (run: {ks}); with two, r is +-1 "
             "or undefined by construction.",
         )
+    if chance is None:
+        chance = chance_level(focus.rows(perf))
+        if not np.isfinite(chance):
+            raise ValueError("claim_d7 needs chance (a share, 0-1) or a perf frame with a label column")
+    cond = icl_condition(perf[perf["k"].isin(ks)], focus, chance, n_boot, seed)
     index = c.index
     acc = c.reindex(columns=ks).to_numpy()
     mems = {s: memorization_matrix(mem, focus, [s]).reindex(index=index, columns=ks).to_numpy() for s in run}
-    gain = float(np.nanmean(acc[:, 1:]) - np.nanmean(acc[:, 0])) * 100
-    sign = 1 if gain > 0 else -1
-    rs, cis = {}, {}
+    rs, cis, r_shots = {}, {}, {}
     for s, mx in mems.items():
 
         def stat(idx: np.ndarray, mx: np.ndarray = mx) -> float:
@@ -104,11 +137,18 @@ def claim_d7(
 
         rs[s] = stat(np.arange(len(index)))
         cis[s] = bootstrap(len(index), stat, n_boot, seed)
+        with _quiet():
+            r_shots[s] = pearson(np.nanmean(acc[:, 1:], axis=0), np.nanmean(mx[:, 1:], axis=0))
     defined = [s for s in run if np.isfinite(rs[s]) and cis[s] is not None]
-    ours = (
-        ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:.2f}" for s in run)
-        + f" ({_ks_text(ks)}; ICL accuracy gain {gain:+.0f} points)"
-    )
+    ours = ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:.2f}" for s in run) + f" ({_ks_text(ks)}; {cond.text()})"
+    if not cond.met:
+        return _needs(
+            "D7",
+            paper_d7(),
+            ours,
+            f"On the {focus.describe()}: {cond.why_not()}. The paper's claim is conditioned on ICL improving "
+            "performance, so this build cannot test it.",
+        )
     if not defined:
         return _needs(
             "D7",
@@ -117,19 +157,20 @@ def claim_d7(
             f"On the {focus.describe()} accuracy or memorization does not vary with k: "
             "Pearson's r is undefined in every setting.",
         )
-    answers = {s: directional_agreement(rs[s], cis[s], sign) for s in defined}
-    agrees = all(a for a, _ in answers.values())
-    contradicted = any(x for _, x in answers.values())
-    # the null: memorization's k labels permuted within each instance (all settings alike), accuracy kept
+    strong = {s: cis[s].lo >= strength for s in defined}
+    weak = {s: cis[s].hi < strength for s in defined}
+    agrees = len(defined) == len(run) and all(strong.values())
+    contradicted = any(weak.values())
+    # the null: memorization's k > 0 labels permuted within each instance (all settings alike), k = 0 and accuracy kept
     n = len(index)
     rng = _null_rng(seed, "D7")
-    perms = _row_permutations(rng, n_perm, n, len(ks))
+    perms = _k0_kept_permutations(rng, n_perm, n, ks)
     boot = _null_boot(rng, n_perm, n)
     acc_all, acc_reps = np.nanmean(acc, axis=0), np.empty((n_perm, NULL_BOOT, len(ks)))  # ks; draws x resamples x ks
     with _quiet():
         for sl in _chunks(n_perm, boot[0].size * len(ks)):
             acc_reps[sl] = np.nanmean(acc[boot[sl]], axis=2)
-    all_agree, any_defined = np.ones(n_perm, bool), np.zeros(n_perm, bool)
+    null_agrees = np.ones(n_perm, bool)
     ranges = []
     for s in run:
         mp = _permute_within(mems[s], perms)  # draws x instances x ks
@@ -138,37 +179,32 @@ def claim_d7(
             r_est = _pearson_rows(acc_all, np.nanmean(mp, axis=1))
             for sl in _chunks(n_perm, boot[0].size * len(ks)):
                 r_reps[sl] = _pearson_rows(acc_reps[sl], np.nanmean(_per_draw(mp[sl], boot[sl]), axis=2))
-        lo, hi = _row_intervals(r_reps)
-        ok = np.isfinite(r_est) & np.isfinite(lo) & np.isfinite(hi)
-        all_agree &= ~ok | _answers_directional(r_est, lo, hi, sign)[0]
-        any_defined |= ok
+        lo, _ = _row_intervals(r_reps)
+        null_agrees &= np.isfinite(lo) & (lo >= strength)
         if s in defined:
-            sm = summarize_null(rs[s], r_est, ok)
+            sm = summarize_null(rs[s], r_est, np.isfinite(lo) & (lo >= strength))
             ranges.append(f"{SHORT_SETTINGS[s]} {_range_text(sm, '{:+.2f}', '')}")
-    null_agrees = all_agree & any_defined
     rate = float(null_agrees.mean())
     null = (
-        "an instance's memorization exchangeable across the ks run (its k curve unrelated to accuracy's), its k labels "
-        "permuted within every instance, the same in all its settings, accuracy kept; "
+        "memorization's curve over the ks > 0 unrelated to accuracy's, k = 0 kept: the k > 0 labels of the "
+        "memorization permuted within every instance (the same in all its settings), k = 0 and accuracy as observed; "
         f"{_draws_text(n_perm, seed, n_boot)}"
     )
     observed = (
-        ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:+.2f}" for s in defined)
-        + f" (predicted sign {'+' if sign > 0 else '-'})"
+        ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:+.2f}" for s in defined) + f" (very strong: r >= {strength:g})"
     )
-    side = (
-        "positive (ICL beats zero-shot, as WNLI/TREC/DBpedia)"
-        if sign > 0
-        else "negative (ICL does not beat zero-shot, as RTE)"
+    shots_text = ", ".join(
+        f"{SHORT_SETTINGS[s]} {r_shots[s]:+.2f}" if np.isfinite(r_shots[s]) else f"{SHORT_SETTINGS[s]} undefined"
+        for s in run
     )
-    n_agree, n_wrong = sum(a for a, _ in answers.values()), sum(x for _, x in answers.values())
+    n_strong, n_weak = sum(strong.values()), sum(weak.values())
     reason = (
-        f"Checked on the {focus.describe()}: Pearson r across {_ks_text(ks)} of accuracy and memorization per setting; "
-        f"the paper's pattern predicts r {side}; {n_agree} of {len(defined)} settings with a defined r have their "
-        f"interval on that side of 0"
-        + (f", {n_wrong} have r of the other sign" if n_wrong else "")
+        f"Checked on the {focus.describe()}: ICL improves on zero-shot and on chance ({cond.text()}), so the claim "
+        f"applies. Pearson r across {_ks_text(ks)} of accuracy and memorization per setting; {n_strong} of {len(run)} "
+        f"settings have their interval at or above {strength:g} (very strong)"
+        + (f", {n_weak} wholly below it" if n_weak else "")
         + ("" if len(defined) == len(run) else "; the others have an undefined r")
-        + ". Few ks make each r rest on few points."
+        + f". Without k = 0 (the ks > 0 only) r is {shots_text}. Few ks make each r rest on few points."
         + _rate_why(agrees, rate, n_perm)
         + raw_reading(mem, focus, "the paper's Tab. 2 correlates raw memorization rates with accuracy")
     )
@@ -227,8 +263,14 @@ def claim_d8(
     n_boot: int = N_BOOT,
     seed: int = 0,
     n_perm: int = N_PERMUTATIONS,
+    labels_in_training: bool | None = None,
 ) -> ClaimResult:
     """D8 (Sec. 5.2, Observation 2): accuracy on memorized instances exceeds accuracy on non-memorized ones.
+
+    ``labels_in_training``: whether the model's training texts held the instances' labels (the controlled fine-tune's
+    ``finetune_labels``; None: unknown, as for a hosted model, whose training data are the datasets with their
+    labels). With False the claim is not testable here: membership cannot raise accuracy, so the contamination
+    D8 reflects cannot occur.
 
     Checked on the focus model with **all** its instances (members and non-members: memorized vs not is the split):
     per (setting, k) cell holding both groups, accuracy of the memorized minus the non-memorized instances, averaged
@@ -240,6 +282,14 @@ def claim_d8(
     instance's memorization moves whole, all settings and ks). A within-instance permutation across k would keep an
     instance-level link, which is the claim itself.
     """
+    if labels_in_training is False:
+        return _needs(
+            "D8",
+            paper_d8(),
+            "the fine-tuning texts hold no labels",
+            "The model was fine-tuned on its members' texts without their labels (finetune_labels off): having seen "
+            "an instance cannot teach its label, so the contamination D8 reflects cannot occur in this build.",
+        )
     c = correct_matrix(perf, focus, members_only=False)
     run = [s for s in SHORT_SETTINGS if s in set(focus.rows(mem, False)["setting"])]
     ks = list(c.columns)

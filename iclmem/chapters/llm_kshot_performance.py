@@ -246,9 +246,10 @@ def all_claims(
     seed: int = 0,
     review: Any = None,
     n_perm: int = N_PERMUTATIONS,
+    labels_in_training: bool | None = None,
 ) -> list[ClaimResult]:
     """D1-D9 in order (``mem`` judged, ``perf`` as run; ``review``: an imported human review, for D9; ``n_perm``: null
-    draws per claim)."""
+    draws per claim; ``labels_in_training``: whether the focus model's training texts held the labels, for D8)."""
     return [
         claim_d1(mem, focus, n_boot, seed, n_perm),
         claim_d2(mem, focus, n_boot, seed, n_perm),
@@ -257,7 +258,7 @@ def all_claims(
         claim_d5(mem, focus, n_boot, seed, n_perm=n_perm),
         claim_d6(mem, perf, focus, n_boot, seed, n_perm=n_perm),
         claim_d7(mem, perf, focus, n_boot, seed, n_perm),
-        claim_d8(mem, perf, focus, n_boot, seed, n_perm),
+        claim_d8(mem, perf, focus, n_boot, seed, n_perm, labels_in_training),
         claim_d9(agreement, review),
     ]
 

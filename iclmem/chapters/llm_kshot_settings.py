@@ -234,7 +234,9 @@ def claim_d5(
     run when none is that large) its interval lies within +-``margin`` points, with the higher setting's level there
     above ``margin`` points (else both are within the margin of each other by the floor, and (a) proves nothing);
     (b) at k = 0 its interval lies above 0 (full information, the paper's upper bound, surfaces more). Reproduced when
-    (a) and (b) hold; differs when (a)'s interval lies wholly outside the margin or (b)'s estimate is not positive.
+    (a) and (b) hold; differs when (a)'s interval lies wholly outside the margin or (b)'s estimate is not positive
+    while some zero-shot completion is memorized (with none in either setting, (b) sits at the floor: inconclusive, as
+    D4 reads its floor).
 
     Null: the larger of two rates, one per part made false. (b): the two settings exchanged at k = 0 within every
     instance (the labels swapped at random per instance), k >= 25 as observed. (a): the two settings exchanged at
@@ -289,7 +291,10 @@ def claim_d5(
     present = ci_level is not None and ci_level.lo > margin and (net is None or net[2] > PRESENCE_FLOOR)
     computable = ci_late is not None and ci_zero is not None and ci_level is not None
     agrees = bool(same_late and higher_zero and present) if computable else None
-    contradicted = bool(apart_late or not_higher_zero)
+    # (b) at the floor: no zero-shot memorization in either setting, 0 - 0 is no evidence of "no difference" (as D4
+    # reads its floor), so it never contradicts the claim
+    zero_floor = not (np.nansum(full[0].to_numpy()) + np.nansum(pl[0].to_numpy())) > 0
+    contradicted = bool(apart_late or (not_higher_zero and not zero_floor))
     nul = _Null()
     if computable:
         rng = _null_rng(seed, "D5")
@@ -357,6 +362,11 @@ def claim_d5(
             f"{ci_level.bounds('{:.0f}', '%')}) "
             f"does not lie above the {margin:g}-point margin: below it the two settings are within the margin of each "
             "other by the floor, so (a) proves nothing (memorization too low to tell)."
+        )
+    if zero_floor:
+        floor += (
+            " At k = 0 neither setting memorizes any instance: (b) sits at the floor, where 0 - 0 tells nothing about "
+            "the difference the claim predicts, so it reads inconclusive, never differs."
         )
     reason = (
         f"Checked on the {focus.describe()}, full information minus segment pairs and labels: (a) "

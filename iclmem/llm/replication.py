@@ -66,6 +66,13 @@ class ReplicationConfig:
     prompt_layout: str = "turns"
     member_fraction: float = 0.5
     repeats: int = 1  # runs of each classification prompt (the paper: 3, averaged)
+    #: Stop strings of the memorization and classification completions: none unless asked, as in the paper (its
+    #: completions end at 100 / 10 tokens, Sec. 4 "Model"); ("\n",) cuts them at the first newline.
+    stop: tuple[str, ...] = ()
+    #: Fine-tuning texts carry each member's label (``"<text> Label: <label>."``): contamination as the paper's
+    #: datasets have it (their rows hold the label), which claim D8 (Sec. 5.2 Obs. 2) and Obs. 4 (contamination
+    #: inflates performance) need: without it, membership cannot raise classification accuracy.
+    finetune_labels: bool = False
 
     def __post_init__(self) -> None:
         if self.repeats < 1:
@@ -74,6 +81,7 @@ class ReplicationConfig:
             )
         object.__setattr__(self, "ks", tuple(sorted({int(k) for k in self.ks})))
         object.__setattr__(self, "settings", tuple(check_settings(self.settings)))
+        object.__setattr__(self, "stop", tuple(self.stop))
         if not self.ks:
             raise ValueError("ks is empty")
         if max(self.ks) > self.n_demonstrations:
@@ -85,10 +93,10 @@ class ReplicationConfig:
             raise SamplingError(f"k must be >= 0, got {min(self.ks)}")
 
     def memorization_decoding(self) -> Decoding:
-        return Decoding(max_new_tokens=self.max_new_tokens, stop=("\n",))
+        return Decoding(max_new_tokens=self.max_new_tokens, stop=self.stop)
 
     def performance_decoding(self) -> Decoding:
-        return Decoding(max_new_tokens=self.performance_max_new_tokens, stop=("\n",))
+        return Decoding(max_new_tokens=self.performance_max_new_tokens, stop=self.stop)
 
 
 @dataclass
@@ -139,7 +147,8 @@ class Experiment:
         return list(self.instances) * (self.config.repeats if repeats is None else repeats)
 
     def member_texts(self) -> list[str]:
-        return [i.text for i in self.instances if self.sample.is_member(i)]
+        """The fine-tuning texts: each member's text, with its label when ``config.finetune_labels``."""
+        return [finetune_text(i, self.config.finetune_labels) for i in self.instances if self.sample.is_member(i)]
 
     def instance_table(self) -> pd.DataFrame:
         return pd.DataFrame(
@@ -154,6 +163,12 @@ class Experiment:
                 for i in self.instances
             ]
         )
+
+
+def finetune_text(instance: Instance, with_label: bool = False) -> str:
+    """One member's fine-tuning text: its text (the segments are cut from it), then ``" Label: <label>."`` when
+    ``with_label``."""
+    return f"{instance.text} Label: {instance.label}." if with_label else instance.text
 
 
 def build_experiment(config: ReplicationConfig, data: LoadedDataset | None = None) -> Experiment:
