@@ -465,8 +465,10 @@ def test_the_reader_runs_after_the_others_and_again_when_they_change(
     assert run({"tiny": {"n": 6}}) == ["notebooks/tiny", "notebooks/reader"]  # the other notebook changed
     assert "READ {'n': 6}" in _outputs(reader)
     tiny = build / "executed" / "notebooks" / "tiny.ipynb"
-    tiny.write_text(tiny.read_text().replace("RESULT", "RESULT "))  # its executed copy changed, its own key did not
-    assert run({"tiny": {"n": 6}}) == ["notebooks/reader"]
+    tiny.write_text(tiny.read_text().replace("RESULT", "RESULT "))  # an edited executed copy fails its record
+    rerun = run({"tiny": {"n": 6}})
+    assert rerun[0] == "notebooks/tiny"  # set aside as damaged and executed again, never served
+    assert any((build / "quarantine").rglob("tiny.ipynb*"))
     assert run({"tiny": {"n": 6}}) == []
     meta = json.loads((build / "executed" / "notebooks" / "reader.ipynb.cache.json").read_text())
     assert set(meta["inputs"]) == {"notebooks/tiny"}
