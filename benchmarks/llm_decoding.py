@@ -1,21 +1,29 @@
-"""Benchmark: in-process decoding of the book's k-shot prompts, three ways in one run (issue: a fresh book in 30
-minutes).
+"""Benchmark: in-process decoding of the book's k-shot prompts against llama.cpp on the same GGUF file, interleaved
+in one run (issue 39, "Fast enough to decide", item 3).
 
 On the same prompts (notebook 06's defaults: wine_vivino, setting ``full``, the largest of the book's ks,
-``--instances`` instances decoded together, up to ``--max-new-tokens`` new tokens, greedy):
+``--instances`` instances, one ``complete_batch`` call as the notebook makes per (setting, k), up to
+``--max-new-tokens`` new tokens, greedy, stop string ``"\\n"``):
 
-* ``plain``: the model's own forward, the shared prefix's KV cache copied per batch row and grown
-  by concatenation every step (the backend before :mod:`iclmem.llm.decoding`);
-* ``cascade``: :class:`iclmem.llm.decoding.SharedPrefixDecoder`, the prefix read once per step;
-* ``llama_cpp``: llama.cpp (``llama-cpp-python``, the ``bench`` extra) on the GGUF file the book's
-  model is converted from, one prompt at a time (it keeps the common prefix between prompts).
+* ``continuous B``: :class:`iclmem.llm.decoding.SharedPrefixDecoder` with ``B`` slots, the prefix read once
+  per step, a row that has ended refilled from the queue at once (:func:`iclmem.llm.decoding.continuous_greedy`);
+* ``static B``: the same decoder, the next ``B`` prompts admitted only when the whole batch has ended;
+* ``one at a time``: one slot (the reference the batched ways must equal);
+* ``plain 8``: the model's own forward, the prefix's KV cache copied per row (the backend before
+  :mod:`iclmem.llm.decoding`), once;
+* ``llama_cpp``: llama.cpp (``llama-cpp-python``, the ``bench`` extra) on the GGUF file the book's model is
+  converted from, one prompt at a time as its high-level API decodes (it keeps the common prefix between
+  prompts), with the same stop token, stop string and token budget.
 
-The shared prefix is built once and timed apart; each way then decodes the same batch, and its
-time covers the prompt ends and the decoding. Reported: wall seconds, generated tokens per
-second, completions per second, and the ratios, all measured in this run, plus whether the greedy
-texts agree. Writes ``benchmarks/results/llm_decoding.json``.
+The shared prefix is built once (timed apart) for every way; each timed run then decodes all prompts. The
+machine may be shared, so the runs are **interleaved**: every round runs llama.cpp immediately before each
+of our ways, the ratio of a way is llama.cpp's seconds over its own in that pair, and the result is the
+median over ``--rounds`` rounds (the order of our ways rotates from round to round). The chosen batch is the
+continuous batch with the best median ratio. Every batched way's completions are compared with one at a
+time (greedy: identical token sequences expected; any difference is listed). Writes
+``benchmarks/results/llm_decoding.json``.
 
-    python benchmarks/llm_decoding.py [--threads 2] [--instances 8] [--k 50] [--max-new-tokens 24]
+    python benchmarks/llm_decoding.py [--threads 1] [--instances 48] [--k 50] [--batches 8 16 32 48] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -23,7 +31,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
+import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -32,21 +43,30 @@ import torch
 
 from iclmem.atomic import atomic_write_text
 from iclmem.llm.backends import InProcessBackend
+from iclmem.llm.chat import apply_stop
 from iclmem.llm.replication import ReplicationConfig, build_experiment
 
 
-def run_backend(backend: InProcessBackend, reqs: list, cascade: bool) -> dict:
-    """Decode ``reqs`` as one batch over an already built prefix; seconds, tokens and texts."""
-    backend.cascade = cascade
+def run_ours(backend: InProcessBackend, reqs: list, batch: int, cascade: bool = True, continuous: bool = True) -> dict:
+    """Decode ``reqs`` with ``batch`` rows over the already built prefix; seconds, tokens and texts."""
+    backend.cascade, backend.continuous, backend.batch_size = cascade, continuous, batch
     backend.generated_tokens = 0
     t0 = time.perf_counter()
     texts = [c.text for c in backend.complete_batch(reqs)]
-    seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "generated_tokens": backend.generated_tokens, "texts": texts}
+    return {"seconds": time.perf_counter() - t0, "generated_tokens": backend.generated_tokens, "texts": texts}
 
 
-def run_llama_cpp(gguf: Path, prompts: list[list[int]], max_new: int, stops: set[int], threads: int) -> dict | None:
-    """llama.cpp greedy decoding of token-id prompts, one after another; None when llama-cpp-python is absent."""
+def llama_cpp_runner(
+    gguf: Path,
+    prompts: list[list[int]],
+    max_new: int,
+    stops: set[int],
+    stop_strings: tuple[str, ...],
+    detokenize: Callable[[list[int]], str],
+    threads: int,
+) -> Callable[[], dict] | None:
+    """A function that decodes ``prompts`` greedily with llama.cpp, one after another, under our stopping rules;
+    None when llama-cpp-python is absent. Its shared prefix is evaluated once here, as ours is prebuilt."""
     try:
         from llama_cpp import Llama
     except ImportError:
@@ -55,27 +75,57 @@ def run_llama_cpp(gguf: Path, prompts: list[list[int]], max_new: int, stops: set
         model_path=str(gguf), n_ctx=8192, n_threads=threads, n_threads_batch=threads, n_batch=512, verbose=False
     )
     for _ in llm.generate(prompts[0], top_k=1, top_p=1.0, temp=0.0, repeat_penalty=1.0):
-        break  # the shared prefix once, as the other two ways get it prebuilt; later prompts reuse it
-    generated, texts, t0 = 0, [], time.perf_counter()
-    for ids in prompts:
-        out = []
-        for tok in llm.generate(ids, top_k=1, top_p=1.0, temp=0.0, repeat_penalty=1.0):
-            if tok in stops or len(out) >= max_new:
-                break
-            out.append(int(tok))
-        generated += len(out)
-        texts.append(out)
-    return {"seconds": time.perf_counter() - t0, "generated_tokens": generated, "token_ids": texts}
+        break  # the shared prefix once; later prompts reuse it (llama-cpp-python keeps the longest common prefix)
+
+    def run() -> dict:
+        generated, texts, t0 = 0, [], time.perf_counter()
+        for ids in prompts:
+            out: list[int] = []
+            for tok in llm.generate(ids, top_k=1, top_p=1.0, temp=0.0, repeat_penalty=1.0):
+                if tok in stops:
+                    break
+                out.append(int(tok))
+                if len(out) >= max_new or apply_stop(detokenize(out), stop_strings)[1]:
+                    break
+            generated += len(out)
+            texts.append(apply_stop(detokenize(out), stop_strings)[0])
+        return {"seconds": time.perf_counter() - t0, "generated_tokens": generated, "texts": texts}
+
+    return run
+
+
+def summary(runs: list[dict], n: int) -> dict:
+    """Medians over the rounds of one way."""
+    seconds = [r["seconds"] for r in runs]
+    med = statistics.median(seconds)
+    tokens = runs[0]["generated_tokens"]
+    return {
+        "seconds": med,
+        "seconds_all": seconds,
+        "generated_tokens": tokens,
+        "tokens_per_s": tokens / med,
+        "completions_per_s": n / med,
+    }
+
+
+def differences(texts: list[str], reference: list[str]) -> list[int]:
+    """Indices of the prompts whose completion differs from the reference's."""
+    return [i for i, (a, b) in enumerate(zip(texts, reference, strict=True)) if a != b]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--instances", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--instances", type=int, default=48)
     parser.add_argument("--k", type=int, default=50)
     parser.add_argument("--max-new-tokens", type=int, default=24)
+    parser.add_argument("--batches", type=int, nargs="+", default=[8, 16, 32, 48])
+    parser.add_argument("--static", type=int, nargs="*", default=[8, 16], help="batches also run as static batches")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--book-batch", type=int, default=8, help="notebook 06's batch before this benchmark")
     parser.add_argument("--dataset", default="wine_vivino")
     parser.add_argument("--setting", default="full")
+    parser.add_argument("--shared-machine", action="store_true", help="record that other jobs shared the CPU")
     parser.add_argument("--out", default="benchmarks/results/llm_decoding.json")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -91,60 +141,115 @@ def main() -> None:
         )
     )
     reqs = exp.memorization_requests(args.setting, args.k)
-    backend = InProcessBackend(batch_size=len(reqs))
-    backend.complete_batch(reqs[:1])  # warm-up: weights, kernels, and the shared prefix's cache
+    backend = InProcessBackend()
     ids = [backend.prompt_ids(r) for r in reqs]
     prefix = 0
     while prefix < min(map(len, ids)) - 1 and all(i[prefix] == ids[0][prefix] for i in ids):
         prefix += 1
-    backend._prefix_ids, backend._prefix_cache = [], None
     t0 = time.perf_counter()
     with torch.inference_mode():
         backend._set_prefix(ids[0][:prefix])
     prefix_s = time.perf_counter() - t0
+    run_ours(backend, reqs[:2], 2)  # warm-up of the decoder's kernels
 
-    ways = {"plain": run_backend(backend, reqs, cascade=False), "cascade": run_backend(backend, reqs, cascade=True)}
     from iclmem.llm.model import gguf_path
 
-    llama = run_llama_cpp(gguf_path(), ids, args.max_new_tokens, backend.stop_token_ids, args.threads)
+    decode = lambda out: backend.tokenizer.decode(out, skip_special_tokens=True)  # noqa: E731
+    dec = reqs[0].decoding
+    llama = llama_cpp_runner(
+        gguf_path(), ids, dec.max_new_tokens, backend.stop_token_ids, dec.stop, decode, args.threads
+    )
+
+    ways: dict[str, Callable[[], dict]] = {
+        f"continuous {b}": (lambda b=b: run_ours(backend, reqs, b)) for b in args.batches
+    }
+    ways.update({f"static {b}": (lambda b=b: run_ours(backend, reqs, b, continuous=False)) for b in args.static})
+    runs: dict[str, list[dict]] = {name: [] for name in ways}
+    ratios: dict[str, list[float]] = {name: [] for name in ways}
+    llama_runs: list[dict] = []
+    started = time.perf_counter()
+    alone = run_ours(backend, reqs, 1)
+    plain = run_ours(backend, reqs, args.book_batch, cascade=False, continuous=False)
+    names = list(ways)
+    for r in range(args.rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            if llama is not None:
+                llama_runs.append(llama())
+            runs[name].append(ways[name]())
+            if llama is not None:
+                ratios[name].append(llama_runs[-1]["seconds"] / runs[name][-1]["seconds"])
+        print(f"round {r + 1}/{args.rounds} done after {time.perf_counter() - started:.0f} s", flush=True)
+
+    n = len(reqs)
     result: dict = {
         "dataset": args.dataset,
         "setting": args.setting,
         "k": args.k,
         "threads": args.threads,
-        "instances": len(reqs),
+        "instances": n,
         "max_new_tokens": args.max_new_tokens,
-        "mean_prompt_tokens": sum(map(len, ids)) / len(ids),
+        "mean_prompt_tokens": sum(map(len, ids)) / n,
         "shared_prefix_tokens": prefix,
         "prefix_build_s": prefix_s,
         "gguf": gguf_path().name,
+        "rounds": args.rounds,
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(),
+            "shared": bool(args.shared_machine),
+            "note": (
+                "other jobs shared this CPU during the run: seconds are noisy; ratios come from back-to-back pairs "
+                "(llama.cpp, then ours) and are medians over the rounds"
+                if args.shared_machine
+                else "no other job was known to share the CPU"
+            ),
+            "load_average_end": list(os.getloadavg()),
+        },
+        "book_batch_before": args.book_batch,
+        "one_at_a_time": {**summary([alone], n), "note": "one slot; the reference for every batched way"},
+        "plain": {
+            **summary([plain], n),
+            "batch": args.book_batch,
+            "differs_from_one_at_a_time": differences(plain["texts"], alone["texts"]),
+        },
+        "ways": {},
     }
-    for name, out in ways.items():
-        result[name] = {
-            "seconds": out["seconds"],
-            "generated_tokens": out["generated_tokens"],
-            "tokens_per_s": out["generated_tokens"] / out["seconds"],
-            "completions_per_s": len(reqs) / out["seconds"],
+    for name in names:
+        out = {
+            **summary(runs[name], n),
+            "differs_from_one_at_a_time": sorted(
+                {i for run in runs[name] for i in differences(run["texts"], alone["texts"])}
+            ),
         }
-    result["cascade_over_plain"] = ways["plain"]["seconds"] / ways["cascade"]["seconds"]
-    result["identical_greedy_text"] = ways["plain"]["texts"] == ways["cascade"]["texts"]
-    result["identical_rows"] = sum(
-        a == b for a, b in zip(ways["plain"]["texts"], ways["cascade"]["texts"], strict=True)
+        if ratios[name]:
+            out["over_llama_cpp"] = statistics.median(ratios[name])
+            out["over_llama_cpp_all"] = ratios[name]
+        result["ways"][name] = out
+    result["identical_greedy_text"] = (
+        all(not w["differs_from_one_at_a_time"] for w in result["ways"].values())
+        and not result["plain"]["differs_from_one_at_a_time"]
     )
+    for b in args.static:
+        if f"continuous {b}" in result["ways"]:
+            result["ways"][f"continuous {b}"]["over_static"] = (
+                result["ways"][f"static {b}"]["seconds"] / result["ways"][f"continuous {b}"]["seconds"]
+            )
     if llama is None:
         result["llama_cpp"] = "not installed (pip install '.[bench]')"
+        key = "completions_per_s"
     else:
-        result["llama_cpp"] = {
-            "seconds": llama["seconds"],
-            "generated_tokens": llama["generated_tokens"],
-            "tokens_per_s": llama["generated_tokens"] / llama["seconds"],
-            "completions_per_s": len(reqs) / llama["seconds"],
-        }
-        result["cascade_over_llama_cpp"] = llama["seconds"] / ways["cascade"]["seconds"]
-        ours = [backend.tokenizer(t, add_special_tokens=False)["input_ids"] for t in ways["cascade"]["texts"]]
-        result["llama_cpp_same_first_tokens"] = sum(
-            a[:8] == b[:8] for a, b in zip(ours, llama["token_ids"], strict=True)
+        result["llama_cpp"] = summary(llama_runs, n)
+        ours_tokens = [backend.tokenizer(t, add_special_tokens=False)["input_ids"] for t in alone["texts"]]
+        theirs = [backend.tokenizer(t, add_special_tokens=False)["input_ids"] for t in llama_runs[0]["texts"]]
+        result["llama_cpp"]["same_first_8_tokens"] = sum(
+            a[:8] == b[:8] for a, b in zip(ours_tokens, theirs, strict=True)
         )
+        result["llama_cpp"]["same_text"] = len(reqs) - len(differences(llama_runs[0]["texts"], alone["texts"]))
+        key = "over_llama_cpp"
+    continuous = {name: w for name, w in result["ways"].items() if name.startswith("continuous")}
+    chosen = max(continuous, key=lambda name: continuous[name][key])
+    result["chosen_batch"] = int(chosen.split()[1])
+    result["chosen"] = continuous[chosen]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out, json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
