@@ -10,7 +10,7 @@ On the same prompts (notebook 06's defaults: wine_vivino, setting ``full``, the 
 * ``static B``: the same decoder, the next ``B`` prompts admitted only when the whole batch has ended;
 * ``one at a time``: one slot (the reference the batched ways must equal);
 * ``plain 8``: the model's own forward, the prefix's KV cache copied per row (the backend before
-  :mod:`iclmem.llm.decoding`), once;
+  :mod:`iclmem.llm.decoding`), once, with ``--plain``;
 * ``llama_cpp``: llama.cpp (``llama-cpp-python``, the ``bench`` extra) on the GGUF file the book's model is
   converted from, one prompt at a time as its high-level API decodes (it keeps the common prefix between
   prompts), with the same stop token, stop string and token budget.
@@ -23,7 +23,8 @@ continuous batch with the best median ratio. Every batched way's completions are
 time (greedy: identical token sequences expected; any difference is listed). Writes
 ``benchmarks/results/llm_decoding.json``.
 
-    python benchmarks/llm_decoding.py [--threads 1] [--instances 48] [--k 50] [--batches 8 16 32 48] [--rounds 3]
+    python benchmarks/llm_decoding.py [--threads 1] [--instances 48] [--k 50] [--batches 8 16 48] [--static 8]
+        [--rounds 3] [--plain] [--shared-machine]
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -119,12 +121,13 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=48)
     parser.add_argument("--k", type=int, default=50)
     parser.add_argument("--max-new-tokens", type=int, default=24)
-    parser.add_argument("--batches", type=int, nargs="+", default=[8, 16, 32, 48])
-    parser.add_argument("--static", type=int, nargs="*", default=[8, 16], help="batches also run as static batches")
+    parser.add_argument("--batches", type=int, nargs="+", default=[8, 16, 48])
+    parser.add_argument("--static", type=int, nargs="*", default=[8], help="batches also run as static batches")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--book-batch", type=int, default=8, help="notebook 06's batch before this benchmark")
     parser.add_argument("--dataset", default="wine_vivino")
     parser.add_argument("--setting", default="full")
+    parser.add_argument("--plain", action="store_true", help="also run the model's own forward once (slow)")
     parser.add_argument("--shared-machine", action="store_true", help="record that other jobs shared the CPU")
     parser.add_argument("--out", default="benchmarks/results/llm_decoding.json")
     args = parser.parse_args()
@@ -164,95 +167,103 @@ def main() -> None:
         f"continuous {b}": (lambda b=b: run_ours(backend, reqs, b)) for b in args.batches
     }
     ways.update({f"static {b}": (lambda b=b: run_ours(backend, reqs, b, continuous=False)) for b in args.static})
-    runs: dict[str, list[dict]] = {name: [] for name in ways}
-    ratios: dict[str, list[float]] = {name: [] for name in ways}
-    llama_runs: list[dict] = []
+    state: dict = {"runs": {name: [] for name in ways}, "ratios": {name: [] for name in ways}, "llama": []}
     started = time.perf_counter()
-    alone = run_ours(backend, reqs, 1)
-    plain = run_ours(backend, reqs, args.book_batch, cascade=False, continuous=False)
+    state["alone"] = run_ours(backend, reqs, 1)
+    if args.plain:
+        state["plain"] = run_ours(backend, reqs, args.book_batch, cascade=False, continuous=False)
     names = list(ways)
-    for r in range(args.rounds):
-        for name in names[r % len(names) :] + names[: r % len(names)]:
-            if llama is not None:
-                llama_runs.append(llama())
-            runs[name].append(ways[name]())
-            if llama is not None:
-                ratios[name].append(llama_runs[-1]["seconds"] / runs[name][-1]["seconds"])
-        print(f"round {r + 1}/{args.rounds} done after {time.perf_counter() - started:.0f} s", flush=True)
-
-    n = len(reqs)
-    result: dict = {
+    setup = {
         "dataset": args.dataset,
         "setting": args.setting,
         "k": args.k,
         "threads": args.threads,
-        "instances": n,
+        "instances": len(reqs),
         "max_new_tokens": args.max_new_tokens,
-        "mean_prompt_tokens": sum(map(len, ids)) / n,
+        "mean_prompt_tokens": sum(map(len, ids)) / len(ids),
         "shared_prefix_tokens": prefix,
         "prefix_build_s": prefix_s,
         "gguf": gguf_path().name,
         "rounds": args.rounds,
+        "book_batch_before": args.book_batch,
+    }
+    for r in range(args.rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            if llama is not None:
+                state["llama"].append(llama())
+            state["runs"][name].append(ways[name]())
+            if llama is not None:
+                state["ratios"][name].append(state["llama"][-1]["seconds"] / state["runs"][name][-1]["seconds"])
+        result = report(setup, state, backend.tokenizer, r + 1, args.shared_machine)
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(args.out, json.dumps(result, indent=2) + "\n")  # after every round: a stopped run keeps it
+        print(f"round {r + 1}/{args.rounds} done after {time.perf_counter() - started:.0f} s", flush=True)
+    print(json.dumps(result, indent=2))
+
+
+def report(setup: dict, state: dict, tokenizer: Any, rounds_done: int, shared: bool) -> dict:
+    """The result file: settings, the machine, every way's medians, ratios and differences, the chosen batch."""
+    n, alone = setup["instances"], state["alone"]
+    result: dict = {
+        **setup,
+        "rounds_done": rounds_done,
         "machine": {
             "cpu_count": os.cpu_count(),
             "processor": platform.processor() or platform.machine(),
-            "shared": bool(args.shared_machine),
+            "shared": bool(shared),
             "note": (
                 "other jobs shared this CPU during the run: seconds are noisy; ratios come from back-to-back pairs "
                 "(llama.cpp, then ours) and are medians over the rounds"
-                if args.shared_machine
+                if shared
                 else "no other job was known to share the CPU"
             ),
-            "load_average_end": list(os.getloadavg()),
+            "load_average": list(os.getloadavg()),
         },
-        "book_batch_before": args.book_batch,
         "one_at_a_time": {**summary([alone], n), "note": "one slot; the reference for every batched way"},
-        "plain": {
-            **summary([plain], n),
-            "batch": args.book_batch,
-            "differs_from_one_at_a_time": differences(plain["texts"], alone["texts"]),
-        },
         "ways": {},
     }
-    for name in names:
+    if "plain" in state:
+        result["plain"] = {
+            **summary([state["plain"]], n),
+            "batch": setup["book_batch_before"],
+            "differs_from_one_at_a_time": differences(state["plain"]["texts"], alone["texts"]),
+        }
+    for name, runs in state["runs"].items():
         out = {
-            **summary(runs[name], n),
+            **summary(runs, n),
             "differs_from_one_at_a_time": sorted(
-                {i for run in runs[name] for i in differences(run["texts"], alone["texts"])}
+                {i for run in runs for i in differences(run["texts"], alone["texts"])}
             ),
         }
-        if ratios[name]:
-            out["over_llama_cpp"] = statistics.median(ratios[name])
-            out["over_llama_cpp_all"] = ratios[name]
+        if state["ratios"][name]:
+            out["over_llama_cpp"] = statistics.median(state["ratios"][name])
+            out["over_llama_cpp_all"] = state["ratios"][name]
         result["ways"][name] = out
-    result["identical_greedy_text"] = (
-        all(not w["differs_from_one_at_a_time"] for w in result["ways"].values())
-        and not result["plain"]["differs_from_one_at_a_time"]
-    )
-    for b in args.static:
-        if f"continuous {b}" in result["ways"]:
-            result["ways"][f"continuous {b}"]["over_static"] = (
-                result["ways"][f"static {b}"]["seconds"] / result["ways"][f"continuous {b}"]["seconds"]
-            )
-    if llama is None:
+    differing = [w["differs_from_one_at_a_time"] for w in result["ways"].values()]
+    differing.append(result.get("plain", {}).get("differs_from_one_at_a_time", []))
+    result["identical_greedy_text"] = not any(differing)
+    for name in list(result["ways"]):
+        static = "static " + name.split()[1]
+        if name.startswith("continuous") and static in result["ways"]:
+            result["ways"][name]["over_static"] = result["ways"][static]["seconds"] / result["ways"][name]["seconds"]
+    if not state["llama"]:
         result["llama_cpp"] = "not installed (pip install '.[bench]')"
         key = "completions_per_s"
     else:
-        result["llama_cpp"] = summary(llama_runs, n)
-        ours_tokens = [backend.tokenizer(t, add_special_tokens=False)["input_ids"] for t in alone["texts"]]
-        theirs = [backend.tokenizer(t, add_special_tokens=False)["input_ids"] for t in llama_runs[0]["texts"]]
+        result["llama_cpp"] = summary(state["llama"], n)
+        theirs = state["llama"][0]["texts"]
+        ours_ids = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in alone["texts"]]
+        their_ids = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in theirs]
         result["llama_cpp"]["same_first_8_tokens"] = sum(
-            a[:8] == b[:8] for a, b in zip(ours_tokens, theirs, strict=True)
+            a[:8] == b[:8] for a, b in zip(ours_ids, their_ids, strict=True)
         )
-        result["llama_cpp"]["same_text"] = len(reqs) - len(differences(llama_runs[0]["texts"], alone["texts"]))
+        result["llama_cpp"]["same_text"] = n - len(differences(theirs, alone["texts"]))
         key = "over_llama_cpp"
     continuous = {name: w for name, w in result["ways"].items() if name.startswith("continuous")}
     chosen = max(continuous, key=lambda name: continuous[name][key])
     result["chosen_batch"] = int(chosen.split()[1])
     result["chosen"] = continuous[chosen]
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.out, json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    return result
 
 
 if __name__ == "__main__":

@@ -175,6 +175,30 @@ def decoding_table(result: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("way")
 
 
+def decoding_summary(result: dict) -> str:
+    """One paragraph (Markdown) on a ``benchmarks/llm_decoding.py`` run: prompts, threads, rounds, whether the
+    machine was shared, the chosen batch and its speed against llama.cpp, and whether every completion equalled
+    the one-at-a-time completion."""
+    machine = result.get("machine", {})
+    text = (
+        f"{result['instances']} prompts of about {result['mean_prompt_tokens']:.0f} tokens "
+        f"({result['shared_prefix_tokens']} shared), k = {result['k']}, {result['threads']} thread(s), "
+        f"{result.get('rounds', 1)} rounds. "
+    )
+    if machine.get("shared"):
+        note = machine.get("note", "other jobs shared this CPU during the run")
+        text += f"{note[0].upper()}{note[1:]}. "
+    chosen = result.get("chosen", {})
+    if "over_llama_cpp" in chosen:
+        text += (
+            f"Chosen batch: **{result['chosen_batch']}**, **{chosen['over_llama_cpp']:.2f}x** llama.cpp's speed "
+            f"(median of {len(chosen['over_llama_cpp_all'])} back-to-back pairs: "
+            f"{', '.join(f'{r:.2f}x' for r in chosen['over_llama_cpp_all'])}). "
+        )
+    text += f"Every batched completion equals the one-at-a-time completion: **{result['identical_greedy_text']}**."
+    return text
+
+
 def plot_decoding_curve(result: dict):
     """Speed relative to llama.cpp (median of back-to-back pairs) against the batch, continuous and static."""
     import matplotlib.pyplot as plt
@@ -228,6 +252,7 @@ def other_results(results: dict[str, dict]) -> dict[str, pd.DataFrame]:
 
 __all__ = [
     "SECTIONED",
+    "decoding_summary",
     "decoding_table",
     "finetune_speed_table",
     "kill_random_table",

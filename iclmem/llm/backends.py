@@ -63,7 +63,7 @@ class InProcessBackend:
         min_prefix: int = 16,
         model_factory: Callable[[], Any] | None = None,
         context_window: int | None = None,
-        batch_size: int = 8,
+        batch_size: int = 48,  # benchmarks/llm_decoding.py: the fastest measured on the book's prompts
         cascade: bool = True,
         continuous: bool = True,
     ) -> None:
