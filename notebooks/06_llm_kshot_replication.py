@@ -71,7 +71,7 @@ llm_judge_pairs: int = 48  # judge offline: completions also judged by the LLM j
 judge_folds: int = 5  # cross-validation folds for the offline judge's held-out accuracy
 review_export: str = ""  # a CSV path: write the borderline cases there for a human review
 review_file: str = ""  # a reviewed CSV (its human column filled in): apply it to the labels (claim D9)
-batch_size: int = 8  # in-process: instances decoded together
+batch_size: int = 48  # in-process: rows decoded together, an ended row refilled at once (48: fastest measured, A2)
 num_threads: int = 0  # torch CPU threads (0: torch's default)
 progress: bool = True  # progress bars on the terminal (never in the rendered page)
 

@@ -29,10 +29,12 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 
 # %% tags=["hide-input"]
 import pandas as pd
-from IPython.display import display
+from IPython.display import Markdown, display
 
-from iclmem.chapters.benchmarks import (decoding_table, finetune_speed_table, kernel_ceiling_tables, kill_random_table, openai_concurrency_table, other_results,
-                                        plot_roofline, probe_speed_tables, read_results, roofline_speedups, roofline_table, settings)
+from iclmem.chapters.benchmarks import (decoding_summary, decoding_table, finetune_speed_table, kernel_ceiling_tables,
+                                        kill_random_table, openai_concurrency_table, other_results, plot_decoding_curve,
+                                        plot_roofline, probe_speed_tables, read_results, roofline_speedups, roofline_table,
+                                        settings)
 from iclmem.chapters.display import use_book_tables
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
@@ -180,23 +182,28 @@ if "openai_concurrency" in results:
     display(openai_concurrency_table(concurrency))
 
 # %% [markdown]
-# ## In-process decoding: shared-prefix attention vs the model's own forward vs llama.cpp (`benchmarks/llm_decoding.py`)
+# ## In-process decoding against llama.cpp: continuous batching over the shared prefix (`benchmarks/llm_decoding.py`)
 #
-# Chapter 6's k-shot prompts share thousands of tokens of demonstrations, and the in-process backend
-# keeps that prefix's key/value cache once. The model's own forward needs a copy of it per batch row,
-# regrown every step; the cascade decoder (`iclmem/llm/decoding.py`) reads it once per step for the
-# whole batch. The same batch of prompts is decoded three ways in one run, after the shared prefix is
-# built (timed apart); llama.cpp runs the quantized GGUF file the book's float32 model is converted
-# from, one prompt at a time with its own prefix reuse. The greedy texts of the two torch paths must
-# be identical (checked), and llama.cpp's first tokens are compared.
+# Chapter 6's k-shot prompts share thousands of tokens of demonstrations. The in-process backend
+# keeps that prefix's key/value cache once, and its decoder (`iclmem/llm/decoding.py`) reads it once
+# per step for all rows; a row that ends (stop token, newline or token budget) costs nothing more
+# and its slot takes the next prompt at once (continuous batching), where static batches wait for
+# the whole batch to end. We decode the same prompts (one call of notebook 06) every way, and
+# llama.cpp on the GGUF file the book's float32 model is converted from, one prompt at a time with
+# its own prefix reuse and the same stopping rules. The machine is shared, so every run of ours
+# follows a run of llama.cpp and each speed ratio is the median of those back-to-back pairs. Every
+# batched completion must equal the one-at-a-time completion token for token (`differs` counts
+# those that do not); llama.cpp computes with the file's 4-bit weights, so its texts may differ.
 
 # %%
 if "llm_decoding" in results:
     decoding = results["llm_decoding"]
-    print(f"{decoding['instances']} prompts of ~{decoding['mean_prompt_tokens']:.0f} tokens "
-          f"({decoding['shared_prefix_tokens']} shared), k = {decoding['k']}, {decoding['threads']} threads; "
-          f"identical greedy text: {decoding['identical_greedy_text']}")
+    display(Markdown(decoding_summary(decoding)))
     display(decoding_table(decoding))
+
+# %%
+if "llm_decoding" in results and "chosen_batch" in results["llm_decoding"]:
+    fig = plot_decoding_curve(results["llm_decoding"])
 
 # %% [markdown]
 # ## Random kills of a tiny book (`benchmarks/kill_random.py`)

@@ -74,14 +74,38 @@ def test_a_missing_results_folder_says_how_to_make_it(tmp_path):
         read_results(tmp_path / "absent")
 
 
-def test_decoding_table_relates_every_way_to_the_cascade_decoder():
-    from iclmem.chapters.benchmarks import decoding_table
+def test_decoding_table_shows_every_way_against_llama_cpp():
+    from iclmem.chapters.benchmarks import decoding_table, plot_decoding_curve
+
+    def way(seconds: float, **extra) -> dict:
+        return {
+            "seconds": seconds,
+            "generated_tokens": 100,
+            "tokens_per_s": 100 / seconds,
+            "completions_per_s": 10 / seconds,
+            **extra,
+        }
 
     result = {
-        "plain": {"seconds": 10.0, "generated_tokens": 100, "tokens_per_s": 10.0},
-        "cascade": {"seconds": 5.0, "generated_tokens": 100, "tokens_per_s": 20.0},
-        "llama_cpp": "not installed (pip install '.[bench]')",
+        "instances": 10,
+        "book_batch_before": 8,
+        "one_at_a_time": way(20.0),
+        "plain": way(10.0, differs_from_one_at_a_time=[3]),
+        "ways": {
+            "continuous 8": way(5.0, over_llama_cpp=1.5, differs_from_one_at_a_time=[]),
+            "continuous 16": way(4.0, over_llama_cpp=2.0, differs_from_one_at_a_time=[]),
+            "static 8": way(6.0, over_llama_cpp=1.2, differs_from_one_at_a_time=[1, 2]),
+        },
+        "llama_cpp": {**way(8.0), "same_text": 7},
+        "chosen_batch": 16,
     }
     table = decoding_table(result)
-    assert list(table.index) == ["plain", "cascade"]  # a way that did not run has no row
-    assert table.loc["plain", "time / cascade"] == 2.0 and table.loc["cascade", "time / cascade"] == 1.0
+    assert list(table.index) == ["one at a time", "plain 8", "continuous 8", "continuous 16", "static 8", "llama.cpp"]
+    assert table.loc["continuous 16", "speed / llama.cpp"] == 2.0 and table.loc["llama.cpp", "speed / llama.cpp"] == 1.0
+    assert table["speed / llama.cpp"].isna().tolist() == [True, True, False, False, False, False]  # ran once, unpaired
+    assert table.differs.tolist() == [0, 1, 0, 0, 2, 3]
+    fig = plot_decoding_curve(result)
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    assert list(lines["continuous"].get_xdata()) == [8, 16] and list(lines["static"].get_ydata()) == [1.2]
+    result["llama_cpp"] = "not installed (pip install '.[bench]')"
+    assert "llama.cpp" not in decoding_table(result).index  # a way that did not run has no row

@@ -139,15 +139,89 @@ def openai_concurrency_table(result: dict) -> pd.DataFrame:
 
 
 def decoding_table(result: dict) -> pd.DataFrame:
-    """One row per way of ``benchmarks/llm_decoding.py`` (plain forward, cascade, llama.cpp) on the same prompts:
-    wall seconds for the batch's prompt ends and decoding, generated tokens per second, and each way's time
-    relative to the cascade decoder the book uses (above 1: slower than it)."""
-    ways = [w for w in ("plain", "cascade", "llama_cpp") if isinstance(result.get(w), dict)]
-    table = pd.DataFrame(
-        [{"way": w, **{k: result[w][k] for k in ("seconds", "generated_tokens", "tokens_per_s")}} for w in ways]
+    """One row per way of ``benchmarks/llm_decoding.py`` on the same prompts: one at a time, the model's own forward,
+    static and continuous batches of the shared-prefix decoder, and llama.cpp on the same GGUF file. Median wall
+    seconds over the rounds, generated tokens, tokens and completions per second; ``speed / llama.cpp`` is the
+    median, over the rounds, of llama.cpp's seconds over the way's in a back-to-back pair (above 1: faster than
+    llama.cpp; empty for the ways that ran once, unpaired); ``differs`` counts the prompts whose completion is not
+    the one-at-a-time completion."""
+    rows = []
+    singles = {
+        "one at a time": result.get("one_at_a_time"),
+        f"plain {result.get('book_batch_before', '')}".strip(): result.get("plain"),
+    }
+    for name, way in [*singles.items(), *result.get("ways", {}).items()]:
+        if isinstance(way, dict):
+            rows.append(
+                {
+                    "way": name,
+                    "seconds": way["seconds"],
+                    "generated_tokens": way["generated_tokens"],
+                    "tokens_per_s": way["tokens_per_s"],
+                    "completions_per_s": way["completions_per_s"],
+                    "speed / llama.cpp": way.get("over_llama_cpp", float("nan")),
+                    "differs": len(way.get("differs_from_one_at_a_time", [])),
+                }
+            )
+    llama = result.get("llama_cpp")
+    if isinstance(llama, dict):
+        rows.append(
+            {
+                "way": "llama.cpp",
+                **{k: llama[k] for k in ("seconds", "generated_tokens", "tokens_per_s", "completions_per_s")},
+                "speed / llama.cpp": 1.0,
+                "differs": result["instances"] - llama["same_text"],
+            }
+        )
+    return pd.DataFrame(rows).set_index("way")
+
+
+def decoding_summary(result: dict) -> str:
+    """One paragraph (Markdown) on a ``benchmarks/llm_decoding.py`` run: prompts, threads, rounds, whether the
+    machine was shared, the chosen batch and its speed against llama.cpp, and whether every completion equalled
+    the one-at-a-time completion."""
+    machine = result.get("machine", {})
+    text = (
+        f"{result['instances']} prompts of about {result['mean_prompt_tokens']:.0f} tokens "
+        f"({result['shared_prefix_tokens']} shared), k = {result['k']}, {result['threads']} thread(s), "
+        f"{result.get('rounds', 1)} rounds. "
     )
-    table["time / cascade"] = table.seconds / result["cascade"]["seconds"]
-    return table.set_index("way")
+    if machine.get("shared"):
+        note = machine.get("note", "other jobs shared this CPU during the run")
+        text += f"{note[0].upper()}{note[1:]}. "
+    chosen = result.get("chosen", {})
+    if "over_llama_cpp" in chosen:
+        text += (
+            f"Chosen batch: **{result['chosen_batch']}**, **{chosen['over_llama_cpp']:.2f}x** llama.cpp's speed "
+            f"(median of {len(chosen['over_llama_cpp_all'])} back-to-back pairs: "
+            f"{', '.join(f'{r:.2f}x' for r in chosen['over_llama_cpp_all'])}). "
+        )
+    text += f"Every batched completion equals the one-at-a-time completion: **{result['identical_greedy_text']}**."
+    return text
+
+
+def plot_decoding_curve(result: dict):
+    """Speed relative to llama.cpp (median of back-to-back pairs) against the batch, continuous and static."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    for kind in ("continuous", "static"):
+        points = sorted(
+            (int(name.split()[1]), way["over_llama_cpp"])
+            for name, way in result.get("ways", {}).items()
+            if name.startswith(kind) and "over_llama_cpp" in way
+        )
+        if points:
+            ax.plot(*zip(*points, strict=True), marker="o", label=kind)
+    ax.axhline(1.0, color="black", lw=1, label="llama.cpp")
+    if "chosen_batch" in result:
+        ax.axvline(result["chosen_batch"], color="grey", ls=":", label=f"chosen: {result['chosen_batch']}")
+    ax.set_xlabel("rows decoded together (batch)")
+    ax.set_ylabel("speed / llama.cpp")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    return fig
 
 
 def kill_random_table(result: dict) -> pd.DataFrame:
@@ -210,12 +284,14 @@ def other_results(results: dict[str, dict]) -> dict[str, pd.DataFrame]:
 
 __all__ = [
     "SECTIONED",
+    "decoding_summary",
     "decoding_table",
     "finetune_speed_table",
     "kernel_ceiling_tables",
     "kill_random_table",
     "openai_concurrency_table",
     "other_results",
+    "plot_decoding_curve",
     "plot_roofline",
     "probe_speed_tables",
     "read_results",

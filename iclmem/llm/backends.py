@@ -5,10 +5,11 @@
   prompts of a batch share a long token prefix: it is computed once and its KV cache reused for every
   instance (cropped back after each generation). ``prefix_cache=False`` recomputes it per instance.
   Decoding is memory-bound on a CPU (every step reads all weights), so ``batch_size`` instances are
-  decoded together, each attending to the shared prefix and its own left-padded suffix; for Llama-family
-  models the prefix's keys and values are read once per step for the whole batch
-  (:mod:`iclmem.llm.decoding`, ``cascade=False`` for the model's own forward).
-  ``complete_iter`` hands over the completions of each decoding batch as soon as it is done.
+  decoded together, each attending to the shared prefix and its own suffix; for Llama-family models the
+  prefix's keys and values are read once per step for the whole batch and a row that has ended is refilled
+  from the queue at once (:mod:`iclmem.llm.decoding`; ``continuous=False`` for static batches,
+  ``cascade=False`` for the model's own forward). ``complete_iter`` hands over each completion as soon as it
+  is done (the model's own forward: each decoding batch).
 * :class:`OpenAIBackend`: the ``openai`` client against any OpenAI-compatible server (OpenAI for GPT-4 as
   in the paper, Sec. 4 "Model"; vLLM, ``transformers serve``, Ollama). Base URL, model and key come from
   environment variables; up to ``ICLMEM_OPENAI_CONCURRENCY`` requests (default 8) are in flight at once;
@@ -29,7 +30,7 @@ from itertools import islice
 from typing import Any
 
 from iclmem.llm.chat import ChatRequest, Completion, ContextOverflowError, MissingAPIKeyError, apply_stop
-from iclmem.llm.decoding import SharedPrefixDecoder
+from iclmem.llm.decoding import Row, SharedPrefixDecoder, continuous_greedy
 from iclmem.llm.decoding import supports as supports_cascade
 from iclmem.llm.pacing import Pacer, concurrency_from_env, positive_int, retry_after_seconds, rpm_from_env
 
@@ -62,8 +63,9 @@ class InProcessBackend:
         min_prefix: int = 16,
         model_factory: Callable[[], Any] | None = None,
         context_window: int | None = None,
-        batch_size: int = 8,
+        batch_size: int = 48,  # benchmarks/llm_decoding.py: the fastest measured on the book's prompts
         cascade: bool = True,
+        continuous: bool = True,
     ) -> None:
         if model is None and model_factory is None and tokenizer is None:
             from iclmem.llm.model import MODEL_ID, ensure_model_dir, load_model, load_tokenizer
@@ -84,6 +86,7 @@ class InProcessBackend:
         self.min_prefix = min_prefix
         self.batch_size = max(1, batch_size)
         self.cascade = cascade  # shared-prefix attention (iclmem.llm.decoding) where the model supports it
+        self.continuous = continuous  # cascade: refill a row that has ended from the queue (else static batches)
         if context_window is None and model is not None:
             context_window = getattr(model.config, "max_position_embeddings", None)
         self.context_window: int | None = context_window
@@ -167,14 +170,31 @@ class InProcessBackend:
         positions), so every row attends exactly to its own prompt.
         """
         suffixes = [ids[prefix_len:] for ids in all_ids]
-        max_new = max(d.max_new_tokens for d in decodings)
         self.prefill_tokens += sum(len(suf) for suf in suffixes)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        if self.cascade and supports_cascade(self.model):
-            prefix = [(layer.keys, layer.values) for layer in self._prefix_cache.layers] if prefix_len else None
-            decoder = SharedPrefixDecoder(self.model, prefix, prefix_len, suffixes, max_new, pad)
-            return self._greedy(decoder.start(), decoder.step, decodings)
         return self._generate_plain(suffixes, prefix_len, decodings, pad)
+
+    def _generate_cascade(
+        self, todo: list[int], all_ids: list[list[int]], requests: Sequence[ChatRequest], prefix_len: int
+    ) -> Iterator[tuple[int, Completion]]:
+        """Requests ``todo`` through :func:`iclmem.llm.decoding.continuous_greedy`, ``batch_size`` slots over the
+        stored prefix; each completion is handed over as soon as its row ends."""
+        import torch
+
+        rows = [
+            Row(all_ids[i][prefix_len:], requests[i].decoding.max_new_tokens, requests[i].decoding.stop) for i in todo
+        ]
+        self.prefill_tokens += sum(len(r.suffix) for r in rows)
+        capacity = max(len(r.suffix) for r in rows) + max(1, max(r.max_new_tokens for r in rows))
+        with torch.inference_mode():
+            prefix = [(layer.keys, layer.values) for layer in self._prefix_cache.layers] if prefix_len else None
+            decoder = SharedPrefixDecoder(self.model, prefix, prefix_len, min(self.batch_size, len(rows)), capacity)
+        decode = lambda ids: self.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
+        for j, text, new in continuous_greedy(
+            decoder, rows, self.stop_token_ids, decode, apply_stop, refill=self.continuous
+        ):
+            self.generated_tokens += len(new)
+            yield todo[j], Completion(text, len(all_ids[todo[j]]), len(new))
 
     def _greedy(self, logits: Any, step: Callable[[Any], Any], decodings: list[Any]) -> list[tuple[str, int]]:
         """The greedy loop: argmax per row, stop tokens and stop strings, until every row is done."""
@@ -277,6 +297,9 @@ class InProcessBackend:
         if prefix_len:
             with torch.inference_mode():
                 self._set_prefix(all_ids[todo[0]][:prefix_len])
+        if todo and self.cascade and supports_cascade(self.model):
+            yield from self._generate_cascade(todo, all_ids, requests, prefix_len)
+            return
         for start in range(0, len(todo), self.batch_size):
             idx = todo[start : start + self.batch_size]
             with torch.inference_mode():  # entered per batch: the consumer runs between yields outside it

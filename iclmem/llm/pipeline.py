@@ -67,7 +67,7 @@ def prepare_environment(backend: str, num_threads: int = 0) -> None:
         torch.set_num_threads(num_threads)
 
 
-def make_generator(backend: str, batch_size: int = 8) -> ChatBackend:
+def make_generator(backend: str, batch_size: int = 48) -> ChatBackend:
     """The run's base model, uncached: in-process (``batch_size`` instances decoded together) or OpenAI-compatible
     (its window from ``ICLMEM_OPENAI_CONTEXT``, else as its server reports it, else unknown)."""
     from iclmem.llm.backends import InProcessBackend, make_backend

@@ -568,6 +568,7 @@ def finetuned_backend(base: Any, exp: Experiment, config: LLMFinetuneConfig) -> 
         model_factory=build,
         context_window=base.context_window,
         prefix_cache=base.prefix_cache,
+        batch_size=base.batch_size,
     )
     backend.finetune_log = log  # type: ignore[attr-defined]
     return backend
