@@ -72,6 +72,8 @@ curve_epochs: list = [10, 100]  # ... and probing epochs (at context_size: their
 curve_conditions: list = ["none", "all"]  # N and All (both pools permuted)
 p1_vanilla_bound: float = 0.7  # the rule of P1: the weakest cell under All whose vanilla-attack lower bound exceeds this
 member_control: bool = True  # P3: score the non-members of M rows on a shuffled label too (one probe pass per M row)
+factor_seen: str = "wine_pl"  # the table where the probe sees: one factor at a time from it and from the control
+strong_seeds: list = [0, 1]  # seeds of the strong signal (the seen cell of factor_seen) read again
 
 # %% tags=["remove-cell"]
 from iclmem.notebook_check import check_notebook_parameters
@@ -97,12 +99,14 @@ from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_ban
 from iclmem.chapters.instrument import category_aucs, instrument_claims, plot_sensitivity, run_sensitivity, weakest_detection
 
 # %% tags=["hide-input"]
-from iclmem.grid import expand_grid, probe_grid, run_grid, table_of
+from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of
 from iclmem.adapters import load_model
 from iclmem.chapters.instrument import p1_cells, rule_p1
 from iclmem.chapters.instrument_checks import context_ladder, ladder_drop
 from iclmem.chapters.label_control import member_only_control, p3_record
 from iclmem.chapters.table_curves import curve_settings, plot_table_curves, run_table_curves, weakest_per_table, weakest_text
+from iclmem.chapters.instrument_factors import binned_table, factor_cases, factor_table, strongest_factor
+from iclmem.chapters.instrument_strong import strong_signal
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
@@ -472,6 +476,51 @@ glue_text("p1_bound", f"{p1_vanilla_bound:g}")
 p1_cells({"strongest memorization (the control)": sens.strongest(), "P1's rule": p1_cell})
 
 # %% [markdown]
+# ## What separates seen from unseen
+#
+# The probe sees on `factor_seen` (a regression table with `n_candidates` candidates, a
+# `context_size`-row context, the curve's largest learning rate, N) and not on the control (binary,
+# a `control_context_size`-row context, its strongest cell, All). We change one factor at a time
+# from each cell to the other cell's value: the number of candidates, the context size, the learning
+# rate, the label condition, and the task (the same target cut into 10 quantile classes). The probe's
+# AUC($\Delta S$) on the loss, its change from the starting cell, and the vanilla attack beside it:
+
+# %%
+seen_spec = RunSpec(factor_seen, max(curve_learning_rates), control_query_size, "none", max(curve_epochs), seed, context_size)
+blind_spec = RunSpec(control_dataset, float(top.learning_rate), control_query_size, control_label_condition,
+                     max(control_epochs), seed, control_context_size)
+run_factors = factor_seen in {s.dataset for s in settings} and table_of(factor_seen, tables).task == "regression"
+binned = {f"{factor_seen}_binned": binned_table(table_of(factor_seen, tables))} if run_factors else {}
+factors = (factor_table(factor_cases(seen_spec, max(curve_epochs), blind_spec, int(top.epoch), f"{factor_seen}_binned",
+                                     n_candidates), reference, {**tables, **binned}, max_queries, n_boot, seed)
+           if run_factors else pd.DataFrame())
+glue_text("strongest_factor", strongest_factor(factors) if run_factors else "not run (no regression factor_seen table)")
+factors
+
+# %% [markdown]
+# The factor that moves the probe most: **{glue:text}`strongest_factor`**.
+#
+# ## The strong signal explained
+#
+# The seen cell again, with `strong_seeds` (another split and training context per seed): its
+# vanilla attack, the probe on loss and on entropy, the loss ratio and the members' training loss
+# at that epoch; then the categories of App. A.3 and, per pool, the mean calibrated $\Delta S$ on loss
+# and on entropy. The loss reads the probability of the query's own label, the entropy how spread
+# the prediction is whatever the label: a model that moved probability onto the members' labels
+# without changing how certain it is shows in the loss only.
+
+# %%
+strong = (strong_signal(seen_spec, max(curve_epochs), reference, strong_seeds, n_candidates, max_queries, n_boot, tables)
+          if run_factors else (pd.DataFrame(), pd.DataFrame(), pd.DataFrame()))
+strong[0]
+
+# %%
+strong[1]
+
+# %%
+strong[2]
+
+# %% [markdown]
 # ## Where in the construction the signal is lost: a context ladder
 #
 # At the control's strongest cell we keep the queries and the calibration against $M_{ref}$ and
@@ -566,7 +615,8 @@ claims_table(claims)
 # {glue:text}`null_verdict`; the positive control: {glue:text}`weakest`.
 #
 # **Where the probe sees.** Per table, the weakest memorization at which the probe's interval clears
-# 0.5: {glue:text}`weakest_tables`. On the control's strongest cell the context ladder loses the
+# 0.5: {glue:text}`weakest_tables`. The factor that moves the probe most:
+# {glue:text}`strongest_factor`. On the control's strongest cell the context ladder loses the
 # signal first at **{glue:text}`ladder_drop`**. P3, the member-only shuffling control:
 # {glue:text}`p3_ours`.
 #
