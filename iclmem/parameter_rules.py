@@ -100,6 +100,7 @@ RULES: dict[str, Rule] = {
     "curve_epochs": Rule(low=1, non_empty=True),
     "curve_conditions": _LABELS,
     "p1_vanilla_bound": _SHARE,
+    "strong_seeds": Rule(low=0),
     "context_size": _COUNT,
     "control_context_size": _COUNT,
     "n_candidates": Rule(low=2),

@@ -72,8 +72,8 @@ curve_epochs: list = [10, 100]  # ... and probing epochs (at context_size: their
 curve_conditions: list = ["none", "all"]  # N and All (both pools permuted)
 p1_vanilla_bound: float = 0.7  # the rule of P1: the weakest cell under All whose vanilla-attack lower bound exceeds this
 member_control: bool = True  # P3: score the non-members of M rows on a shuffled label too (one probe pass per M row)
-factor_seen: str = "wine_pl"  # the table where the probe sees: one factor at a time from it and from the control
-strong_seeds: list = [0, 1]  # seeds of the strong signal (the seen cell of factor_seen) read again
+factor_seen: str = "wine_pl"  # the table where the probe sees: one factor at a time from it and from the control ("": skip)
+strong_seeds: list = [0, 1]  # seeds of the strong signal (the seen cell of factor_seen) read again ([]: skip)
 
 # %% tags=["remove-cell"]
 from iclmem.notebook_check import check_notebook_parameters
@@ -511,7 +511,7 @@ factors
 
 # %%
 strong = (strong_signal(seen_spec, max(curve_epochs), reference, strong_seeds, n_candidates, max_queries, n_boot, tables)
-          if run_factors else (pd.DataFrame(), pd.DataFrame(), pd.DataFrame()))
+          if run_factors and strong_seeds else (pd.DataFrame(), pd.DataFrame(), pd.DataFrame()))
 strong[0]
 
 # %%

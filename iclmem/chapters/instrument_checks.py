@@ -29,8 +29,9 @@ from ..finetune import FinetuneRun, RunData, prepare_run_data
 from ..ltm import ICLTask
 from ..metrics import auc
 from ..probe.contexts import mc_context
+from ..probe.label_control import run_probe_tasks
 from ..probe.run import run_queries
-from ..probe.scoring import ProbeQuery, build_probe_tasks, score_tasks
+from ..probe.scoring import ProbeQuery, score_tasks
 from .instrument import auc_interval
 
 #: The ladder's k (random C' rows added to the MC rows), largest first.
@@ -142,16 +143,7 @@ def own_context_sanity(
         loss = torch.stack([p.loss().mean() for p in model.predict(train, grad=True)]).mean()
         loss.backward()
         opt.step()
-    tasks, frame = build_probe_tasks(
-        queries,
-        manipulations,
-        task=data.task,
-        target_center=data.target_center,
-        target_scale=data.target_scale,
-        seed=seed,
-        max_context=reference.cfg.max_context,
-        max_features=reference.cfg.max_features,
-    )
+    tasks, frame = run_probe_tasks(data, queries, manipulations, seed, reference)
     frame = frame.assign(delta=score_tasks(model, tasks)[:, 0] - score_tasks(reference, tasks)[:, 0])
     per_query = frame.groupby(["query_id", "is_member"]).delta.mean().reset_index()
     member = per_query.is_member.astype(bool).to_numpy()

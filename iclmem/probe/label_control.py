@@ -29,13 +29,13 @@ import pandas as pd
 
 from ..data.dataset import Dataset
 from ..data.randomize import randomize_labels
-from ..finetune import FinetuneRun, prepare_run_data
+from ..finetune import FinetuneRun, RunData, prepare_run_data
 from ..ltm import ReferenceLTM
 from ..store import artifact_dir, code_version, content_key
 from .contexts import ProbeError
 from .manipulations import resolve_manipulations
 from .run import _cached, run_queries
-from .scoring import build_probe_tasks, score_tasks, scored_frame
+from .scoring import ProbeQuery, build_probe_tasks, score_tasks, scored_frame
 
 #: The second permutation's stream (label condition ``all`` uses ``[seed, 1]`` for the non-members' pool).
 CONTROL_STREAM = 0x93
@@ -74,18 +74,7 @@ def control_scores(
     data = prepare_run_data(run.manifest, table, run.config, limit)
     shuffled = replace(data, non_member_y=control_labels(run, table, seed))
     queries = [q for q in run_queries(shuffled, table, run, n_candidates, seed, max_queries, limit) if not q.is_member]
-    manips = resolve_manipulations(None)
-    cfg = reference.cfg
-    tasks, meta = build_probe_tasks(
-        queries,
-        manips,
-        task=data.task,
-        target_center=data.target_center,
-        target_scale=data.target_scale,
-        seed=seed,
-        max_context=cfg.max_context,
-        max_features=cfg.max_features,
-    )
+    tasks, meta = run_probe_tasks(data, queries, resolve_manipulations(None), seed, reference)
     params = {"n_candidates": n_candidates, "seed": seed, "max_queries": max_queries, "stream": CONTROL_STREAM}
     version = code_version(__name__)
     root = run.path.parents[1]
@@ -115,6 +104,23 @@ def control_scores(
     members = scores[scores.is_member.astype(bool) & ((scores.model == "ref") | scores.epoch.isin(epochs))]
     _same_queries(scores, controlled)
     return pd.concat([members, controlled[members.columns]], ignore_index=True)
+
+
+def run_probe_tasks(
+    data: RunData, queries: Sequence[ProbeQuery], manipulations, seed: int, reference: ReferenceLTM
+) -> tuple[list, pd.DataFrame]:
+    """:func:`~iclmem.probe.scoring.build_probe_tasks` of a run's queries with the run's target statistics and the
+    model's limits (what :func:`~iclmem.probe.run.probe_run` builds for them)."""
+    return build_probe_tasks(
+        queries,
+        manipulations,
+        task=data.task,
+        target_center=data.target_center,
+        target_scale=data.target_scale,
+        seed=seed,
+        max_context=reference.cfg.max_context,
+        max_features=reference.cfg.max_features,
+    )
 
 
 def _same_queries(scores: pd.DataFrame, controlled: pd.DataFrame) -> None:
@@ -156,4 +162,4 @@ def control_grid(
     return out
 
 
-__all__ = ["CONTROL_STREAM", "control_grid", "control_labels", "control_scores"]
+__all__ = ["CONTROL_STREAM", "control_grid", "control_labels", "control_scores", "run_probe_tasks"]
