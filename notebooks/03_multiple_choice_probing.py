@@ -287,5 +287,14 @@ claims_table(claims).drop(columns="paper")
 # * *Feature reduction and distractors* (C12c: {glue:text}`C12c_verdict`). "Negligible" is an
 #   equivalence claim: it is reproduced only when this build's noise interval fits inside the
 #   $\pm$0.005 margin, so a small grid makes it *inconclusive* rather than confirmed.
+#   Feature reduction *masks* the two dropped columns (missing cells at their own positions)
+#   rather than deleting them: the reference LTM embeds columns by position, so a deletion handed
+#   every later column another column's embedding, while ConTextTab names its columns. Measured
+#   when the change was made (issue 42) on ten $Q=50$ cells (wine_pl and spotify, lr $10^{-2}$ and
+#   $10^{-3}$, epochs 10 and 100, N; wine_pl at lr $10^{-2}$ under All), the AUC change of
+#   `feature_reduction_2` from the baseline moved from $-0.052$ on average (mean $|\Delta|$ 0.061,
+#   range $-0.187$ to $+0.025$) with deletion to $-0.030$ (mean $|\Delta|$ 0.030, range $-0.137$ to
+#   $-0.004$) with masking; on the strongest cell (wine_pl, lr $10^{-2}$, epoch 100, baseline 0.931)
+#   from $-0.120$ to $-0.037$. The reduction still lowers the AUC there, so C12c's direction holds.
 #
 # Section 4 turns these scores into outcomes.

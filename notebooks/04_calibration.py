@@ -66,6 +66,14 @@ control_context_size: int = 64
 control_epochs: list = [10, 50, 250]  # probing epochs of the sensitivity curve (Tab. 2's: 1, 2, 5, 10, 50, 100, 250, 500)
 control_learning_rates: list = [0.0003, 0.001, 0.003]  # memorization strengths of the sensitivity curve, with the epochs
 control_label_condition: str = "all"  # all: permuted labels in both pools | flip: every label moved to another class
+curve_datasets: list = ["spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices"]  # the curve on every table (and control_dataset)
+curve_learning_rates: list = [0.01, 0.001]  # memorization strengths of the curve on those tables, at Q of control_query_size ...
+curve_epochs: list = [10, 100]  # ... and probing epochs (at context_size: their N runs are runs of the grid)
+curve_conditions: list = ["none", "all"]  # N and All (both pools permuted)
+p1_vanilla_bound: float = 0.7  # the rule of P1: the weakest cell under All whose vanilla-attack lower bound exceeds this
+member_control: bool = True  # P3: score the non-members of M rows on a shuffled label too (one probe pass per M row)
+factor_seen: str = "wine_pl"  # the table where the probe sees: one factor at a time from it and from the control ("": skip)
+strong_seeds: list = [0, 1]  # seeds of the strong signal (the seen cell of factor_seen) read again ([]: skip)
 
 # %% tags=["remove-cell"]
 from iclmem.notebook_check import check_notebook_parameters
@@ -91,9 +99,14 @@ from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_ban
 from iclmem.chapters.instrument import category_aucs, instrument_claims, plot_sensitivity, run_sensitivity, weakest_detection
 
 # %% tags=["hide-input"]
-from iclmem.grid import expand_grid, probe_grid, run_grid
+from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of
 from iclmem.adapters import load_model
-from iclmem.chapters.grid_plan import grid_options
+from iclmem.chapters.instrument import p1_cells, rule_p1
+from iclmem.chapters.instrument_checks import context_ladder, ladder_drop
+from iclmem.chapters.label_control import member_only_control, p3_record
+from iclmem.chapters.table_curves import curve_settings, plot_table_curves, run_table_curves, weakest_per_table, weakest_text
+from iclmem.chapters.instrument_factors import binned_table, factor_cases, factor_table, strongest_factor
+from iclmem.chapters.instrument_strong import strong_signal
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
@@ -219,6 +232,8 @@ plan
 # them on this CPU (`benchmarks/kernel_ceiling.py`).
 
 # %%
+from iclmem.chapters.grid_plan import grid_options
+
 grid_options(list(tables), learning_rates, query_sizes, label_conditions, epochs, probe_epochs, max_queries).round(2)
 
 # ## Raw signals that calibration removes (App. A.4)
@@ -427,6 +442,142 @@ sens.curve.drop(columns="run_key")
 top = sens.strongest()
 category_aucs(sens.scores[top.run_key], int(top.epoch))
 
+# %% [markdown]
+# ## Where the probe sees: the curve on every table
+#
+# One table cannot say whether the probe is blind or the control was set where it is blind. We run
+# the same curve on every table the book ships, classification and regression, under N (true labels)
+# and All (both pools permuted, so only memorization separates them): the CARTE tables at
+# `curve_learning_rates` $\times$ `curve_epochs` with the grid's context of `context_size` rows (their N
+# runs are the grid's own runs, read from the store), the control's table at the control's settings
+# (its All runs are the control's). Each point is one (run, probing epoch) at $Q$ =
+# `control_query_size`, the vanilla attack's AUC against the probe's, both with 95% intervals.
+
+# %%
+settings = curve_settings(list(tables) if data_path else curve_datasets, curve_learning_rates, curve_epochs, context_size,
+                          control_dataset, control_learning_rates, control_epochs, control_context_size)
+curves = run_table_curves(settings, curve_conditions, control_query_size, reference, seed, n_candidates, max_queries,
+                          n_boot, tables=tables)
+weakest_tables = weakest_per_table(curves.curve)
+glue_text("weakest_tables", weakest_text(weakest_tables))
+fig = plot_table_curves(curves.curve)
+
+# %%
+weakest_tables
+
+# %% [markdown]
+# Per table, the weakest memorization (vanilla AUC) at which the probe's interval clears 0.5:
+# {glue:text}`weakest_tables`. The full curve:
+
+# %%
+curves.curve.drop(columns="run_key")
+
+# %% [markdown]
+# ## P1 at a cell chosen by a stated rule
+#
+# P1 used to read the curve's strongest memorization. The rule below is fixed before any probe AUC
+# is read and uses the vanilla attack alone: **among the cells under All on every table whose
+# vanilla-attack lower bound exceeds `p1_vanilla_bound` = {glue:text}`p1_bound`, the one with the
+# weakest memorization** (memorization clearly there, with the least fine-tuning pressure, nearest the
+# paper's settings and farthest from collapse). Its null replays the rule in every draw on the
+# permuted vanilla attack, so the choice is paid for. Both cells, on the probe's three metrics (Tab. 3
+# reads "loss or entropy"; P1's verdict reads loss):
+
+# %%
+p1_rule = f"the rule 'weakest cell under All whose vanilla lower bound exceeds {p1_vanilla_bound:g}'"
+p1_cell, p1_null, p1_bounds = rule_p1(curves.curve, curves.vanilla_scores, curves.summary, curves.scores,
+                                      p1_vanilla_bound, n_permutations, seed, n_boot)
+glue_text("p1_bound", f"{p1_vanilla_bound:g}")
+p1_cells({"strongest memorization (the control)": sens.strongest(), "P1's rule": p1_cell})
+
+# %% [markdown]
+# ## What separates seen from unseen
+#
+# The probe sees on `factor_seen` (a regression table with `n_candidates` candidates, a
+# `context_size`-row context, the curve's largest learning rate, N) and not on the control (binary,
+# a `control_context_size`-row context, its strongest cell, All). We change one factor at a time
+# from each cell to the other cell's value: the number of candidates, the context size, the learning
+# rate, the label condition, and the task (the same target cut into 10 quantile classes). The probe's
+# AUC($\Delta S$) on the loss, its change from the starting cell, and the vanilla attack beside it:
+
+# %%
+seen_spec = RunSpec(factor_seen, max(curve_learning_rates), control_query_size, "none", max(curve_epochs), seed, context_size)
+blind_spec = RunSpec(control_dataset, float(top.learning_rate), control_query_size, control_label_condition,
+                     max(control_epochs), seed, control_context_size)
+run_factors = factor_seen in {s.dataset for s in settings} and table_of(factor_seen, tables).task == "regression"
+binned = {f"{factor_seen}_binned": binned_table(table_of(factor_seen, tables))} if run_factors else {}
+factors = (factor_table(factor_cases(seen_spec, max(curve_epochs), blind_spec, int(top.epoch), f"{factor_seen}_binned",
+                                     n_candidates), reference, {**tables, **binned}, max_queries, n_boot, seed)
+           if run_factors else pd.DataFrame())
+glue_text("strongest_factor", strongest_factor(factors) if run_factors else "not run (no regression factor_seen table)")
+factors
+
+# %% [markdown]
+# The factor that moves the probe most: **{glue:text}`strongest_factor`**.
+#
+# ## The strong signal explained
+#
+# The seen cell again, with `strong_seeds` (another split and training context per seed): its
+# vanilla attack, the probe on loss and on entropy, the loss ratio and the members' training loss
+# at that epoch; then the categories of App. A.3 and, per pool, the mean calibrated $\Delta S$ on loss
+# and on entropy. The loss reads the probability of the query's own label, the entropy how spread
+# the prediction is whatever the label: a model that moved probability onto the members' labels
+# without changing how certain it is shows in the loss only.
+
+# %%
+strong = (strong_signal(seen_spec, max(curve_epochs), reference, strong_seeds, n_candidates, max_queries, n_boot, tables)
+          if run_factors and strong_seeds else (pd.DataFrame(), pd.DataFrame(), pd.DataFrame()))
+strong[0]
+
+# %%
+strong[1]
+
+# %%
+strong[2]
+
+# %% [markdown]
+# ## Where in the construction the signal is lost: a context ladder
+#
+# At the control's strongest cell we keep the queries and the calibration against $M_{ref}$ and
+# change only the context, from $C'$ down to the probe's: $C'$ with its labels permuted; $C'$ plus the
+# query's multiple-choice rows; the MC rows plus $k$ random $C'$ rows ($k$ = 32, 8, 2); the MC rows
+# alone (the probe's baseline manipulation). Each rung for all queries and for those whose trained
+# label differs from the true one. A binary MC context has 2 rows; the model was pretrained on
+# contexts of at least 16. (A sanity test in `tests/test_chapter_instrument_reach.py` fine-tunes
+# members on their own MC contexts and checks that the probe then finds them.)
+
+# %%
+ladder = context_ladder(sens.runs[top.run_key], table_of(control_dataset, tables),
+                        int(top.epoch), reference, n_candidates, seed, n_boot)
+glue_text("ladder_drop", ladder_drop(ladder))
+glue_text("ladder_drop_changed", ladder_drop(ladder, "label changed"))
+ladder
+
+# %% [markdown]
+# The first rung whose interval reaches 0.5: **{glue:text}`ladder_drop`** for all queries,
+# **{glue:text}`ladder_drop_changed`** for the queries whose label was changed.
+#
+# ## P3: a control for member-only shuffling
+#
+# Under M the members carry shuffled labels and the non-members true ones. A model fine-tuned on
+# shuffled labels can raise the score of *any* improbable label without remembering a row, so an M
+# row can separate "shuffled label" from "true label". For every M row (probing epoch > 0, not
+# collapsed) we score the non-members also on a shuffled label the model never saw (a second
+# permutation of their pool, `iclmem.probe.label_control`); members keep their scores. Both pools
+# then carry shuffled labels, so the ordinary membership null applies. If AUC($\Delta S$) stays high,
+# the signal is membership; if it falls to 0.5, it was the label type.
+
+# %%
+p3_table, p3_control, p3_scores = (member_only_control(summary, scores, runs, tables, reference, outcome_rule, n_candidates,
+                                                       seed, max_queries, n_boot)
+                                   if member_control else (pd.DataFrame(), pd.DataFrame(), {}))
+p3 = p3_record(p3_table, p3_control, p3_scores, outcome_rule, n_permutations, seed, n_boot)
+glue_text("p3_ours", p3["ours"])
+p3_table.drop(columns="run_key", errors="ignore")
+
+# %% [markdown]
+# P3: {glue:text}`p3_ours`.
+
 # ## Compared with the paper
 #
 # The outcome shares side by side (percent of run $\times$ probing-epoch configurations).
@@ -467,8 +618,8 @@ versus
 # null makes every raw signal an artifact, which is what C11 says.
 
 # %%
-claims = calibration_claims(summary, null_frames or None, outcome_rule) + instrument_claims(sens.curve, sens.null_lower_bounds, null,
-                                                                                 sens.null_selection)
+claims = (calibration_claims(summary, null_frames or None, outcome_rule)
+          + instrument_claims(curves.curve, p1_bounds, null, p1_null, setting=p1_cell, rule=p1_rule) + [p3])
 glue_claims(claims)
 claims_table(claims)
 
@@ -477,6 +628,12 @@ claims_table(claims)
 # of {glue:text}`raw_signals` raw TPR@10% signals vanish. {glue:text}`n_detectable_datasets`
 # dataset(s) show detectable memorization in some configuration. The negative control
 # {glue:text}`null_verdict`; the positive control: {glue:text}`weakest`.
+#
+# **Where the probe sees.** Per table, the weakest memorization at which the probe's interval clears
+# 0.5: {glue:text}`weakest_tables`. The factor that moves the probe most:
+# {glue:text}`strongest_factor`. On the control's strongest cell the context ladder loses the
+# signal first at **{glue:text}`ladder_drop`**. P3, the member-only shuffling control:
+# {glue:text}`p3_ours`.
 #
 # **Choices.** The outcome tables and claims use `outcome_rule` = {glue:text}`outcome_rule`: of
 # the three readings of Tab. 3 it is the one whose detectable share stays near the few percent a

@@ -42,6 +42,9 @@ BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
         "n_boot": 20,
         "control_epochs": [1, 2],
         "control_learning_rates": [0.001],
+        "curve_datasets": ["wine_pl"],
+        "curve_learning_rates": [0.001],
+        "curve_epochs": [1, 2],
         "n_permutations": 100,
     },
     "05_realistic_regimes": {

@@ -206,15 +206,15 @@ def test_the_registry_holds_the_25_claims_of_both_papers() -> None:
     assert ids == [f"C{i}" for i in range(1, 12)] + ["C12a", "C12b", "C12c"] + [f"C{i}" for i in range(13, 17)] + [
         "P1",
         "P2",
+        "P3",
     ] + [f"D{i}" for i in range(1, 10)] + ["M1", "M2"]  # M1, M2: beyond the papers (chapter 7, DP-SGD)
     chapters = {claim.id: claim.chapter for claim in CLAIMS}
     assert chapters["C14"] == "notebooks/01_split_validation"
     assert chapters["C10"] == "notebooks/02_controlled_finetuning"
     assert {chapters[f"C12{x}"] for x in "abc"} == {"notebooks/03_multiple_choice_probing"}
     assert chapters["C13"] == "notebooks/05_realistic_regimes"
-    assert {chapters[f"C{i}"] for i in (*range(1, 10), 11, 15, 16)} | {chapters["P1"], chapters["P2"]} == {
-        "notebooks/04_calibration"
-    }
+    instrument = {chapters["P1"], chapters["P2"], chapters["P3"]}
+    assert {chapters[f"C{i}"] for i in (*range(1, 10), 11, 15, 16)} | instrument == {"notebooks/04_calibration"}
     assert {chapters[f"D{i}"] for i in range(1, 10)} == {"notebooks/06_llm_kshot_replication"}
     toc = {page.name for page in toc_pages(REPO)}
     assert set(chapters.values()) | {SCORECARD_PAGE} <= toc

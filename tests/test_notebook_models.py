@@ -32,6 +32,9 @@ TINY = {
     "n_boot": 10,
     "control_epochs": [2],
     "control_learning_rates": [0.001],
+    "curve_datasets": ["spotify"],
+    "curve_learning_rates": [0.001],
+    "curve_epochs": [2],
 }
 
 

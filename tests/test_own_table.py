@@ -38,6 +38,8 @@ TINY = {
     "control_context_size": 32,
     "control_epochs": [2],
     "control_learning_rates": [0.001],
+    "curve_learning_rates": [0.01],
+    "curve_epochs": [2],
     "seed": 3,
 }
 

@@ -21,6 +21,7 @@ from iclmem.probe import (
     regression_candidates,
     resolve_manipulations,
 )
+from iclmem.probe.manipulations import reduce_step
 
 torch.set_num_threads(1)
 
@@ -106,7 +107,8 @@ def test_every_manipulation_keeps_all_candidates_and_the_query_label():
         assert set(out.context_y.tolist()) == set(CLASSES.tolist()), m.name
         assert out.query_y.tolist() == [2] and out.context_x.shape[1] == out.query_x.shape[1], m.name
         again = m.apply(base(), seed=0, query_id=4)
-        assert np.array_equal(out.context_y, again.context_y) and np.array_equal(out.context_x, again.context_x), m.name
+        assert np.array_equal(out.context_y, again.context_y), m.name
+        assert np.array_equal(out.context_x, again.context_x, equal_nan=True), m.name  # masked columns are NaN
 
 
 # -- effects of single manipulations ----------------------------------------------------------------------
@@ -125,14 +127,19 @@ def test_positional_shuffling_moves_the_true_row():
     assert len(positions) >= 4  # a random position, varying with the query
 
 
-def test_feature_reduction_drops_the_same_two_columns_from_context_and_query():
+def test_feature_reduction_masks_the_same_two_columns_of_context_and_query_and_keeps_positions():
+    """Column identity: the dropped columns become missing cells at their own positions, the others do not move."""
     ctx = base()
     out = get_manipulation("feature_reduction_2").apply(ctx, seed=0, query_id=1)
-    assert out.context_x.shape == (5, 2) and out.query_x.shape == (1, 2)
-    assert np.array_equal(out.context_x, np.repeat(out.query_x, 5, axis=0))
-    assert set(out.query_x[0].tolist()) < set(X.tolist())
+    assert out.context_x.shape == (5, 4) and out.query_x.shape == (1, 4)
+    dropped = np.isnan(out.query_x[0])
+    assert dropped.sum() == 2 and np.array_equal(np.isnan(out.context_x), np.repeat(dropped[None], 5, axis=0))
+    assert np.array_equal(out.query_x[0, ~dropped], np.asarray(X, dtype=np.float32)[~dropped])  # kept, in place
     two = mc_context(X[:2], 1, CLASSES)  # F = 2: one column is kept
-    assert get_manipulation("feature_reduction_2").apply(two).n_features == 1
+    assert np.isnan(get_manipulation("feature_reduction_2").apply(two).query_x).sum() == 1
+    deleted = reduce_step(2, keep_positions=False)(ctx, 0, 1)  # the old deletion: the same columns, shifted
+    assert deleted.context_x.shape == (5, 2) and deleted.query_x.shape == (1, 2)
+    assert np.array_equal(deleted.query_x[0], out.query_x[0, ~dropped])
 
 
 def test_distractors_add_noise_columns_to_context_and_query():
@@ -186,10 +193,10 @@ def test_combinations_compose_distribution_features_and_position():
     out = get_manipulation("shuffle_and_skewed_2").apply(base(y_q=1), 0, 5)
     assert counts(out) == Counter({0: 1, 1: 2, 2: 1, 3: 1, 4: 1})
     out3 = get_manipulation("shuffle_skewed_5_and_reduce").apply(base(y_q=1), 0, 5)
-    assert counts(out3)[1] == 5 and out3.n_features == 2 and out3.query_x.shape == (1, 2)
+    assert counts(out3)[1] == 5 and out3.n_features == 4 and np.isnan(out3.query_x).sum() == 2
     # the shared reduce step drops the same columns as feature_reduction_2 for this query
     single = get_manipulation("feature_reduction_2").apply(base(y_q=1), 0, 5)
-    assert np.array_equal(single.query_x, out3.query_x)
+    assert np.array_equal(single.query_x, out3.query_x, equal_nan=True)
     # composition runs the shuffle last whatever the order given
     m = compose(get_manipulation("shuffle_first"), get_manipulation("skew_true_3"), name="x")
     assert [s.key for s in m.steps] == ["skew_true_3", "shuffle_first"]

@@ -1,4 +1,4 @@
-"""Both papers' claims C1-C16 (IclMem) and D1-D9 (Golchin et al.), the instrument rows P1, P2 and claims M1, M2
+"""Both papers' claims C1-C16 (IclMem) and D1-D9 (Golchin et al.), the instrument rows P1-P3 and claims M1, M2
 beyond the papers: the registry, in scorecard order (notebook 00).
 
 One :class:`Claim` per claim of ``shared/claims.md``: its id, its paper, a one-line paraphrase and the page that
@@ -39,8 +39,9 @@ class Claim:
 
 #: The claims of ``shared/claims.md``: IclMem C1-C16 (ConTextTab on 10 CARTE tasks) and
 #: Golchin et al. 2024 D1-D9 (GPT-4 on WNLI, RTE, TREC, DBpedia), in scorecard order. C12 is judged
-#: as its three sub-claims (C12a-c), each of which can come out differently. P1 and P2 are the book's
-#: instrument rows: the positive and the negative control of the probe (notebook 04). M1 and M2 go beyond
+#: as its three sub-claims (C12a-c), each of which can come out differently. P1-P3 are the book's
+#: instrument rows: the positive and the negative control of the probe and the member-only shuffling control
+#: (notebook 04). M1 and M2 go beyond
 #: the papers: DP-SGD, the mitigation IclMem's Sec. 6 names (notebook 07), under their own scorecard heading.
 CLAIMS: tuple[Claim, ...] = (
     Claim(
@@ -109,14 +110,21 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(
         "P1",
         INSTRUMENT,
-        "The probe detects memorization known to be there (positive control, strongest setting of the "
-        "sensitivity curve)",
+        "The probe detects memorization known to be there (positive control, at the curve's cell chosen by a stated "
+        "rule on the vanilla attack)",
         _CALIBRATION,
     ),
     Claim(
         "P2",
         INSTRUMENT,
         "The probe does not detect what is not there (negative control: halves of the non-members)",
+        _CALIBRATION,
+    ),
+    Claim(
+        "P3",
+        INSTRUMENT,
+        "Detections under member-only shuffling (M) are membership, not label type (non-members scored on a shuffled "
+        "label too)",
         _CALIBRATION,
     ),
     Claim("D1", GOLCHIN, "Memorization rises from zero-shot to few-shot to many-shot prompts", _LLM),

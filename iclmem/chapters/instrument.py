@@ -25,8 +25,7 @@ module builds that evidence on one table:
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
@@ -37,12 +36,19 @@ from ..data import Dataset
 from ..finetune import FinetuneRun, prepare_run_data
 from ..grid import RunSpec
 from ..metrics import attack_metrics
-from .calibration import MIN_SETS_TO_PASS
-from .claims import claim_record
-from .verdicts import evidence_verdict, verdict_without_null
-
-#: The control's label condition (see the module docstring).
-CONTROL_CONDITION = "all"
+from .instrument_claims import (
+    CONTROL_CONDITION,
+    P1_VANILLA_BOUND,
+    instrument_claims,
+    null_lower_bounds,
+    p1_cells,
+    p1_record,
+    rule_p1,
+    rule_selection_null,
+    rule_setting,
+    selection_null,
+    strongest_setting,
+)
 
 
 def sensitivity_specs(
@@ -145,6 +151,12 @@ def sensitivity_table(
                     "probe lo": float(p.auc_loss_lo),
                     "probe hi": float(p.auc_loss_hi),
                     "probe detects": bool(p.auc_loss_lo > 0.5),
+                    **{
+                        f"probe {metric} {part}": float(p[f"auc_{metric}{suffix}"])
+                        for metric in ("entropy", "confidence")
+                        for part, suffix in (("AUC", ""), ("lo", "_lo"), ("hi", "_hi"))
+                        if f"auc_{metric}{suffix}" in p.index
+                    },
                     "run_key": run.key,
                 }
             )
@@ -178,169 +190,6 @@ def weakest_detection(curve: pd.DataFrame) -> dict:
     return {"detected": False, "row": row, "text": text}
 
 
-def strongest_setting(curve: pd.DataFrame) -> pd.Series:
-    """The (run, epoch) of the curve with the strongest memorization (largest vanilla-attack AUC)."""
-    return curve.loc[curve["vanilla AUC"].idxmax()]
-
-
-def selection_null(
-    curve: pd.DataFrame, vanilla_scores: Mapping[str, tuple[np.ndarray, np.ndarray]], n_perm: int, seed: int = 0
-) -> np.ndarray:
-    """P1's setting chosen again in every null draw: ``(n_perm,)`` row positions of ``curve``.
-
-    P1 reads the curve's strongest setting, the largest vanilla-attack AUC (:func:`strongest_setting`), a choice made
-    with the real labels. In draw ``i`` membership is permuted across each run's pool (members and non-members of its
-    vanilla attack; one permutation for all epochs of a run, as their pool is the same) and the setting with the
-    largest permuted vanilla AUC is the draw's choice. Vectorized: scores ranked once per setting, AUCs of all draws
-    from one matrix product (Mann-Whitney).
-    """
-    from scipy.stats import rankdata
-
-    from ..stats import permuted_labels
-
-    aucs = np.full((n_perm, len(curve)), -np.inf)
-    labels_by_run: dict[str, np.ndarray] = {}
-    for j, (key, epoch) in enumerate(zip(curve.run_key, curve.epoch, strict=True)):
-        member, non_member = vanilla_scores[f"{key}@{int(epoch)}"]
-        score = np.concatenate([member, non_member])
-        if key not in labels_by_run:
-            is_member = np.arange(len(score)) < len(member)
-            run_seed = int.from_bytes(str(key).encode()[:8].ljust(8, b"\0"), "little") ^ int(seed)
-            labels_by_run[key] = permuted_labels(is_member, n_perm, run_seed)
-        lab = labels_by_run[key].astype(np.float64)
-        n_m, n_n = float(len(member)), float(len(non_member))
-        aucs[:, j] = (lab @ rankdata(score) - n_m * (n_m + 1) / 2) / (n_m * n_n)
-    return np.argmax(aucs, axis=1)
-
-
-def instrument_claims(
-    curve: pd.DataFrame,
-    null_lower_bounds: Mapping[str, np.ndarray] | None,
-    negative: Mapping,
-    null_selection: np.ndarray | None = None,
-) -> list[dict]:
-    """The scorecard's two instrument rows: P1, the probe detects known memorization; P2, the negative control.
-
-    P1 reads the strongest setting of the curve: it agrees when memorization is there (the vanilla
-    attack's interval above 0.5) and the probe's interval is above 0.5 too; its null permutes
-    membership across that run's probed queries (``null_lower_bounds``: ``"<run key>@<epoch>"`` -> the
-    probe's permuted lower bounds there). It differs when memorization is there and the probe does
-    not see it; without memorization it is inconclusive (nothing to detect). ``null_selection``
-    (:func:`selection_null`): the setting each null draw chooses; the null rate then reads draw ``i``'s probe bound
-    at draw ``i``'s own choice, so the choice of the strongest setting is paid for in the null (it does not require
-    the vanilla attack to see memorization under the null, which makes the rate an upper bound). P2 passes when the
-    null-halves intervals exclude 0.5 no more often than chance (:func:`~.calibration.negative_control`).
-    """
-    records = []
-    paper = "(the book's instrument; the paper reports no control)"
-    if curve.empty:
-        records.append(
-            claim_record("P1", paper, "no sensitivity run", "not testable here", "the sensitivity curve was not run")
-        )
-    else:
-        top = strongest_setting(curve)
-        there = bool(top["vanilla lo"] > 0.5)
-        seen = bool(top["probe lo"] > 0.5)
-        ours = (
-            f"probe AUC(Delta S) {top['probe AUC']:.3f} [{top['probe lo']:.3f}, {top['probe hi']:.3f}] where the "
-            "vanilla attack "
-            f"gives {top['vanilla AUC']:.3f} [{top['vanilla lo']:.3f}, {top['vanilla hi']:.3f}] (lr "
-            f"{top.learning_rate:g}, "
-            f"epoch {int(top.epoch)})"
-        )
-        bounds = None if null_lower_bounds is None else null_lower_bounds.get(f"{top.run_key}@{int(top.epoch)}")
-        rate = None if bounds is None or not len(bounds) else float(np.mean(np.asarray(bounds) > 0.5))
-        replayed = null_selection is not None and bool(null_lower_bounds)
-        if replayed:
-            keys = [f"{k}@{int(e)}" for k, e in zip(curve.run_key, curve.epoch, strict=True)]
-            chosen = [null_lower_bounds[keys[j]][i] for i, j in enumerate(np.asarray(null_selection))]
-            rate = float(np.mean(np.asarray(chosen) > 0.5))
-        if not there:
-            verdict, why = (
-                "inconclusive",
-                "the vanilla attack does not show memorization either: there is nothing known to detect",
-            )
-        else:
-            verdict = (
-                evidence_verdict(seen, rate, contradicted=True) if rate is not None else verdict_without_null(seen)
-            )
-            why = (
-                "memorization is there (the vanilla attack's interval is above 0.5) and the probe's interval is above "
-                "0.5 too"
-                if seen
-                else "memorization is there (the vanilla attack's interval is above 0.5) but the probe's interval "
-                "reaches "
-                "0.5: the zero-information probe does not surface it at this query count"
-            )
-        records.append(
-            claim_record(
-                "P1",
-                paper,
-                ours,
-                verdict,
-                why,
-                null=(
-                    (
-                        "membership permuted across each run's probed queries and pool; each draw chooses its own "
-                        "strongest setting (largest permuted vanilla AUC) and the probe's bound rule is read there"
-                    )
-                    if replayed
-                    else "membership permuted across the strongest run's probed queries; the probe's bound rule there"
-                    if rate is not None
-                    else None
-                ),
-                observed=f"{top['probe lo']:.3f}",
-                null_rate=rate,
-                null_draws=(len(null_selection) if replayed else len(bounds)) if rate is not None else None,
-            )
-        )
-    n, excluded, p = (
-        int(negative.get("n", 0)),
-        int(negative.get("excluded", 0)),
-        float(negative.get("p_value", math.nan)),
-    )
-    sets, shares = int(negative.get("sets", 0)), negative.get("set_shares", [])
-    reason = (
-        "two random halves of each non-member set, one posing as members, must look like chance: about 5% of 95% "
-        "intervals exclude 0.5. Every configuration of one set attacks the same two halves, so the unit is the set: "
-        "the control fails when the sets' mean share is far above 5% (one-sided t-test, p < 0.01)"
-    )
-    if not n:
-        records.append(
-            claim_record("P2", paper, "no fine-tuned configuration", "not testable here", "the grid is empty")
-        )
-    else:
-        ours = (
-            f"{excluded} of {n} null-halves intervals exclude 0.5 ({excluded / n:.0%}); over {sets} non-member sets "
-            f"the shares are {', '.join(f'{v:.0%}' for v in shares)}"
-            + (
-                ""
-                if math.isnan(p)
-                else f" (t-test p = {p:.3g}; the naive binomial p = {negative.get('binomial_p', math.nan):.3g})"
-            )
-        )
-        passed = negative.get("passed")
-        word = negative.get("verdict", "not testable" if passed is None else "passes" if passed else "fails")
-        verdict = {"not testable": "not testable here", "fails": "differs", "inconclusive": "inconclusive"}.get(
-            word, evidence_verdict(bool(passed), None, no_null=True)
-        )
-        if word == "inconclusive":
-            reason = f"{sets} non-member sets are too few for a pass (it needs {MIN_SETS_TO_PASS}): " + reason
-        records.append(
-            claim_record(
-                "P2",
-                paper,
-                ours,
-                verdict,
-                reason if passed is not None else f"{sets} non-member set(s): too few units to test; " + reason,
-                null="no null applies: the control is itself a test against chance "
-                "(a one-sided t-test of the non-member sets' shares against the 5% rate)",
-                observed=f"{excluded}/{n} in {sets} sets",
-            )
-        )
-    return records
-
-
 @dataclass
 class Sensitivity:
     """The sensitivity curve of :func:`run_sensitivity` and what it was computed from."""
@@ -352,6 +201,7 @@ class Sensitivity:
         str, np.ndarray
     ]  # "<run key>@<epoch>" -> the probe's lower bounds under membership permutations
     null_selection: np.ndarray | None = None  # per null draw, the curve row it chooses (selection_null)
+    runs: dict[str, FinetuneRun] | None = None  # the control's runs by key (the context ladder reads them)
 
     def strongest(self) -> pd.Series:
         """The curve's row with the strongest memorization (:func:`strongest_setting`)."""
@@ -379,7 +229,6 @@ def run_sensitivity(
     """
     from ..data import prepared_table
     from ..grid import probe_grid, run_grid
-    from ..probe.null import null_summaries
 
     specs = sensitivity_specs(dataset, learning_rates, epochs, query_size, context_size, seed, label_condition)
     runs = run_grid(specs, reference)
@@ -389,14 +238,10 @@ def run_sensitivity(
     bounds: dict[str, np.ndarray] = {}
     selection = None
     if n_permutations:
-        null = null_summaries(summary, scores, n_permutations, seed, n_boot, progress=False)
-        bounds = {
-            f"{key}@{int(epoch)}": part.sort_values("perm").auc_loss_lo.to_numpy()
-            for (key, epoch), part in null.groupby(["run_key", "epoch"])
-        }
+        bounds = null_lower_bounds(summary, scores, n_permutations, seed, n_boot)
         if not curve.empty:
             selection = selection_null(curve, vanilla, n_permutations, seed)
-    return Sensitivity(curve, summary, scores, bounds, selection)
+    return Sensitivity(curve, summary, scores, bounds, selection, {run.key: run for run in runs})
 
 
 def category_aucs(scores: pd.DataFrame, epoch: int) -> pd.DataFrame:
@@ -451,6 +296,14 @@ def plot_sensitivity(curve: pd.DataFrame) -> plt.Figure:
 
 __all__ = [
     "CONTROL_CONDITION",
+    "P1_VANILLA_BOUND",
+    "null_lower_bounds",
+    "p1_cells",
+    "p1_record",
+    "rule_p1",
+    "rule_selection_null",
+    "rule_setting",
+    "selection_null",
     "Sensitivity",
     "category_aucs",
     "context_attack",

@@ -48,8 +48,8 @@ def counts_html(table: pd.DataFrame) -> str:
     ]
     beyond = " and the rows beyond the papers" if table.claim.astype(str).str.startswith("M").any() else ""
     text = (
-        f'<p class="scorecard-counts">Of the <b>{len(table)}</b> rows (the two papers\' claims, the two instrument '
-        f"rows P1, P2{beyond}), this build finds: "
+        f'<p class="scorecard-counts">Of the <b>{len(table)}</b> rows (the two papers\' claims, the instrument '
+        f"rows P1-P3{beyond}), this build finds: "
         + ", ".join(parts)
         + ". Only <i>reproduced</i> is evidence for a claim: it agrees "
         "with the paper, and its rule says so by chance in at most 5% of the claim's null draws.</p>"

@@ -12,7 +12,12 @@ Primitive steps (factors multiply the rows of a label; the base context has one 
 * ``shuffle_{random,first,last}`` — position of the true target's row(s): a random permutation
   of all rows, or the true rows moved first / last (the other rows keep their order);
 * ``reduce_2`` — drop 2 feature columns (random, the same from context and query); at least one
-  column is always kept, so a table with ``F <= 2`` features drops ``F - 1``;
+  column is always kept, so a table with ``F <= 2`` features drops ``F - 1``. A dropped column is
+  *masked* (every cell of it missing, in context and query) rather than deleted, so every other
+  column keeps its position: the reference LTM embeds columns by position
+  (``LTMConfig.column_embedding``), and deleting a column would hand each later column the
+  embedding of the one before it, while ConTextTab, the paper's model, identifies columns by name
+  and relabels nothing when one is dropped. ``reduce_step(n, keep_positions=False)`` deletes;
 * ``distract_{1,2}`` — append 1 or 2 columns of N(0, 1) noise to context and query (the encoded
   features are robust-standardized, so N(0, 1) is on their scale);
 * ``uniform_f`` — every row x f;  ``random_f`` — each candidate's rows x c, c ~ U{1..f} per candidate;
@@ -132,12 +137,27 @@ def shuffle_step(position: str) -> ManipulationStep:
     return ManipulationStep(f"shuffle_{position}", 2, fn)
 
 
-def reduce_step(n_columns: int = 2) -> ManipulationStep:
-    """Feature reduction (Tab. 7): drop ``n_columns`` random columns from context AND query (keep >= 1)."""
+#: Feature reduction keeps the other columns' positions (see the module docstring): the dropped ones are masked.
+KEEP_COLUMN_POSITIONS = True
+
+
+def reduce_step(n_columns: int = 2, keep_positions: bool = KEEP_COLUMN_POSITIONS) -> ManipulationStep:
+    """Feature reduction (Tab. 7): drop ``n_columns`` random columns from context AND query (keep >= 1).
+
+    ``keep_positions``: a dropped column becomes a column of missing cells at its own position, so no other column
+    moves (column identity, as ConTextTab keeps it by name); otherwise it is deleted and the later columns shift. The
+    same columns are drawn either way (the step's random stream does not depend on it).
+    """
 
     def fn(ctx: MCContext, rng: np.random.Generator) -> MCContext:
         f = ctx.n_features
         drop = rng.choice(f, size=min(n_columns, f - 1), replace=False)
+        if keep_positions:
+            cx = np.array(ctx.context_x, dtype=np.float32, copy=True)
+            qx = np.array(ctx.query_x, dtype=np.float32, copy=True)
+            cx[:, drop] = np.nan
+            qx[:, drop] = np.nan
+            return ctx.with_(context_x=cx, query_x=qx)
         keep = np.setdiff1d(np.arange(f), drop)
         return ctx.with_(context_x=ctx.context_x[:, keep], query_x=ctx.query_x[:, keep])
 
@@ -381,6 +401,7 @@ def category_counts(manipulations: Sequence[Manipulation] | None = None) -> dict
 
 __all__ = [
     "CATEGORIES",
+    "KEEP_COLUMN_POSITIONS",
     "MANIPULATIONS",
     "MIXED_PAIRS",
     "TWO_WAY",
