@@ -109,7 +109,9 @@ def test_one_file_drives_01_to_04_and_runs_are_fine_tuned_once(chain):
     assert len(made) == 2  # one learning rate x one Q x two label conditions
     assert runs_after["03_multiple_choice_probing"] == made  # 03 probed 02's runs: no second fine-tuning
     control = set(runs_after["04_calibration"]) - set(made)
-    assert len(control) == 1  # 04 adds only its positive control (breast_cancer), the grid's runs are reused
+    # 04 adds its positive control (breast_cancer, All) and the curve on every table: breast_cancer under N, and the
+    # table under N and All at control_query_size (20, not the grid's 24); the grid's runs are reused
+    assert len(control) == 4
     manifests = [p for p in (store / "manifests").glob("my_table-Q24-*.json") if not p.name.endswith(".complete.json")]
     assert len(manifests) == 2  # 01's manifests, reused by 02 (each beside its completion record)
     assert runs_after["book"] == runs_after["04_calibration"]  # the book trained nothing again
