@@ -333,12 +333,12 @@ def test_real_book_ran_with_the_overrides_from_the_command_line(built_book: Path
 
 
 def test_real_book_scorecard_holds_every_claim_with_a_verdict(built_book: Path) -> None:
-    """The scorecard page reads every claim (C1-C16 with C12 as C12a-c, P1-P2, D1-D9, M1-M2) from the executed chapters;
+    """The scorecard page reads every claim (C1-C16 with C12 as C12a-c, P1-P3, D1-D9, M1-M2) from the executed chapters;
     none is missing."""
     from iclmem.chapters.claims import CLAIMS, VERDICTS, scorecard_table
 
     table = scorecard_table(built_book / "executed")
-    assert list(table.claim) == [c.id for c in CLAIMS] and len(table) == 31  # C1-C16 (C12a-c), P1-P2, D1-D9, M1-M2
+    assert list(table.claim) == [c.id for c in CLAIMS] and len(table) == 32  # C1-C16 (C12a-c), P1-P3, D1-D9, M1-M2
     missing = table[~table.verdict.isin(VERDICTS)]
     assert missing.empty, f"claims without a record: {missing[['claim', 'reason']].to_dict('records')}"
     assert (built_book / "html" / "notebooks" / "00_scorecard.html").is_file()
