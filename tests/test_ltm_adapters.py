@@ -455,10 +455,10 @@ def test_the_naive_probe_is_blind_to_the_query_under_39_of_48_manipulations(ckpt
     # every manipulation that neither adds rows/columns nor masks columns is blind; a masked column (feature
     # reduction keeps the other columns' positions, issue 42) sits at a position drawn per query, so a model that
     # reads missing cells may score queries apart by where the mask is, not by x_q
-    plain = [m for m in naive.manipulation if not m.startswith(adds) and "reduce" not in m]
+    plain = [m for m in naive.manipulation if not m.startswith(adds) and "reduc" not in m]
     assert naive.set_index("manipulation").blind[plain].all()
     assert len(plain) <= int(naive.blind.sum()) <= 39
-    assert all(n.startswith(adds) or "reduce" in n for n in naive[~naive.blind].manipulation)
+    assert all(n.startswith(adds) or "reduc" in n for n in naive[~naive.blind].manipulation)
     assert not switched.blind.any() and switched.spread.min() > 1e-2
 
 
