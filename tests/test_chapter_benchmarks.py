@@ -109,3 +109,26 @@ def test_decoding_table_shows_every_way_against_llama_cpp():
     assert list(lines["continuous"].get_xdata()) == [8, 16] and list(lines["static"].get_ydata()) == [1.2]
     result["llama_cpp"] = "not installed (pip install '.[bench]')"
     assert "llama.cpp" not in decoding_table(result).index  # a way that did not run has no row
+
+
+def test_kernel_ceiling_tables_rate_each_kernel_against_the_peak():
+    from iclmem.chapters.benchmarks import kernel_ceiling_tables
+
+    step = {
+        "gflop_by_kind": {"linear": 6.0, "row attention (flash)": 4.0},
+        "kernel_gflop_per_s": {"linear": 50.0, "row attention (flash)": 20.0, "feature attention (bmm)": 5.0},
+        "step_fraction_of_peak": 0.3,
+        "ceiling_fraction_of_peak": 0.5,
+    }
+    result = {
+        "peak_gflop_per_s": 100.0,
+        "ceiling": {"context 256, Q 50": step},
+        "batched_runs": {
+            "context 256, Q 50": {"seconds_per_task": {"1": 1.0, "2": 0.8}, "speedup_vs_one": {"1": 1.0, "2": 1.25}}
+        },
+    }
+    ceiling, batched = kernel_ceiling_tables(result)
+    by_kernel = ceiling.set_index("kernel")
+    assert by_kernel.loc["linear", "kernel fraction of peak"] == 0.5
+    assert by_kernel.loc["feature attention (bmm)", "GFLOP per step"] == 0.0  # counted under no kind of its own
+    assert list(batched["tasks per forward (G)"]) == [1, 2] and batched["speed-up vs G = 1"].iloc[1] == 1.25
