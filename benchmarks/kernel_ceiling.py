@@ -30,7 +30,6 @@ import json
 import os
 import platform
 import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,6 +38,7 @@ import torch
 import torch.nn.functional as F
 from finetune_speed import model  # benchmarks/ is on the path when this script runs
 from flops import flops_by_op
+from roofline import best_seconds
 
 from iclmem.atomic import atomic_write_text
 from iclmem.ltm import ICLTask
@@ -52,20 +52,9 @@ KINDS = {
 }
 
 
-def seconds(fn: Callable[[], object], repeats: int = 3) -> float:
-    """The fastest of ``repeats`` timed calls after one warm-up."""
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def rate(fn: Callable[[], object]) -> float:
     """GFLOP/s of ``fn`` alone."""
-    return sum(flops_by_op(fn).values()) / seconds(fn) / 1e9
+    return sum(flops_by_op(fn).values()) / best_seconds(fn, 3) / 1e9
 
 
 def kernel_rates(n_query: int) -> dict[str, float]:
@@ -141,7 +130,7 @@ def ceiling(net, n_query: int, peak: float) -> dict:
     total = sum(by_kind.values())
     known = {k: n for k, n in by_kind.items() if k in rates}
     floor_s = sum(n / (rates[k] * 1e9) for k, n in known.items()) + (total - sum(known.values())) / (peak * 1e9)
-    step_s = seconds(step)
+    step_s = best_seconds(step, 3)
     return {
         "gflop_per_step": total / 1e9,
         "gflop_by_kind": {k: n / 1e9 for k, n in by_kind.items()},
@@ -160,7 +149,7 @@ def batched_runs(net, n_query: int, groups: tuple[int, ...], rounds: int) -> dic
     times: dict[int, list[float]] = {g: [] for g in groups}
     for _ in range(rounds):
         for g in groups:
-            times[g].append(seconds(steps[g], 1) / g)
+            times[g].append(best_seconds(steps[g], 1) / g)
     med = {g: statistics.median(t) for g, t in times.items()}
     return {
         "seconds_per_task": {str(g): med[g] for g in groups},
@@ -178,7 +167,7 @@ def main() -> None:
     torch.set_num_threads(1)
     net = model()
     a = torch.randn(2048, 2048)
-    peak = 2 * 2048**3 / seconds(lambda: a @ a, 5) / 1e9
+    peak = 2 * 2048**3 / best_seconds(lambda: a @ a, 5) / 1e9
     load = os.getloadavg()
     report = {
         "machine": {

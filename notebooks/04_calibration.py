@@ -101,7 +101,7 @@ from iclmem.chapters.instrument import category_aucs, instrument_claims, plot_se
 # %% tags=["hide-input"]
 from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of
 from iclmem.adapters import load_model
-from iclmem.chapters.instrument import p1_cells, rule_p1
+from iclmem.chapters.instrument_claims import p1_cells, rule_p1
 from iclmem.chapters.instrument_checks import context_ladder, ladder_drop
 from iclmem.chapters.label_control import member_only_control, p3_record
 from iclmem.chapters.table_curves import curve_settings, plot_table_curves, run_table_curves, weakest_per_table, weakest_text

@@ -8,12 +8,9 @@ import pandas as pd
 import pytest
 import torch
 
-from iclmem.chapters.instrument import (
-    instrument_claims,
-    rule_selection_null,
-    rule_setting,
-)
+from iclmem.chapters.instrument import instrument_claims
 from iclmem.chapters.instrument_checks import context_ladder, ladder_drop, own_context_sanity
+from iclmem.chapters.instrument_claims import rule_selection_null, rule_setting
 from iclmem.chapters.label_control import member_only_control, p3_record
 from iclmem.chapters.table_curves import curve_settings, plot_table_curves, run_table_curves, weakest_per_table
 from iclmem.data import deduplicate, load_dataset, split_manifest

@@ -38,14 +38,8 @@ from ..grid import RunSpec
 from ..metrics import attack_metrics
 from .instrument_claims import (
     CONTROL_CONDITION,
-    P1_VANILLA_BOUND,
     instrument_claims,
     null_lower_bounds,
-    p1_cells,
-    p1_record,
-    rule_p1,
-    rule_selection_null,
-    rule_setting,
     selection_null,
     strongest_setting,
 )
@@ -296,13 +290,7 @@ def plot_sensitivity(curve: pd.DataFrame) -> plt.Figure:
 
 __all__ = [
     "CONTROL_CONDITION",
-    "P1_VANILLA_BOUND",
     "null_lower_bounds",
-    "p1_cells",
-    "p1_record",
-    "rule_p1",
-    "rule_selection_null",
-    "rule_setting",
     "selection_null",
     "Sensitivity",
     "category_aucs",
