@@ -48,7 +48,7 @@ install: $(INSTALLED)
 
 # the grids' fine-tuning runs and probes in two processes of one thread each (iclmem/workers.py);
 # `ICLMEM_WORKERS=1 make book` keeps everything in the notebooks' own processes. The LLM chapter runs
-# beside the tabular ones (book/lanes.yaml, iclmem/book_lanes.py); `ICLMEM_JOBS=1 make book` runs one at a time
+# beside the tabular ones (book/lanes.yaml, iclmem/book/lanes.py); `ICLMEM_JOBS=1 make book` runs one at a time
 book: $(INSTALLED)
 	ICLMEM_WORKERS=$${ICLMEM_WORKERS:-2} $(BIN)/iclmem book --jobs $${ICLMEM_JOBS:-2}
 

@@ -4,7 +4,7 @@ Builds the tiny book of ``tests/random_kills.py`` once without a kill (its wall 
 the instants are drawn from), then for each of ``--instants`` seeded instants builds it afresh,
 SIGKILLs ``iclmem book`` and its kernel there, runs the same command again and compares the build
 folder, the results store and the cache with the uninterrupted build's (what is ignored: the
-module docstring of ``tests/random_kills.py``). ``tests/test_kill_random.py`` runs the same check
+module docstring of ``tests/random_kills.py``). ``tests/book/test_kill_random.py`` runs the same check
 at 3 instants. Writes ``benchmarks/results/kill_random.json``.
 
     python benchmarks/kill_random.py [--instants 20] [--seed 0]

@@ -5,7 +5,7 @@ Each subcommand is two functions: ``add_<name>(subparsers)`` declares its argume
 write both and append ``add_<name>`` to :data:`SUBCOMMANDS`. Heavy imports happen inside the
 ``cmd_`` functions so that ``iclmem --help`` stays fast.
 
-User errors (:class:`iclmem.notebook.UsageError`, and any other :class:`iclmem.user_errors.UserError` such as a
+User errors (:class:`iclmem.book.execute.UsageError`, and any other :class:`iclmem.user_errors.UserError` such as a
 full or read-only store) print a message and exit with status 2, without a traceback; a failing notebook exits
 with status 1.
 """
@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from iclmem.book import BookBuildError
-from iclmem.notebook import NotebookExecutionError, UsageError
+from iclmem.book.build import BookBuildError
+from iclmem.book.execute import NotebookExecutionError, UsageError
 from iclmem.user_errors import UserError
 
 Subparsers = Any  # argparse's private _SubParsersAction
@@ -57,7 +57,7 @@ def add_run(subparsers: Subparsers) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from iclmem.notebook import (
+    from iclmem.book.execute import (
         SHARED_DEFAULTS,
         notebook_parameters,
         parse_cli_parameters,
@@ -99,7 +99,7 @@ def add_params(subparsers: Subparsers) -> None:
 
 
 def cmd_params(args: argparse.Namespace) -> int:
-    from iclmem.notebook import format_parameters_table, notebook_parameters, read_notebook
+    from iclmem.book.execute import format_parameters_table, notebook_parameters, read_notebook
 
     print(format_parameters_table(notebook_parameters(read_notebook(args.notebook))))
     return 0
@@ -158,8 +158,14 @@ def add_book(subparsers: Subparsers) -> None:
 
 
 def cmd_book(args: argparse.Namespace) -> int:
-    from iclmem.book import build_book, notebook_pages, resolve_notebook_key
-    from iclmem.notebook import notebook_parameters, parse_cli_value, project_root, read_notebook, read_parameters_file
+    from iclmem.book.build import build_book, notebook_pages, resolve_notebook_key
+    from iclmem.book.execute import (
+        notebook_parameters,
+        parse_cli_value,
+        project_root,
+        read_notebook,
+        read_parameters_file,
+    )
 
     root = args.root.resolve() if args.root else project_root()
     if args.grid:
@@ -210,8 +216,8 @@ def _report_build(result: Any, no_html: bool) -> int:
 
 
 def _own_book(args: argparse.Namespace, root: Path) -> int:
-    from iclmem.notebook import read_parameters_file
-    from iclmem.own_book import build_own_book
+    from iclmem.book.execute import read_parameters_file
+    from iclmem.book.own_book import build_own_book
 
     if args.parameter:
         raise UsageError(
@@ -239,8 +245,8 @@ def _own_book(args: argparse.Namespace, root: Path) -> int:
 
 def _grid_book(args: argparse.Namespace, root: Path) -> int:
     """``iclmem book --grid GRID.yaml``: the chapters that read the grid's runs, rendered from the sweep's store."""
-    from iclmem.notebook import read_parameters_file
-    from iclmem.own_book import build_own_book
+    from iclmem.book.execute import read_parameters_file
+    from iclmem.book.own_book import build_own_book
     from iclmem.store import results_root
     from iclmem.sweep import SweepError, load_grid
     from iclmem.sweep.book_values import GRID_CHAPTERS, grid_book_values

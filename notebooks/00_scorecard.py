@@ -17,7 +17,7 @@
 executed_dir: str = "_build/executed"  # where `iclmem book` writes the executed chapters (relative to the repository root)
 
 # %% tags=["remove-cell"]
-from iclmem.notebook_check import check_notebook_parameters
+from iclmem.book.parameter_check import check_notebook_parameters
 
 check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
@@ -25,8 +25,8 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 from IPython.display import HTML
 from myst_nb import glue
 
-from iclmem.chapters.claims import scorecard_table, verdict_counts
-from iclmem.chapters.scorecard import compact_html, counts_html, plot_points, split_beyond
+from iclmem.report.glue import scorecard_table, verdict_counts
+from iclmem.chapters.ch00_scorecard.scorecard import compact_html, counts_html, plot_points, split_beyond
 
 table = scorecard_table(executed_dir)
 for verdict, n in verdict_counts(table).items():
@@ -67,7 +67,7 @@ fig = plot_points(table)
 # ## How the verdicts are decided
 #
 # Nothing on this page is typed: each chapter records its claims as it computes them
-# (`iclmem.chapters.claims.glue_claim`), and this page reads those records back from the executed
+# (`iclmem.report.glue.glue_claim`), and this page reads those records back from the executed
 # chapters; `iclmem book` executes it after every other notebook. The verdict is the chapter's.
 # Every claim states its *null*: what its evidence assumes exchangeable when nothing is there (for
 # the tabular claims, members and non-members of each run's probed queries; for the LLM claims,

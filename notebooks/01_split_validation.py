@@ -44,7 +44,7 @@ task: str = ""  # ... and task (classification | regression; inferred if empty)
 missing_target: str = "error"  # rows of your table without a target value: error | drop
 
 # %% tags=["remove-cell"]
-from iclmem.notebook_check import check_notebook_parameters
+from iclmem.book.parameter_check import check_notebook_parameters
 
 check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
@@ -52,10 +52,10 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 import pandas as pd
 from myst_nb import glue
 
-from iclmem.chapters.claims import glue_claims
-from iclmem.chapters.display import use_book_tables
-from iclmem.chapters.split import glue_values, paper_table6, plot_pool_ecdfs, split_claim, split_manifests, validation_table
-from iclmem.chapters.tables import table_names
+from iclmem.report.glue import glue_claims
+from iclmem.report.display import use_book_tables
+from iclmem.chapters.ch01_split.split import glue_values, paper_table6, plot_pool_ecdfs, split_claim, split_manifests, validation_table
+from iclmem.book.table_parameters import table_names
 from iclmem.data import cards_frame, dataset_card, dedup_frame
 from iclmem.data.validation import load_tables, randomization_table
 

@@ -43,7 +43,7 @@ seed: int = 0
 model: str = "reference"  # the LTM: reference (shipped) | tabicl:PATH | tabpfn:PATH (a local checkpoint; see "Audit your own model")
 
 # %% tags=["remove-cell"]
-from iclmem.notebook_check import check_notebook_parameters
+from iclmem.book.parameter_check import check_notebook_parameters
 
 check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
@@ -54,10 +54,10 @@ import pandas as pd
 from IPython.display import Markdown
 from myst_nb import glue
 
-from iclmem.chapters.claims import glue_claims
-from iclmem.chapters.display import use_book_tables
-from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
-from iclmem.chapters.finetuning import (loss_ratio_claim, median_loss_ratios, plot_collapse_map, plot_loss_ratio_distribution,
+from iclmem.report.glue import glue_claims
+from iclmem.report.display import use_book_tables
+from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
+from iclmem.chapters.ch02_finetuning.finetuning import (loss_ratio_claim, median_loss_ratios, plot_collapse_map, plot_loss_ratio_distribution,
                                         plot_training_curves)
 from iclmem.grid import expand_grid, grid_curves, grid_metrics, grid_overview, run_grid
 from iclmem.adapters import load_model

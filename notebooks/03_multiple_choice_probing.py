@@ -54,7 +54,7 @@ outcome_rule: str = "bound"  # the reading of Tab. 3 that picks the detectable c
 n_permutations: int = 1000  # membership permutations of C12's null (the detectable basis is re-selected in each)
 
 # %% tags=["remove-cell"]
-from iclmem.notebook_check import check_notebook_parameters
+from iclmem.book.parameter_check import check_notebook_parameters
 
 check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
@@ -62,13 +62,13 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 import pandas as pd
 from IPython.display import Markdown
 
-from iclmem.chapters.claims import claims_table, glue_claims, glue_text
-from iclmem.chapters.display import use_book_tables
-from iclmem.chapters.probing import (config_scores, delta_frame, example_probe_contexts, manipulation_aucs, membership_rows,
+from iclmem.report.glue import claims_table, glue_claims, glue_text
+from iclmem.report.display import use_book_tables
+from iclmem.chapters.ch03_probing.probing import (config_scores, delta_frame, example_probe_contexts, manipulation_aucs, membership_rows,
                                      perturbation_claims, replayed_selection,
                                      perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness,
                                      plot_roc_loglog, probing_vs_paper, roc_frame, strongest_configuration)
-from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
+from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 
 # %% tags=["hide-input"]
 from iclmem.finetune import prepare_run_data
@@ -157,7 +157,7 @@ effective.to_frame("distinct contexts per query").T
 # manipulation of its class (`iclmem.probe.invariances`), and identical rows of a context enter the
 # model once, weighted by their count. Both are exact in real arithmetic; against scoring all 48
 # contexts row by row, scores agree to float32 rounding (losses within 1e-4,
-# `tests/test_probe_distinct.py`), and probing runs 3-4x faster (appendix A2).
+# `tests/probe/test_probe_distinct.py`), and probing runs 3-4x faster (appendix A2).
 #
 # ```{note}
 # **Mixed skewing.** Tab. 7 lists 7 "mixed skewing" configurations (true factor and incorrect factor

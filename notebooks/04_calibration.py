@@ -76,7 +76,7 @@ factor_seen: str = "wine_pl"  # the table where the probe sees: one factor at a 
 strong_seeds: list = [0, 1]  # seeds of the strong signal (the seen cell of factor_seen) read again ([]: skip)
 
 # %% tags=["remove-cell"]
-from iclmem.notebook_check import check_notebook_parameters
+from iclmem.book.parameter_check import check_notebook_parameters
 
 check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
@@ -84,29 +84,29 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 import pandas as pd
 from IPython.display import Markdown
 
-from iclmem.chapters.calibration import (MARGIN_RULES, NEGATIVE_CONTROL_PHRASES, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES,
+from iclmem.chapters.ch04_calibration.calibration import (MARGIN_RULES, NEGATIVE_CONTROL_PHRASES, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES,
                                          PAPER_TABLE1, calibration_claims, calibration_effect, data_characteristics,
                                          detect_share_texts, detectable_table, exhaustive_table, fit_printed_reading, negative_control,
                                          null_margin_rates, outcome_null_shares, outcome_shares, outcomes_with_null, shuffled_contrast,
                                          plot_data_characteristics, plot_outcome_shares, plot_temporal_evolution, power_table,
                                          reading_agreement, shuffled_label_check, temporal_evolution)
-from iclmem.chapters.claims import claims_table, glue_claims, glue_text
-from iclmem.chapters.power_plan import power_plan
+from iclmem.report.glue import claims_table, glue_claims, glue_text
+from iclmem.chapters.ch04_calibration.power_plan import power_plan
 from iclmem.outcomes import reclassify
 from iclmem.probe.null import permutations
-from iclmem.chapters.display import use_book_tables
-from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
-from iclmem.chapters.instrument import category_aucs, instrument_claims, plot_sensitivity, run_sensitivity, weakest_detection
+from iclmem.report.display import use_book_tables
+from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
+from iclmem.chapters.ch04_calibration.instrument import category_aucs, instrument_claims, plot_sensitivity, run_sensitivity, weakest_detection
 
 # %% tags=["hide-input"]
 from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of
 from iclmem.adapters import load_model
-from iclmem.chapters.instrument_claims import p1_cells, rule_p1
-from iclmem.chapters.instrument_checks import context_ladder, ladder_drop
-from iclmem.chapters.label_control import member_only_control, p3_record
-from iclmem.chapters.table_curves import curve_settings, plot_table_curves, run_table_curves, weakest_per_table, weakest_text
-from iclmem.chapters.instrument_factors import binned_table, factor_cases, factor_table, strongest_factor
-from iclmem.chapters.instrument_strong import strong_signal
+from iclmem.chapters.ch04_calibration.instrument_claims import p1_cells, rule_p1
+from iclmem.chapters.ch04_calibration.instrument_checks import context_ladder, ladder_drop
+from iclmem.chapters.ch04_calibration.label_control import member_only_control, p3_record
+from iclmem.chapters.ch04_calibration.table_curves import curve_settings, plot_table_curves, run_table_curves, weakest_per_table, weakest_text
+from iclmem.chapters.ch04_calibration.instrument_factors import binned_table, factor_cases, factor_table, strongest_factor
+from iclmem.chapters.ch04_calibration.instrument_strong import strong_signal
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
@@ -128,7 +128,7 @@ Markdown(run_banner(tables, data_path, target, task))
 # overfitting, no signal, and calls a configuration detectable when its point estimate
 # $\mathrm{AUC}(\Delta S) > 0.5$. The labels the paper prints in Tab. 10 / 11 do not follow that
 # text. We transcribed the 34 non-collapsed rows of the two tables
-# (`iclmem/chapters/paper_data/`) and searched both orders of inversion and detection, two readings
+# (`iclmem/chapters/ch04_calibration/paper_data/`) and searched both orders of inversion and detection, two readings
 # of which AUC a row's bold mark reads (N alone, or the larger of N and S) and every cut from 0.500
 # to 0.600 in steps of 0.0005 for the labels that agree with the printed ones most often
 # (`fit_printed_reading`). Beside it, a statistical reading, `bound`: the text's order, with
@@ -210,7 +210,7 @@ power
 # The same question for every tabular claim: what the grid has today, what the claim's statistic
 # is when membership is exchangeable (from this build's own permutation null), what the paper
 # says, and the size at which the claim's rule tells the two apart with 80% power at the 5% level.
-# The plan is analytic (binomial sums and normal approximations, `iclmem.chapters.power_plan`),
+# The plan is analytic (binomial sums and normal approximations, `iclmem.chapters.ch04_calibration.power_plan`),
 # not simulated; for shares over run $\times$ epoch configurations it uses this build's design
 # effect (the bootstrap-over-runs variance over the binomial one), so it counts runs, not epochs.
 # Claims of absence (C13 here, M1 in chapter 7) need an equivalence test, "AUC below 0.60 with 95%
@@ -232,7 +232,7 @@ plan
 # them on this CPU (`benchmarks/kernel_ceiling.py`).
 
 # %%
-from iclmem.chapters.grid_plan import grid_options
+from iclmem.chapters.ch04_calibration.grid_plan import grid_options
 
 grid_options(list(tables), learning_rates, query_sizes, label_conditions, epochs, probe_epochs, max_queries).round(2)
 
@@ -543,7 +543,7 @@ strong[2]
 # query's multiple-choice rows; the MC rows plus $k$ random $C'$ rows ($k$ = 32, 8, 2); the MC rows
 # alone (the probe's baseline manipulation). Each rung for all queries and for those whose trained
 # label differs from the true one. A binary MC context has 2 rows; the model was pretrained on
-# contexts of at least 16. (A sanity test in `tests/test_chapter_instrument_reach.py` fine-tunes
+# contexts of at least 16. (A sanity test in `tests/chapters/ch04_calibration/test_chapter_instrument_reach.py` fine-tunes
 # members on their own MC contexts and checks that the probe then finds them.)
 
 # %%

@@ -64,7 +64,7 @@ compute: bool = True  # False: only read the results store, run nothing (C13's n
 workers = None  # None: $ICLMEM_WORKERS (make book: 2; unset: this process); 0: run missing tasks in this process; N: a local Dask cluster of N processes
 
 # %% tags=["remove-cell"]
-from iclmem.notebook_check import check_notebook_parameters
+from iclmem.book.parameter_check import check_notebook_parameters
 
 check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
@@ -75,10 +75,10 @@ import pandas as pd
 from IPython.display import Markdown
 from myst_nb import glue
 
-from iclmem.chapters.claims import glue_claims
-from iclmem.chapters.display import use_book_tables
-from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
-from iclmem.chapters.regimes import (PAPER_TABLE12, REGIME_TITLES, balance_summary, decay_text, encoding_balance, notebook_grid,
+from iclmem.report.glue import glue_claims
+from iclmem.report.display import use_book_tables
+from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
+from iclmem.chapters.ch05_regimes.regimes import (PAPER_TABLE12, REGIME_TITLES, balance_summary, decay_text, encoding_balance, notebook_grid,
                                      plot_regime_decay, regime_claim, regime_count_table, regime_evidence, regime_null,
                                      regime_peak_table, wide_table)
 from iclmem.sweep import collect_sweep, run_sweep, sweep_workers

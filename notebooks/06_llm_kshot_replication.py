@@ -76,7 +76,7 @@ num_threads: int = 0  # torch CPU threads (0: torch's default)
 progress: bool = True  # progress bars on the terminal (never in the rendered page)
 
 # %% tags=["remove-cell"]
-from iclmem.notebook_check import check_notebook_parameters
+from iclmem.book.parameter_check import check_notebook_parameters
 
 check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
@@ -86,8 +86,8 @@ import time
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from iclmem.chapters.claims import glue_claims
-from iclmem.chapters.llm_kshot import (Focus, accuracy_by_k, all_claims, claims_glue, claims_table, context_summary, correlation_tables, glue_values,
+from iclmem.report.glue import glue_claims
+from iclmem.chapters.ch06_llm_kshot.kshot import (Focus, accuracy_by_k, all_claims, claims_glue, claims_table, context_summary, correlation_tables, glue_values,
                                        ground_truth_glue, ground_truth_table, judge_glue, judges_text, memorized_vs_not_table,
                                        paper_correlation_tables, plot_match_composition, plot_memorization, plot_performance_vs_memorization,
                                        run_glue, sample_table)
@@ -99,8 +99,8 @@ from iclmem.llm.replication import accuracy, memorization_rates
 # %% tags=["hide-input"]
 from IPython.display import Markdown, display
 
-from iclmem.chapters.display import use_book_tables
-from iclmem.chapters.llm_kshot_report import correlation_intervals, ground_truth_gaps, offline_judge_quality, summary_markdown
+from iclmem.report.display import use_book_tables
+from iclmem.chapters.ch06_llm_kshot.report import correlation_intervals, ground_truth_gaps, offline_judge_quality, summary_markdown
 from iclmem.llm.judge_accuracy import completion_accuracy, judge_accuracy_table
 from iclmem.llm.review import export_review, import_review
 

@@ -55,7 +55,7 @@ max_queries: int = 50
 n_boot: int = 200
 
 # %% tags=["remove-cell"]
-from iclmem.notebook_check import check_notebook_parameters
+from iclmem.book.parameter_check import check_notebook_parameters
 
 check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
@@ -64,11 +64,11 @@ import time
 
 import pandas as pd
 
-from iclmem.chapters.claims import glue_claims, glue_text
-from iclmem.chapters.display import use_book_tables
-from iclmem.chapters.mitigation import (M1_EPSILON, PLAIN, UTILITY_BUDGET, mitigation_claims, plot_attack, plot_utility,
+from iclmem.report.glue import glue_claims, glue_text
+from iclmem.report.display import use_book_tables
+from iclmem.chapters.ch07_mitigation.mitigation import (M1_EPSILON, PLAIN, UTILITY_BUDGET, mitigation_claims, plot_attack, plot_utility,
                                         removal_threshold, run_mitigation)
-from iclmem.chapters.mitigation_rules import M1_LEVEL, M1_MARGIN, dp_bound_table
+from iclmem.chapters.ch07_mitigation.rules import M1_LEVEL, M1_MARGIN, dp_bound_table
 from iclmem.ltm import load_reference
 
 use_book_tables()

@@ -36,7 +36,7 @@
 quality_file: str = "benchmarks/results/ltm_quality.json"
 
 # %% tags=["remove-cell"]
-from iclmem.notebook_check import check_notebook_parameters
+from iclmem.book.parameter_check import check_notebook_parameters
 
 check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
@@ -49,7 +49,7 @@ import pandas as pd
 from myst_nb import glue
 
 import iclmem
-from iclmem.chapters.reference_ltm import (card_summary, encoding_comparison, plot_pretraining_loss, quality_table,
+from iclmem.chapters.ch_a1_reference_ltm.reference_ltm import (card_summary, encoding_comparison, plot_pretraining_loss, quality_table,
                                            quality_verdict, targets_label, verdict_glue)
 from iclmem.ltm.reference import REFERENCE_CARD, WEIGHTS_DIR, pretraining_stages
 
@@ -63,7 +63,7 @@ rows = pd.DataFrame(quality["rows"])
 # ## Model card
 
 # %%
-from iclmem.chapters.display import use_book_tables
+from iclmem.report.display import use_book_tables
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 card_summary(card)

@@ -23,7 +23,7 @@
 results_dir: str = "benchmarks/results"
 
 # %% tags=["remove-cell"]
-from iclmem.notebook_check import check_notebook_parameters
+from iclmem.book.parameter_check import check_notebook_parameters
 
 check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
@@ -31,11 +31,11 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 import pandas as pd
 from IPython.display import Markdown, display
 
-from iclmem.chapters.benchmarks import (decoding_summary, decoding_table, finetune_speed_table, kernel_ceiling_tables,
+from iclmem.chapters.ch_a2_benchmarks.benchmarks import (decoding_summary, decoding_table, finetune_speed_table, kernel_ceiling_tables,
                                         kill_random_table, openai_concurrency_table, other_results, plot_decoding_curve,
                                         plot_roofline, probe_speed_tables, read_results, roofline_speedups, roofline_table,
                                         settings)
-from iclmem.chapters.display import use_book_tables
+from iclmem.report.display import use_book_tables
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 results = read_results(results_dir)
@@ -83,7 +83,7 @@ fig = plot_roofline(roofline)
 # about 40% of that on the *feature* attention, 4 x 768 attentions of 17 tokens each, where its fixed
 # cost per (batch, head) dominates. Small attentions (at most 128 x 128 tokens per head) now go
 # through batched matmuls with a hand-written backward (`iclmem/ltm/attention.py`; equal to the
-# fused kernel to float32 rounding, `tests/test_attention.py`): 51 ms -> 18 ms for 3,072 attentions of 19 tokens,
+# fused kernel to float32 rounding, `tests/ltm/test_attention.py`): 51 ms -> 18 ms for 3,072 attentions of 19 tokens,
 # forward and backward. After it: the row attention (768 queries x 256 keys, still the flash kernel, which
 # is faster there) 40%, the linear layers 27%, copies between the column and row layouts 8%, the
 # small attentions 7%, layer norms, GELU and softmax (elementwise, counted as zero FLOPs) about 10%.
@@ -212,7 +212,7 @@ if "llm_decoding" in results and "chosen_batch" in results["llm_decoding"]:
 # then afresh for each of 20 seeded instants drawn over that build's time; `iclmem book` and its
 # kernel are SIGKILLed there and the same command runs again. Its glued values, executed notebooks
 # (timings and cell ids aside), build folder, results store (byte for byte) and cache must equal the
-# uninterrupted build's, with no temporary file left. `tests/test_kill_random.py` runs 3 instants.
+# uninterrupted build's, with no temporary file left. `tests/book/test_kill_random.py` runs 3 instants.
 
 # %%
 if "kill_random" in results:

@@ -25,7 +25,7 @@
 # The table is generated: each row was run while this page was built, through the package's own
 # entry point (the Python API, or the `iclmem` command, whose user errors exit with status 2 and
 # print no traceback), on tiny inputs written into a temporary folder (shown as `<folder>`). The
-# cases live in `iclmem/chapters/bad_inputs.py`; `tests/test_bad_inputs.py` runs the same cases and
+# cases live in `iclmem/chapters/ch_a3_bad_inputs/catalogue.py`; `tests/chapters/ch_a3_bad_inputs/test_bad_inputs.py` runs the same cases and
 # checks each message against two patterns, one for the problem and one for the fix. To add a case,
 # add a `BadInput` there: the test and this page pick it up.
 
@@ -34,15 +34,15 @@ cases: list = []  # ids of the cases to show (empty: every case of the catalogue
 store_cases: list = []  # ids of the store cases to show (empty: every store case)
 
 # %% tags=["remove-cell"]
-from iclmem.notebook_check import check_notebook_parameters
+from iclmem.book.parameter_check import check_notebook_parameters
 
 check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
 # %% tags=["hide-input"]
 from IPython.display import HTML
 
-from iclmem.chapters.bad_inputs import catalogue, catalogue_html, store_catalogue, store_summary_text, summary_text
-from iclmem.chapters.display import use_book_tables
+from iclmem.chapters.ch_a3_bad_inputs.catalogue import catalogue, catalogue_html, store_catalogue, store_summary_text, summary_text
+from iclmem.report.display import use_book_tables
 
 table = catalogue(only=cases)
 print(summary_text(table))
@@ -66,9 +66,9 @@ HTML(catalogue_html(table))
 # (a pre-computed store handed to a class or a reviewer). Each row was run while this page was built,
 # on a tiny store in a temporary folder: "what it did" is measured (the numbers computed again are
 # compared with the undamaged ones; the two processes' results with each other). The full disk and
-# the read-only mount are simulated in the process (`iclmem/store_faults.py`); `tests/test_store_disks.py`
+# the read-only mount are simulated in the process (`iclmem/store_faults.py`); `tests/store/test_store_disks.py`
 # makes them on a real 96 KiB tmpfs and a read-only bind mount, through `iclmem run`. The cases live in
-# `iclmem/chapters/bad_input_store_cases.py`; `tests/test_bad_inputs.py` runs them too.
+# `iclmem/chapters/ch_a3_bad_inputs/store_cases.py`; `tests/chapters/ch_a3_bad_inputs/test_bad_inputs.py` runs them too.
 
 # %% tags=["hide-input"]
 store_table = store_catalogue(only=store_cases)

@@ -37,7 +37,7 @@ n_boot: int = 100
 seed: int = 0
 
 # %% tags=["remove-cell"]
-from iclmem.notebook_check import check_notebook_parameters
+from iclmem.book.parameter_check import check_notebook_parameters
 
 check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
@@ -45,9 +45,9 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 from IPython.display import Markdown
 
 from iclmem.adapters import load_model
-from iclmem.chapters.audit import audit_commands, audit_table, external_audit_table, naive_probe_table
-from iclmem.chapters.display import use_book_tables
-from iclmem.chapters.tables import fitting_query_sizes, notebook_tables, run_banner
+from iclmem.chapters.ch_a4_audit.audit import audit_commands, audit_table, external_audit_table, naive_probe_table
+from iclmem.report.display import use_book_tables
+from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.grid import expand_grid, probe_grid, run_grid
 
 use_book_tables()

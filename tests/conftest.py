@@ -58,7 +58,8 @@ BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
         "n_permutations": 100,
     },
     "A4_audit_your_model": {"epochs": 2, "probe_epochs": [0, 2], "max_queries": 4, "n_boot": 20},
-    # tests/test_bad_inputs.py runs every case; the page here shows three (the real chapters' cases take a minute)
+    # tests/chapters/ch_a3_bad_inputs/test_bad_inputs.py runs every case; the page here shows three (the real
+    # chapters' cases take a minute)
     "A3_bad_inputs": {"cases": ["parameter-unknown", "data-file-missing", "target-nan"]},
     "06_llm_kshot_replication": {
         "n_instances": 4,
@@ -125,7 +126,7 @@ def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Build the project's book (its _toc.yml, notebooks and pages) through the CLI into a temp
     folder with :data:`BOOK_TEST_OVERRIDES`; return that build folder (html in ``html/``).
 
-    Only tests/test_real_book.py uses it: ``make test`` runs the files on two pytest-xdist workers
+    Only tests/book/test_real_book.py uses it: ``make test`` runs the files on two pytest-xdist workers
     (``--dist loadfile``), and a session fixture is built once per worker that needs it."""
     from iclmem.cli import main
 

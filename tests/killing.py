@@ -1,4 +1,5 @@
-"""What the SIGKILL tests share (tests/test_kill_*.py, tests/test_llm_cache_kill.py): a child script's preamble and
+"""What the SIGKILL tests share (tests/*/test_kill_*.py, tests/llm/test_llm_cache_kill.py): a child script's preamble
+and
 the process helpers (the LLM cache test brings its own child script and uses :func:`kill_when` and :func:`entries`).
 
 The preamble gives the child ``results``, ``log`` and ``hang`` (from its arguments), a tiny table

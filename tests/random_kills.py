@@ -1,5 +1,5 @@
 """SIGKILL a tiny real book at random instants and compare it with an uninterrupted build (shared by
-``tests/test_kill_random.py``, 3 instants, and ``benchmarks/kill_random.py``, 20 instants).
+``tests/book/test_kill_random.py``, 3 instants, and ``benchmarks/kill_random.py``, 20 instants).
 
 The tiny book is notebooks 01 and 02 of this repository (copied when :meth:`TinyBook.create` runs) on
 tiny parameters given to ``iclmem book -f`` as a user would: breast_cancer, Q = 20, one learning

@@ -1,4 +1,4 @@
-"""A tiny results store for the store tests (tests/test_store_*.py): a table, a tiny reference LTM, a manifest,
+"""A tiny results store for the store tests (tests/store/test_store_*.py): a table, a tiny reference LTM, a manifest,
 one fine-tuning run (kept epochs 0, 1, 2) and its probe scores, plus a small completion cache.
 
 :data:`BUILD` is the same work as a child script (for the tests that run two processes, or ``iclmem run``):

@@ -1,13 +1,9 @@
-"""The paper layer: one module per chapter notebook, holding what only that chapter needs.
+"""The paper layer: one package per notebook of the book, in book order, holding what only that chapter needs.
 
-``claims`` (the claims registry, the glue and the scorecard, notebook 00), ``split`` (01),
-``finetuning`` (02), ``probing`` (03), ``calibration`` (04), ``regimes`` (05), ``llm_kshot`` (06),
-``reference_ltm`` (A1), ``benchmarks`` (A2), ``bad_inputs`` (A3); ``tables`` holds the data
-parameters the tabular chapters share and ``verdicts`` the interval and share verdicts
-they share.
-A chapter module over about 500 lines is split by job into parts named after it (``calibration_tables``,
-``regime_decay``, ``probing_claims``, ``claim_records``, ``llm_kshot_correlation``, ...), which it re-exports, so the
-notebooks import one module.
-Each module's docstring opens with the paper sections it covers. The engine (the rest
-of :mod:`iclmem`) never imports from here.
+``ch00_scorecard`` (notebook 00) to ``ch07_mitigation`` (07), then the appendices ``ch_a1_reference_ltm`` to
+``ch_a4_audit`` (A1-A4). Each package has, where the chapter needs them, ``paper.py`` (the paper's values),
+``claims.py`` (its claims and their rules), ``tables.py`` and ``figures.py``; its ``__init__`` is what the notebook
+imports. The vocabulary the chapters share (claim records, verdicts, glue, display) is :mod:`iclmem.report`; the
+book machinery is :mod:`iclmem.book`. Each module's docstring opens with the paper sections it covers. The engine
+(the rest of :mod:`iclmem`) never imports from here.
 """

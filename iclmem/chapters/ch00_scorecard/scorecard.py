@@ -1,0 +1,146 @@
+"""Both papers, claims C1-C16 and D1-D9: the scorecard page (notebook 00), verdict badges, a compact table, a figure.
+
+What the page shows is read from :func:`iclmem.report.glue.scorecard_table`; this module only
+lays it out: :func:`verdict_badge` (one coloured badge per verdict word), :func:`counts_html` (the
+sentence the page opens on), :func:`compact_html` (claim, statement, paper, this build, verdict;
+the reason, the null and the link in a ``<details>`` below this build's value) and :func:`plot_points` (the paper's
+value beside this build's with its interval, for the claims that record numeric points).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from iclmem.report.glue import BEYOND_PAPERS, CLAIMS, MISSING, VERDICTS, verdict_counts
+
+#: Badge colours per verdict (background, text): green only for what counts as evidence.
+BADGE_COLOURS: dict[str, tuple[str, str]] = {
+    "reproduced": ("#1a7f37", "#ffffff"),
+    "differs": ("#cf222e", "#ffffff"),
+    "inconclusive": ("#9a6700", "#ffffff"),
+    "holds by construction": ("#57606a", "#ffffff"),
+    "not testable here": ("#d0d7de", "#24292f"),
+    MISSING: ("#000000", "#ffffff"),
+}
+
+
+def verdict_badge(verdict: str) -> str:
+    """One verdict as a coloured badge (a ``span.verdict-badge`` whose ``data-verdict`` is the word)."""
+    bg, fg = BADGE_COLOURS.get(verdict, ("#ffffff", "#000000"))
+    return (
+        f'<span class="verdict-badge" data-verdict="{html.escape(verdict)}" style="background:{bg};color:{fg};'
+        "border-radius:0.8em;padding:0.05em "
+        f'0.6em;white-space:nowrap;font-size:0.85em;font-weight:600">{html.escape(verdict)}</span>'
+    )
+
+
+def counts_html(table: pd.DataFrame) -> str:
+    """The page's opening sentence: how many claims got each verdict, each count beside its badge."""
+    counts = verdict_counts(table)
+    parts = [
+        f'<span class="verdict-count" data-verdict="{html.escape(v)}"><b>{int(counts[v])}</b> {verdict_badge(v)}</span>'
+        for v in [*VERDICTS, MISSING]
+        if v != MISSING or counts[v]
+    ]
+    beyond = " and the rows beyond the papers" if table.claim.astype(str).str.startswith("M").any() else ""
+    text = (
+        f'<p class="scorecard-counts">Of the <b>{len(table)}</b> rows (the two papers\' claims, the instrument '
+        f"rows P1-P3{beyond}), this build finds: "
+        + ", ".join(parts)
+        + ". Only <i>reproduced</i> is evidence for a claim: it agrees "
+        "with the paper, and its rule says so by chance in at most 5% of the claim's null draws.</p>"
+    )
+    positive = table[table.claim == "P1"]
+    if len(positive) and positive.verdict.iloc[0] != "reproduced":
+        text += (
+            '<p class="scorecard-instrument"><b>The positive control does not pass</b> (P1): the probe did not detect '
+            "memorization that is known to be there. A non-detection in the rows below is therefore no evidence that a "
+            "model "
+            "did not memorize, only that this probe, at these query counts, cannot show it.</p>"
+        )
+    return text
+
+
+def _details(row: pd.Series) -> str:
+    items = [("why", row["reason"]), ("null rate", row["null rate"]), ("null", row["null"])]
+    body = "".join(
+        f"<p><b>{name}</b>: {html.escape(str(text))}</p>" for name, text in items if str(text) not in ("", "-")
+    )
+    return f"<details><summary>why</summary>{body}<p>computed in {row['section']}</p></details>"
+
+
+def compact_html(table: pd.DataFrame) -> str:
+    """The scorecard table: claim (linked to the section computing it), statement, paper, this build (its details
+    below), verdict."""
+    head = "".join(f"<th>{h}</th>" for h in ("claim", "statement", "paper", "this build", "verdict"))
+    rows = []
+    for _, row in table.iterrows():
+        cells = [
+            f'<a href="{html.escape(row["link"])}">{html.escape(row["claim"])}</a>',
+            html.escape(row["statement"]),
+            html.escape(str(row["paper"])),
+            html.escape(str(row["this build"])) + _details(row),
+            verdict_badge(row["verdict"]),
+        ]
+        rows.append(
+            f'<tr data-claim="{html.escape(row["claim"])}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+        )
+    return (
+        '<div class="scorecard-page"><table '
+        f'class="scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
+        "</table></div>"
+    )
+
+
+def split_beyond(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The scorecard's rows of the papers (and the instrument), and those beyond the papers (M1, M2: chapter 7)."""
+    beyond = table.claim.isin([c.id for c in CLAIMS if c.paper == BEYOND_PAPERS])
+    return table[~beyond], table[beyond]
+
+
+def point_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per numeric point of the scorecard's records: claim, label, paper, build, lo, hi, verdict."""
+    rows = [
+        {"claim": row.claim, "verdict": row.verdict, **point}
+        for row in table.itertuples()
+        if isinstance(row.points, list)
+        for point in row.points
+    ]
+    return pd.DataFrame(rows, columns=["claim", "verdict", "label", "paper", "build", "lo", "hi"])
+
+
+def plot_points(table: pd.DataFrame) -> plt.Figure:
+    """Per numeric point (a share or an AUC, on one 0-1 axis): the paper's value (x) and this build's (dot) with its
+    interval."""
+    points = point_frame(table)
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 + 0.28 * max(len(points), 1)))
+    for i, p in enumerate(points.itertuples()):
+        colour = BADGE_COLOURS.get(p.verdict, ("#000000", ""))[0]
+        if not (math.isnan(p.lo) or math.isnan(p.hi)):
+            ax.plot([p.lo, p.hi], [i, i], color=colour, lw=2, alpha=0.6)
+        ax.plot(p.build, i, "o", color=colour, ms=6, label="this build (95% interval)" if i == 0 else None)
+        ax.plot(p.paper, i, "x", color="k", ms=7, mew=2, label="paper" if i == 0 else None)
+    ax.set_yticks(range(len(points)), [f"{p.claim} {p.label}" for p in points.itertuples()], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of configurations or tables (AUC for C2)")
+    ax.grid(axis="x", alpha=0.3)
+    if len(points):
+        ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+__all__ = [
+    "BADGE_COLOURS",
+    "compact_html",
+    "counts_html",
+    "plot_points",
+    "point_frame",
+    "split_beyond",
+    "verdict_badge",
+]

@@ -1,0 +1,241 @@
+"""Paper 1, Sec. 4.2 ("Difficulty Calibration", "Memorization Metric"), Sec. 5, App. A.4, App. B (Tab. 1,
+Tab. 3, Tab. 8, Fig. 2, Fig. 5, Fig. 6, Tab. 9), App. C (Tab. 10 / 11): calibration and outcomes (notebook 04).
+
+What only this chapter needs: the paper's outcome shares, calibration counts and Tab. 1, the
+tables and figures of the outcomes (Fig. 2, 5, 6, Tab. 1 / 8 / 9), the controls and the claims
+they carry. The outcome rules and the calibrated margin are the engine's :mod:`iclmem.outcomes`.
+This module holds the controls and the outcomes with their null, and re-exports its parts, one job each:
+
+* :mod:`~iclmem.chapters.ch04_calibration.tables`: the outcome and margin summaries (Tab. 1 / 8 / 9, Fig. 2 / 5 / 6,
+  App. A.4), :func:`shuffled_label_check` (Tab. 3's clause for detectable memorization, "the signal weakens
+  materially under shuffled labels", as a computed check per configuration) and :func:`exhaustive_table`
+  (Tab. 10 / 11's layout, AUC(Delta S) under N beside the shuffled condition, with the check's verdict);
+* :mod:`~iclmem.chapters.ch04_calibration.judge`: :class:`Evidence` and :func:`judge`, a claim's rule against the null;
+* :mod:`~iclmem.chapters.ch04_calibration.claims`: :func:`calibration_claims`, the records of claims C1-C9, C11, C15,
+  C16 for the scorecard;
+* :mod:`~iclmem.chapters.ch04_calibration.figures`: Fig. 2, 5 and 6.
+
+Here: :func:`negative_control` and :func:`positive_control` (controls whose verdict is computed),
+:func:`vanilla_attack` and :func:`outcomes_with_null`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from iclmem.chapters.ch03_probing.probing import fine_tuned
+from iclmem.chapters.ch04_calibration.claims import (
+    DETECT_MIN_TPR10,
+    LOCALIZED_MAX_AUC,
+    LOCALIZED_MIN_TPR10,
+    PAPER_DETECTABLE_TASKS,
+    PAPER_LOCALIZED,
+    PAPER_TEMPORAL,
+    PAPER_TPR1_TASKS,
+    calibration_claims,
+)
+from iclmem.chapters.ch04_calibration.figures import (
+    OUTCOME_COLORS,
+    plot_data_characteristics,
+    plot_outcome_shares,
+    plot_temporal_evolution,
+)
+from iclmem.chapters.ch04_calibration.judge import MEMBERSHIP_NULL, Evidence, judge
+from iclmem.chapters.ch04_calibration.outcome_readings import fit_printed_reading, reading_agreement
+from iclmem.chapters.ch04_calibration.tables import (
+    DETECTABLE_COLUMNS,
+    KEYS,
+    MEMORIZATION,
+    PAPER_CALIBRATION,
+    PAPER_OUTCOME_SHARES,
+    PAPER_TABLE1,
+    calibration_effect,
+    data_characteristics,
+    detect_share_texts,
+    detectable_table,
+    exhaustive_table,
+    outcome_null_shares,
+    outcome_shares,
+    power_table,
+    shuffled_contrast,
+    shuffled_label_check,
+    temporal_evolution,
+)
+from iclmem.outcomes import MARGIN_RULES, get_reading, null_margin_rates, reclassify
+from iclmem.probe.null import null_summaries
+
+#: Level of the controls' intervals and the largest share of null intervals allowed to exclude 0.5 by chance.
+CONTROL_LEVEL = 0.95
+
+
+#: Columns that name a configuration's non-member set: configurations that share it share its null halves.
+NON_MEMBER_SET = ("dataset", "query_size", "seed")
+#: Non-member sets a pass needs: with fewer, a t-test over the sets cannot show that the intervals hold their 5%
+#: (a failure can still be shown from 3 sets on).
+MIN_SETS_TO_PASS = 10
+#: How the page says each verdict of :func:`negative_control`.
+NEGATIVE_CONTROL_PHRASES = {
+    "passes": "passes",
+    "fails": "fails",
+    "inconclusive": f"is inconclusive (too few non-member sets for a pass, which needs {MIN_SETS_TO_PASS})",
+    "not testable": "is not testable (fewer than 3 non-member sets)",
+}
+
+
+def negative_control(
+    summary: pd.DataFrame, metric: str = "loss", max_p: float = 0.01, clusters: tuple[str, ...] = NON_MEMBER_SET
+) -> dict:
+    """The null-halves control over every fine-tuned configuration: how often its interval excludes 0.5.
+
+    Each configuration attacks two random halves of its non-members (:func:`iclmem.metrics.null_halves`);
+    at the 95% level about 5% of intervals exclude 0.5 by chance. The halves are drawn once per
+    non-member set, so every configuration of one set (its runs, learning rates, label conditions and
+    epochs) attacks the *same* two halves and their exclusions are strongly correlated: a count over
+    configurations is not binomial. The test therefore treats each non-member set (``clusters``
+    present in ``summary``) as one unit: its share of excluding intervals, and a one-sided t-test of
+    the sets' mean share against 5%. The control *fails* when that p-value is below ``max_p``; with
+    fewer than 3 sets it is not testable (``p_value`` NaN, ``passed`` None). The naive binomial
+    p-value over configurations is kept beside it (``binomial_p``) to show what ignoring the
+    clustering would say. ``verdict``: ``passes`` only from :data:`MIN_SETS_TO_PASS` sets on; with
+    fewer, a non-significant result is ``inconclusive``.
+    """
+    s = fine_tuned(summary)
+    lo, hi = s[f"null_auc_{metric}_lo"].to_numpy(dtype=float), s[f"null_auc_{metric}_hi"].to_numpy(dtype=float)
+    n = int(len(s))
+    flags = (lo > 0.5) | (hi < 0.5)
+    excluded = int(flags.sum())
+    keys = [c for c in clusters if c in s.columns]
+    shares = (
+        pd.Series(flags, index=s.index).groupby([s[c] for c in keys]).mean()
+        if keys and n
+        else pd.Series(flags, dtype=float)
+    )
+    k = int(len(shares)) if keys else n
+    binomial = float(stats.binomtest(excluded, n, 1 - CONTROL_LEVEL, alternative="greater").pvalue) if n else math.nan
+    if k >= 3 and float(shares.std(ddof=1)) > 0:
+        p = float(stats.ttest_1samp(shares.to_numpy(), 1 - CONTROL_LEVEL, alternative="greater").pvalue)
+    elif k >= 3:  # every set has the same share: no spread to test against
+        p = 0.0 if float(shares.iloc[0]) > 1 - CONTROL_LEVEL else 1.0
+    else:
+        p = math.nan
+    return {
+        "n": n,
+        "excluded": excluded,
+        "share": excluded / n if n else math.nan,
+        "sets": k,
+        "set_shares": [round(float(v), 3) for v in shares.to_numpy()],
+        "p_value": p,
+        "binomial_p": binomial,
+        "passed": None if math.isnan(p) else bool(p >= max_p),
+        "verdict": (
+            "not testable"
+            if math.isnan(p)
+            else "fails"
+            if p < max_p
+            else "passes"
+            if k >= MIN_SETS_TO_PASS
+            else "inconclusive"
+        ),
+        "median_auc": float(np.median(s[f"null_auc_{metric}"])) if n else math.nan,
+    }
+
+
+def positive_control(control: pd.DataFrame, epoch: int, metric: str = "loss") -> dict:
+    """The positive control's verdict: AUC(Delta S) of ``metric`` at ``epoch`` must have its interval above 0.5."""
+    row = control[control.epoch == epoch]
+    if row.empty:
+        raise ValueError(f"the control was not probed at epoch {epoch}; probe it there.")
+    r = row.iloc[0]
+    auc, lo, hi = float(r[f"auc_{metric}"]), float(r[f"auc_{metric}_lo"]), float(r[f"auc_{metric}_hi"])
+    passed = lo > 0.5
+    meaning = (
+        "the probe detects memorization that is known to be there, at this query count"
+        if passed
+        else "the probe does not separate known members from non-members at this query count, so a non-detection "
+        "elsewhere "
+        "in this book is no evidence of absence, and a detection whose interval reaches 0.5 is no evidence of "
+        "memorization"
+    )
+    return {"auc": auc, "lo": lo, "hi": hi, "passed": passed, "outcome": r.outcome, "meaning": meaning}
+
+
+def vanilla_attack(run, table, epoch: int, reference, n_boot: int = 200, seed: int = 0) -> dict:
+    """The plain loss attack on the training-style context C' (no multiple-choice probe), calibrated.
+
+    Per query, ``L_v(M_theta) - L_v(M_ref)`` on the run's vanilla context (Tab. 3's vanilla loss);
+    lower means member: :func:`iclmem.chapters.ch04_calibration.instrument.context_attack` on all of C'. Returns AUC
+    with its bootstrap interval (keys ``auc``, ``lo``, ``hi``).
+    """
+    from iclmem.chapters.ch04_calibration.instrument import context_attack
+
+    return context_attack(run, table, epoch, reference, 1.0, seed, n_boot)
+
+
+def outcomes_with_null(
+    summary: pd.DataFrame,
+    scores: Mapping[str, pd.DataFrame],
+    outcome_rule: str,
+    n_permutations: int,
+    seed: int = 0,
+    n_boot: int = 200,
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """(the summary with its outcomes under ``outcome_rule``, the membership null of
+    :func:`iclmem.probe.null.null_summaries`).
+
+    The reading is checked before any permutation; the null is computed from the cached scores with
+    no outcome column fixed (each reading reclassifies it); ``n_permutations = 0`` gives no null.
+    """
+    get_reading(outcome_rule)
+    null = null_summaries(summary, scores, n_permutations, seed, n_boot) if n_permutations else None
+    return reclassify(summary, outcome_rule), null
+
+
+__all__ = [
+    "shuffled_contrast",
+    "shuffled_label_check",
+    "exhaustive_table",
+    "negative_control",
+    "NEGATIVE_CONTROL_PHRASES",
+    "MIN_SETS_TO_PASS",
+    "positive_control",
+    "vanilla_attack",
+    "calibration_claims",
+    "Evidence",
+    "judge",
+    "MEMBERSHIP_NULL",
+    "LOCALIZED_MAX_AUC",
+    "LOCALIZED_MIN_TPR10",
+    "DETECT_MIN_TPR10",
+    "outcome_null_shares",
+    "detect_share_texts",
+    "power_table",
+    "outcomes_with_null",
+    "fit_printed_reading",
+    "reading_agreement",
+    "MARGIN_RULES",
+    "null_margin_rates",
+    "PAPER_DETECTABLE_TASKS",
+    "PAPER_TPR1_TASKS",
+    "PAPER_TEMPORAL",
+    "PAPER_LOCALIZED",
+    "PAPER_OUTCOME_SHARES",
+    "PAPER_CALIBRATION",
+    "PAPER_TABLE1",
+    "DETECTABLE_COLUMNS",
+    "OUTCOME_COLORS",
+    "detectable_table",
+    "calibration_effect",
+    "outcome_shares",
+    "temporal_evolution",
+    "data_characteristics",
+    "plot_outcome_shares",
+    "plot_temporal_evolution",
+    "plot_data_characteristics",
+    "MEMORIZATION",
+    "KEYS",
+]

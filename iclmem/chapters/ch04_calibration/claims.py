@@ -1,0 +1,693 @@
+"""Paper 1, Sec. 5, Sec. 6, App. A.4, App. B.3 (Tab. 1, Fig. 2, Fig. 5): the rules of claims C1-C9, C11, C15, C16 and
+their records for the scorecard (notebook 04).
+
+The paper's values each claim is read against, one rule per claim over a probing summary (each returns an
+:class:`~iclmem.chapters.ch04_calibration.judge.Evidence`), and :func:`calibration_claims`, which judges them all
+against
+the membership null (:func:`~iclmem.chapters.ch04_calibration.judge.judge`). Re-exported by
+:mod:`iclmem.chapters.ch04_calibration.calibration`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from iclmem.chapters.ch03_probing.probing import (
+    MEMBERSHIP_CONDITIONS,
+    PAPER_PEAKS,
+    detectable_rows,
+    fine_tuned,
+    membership_rows,
+)
+from iclmem.chapters.ch04_calibration.judge import MEMBERSHIP_NULL, Evidence, _point, judge, null_evidence
+from iclmem.chapters.ch04_calibration.null import NullStack, Selected, draws_of
+from iclmem.chapters.ch04_calibration.tables import (
+    MEMORIZATION,
+    PAPER_CALIBRATION,
+    PAPER_OUTCOME_SHARES,
+    calibration_effect,
+)
+from iclmem.intervals import wilson
+from iclmem.outcomes import OUTCOME_ORDER, SHORT, Outcome, reclassify, with_primary_metric
+from iclmem.probe.null import permutations
+from iclmem.report.glue import claim_record
+from iclmem.report.verdicts import (
+    WILSON_Z,
+    cluster_share_agreement,
+    cluster_share_interval,
+    evidence_verdict,
+    percent,
+    share_agreement,
+    share_text,
+    summarize_null,
+)
+
+#: C1 and C3 (Sec. 5, Sec. 6): tasks with detectable memorization / with TPR@1% > 0.1, of the 10 evaluated.
+PAPER_DETECTABLE_TASKS = (8, 10)
+PAPER_TPR1_TASKS = (2, 10)
+#: C9 (Sec. 5, Fig. 2): share of Q=50 configurations with detectable memorization at epoch 1 and by epoch 250;
+#: Q=512 peaks at epoch 50 with 5.5% and vanishes after.
+PAPER_TEMPORAL = {"q50_epoch1": 0.042, "q50_epoch250": 0.20, "q512_peak": 0.055, "q512_peak_epoch": 50}
+#: C15 (Sec. 5, App. B.3): beer_ratings at Q=512, AUC 0.59 but TPR@10% 0.49.
+PAPER_LOCALIZED = {"auc": 0.59, "tpr10": 0.49}
+#: C15's stated thresholds: a "modest" AUC(Delta S) and a "high" TPR@10% (3x the 0.10 of a random score).
+LOCALIZED_MAX_AUC = 0.65
+LOCALIZED_MIN_TPR10 = 0.30
+#: C1's TPR condition ("AUC(Delta S) > 0.5, TPR@r% > 0.1"), read at r = 10% on the primary metric.
+DETECT_MIN_TPR10 = 0.1
+#: Draws of the nulls this module draws itself (C4's learning-rate permutation, C8's table-type permutation).
+RULE_DRAWS = 1000
+#: C8's smallest number of tables in each group (binary, other) for a permutation of the binary label across tables.
+MIN_TABLES_PER_GROUP = 3
+
+
+def _clusters(frame: pd.DataFrame) -> list:
+    """The independent unit of each row: its fine-tuning run (``run_key``; each row its own unit without one)."""
+    return list(frame.run_key) if "run_key" in frame.columns else list(range(len(frame)))
+
+
+def _cluster_point(label: str, paper: float, flags, clusters) -> dict:
+    """A share's point for the scorecard's figure, its interval bootstrapped over runs."""
+    f = np.asarray(flags, dtype=bool)
+    lo, hi = cluster_share_interval(f, clusters)
+    return {"label": label, "paper": float(paper), "build": float(f.mean()) if len(f) else math.nan, "lo": lo, "hi": hi}
+
+
+def _rows_at_q(summary: pd.DataFrame, q: int) -> pd.DataFrame:
+    s = fine_tuned(summary)
+    return s[s.query_size == q]
+
+
+def _share_by_q(summary: pd.DataFrame, outcome: str, q: int) -> tuple[int, int]:
+    s = _rows_at_q(summary, q)
+    return int((s.outcome == outcome).sum()), int(len(s))
+
+
+def _share_rule(outcomes: Sequence[str], label: str = "") -> Callable[[pd.DataFrame], Evidence]:
+    """Value rule: for every outcome and Q in {50, 512}, the paper's share lies in this build's 95% interval, a
+    bootstrap over runs (the probed epochs of one run are one unit, not independent rows)."""
+
+    def rule(summary: pd.DataFrame) -> Evidence:
+        parts, intervals, reasons, answers, points = [], [], [], [], []
+        first = math.nan
+        for outcome in outcomes:
+            for q in (50, 512):
+                rows = _rows_at_q(summary, q)
+                flags, clusters = (rows.outcome == outcome).to_numpy(), _clusters(rows)
+                k, n = int(flags.sum()), int(len(flags))
+                paper = PAPER_OUTCOME_SHARES.loc[outcome, f"Q={q}"] / 100
+                agrees, why, (lo, hi) = cluster_share_agreement(flags, clusters, paper)
+                name = f"{SHORT[outcome]} Q={q}" if len(outcomes) > 1 else f"Q={q}"
+                parts.append(f"{name}: {k}/{n} = {percent(k / n if n else math.nan)}")
+                intervals.append(f"{name}: [{percent(lo)}, {percent(hi)}]")
+                reasons.append(f"{name}: {why}")
+                answers.append(agrees)
+                if n:
+                    points.append(_cluster_point(name, paper, flags, clusters))
+                if math.isnan(first) and n:
+                    first = k / n
+        if all(a is None for a in answers):
+            return Evidence(
+                math.nan, "; ".join(parts), "the grid has no configuration at Q=50 or Q=512", testable=False
+            )
+        known = [a for a in answers if a is not None]
+        return Evidence(
+            first,
+            "; ".join(parts),
+            label + "; ".join(reasons),
+            agrees=all(known),
+            contradicted=not all(known),
+            interval="; ".join(intervals),
+            points=tuple(points),
+        )
+
+    return rule
+
+
+def _detectable_tables(summary: pd.DataFrame) -> Evidence:
+    """C1: tables with a detectable configuration (label condition N) whose TPR@10% exceeds 0.1, against the paper's
+    8 of 10."""
+    s = with_primary_metric(fine_tuned(summary))
+    s = s[s.label_condition == "none"] if "label_condition" in s else s
+    n = int(s.dataset.nunique())
+    hit = s[(s.outcome == MEMORIZATION) & (s.tpr10 > DETECT_MIN_TPR10)]
+    k = int(hit.dataset.nunique())
+    if not n:
+        return Evidence(
+            math.nan,
+            "no fine-tuned configuration under label condition N",
+            "C1 is stated for the controlled setup (N)",
+            testable=False,
+        )
+    value, interval = share_text(k, n)
+    agrees, why = share_agreement(k, n, PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1])
+    return Evidence(
+        k / n,
+        f"{value} tables",
+        why + f"; a table counts when one of its configurations under label condition N "
+        f"(the paper's controlled setup) is detectable and has TPR@10% > {DETECT_MIN_TPR10:g} on its primary metric",
+        agrees=agrees,
+        contradicted=not agrees,
+        interval=interval,
+        points=(_point("tables", PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1], k, n),),
+    )
+
+
+def _peak(summary: pd.DataFrame) -> Evidence:
+    """C2: the grid's largest detectable AUC(Delta S), judged against the null distribution of that maximum."""
+    det = detectable_rows(summary)
+    if det.empty:
+        return Evidence(
+            0.5,
+            "no detectable configuration",
+            "no configuration was classified as detectable memorization",
+            directions=(0.5,),
+        )
+    top = det.loc[det.auc.idxmax()]
+    inside = bool(top.auc_lo <= PAPER_PEAKS["auc"] <= top.auc_hi)
+    return Evidence(
+        float(top.auc),
+        f"{top.auc:.3f} ({top.dataset}, lr {top.learning_rate:g}, epoch {int(top.epoch)}, "
+        f"Q={int(top.query_size)}, {top.label_condition}, {top.metric})",
+        f"the paper's peak lies {'inside' if inside else 'outside'} the bootstrap interval of this build's peak; the "
+        "peak "
+        "is the largest of many configurations, so it is compared with the largest of the permuted grids",
+        agrees=inside,
+        contradicted=not inside,
+        interval=f"[{top.auc_lo:.3f}, {top.auc_hi:.3f}]",
+        directions=(float(top.auc),),
+        points=(
+            {
+                "label": "peak AUC",
+                "paper": PAPER_PEAKS["auc"],
+                "build": float(top.auc),
+                "lo": float(top.auc_lo),
+                "hi": float(top.auc_hi),
+            },
+        ),
+    )
+
+
+def _tpr1_tables(summary: pd.DataFrame) -> Evidence:
+    """C3: tables with TPR@1% > 0.1 in a detectable configuration, against the paper's 2 of 10 (a share rule)."""
+    s = fine_tuned(summary)
+    det = detectable_rows(summary)
+    n = int(s.dataset.nunique())
+    k = int(det[det.tpr1 > 0.1].dataset.nunique())
+    if not n:
+        return Evidence(math.nan, "no fine-tuned configuration", "the grid is empty", testable=False)
+    value, interval = share_text(k, n)
+    agrees, why = share_agreement(k, n, PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1])
+    return Evidence(
+        k / n,
+        f"{value} tables",
+        why + "; threshold: TPR@1% > 0.1 on the primary metric of a detectable configuration",
+        agrees=agrees,
+        contradicted=not agrees,
+        interval=interval,
+        points=(_point("tables", PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1], k, n),),
+    )
+
+
+def _collapse_contrast(s: pd.DataFrame, high: np.ndarray) -> float:
+    """Collapse share at lr >= 1e-2 minus below, over rows, for a row mask ``high``."""
+    coll = (s.outcome == Outcome.COLLAPSE.value).to_numpy()
+    if not high.any() or high.all():
+        return math.nan
+    return float(coll[high].mean() - coll[~high].mean())
+
+
+def lr_permuted_contrasts(summary: pd.DataFrame, n_perm: int = RULE_DRAWS, seed: int = 0) -> np.ndarray:
+    """C4's null: the collapse contrast (lr >= 1e-2 minus below) with learning rates permuted across the runs of each
+    (table, Q, label condition), a run's epochs moving together; ``(n_perm,)``, vectorized over draws."""
+    s = fine_tuned(summary)
+    per_run = (
+        s.assign(coll=(s.outcome == Outcome.COLLAPSE.value).astype(float))
+        .groupby("run_key", sort=True)
+        .agg(
+            coll=("coll", "sum"),
+            rows=("coll", "size"),
+            high=("learning_rate", lambda v: float(v.iloc[0]) >= 1e-2),
+            dataset=("dataset", "first"),
+            query_size=("query_size", "first"),
+            label_condition=("label_condition", "first"),
+        )
+    )
+    rng = np.random.default_rng(seed)
+    high = np.zeros((n_perm, len(per_run)), dtype=bool)
+    for _, idx in per_run.reset_index().groupby(["dataset", "query_size", "label_condition"], sort=True).groups.items():
+        idx = np.asarray(idx)
+        order = np.argsort(rng.random((n_perm, len(idx))), axis=1)  # one permutation of the group's runs per draw
+        high[:, idx] = per_run.high.to_numpy(bool)[idx][order]
+    coll, rows = per_run.coll.to_numpy(float), per_run.rows.to_numpy(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        up = (high * coll).sum(axis=1) / (high * rows).sum(axis=1)
+        down = (~high * coll).sum(axis=1) / (~high * rows).sum(axis=1)
+    return up - down
+
+
+def collapse_most_frequent_support(summary: pd.DataFrame, n_boot: int = RULE_DRAWS, seed: int = 0) -> float:
+    """Share of bootstrap draws over runs in which collapse is the most frequent outcome (ties count half)."""
+    s = fine_tuned(summary)
+    codes, runs = pd.factorize(s.run_key)
+    counts = pd.crosstab(codes, s.outcome).reindex(columns=list(OUTCOME_ORDER), fill_value=0).to_numpy(float)
+    pick = np.random.default_rng(seed).integers(0, len(runs), (n_boot, len(runs)))
+    totals = counts[pick].sum(axis=1)  # (n_boot, outcomes)
+    c = list(OUTCOME_ORDER).index(Outcome.COLLAPSE.value)
+    top = totals.max(axis=1)
+    is_top = totals[:, c] == top
+    ties = (totals == top[:, None]).sum(axis=1)
+    return float(np.mean(np.where(is_top, 1.0 / ties, 0.0)))
+
+
+def collapse_claim(summary: pd.DataFrame, paper: str, n_perm: int = RULE_DRAWS, seed: int = 0) -> dict:
+    """C4 (Sec. 5, Fig. 5): collapse shares at both Q (intervals over runs), collapse the most frequent outcome
+    (bootstrap over runs), and more collapse at lr >= 1e-2 than below (against learning rates permuted across runs).
+
+    Collapse is decided by the vanilla loss ratio of fine-tuning, which no relabelling of the probed queries changes,
+    so the null here is over learning rates: under it, the shares and the most-frequent test are unchanged and the
+    contrast is what any assignment of learning rates to the same runs gives.
+    """
+    ev = _share_rule([Outcome.COLLAPSE.value])(summary)
+    if not ev.testable:
+        return claim_record("C4", paper, ev.ours, "not testable here", ev.reason, ev.interval)
+    s = fine_tuned(summary)
+    high = (s.learning_rate >= 1e-2).to_numpy()
+    contrast = _collapse_contrast(s, high)
+    support = collapse_most_frequent_support(summary, seed=seed)
+    null = lr_permuted_contrasts(summary, n_perm, seed)
+    finite = null[np.isfinite(null)]
+    if not np.isfinite(contrast) or not len(finite):
+        return claim_record(
+            "C4",
+            paper,
+            ev.ours,
+            "not testable here",
+            ev.reason + "; the grid lacks runs on one side of lr 1e-2",
+            ev.interval,
+        )
+    q95, q05 = float(np.quantile(finite, 0.95)), float(np.quantile(finite, 0.05))
+    beyond, below = contrast > q95, contrast < q05
+    most, least = support >= 0.95, support <= 0.05
+    agrees = bool(ev.agrees and most and beyond)
+    contradicted = bool(ev.contradicted or least or below)
+    null_rate = float(bool(ev.agrees and most) * np.mean(finite > q95))
+    verdict = evidence_verdict(agrees, null_rate, contradicted=contradicted)
+    coll = s.outcome == Outcome.COLLAPSE.value
+    return claim_record(
+        "C4",
+        paper,
+        ev.ours + f"; collapse at lr >= 1e-2 {percent(float(coll[high].mean()))}, below "
+        f"{percent(float(coll[~high].mean()))}",
+        verdict,
+        ev.reason + f"; collapse is the most frequent outcome in {support:.0%} of bootstrap draws over runs (needs "
+        f"95%); lr >= 1e-2 minus below {100 * contrast:+.1f} points, "
+        f"{'beyond' if beyond else 'below' if below else 'within'} the 95% range of its learning-rate null "
+        f"[{100 * q05:+.1f}, {100 * q95:+.1f}]",
+        ev.interval,
+        null=f"learning rates permuted across the runs of each table, Q and label condition ({len(finite)} "
+        "permutations); collapse itself reads no membership",
+        observed=f"{100 * contrast:+.1f} points",
+        null_range=f"[{100 * q05:+.1f}, {100 * q95:+.1f}] points over {len(finite)} permutations",
+        null_rate=null_rate,
+        null_draws=len(finite),
+        points=[p for p in ev.points if np.isfinite(p["build"])] or None,
+    )
+
+
+def _detectable_by_q(summary: pd.DataFrame) -> Evidence:
+    """C6: the detectable shares at both Q, and Q=50 above Q=512 beyond what chance gives."""
+    ev = _share_rule([MEMORIZATION])(summary)
+    if not ev.testable:
+        return ev
+    k50, n50 = _share_by_q(summary, MEMORIZATION, 50)
+    k512, n512 = _share_by_q(summary, MEMORIZATION, 512)
+    if not (n50 and n512):
+        return Evidence(ev.statistic, ev.ours, ev.reason + "; the direction needs both Q", testable=False)
+    diff = k50 / n50 - k512 / n512
+    return Evidence(
+        ev.statistic,
+        ev.ours + f"; Q=50 minus Q=512: {100 * diff:+.1f} points",
+        ev.reason + f"; direction (Q=50 above Q=512): {100 * diff:+.1f} points",
+        agrees=ev.agrees,
+        contradicted=ev.contradicted,
+        interval=ev.interval,
+        directions=(diff,),
+        points=ev.points,
+    )
+
+
+def _table_shares(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per table at Q=50 (N and All rows): its detectable share over run x epoch rows and whether it is binary."""
+    s = fine_tuned(membership_rows(summary))
+    s = s[s.query_size == 50]
+    if s.empty or "k" not in s.columns:
+        return pd.DataFrame(columns=["dataset", "share", "binary"])
+    return (
+        s.assign(det=s.outcome == MEMORIZATION, binary=s.k.astype(float) == 2)
+        .groupby("dataset", sort=True)
+        .agg(share=("det", "mean"), binary=("binary", "first"))
+        .reset_index()
+    )
+
+
+def binary_claim(summary: pd.DataFrame, paper: str, n_perm: int = RULE_DRAWS, seed: int = 0) -> dict:
+    """C8 (Sec. 5): at Q=50, binary tables have a larger detectable share than the others.
+
+    The unit is the table (its runs share its data): the statistic is the mean detectable share of the binary tables
+    minus that of the others, against the binary label permuted across tables. With fewer than
+    :data:`MIN_TABLES_PER_GROUP` tables in a group the permutation cannot reach 5% and one table of each kind
+    confounds the table, its task and "binary": not testable here, structurally.
+    """
+    t = _table_shares(summary)
+    n_b, n_o = int(t.binary.sum()), int((~t.binary.astype(bool)).sum()) if len(t) else 0
+    if n_b < MIN_TABLES_PER_GROUP or n_o < MIN_TABLES_PER_GROUP:
+        return claim_record(
+            "C8",
+            paper,
+            f"{n_b} binary and {n_o} other table(s) at Q=50"
+            + (
+                f" (detectable share: binary {percent(float(t[t.binary].share.mean()))}, others "
+                f"{percent(float(t[~t.binary].share.mean()))})"
+                if n_b and n_o
+                else ""
+            ),
+            "not testable here",
+            f"structural at {n_b} + {n_o} tables: the claim compares kinds of table, so a table is the unit; it needs "
+            f"at least {MIN_TABLES_PER_GROUP} binary and {MIN_TABLES_PER_GROUP} other tables (with the binary label "
+            f"permuted across tables, {MIN_TABLES_PER_GROUP} + {MIN_TABLES_PER_GROUP} give 20 assignments, the fewest "
+            "for a 5% test); with fewer, one table's task and data are confounded with 'binary'",
+        )
+    binary = t.binary.to_numpy(bool)
+    share = t.share.to_numpy(float)
+    observed = float(share[binary].mean() - share[~binary].mean())
+    rng = np.random.default_rng(seed)
+    draws = np.array([(lambda b: share[b].mean() - share[~b].mean())(rng.permutation(binary)) for _ in range(n_perm)])
+    q95, q05 = float(np.quantile(draws, 0.95)), float(np.quantile(draws, 0.05))
+    agrees, contradicted = observed > q95, observed < q05
+    rate = float(np.mean(draws > q95))
+    return claim_record(
+        "C8",
+        paper,
+        f"detectable share at Q=50: binary {percent(float(share[binary].mean()))} ({n_b} tables), others "
+        f"{percent(float(share[~binary].mean()))} ({n_o} tables)",
+        evidence_verdict(bool(agrees), rate, contradicted=bool(contradicted)),
+        f"binary minus others {100 * observed:+.1f} points, {'beyond' if agrees else 'within'} the 95% quantile "
+        f"{100 * q95:+.1f} of the binary label permuted across tables",
+        null=f"the binary label permuted across the {len(t)} tables (label conditions N and All, Q=50)",
+        observed=f"{100 * observed:+.1f} points",
+        null_range=f"[{100 * q05:+.1f}, {100 * q95:+.1f}] points over {n_perm} permutations",
+        null_rate=rate,
+        null_draws=n_perm,
+    )
+
+
+def _temporal(summary: pd.DataFrame) -> Evidence:
+    """C9: rise (Q=50), peak and decay (Q=512) of the detectable share over the probed epochs, each against the null."""
+    s = fine_tuned(summary)
+    per = s.assign(det=s.outcome == MEMORIZATION).groupby(["query_size", "epoch"]).det.mean()
+    qs = set(per.index.get_level_values(0))
+    if 50 not in qs or 512 not in qs or per.loc[512].size < 3 or per.loc[50].size < 2:
+        return Evidence(
+            math.nan,
+            "the grid lacks Q=50 or Q=512, or three probed epochs",
+            "rise, peak and decay need both query sizes and at least three fine-tuned probing epochs",
+            testable=False,
+        )
+    q50, q512 = per.loc[50], per.loc[512]
+    text = "; ".join(
+        f"Q={q}: " + ", ".join(f"ep {int(e)} {percent(v)}" for e, v in per.loc[q].items()) for q in (50, 512)
+    )
+    rise = float(q50.iloc[-1] - q50.iloc[0])
+    middle = float(q512.iloc[1:-1].max())
+    peak, decay = middle - float(q512.iloc[0]), middle - float(q512.iloc[-1])
+    return Evidence(
+        rise,
+        text,
+        f"rise (Q=50, last minus first epoch) {100 * rise:+.1f} points, peak (Q=512, best middle epoch minus "
+        f"the first) {100 * peak:+.1f}, decay (Q=512, best middle minus the last) {100 * decay:+.1f}",
+        directions=(rise, peak, decay),
+    )
+
+
+def _calibration(summary: pd.DataFrame) -> Evidence:
+    """C11's statistic: the share of raw TPR@10% signals that the calibrated margin removes (paper: 230 of 241)."""
+    e = calibration_effect(summary)
+    paper = PAPER_CALIBRATION["vanished"] / PAPER_CALIBRATION["raw_tpr10_signals"]
+    value, interval = share_text(e["vanished"], e["raw_tpr10_signals"])
+    agrees, why = share_agreement(e["vanished"], e["raw_tpr10_signals"], paper)
+    if agrees is None:
+        return Evidence(
+            math.nan, "no raw signal", "no non-collapsed configuration has a raw TPR@10% signal", testable=False
+        )
+    return Evidence(
+        e["vanished"] / e["raw_tpr10_signals"],
+        f"{value} of raw signals vanish ({e['calibrated_signals']} remain, of {e['non_collapsed']} non-collapsed)",
+        why + "; calibrated margin: Delta TPR@10% >= 0.10 (notebook 04 explains the reading)",
+        agrees=agrees,
+        contradicted=not agrees,
+        interval=interval,
+        points=(_point("vanish", paper, e["vanished"], e["raw_tpr10_signals"]),),
+    )
+
+
+def calibration_claim(
+    summary: pd.DataFrame,
+    null: Sequence[pd.DataFrame] | None,
+    paper: str,
+    null_draws: Callable[[], Sequence[Evidence] | None] | None = None,
+) -> dict:
+    """C11 (App. A.4): computed and shown, but *not testable here* against a membership null.
+
+    C11 says that most raw TPR@10% signals are difficulty artifacts, i.e. not membership. Permuting membership
+    makes every raw signal an artifact, so the null agrees with the claim by design: its rule's null rate is high
+    exactly when the paper is right, and no rule on this statistic can read "reproduced" under this null. Testing C11
+    needs a known artifact to remove (pools that differ in difficulty, which a distribution-matched split, C14, rules
+    out), not a permutation of membership. The record still carries the build's value and the null's.
+    """
+    ev = _calibration(summary)
+    if not ev.testable:
+        return claim_record("C11", paper, ev.ours, "not testable here", ev.reason, ev.interval)
+    draws = [d for d in null_evidence(_calibration, null, null_draws) if d.testable]
+    fields: dict = {}
+    if draws:
+        summary_null = summarize_null(ev.statistic, [d.statistic for d in draws], [bool(d.agrees) for d in draws])
+        fields = dict(
+            null=f"{MEMBERSHIP_NULL}; {summary_null.n} permutations: under it every raw signal is an artifact, "
+            "which is the claim",
+            observed=f"{ev.statistic:.3f}",
+            null_range=summary_null.range_text("{:.3f}"),
+            null_rate=summary_null.rate,
+            null_draws=summary_null.n,
+        )
+    return claim_record(
+        "C11",
+        paper,
+        ev.ours,
+        "not testable here",
+        ev.reason + "; structural: the membership null makes every raw signal an artifact, which is what C11 states, "
+        "so the null agrees with the claim by design and no result can read reproduced against it; a test needs pools "
+        "that differ in difficulty (a known artifact for calibration to remove), which the distribution-matched split "
+        "(C14) rules out",
+        ev.interval,
+        **fields,
+    )
+
+
+def tables_needed(p0: float, p1: float, power: float = 0.8, max_n: int = 500) -> int | None:
+    """The fewest tables at which C1's / C3's share rule (``p1`` inside the 95% Wilson interval of k/n) agrees in at
+    most 5% of draws when each table hits with the null's rate ``p0``, and in at least ``power`` of builds whose
+    tables hit at the paper's rate ``p1`` (binomial over independent tables; analytic). None: not within ``max_n``.
+    """
+    from scipy.stats import binom
+
+    for n in range(1, max_n + 1):
+        k = np.arange(n + 1)
+        lo, hi = wilson(k, n, WILSON_Z)  # wilson_interval of every k at once (the same numbers)
+        accept = (lo <= p1) & (p1 <= hi)
+        if binom.pmf(k, n, p0)[accept].sum() <= 0.05 and binom.pmf(k, n, p1)[accept].sum() >= power:
+            return n
+    return None
+
+
+def _tables_size(paper_share: float) -> Callable[[Sequence[Evidence]], str]:
+    """C1 / C3's "size at which it could": from the null draws' per-table hit rate, :func:`tables_needed`."""
+
+    def size(draws: Sequence[Evidence]) -> str:
+        rates = [d.statistic for d in draws if np.isfinite(d.statistic)]
+        if not rates:
+            return "the null gives no per-table rate"
+        p0 = float(np.mean(rates))
+        n = tables_needed(p0, paper_share)
+        where = f"at least {n} tables" if n else "more than 500 tables (the null's rate is too close to the paper's)"
+        return (
+            f"a table hits in {p0:.0%} of null draws, so telling the paper's {paper_share:.0%} from chance with 80% "
+            f"power takes {where} (binomial over tables, analytic)"
+        )
+
+    return size
+
+
+def _localized(summary: pd.DataFrame) -> Evidence:
+    """C15: a detectable configuration with a modest AUC (at most 0.65) and a high TPR@10% (at least 0.30)."""
+    det = detectable_rows(summary)
+    modest = det[det.auc <= LOCALIZED_MAX_AUC]
+    best = float(modest.tpr10.max()) if len(modest) else 0.0
+    found = best >= LOCALIZED_MIN_TPR10
+    where = ""
+    if len(modest):
+        top = modest.loc[modest.tpr10.idxmax()]
+        where = (
+            f" ({top.dataset}, lr {top.learning_rate:g}, Q={int(top.query_size)}, epoch {int(top.epoch)}, "
+            f"AUC {top.auc:.3f})"
+        )
+    return Evidence(
+        best,
+        f"highest TPR@10% at a detectable AUC <= {LOCALIZED_MAX_AUC:g}: {best:.2f}{where}",
+        f"stated thresholds: a modest AUC(Delta S) <= {LOCALIZED_MAX_AUC:g} with TPR@10% >= {LOCALIZED_MIN_TPR10:g} "
+        "(3x "
+        f"chance); {'found' if found else 'not found'} among {len(det)} detectable configurations",
+        agrees=found,
+        contradicted=False,
+    )
+
+
+def calibration_claims(
+    summary: pd.DataFrame,
+    null: pd.DataFrame | Sequence[pd.DataFrame] | None = None,
+    reading: str = "bound",
+    vectorized: bool = True,
+) -> list[dict]:
+    """Claim records C1-C9, C11, C15, C16 from the chapter's probing summary (one row per run x epoch).
+
+    ``null``: the membership null, as :func:`iclmem.probe.null.null_summaries` returns it or as its
+    :func:`~iclmem.probe.null.permutations`. ``summary`` holds its outcomes under ``reading`` of Tab. 3
+    (:func:`iclmem.outcomes.reclassify`; default: the book's ``bound`` reading), and so does every permuted summary
+    (reclassified here), and the records name it. Membership-null claims read label conditions N and All only
+    (:func:`membership_rows`); C4 (collapse, no membership) reads every run with a learning-rate null, C8 its own
+    table-level null. Without ``null`` no membership-null claim can read "reproduced". ``vectorized``: each rule
+    reads all null draws at once (:mod:`iclmem.chapters.ch04_calibration.null`, the same numbers); False runs it draw by
+    draw.
+    """
+    if isinstance(null, pd.DataFrame):
+        null = permutations(reclassify(null, reading))
+    which = f" (outcome rule: {reading} reading of Tab. 3)"
+    ours = membership_rows(summary)
+
+    def select(frame: pd.DataFrame) -> pd.DataFrame:
+        return fine_tuned(membership_rows(frame))
+
+    null_m = None if null is None else Selected(null, select)
+    stacked: list[NullStack | None] = []
+
+    def fast(claim_id: str) -> Callable[[], list[Evidence] | None] | None:
+        def answer() -> list[Evidence] | None:
+            if not stacked:
+                stacked.append(NullStack.of(null_m.frames if null_m is not None else [], select))
+            return draws_of(claim_id, stacked[0])
+
+        return answer if vectorized else None
+
+    where = (
+        f"; membership-null rules read label conditions {' and '.join(MEMBERSHIP_CONDITIONS)} only "
+        f"({len(fine_tuned(ours))} of {len(fine_tuned(summary))} fine-tuned rows)"
+    )
+
+    paper_shares = {
+        o: ", ".join(f"Q={q}: {PAPER_OUTCOME_SHARES.loc[o, f'Q={q}']:.1f}%" for q in (50, 512)) for o in OUTCOME_ORDER
+    }
+    c1_paper = PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1]
+    c3_paper = PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1]
+
+    def membership(claim_id: str, paper: str, rule: Callable[[pd.DataFrame], Evidence], **options) -> dict:
+        """A membership-null claim's record (:func:`judge` on the N and All rows and the null's draws)."""
+        return judge(claim_id, paper, rule, ours, null_m, null_draws=fast(claim_id), **options)
+
+    records = [
+        membership(
+            "C1",
+            f"{PAPER_DETECTABLE_TASKS[0]}/{PAPER_DETECTABLE_TASKS[1]} tasks",
+            _detectable_tables,
+            fmt="{:.2f}",
+            structural=_tables_size(c1_paper),
+        ),
+        membership("C2", f"max AUC(Delta S) {PAPER_PEAKS['auc']:.3f}", _peak, fmt="{:.3f}"),
+        membership(
+            "C3",
+            f"{PAPER_TPR1_TASKS[0]}/{PAPER_TPR1_TASKS[1]} tasks",
+            _tpr1_tables,
+            fmt="{:.2f}",
+            structural=_tables_size(c3_paper),
+        ),
+        collapse_claim(summary, paper_shares[Outcome.COLLAPSE.value] + "; the most frequent; at lr >= 1e-2"),
+        membership(
+            "C5",
+            paper_shares[Outcome.INVERSION.value],
+            _share_rule([Outcome.INVERSION.value]),
+            fmt="{:.3f}",
+        ),
+        membership(
+            "C6",
+            paper_shares[MEMORIZATION] + "; Q=50 above Q=512",
+            _detectable_by_q,
+            fmt="{:.3f}",
+        ),
+        membership(
+            "C7",
+            f"context overfitting {paper_shares[Outcome.CONTEXT_OVERFITTING.value]}; no signal "
+            f"{paper_shares[Outcome.NO_SIGNAL.value]}",
+            _share_rule([Outcome.CONTEXT_OVERFITTING.value, Outcome.NO_SIGNAL.value]),
+            fmt="{:.3f}",
+        ),
+        binary_claim(summary, "binary tasks most vulnerable at Q=50 (chocolate_bar 13 configs, coffee 8)"),
+        membership(
+            "C9",
+            f"Q=50: {percent(PAPER_TEMPORAL['q50_epoch1'])} at epoch 1, {percent(PAPER_TEMPORAL['q50_epoch250'])} by "
+            "epoch "
+            f"250; Q=512: peak {percent(PAPER_TEMPORAL['q512_peak'])} at epoch {PAPER_TEMPORAL['q512_peak_epoch']}, "
+            "then vanishes",
+            _temporal,
+            fmt="{:+.3f}",
+        ),
+        calibration_claim(
+            ours,
+            null_m,
+            f"{PAPER_CALIBRATION['vanished']} of {PAPER_CALIBRATION['raw_tpr10_signals']} raw TPR@10% signals vanish "
+            f"({percent(PAPER_CALIBRATION['vanished'] / PAPER_CALIBRATION['raw_tpr10_signals'])}), "
+            f"{PAPER_CALIBRATION['calibrated_signals']} remain",
+            fast("C11"),
+        ),
+        membership(
+            "C15",
+            f"beer_ratings Q=512: AUC {PAPER_LOCALIZED['auc']:.2f} but TPR@10% {PAPER_LOCALIZED['tpr10']:.2f}",
+            _localized,
+            fmt="{:.2f}",
+        ),
+    ]
+    s = fine_tuned(summary)
+    records.append(
+        claim_record(
+            "C16",
+            "high-cardinality targets need high Q/n and a target not deducible from features (clear_corpus: none)",
+            f"{s[s.task == 'regression'].dataset.nunique()} high-cardinality (regression) table(s) in the grid",
+            "not testable here",
+            "separating query coverage from deducibility needs several high-cardinality tables that differ in both "
+            "(the paper "
+            "contrasts beer_ratings with clear_corpus); the book's grid cannot vary them independently",
+        )
+    )
+    outcome_claims = {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C15"}
+    membership_claims = {"C1", "C2", "C3", "C5", "C6", "C7", "C9", "C11", "C15"}
+    return [
+        {
+            **r,
+            "reason": r["reason"]
+            + (where if r["id"] in membership_claims else "")
+            + (which if r["id"] in outcome_claims else ""),
+        }
+        for r in records
+    ]

@@ -1,0 +1,71 @@
+"""Paper 1, Sec. 5, App. B (Fig. 2, Fig. 5, Fig. 6): the figures of the outcomes of chapter 4 (notebook 04).
+
+Drawn from the tables of :mod:`iclmem.chapters.ch04_calibration.tables`; re-exported by
+:mod:`iclmem.chapters.ch04_calibration.calibration`.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+OUTCOME_COLORS = {
+    "representational_collapse": "#7f7f7f",
+    "loss_inversion": "#ff7f0e",
+    "detectable_memorization": "#d62728",
+    "context_overfitting": "#1f77b4",
+    "no_signal": "#bcbd22",
+}
+
+
+def plot_outcome_shares(ours: pd.DataFrame, paper: pd.DataFrame) -> plt.Figure:
+    """Fig. 5: % of configurations per outcome, ours beside the paper's, by Q."""
+    data = pd.concat([ours.assign(source="iclmem"), paper.assign(source="paper")]).rename_axis("outcome").reset_index()
+    long = data.melt(id_vars=["outcome", "source"], var_name="Q", value_name="percent")
+    g = sns.catplot(
+        data=long,
+        y="outcome",
+        x="percent",
+        hue="source",
+        col="Q",
+        kind="bar",
+        height=3,
+        aspect=1.3,
+        order=list(paper.index),
+    )
+    g.set_axis_labels("% of configurations", "")
+    return g.figure
+
+
+def plot_temporal_evolution(temporal: pd.DataFrame) -> sns.FacetGrid:
+    """Fig. 2: % of configurations per outcome across fine-tuning epochs, one panel per Q."""
+    g = sns.relplot(
+        data=temporal,
+        x="epoch",
+        y="percent",
+        hue="outcome",
+        col="query_size",
+        kind="line",
+        marker="o",
+        palette=OUTCOME_COLORS,
+        height=3,
+        aspect=1.3,
+    )
+    for ax in g.axes.flat:
+        ax.set_xscale("log")
+    g.set_axis_labels("fine-tuning epoch", "% of configurations")
+    return g
+
+
+def plot_data_characteristics(chars: pd.DataFrame) -> plt.Figure:
+    """Fig. 6: datasets by target cardinality k and majority-class frequency alpha, coloured by signal."""
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    sns.scatterplot(data=chars, x="k", y="alpha", hue="category", s=80, ax=ax)
+    for _, row in chars.iterrows():
+        ax.annotate(row.dataset, (row.k, row.alpha), fontsize=7, xytext=(4, 4), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("number of target classes k (distinct target values)")
+    ax.set_ylabel(r"majority class frequency $\alpha$")
+    return fig

@@ -1,0 +1,305 @@
+"""Paper 1, Sec. 4.2 and App. A (the probe itself): a positive control that can pass, and the probe's sensitivity curve
+(notebook 04).
+
+The zero-information probe is the paper's instrument. A reader can interpret its non-detections
+only if the book shows a setting where it finds memorization that is known to be there. This
+module builds that evidence on one table:
+
+* **the control.** Label condition ``all``: members *and* non-members carry labels permuted within
+  their pool, so no feature predicts either; whatever fine-tuning teaches beyond the members'
+  own rows helps both alike, and only memorization separates them. (With ``members`` only, members
+  are asked for shuffled labels and non-members for true ones, so generalization from fine-tuning
+  counts against the members and can mask memorization.) Condition ``flip`` (every label of both
+  pools moved to another class, so no member keeps its true label) is the alternative a user can
+  choose; on a binary table it is an inversion the model can learn as a rule, which is why the book
+  keeps ``all``.
+* **the sensitivity curve** (:func:`sensitivity_table`): runs of increasing memorization strength
+  (learning rate x epochs); per (run, epoch) the vanilla attack's AUC on the training context C'
+  (is memorization there?) beside the probe's AUC(Delta S), both with intervals;
+* **where the signal is lost** (:func:`context_attack`): the same calibrated loss attack with
+  half of C' as the context, between the full training context and the probe's zero-information
+  one;
+* :func:`weakest_detection` and :func:`instrument_claims`: the two instrument rows of the scorecard
+  (P1: the probe detects known memorization; P2: the negative control).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from iclmem.chapters.ch04_calibration.instrument_claims import (
+    CONTROL_CONDITION,
+    instrument_claims,
+    null_lower_bounds,
+    selection_null,
+    strongest_setting,
+)
+from iclmem.data import Dataset
+from iclmem.finetune import FinetuneRun, prepare_run_data
+from iclmem.grid import RunSpec
+from iclmem.metrics import attack_metrics
+
+
+def sensitivity_specs(
+    dataset: str,
+    learning_rates: Sequence[float],
+    epochs: Sequence[int],
+    query_size: int,
+    context_size: int,
+    seed: int = 0,
+    label_condition: str = CONTROL_CONDITION,
+) -> list[RunSpec]:
+    """One run per learning rate, fine-tuned to the largest of ``epochs`` (each run is probed at every one of them)."""
+    return [
+        RunSpec(dataset, float(lr), int(query_size), label_condition, int(max(epochs)), int(seed), int(context_size))
+        for lr in learning_rates
+    ]
+
+
+def context_scores(
+    run: FinetuneRun, table: Dataset, epoch: int, reference, fraction: float = 1.0, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Member and non-member scores of the calibrated loss attack with a seeded ``fraction`` of C' as the context.
+
+    Per query ``-(L(M_theta, q | C) - L(M_ref, q | C))`` with the same context ``C`` for both models
+    (higher means member); ``fraction=1`` is the vanilla attack on C' itself.
+    """
+    import torch
+
+    data = prepare_run_data(run.manifest, table, run.config)
+    n = len(data.context_y)
+    keep = np.sort(np.random.default_rng([seed, 0xC0]).choice(n, size=max(1, round(fraction * n)), replace=False))
+    cx, cy = data.context_x[keep], data.context_y[keep]
+    tasks = [
+        data.task_for(data.member_x, data.member_y, cx, cy),
+        data.task_for(data.non_member_x, data.non_member_y, cx, cy),
+    ]
+    with torch.no_grad():
+        theta = [np.asarray(p.loss(), dtype=np.float64) for p in run.model(epoch, reference).predict(tasks)]
+        ref = [np.asarray(p.loss(), dtype=np.float64) for p in reference.predict(tasks)]
+    return -(theta[0] - ref[0]), -(theta[1] - ref[1])
+
+
+def context_attack(
+    run: FinetuneRun, table: Dataset, epoch: int, reference, fraction: float = 1.0, seed: int = 0, n_boot: int = 200
+) -> dict[str, float]:
+    """AUC of :func:`context_scores`: ``auc``, ``lo``, ``hi`` (stratified bootstrap interval)."""
+    member, non_member = context_scores(run, table, epoch, reference, fraction, seed)
+    return auc_interval(member, non_member, n_boot, seed)
+
+
+def auc_interval(member: np.ndarray, non_member: np.ndarray, n_boot: int = 200, seed: int = 0) -> dict[str, float]:
+    """``auc``, ``lo``, ``hi`` of an attack's scores (:func:`iclmem.metrics.attack_metrics`' stratified bootstrap)."""
+    out = attack_metrics(member, non_member, n_boot=n_boot, seed=seed, fprs=())
+    return {"auc": out["auc"], "lo": out["auc_lo"], "hi": out["auc_hi"]}
+
+
+def sensitivity_table(
+    specs: Sequence[RunSpec],
+    runs: Sequence[FinetuneRun],
+    summary: pd.DataFrame,
+    table: Dataset,
+    reference,
+    epochs: Sequence[int],
+    n_boot: int = 200,
+    seed: int = 0,
+    vanilla_scores: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+) -> pd.DataFrame:
+    """Per (learning rate, epoch): the vanilla attack on C', the attack on half of C' and the probe, each AUC with its
+    interval.
+
+    ``vanilla_scores``: filled, when given, with the vanilla attack's (member, non-member) scores per
+    ``"<run key>@<epoch>"``, for :func:`selection_null`.
+
+    ``summary``: :func:`iclmem.grid.probe_grid`'s summary of ``runs`` (the probe's AUC(Delta S) on the loss).
+    ``probe detects``: the probe's interval lies above 0.5 (the bound reading of Tab. 3).
+    """
+    rows = []
+    for spec, run in zip(specs, runs, strict=True):
+        for epoch in epochs:
+            probe = summary[(summary.run_key == run.key) & (summary.epoch == epoch)]
+            if probe.empty:
+                continue
+            p = probe.iloc[0]
+            member, non_member = context_scores(run, table, epoch, reference, 1.0, seed)
+            full = auc_interval(member, non_member, n_boot, seed)
+            if vanilla_scores is not None:
+                vanilla_scores[f"{run.key}@{int(epoch)}"] = (member, non_member)
+            half = context_attack(run, table, epoch, reference, 0.5, seed, n_boot)
+            rows.append(
+                {
+                    "learning_rate": spec.learning_rate,
+                    "epoch": int(epoch),
+                    "vanilla AUC": full["auc"],
+                    "vanilla lo": full["lo"],
+                    "vanilla hi": full["hi"],
+                    "half-context AUC": half["auc"],
+                    "half-context lo": half["lo"],
+                    "half-context hi": half["hi"],
+                    "probe AUC": float(p.auc_loss),
+                    "probe lo": float(p.auc_loss_lo),
+                    "probe hi": float(p.auc_loss_hi),
+                    "probe detects": bool(p.auc_loss_lo > 0.5),
+                    **{
+                        f"probe {metric} {part}": float(p[f"auc_{metric}{suffix}"])
+                        for metric in ("entropy", "confidence")
+                        for part, suffix in (("AUC", ""), ("lo", "_lo"), ("hi", "_hi"))
+                        if f"auc_{metric}{suffix}" in p.index
+                    },
+                    "run_key": run.key,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def weakest_detection(curve: pd.DataFrame) -> dict:
+    """The weakest memorization (vanilla AUC) at which the probe's interval clears 0.5; else the strongest setting
+    tried.
+
+    Keys: ``detected`` (bool), ``row`` (that row), ``text`` (a sentence for the page).
+    """
+    if curve.empty:
+        return {"detected": False, "row": None, "text": "no setting was run"}
+    hits = curve[curve["probe detects"]]
+    if len(hits):
+        row = hits.loc[hits["vanilla AUC"].idxmin()]
+        text = (
+            f"the probe's interval first clears 0.5 at a vanilla-attack AUC of {row['vanilla AUC']:.3f} (lr "
+            f"{row.learning_rate:g}, "
+            f"epoch {int(row.epoch)}; probe AUC {row['probe AUC']:.3f} [{row['probe lo']:.3f}, {row['probe hi']:.3f}])"
+        )
+        return {"detected": True, "row": row, "text": text}
+    row = curve.loc[curve["vanilla AUC"].idxmax()]
+    text = (
+        "the probe's interval never clears 0.5; at the strongest memorization tried (vanilla AUC "
+        f"{row['vanilla AUC']:.3f}, "
+        f"lr {row.learning_rate:g}, epoch {int(row.epoch)}) the probe gives {row['probe AUC']:.3f} "
+        f"[{row['probe lo']:.3f}, {row['probe hi']:.3f}]"
+    )
+    return {"detected": False, "row": row, "text": text}
+
+
+@dataclass
+class Sensitivity:
+    """The sensitivity curve of :func:`run_sensitivity` and what it was computed from."""
+
+    curve: pd.DataFrame
+    summary: pd.DataFrame
+    scores: dict[str, pd.DataFrame]
+    null_lower_bounds: dict[
+        str, np.ndarray
+    ]  # "<run key>@<epoch>" -> the probe's lower bounds under membership permutations
+    null_selection: np.ndarray | None = None  # per null draw, the curve row it chooses (selection_null)
+    runs: dict[str, FinetuneRun] | None = None  # the control's runs by key (the context ladder reads them)
+
+    def strongest(self) -> pd.Series:
+        """The curve's row with the strongest memorization (:func:`strongest_setting`)."""
+        return strongest_setting(self.curve)
+
+
+def run_sensitivity(
+    dataset: str,
+    learning_rates: Sequence[float],
+    epochs: Sequence[int],
+    query_size: int,
+    context_size: int,
+    reference,
+    seed: int = 0,
+    n_candidates: int = 10,
+    max_queries: int | None = 50,
+    n_boot: int = 200,
+    n_permutations: int = 100,
+    label_condition: str = CONTROL_CONDITION,
+) -> Sensitivity:
+    """Fine-tune (or load) the control's runs, probe them at ``epochs``, and build the curve and the probe's null
+    bounds.
+
+    The runs are cached in the results store like every other run.
+    """
+    from iclmem.data import prepared_table
+    from iclmem.grid import probe_grid, run_grid
+
+    specs = sensitivity_specs(dataset, learning_rates, epochs, query_size, context_size, seed, label_condition)
+    runs = run_grid(specs, reference)
+    summary, scores = probe_grid(specs, runs, reference, list(epochs), n_candidates, max_queries, seed, n_boot)
+    vanilla: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    curve = sensitivity_table(specs, runs, summary, prepared_table(dataset), reference, epochs, n_boot, seed, vanilla)
+    bounds: dict[str, np.ndarray] = {}
+    selection = None
+    if n_permutations:
+        bounds = null_lower_bounds(summary, scores, n_permutations, seed, n_boot)
+        if not curve.empty:
+            selection = selection_null(curve, vanilla, n_permutations, seed)
+    return Sensitivity(curve, summary, scores, bounds, selection, {run.key: run for run in runs})
+
+
+def category_aucs(scores: pd.DataFrame, epoch: int) -> pd.DataFrame:
+    """Per manipulation category: the mean AUC of the calibrated per-manipulation loss delta at ``epoch`` (App. A.3),
+    highest first."""
+    from iclmem.chapters.ch03_probing.probing import manipulation_aucs
+
+    per = manipulation_aucs(scores, epochs=[epoch])
+    return (
+        per.groupby("category")
+        .auc.agg(mean_auc="mean", best_auc="max", manipulations="size")
+        .reset_index()
+        .sort_values("mean_auc", ascending=False, kind="stable")
+        .reset_index(drop=True)
+    )
+
+
+def plot_sensitivity(curve: pd.DataFrame) -> plt.Figure:
+    """Probe AUC(Delta S) and the half-context attack against the vanilla attack's AUC, with intervals, the diagonal
+    and 0.5."""
+    fig, ax = plt.subplots(figsize=(5.2, 4.4))
+    x, xerr = (
+        curve["vanilla AUC"],
+        [curve["vanilla AUC"] - curve["vanilla lo"], curve["vanilla hi"] - curve["vanilla AUC"]],
+    )
+    for name, colour, marker in (("probe", "#d62728", "o"), ("half-context", "#1f77b4", "s")):
+        y = curve[f"{name} AUC"]
+        yerr = [y - curve[f"{name} lo"], curve[f"{name} hi"] - y]
+        ax.errorbar(
+            x,
+            y,
+            xerr=xerr,
+            yerr=yerr,
+            fmt=marker,
+            color=colour,
+            ms=5,
+            lw=1,
+            alpha=0.8,
+            label="probe (zero-information context)" if name == "probe" else "half of C' as the context",
+        )
+    ax.plot([0.3, 1], [0.3, 1], color="k", lw=0.8, ls=":", label="diagonal (the vanilla attack)")
+    ax.axhline(0.5, color="grey", lw=0.8)
+    ax.axvline(0.5, color="grey", lw=0.8)
+    ax.set_xlim(0.3, 1.0)
+    ax.set_ylim(0.3, 1.0)
+    ax.set_xlabel("vanilla attack AUC on C' (is memorization there?)")
+    ax.set_ylabel("attack AUC")
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+__all__ = [
+    "CONTROL_CONDITION",
+    "null_lower_bounds",
+    "selection_null",
+    "Sensitivity",
+    "category_aucs",
+    "context_attack",
+    "run_sensitivity",
+    "instrument_claims",
+    "plot_sensitivity",
+    "sensitivity_specs",
+    "sensitivity_table",
+    "strongest_setting",
+    "weakest_detection",
+]

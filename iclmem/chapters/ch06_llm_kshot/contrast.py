@@ -1,0 +1,186 @@
+"""Golchin et al. 2024, Sec. 5.1, Observations 1-2: memorization surfaced by demonstrations, net of non-members
+(D1, D2).
+
+The paper had no membership ground truth: its rates count every near-exact match, including those a model gets on
+rows it never saw (templates, predictable fields, guessing). The controlled experiment of notebook 06 has non-members,
+so a claim about memorization *surfaced by a prompt* reads the member rate minus the non-member rate under the same
+prompt (:func:`excess_rise`): for a rise from zero-shot to k shots, ``(member - non-member at k) - (member - non-member
+at k = 0)``.
+
+Its interval at small n is closed form: Newcombe's hybrid score interval of each member-minus-non-member difference
+(an instance's share over the ks counts as a fractional success), the two combined by MOVER
+(:mod:`iclmem.intervals`); from :data:`BOOTSTRAP_MIN_N` instances per group, a stratified percentile bootstrap over
+instances (members and non-members resampled apart, an instance keeping all its ks). Its null permutes membership
+across the model's instances (:func:`excess_rise_null`), each draw judged by the same rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from iclmem.chapters.ch06_llm_kshot.rules import CONFIDENCE, NULL_BOOT, Focus, memorization_matrix
+from iclmem.intervals import mover, newcombe, percentile_interval, stratified_indices
+from iclmem.report.verdicts import directional_answers
+
+#: Per group (members, non-members), the fewest instances at which an interval is a percentile bootstrap over
+#: instances; below it, Newcombe's hybrid score intervals combined by MOVER (a bootstrap over a handful of 0/1
+#: instances gives intervals that are too narrow, often [0, 0]).
+BOOTSTRAP_MIN_N = 30
+
+
+#: An equality claim (D4, D5) needs memorization present before it can be reproduced: with membership ground truth,
+#: the member-minus-non-member level of the highest compared setting must have its Newcombe interval above this many
+#: points (below it, settings are "equal" by the floor). The companion's choice, equal to the equality margin.
+PRESENCE_FLOOR = 10.0
+
+
+def excess_level(
+    mem: pd.DataFrame, focus: Focus, settings: list[str], ks: list[int]
+) -> tuple[str, float, float, float] | None:
+    """(setting, estimate, lo, hi) in points: the highest member-minus-non-member memorization over ``ks`` among
+    ``settings`` of the focus model, with its Newcombe interval (an instance's share over the ks a fractional success);
+    ``None`` without membership ground truth."""
+    best = None
+    for setting in settings:
+        m = memorization_matrix(mem, focus, [setting], members_only=False)
+        share = m.reindex(columns=ks).mean(axis=1, skipna=True).dropna()
+        member = membership(mem, focus, share.index)
+        if not has_ground_truth(member):
+            return None
+        x = share.to_numpy()
+        k_m, n_m, k_n, n_n = x[member].sum(), member.sum(), x[~member].sum(), (~member).sum()
+        est = 100 * (k_m / n_m - k_n / n_n)
+        lo, hi = (100 * float(b) for b in newcombe(k_m, n_m, k_n, n_n))
+        if best is None or est > best[1]:
+            best = (setting, float(est), lo, hi)
+    return best
+
+
+def presence_text(level: tuple[str, float, float, float] | None, floor: float = PRESENCE_FLOOR) -> str:
+    """The reason's sentence on memorization present (net of non-members), or the members-only reading."""
+    if level is None:
+        return " No membership ground truth: memorization present is read on the raw level (members-only reading)."
+    setting, est, lo, hi = level
+    side = "above" if lo > floor else "not above"
+    return (
+        f" Net of non-members, the highest setting ({setting}) memorizes {est:+.0f} points, Newcombe interval "
+        f"[{lo:+.0f}, {hi:+.0f}]: {side} the presence floor of {floor:g} points"
+        + ("." if lo > floor else ", so equality cannot be told from the floor: inconclusive.")
+    )
+
+
+def raw_reading(mem: pd.DataFrame, focus: Focus, why: str) -> str:
+    """The reason's sentence of a claim read on raw rates: why not net of non-members (with ground truth), or that the
+    members-only reading is all there is (without)."""
+    rows = focus.rows(mem, False)
+    if has_ground_truth(rows.groupby("instance_id")["member"].first().astype(bool).to_numpy()):
+        return f" Read on the members' raw rates, not net of non-members: {why}."
+    return " No membership ground truth for this model: the members-only reading (raw rates) is used."
+
+
+@dataclass(frozen=True)
+class Excess:
+    """A rise in memorization, members minus non-members, in points, with its 95% interval."""
+
+    estimate: float
+    lo: float
+    hi: float
+    member_rise: float
+    non_member_rise: float
+    n_members: int
+    n_non_members: int
+    method: str
+
+    def bounds(self) -> str:
+        return f"[{self.lo:+.0f}, {self.hi:+.0f}] points"
+
+    def text(self) -> str:
+        return f"{self.bounds()}, {self.method}"
+
+
+def membership(mem: pd.DataFrame, focus: Focus, index: pd.Index) -> np.ndarray:
+    """Per instance of ``index``: is it a member of the focus model's fine-tuning set?"""
+    flags = focus.rows(mem, False).groupby("instance_id")["member"].first().astype(bool)
+    return flags.reindex(index).fillna(False).to_numpy(dtype=bool)
+
+
+def has_ground_truth(member: np.ndarray) -> bool:
+    """Both members and non-members among the instances: the member-minus-non-member reading applies."""
+    return bool(member.any() and (~member).any())
+
+
+def _closed_form(after: np.ndarray, before: np.ndarray, member: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(estimate, lo, hi) in points of the excess rise per row of ``member`` (draws x instances), Newcombe + MOVER."""
+    n_m = member.sum(axis=-1)
+    n_n = member.shape[-1] - n_m
+    a_m, b_m = (member * after).sum(axis=-1), (member * before).sum(axis=-1)
+    a_n, b_n = after.sum() - a_m, before.sum() - b_m
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e_a, e_b = a_m / n_m - a_n / n_n, b_m / n_m - b_n / n_n
+    lo_a, hi_a = newcombe(a_m, n_m, a_n, n_n)
+    lo_b, hi_b = newcombe(b_m, n_m, b_n, n_n)
+    lo, hi = mover(e_a, lo_a, hi_a, e_b, lo_b, hi_b)
+    return 100 * (e_a - e_b), 100 * lo, 100 * hi
+
+
+def excess_rise(after: np.ndarray, before: np.ndarray, member: np.ndarray, n_boot: int, seed: int) -> Excess:
+    """The rise ``after - before`` (per-instance memorization shares, 0-1) of the members minus that of the
+    non-members, in points, with its interval (module docstring). Instances with an undefined share are left out."""
+    ok = np.isfinite(after) & np.isfinite(before)
+    after, before, member = after[ok], before[ok], member[ok]
+    rise = after - before
+    n_m, n_n = int(member.sum()), int((~member).sum())
+    est, lo, hi = (float(x) for x in _closed_form(after, before, member))
+    method = (
+        f"Newcombe hybrid score intervals of member minus non-member, combined by MOVER ({n_m} members, {n_n} "
+        f"non-members; fewer than {BOOTSTRAP_MIN_N} per group)"
+    )
+    if min(n_m, n_n) >= BOOTSTRAP_MIN_N:
+        im, inn = stratified_indices(n_m, n_n, n_boot, seed)
+        reps = (rise[member][im].mean(axis=1) - rise[~member][inn].mean(axis=1)) * 100
+        lo, hi = percentile_interval(reps, CONFIDENCE)
+        method = (
+            f"{CONFIDENCE:.0%} stratified percentile bootstrap over instances ({n_m} members, {n_n} non-members "
+            f"resampled apart), {n_boot} resamples, seed {seed}"
+        )
+    return Excess(est, lo, hi, float(rise[member].mean() * 100), float(rise[~member].mean() * 100), n_m, n_n, method)
+
+
+def excess_rise_null(
+    after: np.ndarray, before: np.ndarray, member: np.ndarray, rng: np.random.Generator, n_perm: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(estimates, agrees) of the excess rise's directional rule on ``n_perm`` draws with membership permuted across
+    the instances (group sizes kept), each judged with the interval :func:`excess_rise` would use."""
+    ok = np.isfinite(after) & np.isfinite(before)
+    after, before, member = after[ok], before[ok], member[ok]
+    n, n_m = len(member), int(member.sum())
+    order = np.argsort(rng.random((n_perm, n)), axis=1)
+    drawn = np.zeros((n_perm, n), dtype=bool)
+    np.put_along_axis(drawn, order[:, :n_m], True, axis=1)
+    est, lo, hi = _closed_form(after, before, drawn)
+    if min(n_m, n - n_m) >= BOOTSTRAP_MIN_N:
+        rise = after - before
+        pick_m = np.take_along_axis(order[:, None, :n_m], rng.integers(0, n_m, (n_perm, NULL_BOOT, n_m)), axis=2)
+        n_n = n - n_m
+        pick_n = np.take_along_axis(order[:, None, n_m:], rng.integers(0, n_n, (n_perm, NULL_BOOT, n_n)), axis=2)
+        reps = (rise[pick_m].mean(axis=2) - rise[pick_n].mean(axis=2)) * 100
+        a = (1 - CONFIDENCE) / 2
+        lo, hi = np.quantile(reps, [a, 1 - a], axis=1)
+    return est, directional_answers(est, lo, hi)[0]
+
+
+__all__ = [
+    "BOOTSTRAP_MIN_N",
+    "PRESENCE_FLOOR",
+    "Excess",
+    "excess_level",
+    "presence_text",
+    "excess_rise",
+    "excess_rise_null",
+    "has_ground_truth",
+    "membership",
+    "raw_reading",
+]

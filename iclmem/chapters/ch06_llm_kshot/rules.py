@@ -1,0 +1,252 @@
+"""Golchin et al. 2024, Sec. 5: the rules every claim D1-D9 is read with (notebook 06).
+
+The rows a claim reads (:class:`Focus`), the frames as instance matrices, the claim's record (:class:`ClaimResult`),
+its interval over instances (:class:`Interval`, from :mod:`iclmem.intervals`) and the directional and equality
+rules (:mod:`iclmem.report.verdicts` turns their answers into verdict words). How a verdict is decided: see
+:mod:`iclmem.chapters.ch06_llm_kshot.claims`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from iclmem.chapters.ch06_llm_kshot.paper import (
+    ICL_SETTING,
+)
+from iclmem.intervals import paired_bootstrap
+from iclmem.report.glue import ClaimResult
+from iclmem.report.verdicts import directional_answers, equivalence_answers
+from iclmem.report.verdicts import directional_verdict as _directional_verdict
+from iclmem.report.verdicts import equivalence_verdict as _equivalence_verdict
+
+# -- the claims D1-D9 ---------------------------------------------------------------------------------------------
+N_BOOT = 2000
+CONFIDENCE = 0.95
+#: Bootstrap resamples of the rule inside each null draw (the build's own interval uses ``n_boot``, :data:`N_BOOT`).
+NULL_BOOT = 200
+#: Equality claims (D4, D5): the largest difference, in percentage points of memorization, still counted as equal.
+#: The paper states no number ("reaches its maximum", "equivalent"); this margin is the companion's choice.
+EQUIVALENCE_MARGIN = 10.0
+SHORT_SETTINGS = {"full": "full", "pairs_labels": "seg.+labels", "pairs_only": "seg. only"}
+MEMORIZED = ("exact", "near-exact")
+
+
+@dataclass(frozen=True)
+class Focus:
+    """The rows a claim is computed on: one model, its fine-tuning members only or all instances."""
+
+    model: str
+    members_only: bool = False
+
+    def rows(self, frame: pd.DataFrame, members_only: bool | None = None) -> pd.DataFrame:
+        out = frame[frame["model"] == self.model]
+        if self.members_only if members_only is None else members_only:
+            out = out[out["member"].astype(bool)]
+        return out
+
+    def describe(self, members_only: bool | None = None) -> str:
+        only = self.members_only if members_only is None else members_only
+        return f"{self.model} model, {'its fine-tuning members' if only else 'all instances'}"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A seeded percentile bootstrap interval over instances."""
+
+    lo: float
+    hi: float
+    n_units: int
+    n_boot: int
+    n_valid: int
+    seed: int
+    level: float = CONFIDENCE
+
+    def bounds(self, fmt: str = "{:+.0f}", unit: str = " points") -> str:
+        return f"[{fmt.format(self.lo)}, {fmt.format(self.hi)}]{unit}"
+
+    def method(self) -> str:
+        return (
+            f"{self.level:.0%} percentile bootstrap over {self.n_units} instances, {self.n_boot} resamples, "
+            f"seed {self.seed}"
+        )
+
+    def text(self, fmt: str = "{:+.0f}", unit: str = " points") -> str:
+        return f"{self.bounds(fmt, unit)}, {self.method()}"
+
+
+# -- statistics ------------------------------------------------------------------------------------------------
+def bootstrap(
+    n_units: int, stat: Callable[[np.ndarray], float], n_boot: int = N_BOOT, seed: int = 0, level: float = CONFIDENCE
+) -> Interval | None:
+    """Percentile interval of ``stat(indices)`` over ``n_boot`` resamples of ``n_units`` units with replacement.
+
+    ``None`` with fewer than 2 units or when ``stat`` is undefined (not finite) in more than half the resamples.
+    """
+    lo, hi, valid = paired_bootstrap(n_units, stat, n_boot, seed, level)
+    if not np.isfinite(lo):
+        return None
+    return Interval(lo, hi, n_units, n_boot, valid, seed, level)
+
+
+def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson's r along the last axis of ``x`` and ``y`` (broadcast), over the positions where both are finite; NaN for
+    fewer than 2 such points or a constant series."""
+    x, y = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float))
+    ok = np.isfinite(x) & np.isfinite(y)
+    n = ok.sum(axis=-1)
+    with _quiet():
+        mx = np.where(ok, x, 0.0).sum(axis=-1) / n
+        my = np.where(ok, y, 0.0).sum(axis=-1) / n
+        dx = np.where(ok, x - mx[..., None], 0.0)
+        dy = np.where(ok, y - my[..., None], 0.0)
+        flat_x = np.where(ok, x, -np.inf).max(axis=-1) == np.where(ok, x, np.inf).min(axis=-1)
+        flat_y = np.where(ok, y, -np.inf).max(axis=-1) == np.where(ok, y, np.inf).min(axis=-1)
+        r = (dx * dy).sum(axis=-1) / np.sqrt((dx * dx).sum(axis=-1) * (dy * dy).sum(axis=-1))
+    return np.where((n >= 2) & ~flat_x & ~flat_y, np.clip(r, -1.0, 1.0), np.nan)
+
+
+def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
+    """Pearson's r; NaN for fewer than 2 points or a constant series (non-finite pairs left out)."""
+    return float(_pearson_rows(np.asarray(x, float).ravel(), np.asarray(y, float).ravel()))
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence numpy's warnings on empty slices (nanmean of all-NaN): those statistics are NaN, and NaN is handled."""
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+_answers_directional = directional_answers  # the rule, vectorized (iclmem.report.verdicts)
+_answers_equivalence = equivalence_answers
+
+
+def directional_agreement(estimate: float, interval: Interval | None, sign: int = 1) -> tuple[bool | None, bool]:
+    """(agrees, contradicted) of a directional claim (an effect with sign ``sign``) on the build.
+
+    Agrees when the estimate has the claimed sign and the bootstrap interval lies strictly on that side of 0;
+    contradicted (a clear disagreement) when the estimate does not have the claimed sign; neither when it has the sign
+    but the interval includes 0 (inside the noise). ``(None, False)`` without an interval or estimate.
+    """
+    if interval is None or not np.isfinite(estimate):
+        return None, False
+    agrees, contradicted = _answers_directional(estimate, interval.lo, interval.hi, sign)
+    return bool(agrees), bool(contradicted)
+
+
+def equivalence_agreement(
+    interval: Interval | None, margin: float = EQUIVALENCE_MARGIN, one_sided: bool = False
+) -> tuple[bool | None, bool]:
+    """(agrees, contradicted) of an equality claim: the interval within +-``margin`` (``one_sided``: above -``margin``),
+    or wholly beyond it; neither when it straddles the margin. ``(None, False)`` without an interval."""
+    if interval is None:
+        return None, False
+    agrees, contradicted = _answers_equivalence(interval.lo, interval.hi, margin, one_sided)
+    return bool(agrees), bool(contradicted)
+
+
+def directional_verdict(
+    estimate: float, interval: Interval | None, sign: int = 1, null_rate: float | None = None
+) -> str:
+    """:func:`iclmem.report.verdicts.directional_verdict` on a bootstrap :class:`Interval` (``None``: not
+    testable)."""
+    lo, hi = (None, None) if interval is None else (interval.lo, interval.hi)
+    return _directional_verdict(estimate, lo, hi, sign, null_rate)
+
+
+def equivalence_verdict(
+    interval: Interval | None,
+    margin: float = EQUIVALENCE_MARGIN,
+    one_sided: bool = False,
+    null_rate: float | None = None,
+) -> str:
+    """:func:`iclmem.report.verdicts.equivalence_verdict` on a bootstrap :class:`Interval` (``None``: not
+    testable)."""
+    lo, hi = (None, None) if interval is None else (interval.lo, interval.hi)
+    return _equivalence_verdict(lo, hi, margin, one_sided, null_rate)
+
+
+def _directional_why(estimate: float, interval: Interval | None, sign: int = 1, what: str = "the difference") -> str:
+    if interval is None:
+        return f"{what} has no bootstrap interval (fewer than 2 instances or undefined in most resamples)"
+    side = "above" if sign > 0 else "below"
+    agrees, _ = directional_agreement(estimate, interval, sign)
+    if agrees:
+        return f"{what} is {'positive' if sign > 0 else 'negative'} and its interval lies {side} 0"
+    if sign * estimate > 0:
+        return (
+            f"{what} has the claimed sign but its interval includes 0: not distinguishable from no effect with "
+            f"{interval.n_units} instances"
+        )
+    return f"{what} is {estimate:+.2g}, not in the claimed direction"
+
+
+def _equivalence_why(estimate: float, interval: Interval | None, margin: float, one_sided: bool, what: str) -> str:
+    if interval is None:
+        return f"{what} has no bootstrap interval (fewer than 2 instances)"
+    bound = f"above -{margin:g} points" if one_sided else f"within +-{margin:g} points"
+    agrees, outside = equivalence_agreement(interval, margin, one_sided)
+    if agrees:
+        return f"the interval of {what} lies {bound} (the companion's equality margin)"
+    if outside:
+        return f"the interval of {what} lies outside the margin ({bound} counts as equal): clearly different"
+    return (
+        f"{what} is {estimate:+.0f} points but its interval is not {bound} (the companion's equality margin): "
+        f"equality not established with {interval.n_units} instances"
+    )
+
+
+# -- frames -> matrices ----------------------------------------------------------------------------------------
+def memorization_matrix(
+    mem: pd.DataFrame,
+    focus: Focus,
+    settings: Sequence[str] | None = None,
+    measure: str = "memorized",
+    members_only: bool | None = None,
+    column: str = "match",
+) -> pd.DataFrame:
+    """Instances x k: the share (0-1) of the ``settings`` (all when ``None``) in which the instance was memorized
+    (``measure="memorized"``: exact or near-exact, Sec. 3.2) or matched exactly (``"exact"``)."""
+    df = focus.rows(mem, members_only)
+    df = df[df[column].notna()]
+    if settings is not None:
+        df = df[df["setting"].isin(list(settings))]
+    hit = df[column].isin(MEMORIZED) if measure == "memorized" else df[column] == "exact"
+    out = df.assign(hit=hit.astype(float)).pivot_table(index="instance_id", columns="k", values="hit", aggfunc="mean")
+    return out.reindex(columns=sorted(out.columns))
+
+
+def correct_matrix(perf: pd.DataFrame, focus: Focus, members_only: bool | None = None) -> pd.DataFrame:
+    """Instances x k: 1.0 when the k-shot classification answer was correct (failed requests left out)."""
+    df = focus.rows(perf, members_only)
+    df = df[df["error"].isna()]
+    out = df.assign(hit=df["correct"].astype(float)).pivot_table(
+        index="instance_id", columns="k", values="hit", aggfunc="mean"
+    )
+    return out.reindex(columns=sorted(out.columns))
+
+
+def icl_settings(mem: pd.DataFrame) -> tuple[list[str] | None, str]:
+    """The paper's standard-ICL setting (segment pairs and labels, Sec. 5.1) when run, else the mean of all settings."""
+    if ICL_SETTING in set(mem["setting"]):
+        return [ICL_SETTING], "segment pairs and labels setting"
+    return None, "mean of the settings run, without the segment pairs and labels setting"
+
+
+def _ks_text(ks: Sequence[int]) -> str:
+    return "k = " + ", ".join(str(int(k)) for k in ks)
+
+
+def _mean_pct(m: pd.DataFrame, ks: Sequence[int]) -> float:
+    return float(np.nanmean(m[list(ks)].to_numpy()) * 100) if len(ks) and len(m) else float("nan")
+
+
+def _needs(claim_id: str, paper_text: str, ours: str, reason: str) -> ClaimResult:
+    return ClaimResult(claim_id, paper_text, ours, "not testable here", reason)

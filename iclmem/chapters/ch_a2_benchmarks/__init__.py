@@ -1,0 +1,1 @@
+"""Appendix A2 (notebook A2, no paper section): the speed benchmarks of ``benchmarks/``."""
