@@ -84,19 +84,20 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 import pandas as pd
 from IPython.display import Markdown
 
-from iclmem.chapters.ch04_calibration.calibration import (MARGIN_RULES, NEGATIVE_CONTROL_PHRASES, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES,
-                                         PAPER_TABLE1, calibration_claims, calibration_effect, data_characteristics,
-                                         detect_share_texts, detectable_table, exhaustive_table, fit_printed_reading, negative_control,
-                                         null_margin_rates, outcome_null_shares, outcome_shares, outcomes_with_null, shuffled_contrast,
-                                         plot_data_characteristics, plot_outcome_shares, plot_temporal_evolution, power_table,
-                                         reading_agreement, shuffled_label_check, temporal_evolution)
+from iclmem.outcomes import MARGIN_RULES, null_margin_rates
+from iclmem.chapters.ch04_calibration.calibration import NEGATIVE_CONTROL_PHRASES, negative_control, outcomes_with_null
+from iclmem.chapters.ch04_calibration.tables import PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1, calibration_effect, data_characteristics, detect_share_texts, detectable_table, exhaustive_table, outcome_null_shares, outcome_shares, shuffled_contrast, power_table, shuffled_label_check, temporal_evolution
+from iclmem.chapters.ch04_calibration.claims import calibration_claims
+from iclmem.chapters.ch04_calibration.outcome_readings import fit_printed_reading, reading_agreement
+from iclmem.chapters.ch04_calibration.figures import plot_data_characteristics, plot_outcome_shares, plot_temporal_evolution
 from iclmem.report.glue import claims_table, glue_claims, glue_text
 from iclmem.chapters.ch04_calibration.power_plan import power_plan
 from iclmem.outcomes import reclassify
 from iclmem.probe.null import permutations
 from iclmem.report.display import use_book_tables
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
-from iclmem.chapters.ch04_calibration.instrument import category_aucs, instrument_claims, plot_sensitivity, run_sensitivity, weakest_detection
+from iclmem.chapters.ch04_calibration.instrument import category_aucs, plot_sensitivity, run_sensitivity, weakest_detection
+from iclmem.chapters.ch04_calibration.instrument_claims import instrument_claims
 
 # %% tags=["hide-input"]
 from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of

@@ -78,9 +78,9 @@ from myst_nb import glue
 from iclmem.report.glue import glue_claims
 from iclmem.report.display import use_book_tables
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
-from iclmem.chapters.ch05_regimes.regimes import (PAPER_TABLE12, REGIME_TITLES, balance_summary, decay_text, encoding_balance, notebook_grid,
-                                     plot_regime_decay, regime_claim, regime_count_table, regime_evidence, regime_null,
-                                     regime_peak_table, wide_table)
+from iclmem.chapters.ch05_regimes.peaks import PAPER_TABLE12, REGIME_TITLES, plot_regime_decay, regime_peak_table, wide_table
+from iclmem.chapters.ch05_regimes.regimes import balance_summary, encoding_balance, notebook_grid
+from iclmem.chapters.ch05_regimes.decay import decay_text, regime_claim, regime_count_table, regime_evidence, regime_null
 from iclmem.sweep import collect_sweep, run_sweep, sweep_workers
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2

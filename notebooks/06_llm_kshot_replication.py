@@ -87,10 +87,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from iclmem.report.glue import glue_claims
-from iclmem.chapters.ch06_llm_kshot.kshot import (Focus, accuracy_by_k, all_claims, claims_glue, claims_table, context_summary, correlation_tables, glue_values,
-                                       ground_truth_glue, ground_truth_table, judge_glue, judges_text, memorized_vs_not_table,
-                                       paper_correlation_tables, plot_match_composition, plot_memorization, plot_performance_vs_memorization,
-                                       run_glue, sample_table)
+from iclmem.chapters.ch06_llm_kshot.rules import Focus
+from iclmem.chapters.ch06_llm_kshot.accuracy import accuracy_by_k
+from iclmem.chapters.ch06_llm_kshot.performance import all_claims, claims_table
+from iclmem.chapters.ch06_llm_kshot.kshot import claims_glue, context_summary, correlation_tables, glue_values, ground_truth_glue, ground_truth_table, judge_glue, judges_text, memorized_vs_not_table, paper_correlation_tables, run_glue, sample_table
+from iclmem.chapters.ch06_llm_kshot.figures import plot_match_composition, plot_memorization, plot_performance_vs_memorization
 from iclmem.llm import SETTINGS, CachedBackend, OfflineJudge, ReplicationConfig, build_experiment, memorization_messages
 from iclmem.llm.judge_runs import check_judge_mode, judge_completions
 from iclmem.llm.pipeline import finetune_config, make_generator, member_share, prepare_environment, prepare_replication

@@ -143,4 +143,10 @@ def build_own_book(
             os.environ["ICLMEM_RESULTS"] = previous
 
 
-__all__ = ["CHAPTER_GROUPS", "PATH_PARAMETERS", "absolute_paths", "build_own_book", "chapter_stems", "write_project"]
+__all__ = [
+    "CHAPTER_GROUPS",
+    "absolute_paths",
+    "build_own_book",
+    "chapter_stems",
+    "write_project",
+]

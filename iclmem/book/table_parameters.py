@@ -133,7 +133,6 @@ def run_banner(tables: Mapping[str, Dataset], data_path: str = "", target: str =
 
 
 __all__ = [
-    "MAX_CLASSES",
     "TableFitError",
     "fitting_query_sizes",
     "max_query_size",

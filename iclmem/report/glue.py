@@ -45,24 +45,16 @@ import nbformat
 import pandas as pd
 
 from iclmem.report.records import (
-    MAX_NULL_RATE,
-    POINT_KEYS,
     RECORD_FIELDS,
     VERDICTS,
     ClaimError,
-    ClaimResult,
     PlainText,
     claim_record,
     record_from,
 )
 from iclmem.report.registry import (
-    BEYOND_PAPERS,
     CLAIMS,
-    GOLCHIN,
-    ICLMEM,
-    INSTRUMENT,
     SCORECARD_PAGE,
-    Claim,
     claims_by_id,
 )
 from iclmem.report.verdicts import monte_carlo_error
@@ -374,35 +366,18 @@ def scorecard_html(table: pd.DataFrame) -> str:
 
 
 __all__ = [
-    "VERDICTS",
-    "RECORD_FIELDS",
-    "POINT_KEYS",
-    "MAX_NULL_RATE",
-    "record_from",
     "null_rate_text",
     "claims_table",
     "GLUE_PREFIX",
     "MISSING",
-    "ClaimError",
-    "claim_record",
     "glue_claim",
     "glue_claims",
     "glue_text",
-    "PlainText",
-    "Claim",
-    "CLAIMS",
-    "ICLMEM",
-    "GOLCHIN",
-    "INSTRUMENT",
-    "SCORECARD_PAGE",
     "SCORECARD_COLUMNS",
-    "claims_by_id",
     "claim_anchors",
     "read_glued_claims",
     "page_link",
     "scorecard_table",
     "verdict_counts",
     "scorecard_html",
-    "ClaimResult",
-    "BEYOND_PAPERS",
 ]

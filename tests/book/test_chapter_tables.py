@@ -6,13 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.chapters.ch03_probing.probing import (
-    PAPER_PERTURBATION,
-    manipulation_effects,
-    perturbation_effectiveness,
-    probing_vs_paper,
-)
-from iclmem.chapters.ch04_calibration.calibration import calibration_effect, detectable_table, outcome_shares
+from iclmem.chapters.ch03_probing.claims import PAPER_PERTURBATION
+from iclmem.chapters.ch03_probing.probing import manipulation_effects, perturbation_effectiveness, probing_vs_paper
+from iclmem.chapters.ch04_calibration.tables import calibration_effect, detectable_table, outcome_shares
 from iclmem.outcomes import DEFAULT_MARGIN_RULE, null_margin_rates, with_primary_metric
 
 

@@ -335,7 +335,9 @@ def test_real_book_ran_with_the_overrides_from_the_command_line(built_book: Path
 def test_real_book_scorecard_holds_every_claim_with_a_verdict(built_book: Path) -> None:
     """The scorecard page reads every claim (C1-C16 with C12 as C12a-c, P1-P3, D1-D9, M1-M2) from the executed chapters;
     none is missing."""
-    from iclmem.report.glue import CLAIMS, VERDICTS, scorecard_table
+    from iclmem.report.glue import scorecard_table
+    from iclmem.report.records import VERDICTS
+    from iclmem.report.registry import CLAIMS
 
     table = scorecard_table(built_book / "executed")
     assert list(table.claim) == [c.id for c in CLAIMS] and len(table) == 32  # C1-C16 (C12a-c), P1-P3, D1-D9, M1-M2
@@ -371,7 +373,7 @@ SCORECARD_STATE = """() => {
 def test_the_scorecard_reads_at_a_glance_at_1280_px(browser, server: tuple[str, list[str]]) -> None:  # noqa: ANN001
     from collections import Counter
 
-    from iclmem.report.glue import CLAIMS
+    from iclmem.report.registry import CLAIMS
 
     base, _ = server
     with _open(

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from iclmem.chapters.ch06_llm_kshot.kshot import TABLE2, TABLE3
+from iclmem.chapters.ch06_llm_kshot.paper import TABLE2, TABLE3
 from iclmem.llm.cache import CachedBackend
 from iclmem.llm.chat import ChatRequest, Completion
 from iclmem.llm.judges import LLMJudge

@@ -25,12 +25,7 @@ from iclmem.book.build import (
 )
 from iclmem.book.execute import notebook_parameters, read_notebook, run_notebook
 from iclmem.report.glue import (
-    CLAIMS,
     MISSING,
-    SCORECARD_PAGE,
-    VERDICTS,
-    ClaimError,
-    claim_record,
     null_rate_text,
     page_link,
     read_glued_claims,
@@ -38,6 +33,8 @@ from iclmem.report.glue import (
     scorecard_table,
     verdict_counts,
 )
+from iclmem.report.records import VERDICTS, ClaimError, claim_record
+from iclmem.report.registry import CLAIMS, SCORECARD_PAGE
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,9 @@ import math
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from iclmem.report.glue import BEYOND_PAPERS, CLAIMS, MISSING, VERDICTS, verdict_counts
+from iclmem.report.glue import MISSING, verdict_counts
+from iclmem.report.records import VERDICTS
+from iclmem.report.registry import BEYOND_PAPERS, CLAIMS
 
 #: Badge colours per verdict (background, text): green only for what counts as evidence.
 BADGE_COLOURS: dict[str, tuple[str, str]] = {

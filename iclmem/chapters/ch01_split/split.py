@@ -18,7 +18,7 @@ from iclmem.data.dataset import Dataset
 from iclmem.data.manifest import SplitManifest
 from iclmem.data.stats import label_codes
 from iclmem.data.validation import make_splits, split_statistics_frame
-from iclmem.report.glue import PlainText, claim_record
+from iclmem.report.records import PlainText, claim_record
 from iclmem.report.verdicts import evidence_verdict
 
 #: Tab. 6 of the paper: (dataset, task, Q) -> (KS stat, KS p, W, TVD); None where the paper prints "—"

@@ -13,7 +13,7 @@ import pandas as pd
 import seaborn as sns
 
 from iclmem.outcomes import COLLAPSE_RATIO
-from iclmem.report.glue import claim_record
+from iclmem.report.records import claim_record
 from iclmem.report.verdicts import evidence_verdict
 
 # : App. B.1: stable configurations (lr <= 1e-4) cluster at 1-2x the reference loss; aggressive ones have median ratios

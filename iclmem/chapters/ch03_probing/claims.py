@@ -18,7 +18,7 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from iclmem.metrics import membership_score
-from iclmem.report.glue import claim_record
+from iclmem.report.records import claim_record
 from iclmem.report.verdicts import direction_agreement, evidence_verdict, summarize_null
 from iclmem.stats import N_PERMUTATIONS, null_range, permuted_labels, query_set_seed
 

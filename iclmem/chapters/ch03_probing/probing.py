@@ -19,21 +19,7 @@ import pandas as pd
 import seaborn as sns
 
 from iclmem.chapters.ch03_probing.claims import (
-    FEATURE_CATEGORIES,
-    NEUTRAL_DELTA,
     PAPER_PERTURBATION,
-    SHUFFLE_CATEGORY,
-    SKEW_CATEGORY,
-    ConfigScores,
-    EffectDraws,
-    config_scores,
-    effect_draws,
-    equivalence_agreement,
-    equivalence_null_rate,
-    noise_interval,
-    permuted_delta_aucs,
-    perturbation_claims,
-    replayed_selection,
 )
 from iclmem.metrics import auc, membership_score
 from iclmem.outcomes import Outcome, with_primary_metric
@@ -310,31 +296,16 @@ def plot_perturbation_effectiveness(effect: pd.DataFrame) -> plt.Figure:
 
 
 __all__ = [
-    "FEATURE_CATEGORIES",
-    "NEUTRAL_DELTA",
     "PAPER_PEAKS",
-    "PAPER_PERTURBATION",
-    "SHUFFLE_CATEGORY",
-    "SKEW_CATEGORY",
-    "ConfigScores",
-    "EffectDraws",
     "MEMBERSHIP_CONDITIONS",
     "best_auc",
     "membership_rows",
-    "config_scores",
-    "replayed_selection",
     "delta_frame",
     "detectable_rows",
-    "effect_draws",
-    "equivalence_agreement",
-    "equivalence_null_rate",
     "example_probe_contexts",
     "fine_tuned",
     "manipulation_aucs",
     "manipulation_effects",
-    "noise_interval",
-    "permuted_delta_aucs",
-    "perturbation_claims",
     "perturbation_effectiveness",
     "plot_delta_distributions",
     "plot_perturbation_effectiveness",

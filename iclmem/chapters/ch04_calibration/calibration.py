@@ -29,44 +29,7 @@ import pandas as pd
 from scipy import stats
 
 from iclmem.chapters.ch03_probing.probing import fine_tuned
-from iclmem.chapters.ch04_calibration.claims import (
-    DETECT_MIN_TPR10,
-    LOCALIZED_MAX_AUC,
-    LOCALIZED_MIN_TPR10,
-    PAPER_DETECTABLE_TASKS,
-    PAPER_LOCALIZED,
-    PAPER_TEMPORAL,
-    PAPER_TPR1_TASKS,
-    calibration_claims,
-)
-from iclmem.chapters.ch04_calibration.figures import (
-    OUTCOME_COLORS,
-    plot_data_characteristics,
-    plot_outcome_shares,
-    plot_temporal_evolution,
-)
-from iclmem.chapters.ch04_calibration.judge import MEMBERSHIP_NULL, Evidence, judge
-from iclmem.chapters.ch04_calibration.outcome_readings import fit_printed_reading, reading_agreement
-from iclmem.chapters.ch04_calibration.tables import (
-    DETECTABLE_COLUMNS,
-    KEYS,
-    MEMORIZATION,
-    PAPER_CALIBRATION,
-    PAPER_OUTCOME_SHARES,
-    PAPER_TABLE1,
-    calibration_effect,
-    data_characteristics,
-    detect_share_texts,
-    detectable_table,
-    exhaustive_table,
-    outcome_null_shares,
-    outcome_shares,
-    power_table,
-    shuffled_contrast,
-    shuffled_label_check,
-    temporal_evolution,
-)
-from iclmem.outcomes import MARGIN_RULES, get_reading, null_margin_rates, reclassify
+from iclmem.outcomes import get_reading, reclassify
 from iclmem.probe.null import null_summaries
 
 #: Level of the controls' intervals and the largest share of null intervals allowed to exclude 0.5 by chance.
@@ -196,46 +159,10 @@ def outcomes_with_null(
 
 
 __all__ = [
-    "shuffled_contrast",
-    "shuffled_label_check",
-    "exhaustive_table",
     "negative_control",
     "NEGATIVE_CONTROL_PHRASES",
     "MIN_SETS_TO_PASS",
     "positive_control",
     "vanilla_attack",
-    "calibration_claims",
-    "Evidence",
-    "judge",
-    "MEMBERSHIP_NULL",
-    "LOCALIZED_MAX_AUC",
-    "LOCALIZED_MIN_TPR10",
-    "DETECT_MIN_TPR10",
-    "outcome_null_shares",
-    "detect_share_texts",
-    "power_table",
     "outcomes_with_null",
-    "fit_printed_reading",
-    "reading_agreement",
-    "MARGIN_RULES",
-    "null_margin_rates",
-    "PAPER_DETECTABLE_TASKS",
-    "PAPER_TPR1_TASKS",
-    "PAPER_TEMPORAL",
-    "PAPER_LOCALIZED",
-    "PAPER_OUTCOME_SHARES",
-    "PAPER_CALIBRATION",
-    "PAPER_TABLE1",
-    "DETECTABLE_COLUMNS",
-    "OUTCOME_COLORS",
-    "detectable_table",
-    "calibration_effect",
-    "outcome_shares",
-    "temporal_evolution",
-    "data_characteristics",
-    "plot_outcome_shares",
-    "plot_temporal_evolution",
-    "plot_data_characteristics",
-    "MEMORIZATION",
-    "KEYS",
 ]

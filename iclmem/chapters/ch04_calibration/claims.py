@@ -34,7 +34,7 @@ from iclmem.chapters.ch04_calibration.tables import (
 from iclmem.intervals import wilson
 from iclmem.outcomes import OUTCOME_ORDER, SHORT, Outcome, reclassify, with_primary_metric
 from iclmem.probe.null import permutations
-from iclmem.report.glue import claim_record
+from iclmem.report.records import claim_record
 from iclmem.report.verdicts import (
     WILSON_Z,
     cluster_share_agreement,

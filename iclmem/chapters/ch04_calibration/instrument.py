@@ -34,7 +34,6 @@ import pandas as pd
 
 from iclmem.chapters.ch04_calibration.instrument_claims import (
     CONTROL_CONDITION,
-    instrument_claims,
     null_lower_bounds,
     selection_null,
     strongest_setting,
@@ -289,17 +288,12 @@ def plot_sensitivity(curve: pd.DataFrame) -> plt.Figure:
 
 
 __all__ = [
-    "CONTROL_CONDITION",
-    "null_lower_bounds",
-    "selection_null",
     "Sensitivity",
     "category_aucs",
     "context_attack",
     "run_sensitivity",
-    "instrument_claims",
     "plot_sensitivity",
     "sensitivity_specs",
     "sensitivity_table",
-    "strongest_setting",
     "weakest_detection",
 ]

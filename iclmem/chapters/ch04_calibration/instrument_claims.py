@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from iclmem.chapters.ch04_calibration.calibration import MIN_SETS_TO_PASS
-from iclmem.report.glue import claim_record
+from iclmem.report.records import claim_record
 from iclmem.report.verdicts import evidence_verdict, verdict_without_null
 
 #: The control's label condition (see :mod:`.instrument`).

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from iclmem.report.glue import claim_record
+from iclmem.report.records import claim_record
 from iclmem.report.verdicts import evidence_verdict, summarize_null, wilson_interval
 from iclmem.stats import NULL_LEVEL
 

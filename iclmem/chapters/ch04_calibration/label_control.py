@@ -24,7 +24,7 @@ from iclmem.outcomes import reclassify
 from iclmem.probe import summarize_run
 from iclmem.probe.label_control import control_grid
 from iclmem.probe.null import null_summaries
-from iclmem.report.glue import claim_record
+from iclmem.report.records import claim_record
 from iclmem.report.verdicts import evidence_verdict
 
 DETECTABLE = "detectable_memorization"

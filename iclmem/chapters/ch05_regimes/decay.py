@@ -23,7 +23,7 @@ from iclmem.grid import probe_views, run_spec, table_of
 from iclmem.outcomes import Outcome, get_reading, reclassify
 from iclmem.probe.null import null_summaries
 from iclmem.regimes import MULTI_TASK_RANDOM, REGIMES, SINGLE_TASK_FIXED, RegimeError
-from iclmem.report.glue import claim_record
+from iclmem.report.records import claim_record
 from iclmem.report.verdicts import evidence_verdict, summarize_null
 from iclmem.stats import NULL_LEVEL
 from iclmem.sweep.gridfile import Grid

@@ -21,31 +21,6 @@ import numpy as np
 import pandas as pd
 from scipy.stats import fisher_exact
 
-from iclmem.chapters.ch05_regimes.decay import (
-    BOUND,
-    C13_READINGS,
-    POINT,
-    REALISTIC_EPOCHS,
-    REGIME_NULL,
-    RegimeEvidence,
-    decay_text,
-    detectable_by_regime,
-    regime_claim,
-    regime_count_table,
-    regime_evidence,
-    regime_null,
-    regime_scores,
-)
-from iclmem.chapters.ch05_regimes.peaks import (
-    PAPER_DATASETS,
-    PAPER_TABLE12,
-    REGIME_TITLES,
-    decays,
-    detectable_counts,
-    plot_regime_decay,
-    regime_peak_table,
-    wide_table,
-)
 from iclmem.data import Dataset
 from iclmem.finetune import RunData, prepare_run_data
 from iclmem.grid import RunSpec, run_spec, table_of
@@ -173,29 +148,8 @@ def notebook_grid(
 
 
 __all__ = [
-    "BOUND",
-    "C13_READINGS",
-    "PAPER_DATASETS",
-    "PAPER_TABLE12",
-    "POINT",
-    "REALISTIC_EPOCHS",
-    "REGIME_NULL",
-    "REGIME_TITLES",
-    "RegimeEvidence",
     "balance_summary",
-    "decay_text",
-    "decays",
-    "detectable_by_regime",
-    "detectable_counts",
     "encoding_balance",
     "missing_balance",
     "notebook_grid",
-    "plot_regime_decay",
-    "regime_claim",
-    "regime_count_table",
-    "regime_evidence",
-    "regime_null",
-    "regime_peak_table",
-    "regime_scores",
-    "wide_table",
 ]

@@ -93,7 +93,6 @@ from iclmem.chapters.ch06_llm_kshot.paper import (
 from iclmem.chapters.ch06_llm_kshot.rules import (
     MEMORIZED,
     N_BOOT,
-    ClaimResult,
     Focus,
     _directional_why,
     _ks_text,
@@ -106,6 +105,7 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     memorization_matrix,
 )
 from iclmem.llm.protocol import BELOW_FEW_SHOT, regime
+from iclmem.report.records import ClaimResult
 from iclmem.report.verdicts import directional_answers, evidence_verdict, summarize_null
 from iclmem.stats import N_PERMUTATIONS
 

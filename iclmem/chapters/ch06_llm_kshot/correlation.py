@@ -34,7 +34,6 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     N_BOOT,
     NULL_BOOT,
     SHORT_SETTINGS,
-    ClaimResult,
     Focus,
     _answers_directional,
     _directional_why,
@@ -49,6 +48,7 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     pearson,
 )
 from iclmem.llm.protocol import regime
+from iclmem.report.records import ClaimResult
 from iclmem.report.verdicts import evidence_verdict, summarize_null
 from iclmem.stats import N_PERMUTATIONS
 

@@ -24,52 +24,12 @@ from typing import Any
 
 import pandas as pd
 
-from iclmem.chapters.ch06_llm_kshot.accuracy import IclCondition, accuracy_by_k, chance_level, icl_condition
-from iclmem.chapters.ch06_llm_kshot.claims import (
-    claim_d1,
-    claim_d2,
-    claim_d3,
-    paper_d1,
-    paper_d2,
-    paper_d3,
-    transitions,
-)
-from iclmem.chapters.ch06_llm_kshot.correlation import VERY_STRONG_R
-from iclmem.chapters.ch06_llm_kshot.figures import (
-    plot_match_composition,
-    plot_memorization,
-    plot_performance_vs_memorization,
-)
 from iclmem.chapters.ch06_llm_kshot.paper import (
-    HUMAN_REVIEW_CHANGED_PERCENT,
-    ICL_GAIN_MEMORIZATION,
-    ICL_SETTING,
-    JUDGE_HUMAN_ACCURACY,
-    KEY_ELEMENT_SETTING,
-    MEMORIZATION_AT_200_SHOT,
-    MEMORIZATION_NOTES,
-    MEMORIZATION_PLATEAU_AFTER_25_SHOT,
-    MEMORIZATION_RANGES,
-    NEAR_TO_EXACT_TRANSITIONS,
-    SETTINGS_EQUAL_FROM_K,
-    SHARP_RISE_K,
     TABLE2,
     TABLE3,
-    UPPER_BOUND_SETTING,
 )
 from iclmem.chapters.ch06_llm_kshot.performance import (
-    D9_NO_NULL,
-    all_claims,
-    claim_d6,
-    claim_d7,
-    claim_d8,
-    claim_d9,
-    claims_table,
     kappa_reading,
-    paper_d6,
-    paper_d7,
-    paper_d8,
-    paper_d9,
     verdict_counts,
 )
 from iclmem.chapters.ch06_llm_kshot.rules import (
@@ -77,20 +37,7 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     EQUIVALENCE_MARGIN,
     N_BOOT,
     NULL_BOOT,
-    ClaimResult,
-    Focus,
-    Interval,
-    bootstrap,
-    correct_matrix,
-    directional_agreement,
-    directional_verdict,
-    equivalence_agreement,
-    equivalence_verdict,
-    icl_settings,
-    memorization_matrix,
-    pearson,
 )
-from iclmem.chapters.ch06_llm_kshot.settings import claim_d4, claim_d5, paper_d4, paper_d5
 from iclmem.llm.chat import ChatBackend
 from iclmem.llm.judges import SHIPPED_THRESHOLDS, Thresholds
 from iclmem.llm.prompts import SETTINGS
@@ -102,6 +49,7 @@ from iclmem.llm.replication import (
     runnable_ks,
     window_capacity,
 )
+from iclmem.report.records import ClaimResult
 from iclmem.stats import N_PERMUTATIONS, NULL_LEVEL
 
 
@@ -304,74 +252,6 @@ def run_glue(
 
 
 __all__ = [
-    # accuracy beside chance
-    "IclCondition",
-    "accuracy_by_k",
-    "chance_level",
-    "icl_condition",
-    "VERY_STRONG_R",
-    # reference values
-    "TABLE2",
-    "TABLE3",
-    "MEMORIZATION_RANGES",
-    "MEMORIZATION_NOTES",
-    "ICL_SETTING",
-    "UPPER_BOUND_SETTING",
-    "KEY_ELEMENT_SETTING",
-    "SHARP_RISE_K",
-    "MEMORIZATION_AT_200_SHOT",
-    "MEMORIZATION_PLATEAU_AFTER_25_SHOT",
-    "NEAR_TO_EXACT_TRANSITIONS",
-    "SETTINGS_EQUAL_FROM_K",
-    "ICL_GAIN_MEMORIZATION",
-    "HUMAN_REVIEW_CHANGED_PERCENT",
-    "JUDGE_HUMAN_ACCURACY",
-    # claims
-    "CONFIDENCE",
-    "D9_NO_NULL",
-    "EQUIVALENCE_MARGIN",
-    "N_BOOT",
-    "NULL_BOOT",
-    "ClaimResult",
-    "Focus",
-    "Interval",
-    "paper_d1",
-    "paper_d2",
-    "paper_d3",
-    "paper_d4",
-    "paper_d5",
-    "paper_d6",
-    "paper_d7",
-    "paper_d8",
-    "paper_d9",
-    "all_claims",
-    "bootstrap",
-    "claim_d1",
-    "claim_d2",
-    "claim_d3",
-    "claim_d4",
-    "claim_d5",
-    "claim_d6",
-    "claim_d7",
-    "claim_d8",
-    "claim_d9",
-    "claims_table",
-    "correct_matrix",
-    "kappa_reading",
-    "directional_agreement",
-    "directional_verdict",
-    "equivalence_agreement",
-    "equivalence_verdict",
-    "icl_settings",
-    "memorization_matrix",
-    "pearson",
-    "transitions",
-    "verdict_counts",
-    # figures
-    "plot_match_composition",
-    "plot_memorization",
-    "plot_performance_vs_memorization",
-    # the notebook's summaries
     "ContextSummary",
     "GROUND_TRUTH_NAMES",
     "claims_glue",

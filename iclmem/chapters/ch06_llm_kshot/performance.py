@@ -19,7 +19,7 @@ from iclmem.chapters.ch06_llm_kshot.claims import (
     claim_d3,
 )
 from iclmem.chapters.ch06_llm_kshot.contrast import raw_reading
-from iclmem.chapters.ch06_llm_kshot.correlation import claim_d7, claim_d8, paper_d7, paper_d8
+from iclmem.chapters.ch06_llm_kshot.correlation import claim_d7, claim_d8
 from iclmem.chapters.ch06_llm_kshot.nulls import (
     _draws_text,
     _gain_null,
@@ -33,7 +33,6 @@ from iclmem.chapters.ch06_llm_kshot.paper import (
 )
 from iclmem.chapters.ch06_llm_kshot.rules import (
     N_BOOT,
-    ClaimResult,
     Focus,
     _directional_why,
     _ks_text,
@@ -46,7 +45,8 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     memorization_matrix,
 )
 from iclmem.chapters.ch06_llm_kshot.settings import claim_d4, claim_d5
-from iclmem.report.glue import VERDICTS, null_rate_text
+from iclmem.report.glue import null_rate_text
+from iclmem.report.records import VERDICTS, ClaimResult
 from iclmem.report.verdicts import evidence_verdict, share_agreement, share_text
 from iclmem.stats import N_PERMUTATIONS
 
@@ -292,14 +292,10 @@ __all__ = [
     "D9_NO_NULL",
     "all_claims",
     "claim_d6",
-    "claim_d7",
-    "claim_d8",
     "claim_d9",
     "claims_table",
     "kappa_reading",
     "paper_d6",
-    "paper_d7",
-    "paper_d8",
     "paper_d9",
     "verdict_counts",
 ]

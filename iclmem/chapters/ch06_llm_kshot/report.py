@@ -24,7 +24,6 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     MEMORIZED,
     N_BOOT,
     SHORT_SETTINGS,
-    ClaimResult,
     Focus,
     bootstrap,
     correct_matrix,
@@ -34,7 +33,7 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
 from iclmem.intervals import paired_bootstrap, unpaired_difference
 from iclmem.llm.judge_accuracy import CVResult, cross_validate
 from iclmem.llm.judges import SHIPPED_THRESHOLDS, Thresholds, fit_on_features, load_labelled_pairs, pair_features
-from iclmem.report.glue import VERDICTS
+from iclmem.report.records import VERDICTS, ClaimResult
 
 
 # -- the offline judge, measured on pairs it was not fitted on --------------------------------------------------

@@ -20,7 +20,7 @@ from iclmem.chapters.ch06_llm_kshot.paper import (
     ICL_SETTING,
 )
 from iclmem.intervals import paired_bootstrap
-from iclmem.report.glue import ClaimResult
+from iclmem.report.records import ClaimResult
 from iclmem.report.verdicts import directional_answers, equivalence_answers
 from iclmem.report.verdicts import directional_verdict as _directional_verdict
 from iclmem.report.verdicts import equivalence_verdict as _equivalence_verdict

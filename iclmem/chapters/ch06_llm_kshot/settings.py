@@ -40,7 +40,6 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     N_BOOT,
     NULL_BOOT,
     SHORT_SETTINGS,
-    ClaimResult,
     Focus,
     _answers_directional,
     _answers_equivalence,
@@ -54,6 +53,7 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     equivalence_agreement,
     memorization_matrix,
 )
+from iclmem.report.records import ClaimResult
 from iclmem.report.verdicts import evidence_verdict, summarize_null
 from iclmem.stats import N_PERMUTATIONS
 

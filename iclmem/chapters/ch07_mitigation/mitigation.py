@@ -35,7 +35,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from iclmem.chapters.ch04_calibration.instrument import CONTROL_CONDITION, auc_interval, context_scores
+from iclmem.chapters.ch04_calibration.instrument import auc_interval, context_scores
+from iclmem.chapters.ch04_calibration.instrument_claims import CONTROL_CONDITION
 from iclmem.chapters.ch07_mitigation.rules import (
     M1_MARGIN,
     auc_bounds_under_permutation,
@@ -53,7 +54,7 @@ from iclmem.intervals import paired_bootstrap
 from iclmem.ltm import ICLTask
 from iclmem.outcomes import DEFAULT_READING, reclassify
 from iclmem.privacy import DEFAULT_DELTA, PrivacyConfig, epsilon, per_sample_gradients, per_sample_norms
-from iclmem.report.glue import claim_record
+from iclmem.report.records import claim_record
 from iclmem.report.verdicts import evidence_verdict
 from iclmem.stats import N_PERMUTATIONS, permuted_auc_lower_bounds, permuted_labels
 

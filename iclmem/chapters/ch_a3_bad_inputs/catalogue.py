@@ -34,7 +34,6 @@ from iclmem.chapters.ch_a3_bad_inputs.entry_cases import _chapter_cases, _cli_ca
 from iclmem.chapters.ch_a3_bad_inputs.kit import BadInput, CaseError, CommandFailed
 from iclmem.chapters.ch_a3_bad_inputs.model_cases import _adapter_cases, _model_cases
 from iclmem.chapters.ch_a3_bad_inputs.run_cases import _claims_cases, _llm_cases, _sweep_cases
-from iclmem.chapters.ch_a3_bad_inputs.store_cases import STORE_CASES, StoreAnswer, StoreCase, store_catalogue
 
 
 def _cases() -> list[BadInput]:
@@ -155,18 +154,11 @@ def store_summary_text(table: pd.DataFrame) -> str:
 __all__ = [
     "CASES",
     "CHECK_COLUMNS",
-    "STORE_CASES",
-    "StoreAnswer",
-    "StoreCase",
-    "BadInput",
-    "CaseError",
-    "CommandFailed",
     "catalogue",
     "catalogue_html",
     "error_name",
     "message_of",
     "raised",
-    "store_catalogue",
     "store_summary_text",
     "summary_text",
     "unmatched",

@@ -249,7 +249,8 @@ def _llm_cases() -> list[BadInput]:
 
 
 def _claims_cases() -> list[BadInput]:
-    from iclmem.report.glue import ClaimError, read_glued_claims
+    from iclmem.report.glue import read_glued_claims
+    from iclmem.report.records import ClaimError
 
     record = {
         "id": "C1",

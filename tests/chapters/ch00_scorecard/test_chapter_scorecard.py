@@ -10,7 +10,8 @@ import nbformat  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from iclmem.chapters.ch00_scorecard.scorecard import compact_html, counts_html, plot_points, point_frame, verdict_badge  # noqa: E402
-from iclmem.report.glue import GLUE_PREFIX, VERDICTS, claim_anchors  # noqa: E402
+from iclmem.report.glue import GLUE_PREFIX, claim_anchors
+from iclmem.report.records import VERDICTS
 
 
 def _table() -> pd.DataFrame:

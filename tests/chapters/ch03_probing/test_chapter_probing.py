@@ -6,19 +6,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.chapters.ch03_probing.probing import (
+from iclmem.chapters.ch03_probing.claims import (
     NEUTRAL_DELTA,
     config_scores,
     effect_draws,
     equivalence_agreement,
     equivalence_null_rate,
-    manipulation_aucs,
-    manipulation_effects,
     permuted_delta_aucs,
     perturbation_claims,
 )
+from iclmem.chapters.ch03_probing.probing import manipulation_aucs, manipulation_effects
 from iclmem.metrics import auc
-from iclmem.report.glue import CLAIMS, record_from
+from iclmem.report.records import record_from
+from iclmem.report.registry import CLAIMS
 from iclmem.stats import permuted_labels
 
 #: A small suite: name -> category (Tab. 7 keys), two manipulations per claim's category.
@@ -261,7 +261,7 @@ def test_a_selection_replayed_in_every_draw_averages_each_draws_own_configuratio
 
 
 def test_replayed_selection_reads_each_permutations_outcomes_in_the_rows_order():
-    from iclmem.chapters.ch03_probing.probing import replayed_selection
+    from iclmem.chapters.ch03_probing.claims import replayed_selection
 
     rows = pd.DataFrame({"run_key": ["b", "a"], "epoch": [10, 1], "outcome": ["detectable_memorization", "no_signal"]})
     null = pd.DataFrame(

@@ -6,19 +6,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.chapters.ch04_calibration.calibration import (
-    Evidence,
-    calibration_claims,
+from iclmem.chapters.ch04_calibration.calibration import negative_control, positive_control
+from iclmem.chapters.ch04_calibration.claims import calibration_claims
+from iclmem.chapters.ch04_calibration.judge import Evidence, judge
+from iclmem.chapters.ch04_calibration.tables import (
     detect_share_texts,
     exhaustive_table,
-    judge,
-    negative_control,
     outcome_null_shares,
-    positive_control,
     power_table,
     shuffled_label_check,
 )
-from iclmem.report.glue import VERDICTS
+from iclmem.report.records import VERDICTS
 from iclmem.report.verdicts import share_agreement, share_verdict, wilson_interval
 
 MEM, COLL, NOSIG = "detectable_memorization", "representational_collapse", "no_signal"
@@ -473,7 +471,7 @@ def test_c1_at_two_tables_says_it_is_structural_and_the_size_that_could_decide()
 
 
 def test_condition_m_is_read_against_all_not_pooled():
-    from iclmem.chapters.ch04_calibration.calibration import shuffled_contrast
+    from iclmem.chapters.ch04_calibration.tables import shuffled_contrast
 
     m = _runs(8, cond="members", outcome_of=lambda r, e: MEM if r < 6 else NOSIG)
     a = _runs(8, cond="all", outcome_of=lambda r, e: MEM if r < 1 else NOSIG)
@@ -564,7 +562,7 @@ def test_a_difference_of_shares_resamples_each_group_apart():
 
 
 def test_the_m_minus_all_interval_is_the_shared_cluster_interval():
-    from iclmem.chapters.ch04_calibration.calibration import shuffled_contrast
+    from iclmem.chapters.ch04_calibration.tables import shuffled_contrast
     from iclmem.report.verdicts import cluster_share_interval
 
     m = _runs(8, cond="members", outcome_of=lambda r, e: MEM if r < 6 else NOSIG)

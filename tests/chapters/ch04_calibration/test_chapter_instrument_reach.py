@@ -8,9 +8,8 @@ import pandas as pd
 import pytest
 import torch
 
-from iclmem.chapters.ch04_calibration.instrument import instrument_claims
 from iclmem.chapters.ch04_calibration.instrument_checks import context_ladder, ladder_drop, own_context_sanity
-from iclmem.chapters.ch04_calibration.instrument_claims import rule_selection_null, rule_setting
+from iclmem.chapters.ch04_calibration.instrument_claims import instrument_claims, rule_selection_null, rule_setting
 from iclmem.chapters.ch04_calibration.label_control import member_only_control, p3_record
 from iclmem.chapters.ch04_calibration.table_curves import (
     curve_settings,

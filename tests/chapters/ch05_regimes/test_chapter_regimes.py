@@ -18,7 +18,8 @@ import iclmem.sweep.engine as engine
 import iclmem.sweep.tasks as tasks
 from iclmem.book.execute import notebook_parameters, read_notebook
 from iclmem.chapters.ch05_regimes import regimes as chapter
-from iclmem.chapters.ch05_regimes.regimes import regime_claim, regime_peak_table
+from iclmem.chapters.ch05_regimes.decay import regime_claim
+from iclmem.chapters.ch05_regimes.peaks import regime_peak_table
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.outcomes import reclassify
 from iclmem.regimes import MULTI_TASK_FIXED, MULTI_TASK_RANDOM, REGIMES, SINGLE_TASK_FIXED, RegimeError

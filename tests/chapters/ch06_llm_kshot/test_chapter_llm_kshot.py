@@ -10,11 +10,6 @@ import pytest
 from iclmem.chapters.ch06_llm_kshot import kshot as llm_kshot
 from iclmem.chapters.ch06_llm_kshot.kshot import (
     GROUND_TRUTH_NAMES,
-    N_BOOT,
-    NULL_BOOT,
-    TABLE2,
-    TABLE3,
-    ClaimResult,
     ContextSummary,
     claims_glue,
     context_summary,
@@ -29,9 +24,12 @@ from iclmem.chapters.ch06_llm_kshot.kshot import (
     run_glue,
     sample_table,
 )
+from iclmem.chapters.ch06_llm_kshot.paper import TABLE2, TABLE3
+from iclmem.chapters.ch06_llm_kshot.rules import N_BOOT, NULL_BOOT
 from iclmem.llm.chat import ChatRequest
 from iclmem.llm.judges import Thresholds
 from iclmem.llm.replication import ReplicationConfig, build_experiment
+from iclmem.report.records import ClaimResult
 from iclmem.stats import N_PERMUTATIONS
 
 

@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.chapters.ch06_llm_kshot.kshot import ClaimResult, ContextSummary
+from iclmem.chapters.ch06_llm_kshot.kshot import ContextSummary
 from iclmem.chapters.ch06_llm_kshot.report import ground_truth_gaps, offline_judge_quality, summary_markdown
 from iclmem.llm.judges import load_labelled_pairs
+from iclmem.report.records import ClaimResult
 
 
 class _WordOverlap:

@@ -10,33 +10,23 @@ import pytest
 
 from iclmem.chapters.ch06_llm_kshot import kshot as llm_kshot
 from iclmem.chapters.ch06_llm_kshot import performance as llm_kshot_performance
-from iclmem.chapters.ch06_llm_kshot.kshot import (
+from iclmem.chapters.ch06_llm_kshot.claims import claim_d1, claim_d2, claim_d3, transitions
+from iclmem.chapters.ch06_llm_kshot.correlation import claim_d7, claim_d8
+from iclmem.chapters.ch06_llm_kshot.performance import all_claims, claim_d6, claim_d9, claims_table, verdict_counts
+from iclmem.chapters.ch06_llm_kshot.rules import (
     NULL_BOOT,
-    ClaimResult,
     Focus,
     Interval,
-    all_claims,
     bootstrap,
-    claim_d1,
-    claim_d2,
-    claim_d3,
-    claim_d4,
-    claim_d5,
-    claim_d6,
-    claim_d7,
-    claim_d8,
-    claim_d9,
-    claims_table,
     directional_agreement,
     directional_verdict,
     equivalence_agreement,
     equivalence_verdict,
     memorization_matrix,
     pearson,
-    transitions,
-    verdict_counts,
 )
-from iclmem.report.glue import VERDICTS, ClaimError
+from iclmem.chapters.ch06_llm_kshot.settings import claim_d4, claim_d5
+from iclmem.report.records import VERDICTS, ClaimError, ClaimResult
 from iclmem.stats import N_PERMUTATIONS, NULL_LEVEL
 
 SETTINGS = ("full", "pairs_labels", "pairs_only")

@@ -15,18 +15,9 @@ import pytest
 import torch
 
 from iclmem.book.execute import notebook_parameters, read_notebook
-from iclmem.chapters.ch_a3_bad_inputs.catalogue import (
-    CASES,
-    STORE_CASES,
-    BadInput,
-    CommandFailed,
-    catalogue,
-    catalogue_html,
-    message_of,
-    raised,
-    store_catalogue,
-    unmatched,
-)
+from iclmem.chapters.ch_a3_bad_inputs.catalogue import CASES, catalogue, catalogue_html, message_of, raised, unmatched
+from iclmem.chapters.ch_a3_bad_inputs.kit import BadInput, CommandFailed
+from iclmem.chapters.ch_a3_bad_inputs.store_cases import STORE_CASES, store_catalogue
 
 REPO = Path(__file__).resolve().parents[3]
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
