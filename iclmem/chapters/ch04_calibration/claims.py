@@ -89,11 +89,13 @@ def _cluster_point(label: str, paper: float, flags, clusters) -> dict:
 
 
 def _rows_at_q(summary: pd.DataFrame, q: int) -> pd.DataFrame:
+    """The fine-tuned rows of ``summary`` at query size ``q``."""
     s = fine_tuned(summary)
     return s[s.query_size == q]
 
 
 def _share_by_q(summary: pd.DataFrame, outcome: str, q: int) -> tuple[int, int]:
+    """(rows with ``outcome``, rows) among the fine-tuned rows at query size ``q`` (Fig. 5's share)."""
     s = _rows_at_q(summary, q)
     return int((s.outcome == outcome).sum()), int(len(s))
 

@@ -27,6 +27,7 @@ UNIT_COSTS = Path("benchmarks/results/paper_shipped_cost.json")
 
 
 def _options(grid: dict) -> list[tuple[str, dict]]:
+    """The grid options, each one step of ``grid`` toward Tab. 2 and the last all of them: (name, changed keys)."""
     epochs = [e for e in PAPER_PROBE_EPOCHS if e <= grid["epochs"]]
     steps = [
         ("every member and non-member probed at Q = 512", {"max_queries": None}),

@@ -202,6 +202,7 @@ def p1_cells(cells: Mapping[str, pd.Series | None]) -> pd.DataFrame:
 
 
 def _interval(cell: pd.Series, name: str) -> str:
+    """A cell's AUC of ``name`` with its interval, as text."""
     return f"{cell[f'{name} AUC']:.3f} [{cell[f'{name} lo']:.3f}, {cell[f'{name} hi']:.3f}]"
 
 

@@ -152,10 +152,12 @@ def outcomes_with_null(
 
 
 def _light(statistic: float, **fields) -> Evidence:
+    """A draw's evidence without its texts (the null reads only the numbers)."""
     return Evidence(float(statistic), "", "", **fields)
 
 
 def _untestable(stack: NullStack) -> list[Evidence]:
+    """Every draw of ``stack`` untestable (the rows lack what the claim needs)."""
     return [Evidence(np.nan, "", "", testable=False)] * stack.draws
 
 
@@ -177,6 +179,7 @@ def _cluster_intervals(
 
 
 def _clusters(rows: pd.DataFrame) -> list:
+    """The independent unit of each row: its fine-tuning run (each row its own unit without ``run_key``)."""
     return list(rows.run_key) if "run_key" in rows.columns else list(range(len(rows)))
 
 

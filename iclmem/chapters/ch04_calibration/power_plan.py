@@ -94,6 +94,7 @@ def design_effect(flags: np.ndarray, clusters: Sequence) -> float:
 
 
 def _null_share(null: Sequence[pd.DataFrame], outcome: str, q: int, epoch: int | None = None) -> float:
+    """The mean share of ``outcome`` at query size ``q`` (and ``epoch``) over the null draws (N and All rows)."""
     shares = []
     for frame in null:
         s = fine_tuned(membership_rows(frame))
@@ -106,6 +107,7 @@ def _null_share(null: Sequence[pd.DataFrame], outcome: str, q: int, epoch: int |
 
 
 def _size_text(n: float | int | None, unit: str) -> str:
+    """A size in ``unit``, rounded up, or "more than" :data:`MAX_SIZE` when beyond it or none."""
     if n is None or not np.isfinite(n) or n > MAX_SIZE:
         return f"more than {MAX_SIZE:,} {unit}"
     return f"{math.ceil(n):,} {unit}"
