@@ -100,6 +100,9 @@ def _share_by_q(summary: pd.DataFrame, outcome: str, q: int) -> tuple[int, int]:
     return int((s.outcome == outcome).sum()), int(len(s))
 
 
+# --- The outcome claims C1-C9, C11, C15, C16 (Sec. 5, Sec. 6, App. A.4, App. B.3), one rule each ----------------
+
+
 def _share_rule(outcomes: Sequence[str], label: str = "") -> Callable[[pd.DataFrame], Evidence]:
     """Value rule: for every outcome and Q in {50, 512}, the paper's share lies in this build's 95% interval, a
     bootstrap over runs (the probed epochs of one run are one unit, not independent rows)."""
@@ -567,6 +570,9 @@ def _localized(summary: pd.DataFrame) -> Evidence:
         agrees=found,
         contradicted=False,
     )
+
+
+# --- All outcome claims at once: their paper values, their records and the scorecard's rows ------------------------
 
 
 def _membership_null(
