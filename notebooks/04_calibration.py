@@ -85,29 +85,24 @@ import pandas as pd
 from IPython.display import Markdown
 
 from iclmem.outcomes import MARGIN_RULES, null_margin_rates
-from iclmem.chapters.ch04_calibration.calibration import NEGATIVE_CONTROL_PHRASES, negative_control, outcomes_with_null
-from iclmem.chapters.ch04_calibration.tables import PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1, calibration_effect, data_characteristics, detect_share_texts, detectable_table, exhaustive_table, outcome_null_shares, outcome_shares, shuffled_contrast, power_table, shuffled_label_check, temporal_evolution
-from iclmem.chapters.ch04_calibration.claims import calibration_claims
-from iclmem.chapters.ch04_calibration.outcome_readings import fit_printed_reading, reading_agreement
-from iclmem.chapters.ch04_calibration.figures import plot_data_characteristics, plot_outcome_shares, plot_temporal_evolution
+from iclmem.chapters.ch04_calibration import (NEGATIVE_CONTROL_PHRASES, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1,
+    ProbeSettings, SensitivitySpec, calibration_claims, calibration_effect, category_aucs, data_characteristics,
+    detect_share_texts, detectable_table, exhaustive_table, fit_printed_reading, instrument_claims, negative_control,
+    outcome_null_shares, outcome_shares, outcomes_with_null, plot_data_characteristics, plot_outcome_shares,
+    plot_sensitivity, plot_temporal_evolution, power_plan, power_table, reading_agreement, run_sensitivity,
+    shuffled_contrast, shuffled_label_check, temporal_evolution, weakest_detection)
 from iclmem.report.glue import claims_table, glue_claims, glue_text
-from iclmem.chapters.ch04_calibration.power_plan import power_plan
 from iclmem.outcomes import reclassify
 from iclmem.probe.null import permutations
 from iclmem.report.display import use_book_tables
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
-from iclmem.chapters.ch04_calibration.instrument import category_aucs, plot_sensitivity, run_sensitivity, weakest_detection
-from iclmem.chapters.ch04_calibration.instrument_claims import instrument_claims
 
 # %% tags=["hide-input"]
 from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of
 from iclmem.adapters import load_model
-from iclmem.chapters.ch04_calibration.instrument_claims import p1_cells, rule_p1
-from iclmem.chapters.ch04_calibration.instrument_checks import context_ladder, ladder_drop
-from iclmem.chapters.ch04_calibration.label_control import member_only_control, p3_record
-from iclmem.chapters.ch04_calibration.table_curves import curve_settings, plot_table_curves, run_table_curves, weakest_per_table, weakest_text
-from iclmem.chapters.ch04_calibration.instrument_factors import binned_table, factor_cases, factor_table, strongest_factor
-from iclmem.chapters.ch04_calibration.instrument_strong import strong_signal
+from iclmem.chapters.ch04_calibration import (binned_table, context_ladder, curve_settings, factor_cases, factor_table,
+    ladder_drop, member_only_control, p1_cells, p3_record, plot_table_curves, rule_p1, run_table_curves, strong_signal,
+    strongest_factor, weakest_per_table, weakest_text)
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
@@ -118,6 +113,7 @@ sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes, reference.max
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
 summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, tables=tables)
+probe_settings = ProbeSettings(seed, n_candidates, max_queries, n_boot)  # how the chapter's own runs below are probed
 # every table and claim below: outcomes under the chosen reading; the membership null from the cached scores (no model runs)
 summary, membership_null = outcomes_with_null(summary, scores, outcome_rule, n_permutations, seed, n_boot)
 Markdown(run_banner(tables, data_path, target, task))
@@ -233,7 +229,7 @@ plan
 # them on this CPU (`benchmarks/kernel_ceiling.py`).
 
 # %%
-from iclmem.chapters.ch04_calibration.grid_plan import grid_options
+from iclmem.chapters.ch04_calibration import grid_options
 
 grid_options(list(tables), learning_rates, query_sizes, label_conditions, epochs, probe_epochs, max_queries).round(2)
 
@@ -418,8 +414,9 @@ pd.Series(null).to_frame("negative control")
 # ```
 
 # %%
-sens = run_sensitivity(control_dataset, control_learning_rates, control_epochs, control_query_size, control_context_size,
-                       reference, seed, n_candidates, max_queries, n_boot, n_permutations, control_label_condition)
+control_spec = SensitivitySpec(control_dataset, control_learning_rates, control_epochs, control_query_size,
+                              control_context_size, control_label_condition, n_permutations)
+sens = run_sensitivity(control_spec, reference, probe_settings)
 weakest = weakest_detection(sens.curve)
 glue_text("weakest", weakest["text"])
 glue_text("control_setting", f"{control_query_size} members of {control_dataset} (label condition {control_label_condition}), "
@@ -457,8 +454,7 @@ category_aucs(sens.scores[top.run_key], int(top.epoch))
 # %%
 settings = curve_settings(list(tables) if data_path else curve_datasets, curve_learning_rates, curve_epochs, context_size,
                           control_dataset, control_learning_rates, control_epochs, control_context_size)
-curves = run_table_curves(settings, curve_conditions, control_query_size, reference, seed, n_candidates, max_queries,
-                          n_boot, tables=tables)
+curves = run_table_curves(settings, curve_conditions, control_query_size, reference, probe_settings, tables=tables)
 weakest_tables = weakest_per_table(curves.curve)
 glue_text("weakest_tables", weakest_text(weakest_tables))
 fig = plot_table_curves(curves.curve)
@@ -569,8 +565,8 @@ ladder
 # the signal is membership; if it falls to 0.5, it was the label type.
 
 # %%
-p3_table, p3_control, p3_scores = (member_only_control(summary, scores, runs, tables, reference, outcome_rule, n_candidates,
-                                                       seed, max_queries, n_boot)
+p3_table, p3_control, p3_scores = (member_only_control(summary, scores, runs, tables, reference, outcome_rule,
+                                                       probe_settings)
                                    if member_control else (pd.DataFrame(), pd.DataFrame(), {}))
 p3 = p3_record(p3_table, p3_control, p3_scores, outcome_rule, n_permutations, seed, n_boot)
 glue_text("p3_ours", p3["ours"])

@@ -1,17 +1,24 @@
-"""Paper 1, Sec. 5, Sec. 6, App. A.4, App. B.3 (Tab. 1, Fig. 2, Fig. 5): the rules of claims C1-C9, C11, C15, C16 and
-their records for the scorecard (notebook 04).
+"""Paper 1, Sec. 4.2, Sec. 5, Sec. 6, App. A.4, App. B.3 (Tab. 1, Tab. 3, Fig. 2, Fig. 5): the rule of every claim
+notebook 04 records, C1-C9, C11, C15, C16 and the instrument rows P1, P2, P3, and their records for the scorecard.
 
-The paper's values each claim is read against, one rule per claim over a probing summary (each returns an
-:class:`~iclmem.chapters.ch04_calibration.judge.Evidence`), and :func:`calibration_claims`, which judges them all
-against
-the membership null (:func:`~iclmem.chapters.ch04_calibration.judge.judge`). Re-exported by
-:mod:`iclmem.chapters.ch04_calibration.calibration`.
+Where each claim's rule is (each outcome rule returns an :class:`~iclmem.chapters.ch04_calibration.evidence.Evidence`
+that :func:`~iclmem.chapters.ch04_calibration.evidence.judge` reads against the membership null):
+
+* C1 :func:`detectable_tables`, C2 :func:`_peak`, C3 :func:`tpr1_tables`, C4 :func:`collapse_claim`, C5 and C7
+  :func:`_share_rule`, C6 :func:`_detectable_by_q`, C8 :func:`binary_claim`, C9 :func:`_temporal`, C11
+  :func:`calibration_claim` (rule :func:`_calibration`), C15 :func:`_localized`, C16 :func:`c16_record`; their paper
+  values and records: :func:`_outcome_records`, all of them: :func:`calibration_claims`;
+* P1 :func:`p1_record` (at the cell :mod:`.instrument_cells` chooses), P2 :func:`p2_record` (the negative control
+  of :mod:`.controls`), both: :func:`instrument_claims`; P3 :func:`p3_record` (the member-only control of
+  :mod:`.label_control`).
+
+The paper's values are :mod:`.paper`; each rule on every null draw at once is :mod:`.nulls`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,17 +30,33 @@ from iclmem.chapters.ch03_probing.probing import (
     fine_tuned,
     membership_rows,
 )
-from iclmem.chapters.ch04_calibration.judge import MEMBERSHIP_NULL, Evidence, _point, judge, null_evidence
-from iclmem.chapters.ch04_calibration.null import NullStack, Selected, draws_of
-from iclmem.chapters.ch04_calibration.tables import (
-    MEMORIZATION,
-    PAPER_CALIBRATION,
-    PAPER_OUTCOME_SHARES,
-    calibration_effect,
+from iclmem.chapters.ch04_calibration.controls import MIN_SETS_TO_PASS
+from iclmem.chapters.ch04_calibration.evidence import (
+    MEMBERSHIP_NULL,
+    Evidence,
+    JudgeOptions,
+    judge,
+    null_evidence,
+    share_point,
 )
+from iclmem.chapters.ch04_calibration.instrument_cells import cell_text, strongest_setting
+from iclmem.chapters.ch04_calibration.label_control import DETECTABLE
+from iclmem.chapters.ch04_calibration.nulls import NullStack, Selected, draws_of
+from iclmem.chapters.ch04_calibration.paper import (
+    DETECT_MIN_TPR10,
+    LOCALIZED_MAX_AUC,
+    LOCALIZED_MIN_TPR10,
+    PAPER_CALIBRATION,
+    PAPER_DETECTABLE_TASKS,
+    PAPER_LOCALIZED,
+    PAPER_OUTCOME_SHARES,
+    PAPER_TEMPORAL,
+    PAPER_TPR1_TASKS,
+)
+from iclmem.chapters.ch04_calibration.tables import MEMORIZATION, calibration_effect
 from iclmem.intervals import wilson
 from iclmem.outcomes import OUTCOME_ORDER, SHORT, Outcome, reclassify, with_primary_metric
-from iclmem.probe.null import permutations
+from iclmem.probe.null import null_summaries, permutations
 from iclmem.report.records import claim_record
 from iclmem.report.verdicts import (
     WILSON_Z,
@@ -44,21 +67,9 @@ from iclmem.report.verdicts import (
     share_agreement,
     share_text,
     summarize_null,
+    verdict_without_null,
 )
 
-#: C1 and C3 (Sec. 5, Sec. 6): tasks with detectable memorization / with TPR@1% > 0.1, of the 10 evaluated.
-PAPER_DETECTABLE_TASKS = (8, 10)
-PAPER_TPR1_TASKS = (2, 10)
-#: C9 (Sec. 5, Fig. 2): share of Q=50 configurations with detectable memorization at epoch 1 and by epoch 250;
-#: Q=512 peaks at epoch 50 with 5.5% and vanishes after.
-PAPER_TEMPORAL = {"q50_epoch1": 0.042, "q50_epoch250": 0.20, "q512_peak": 0.055, "q512_peak_epoch": 50}
-#: C15 (Sec. 5, App. B.3): beer_ratings at Q=512, AUC 0.59 but TPR@10% 0.49.
-PAPER_LOCALIZED = {"auc": 0.59, "tpr10": 0.49}
-#: C15's stated thresholds: a "modest" AUC(Delta S) and a "high" TPR@10% (3x the 0.10 of a random score).
-LOCALIZED_MAX_AUC = 0.65
-LOCALIZED_MIN_TPR10 = 0.30
-#: C1's TPR condition ("AUC(Delta S) > 0.5, TPR@r% > 0.1"), read at r = 10% on the primary metric.
-DETECT_MIN_TPR10 = 0.1
 #: Draws of the nulls this module draws itself (C4's learning-rate permutation, C8's table-type permutation).
 RULE_DRAWS = 1000
 #: C8's smallest number of tables in each group (binary, other) for a permutation of the binary label across tables.
@@ -78,13 +89,18 @@ def _cluster_point(label: str, paper: float, flags, clusters) -> dict:
 
 
 def _rows_at_q(summary: pd.DataFrame, q: int) -> pd.DataFrame:
+    """The fine-tuned rows of ``summary`` at query size ``q``."""
     s = fine_tuned(summary)
     return s[s.query_size == q]
 
 
 def _share_by_q(summary: pd.DataFrame, outcome: str, q: int) -> tuple[int, int]:
+    """(rows with ``outcome``, rows) among the fine-tuned rows at query size ``q`` (Fig. 5's share)."""
     s = _rows_at_q(summary, q)
     return int((s.outcome == outcome).sum()), int(len(s))
+
+
+# --- The outcome claims C1-C9, C11, C15, C16 (Sec. 5, Sec. 6, App. A.4, App. B.3), one rule each ----------------
 
 
 def _share_rule(outcomes: Sequence[str], label: str = "") -> Callable[[pd.DataFrame], Evidence]:
@@ -128,7 +144,7 @@ def _share_rule(outcomes: Sequence[str], label: str = "") -> Callable[[pd.DataFr
     return rule
 
 
-def _detectable_tables(summary: pd.DataFrame) -> Evidence:
+def detectable_tables(summary: pd.DataFrame) -> Evidence:
     """C1: tables with a detectable configuration (label condition N) whose TPR@10% exceeds 0.1, against the paper's
     8 of 10."""
     s = with_primary_metric(fine_tuned(summary))
@@ -153,7 +169,7 @@ def _detectable_tables(summary: pd.DataFrame) -> Evidence:
         agrees=agrees,
         contradicted=not agrees,
         interval=interval,
-        points=(_point("tables", PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1], k, n),),
+        points=(share_point("tables", PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1], k, n),),
     )
 
 
@@ -192,7 +208,7 @@ def _peak(summary: pd.DataFrame) -> Evidence:
     )
 
 
-def _tpr1_tables(summary: pd.DataFrame) -> Evidence:
+def tpr1_tables(summary: pd.DataFrame) -> Evidence:
     """C3: tables with TPR@1% > 0.1 in a detectable configuration, against the paper's 2 of 10 (a share rule)."""
     s = fine_tuned(summary)
     det = detectable_rows(summary)
@@ -209,7 +225,7 @@ def _tpr1_tables(summary: pd.DataFrame) -> Evidence:
         agrees=agrees,
         contradicted=not agrees,
         interval=interval,
-        points=(_point("tables", PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1], k, n),),
+        points=(share_point("tables", PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1], k, n),),
     )
 
 
@@ -451,7 +467,7 @@ def _calibration(summary: pd.DataFrame) -> Evidence:
         agrees=agrees,
         contradicted=not agrees,
         interval=interval,
-        points=(_point("vanish", paper, e["vanished"], e["raw_tpr10_signals"]),),
+        points=(share_point("vanish", paper, e["vanished"], e["raw_tpr10_signals"]),),
     )
 
 
@@ -556,27 +572,14 @@ def _localized(summary: pd.DataFrame) -> Evidence:
     )
 
 
-def calibration_claims(
-    summary: pd.DataFrame,
-    null: pd.DataFrame | Sequence[pd.DataFrame] | None = None,
-    reading: str = "bound",
-    vectorized: bool = True,
-) -> list[dict]:
-    """Claim records C1-C9, C11, C15, C16 from the chapter's probing summary (one row per run x epoch).
+# --- All outcome claims at once: their paper values, their records and the scorecard's rows ------------------------
 
-    ``null``: the membership null, as :func:`iclmem.probe.null.null_summaries` returns it or as its
-    :func:`~iclmem.probe.null.permutations`. ``summary`` holds its outcomes under ``reading`` of Tab. 3
-    (:func:`iclmem.outcomes.reclassify`; default: the book's ``bound`` reading), and so does every permuted summary
-    (reclassified here), and the records name it. Membership-null claims read label conditions N and All only
-    (:func:`membership_rows`); C4 (collapse, no membership) reads every run with a learning-rate null, C8 its own
-    table-level null. Without ``null`` no membership-null claim can read "reproduced". ``vectorized``: each rule
-    reads all null draws at once (:mod:`iclmem.chapters.ch04_calibration.null`, the same numbers); False runs it draw by
-    draw.
-    """
-    if isinstance(null, pd.DataFrame):
-        null = permutations(reclassify(null, reading))
-    which = f" (outcome rule: {reading} reading of Tab. 3)"
-    ours = membership_rows(summary)
+
+def _membership_null(
+    null: Sequence[pd.DataFrame] | None, vectorized: bool
+) -> tuple[Selected | None, Callable[[str], Callable[[], list[Evidence] | None] | None]]:
+    """The membership null on label conditions N and All (:func:`membership_rows`), and per claim id the answer of its
+    rule on every draw at once (:mod:`.nulls`; None when ``vectorized`` is False: draw by draw)."""
 
     def select(frame: pd.DataFrame) -> pd.DataFrame:
         return fine_tuned(membership_rows(frame))
@@ -592,26 +595,36 @@ def calibration_claims(
 
         return answer if vectorized else None
 
-    where = (
-        f"; membership-null rules read label conditions {' and '.join(MEMBERSHIP_CONDITIONS)} only "
-        f"({len(fine_tuned(ours))} of {len(fine_tuned(summary))} fine-tuned rows)"
-    )
+    return null_m, fast
 
-    paper_shares = {
+
+def _paper_shares() -> dict[str, str]:
+    """Fig. 5's share of each outcome at Q=50 and Q=512, as the records quote it."""
+    return {
         o: ", ".join(f"Q={q}: {PAPER_OUTCOME_SHARES.loc[o, f'Q={q}']:.1f}%" for q in (50, 512)) for o in OUTCOME_ORDER
     }
+
+
+def _outcome_records(
+    summary: pd.DataFrame,
+    ours: pd.DataFrame,
+    null_m: Selected | None,
+    fast: Callable[[str], Callable[[], list[Evidence] | None] | None],
+) -> list[dict]:
+    """The records of C1-C9, C11 and C15 (Sec. 5, Sec. 6, App. A.4, App. B.3), each under its rule above."""
+    paper_shares = _paper_shares()
     c1_paper = PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1]
     c3_paper = PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1]
 
     def membership(claim_id: str, paper: str, rule: Callable[[pd.DataFrame], Evidence], **options) -> dict:
         """A membership-null claim's record (:func:`judge` on the N and All rows and the null's draws)."""
-        return judge(claim_id, paper, rule, ours, null_m, null_draws=fast(claim_id), **options)
+        return judge(claim_id, paper, rule, ours, null_m, JudgeOptions(**options), fast(claim_id))
 
-    records = [
+    return [
         membership(
             "C1",
             f"{PAPER_DETECTABLE_TASKS[0]}/{PAPER_DETECTABLE_TASKS[1]} tasks",
-            _detectable_tables,
+            detectable_tables,
             fmt="{:.2f}",
             structural=_tables_size(c1_paper),
         ),
@@ -619,7 +632,7 @@ def calibration_claims(
         membership(
             "C3",
             f"{PAPER_TPR1_TASKS[0]}/{PAPER_TPR1_TASKS[1]} tasks",
-            _tpr1_tables,
+            tpr1_tables,
             fmt="{:.2f}",
             structural=_tables_size(c3_paper),
         ),
@@ -668,18 +681,50 @@ def calibration_claims(
             fmt="{:.2f}",
         ),
     ]
+
+
+def c16_record(summary: pd.DataFrame) -> dict:
+    """C16 (Sec. 5): high-cardinality targets need high Q/n and a target not deducible from features; not testable on
+    the book's grid, which cannot vary the two independently."""
     s = fine_tuned(summary)
-    records.append(
-        claim_record(
-            "C16",
-            "high-cardinality targets need high Q/n and a target not deducible from features (clear_corpus: none)",
-            f"{s[s.task == 'regression'].dataset.nunique()} high-cardinality (regression) table(s) in the grid",
-            "not testable here",
-            "separating query coverage from deducibility needs several high-cardinality tables that differ in both "
-            "(the paper "
-            "contrasts beer_ratings with clear_corpus); the book's grid cannot vary them independently",
-        )
+    return claim_record(
+        "C16",
+        "high-cardinality targets need high Q/n and a target not deducible from features (clear_corpus: none)",
+        f"{s[s.task == 'regression'].dataset.nunique()} high-cardinality (regression) table(s) in the grid",
+        "not testable here",
+        "separating query coverage from deducibility needs several high-cardinality tables that differ in both "
+        "(the paper "
+        "contrasts beer_ratings with clear_corpus); the book's grid cannot vary them independently",
     )
+
+
+def calibration_claims(
+    summary: pd.DataFrame,
+    null: pd.DataFrame | Sequence[pd.DataFrame] | None = None,
+    reading: str = "bound",
+    vectorized: bool = True,
+) -> list[dict]:
+    """Claim records C1-C9, C11, C15, C16 from the chapter's probing summary (one row per run x epoch).
+
+    ``null``: the membership null, as :func:`iclmem.probe.null.null_summaries` returns it or as its
+    :func:`~iclmem.probe.null.permutations`. ``summary`` holds its outcomes under ``reading`` of Tab. 3
+    (:func:`iclmem.outcomes.reclassify`; default: the book's ``bound`` reading), and so does every permuted summary
+    (reclassified here), and the records name it. Membership-null claims read label conditions N and All only
+    (:func:`membership_rows`); C4 (collapse, no membership) reads every run with a learning-rate null, C8 its own
+    table-level null. Without ``null`` no membership-null claim can read "reproduced". ``vectorized``: each rule
+    reads all null draws at once (:mod:`iclmem.chapters.ch04_calibration.nulls`, the same numbers); False runs it
+    draw by draw.
+    """
+    if isinstance(null, pd.DataFrame):
+        null = permutations(reclassify(null, reading))
+    which = f" (outcome rule: {reading} reading of Tab. 3)"
+    ours = membership_rows(summary)
+    null_m, fast = _membership_null(null, vectorized)
+    where = (
+        f"; membership-null rules read label conditions {' and '.join(MEMBERSHIP_CONDITIONS)} only "
+        f"({len(fine_tuned(ours))} of {len(fine_tuned(summary))} fine-tuned rows)"
+    )
+    records = [*_outcome_records(summary, ours, null_m, fast), c16_record(summary)]
     outcome_claims = {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C15"}
     membership_claims = {"C1", "C2", "C3", "C5", "C6", "C7", "C9", "C11", "C15"}
     return [
@@ -691,3 +736,283 @@ def calibration_claims(
         }
         for r in records
     ]
+
+
+# --- The instrument's rows P1, P2, P3 (Sec. 4.2, Tab. 3; the book's controls, the paper reports none) ---------------
+
+#: What the paper says of the instrument rows P1 and P2.
+INSTRUMENT_PAPER = "(the book's instrument; the paper reports no control)"
+
+
+def _p1_null_rate(
+    curve: pd.DataFrame,
+    top: pd.Series,
+    null_lower_bounds: Mapping[str, np.ndarray] | None,
+    null_selection: np.ndarray | None,
+) -> tuple[float | None, bool, np.ndarray | None]:
+    """P1's null rate at cell ``top`` (the share of permuted lower bounds above 0.5), whether each draw read its own
+    choice of cell (``null_selection`` replayed), and the permuted bounds at ``top``."""
+    bounds = None if null_lower_bounds is None else null_lower_bounds.get(f"{top.run_key}@{int(top.epoch)}")
+    rate = None if bounds is None or not len(bounds) else float(np.mean(np.asarray(bounds) > 0.5))
+    replayed = null_selection is not None and bool(null_lower_bounds)
+    if replayed:
+        keys = [f"{k}@{int(e)}" for k, e in zip(curve.run_key, curve.epoch, strict=True)]
+        chosen = [
+            null_lower_bounds[keys[j]][i] if j >= 0 and keys[j] in null_lower_bounds else -np.inf
+            for i, j in enumerate(np.asarray(null_selection))
+        ]
+        rate = float(np.mean(np.asarray(chosen) > 0.5))
+    return rate, replayed, bounds
+
+
+def _p1_verdict(there: bool, seen: bool, rate: float | None) -> tuple[str, str]:
+    """P1's verdict and why: memorization there (vanilla attack) and seen by the probe, against the null rate."""
+    if not there:
+        return (
+            "inconclusive",
+            "the vanilla attack does not show memorization either: there is nothing known to detect",
+        )
+    verdict = evidence_verdict(seen, rate, contradicted=True) if rate is not None else verdict_without_null(seen)
+    why = (
+        "memorization is there (the vanilla attack's interval is above 0.5) and the probe's interval is above 0.5 too"
+        if seen
+        else "memorization is there (the vanilla attack's interval is above 0.5) but the probe's interval reaches "
+        "0.5: the zero-information probe does not surface it at this query count"
+    )
+    return verdict, why
+
+
+def _p1_null_text(replayed: bool, rate: float | None, rule: str | None) -> str | None:
+    """How P1's record states its null."""
+    return (
+        "membership permuted across each run's probed queries and pool; each draw chooses its own "
+        + (
+            "strongest setting (largest permuted vanilla AUC)"
+            if rule is None
+            else f"cell by {rule} on its permuted vanilla attack"
+        )
+        + " and the probe's bound rule is read there"
+        if replayed
+        else "membership permuted across the chosen run's probed queries; the probe's bound rule there"
+        if rate is not None
+        else None
+    )
+
+
+def p1_record(
+    curve: pd.DataFrame,
+    null_lower_bounds: Mapping[str, np.ndarray] | None,
+    null_selection: np.ndarray | None = None,
+    setting: pd.Series | None = None,
+    rule: str | None = None,
+) -> dict:
+    """P1, the probe detects known memorization, read at one cell of the curve (see :func:`instrument_claims`).
+
+    ``rule``: the stated rule that chose ``setting`` (:func:`~.instrument_cells.rule_setting`); without it P1 reads
+    the strongest setting (:func:`~.instrument_cells.strongest_setting`). ``null_selection``: the cell each null draw
+    chooses by the same rule (-1: none, which reads as no agreement).
+    """
+    paper = INSTRUMENT_PAPER
+    if curve.empty:
+        return claim_record("P1", paper, "no sensitivity run", "not testable here", "the sensitivity curve was not run")
+    if rule is not None and setting is None:
+        return claim_record(
+            "P1",
+            paper,
+            "no cell of the curve meets the rule",
+            "inconclusive",
+            f"P1's cell is chosen by {rule}; no cell meets it, so nothing is known to detect",
+        )
+    top = strongest_setting(curve) if setting is None else setting
+    there = bool(top["vanilla lo"] > 0.5)
+    seen = bool(top["probe lo"] > 0.5)
+    ours = (
+        f"probe AUC(Delta S) {top['probe AUC']:.3f} [{top['probe lo']:.3f}, {top['probe hi']:.3f}] where the vanilla "
+        f"attack gives {top['vanilla AUC']:.3f} [{top['vanilla lo']:.3f}, {top['vanilla hi']:.3f}] ({cell_text(top)})"
+    )
+    rate, replayed, bounds = _p1_null_rate(curve, top, null_lower_bounds, null_selection)
+    verdict, why = _p1_verdict(there, seen, rate)
+    if rule is not None:
+        why = f"the cell is chosen by {rule}, before any probe AUC is read; " + why
+    return claim_record(
+        "P1",
+        paper,
+        ours,
+        verdict,
+        why,
+        null=_p1_null_text(replayed, rate, rule),
+        observed=f"{top['probe lo']:.3f}",
+        null_rate=rate,
+        null_draws=(len(null_selection) if replayed else len(bounds)) if rate is not None else None,
+    )
+
+
+def p2_record(negative: Mapping) -> dict:
+    """P2, the negative control (Sec. 4.2): the null-halves intervals exclude 0.5 no more often than chance
+    (:func:`~.controls.negative_control`'s verdict over the non-member sets)."""
+    paper = INSTRUMENT_PAPER
+    n, excluded, p = (
+        int(negative.get("n", 0)),
+        int(negative.get("excluded", 0)),
+        float(negative.get("p_value", math.nan)),
+    )
+    sets, shares = int(negative.get("sets", 0)), negative.get("set_shares", [])
+    reason = (
+        "two random halves of each non-member set, one posing as members, must look like chance: about 5% of 95% "
+        "intervals exclude 0.5. Every configuration of one set attacks the same two halves, so the unit is the set: "
+        "the control fails when the sets' mean share is far above 5% (one-sided t-test, p < 0.01)"
+    )
+    if not n:
+        return claim_record("P2", paper, "no fine-tuned configuration", "not testable here", "the grid is empty")
+    ours = (
+        f"{excluded} of {n} null-halves intervals exclude 0.5 ({excluded / n:.0%}); over {sets} non-member sets "
+        f"the shares are {', '.join(f'{v:.0%}' for v in shares)}"
+        + (
+            ""
+            if math.isnan(p)
+            else f" (t-test p = {p:.3g}; the naive binomial p = {negative.get('binomial_p', math.nan):.3g})"
+        )
+    )
+    passed = negative.get("passed")
+    word = negative.get("verdict", "not testable" if passed is None else "passes" if passed else "fails")
+    verdict = {"not testable": "not testable here", "fails": "differs", "inconclusive": "inconclusive"}.get(
+        word, evidence_verdict(bool(passed), None, no_null=True)
+    )
+    if word == "inconclusive":
+        reason = f"{sets} non-member sets are too few for a pass (it needs {MIN_SETS_TO_PASS}): " + reason
+    return claim_record(
+        "P2",
+        paper,
+        ours,
+        verdict,
+        reason if passed is not None else f"{sets} non-member set(s): too few units to test; " + reason,
+        null="no null applies: the control is itself a test against chance "
+        "(a one-sided t-test of the non-member sets' shares against the 5% rate)",
+        observed=f"{excluded}/{n} in {sets} sets",
+    )
+
+
+def instrument_claims(
+    curve: pd.DataFrame,
+    null_lower_bounds: Mapping[str, np.ndarray] | None,
+    negative: Mapping,
+    null_selection: np.ndarray | None = None,
+    setting: pd.Series | None = None,
+    rule: str | None = None,
+) -> list[dict]:
+    """The scorecard's two instrument rows: P1, the probe detects known memorization; P2, the negative control.
+
+    P1 (:func:`p1_record`) reads one setting of the curve, the strongest (largest vanilla AUC) or, with ``rule``,
+    ``setting`` chosen by that rule (:func:`~.instrument_cells.rule_setting`): it agrees when memorization is there
+    (the vanilla attack's interval above 0.5) and the probe's interval is above 0.5 too; its null permutes
+    membership across that run's probed queries (``null_lower_bounds``: ``"<run key>@<epoch>"`` -> the
+    probe's permuted lower bounds there). It differs when memorization is there and the probe does
+    not see it; without memorization it is inconclusive (nothing to detect). ``null_selection``
+    (:func:`~.instrument_cells.selection_null`, :func:`~.instrument_cells.rule_selection_null`): the setting each
+    null draw chooses; the null rate then reads draw ``i``'s probe bound at draw ``i``'s own choice, so the choice is
+    paid for in the null. P2 (:func:`p2_record`) passes when the null-halves intervals exclude 0.5 no more often than
+    chance (:func:`~.controls.negative_control`).
+    """
+    return [p1_record(curve, null_lower_bounds, null_selection, setting, rule), p2_record(negative)]
+
+
+def _p3_null_rate(
+    control: pd.DataFrame,
+    controlled: Mapping[str, pd.DataFrame],
+    keys: list,
+    outcome_rule: str,
+    n_permutations: int,
+    seed: int,
+    n_boot: int,
+) -> float:
+    """P3's null rate: the share of membership permutations of the control's rows ``keys`` in which every one of them
+    reads detectable."""
+    null = null_summaries(
+        control[control.set_index(["run_key", "epoch"]).index.isin(keys)],
+        dict(controlled),
+        n_permutations,
+        seed,
+        n_boot,
+        reading=outcome_rule,
+        progress=False,
+    )
+    per_draw = null.groupby("perm").outcome.apply(lambda o: bool((o == DETECTABLE).all()))
+    return float(per_draw.mean())
+
+
+def _p3_why(agrees: bool, none_kept: bool) -> str:
+    """Why P3 reads as it does: all, none or some of the detectable M rows stay detectable under the control."""
+    return (
+        "every M row that reads detectable as built stays detectable when the non-members also carry shuffled labels: "
+        "the M signal is membership, not the label type"
+        if agrees
+        else "none of the M rows that read detectable as built stays detectable when the non-members also carry "
+        "shuffled labels: the M signal separates shuffled from true labels, not members from non-members"
+        if none_kept
+        else "some M rows that read detectable as built lose it under the control: part of the M signal is label type"
+    )
+
+
+def p3_record(
+    table: pd.DataFrame,
+    control: pd.DataFrame,
+    controlled: Mapping[str, pd.DataFrame],
+    outcome_rule: str,
+    n_permutations: int,
+    seed: int = 0,
+    n_boot: int = 200,
+) -> dict:
+    """P3: the M rows that read detectable stay detectable when the non-members too carry shuffled labels.
+
+    It agrees when every M row detectable as built is detectable under the control; it differs when none is; in
+    between it is inconclusive. Its null permutes membership across each run's probed queries of the control (there
+    both pools carry shuffled labels, so they are exchangeable without memorization) and reads the same rule;
+    ``n_permutations = 0`` gives no null.
+    """
+    paper = "(the book's control of condition M; the paper reads M rows as memorization, Tab. 3, 10, 11)"
+    if table.empty:
+        return claim_record("P3", paper, "no M row", "not testable here", "the grid has no non-collapsed M row")
+    hit = table[table.outcome == DETECTABLE]
+    if hit.empty:
+        n_control = int((table["control outcome"] == DETECTABLE).sum())
+        return claim_record(
+            "P3",
+            paper,
+            f"no M row of {len(table)} reads detectable as built ({n_control} under the control)",
+            "not testable here",
+            "no M row reads detectable: there is no M signal to control",
+        )
+    kept = hit[hit["control outcome"] == DETECTABLE]
+    keys = list(zip(hit.run_key, hit.epoch, strict=True))
+    values = "; ".join(
+        f"{r['dataset']} Q={r['query_size']} lr {r['learning_rate']:g} epoch {int(r['epoch'])}: {r['AUC']:.3f} -> "
+        f"{r['control AUC']:.3f} [{r['control lo']:.3f}, {r['control hi']:.3f}]"
+        for r in hit.to_dict("records")
+    )
+    ours = f"{len(kept)} of {len(hit)} M rows detectable as built stay detectable under the control ({values})"
+    agrees = len(kept) == len(hit)
+    rate = (
+        _p3_null_rate(control, controlled, keys, outcome_rule, n_permutations, seed, n_boot) if n_permutations else None
+    )
+    verdict = (
+        evidence_verdict(agrees, rate, contradicted=kept.empty)
+        if rate is not None
+        else ("inconclusive" if agrees or not kept.empty else "differs")
+    )
+    why = _p3_why(agrees, kept.empty)
+    return claim_record(
+        "P3",
+        paper,
+        ours,
+        verdict,
+        why,
+        null=(
+            "membership permuted across each run's probed queries under the control (both pools on shuffled labels); "
+            "the rule reads the same rows"
+            if rate is not None
+            else None
+        ),
+        observed=f"{len(kept)}/{len(hit)}",
+        null_rate=rate,
+        null_draws=n_permutations if rate is not None else None,
+    )

@@ -1,7 +1,6 @@
 """Paper 1, Sec. 5, App. B (Fig. 2, Fig. 5, Fig. 6): the figures of the outcomes of chapter 4 (notebook 04).
 
-Drawn from the tables of :mod:`iclmem.chapters.ch04_calibration.tables`; re-exported by
-:mod:`iclmem.chapters.ch04_calibration.calibration`.
+Drawn from the tables of :mod:`iclmem.chapters.ch04_calibration.tables`.
 """
 
 from __future__ import annotations

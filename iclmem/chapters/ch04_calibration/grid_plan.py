@@ -16,19 +16,18 @@ from pathlib import Path
 
 import pandas as pd
 
+from iclmem.chapters.ch04_calibration.paper import PAPER_CONDITIONS, PAPER_PROBE_EPOCHS
 from iclmem.stats import min_detectable_auc
 from iclmem.sweep.cost import CostError, UnitCost, grid_cost, load_unit_costs, probed_per_pool
 
 #: The four CARTE tables carte-ai ships (none is among the paper's ten, Tab. 5).
 SHIPPED_TABLES = ("spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices")
-#: Tab. 2's label conditions (N, M, S) and probing epochs.
-PAPER_CONDITIONS = ("none", "members", "all")
-PAPER_PROBE_EPOCHS = (0, 1, 2, 5, 10, 50, 100, 250, 500)
 #: Where ``benchmarks/paper_shipped_cost.py`` writes the unit costs (relative to the repository root).
 UNIT_COSTS = Path("benchmarks/results/paper_shipped_cost.json")
 
 
 def _options(grid: dict) -> list[tuple[str, dict]]:
+    """The grid options, each one step of ``grid`` toward Tab. 2 and the last all of them: (name, changed keys)."""
     epochs = [e for e in PAPER_PROBE_EPOCHS if e <= grid["epochs"]]
     steps = [
         ("every member and non-member probed at Q = 512", {"max_queries": None}),
@@ -98,4 +97,4 @@ def _option_rows(units: dict[tuple[str, int], UnitCost], grid: dict) -> pd.DataF
     return pd.DataFrame(rows)
 
 
-__all__ = ["PAPER_CONDITIONS", "PAPER_PROBE_EPOCHS", "SHIPPED_TABLES", "UNIT_COSTS", "grid_options"]
+__all__ = ["SHIPPED_TABLES", "UNIT_COSTS", "grid_options"]

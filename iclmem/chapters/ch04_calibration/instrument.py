@@ -13,14 +13,15 @@ module builds that evidence on one table:
   pools moved to another class, so no member keeps its true label) is the alternative a user can
   choose; on a binary table it is an inversion the model can learn as a rule, which is why the book
   keeps ``all``.
-* **the sensitivity curve** (:func:`sensitivity_table`): runs of increasing memorization strength
+* **the sensitivity curve** (:func:`sensitivity_table`, :func:`run_sensitivity` on a :class:`SensitivitySpec`): runs
+  of increasing memorization strength
   (learning rate x epochs); per (run, epoch) the vanilla attack's AUC on the training context C'
   (is memorization there?) beside the probe's AUC(Delta S), both with intervals;
 * **where the signal is lost** (:func:`context_attack`): the same calibrated loss attack with
   half of C' as the context, between the full training context and the probe's zero-information
-  one;
-* :func:`weakest_detection` and :func:`instrument_claims`: the two instrument rows of the scorecard
-  (P1: the probe detects known memorization; P2: the negative control).
+  one; :func:`vanilla_attack` is it on all of C';
+* :func:`weakest_detection`: the weakest memorization the probe detects on the curve. The scorecard's instrument rows
+  read the curve in :mod:`.claims` (P1 at the cell :mod:`.instrument_cells` chooses).
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch04_calibration.instrument_claims import (
+from iclmem.chapters.ch04_calibration.instrument_cells import (
     CONTROL_CONDITION,
     null_lower_bounds,
     selection_null,
     strongest_setting,
 )
+from iclmem.chapters.ch04_calibration.probe_settings import DEFAULT_PROBE, ProbeSettings
 from iclmem.data import Dataset
 from iclmem.finetune import FinetuneRun, prepare_run_data
 from iclmem.grid import RunSpec
@@ -90,6 +92,16 @@ def context_attack(
     """AUC of :func:`context_scores`: ``auc``, ``lo``, ``hi`` (stratified bootstrap interval)."""
     member, non_member = context_scores(run, table, epoch, reference, fraction, seed)
     return auc_interval(member, non_member, n_boot, seed)
+
+
+def vanilla_attack(run, table, epoch: int, reference, n_boot: int = 200, seed: int = 0) -> dict:
+    """The plain loss attack on the training-style context C' (no multiple-choice probe), calibrated.
+
+    Per query, ``L_v(M_theta) - L_v(M_ref)`` on the run's vanilla context (Tab. 3's vanilla loss);
+    lower means member: :func:`context_attack` on all of C'. Returns AUC
+    with its bootstrap interval (keys ``auc``, ``lo``, ``hi``).
+    """
+    return context_attack(run, table, epoch, reference, 1.0, seed, n_boot)
 
 
 def auc_interval(member: np.ndarray, non_member: np.ndarray, n_boot: int = 200, seed: int = 0) -> dict[str, float]:
@@ -201,21 +213,23 @@ class Sensitivity:
         return strongest_setting(self.curve)
 
 
-def run_sensitivity(
-    dataset: str,
-    learning_rates: Sequence[float],
-    epochs: Sequence[int],
-    query_size: int,
-    context_size: int,
-    reference,
-    seed: int = 0,
-    n_candidates: int = 10,
-    max_queries: int | None = 50,
-    n_boot: int = 200,
-    n_permutations: int = 100,
-    label_condition: str = CONTROL_CONDITION,
-) -> Sensitivity:
-    """Fine-tune (or load) the control's runs, probe them at ``epochs``, and build the curve and the probe's null
+@dataclass(frozen=True)
+class SensitivitySpec:
+    """The positive control's sensitivity curve (Sec. 4.2, App. A): ``dataset``, its runs' ``learning_rates`` (each
+    fine-tuned to the largest of ``epochs`` and probed at every one), ``query_size`` members, a ``context_size``-row
+    context, the ``label_condition`` of both pools and the ``n_permutations`` of the probe's null bounds."""
+
+    dataset: str
+    learning_rates: Sequence[float]
+    epochs: Sequence[int]
+    query_size: int
+    context_size: int
+    label_condition: str = CONTROL_CONDITION
+    n_permutations: int = 100
+
+
+def run_sensitivity(spec: SensitivitySpec, reference, probe: ProbeSettings = DEFAULT_PROBE) -> Sensitivity:
+    """Fine-tune (or load) the control's runs, probe them at ``spec.epochs``, and build the curve and the probe's null
     bounds.
 
     The runs are cached in the results store like every other run.
@@ -223,11 +237,18 @@ def run_sensitivity(
     from iclmem.data import prepared_table
     from iclmem.grid import probe_grid, run_grid
 
-    specs = sensitivity_specs(dataset, learning_rates, epochs, query_size, context_size, seed, label_condition)
+    seed, n_boot, n_permutations, epochs = probe.seed, probe.n_boot, spec.n_permutations, spec.epochs
+    specs = sensitivity_specs(
+        spec.dataset, spec.learning_rates, epochs, spec.query_size, spec.context_size, seed, spec.label_condition
+    )
     runs = run_grid(specs, reference)
-    summary, scores = probe_grid(specs, runs, reference, list(epochs), n_candidates, max_queries, seed, n_boot)
+    summary, scores = probe_grid(
+        specs, runs, reference, list(epochs), probe.n_candidates, probe.max_queries, seed, n_boot
+    )
     vanilla: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    curve = sensitivity_table(specs, runs, summary, prepared_table(dataset), reference, epochs, n_boot, seed, vanilla)
+    curve = sensitivity_table(
+        specs, runs, summary, prepared_table(spec.dataset), reference, epochs, n_boot, seed, vanilla
+    )
     bounds: dict[str, np.ndarray] = {}
     selection = None
     if n_permutations:
@@ -289,11 +310,13 @@ def plot_sensitivity(curve: pd.DataFrame) -> plt.Figure:
 
 __all__ = [
     "Sensitivity",
+    "SensitivitySpec",
     "category_aucs",
     "context_attack",
     "run_sensitivity",
     "plot_sensitivity",
     "sensitivity_specs",
     "sensitivity_table",
+    "vanilla_attack",
     "weakest_detection",
 ]

@@ -37,6 +37,7 @@ def paper_rows() -> pd.DataFrame:
 
 
 def _auc(rows: pd.DataFrame, source: str) -> np.ndarray:
+    """Each printed row's AUC(Delta S) from ``source`` (:data:`AUC_SOURCES`: N, or the larger of N and S)."""
     if source == "N":
         return rows.auc_n.to_numpy(dtype=float)
     if source == "max(N, S)":

@@ -26,15 +26,15 @@ import pandas as pd
 from scipy import stats as st
 
 from iclmem.chapters.ch03_probing.probing import PAPER_PEAKS, fine_tuned, membership_rows
-from iclmem.chapters.ch04_calibration.claims import (
+from iclmem.chapters.ch04_calibration.claims import detectable_tables, tables_needed, tpr1_tables
+from iclmem.chapters.ch04_calibration.paper import (
     PAPER_DETECTABLE_TASKS,
+    PAPER_OUTCOME_SHARES,
+    PAPER_TABLE1,
     PAPER_TEMPORAL,
     PAPER_TPR1_TASKS,
-    _detectable_tables,
-    _tpr1_tables,
-    tables_needed,
 )
-from iclmem.chapters.ch04_calibration.tables import MEMORIZATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1
+from iclmem.chapters.ch04_calibration.tables import MEMORIZATION
 from iclmem.outcomes import Outcome
 from iclmem.report.verdicts import cluster_share_interval
 from iclmem.stats import hanley_mcneil_se, min_detectable_auc
@@ -94,6 +94,7 @@ def design_effect(flags: np.ndarray, clusters: Sequence) -> float:
 
 
 def _null_share(null: Sequence[pd.DataFrame], outcome: str, q: int, epoch: int | None = None) -> float:
+    """The mean share of ``outcome`` at query size ``q`` (and ``epoch``) over the null draws (N and All rows)."""
     shares = []
     for frame in null:
         s = fine_tuned(membership_rows(frame))
@@ -106,67 +107,76 @@ def _null_share(null: Sequence[pd.DataFrame], outcome: str, q: int, epoch: int |
 
 
 def _size_text(n: float | int | None, unit: str) -> str:
+    """A size in ``unit``, rounded up, or "more than" :data:`MAX_SIZE` when beyond it or none."""
     if n is None or not np.isfinite(n) or n > MAX_SIZE:
         return f"more than {MAX_SIZE:,} {unit}"
     return f"{math.ceil(n):,} {unit}"
 
 
-def power_plan(summary: pd.DataFrame, null: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """One row per tabular claim (and control): what this grid has, what the null gives, what the paper says and what
-    size would let the claim's rule tell the two apart with 80% power (analytic; module docstring).
+def _row(claim: str, what: str, today: str, p0: str, p1: str, needed: str, decidable: str) -> dict:
+    """One row of the plan."""
+    return {
+        "claim": claim,
+        "what the rule compares": what,
+        "this grid": today,
+        "under the null": p0,
+        "paper": p1,
+        "needed for 80% power": needed,
+        "could more data decide it?": decidable,
+    }
 
-    ``summary``: the chapter's summary (outcomes under its reading); ``null``: its membership null as
-    :func:`iclmem.probe.null.permutations` (the same reading). Membership-null rows read label conditions N and All.
-    """
-    ours = fine_tuned(membership_rows(summary))
-    rows: list[dict] = []
 
-    def add(claim: str, what: str, today: str, p0: str, p1: str, needed: str, decidable: str) -> None:
-        rows.append(
-            {
-                "claim": claim,
-                "what the rule compares": what,
-                "this grid": today,
-                "under the null": p0,
-                "paper": p1,
-                "needed for 80% power": needed,
-                "could more data decide it?": decidable,
-            }
-        )
-
+def _table_rows(ours: pd.DataFrame, null: Sequence[pd.DataFrame]) -> list[dict]:
+    """C1 and C3 (Sec. 5, Sec. 6): the tables each count of tables needs."""
+    rows = []
     n_tables = int(ours.dataset.nunique())
     for cid, rule, paper in (
-        ("C1", _detectable_tables, PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1]),
-        ("C3", _tpr1_tables, PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1]),
+        ("C1", detectable_tables, PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1]),
+        ("C3", tpr1_tables, PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1]),
     ):
         rates = [rule(f).statistic for f in null]
         p0 = float(np.nanmean(rates)) if rates else math.nan
         n = tables_needed(p0, paper) if np.isfinite(p0) else None
-        add(
-            cid,
-            "share of tables with a hit (Wilson interval of k/n holds the paper's share)",
-            f"{n_tables} tables",
-            f"{p0:.0%} of tables hit",
-            f"{paper:.0%}",
-            _size_text(n if n else math.inf, "tables"),
-            "yes, with more tables" if n else "no: chance hits as often as the paper's tables",
+        rows.append(
+            _row(
+                cid,
+                "share of tables with a hit (Wilson interval of k/n holds the paper's share)",
+                f"{n_tables} tables",
+                f"{p0:.0%} of tables hit",
+                f"{paper:.0%}",
+                _size_text(n if n else math.inf, "tables"),
+                "yes, with more tables" if n else "no: chance hits as often as the paper's tables",
+            )
         )
-    n_m = int(np.median(ours.n_members)) if "n_members" in ours and len(ours) else 0
+    return rows
+
+
+def _auc_rows(n_m: int) -> list[dict]:
+    """C2 and P1 (Sec. 5, Tab. 1, Sec. 4.2): the probed queries one configuration's AUC needs."""
+    rows = []
     for cid, auc, what in (
         ("C2", PAPER_PEAKS["auc"], "one configuration's AUC(Delta S), the paper's peak"),
         ("C2", float(PAPER_TABLE1.auc.min()), "one configuration's AUC(Delta S), Tab. 1's smallest detectable"),
         ("P1", 0.60, "the positive control's AUC(Delta S) at a modest 0.60"),
     ):
         n = queries_for_auc(auc)
-        add(
-            cid,
-            what + " above 0.5 (bound reading: 95% lower bound)",
-            f"{n_m} + {n_m} probed queries",
-            "0.5",
-            f"{auc:.3f}",
-            _size_text(n, "members and as many non-members"),
-            "yes, probing more queries per run (Q=512 runs have 512 members)",
+        rows.append(
+            _row(
+                cid,
+                what + " above 0.5 (bound reading: 95% lower bound)",
+                f"{n_m} + {n_m} probed queries",
+                "0.5",
+                f"{auc:.3f}",
+                _size_text(n, "members and as many non-members"),
+                "yes, probing more queries per run (Q=512 runs have 512 members)",
+            )
         )
+    return rows
+
+
+def _share_rows(ours: pd.DataFrame, null: Sequence[pd.DataFrame]) -> list[dict]:
+    """C5, C6 and C7 (Sec. 5, Fig. 5): the runs each outcome share at each Q needs."""
+    rows = []
     for outcome in (Outcome.INVERSION.value, Outcome.CONTEXT_OVERFITTING.value, Outcome.NO_SIGNAL.value, MEMORIZATION):
         cid = {Outcome.INVERSION.value: "C5", MEMORIZATION: "C6"}.get(outcome, "C7")
         for q in (50, 512):
@@ -178,55 +188,77 @@ def power_plan(summary: pd.DataFrame, null: Sequence[pd.DataFrame]) -> pd.DataFr
             deff = design_effect(flags, list(at_q.run_key) if "run_key" in at_q else list(range(len(at_q))))
             per_run = len(at_q) / max(1, at_q.run_key.nunique()) if "run_key" in at_q else 1.0
             runs = rows_for_share(p0, p1) * deff / per_run
-            add(
-                cid,
-                f"share of {outcome.replace('_', ' ')} at Q={q}",
-                f"{at_q.run_key.nunique() if 'run_key' in at_q else len(at_q)} runs x {per_run:.0f} epochs "
-                f"(design effect {deff:.1f})",
-                f"{p0:.1%}",
-                f"{p1:.1%}",
-                _size_text(runs, "runs"),
-                "yes" if np.isfinite(runs) and runs <= MAX_SIZE else "no: the null gives the paper's share",
+            rows.append(
+                _row(
+                    cid,
+                    f"share of {outcome.replace('_', ' ')} at Q={q}",
+                    f"{at_q.run_key.nunique() if 'run_key' in at_q else len(at_q)} runs x {per_run:.0f} epochs "
+                    f"(design effect {deff:.1f})",
+                    f"{p0:.1%}",
+                    f"{p1:.1%}",
+                    _size_text(runs, "runs"),
+                    "yes" if np.isfinite(runs) and runs <= MAX_SIZE else "no: the null gives the paper's share",
+                )
             )
+    return rows
+
+
+def _other_rows(ours: pd.DataFrame, null: Sequence[pd.DataFrame], n_m: int) -> list[dict]:
+    """C9 (Fig. 2), C8, C11 (App. A.4) and the claims of absence C13, M1."""
+    n_tables = int(ours.dataset.nunique())
     p0_1 = _null_share(null, MEMORIZATION, 50)
     n9 = rows_for_share(PAPER_TEMPORAL["q50_epoch1"], PAPER_TEMPORAL["q50_epoch250"]) * 2
-    add(
-        "C9",
-        "Q=50 detectable share, epoch 1 against epoch 250 (a rise)",
-        f"{int(ours[ours.query_size == 50].run_key.nunique()) if 'run_key' in ours else 0} runs per epoch",
-        f"{p0_1:.1%} at every epoch",
-        f"{PAPER_TEMPORAL['q50_epoch1']:.1%} -> {PAPER_TEMPORAL['q50_epoch250']:.1%}",
-        _size_text(n9, "runs per probed epoch"),
-        "yes, with the paper's probing epochs (up to 250-500)",
-    )
-    add(
-        "C8",
-        "binary minus other tables' detectable share (binary label permuted across tables)",
-        f"{n_tables} tables",
-        "no difference",
-        "binary tables most vulnerable",
-        "at least 3 binary and 3 other tables (20 assignments, the fewest for a 5% permutation test)",
-        "yes, with more tables of each kind",
-    )
-    add(
-        "C11",
-        "share of raw signals that calibration removes",
-        "-",
-        "every raw signal removed",
-        "95% removed",
-        "no size: the membership null is the claim",
-        "no: it needs pools that differ in difficulty",
-    )
     n_abs = queries_for_absence()
-    add(
-        "C13, M1",
-        f"a claim of absence: AUC(Delta S) below {ABSENCE_MARGIN:.2f} with 95% confidence (equivalence)",
-        f"{n_m} + {n_m} probed queries",
-        "0.5 (no signal)",
-        "signal removed",
-        _size_text(n_abs, "members and as many non-members"),
-        "yes: a non-detection at fewer queries is no evidence of absence",
-    )
+    return [
+        _row(
+            "C9",
+            "Q=50 detectable share, epoch 1 against epoch 250 (a rise)",
+            f"{int(ours[ours.query_size == 50].run_key.nunique()) if 'run_key' in ours else 0} runs per epoch",
+            f"{p0_1:.1%} at every epoch",
+            f"{PAPER_TEMPORAL['q50_epoch1']:.1%} -> {PAPER_TEMPORAL['q50_epoch250']:.1%}",
+            _size_text(n9, "runs per probed epoch"),
+            "yes, with the paper's probing epochs (up to 250-500)",
+        ),
+        _row(
+            "C8",
+            "binary minus other tables' detectable share (binary label permuted across tables)",
+            f"{n_tables} tables",
+            "no difference",
+            "binary tables most vulnerable",
+            "at least 3 binary and 3 other tables (20 assignments, the fewest for a 5% permutation test)",
+            "yes, with more tables of each kind",
+        ),
+        _row(
+            "C11",
+            "share of raw signals that calibration removes",
+            "-",
+            "every raw signal removed",
+            "95% removed",
+            "no size: the membership null is the claim",
+            "no: it needs pools that differ in difficulty",
+        ),
+        _row(
+            "C13, M1",
+            f"a claim of absence: AUC(Delta S) below {ABSENCE_MARGIN:.2f} with 95% confidence (equivalence)",
+            f"{n_m} + {n_m} probed queries",
+            "0.5 (no signal)",
+            "signal removed",
+            _size_text(n_abs, "members and as many non-members"),
+            "yes: a non-detection at fewer queries is no evidence of absence",
+        ),
+    ]
+
+
+def power_plan(summary: pd.DataFrame, null: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """One row per tabular claim (and control): what this grid has, what the null gives, what the paper says and what
+    size would let the claim's rule tell the two apart with 80% power (analytic; module docstring).
+
+    ``summary``: the chapter's summary (outcomes under its reading); ``null``: its membership null as
+    :func:`iclmem.probe.null.permutations` (the same reading). Membership-null rows read label conditions N and All.
+    """
+    ours = fine_tuned(membership_rows(summary))
+    n_m = int(np.median(ours.n_members)) if "n_members" in ours and len(ours) else 0
+    rows = [*_table_rows(ours, null), *_auc_rows(n_m), *_share_rows(ours, null), *_other_rows(ours, null, n_m)]
     return pd.DataFrame(rows)
 
 

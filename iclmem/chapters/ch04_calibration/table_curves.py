@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from iclmem.chapters.ch04_calibration.instrument import sensitivity_specs, sensitivity_table
+from iclmem.chapters.ch04_calibration.probe_settings import DEFAULT_PROBE, ProbeSettings
 from iclmem.data import Dataset
 from iclmem.grid import RunSpec, probe_grid, run_grid, table_of
 
@@ -104,19 +105,18 @@ def run_table_curves(
     conditions: Sequence[str],
     query_size: int,
     reference,
-    seed: int = 0,
-    n_candidates: int = 10,
-    max_queries: int | None = 50,
-    n_boot: int = 200,
+    probe: ProbeSettings = DEFAULT_PROBE,
     tables: Mapping[str, Dataset] | None = None,
     progress: bool = False,
 ) -> TableCurves:
-    """Every setting's runs under every condition, fine-tuned, probed and measured through the results store.
+    """Every setting's runs under every condition, fine-tuned, probed with ``probe``'s settings and measured through
+    the results store.
 
     All runs are fine-tuned in one :func:`~iclmem.grid.run_grid` call (so ``$ICLMEM_WORKERS`` share them); each
     table is probed at its own epochs. Runs that equal the grid's or the control's (same spec) are read, not
     computed.
     """
+    seed, n_candidates, max_queries, n_boot = probe.seed, probe.n_candidates, probe.max_queries, probe.n_boot
     specs_of = {(s.dataset, c): s.specs(c, query_size, seed) for s in settings for c in conditions}
     every = [spec for specs in specs_of.values() for spec in specs]
     runs = dict(zip(every, run_grid(every, reference, tables=tables, progress=progress), strict=True))

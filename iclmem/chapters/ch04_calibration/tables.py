@@ -1,11 +1,11 @@
 """Paper 1, Sec. 5, App. A.4, App. B (Tab. 1, Tab. 8, Fig. 2, Fig. 5, Fig. 6, Tab. 9), App. C (Tab. 10 / 11): the
 outcome and margin summaries of chapter 4 (notebook 04).
 
-The paper's outcome shares (Fig. 5), calibration counts (App. A.4) and Tab. 1, and the tables a probing summary
-gives beside them: the detectable peaks (Tab. 1 / 8), the effect of the calibrated margin (App. A.4), the outcome
-shares (Fig. 5) and their evolution over epochs (Fig. 2), the data characteristics (Fig. 6 / Tab. 9), Tab. 3's
-shuffled-label check and Tab. 10 / 11's layout, the outcome shares under the membership null and the smallest AUC
-each detection rule finds. Re-exported by :mod:`iclmem.chapters.ch04_calibration.calibration`.
+The tables a probing summary gives beside the paper's outcome shares (Fig. 5), calibration counts (App. A.4) and Tab. 1
+(all three in :mod:`.paper`): the detectable peaks (Tab. 1 / 8), the effect of the calibrated margin (App. A.4), the
+outcome shares (Fig. 5) and their evolution over epochs (Fig. 2), the data characteristics (Fig. 6 / Tab. 9), Tab. 3's
+shuffled-label check and Tab. 10 / 11's layout, the outcome shares under the membership null and the smallest AUC each
+detection rule finds.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from iclmem.chapters.ch03_probing.probing import PAPER_PEAKS, detectable_rows, fine_tuned
+from iclmem.chapters.ch04_calibration.paper import PAPER_TABLE1
 from iclmem.outcomes import (
     DEFAULT_MARGIN_RULE,
     OUTCOME_ORDER,
@@ -157,29 +158,6 @@ def power_table(n_pairs: Sequence[tuple[int, int]], power: float = 0.8) -> pd.Da
             }
         )
     return pd.DataFrame(rows)
-
-
-#: Fig. 5 of the paper: % of configurations per outcome (over all 1,128 runs).
-PAPER_OUTCOME_SHARES = pd.DataFrame(
-    {"Q=50": [55.2, 19.3, 12.0, 5.5, 8.0], "Q=512": [50.9, 19.9, 1.8, 6.7, 20.8]}, index=list(OUTCOME_ORDER)
-)
-
-
-#: App. A.4: non-collapsed configurations, raw TPR@10% >= 0.10, and how many survive calibration.
-PAPER_CALIBRATION = {"non_collapsed": 530, "raw_tpr10_signals": 241, "vanished": 230, "calibrated_signals": 11}
-
-
-#: Tab. 1 of the paper (Q=50 except beer_ratings and bikedekho at Q=512).
-PAPER_TABLE1 = pd.DataFrame(
-    [
-        ("buy_buy_baby", 1e-4, 10, 50, 0.61, 0.14, 0.12),
-        ("chocolate_bar_ratings", 1e-3, 10, 50, 0.61, 0.18, 0.02),
-        ("babies_r_us", 1e-4, 50, 50, 0.66, 0.02, 0.00),
-        ("beer_ratings", 1e-4, 50, 512, 0.59, 0.49, 0.17),
-        ("bikedekho", 1e-4, 10, 512, 0.58, 0.15, 0.02),
-    ],
-    columns=["dataset", "learning_rate", "epoch", "query_size", "auc", "tpr10", "tpr1"],
-)
 
 
 DETECTABLE_COLUMNS = [

@@ -36,7 +36,7 @@ import pandas as pd
 import torch
 
 from iclmem.chapters.ch04_calibration.instrument import auc_interval, context_scores
-from iclmem.chapters.ch04_calibration.instrument_claims import CONTROL_CONDITION
+from iclmem.chapters.ch04_calibration.instrument_cells import CONTROL_CONDITION
 from iclmem.chapters.ch07_mitigation.rules import (
     M1_MARGIN,
     auc_bounds_under_permutation,

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.chapters.ch04_calibration.calibration import negative_control, positive_control
 from iclmem.chapters.ch04_calibration.claims import calibration_claims
-from iclmem.chapters.ch04_calibration.judge import Evidence, judge
+from iclmem.chapters.ch04_calibration.controls import negative_control, positive_control
+from iclmem.chapters.ch04_calibration.evidence import Evidence, JudgeOptions, judge
 from iclmem.chapters.ch04_calibration.tables import (
     detect_share_texts,
     exhaustive_table,
@@ -212,7 +212,9 @@ def test_a_value_rule_that_chance_satisfies_is_inconclusive():
     rare = [pd.DataFrame({"stat": [v]}) for v in np.linspace(0, 0.52, 100)]  # agrees in 2 of 100
     assert judge("C5", "p", rule, pd.DataFrame({"stat": [0.9]}), rare)["verdict"] == "reproduced"
     assert judge("C5", "p", rule, pd.DataFrame({"stat": [0.1]}), rare)["verdict"] == "differs"
-    no_null = judge("C4", "p", rule, pd.DataFrame({"stat": [0.9]}), None, no_null="the rule reads no membership")
+    no_null = judge(
+        "C4", "p", rule, pd.DataFrame({"stat": [0.9]}), None, JudgeOptions(no_null="the rule reads no membership")
+    )
     assert (
         no_null["verdict"] == "reproduced"
         and no_null["null"].startswith("no null applies")
@@ -482,7 +484,7 @@ def test_condition_m_is_read_against_all_not_pooled():
     assert np.isnan(without_all.loc[50, "M minus All"]) and "label condition(s) all" in without_all.loc[50, "reading"]
 
 
-# --- every null draw at once (iclmem.chapters.ch04_calibration.null)
+# --- every null draw at once (iclmem.chapters.ch04_calibration.nulls)
 # ----------------------------------------------------
 
 
@@ -511,9 +513,9 @@ def _seeded_grid(seed: int, epochs=(0, 1, 10, 100)) -> pd.DataFrame:
 
 
 def test_the_null_draws_read_at_once_give_the_loop_s_records_to_the_bit():
-    """:mod:`iclmem.chapters.ch04_calibration.null` against the draw-by-draw loop on a small case (20 draws), and with
+    """:mod:`iclmem.chapters.ch04_calibration.nulls` against the draw-by-draw loop on a small case (20 draws), and with
     missing AUCs and a draw that lacks a row (left to the loop)."""
-    from iclmem.chapters.ch04_calibration.null import NullStack, Selected
+    from iclmem.chapters.ch04_calibration.nulls import NullStack, Selected
 
     ours, null = _seeded_grid(0), [_seeded_grid(s) for s in range(1, 21)]
     assert calibration_claims(ours, null, "bound", vectorized=True) == calibration_claims(

@@ -8,9 +8,14 @@ import pandas as pd
 import pytest
 import torch
 
-from iclmem.chapters.ch04_calibration.calibration import vanilla_attack
-from iclmem.chapters.ch04_calibration.instrument import context_attack, sensitivity_specs, weakest_detection
-from iclmem.chapters.ch04_calibration.instrument_claims import CONTROL_CONDITION, instrument_claims
+from iclmem.chapters.ch04_calibration.claims import instrument_claims
+from iclmem.chapters.ch04_calibration.instrument import (
+    context_attack,
+    sensitivity_specs,
+    vanilla_attack,
+    weakest_detection,
+)
+from iclmem.chapters.ch04_calibration.instrument_cells import CONTROL_CONDITION
 from iclmem.data import deduplicate, load_dataset, split_manifest
 from iclmem.finetune import FinetuneConfig, finetune, prepare_run_data
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
@@ -134,7 +139,7 @@ def test_weakest_detection_and_p1():
 
 
 def test_p1s_choice_of_setting_is_made_again_in_every_null_draw():
-    from iclmem.chapters.ch04_calibration.instrument_claims import selection_null
+    from iclmem.chapters.ch04_calibration.instrument_cells import selection_null
 
     curve = _curve([(0.6, 0.52), (0.8, 0.7), (0.95, 0.9)], [(0.52, 0.42), (0.62, 0.53), (0.7, 0.6)])
     negative = {"n": 100, "excluded": 4, "sets": 4, "set_shares": [0.04] * 4, "p_value": 0.6, "passed": True}

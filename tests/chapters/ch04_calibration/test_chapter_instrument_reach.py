@@ -8,9 +8,11 @@ import pandas as pd
 import pytest
 import torch
 
+from iclmem.chapters.ch04_calibration.claims import instrument_claims, p3_record
+from iclmem.chapters.ch04_calibration.instrument_cells import rule_selection_null, rule_setting
 from iclmem.chapters.ch04_calibration.instrument_checks import context_ladder, ladder_drop, own_context_sanity
-from iclmem.chapters.ch04_calibration.instrument_claims import instrument_claims, rule_selection_null, rule_setting
-from iclmem.chapters.ch04_calibration.label_control import member_only_control, p3_record
+from iclmem.chapters.ch04_calibration.label_control import member_only_control
+from iclmem.chapters.ch04_calibration.probe_settings import ProbeSettings
 from iclmem.chapters.ch04_calibration.table_curves import (
     curve_settings,
     plot_table_curves,
@@ -58,7 +60,7 @@ def test_the_curve_runs_on_every_table_under_both_conditions(tmp_path, reference
         ("cls", (1e-2,), (2,), 24),
     ]  # the control's table is run once, at its own settings
     curves = run_table_curves(
-        settings, ["none", "all"], 40, reference, n_candidates=4, max_queries=6, n_boot=20, tables=tables
+        settings, ["none", "all"], 40, reference, ProbeSettings(n_candidates=4, max_queries=6, n_boot=20), tables=tables
     )
     c = curves.curve
     assert sorted(zip(c.dataset, c.condition, c.epoch, strict=True)) == sorted(
@@ -68,7 +70,7 @@ def test_the_curve_runs_on_every_table_under_both_conditions(tmp_path, reference
         assert c[col].between(0, 1).all()
     assert (c["probe lo"] <= c["probe AUC"]).all() and (c["probe AUC"] <= c["probe hi"]).all()
     again = run_table_curves(
-        settings, ["none", "all"], 40, reference, n_candidates=4, max_queries=6, n_boot=20, tables=tables
+        settings, ["none", "all"], 40, reference, ProbeSettings(n_candidates=4, max_queries=6, n_boot=20), tables=tables
     )
     pd.testing.assert_frame_equal(c, again.curve)  # read back from the store: the same numbers
     weakest = weakest_per_table(c)
@@ -173,7 +175,15 @@ def test_p3_on_a_tiny_grid_and_its_rule(tmp_path, reference, monkeypatch):
     specs = [RunSpec("cls", 1e-2, 20, "members", 2, 0, 24)]
     runs = run_grid(specs, reference, tables=tables, progress=False)
     summary, scores = probe_grid(specs, runs, reference, [1, 2], 4, 6, 0, 20, progress=False, tables=tables)
-    table, control, controlled = member_only_control(summary, scores, runs, tables, reference, "bound", 4, 0, 6, 20)
+    table, control, controlled = member_only_control(
+        summary,
+        scores,
+        runs,
+        tables,
+        reference,
+        "bound",
+        ProbeSettings(seed=0, n_candidates=4, max_queries=6, n_boot=20),
+    )
     assert len(table) == (summary.epoch > 0).sum() - summary.collapsed.sum()
     assert table["control AUC"].between(0, 1).all() and {"AUC", "control outcome"} <= set(table.columns)
     p3 = p3_record(table, control, controlled, "bound", 20, 0, 20)

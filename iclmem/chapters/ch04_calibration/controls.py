@@ -1,36 +1,20 @@
-"""Paper 1, Sec. 4.2 ("Difficulty Calibration", "Memorization Metric"), Sec. 5, App. A.4, App. B (Tab. 1,
-Tab. 3, Tab. 8, Fig. 2, Fig. 5, Fig. 6, Tab. 9), App. C (Tab. 10 / 11): calibration and outcomes (notebook 04).
+"""Paper 1, Sec. 4.2 and App. A (the probe itself): the negative and the positive control of notebook 04, each with a
+computed verdict.
 
-What only this chapter needs: the paper's outcome shares, calibration counts and Tab. 1, the
-tables and figures of the outcomes (Fig. 2, 5, 6, Tab. 1 / 8 / 9), the controls and the claims
-they carry. The outcome rules and the calibrated margin are the engine's :mod:`iclmem.outcomes`.
-This module holds the controls and the outcomes with their null, and re-exports its parts, one job each:
-
-* :mod:`~iclmem.chapters.ch04_calibration.tables`: the outcome and margin summaries (Tab. 1 / 8 / 9, Fig. 2 / 5 / 6,
-  App. A.4), :func:`shuffled_label_check` (Tab. 3's clause for detectable memorization, "the signal weakens
-  materially under shuffled labels", as a computed check per configuration) and :func:`exhaustive_table`
-  (Tab. 10 / 11's layout, AUC(Delta S) under N beside the shuffled condition, with the check's verdict);
-* :mod:`~iclmem.chapters.ch04_calibration.judge`: :class:`Evidence` and :func:`judge`, a claim's rule against the null;
-* :mod:`~iclmem.chapters.ch04_calibration.claims`: :func:`calibration_claims`, the records of claims C1-C9, C11, C15,
-  C16 for the scorecard;
-* :mod:`~iclmem.chapters.ch04_calibration.figures`: Fig. 2, 5 and 6.
-
-Here: :func:`negative_control` and :func:`positive_control` (controls whose verdict is computed),
-:func:`vanilla_attack` and :func:`outcomes_with_null`.
+:func:`negative_control`: two random halves of each non-member set, one posing as members, must look like chance
+(the scorecard's P2, :func:`~iclmem.chapters.ch04_calibration.claims.p2_record`); :func:`positive_control`: the
+control's AUC(Delta S) at one probing epoch must have its interval above 0.5.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from iclmem.chapters.ch03_probing.probing import fine_tuned
-from iclmem.outcomes import get_reading, reclassify
-from iclmem.probe.null import null_summaries
 
 #: Level of the controls' intervals and the largest share of null intervals allowed to exclude 0.5 by chance.
 CONTROL_LEVEL = 0.95
@@ -127,42 +111,11 @@ def positive_control(control: pd.DataFrame, epoch: int, metric: str = "loss") ->
     return {"auc": auc, "lo": lo, "hi": hi, "passed": passed, "outcome": r.outcome, "meaning": meaning}
 
 
-def vanilla_attack(run, table, epoch: int, reference, n_boot: int = 200, seed: int = 0) -> dict:
-    """The plain loss attack on the training-style context C' (no multiple-choice probe), calibrated.
-
-    Per query, ``L_v(M_theta) - L_v(M_ref)`` on the run's vanilla context (Tab. 3's vanilla loss);
-    lower means member: :func:`iclmem.chapters.ch04_calibration.instrument.context_attack` on all of C'. Returns AUC
-    with its bootstrap interval (keys ``auc``, ``lo``, ``hi``).
-    """
-    from iclmem.chapters.ch04_calibration.instrument import context_attack
-
-    return context_attack(run, table, epoch, reference, 1.0, seed, n_boot)
-
-
-def outcomes_with_null(
-    summary: pd.DataFrame,
-    scores: Mapping[str, pd.DataFrame],
-    outcome_rule: str,
-    n_permutations: int,
-    seed: int = 0,
-    n_boot: int = 200,
-) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """(the summary with its outcomes under ``outcome_rule``, the membership null of
-    :func:`iclmem.probe.null.null_summaries`).
-
-    The reading is checked before any permutation; the null is computed from the cached scores with
-    no outcome column fixed (each reading reclassifies it); ``n_permutations = 0`` gives no null.
-    """
-    get_reading(outcome_rule)
-    null = null_summaries(summary, scores, n_permutations, seed, n_boot) if n_permutations else None
-    return reclassify(summary, outcome_rule), null
-
-
 __all__ = [
-    "negative_control",
-    "NEGATIVE_CONTROL_PHRASES",
+    "CONTROL_LEVEL",
     "MIN_SETS_TO_PASS",
+    "NEGATIVE_CONTROL_PHRASES",
+    "NON_MEMBER_SET",
+    "negative_control",
     "positive_control",
-    "vanilla_attack",
-    "outcomes_with_null",
 ]

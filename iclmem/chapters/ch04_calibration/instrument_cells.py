@@ -1,27 +1,21 @@
-"""Paper 1, Sec. 4.2 and Tab. 3 (the instrument's verdicts): the scorecard rows P1 and P2 of notebook 04.
+"""Paper 1, Sec. 4.2 and Tab. 3 (the instrument's verdicts): the cell of the sensitivity curve that the scorecard
+row P1 of notebook 04 reads, and that choice made again in every null draw.
 
-* P1, the probe detects memorization known to be there, read at one cell of the sensitivity curve: the strongest
-  memorization (:func:`strongest_setting`) or a cell chosen by a stated rule on the vanilla attack alone
-  (:func:`rule_setting`, :func:`rule_p1`); each null draw makes the same choice on its permuted vanilla attack
-  (:func:`selection_null`, :func:`rule_selection_null`) and reads the probe's permuted bound there
-  (:func:`null_lower_bounds`);
-* P2, the negative control (null halves of the non-members);
-* :func:`p1_cells`: P1's cells side by side on loss, entropy and confidence.
+* the cell: the strongest memorization (:func:`strongest_setting`) or a cell chosen by a stated rule on the vanilla
+  attack alone (:func:`rule_setting`, :func:`rule_p1`);
+* its null: each null draw makes the same choice on its permuted vanilla attack (:func:`selection_null`,
+  :func:`rule_selection_null`) and reads the probe's permuted bound there (:func:`null_lower_bounds`);
+* :func:`p1_cells`: P1's cells side by side on loss, entropy and confidence; :func:`cell_text`: where a cell is.
 
-Re-exported by :mod:`.instrument`.
+P1's record is :func:`iclmem.chapters.ch04_calibration.claims.p1_record`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-
-from iclmem.chapters.ch04_calibration.calibration import MIN_SETS_TO_PASS
-from iclmem.report.records import claim_record
-from iclmem.report.verdicts import evidence_verdict, verdict_without_null
 
 #: The control's label condition (see :mod:`.instrument`).
 CONTROL_CONDITION = "all"
@@ -133,7 +127,7 @@ def selection_null(
     return np.argmax(_permuted_vanilla_aucs(curve, vanilla_scores, n_perm, seed), axis=1)
 
 
-def _cell_text(row: pd.Series) -> str:
+def cell_text(row: pd.Series) -> str:
     """Where a curve cell is: table and condition when the curve has them, learning rate and epoch."""
     where = [
         f"{row['dataset']}" if "dataset" in row.index else "",
@@ -141,157 +135,6 @@ def _cell_text(row: pd.Series) -> str:
     ]
     head = ", ".join(w for w in where if w)
     return (head + ", " if head else "") + f"lr {row.learning_rate:g}, epoch {int(row.epoch)}"
-
-
-def p1_record(
-    curve: pd.DataFrame,
-    null_lower_bounds: Mapping[str, np.ndarray] | None,
-    null_selection: np.ndarray | None = None,
-    setting: pd.Series | None = None,
-    rule: str | None = None,
-) -> dict:
-    """P1, the probe detects known memorization, read at one cell of the curve (see :func:`instrument_claims`).
-
-    ``rule``: the stated rule that chose ``setting`` (:func:`rule_setting`); without it P1 reads the strongest
-    setting (:func:`strongest_setting`). ``null_selection``: the cell each null draw chooses by the same rule (-1:
-    none, which reads as no agreement).
-    """
-    paper = "(the book's instrument; the paper reports no control)"
-    if curve.empty:
-        return claim_record("P1", paper, "no sensitivity run", "not testable here", "the sensitivity curve was not run")
-    if rule is not None and setting is None:
-        return claim_record(
-            "P1",
-            paper,
-            "no cell of the curve meets the rule",
-            "inconclusive",
-            f"P1's cell is chosen by {rule}; no cell meets it, so nothing is known to detect",
-        )
-    top = strongest_setting(curve) if setting is None else setting
-    there = bool(top["vanilla lo"] > 0.5)
-    seen = bool(top["probe lo"] > 0.5)
-    ours = (
-        f"probe AUC(Delta S) {top['probe AUC']:.3f} [{top['probe lo']:.3f}, {top['probe hi']:.3f}] where the vanilla "
-        f"attack gives {top['vanilla AUC']:.3f} [{top['vanilla lo']:.3f}, {top['vanilla hi']:.3f}] ({_cell_text(top)})"
-    )
-    bounds = None if null_lower_bounds is None else null_lower_bounds.get(f"{top.run_key}@{int(top.epoch)}")
-    rate = None if bounds is None or not len(bounds) else float(np.mean(np.asarray(bounds) > 0.5))
-    replayed = null_selection is not None and bool(null_lower_bounds)
-    if replayed:
-        keys = [f"{k}@{int(e)}" for k, e in zip(curve.run_key, curve.epoch, strict=True)]
-        chosen = [
-            null_lower_bounds[keys[j]][i] if j >= 0 and keys[j] in null_lower_bounds else -np.inf
-            for i, j in enumerate(np.asarray(null_selection))
-        ]
-        rate = float(np.mean(np.asarray(chosen) > 0.5))
-    if not there:
-        verdict, why = (
-            "inconclusive",
-            "the vanilla attack does not show memorization either: there is nothing known to detect",
-        )
-    else:
-        verdict = evidence_verdict(seen, rate, contradicted=True) if rate is not None else verdict_without_null(seen)
-        why = (
-            "memorization is there (the vanilla attack's interval is above 0.5) and the probe's interval is above "
-            "0.5 too"
-            if seen
-            else "memorization is there (the vanilla attack's interval is above 0.5) but the probe's interval reaches "
-            "0.5: the zero-information probe does not surface it at this query count"
-        )
-    if rule is not None:
-        why = f"the cell is chosen by {rule}, before any probe AUC is read; " + why
-    return claim_record(
-        "P1",
-        paper,
-        ours,
-        verdict,
-        why,
-        null=(
-            "membership permuted across each run's probed queries and pool; each draw chooses its own "
-            + (
-                "strongest setting (largest permuted vanilla AUC)"
-                if rule is None
-                else f"cell by {rule} on its permuted vanilla attack"
-            )
-            + " and the probe's bound rule is read there"
-            if replayed
-            else "membership permuted across the chosen run's probed queries; the probe's bound rule there"
-            if rate is not None
-            else None
-        ),
-        observed=f"{top['probe lo']:.3f}",
-        null_rate=rate,
-        null_draws=(len(null_selection) if replayed else len(bounds)) if rate is not None else None,
-    )
-
-
-def instrument_claims(
-    curve: pd.DataFrame,
-    null_lower_bounds: Mapping[str, np.ndarray] | None,
-    negative: Mapping,
-    null_selection: np.ndarray | None = None,
-    setting: pd.Series | None = None,
-    rule: str | None = None,
-) -> list[dict]:
-    """The scorecard's two instrument rows: P1, the probe detects known memorization; P2, the negative control.
-
-    P1 (:func:`p1_record`) reads one setting of the curve, the strongest (largest vanilla AUC) or, with ``rule``,
-    ``setting`` chosen by that rule (:func:`rule_setting`): it agrees when memorization is there (the vanilla
-    attack's interval above 0.5) and the probe's interval is above 0.5 too; its null permutes
-    membership across that run's probed queries (``null_lower_bounds``: ``"<run key>@<epoch>"`` -> the
-    probe's permuted lower bounds there). It differs when memorization is there and the probe does
-    not see it; without memorization it is inconclusive (nothing to detect). ``null_selection``
-    (:func:`selection_null`, :func:`rule_selection_null`): the setting each null draw chooses; the null rate then
-    reads draw ``i``'s probe bound at draw ``i``'s own choice, so the choice is paid for in the null. P2 passes when
-    the null-halves intervals exclude 0.5 no more often than chance (:func:`~.calibration.negative_control`).
-    """
-    records = [p1_record(curve, null_lower_bounds, null_selection, setting, rule)]
-    paper = "(the book's instrument; the paper reports no control)"
-    n, excluded, p = (
-        int(negative.get("n", 0)),
-        int(negative.get("excluded", 0)),
-        float(negative.get("p_value", math.nan)),
-    )
-    sets, shares = int(negative.get("sets", 0)), negative.get("set_shares", [])
-    reason = (
-        "two random halves of each non-member set, one posing as members, must look like chance: about 5% of 95% "
-        "intervals exclude 0.5. Every configuration of one set attacks the same two halves, so the unit is the set: "
-        "the control fails when the sets' mean share is far above 5% (one-sided t-test, p < 0.01)"
-    )
-    if not n:
-        records.append(
-            claim_record("P2", paper, "no fine-tuned configuration", "not testable here", "the grid is empty")
-        )
-    else:
-        ours = (
-            f"{excluded} of {n} null-halves intervals exclude 0.5 ({excluded / n:.0%}); over {sets} non-member sets "
-            f"the shares are {', '.join(f'{v:.0%}' for v in shares)}"
-            + (
-                ""
-                if math.isnan(p)
-                else f" (t-test p = {p:.3g}; the naive binomial p = {negative.get('binomial_p', math.nan):.3g})"
-            )
-        )
-        passed = negative.get("passed")
-        word = negative.get("verdict", "not testable" if passed is None else "passes" if passed else "fails")
-        verdict = {"not testable": "not testable here", "fails": "differs", "inconclusive": "inconclusive"}.get(
-            word, evidence_verdict(bool(passed), None, no_null=True)
-        )
-        if word == "inconclusive":
-            reason = f"{sets} non-member sets are too few for a pass (it needs {MIN_SETS_TO_PASS}): " + reason
-        records.append(
-            claim_record(
-                "P2",
-                paper,
-                ours,
-                verdict,
-                reason if passed is not None else f"{sets} non-member set(s): too few units to test; " + reason,
-                null="no null applies: the control is itself a test against chance "
-                "(a one-sided t-test of the non-member sets' shares against the 5% rate)",
-                observed=f"{excluded}/{n} in {sets} sets",
-            )
-        )
-    return records
 
 
 def null_lower_bounds(
@@ -349,7 +192,7 @@ def p1_cells(cells: Mapping[str, pd.Series | None]) -> pd.DataFrame:
         if cell is None:
             rows.append({"cell": name, "where": "no cell meets the rule"})
             continue
-        row = {"cell": name, "where": _cell_text(cell), "vanilla AUC": _interval(cell, "vanilla")}
+        row = {"cell": name, "where": cell_text(cell), "vanilla AUC": _interval(cell, "vanilla")}
         row["probe loss"] = _interval(cell, "probe")
         for metric in ("entropy", "confidence"):
             if f"probe {metric} AUC" in cell.index:
@@ -359,16 +202,16 @@ def p1_cells(cells: Mapping[str, pd.Series | None]) -> pd.DataFrame:
 
 
 def _interval(cell: pd.Series, name: str) -> str:
+    """A cell's AUC of ``name`` with its interval, as text."""
     return f"{cell[f'{name} AUC']:.3f} [{cell[f'{name} lo']:.3f}, {cell[f'{name} hi']:.3f}]"
 
 
 __all__ = [
     "CONTROL_CONDITION",
+    "cell_text",
     "P1_VANILLA_BOUND",
-    "instrument_claims",
     "null_lower_bounds",
     "p1_cells",
-    "p1_record",
     "rule_p1",
     "rule_selection_null",
     "rule_setting",

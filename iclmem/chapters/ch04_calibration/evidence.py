@@ -5,8 +5,8 @@ Each claim is a rule over a probing summary (one row per run x epoch, outcomes u
 runs on the build's summary and on every permuted summary of the membership null
 (:func:`iclmem.probe.null.null_summaries`): how often it says "reproduced" there is the claim's null rate, and the
 spread of its statistic there is the null range the scorecard shows. :class:`Evidence` is what a rule returns;
-:func:`judge` turns it into the claim's record. The rules are :mod:`iclmem.chapters.ch04_calibration.claims`; both are
-re-exported by :mod:`iclmem.chapters.ch04_calibration.calibration`.
+:func:`judge` turns it into the claim's record, with the options of :class:`JudgeOptions`. The rules are
+:mod:`iclmem.chapters.ch04_calibration.claims`.
 """
 
 from __future__ import annotations
@@ -49,7 +49,22 @@ class Evidence:
     points: tuple[dict, ...] = ()
 
 
-def _point(label: str, paper: float, k: int, n: int) -> dict:
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How :func:`judge` states one claim's record (Sec. 5, App. A.4).
+
+    ``null_text``: the null as the record states it; ``fmt``: the format of the statistic; ``no_null``: why no
+    membership null applies (the rule does not read membership), in place of the null; ``structural`` (given the null
+    draws' evidence): the size at which the rule could decide, named when the rule is structural at this grid.
+    """
+
+    null_text: str = MEMBERSHIP_NULL
+    fmt: str = "{:.3g}"
+    no_null: str | None = None
+    structural: Callable[[Sequence[Evidence]], str] | None = None
+
+
+def share_point(label: str, paper: float, k: int, n: int) -> dict:
     """A share's point for the scorecard's figure: the paper's value, this build's and its Wilson interval."""
     lo, hi = wilson_interval(k, n)
     return {"label": label, "paper": float(paper), "build": k / n if n else math.nan, "lo": lo, "hi": hi}
@@ -66,34 +81,70 @@ def null_evidence(
     return list(found) if found is not None else [rule(frame) for frame in (null or [])]
 
 
+def _against_directions(ev: Evidence, draws: Sequence[Evidence]) -> tuple[bool, bool, list[bool], str]:
+    """A direction rule decided against its null: (agrees, contradicted, each draw's agreement, the reason).
+
+    Each of ``ev.directions`` must exceed the 95% quantile of its null distribution over ``draws``; a value rule
+    (no directions) keeps its own answers (Sec. 5, App. A.4).
+    """
+    agrees, contradicted, null_agrees, reason = ev.agrees, ev.contradicted, [bool(d.agrees) for d in draws], ev.reason
+    if ev.directions:
+        per = np.array([d.directions for d in draws], dtype=float)  # (n_perm, n_directions)
+        q95, q05 = np.nanquantile(per, 0.95, axis=0), np.nanquantile(per, 0.05, axis=0)
+        obs = np.asarray(ev.directions, dtype=float)
+        beyond = obs > q95
+        agrees = bool(beyond.all()) and (ev.agrees is None or bool(ev.agrees))
+        contradicted = bool((obs < q05).any()) or bool(ev.contradicted)
+        null_agrees = [
+            bool((row > q95).all()) and (d.agrees is None or bool(d.agrees)) for row, d in zip(per, draws, strict=True)
+        ]
+        reason += "; against the null: " + ", ".join(
+            f"{o:+.3g} {'beyond' if b else 'within'} its 95% quantile {q:+.3g}"
+            for o, b, q in zip(obs, beyond, q95, strict=True)
+        )
+    return agrees, contradicted, null_agrees, reason
+
+
+def _null_reason(reason: str, verdict: str, agrees: bool | None, rate: float, structural: str) -> str:
+    """The reason with what the null rate ``rate`` says about the verdict (chance, more data, structural)."""
+    if verdict == "inconclusive" and agrees:
+        reason += f"; but the rule also agrees in {rate:.0%} of null draws, so chance alone gives this verdict"
+    if verdict == "inconclusive" and rate <= NULL_LEVEL:
+        reason += "; more data could decide it (notebook 04's power plan, 'What it would take', gives the size)"
+    if rate > NULL_LEVEL:
+        reason += (
+            f"; structural at this grid: the rule agrees in {rate:.0%} of null draws, so no result of a "
+            "grid this size could read reproduced" + structural
+        )
+    return reason
+
+
 def judge(
     claim_id: str,
     paper: str,
     rule: Callable[[pd.DataFrame], Evidence],
     summary: pd.DataFrame,
     null: Sequence[pd.DataFrame] | None,
-    *,
-    null_text: str = MEMBERSHIP_NULL,
-    fmt: str = "{:.3g}",
-    no_null: str | None = None,
-    structural: Callable[[Sequence[Evidence]], str] | None = None,
+    options: JudgeOptions = JudgeOptions(),
     null_draws: Callable[[], Sequence[Evidence] | None] | None = None,
 ) -> dict:
     """The record of one claim: ``rule`` on ``summary``, its null rate over the permuted summaries ``null``.
 
     Direction rules (``Evidence.directions``: one or more statistics that must each exceed the 95%
     quantile of their null distributions) are decided here; value rules carry their own answer.
-    ``no_null``: why no membership null applies (the rule does not read membership), in place of ``null``.
+    ``options.no_null``: why no membership null applies (the rule does not read membership), in place of ``null``.
     When the rule agrees in more than :data:`~iclmem.stats.NULL_LEVEL` of the null draws, no build of this grid's
-    size can read reproduced whatever its data, and the reason says so ("structural"); ``structural`` (given the
-    null draws' evidence) names the size at which the rule could decide. ``null_draws``: the rule's evidence on every
-    draw of ``null`` computed at once (:mod:`iclmem.chapters.ch04_calibration.null`), or None to run it draw by draw.
+    size can read reproduced whatever its data, and the reason says so ("structural"); ``options.structural`` (given
+    the null draws' evidence) names the size at which the rule could decide. ``null_draws``: the rule's evidence on
+    every draw of ``null`` computed at once (:mod:`iclmem.chapters.ch04_calibration.nulls`), or None to run it draw by
+    draw.
     """
+    fmt = options.fmt
     ev = rule(summary)
     points = [p for p in ev.points if np.isfinite(p["build"])] or None
     if not ev.testable:
         return claim_record(claim_id, paper, ev.ours, "not testable here", ev.reason, ev.interval)
-    if no_null is not None:
+    if options.no_null is not None:
         verdict = evidence_verdict(ev.agrees, None, contradicted=ev.contradicted, no_null=True)
         return claim_record(
             claim_id,
@@ -102,7 +153,7 @@ def judge(
             verdict,
             ev.reason,
             ev.interval,
-            null=f"no null applies: {no_null}",
+            null=f"no null applies: {options.no_null}",
             observed=fmt.format(ev.statistic),
             points=points,
         )
@@ -124,34 +175,11 @@ def judge(
             observed=fmt.format(ev.statistic),
             points=points,
         )
-    agrees, contradicted, null_agrees, reason = ev.agrees, ev.contradicted, [bool(d.agrees) for d in draws], ev.reason
-    if ev.directions:
-        per = np.array([d.directions for d in draws], dtype=float)  # (n_perm, n_directions)
-        q95, q05 = np.nanquantile(per, 0.95, axis=0), np.nanquantile(per, 0.05, axis=0)
-        obs = np.asarray(ev.directions, dtype=float)
-        beyond = obs > q95
-        agrees = bool(beyond.all()) and (ev.agrees is None or bool(ev.agrees))
-        contradicted = bool((obs < q05).any()) or bool(ev.contradicted)
-        null_agrees = [
-            bool((row > q95).all()) and (d.agrees is None or bool(d.agrees)) for row, d in zip(per, draws, strict=True)
-        ]
-        reason += "; against the null: " + ", ".join(
-            f"{o:+.3g} {'beyond' if b else 'within'} its 95% quantile {q:+.3g}"
-            for o, b, q in zip(obs, beyond, q95, strict=True)
-        )
+    agrees, contradicted, null_agrees, reason = _against_directions(ev, draws)
     summary_null = summarize_null(ev.statistic, [d.statistic for d in draws], null_agrees)
     verdict = evidence_verdict(agrees, summary_null.rate, contradicted=contradicted)
-    if verdict == "inconclusive" and agrees:
-        reason += (
-            f"; but the rule also agrees in {summary_null.rate:.0%} of null draws, so chance alone gives this verdict"
-        )
-    if verdict == "inconclusive" and summary_null.rate <= NULL_LEVEL:
-        reason += "; more data could decide it (notebook 04's power plan, 'What it would take', gives the size)"
-    if summary_null.rate > NULL_LEVEL:
-        reason += (
-            f"; structural at this grid: the rule agrees in {summary_null.rate:.0%} of null draws, so no result of a "
-            "grid this size could read reproduced" + (f": {structural(draws)}" if structural else "")
-        )
+    structural = f": {options.structural(draws)}" if options.structural and summary_null.rate > NULL_LEVEL else ""
+    reason = _null_reason(reason, verdict, agrees, summary_null.rate, structural)
     return claim_record(
         claim_id,
         paper,
@@ -159,7 +187,7 @@ def judge(
         verdict,
         reason,
         ev.interval,
-        null=f"{null_text}; {summary_null.n} permutations",
+        null=f"{options.null_text}; {summary_null.n} permutations",
         observed=fmt.format(ev.statistic),
         null_range=summary_null.range_text(fmt),
         null_rate=summary_null.rate,

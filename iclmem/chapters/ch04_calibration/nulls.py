@@ -1,30 +1,40 @@
-"""Paper 1, Sec. 5, Sec. 6, App. A.4 (claims C1-C3, C5-C7, C9, C11, C15 of notebook 04): each claim's rule on every
-draw of the membership null at once.
+"""Paper 1, Sec. 5, Sec. 6, App. A.4 (claims C1-C3, C5-C7, C9, C11, C15 of notebook 04): the membership null of the
+chapter's summary, and each claim's rule on every draw of it at once.
 
-:func:`~iclmem.chapters.ch04_calibration.judge.judge` runs a claim's rule on each permuted summary, one pandas pass per
-draw; at the book's 1,000 draws that took about 90 s of notebook 04. The permuted summaries of
-:func:`iclmem.probe.null.null_summaries` share their rows (the same runs, tables, Q, learning rates, label conditions
-and epochs, in the same order): only the probe's numbers and the outcomes differ. :class:`NullStack` holds them as
-(draws x rows) arrays, and :func:`draws_of` answers a rule for all draws with numpy, giving what the rule gives on
-each frame (statistic, agrees, contradicted, directions, testable) to the last bit: the bootstrap over runs draws the
-same resamples (seed 0, as :func:`~iclmem.report.verdicts.cluster_share_interval`), its sums are sums of whole
-numbers (exact in any order) and every other step is the same arithmetic.
+:func:`outcomes_with_null` reclassifies the summary under one reading of Tab. 3 and draws its membership null
+(:func:`iclmem.probe.null.null_summaries`). :func:`~iclmem.chapters.ch04_calibration.evidence.judge` runs a claim's rule
+on each permuted summary, one pandas pass per draw; at the book's 1,000 draws that took about 90 s of notebook 04. The
+permuted summaries of :func:`iclmem.probe.null.null_summaries` share their rows (the same runs, tables, Q, learning
+rates, label conditions and epochs, in the same order): only the probe's numbers and the outcomes differ.
+:class:`NullStack` holds them as (draws x rows) arrays, and :func:`draws_of` answers a rule for all draws with numpy,
+giving what the rule gives on each frame (statistic, agrees, contradicted, directions, testable) to the last bit: the
+bootstrap over runs draws the same resamples (seed 0, as :func:`~iclmem.report.verdicts.cluster_share_interval`), its
+sums are sums of whole numbers (exact in any order) and every other step is the same arithmetic.
 ``tests/chapters/ch04_calibration/test_chapter_calibration.py``
 compares both on a small case. Draws that do not share their rows are left to the loop (``None``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from iclmem.chapters.ch03_probing.probing import PAPER_PEAKS
-from iclmem.chapters.ch04_calibration.judge import Evidence
-from iclmem.chapters.ch04_calibration.tables import PAPER_CALIBRATION, PAPER_OUTCOME_SHARES
-from iclmem.outcomes import DEFAULT_MARGIN_RULE, Outcome, calibrated_margin
+from iclmem.chapters.ch04_calibration.evidence import Evidence
+from iclmem.chapters.ch04_calibration.paper import (
+    DETECT_MIN_TPR10,
+    LOCALIZED_MAX_AUC,
+    LOCALIZED_MIN_TPR10,
+    PAPER_CALIBRATION,
+    PAPER_DETECTABLE_TASKS,
+    PAPER_OUTCOME_SHARES,
+    PAPER_TPR1_TASKS,
+)
+from iclmem.outcomes import DEFAULT_MARGIN_RULE, Outcome, calibrated_margin, get_reading, reclassify
+from iclmem.probe.null import null_summaries
 from iclmem.report.verdicts import share_agreement
 
 MEMORIZATION = Outcome.MEMORIZATION.value
@@ -122,11 +132,32 @@ class Selected(Sequence):
         return self._made[i]
 
 
+def outcomes_with_null(
+    summary: pd.DataFrame,
+    scores: Mapping[str, pd.DataFrame],
+    outcome_rule: str,
+    n_permutations: int,
+    seed: int = 0,
+    n_boot: int = 200,
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """(the summary with its outcomes under ``outcome_rule``, the membership null of
+    :func:`iclmem.probe.null.null_summaries`).
+
+    The reading is checked before any permutation; the null is computed from the cached scores with
+    no outcome column fixed (each reading reclassifies it); ``n_permutations = 0`` gives no null.
+    """
+    get_reading(outcome_rule)
+    null = null_summaries(summary, scores, n_permutations, seed, n_boot) if n_permutations else None
+    return reclassify(summary, outcome_rule), null
+
+
 def _light(statistic: float, **fields) -> Evidence:
+    """A draw's evidence without its texts (the null reads only the numbers)."""
     return Evidence(float(statistic), "", "", **fields)
 
 
 def _untestable(stack: NullStack) -> list[Evidence]:
+    """Every draw of ``stack`` untestable (the rows lack what the claim needs)."""
     return [Evidence(np.nan, "", "", testable=False)] * stack.draws
 
 
@@ -148,6 +179,7 @@ def _cluster_intervals(
 
 
 def _clusters(rows: pd.DataFrame) -> list:
+    """The independent unit of each row: its fine-tuning run (each row its own unit without ``run_key``)."""
     return list(rows.run_key) if "run_key" in rows.columns else list(range(len(rows)))
 
 
@@ -198,8 +230,7 @@ def _tables_hit(stack: NullStack, keep: np.ndarray, hit: np.ndarray, paper: floa
 
 
 def detectable_tables_draws(stack: NullStack) -> list[Evidence]:
-    """C1 (:func:`~iclmem.chapters.ch04_calibration.claims._detectable_tables`) on every draw."""
-    from iclmem.chapters.ch04_calibration.claims import DETECT_MIN_TPR10, PAPER_DETECTABLE_TASKS
+    """C1 (:func:`~iclmem.chapters.ch04_calibration.claims.detectable_tables`) on every draw."""
 
     rows = stack.rows
     keep = (rows.label_condition == "none").to_numpy() if "label_condition" in rows else np.ones(len(rows), bool)
@@ -208,8 +239,7 @@ def detectable_tables_draws(stack: NullStack) -> list[Evidence]:
 
 
 def tpr1_tables_draws(stack: NullStack) -> list[Evidence]:
-    """C3 (:func:`~iclmem.chapters.ch04_calibration.claims._tpr1_tables`) on every draw."""
-    from iclmem.chapters.ch04_calibration.claims import PAPER_TPR1_TASKS
+    """C3 (:func:`~iclmem.chapters.ch04_calibration.claims.tpr1_tables`) on every draw."""
 
     hit = (stack.outcome == MEMORIZATION) & (stack.primary("tpr1") > 0.1)
     return _tables_hit(stack, np.ones(len(stack.rows), bool), hit, PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1])
@@ -277,7 +307,6 @@ def calibration_draws(stack: NullStack, threshold: float = 0.10) -> list[Evidenc
 
 def localized_draws(stack: NullStack) -> list[Evidence]:
     """C15 (:func:`~iclmem.chapters.ch04_calibration.claims._localized`) on every draw."""
-    from iclmem.chapters.ch04_calibration.claims import LOCALIZED_MAX_AUC, LOCALIZED_MIN_TPR10
 
     tpr10 = stack.primary("tpr10")
     modest = (stack.outcome == MEMORIZATION) & (stack.primary("auc") <= LOCALIZED_MAX_AUC)
@@ -306,4 +335,4 @@ def draws_of(claim_id: str, stack: NullStack | None) -> list[Evidence] | None:
     return None if stack is None else DRAWS[claim_id](stack)
 
 
-__all__ = ["DRAWS", "NUMBERS", "STRUCTURE", "NullStack", "Selected", "draws_of", "share_draws"]
+__all__ = ["DRAWS", "NUMBERS", "STRUCTURE", "NullStack", "Selected", "draws_of", "outcomes_with_null", "share_draws"]
