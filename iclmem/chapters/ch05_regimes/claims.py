@@ -64,8 +64,9 @@ def detectable_by_regime(
     column; without one the rows are one draw, ``perm`` 0). A dataset counts in a regime when any
     fine-tuned epoch (up to ``max_epoch``) at any learning rate is detectable memorization under
     ``reading`` (:func:`iclmem.outcomes.reclassify`), at ``query_size`` and without label
-    randomization: the count of :func:`detectable_counts` of :func:`regime_peak_table`, for every
-    permutation at once. Columns: the regimes present, in :data:`REGIMES` order.
+    randomization: the count of :func:`detectable_counts` of
+    :func:`~iclmem.chapters.ch05_regimes.tables.regime_peak_table`, for every
+    permutation at once. Columns: the regimes present, in :data:`iclmem.regimes.REGIMES` order.
     """
     get_reading(reading)
     if rows.empty:
@@ -139,8 +140,8 @@ class RegimeEvidence:
 def regime_evidence(
     rows: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFrame] | None = None, query_size: int = 512
 ) -> RegimeEvidence:
-    """:class:`RegimeEvidence` of sweep rows and their membership null (:func:`regime_null`, or its permutations as a
-    list)."""
+    """:class:`RegimeEvidence` of sweep rows and their membership null
+    (:func:`~iclmem.chapters.ch05_regimes.nulls.regime_null`, or its permutations as a list)."""
     if null is not None and not isinstance(null, pd.DataFrame):
         null = (
             pd.concat([frame.assign(perm=i) for i, frame in enumerate(null)], ignore_index=True) if len(null) else None
@@ -201,8 +202,8 @@ def regime_claim(
     interval exceeds 0.5): the count of tables with a detectable epoch (at any learning rate) falls
     from regime to regime, i.e. never rises and ends below the single-task count (which is then at
     least one). Its null rate is how often the same rule says so on the rows of ``null``
-    (:func:`regime_null`: membership permuted per dataset view); the point rule of the text
-    (AUC > 0.5) is counted beside it, with its own null rate, in the reason. Verdict
+    (:func:`~iclmem.chapters.ch05_regimes.nulls.regime_null`: membership permuted per dataset view); the
+    point rule of the text (AUC > 0.5) is counted beside it, with its own null rate, in the reason. Verdict
     (:func:`~iclmem.report.verdicts.evidence_verdict`): a fall with a null rate of at most 5% is
     reproduced, a fall that chance gives as often is inconclusive, some signal that does not fall is
     differs, no signal in any regime is inconclusive (no signal to remove cannot be told from

@@ -99,7 +99,7 @@ def regime_null(
     :func:`iclmem.probe.null.null_summaries` of the rows with the scores of :func:`regime_scores`
     (cached, no model runs), with the grid's probe seed and bootstrap size; the bootstrap lower
     bounds are recomputed, since the claim's rule reads the bound reading. One frame with a
-    ``perm`` column, for :func:`regime_claim`.
+    ``perm`` column, for :func:`~iclmem.chapters.ch05_regimes.claims.regime_claim`.
     """
     used = rows[(rows.query_size == query_size) & (rows.label_condition == "none") & (rows.epoch > 0)]
     scores = regime_scores(grid, used, query_size, reference, results_dir, carte_dir, tables)

@@ -79,7 +79,7 @@ def regime_peak_table(
 
 
 def wide_table(peaks: pd.DataFrame, values: Sequence[str] = ("epoch", "auc", "tpr10", "tpr1")) -> pd.DataFrame:
-    """Tab. 12's layout: one row per dataset, (regime, value) columns in the order of :data:`REGIMES`."""
+    """Tab. 12's layout: one row per dataset, (regime, value) columns in the order of :data:`iclmem.regimes.REGIMES`."""
     wide = peaks.pivot(index="dataset", columns="regime", values=list(values)).swaplevel(axis=1)
     order = [(r, v) for r in REGIMES for v in values if (r, v) in wide.columns]
     wide = wide[order]

@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 import torch
 
+import iclmem.chapters.ch05_regimes as chapter
 import iclmem.finetune as finetune_module
 import iclmem.probe.run as probe_run_module
 import iclmem.regimes as regimes_module
 import iclmem.sweep.engine as engine
 import iclmem.sweep.tasks as tasks
 from iclmem.book.execute import notebook_parameters, read_notebook
-import iclmem.chapters.ch05_regimes as chapter
 from iclmem.chapters.ch05_regimes import RegimeGridSpec, regime_claim, regime_peak_table
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.outcomes import reclassify
