@@ -78,9 +78,9 @@ from myst_nb import glue
 from iclmem.report.glue import glue_claims
 from iclmem.report.display import use_book_tables
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
-from iclmem.chapters.ch05_regimes.peaks import PAPER_TABLE12, REGIME_TITLES, plot_regime_decay, regime_peak_table, wide_table
-from iclmem.chapters.ch05_regimes.regimes import balance_summary, encoding_balance, notebook_grid
-from iclmem.chapters.ch05_regimes.decay import decay_text, regime_claim, regime_count_table, regime_evidence, regime_null
+from iclmem.chapters.ch05_regimes import (PAPER_TABLE12, REGIME_TITLES, RegimeGridSpec, balance_summary, decay_text,
+                                         encoding_balance, notebook_grid, plot_regime_decay, regime_claim,
+                                         regime_count_table, regime_evidence, regime_null, regime_peak_table, wide_table)
 from iclmem.sweep import collect_sweep, run_sweep, sweep_workers
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
@@ -89,8 +89,9 @@ use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e
 tables = {} if grid_file else notebook_tables(datasets, data_path, target, task, carte_dir, missing_target)
 sizes = query_sizes if grid_file else fitting_query_sizes(tables, query_sizes, drop_unfit_sizes)  # before any compute
 query_size = max(sizes)
-grid = notebook_grid(tables, data_path, learning_rates, sizes, regimes, epochs, context_size, seed, n_candidates, max_queries,
-                     probe_epochs, n_boot, grid_file, single_task_learning_rates=single_task_learning_rates)
+spec = RegimeGridSpec(data_path, learning_rates, sizes, regimes, epochs, context_size, seed, n_candidates, max_queries,
+                      probe_epochs, n_boot, grid_file, single_task_learning_rates)
+grid = notebook_grid(spec, tables)
 Markdown(run_banner(tables, data_path, target, task) if tables else f"Run on the grid file `{grid_file}`.")
 started = time.perf_counter()
 ref = None if model == "reference" else model  # M_ref of every task (a spec string travels to Dask workers)

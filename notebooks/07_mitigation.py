@@ -66,15 +66,17 @@ import pandas as pd
 
 from iclmem.report.glue import glue_claims, glue_text
 from iclmem.report.display import use_book_tables
-from iclmem.chapters.ch07_mitigation.mitigation import (M1_EPSILON, PLAIN, UTILITY_BUDGET, mitigation_claims, plot_attack, plot_utility,
-                                        removal_threshold, run_mitigation)
-from iclmem.chapters.ch07_mitigation.rules import M1_LEVEL, M1_MARGIN, dp_bound_table
+from iclmem.chapters.ch07_mitigation import (M1_EPSILON, M1_LEVEL, M1_MARGIN, PLAIN, UTILITY_BUDGET, MitigationSpec,
+                                            dp_bound_table, mitigation_claims, plot_attack, plot_utility,
+                                            removal_threshold, run_mitigation)
 from iclmem.ltm import load_reference
 
 use_book_tables()
 started = time.time()
 reference = load_reference()  # M_ref: every run starts from it, and calibrates the attacks
 grid = sorted(float(e) for e in epsilons)
+spec = MitigationSpec(dataset, learning_rate, epochs, query_size, context_size, grid, seed, n_candidates, max_queries,
+                      n_boot, delta, outcome_rule, clipped_run)  # both series; they differ in label condition only
 
 # %% [markdown]
 # ## The bound, per $\varepsilon$
@@ -96,8 +98,7 @@ dp_bound_table(grid, delta)
 # alike, and Adam's update is invariant to the scale.
 
 # %%
-m = run_mitigation(dataset, learning_rate, epochs, query_size, context_size, grid, reference, seed, n_candidates,
-                   max_queries, n_boot, label_condition, delta, outcome_rule, clipped_run)
+m = run_mitigation(spec, reference, label_condition)
 glue_text("clip", f"{m.max_grad_norm:g}")
 glue_text("outcome_rule", outcome_rule)
 glue_text("setting", f"{query_size} members of {dataset} (label condition {label_condition}), a {context_size}-row context, "
@@ -157,8 +158,7 @@ m.table[cols]
 # a real loss. Its clipping norm is chosen on the public rows the same way.
 
 # %%
-u = run_mitigation(dataset, learning_rate, epochs, query_size, context_size, grid, reference, seed, n_candidates,
-                   max_queries, n_boot, utility_condition, delta, outcome_rule, clipped_run)
+u = run_mitigation(spec, reference, utility_condition)
 glue_text("utility_condition", f"`{utility_condition}`")
 uplain = u.row(PLAIN)
 glue_text("gain", "{:+.3f} [{:+.3f}, {:+.3f}]".format(

@@ -49,7 +49,7 @@ import pandas as pd
 from myst_nb import glue
 
 import iclmem
-from iclmem.chapters.ch_a1_reference_ltm.reference_ltm import (card_summary, encoding_comparison, plot_pretraining_loss, quality_table,
+from iclmem.chapters.ch_a1_reference_ltm import (card_summary, encoding_comparison, plot_pretraining_loss, quality_table,
                                            quality_verdict, targets_label, verdict_glue)
 from iclmem.ltm.reference import REFERENCE_CARD, WEIGHTS_DIR, pretraining_stages
 

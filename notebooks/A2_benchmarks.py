@@ -31,7 +31,7 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 import pandas as pd
 from IPython.display import Markdown, display
 
-from iclmem.chapters.ch_a2_benchmarks.benchmarks import (decoding_summary, decoding_table, finetune_speed_table, kernel_ceiling_tables,
+from iclmem.chapters.ch_a2_benchmarks import (decoding_summary, decoding_table, finetune_speed_table, kernel_ceiling_tables,
                                         kill_random_table, openai_concurrency_table, other_results, plot_decoding_curve,
                                         plot_roofline, probe_speed_tables, read_results, roofline_speedups, roofline_table,
                                         settings)

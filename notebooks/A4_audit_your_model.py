@@ -45,7 +45,7 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 from IPython.display import Markdown
 
 from iclmem.adapters import load_model
-from iclmem.chapters.ch_a4_audit.audit import audit_commands, audit_table, external_audit_table, naive_probe_table
+from iclmem.chapters.ch_a4_audit import audit_commands, audit_table, external_audit_table, naive_probe_table
 from iclmem.report.display import use_book_tables
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.grid import expand_grid, probe_grid, run_grid

@@ -118,7 +118,7 @@ def test_a_finished_runs_log_carries_no_time_of_writing(tmp_path: Path) -> None:
 
 def test_the_appendix_shows_one_row_per_kill() -> None:
     """Appendix A2's table of ``benchmarks/results/kill_random.json``: a row per kill, temporary files counted."""
-    from iclmem.chapters.ch_a2_benchmarks.benchmarks import kill_random_table, other_results
+    from iclmem.chapters.ch_a2_benchmarks import kill_random_table, other_results
 
     row = {"instant_s": 1.5, "landed": "startup", "resume_s": 30.0, "resume_summary": "executed: a", "equal": True}
     result = {"rows": [{**row, "temporary_left": []}, {**row, "equal": False, "temporary_left": ["results/.x.tmp"]}]}

@@ -8,8 +8,8 @@ import pandas as pd
 
 from iclmem.chapters.ch01_split.split import paper_split_extremes, split_claim
 from iclmem.chapters.ch02_finetuning.finetuning import loss_ratio_claim
-from iclmem.chapters.ch05_regimes.decay import regime_claim
-from iclmem.chapters.ch05_regimes.regimes import balance_summary
+from iclmem.chapters.ch05_regimes.balance import balance_summary
+from iclmem.chapters.ch05_regimes.claims import regime_claim
 
 
 def test_split_claim_holds_by_construction_and_still_checks_every_split():

@@ -220,7 +220,7 @@ def _high_cardinality_table(folder, n: int = 240):
 
 def _missing_rates(config: FinetuneConfig, regime: str, folder, reference) -> list[tuple[str, float, float, float]]:
     """Per encoded column: missing share among probed members, among non-members, and Fisher's exact p-value."""
-    from iclmem.chapters.ch05_regimes.regimes import missing_balance
+    from iclmem.chapters.ch05_regimes.balance import missing_balance
 
     table = _high_cardinality_table(folder)
     manifest = split_manifest(table, query_size=40, seed=0, results_dir=folder)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.chapters.ch_a1_reference_ltm.reference_ltm import (
+from iclmem.chapters.ch_a1_reference_ltm import (
     QUALITY_TARGETS,
     card_summary,
     encoding_comparison,

@@ -1,1 +1,28 @@
-"""Appendix A1 (notebook A1): the reference LTM, its model card and its quality report."""
+"""Notebook A1, the reference LTM: its model card and quality report (M_ref of IclMem Sec. 4.2).
+
+``tables`` (quality and model-card tables), ``targets`` (the quality targets and their verdict), ``figures``
+(the pretraining-loss figure).
+"""
+
+from iclmem.chapters.ch_a1_reference_ltm.figures import plot_pretraining_loss
+from iclmem.chapters.ch_a1_reference_ltm.tables import card_summary, encoding_comparison, headline_scores, quality_table
+from iclmem.chapters.ch_a1_reference_ltm.targets import (
+    QUALITY_TARGETS,
+    quality_targets_met,
+    quality_verdict,
+    targets_label,
+    verdict_glue,
+)
+
+__all__ = [
+    "QUALITY_TARGETS",
+    "card_summary",
+    "encoding_comparison",
+    "headline_scores",
+    "plot_pretraining_loss",
+    "quality_table",
+    "quality_targets_met",
+    "quality_verdict",
+    "targets_label",
+    "verdict_glue",
+]

@@ -11,15 +11,14 @@ import pandas as pd
 import pytest
 import torch
 
+import iclmem.chapters.ch05_regimes as chapter
 import iclmem.finetune as finetune_module
 import iclmem.probe.run as probe_run_module
 import iclmem.regimes as regimes_module
 import iclmem.sweep.engine as engine
 import iclmem.sweep.tasks as tasks
 from iclmem.book.execute import notebook_parameters, read_notebook
-from iclmem.chapters.ch05_regimes import regimes as chapter
-from iclmem.chapters.ch05_regimes.decay import regime_claim
-from iclmem.chapters.ch05_regimes.peaks import regime_peak_table
+from iclmem.chapters.ch05_regimes import RegimeGridSpec, regime_claim, regime_peak_table
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.outcomes import reclassify
 from iclmem.regimes import MULTI_TASK_FIXED, MULTI_TASK_RANDOM, REGIMES, SINGLE_TASK_FIXED, RegimeError
@@ -98,8 +97,7 @@ def test_peak_table_takes_the_best_detectable_epoch_per_dataset_and_regime():
 
 
 def _book_grid(regimes=REGIMES, single=(1e-3, 1e-4)):
-    return chapter.notebook_grid(
-        {"spotify": None, "wine_pl": None},
+    spec = RegimeGridSpec(
         "",
         [1e-4],
         [512],
@@ -113,6 +111,7 @@ def _book_grid(regimes=REGIMES, single=(1e-3, 1e-4)):
         200,
         single_task_learning_rates=list(single),
     )
+    return chapter.notebook_grid(spec, {"spotify": None, "wine_pl": None})
 
 
 def test_notebook_grid_runs_single_task_fixed_pairs_at_every_rate_in_a_second_part():

@@ -1,6 +1,6 @@
-"""Tests of chapter 7's verdict rules and utility (iclmem.chapters.ch07_mitigation.mitigation, .mitigation_rules): M1
-as an
-equivalence test, M2 where fine-tuning helps (or by construction), the DP bound and the removal threshold."""
+"""Tests of chapter 7's verdict rules and utility (iclmem.chapters.ch07_mitigation: claims, runs, equivalence,
+dp_bounds): M1 as an equivalence test, M2 where fine-tuning helps (or by construction), the DP bound and the
+removal threshold."""
 
 from __future__ import annotations
 
@@ -10,13 +10,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.chapters.ch07_mitigation.mitigation import (
+from iclmem.chapters.ch07_mitigation import (
     CLIPPED,
+    M1_MARGIN,
     PLAIN,
     UTILITY_BUDGET,
     Mitigation,
     accuracy_cost,
     cost_verdict,
+    dp_auc_bound,
+    dp_bound_table,
+    dp_tpr_bound,
     m1_null_rate,
     m1_record,
     m2_record,
@@ -24,11 +28,7 @@ from iclmem.chapters.ch07_mitigation.mitigation import (
     removal_threshold,
     run_label,
 )
-from iclmem.chapters.ch07_mitigation.rules import (
-    M1_MARGIN,
-    dp_auc_bound,
-    dp_bound_table,
-    dp_tpr_bound,
+from iclmem.chapters.ch07_mitigation.equivalence import (
     equivalence_power,
     observed_bounds,
     paired_auc_difference,

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from iclmem.chapters.ch_a2_benchmarks.benchmarks import (
+from iclmem.chapters.ch_a2_benchmarks import (
     finetune_speed_table,
     openai_concurrency_table,
     other_results,
@@ -75,7 +75,7 @@ def test_a_missing_results_folder_says_how_to_make_it(tmp_path):
 
 
 def test_decoding_table_shows_every_way_against_llama_cpp():
-    from iclmem.chapters.ch_a2_benchmarks.benchmarks import decoding_table, plot_decoding_curve
+    from iclmem.chapters.ch_a2_benchmarks import decoding_table, plot_decoding_curve
 
     def way(seconds: float, **extra) -> dict:
         return {
@@ -112,7 +112,7 @@ def test_decoding_table_shows_every_way_against_llama_cpp():
 
 
 def test_kernel_ceiling_tables_rate_each_kernel_against_the_peak():
-    from iclmem.chapters.ch_a2_benchmarks.benchmarks import kernel_ceiling_tables
+    from iclmem.chapters.ch_a2_benchmarks import kernel_ceiling_tables
 
     step = {
         "gflop_by_kind": {"linear": 6.0, "row attention (flash)": 4.0},

@@ -1,43 +1,12 @@
-"""Appendix A2 of this book (no paper section): the speed benchmarks of ``benchmarks/`` (notebook A2).
+"""Appendix A2 of this book (no paper section): the tables of the speed benchmarks (notebook A2).
 
-The benchmarks write one JSON file each to ``benchmarks/results/``; this module reads them and
-shapes their ratios into the appendix's tables. Nothing here times anything: speed is measured in
-``benchmarks/`` as ratios within one run, never in the book build.
+Each function shapes one benchmark's result (read by :func:`~iclmem.chapters.ch_a2_benchmarks.results.read_results`)
+into the appendix's tables: ratios within one run, as ``benchmarks/`` measured them.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pandas as pd
-
-import iclmem
-
-#: Benchmarks the appendix shows in sections of their own; any other result file is listed at the end.
-SECTIONED = (
-    "roofline",
-    "finetune_speed",
-    "ltm_quality",
-    "probe_speed",
-    "bootstrap_speed",
-    "openai_concurrency",
-    "llm_decoding",
-    "kill_random",
-    "kernel_ceiling",
-)
-
-
-def read_results(results_dir: str | Path = "benchmarks/results") -> dict[str, dict]:
-    """Every ``<name>.json`` of ``results_dir`` (relative to the repository root unless absolute), by name."""
-    folder = Path(results_dir)
-    if not folder.is_absolute():
-        folder = Path(iclmem.__file__).resolve().parents[1] / folder
-    if not folder.is_dir():
-        raise FileNotFoundError(
-            f"no benchmark results in {folder}; run the scripts in benchmarks/ (see its README) or set results_dir."
-        )
-    return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
 
 
 def finetune_speed_table(result: dict) -> pd.DataFrame:
@@ -91,31 +60,6 @@ def roofline_speedups(table: pd.DataFrame, baseline: str = "before", current: st
     if baseline not in wide or current not in wide:
         return pd.DataFrame()
     return (wide[current] / wide[baseline]).rename("speed-up").reset_index()
-
-
-def plot_roofline(table: pd.DataFrame):
-    """Achieved fraction of the measured float32 matmul peak per stage, one panel per thread count."""
-    import matplotlib.pyplot as plt
-
-    threads = sorted(table.threads.unique())
-    codes = list(dict.fromkeys(table.code))
-    fig, axes = plt.subplots(1, len(threads), figsize=(5.5 * len(threads), 3.6), sharey=True, squeeze=False)
-    for ax, t in zip(axes[0], threads, strict=True):
-        part = table[table.threads == t]
-        stages = list(dict.fromkeys(part.stage))
-        width = 0.8 / len(codes)
-        for i, code in enumerate(codes):
-            rows = part[part.code == code].set_index("stage").reindex(stages)
-            ax.barh([j + i * width for j in range(len(stages))], rows["fraction of peak"], height=width, label=code)
-        ax.set_yticks([j + width * (len(codes) - 1) / 2 for j in range(len(stages))], stages)
-        ax.axvline(1.0, color="black", lw=1)
-        ax.set_xlim(0, 1.05)
-        ax.set_xlabel("fraction of the fp32 matmul peak")
-        ax.set_title(f"{t} thread{'s' if t > 1 else ''}: peak {part['peak GFLOP/s'].iloc[0]:.0f} GFLOP/s")
-    axes[0][0].invert_yaxis()
-    axes[0][-1].legend(loc="lower right")
-    fig.tight_layout()
-    return fig
 
 
 def openai_concurrency_table(result: dict) -> pd.DataFrame:
@@ -200,30 +144,6 @@ def decoding_summary(result: dict) -> str:
     return text
 
 
-def plot_decoding_curve(result: dict):
-    """Speed relative to llama.cpp (median of back-to-back pairs) against the batch, continuous and static."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 3.4))
-    for kind in ("continuous", "static"):
-        points = sorted(
-            (int(name.split()[1]), way["over_llama_cpp"])
-            for name, way in result.get("ways", {}).items()
-            if name.startswith(kind) and "over_llama_cpp" in way
-        )
-        if points:
-            ax.plot(*zip(*points, strict=True), marker="o", label=kind)
-    ax.axhline(1.0, color="black", lw=1, label="llama.cpp")
-    if "chosen_batch" in result:
-        ax.axvline(result["chosen_batch"], color="grey", ls=":", label=f"chosen: {result['chosen_batch']}")
-    ax.set_xlabel("rows decoded together (batch)")
-    ax.set_ylabel("speed / llama.cpp")
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    return fig
-
-
 def kill_random_table(result: dict) -> pd.DataFrame:
     """One row per random SIGKILL of ``benchmarks/kill_random.py``: when (seconds into the build), where it
     landed, the resume's seconds and what it executed, whether everything equals the uninterrupted build,
@@ -272,30 +192,3 @@ def kernel_ceiling_tables(result: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
         for g, s in b["seconds_per_task"].items()
     ]
     return pd.DataFrame(rows), pd.DataFrame(batched)
-
-
-def other_results(results: dict[str, dict]) -> dict[str, pd.DataFrame]:
-    """Result files without a section of their own, flattened one level, by name."""
-    return {
-        name: pd.json_normalize(results[name], max_level=1).T.rename(columns={0: "value"})
-        for name in sorted(set(results) - set(SECTIONED))
-    }
-
-
-__all__ = [
-    "SECTIONED",
-    "decoding_summary",
-    "decoding_table",
-    "finetune_speed_table",
-    "kernel_ceiling_tables",
-    "kill_random_table",
-    "openai_concurrency_table",
-    "other_results",
-    "plot_decoding_curve",
-    "plot_roofline",
-    "probe_speed_tables",
-    "read_results",
-    "roofline_speedups",
-    "roofline_table",
-    "settings",
-]

@@ -1,11 +1,9 @@
-"""Appendix A4 of this book (IclMem Sec. 4.1, 4.2, App. A.4 applied to your own model): audit a fine-tuned LTM (notebook
-A4).
+"""Appendix A4 of this book (IclMem Sec. 4.1, 4.2, App. A.4 applied to your own model): the tables of the audit
+(notebook A4).
 
-The page runs the whole chain (controlled fine-tuning with a logged ground truth, the zero-information
-multiple-choice probe with its 48 manipulations, calibration against M_ref) with the shipped
-reference LTM, and gives the exact commands that run the same chain on a TabPFN v2 or TabICL
-checkpoint (:mod:`iclmem.adapters`). Calibration uses the pretrained checkpoint of the same
-architecture as M_ref: the ``model`` parameter names it, every run starts from it.
+The chain's calibrated and raw attack per probing epoch, the same attack next to the external audit of the
+engine (:func:`iclmem.audit.audit_fine_tuned`), and how many of the 48 manipulations leave TabPFN v2 and TabICL
+blind to the query's features. Calibration uses the pretrained checkpoint of the same architecture as M_ref.
 """
 
 from __future__ import annotations
@@ -15,8 +13,6 @@ from pathlib import Path
 
 import pandas as pd
 
-#: The chain an audit runs, in order: fine-tuning (ground truth), probing, calibration and outcome.
-AUDIT_CHAIN: tuple[str, ...] = ("02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration")
 #: What the audit table shows per probing epoch (``summarize_run``'s columns, calibrated Delta S and raw S_theta).
 AUDIT_COLUMNS: dict[str, str] = {
     "epoch": "epoch",
@@ -26,21 +22,6 @@ AUDIT_COLUMNS: dict[str, str] = {
     "raw_auc_loss": "AUC (raw S_theta, loss)",
     "outcome": "outcome (Tab. 3)",
 }
-
-
-def audit_commands(kind: str, checkpoint: str, parameters_file: str = "my_table.yaml") -> str:
-    """The exact shell commands that audit a ``kind`` ("tabpfn" or "tabicl") checkpoint on the table of
-    ``parameters_file``."""
-    if kind not in ("tabpfn", "tabicl"):
-        raise ValueError(f"kind must be 'tabpfn' or 'tabicl', got {kind!r}.")
-    lines = [
-        "pip install -e '.[ltms]'   # tabicl==2.2.0, tabpfn==9.2.0 (make test installs them too)",
-        "export HF_HUB_OFFLINE=1     # nothing downloads: the checkpoint is a local file",
-    ]
-    lines += [
-        f"iclmem run notebooks/{stem}.py -f {parameters_file} -p model {kind}:{checkpoint}" for stem in AUDIT_CHAIN
-    ]
-    return "```bash\n" + "\n".join(lines) + "\n```"
 
 
 def audit_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -120,6 +101,3 @@ def naive_probe_table(seed: int = 0) -> pd.DataFrame:
                     }
                 )
     return pd.DataFrame(rows)
-
-
-__all__ = ["AUDIT_CHAIN", "AUDIT_COLUMNS", "audit_commands", "audit_table", "external_audit_table", "naive_probe_table"]

@@ -1,47 +1,58 @@
 """Paper 1, Sec. 6 ("Limitations") and App. D (Tab. 12): claim C13, the decay of detectable memorization from
-regime to regime (notebook 05).
+regime to regime (notebook 05), and its rule.
 
 The claim is counted under two readings of Tab. 3 (the text's point rule and the bound reading, the claim's rule)
-and judged against the membership null of the sweep's runs, computed from the probe scores in the results store
-(:func:`regime_scores`, :func:`regime_null`). The peak table it counts is :mod:`iclmem.chapters.ch05_regimes.peaks`;
-both
-are re-exported by :mod:`iclmem.chapters.ch05_regimes.regimes`.
+per regime (:func:`detectable_by_regime`, :func:`detectable_counts`), decays when it never rises and ends below
+where it starts (:func:`decays`), and is judged against the membership null of the sweep's runs
+(:mod:`iclmem.chapters.ch05_regimes.nulls`): :class:`RegimeEvidence`, :func:`regime_claim`, :func:`decay_text`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch05_regimes.peaks import PAPER_DATASETS, PAPER_TABLE12, REGIME_TITLES, decays, detectable_counts
-from iclmem.data import Dataset
-from iclmem.grid import probe_views, run_spec, table_of
+from iclmem.chapters.ch05_regimes.nulls import REGIME_NULL
+from iclmem.chapters.ch05_regimes.paper import PAPER_DATASETS, PAPER_TABLE12
 from iclmem.outcomes import Outcome, get_reading, reclassify
-from iclmem.probe.null import null_summaries
-from iclmem.regimes import MULTI_TASK_RANDOM, REGIMES, SINGLE_TASK_FIXED, RegimeError
+from iclmem.regimes import MULTI_TASK_RANDOM, REGIMES, SINGLE_TASK_FIXED
 from iclmem.report.records import claim_record
 from iclmem.report.verdicts import evidence_verdict, summarize_null
 from iclmem.stats import NULL_LEVEL
-from iclmem.sweep.gridfile import Grid
-from iclmem.sweep.tasks import (
-    task_reference as loaded_model,  # the M_ref a sweep task fine-tunes from (None, a path or tabicl:/tabpfn:)
-)
 
-#: C13's null, as its record states it.
-REGIME_NULL = (
-    "membership permuted across each run's probed queries, per dataset view (views that probe the same queries, "
-    "e.g. one table's single-task runs at each learning rate, permuted alike); same scores, same M_ref"
-)
 # : The readings of Tab. 3 that C13 is counted under: the point rule of the text, and the bound reading (the claim's
 # rule).
 POINT, BOUND = "text", "bound"
+
+
 C13_READINGS: tuple[str, ...] = (POINT, BOUND)
+
+
 #: The paper's "none within 2-5 epochs" (multi-task random pairs): the last epoch counted for it.
 REALISTIC_EPOCHS = 5
+
+
+def decays(counts: pd.Series) -> bool:
+    """Whether detectable counts, in regime order, never rise and end below where they start (Tab. 12's decay)."""
+    v = counts.to_numpy()
+    return bool(v[-1] < v[0] and (v[1:] <= v[:-1]).all())
+
+
+def detectable_counts(peaks: pd.DataFrame, n_datasets: int | None = None) -> pd.Series:
+    """Datasets with detectable memorization per regime (the paper: 5 -> 2 -> 1 of 10)."""
+    counts = (
+        peaks.auc.notna()
+        .groupby(peaks.regime)
+        .sum()
+        .reindex([r for r in REGIMES if r in set(peaks.regime)])
+        .astype(int)
+    )
+    counts.name = f"detectable (of {n_datasets or peaks.dataset.nunique()})"
+    return counts
 
 
 def detectable_by_regime(
@@ -53,8 +64,9 @@ def detectable_by_regime(
     column; without one the rows are one draw, ``perm`` 0). A dataset counts in a regime when any
     fine-tuned epoch (up to ``max_epoch``) at any learning rate is detectable memorization under
     ``reading`` (:func:`iclmem.outcomes.reclassify`), at ``query_size`` and without label
-    randomization: the count of :func:`detectable_counts` of :func:`regime_peak_table`, for every
-    permutation at once. Columns: the regimes present, in :data:`REGIMES` order.
+    randomization: the count of :func:`detectable_counts` of
+    :func:`~iclmem.chapters.ch05_regimes.tables.regime_peak_table`, for every
+    permutation at once. Columns: the regimes present, in :data:`iclmem.regimes.REGIMES` order.
     """
     get_reading(reading)
     if rows.empty:
@@ -77,7 +89,7 @@ def _arrow(counts: Sequence[int] | pd.Series) -> str:
     return " -> ".join(str(int(c)) for c in counts)
 
 
-def _count_range(values: Sequence[int] | pd.Series) -> tuple[int, int]:
+def count_range(values: Sequence[int] | pd.Series) -> tuple[int, int]:
     """The central 95% of a null's counts as whole counts: at most 2.5% of the draws lie below, at most 2.5% above."""
     lo, hi = np.quantile(np.asarray(values, dtype=float), [0.025, 0.975], method="inverted_cdf")
     return int(lo), int(hi)
@@ -128,8 +140,8 @@ class RegimeEvidence:
 def regime_evidence(
     rows: pd.DataFrame, null: pd.DataFrame | Sequence[pd.DataFrame] | None = None, query_size: int = 512
 ) -> RegimeEvidence:
-    """:class:`RegimeEvidence` of sweep rows and their membership null (:func:`regime_null`, or its permutations as a
-    list)."""
+    """:class:`RegimeEvidence` of sweep rows and their membership null
+    (:func:`~iclmem.chapters.ch05_regimes.nulls.regime_null`, or its permutations as a list)."""
     if null is not None and not isinstance(null, pd.DataFrame):
         null = (
             pd.concat([frame.assign(perm=i) for i, frame in enumerate(null)], ignore_index=True) if len(null) else None
@@ -148,38 +160,6 @@ def regime_evidence(
     early = detectable_by_regime(rows, BOUND, query_size, REALISTIC_EPOCHS)
     random_early = int(early[MULTI_TASK_RANDOM].iloc[0]) if MULTI_TASK_RANDOM in early and len(early) else None
     return RegimeEvidence(counts, null_counts, int(used.dataset.nunique()) if len(used) else 0, random_early)
-
-
-def regime_count_table(evidence: RegimeEvidence) -> pd.DataFrame:
-    """Tab. 12's counts side by side: the paper's, this build's under the point rule and the bound reading, and their
-    nulls.
-
-    One row per regime (Tab. 12's titles); the null columns give the central 95% of each count
-    over the permutations, and the last row how often the count falls from regime to regime.
-    """
-    order = list(evidence.counts[BOUND].index)
-    paper = detectable_counts(PAPER_TABLE12, PAPER_DATASETS).reindex(order)
-    n = evidence.n_datasets
-    table = pd.DataFrame(
-        {
-            "paper (of 10)": paper.astype("Int64"),
-            f"point rule (of {n})": evidence.counts[POINT].reindex(order),
-            f"bound reading (of {n})": evidence.counts[BOUND].reindex(order),
-        }
-    )
-    if evidence.n_permutations:
-        for reading, label in ((POINT, "point rule"), (BOUND, "bound reading")):
-            drawn = evidence.null_counts[reading]
-            table[f"{label}, null 95% range"] = ["[{}, {}]".format(*_count_range(drawn[r])) for r in order]
-    table = table.astype(object)
-    fall = pd.Series({c: "" for c in table.columns}, name="falls?")
-    fall["paper (of 10)"] = "yes" if decays(paper) else "no"
-    for reading, label in ((POINT, "point rule"), (BOUND, "bound reading")):
-        fall[f"{label} (of {n})"] = "yes" if evidence.agrees(reading) else "no"
-        if evidence.n_permutations:
-            fall[f"{label}, null 95% range"] = f"by chance in {evidence.null_rate(reading):.0%}"
-    table.index = [REGIME_TITLES.get(r, r) for r in order]
-    return pd.concat([table, fall.to_frame().T])
 
 
 def decay_text(evidence: RegimeEvidence) -> str:
@@ -222,8 +202,8 @@ def regime_claim(
     interval exceeds 0.5): the count of tables with a detectable epoch (at any learning rate) falls
     from regime to regime, i.e. never rises and ends below the single-task count (which is then at
     least one). Its null rate is how often the same rule says so on the rows of ``null``
-    (:func:`regime_null`: membership permuted per dataset view); the point rule of the text
-    (AUC > 0.5) is counted beside it, with its own null rate, in the reason. Verdict
+    (:func:`~iclmem.chapters.ch05_regimes.nulls.regime_null`: membership permuted per dataset view); the
+    point rule of the text (AUC > 0.5) is counted beside it, with its own null rate, in the reason. Verdict
     (:func:`~iclmem.report.verdicts.evidence_verdict`): a fall with a null rate of at most 5% is
     reproduced, a fall that chance gives as often is inconclusive, some signal that does not fall is
     differs, no signal in any regime is inconclusive (no signal to remove cannot be told from
@@ -242,17 +222,31 @@ def regime_claim(
             "not testable here",
             "the comparison needs single-task fixed pairs and at least one multi-task regime at this query size",
         )
-    agrees, contradicted = ev.agrees(), _persists(bound)
-    observed = f"bound reading {_arrow(bound)}; point rule {_arrow(point)}"
+    if not ev.n_permutations:
+        return _claim_without_null(ev, paper_text, ours)
+    return _claim_with_null(ev, paper_text, ours)
+
+
+def _bound_reason(ev: RegimeEvidence) -> str:
+    """C13's reason, first part: what the bound reading's count does from regime to regime."""
+    bound = ev.counts[BOUND]
     if bound.any():
-        falls = "falls" if agrees else "does not fall"
-        reason = f"under the bound reading the count {falls} from regime to regime ({_arrow(bound)})"
-    else:
-        reason = (
-            f"under the bound reading no regime keeps a table ({_arrow(bound)}): the build cannot tell "
-            "'no signal to remove' from 'removed'"
-        )
-    early = (
+        falls = "falls" if ev.agrees() else "does not fall"
+        return f"under the bound reading the count {falls} from regime to regime ({_arrow(bound)})"
+    return (
+        f"under the bound reading no regime keeps a table ({_arrow(bound)}): the build cannot tell "
+        "'no signal to remove' from 'removed'"
+    )
+
+
+def _observed(ev: RegimeEvidence) -> str:
+    """C13's observed counts under both readings."""
+    return f"bound reading {_arrow(ev.counts[BOUND])}; point rule {_arrow(ev.counts[POINT])}"
+
+
+def _early_text(ev: RegimeEvidence) -> str:
+    """C13's reason, last part: the multi-task random pairs' count at realistic epochs (empty without that regime)."""
+    return (
         ""
         if ev.random_early is None
         else (
@@ -260,31 +254,48 @@ def regime_claim(
             "(bound reading; the paper: none)"
         )
     )
-    if not ev.n_permutations:
-        point_text = (
-            f"; the point rule (AUC > 0.5) counts {_arrow(point)} ({'falls' if ev.agrees(POINT) else 'does not fall'})"
-        )
-        verdict = "inconclusive" if agrees else evidence_verdict(agrees, None, contradicted=contradicted)
-        why = (
-            "; no null was computed (compute = False or n_permutations = 0), so a fall cannot count as reproduced"
-            if agrees
-            else ""
-        )
-        return claim_record(
-            "C13", paper_text, ours, verdict, reason + why + point_text + early, null="not computed", observed=observed
-        )
+
+
+def _claim_without_null(ev: RegimeEvidence, paper_text: str, ours: str) -> dict:
+    """C13's record when no null was computed: a fall cannot count as reproduced."""
+    agrees, contradicted = ev.agrees(), _persists(ev.counts[BOUND])
+    point = ev.counts[POINT]
+    point_text = (
+        f"; the point rule (AUC > 0.5) counts {_arrow(point)} ({'falls' if ev.agrees(POINT) else 'does not fall'})"
+    )
+    verdict = "inconclusive" if agrees else evidence_verdict(agrees, None, contradicted=contradicted)
+    why = (
+        "; no null was computed (compute = False or n_permutations = 0), so a fall cannot count as reproduced"
+        if agrees
+        else ""
+    )
+    return claim_record(
+        "C13",
+        paper_text,
+        ours,
+        verdict,
+        _bound_reason(ev) + why + point_text + _early_text(ev),
+        null="not computed",
+        observed=_observed(ev),
+    )
+
+
+def _claim_with_null(ev: RegimeEvidence, paper_text: str, ours: str) -> dict:
+    """C13's record judged against its membership null (the single-task count's range, the rule's null rate)."""
+    bound, point = ev.counts[BOUND], ev.counts[POINT]
+    agrees, contradicted = ev.agrees(), _persists(bound)
     drawn = ev.null_counts[BOUND][SINGLE_TASK_FIXED]
     summary = replace(
         summarize_null(float(bound[SINGLE_TASK_FIXED]), drawn.to_numpy(dtype=float), ev.null_agrees()),
-        **dict(zip(("lo", "hi"), _count_range(drawn), strict=True)),
+        **dict(zip(("lo", "hi"), count_range(drawn), strict=True)),
     )
-    reason += f"; chance gives a fall in {summary.rate:.0%} of {summary.n} permutations"
+    reason = _bound_reason(ev) + f"; chance gives a fall in {summary.rate:.0%} of {summary.n} permutations"
     verdict = evidence_verdict(agrees, summary.rate, contradicted=contradicted)
     if agrees and verdict == "inconclusive":
         reason += f" (more than {NULL_LEVEL:.0%}: chance alone gives this verdict)"
     reason += (
         f"; the point rule (AUC > 0.5) counts {_arrow(point)} ({'falls' if ev.agrees(POINT) else 'does not fall'}), "
-        f"and chance gives it a fall in {ev.null_rate(POINT):.0%}" + early
+        f"and chance gives it a fall in {ev.null_rate(POINT):.0%}" + _early_text(ev)
     )
     return claim_record(
         "C13",
@@ -293,89 +304,7 @@ def regime_claim(
         verdict,
         reason,
         null=f"{REGIME_NULL}; {summary.n} permutations",
-        observed=observed,
+        observed=_observed(ev),
         null_range="single-task count (bound reading) " + summary.range_text("{:.0f}"),
         null_rate=summary.rate,
-    )
-
-
-def regime_scores(
-    grid: Grid,
-    rows: pd.DataFrame,
-    query_size: int = 512,
-    reference: object = None,
-    results_dir: str | None = None,
-    carte_dir: str | None = None,
-    tables: Mapping[str, Dataset] | None = None,
-) -> dict[str, pd.DataFrame]:
-    """The probe scores of every dataset view that ``rows`` hold at ``query_size``, by view key (the rows' ``run_key``).
-
-    Each spec's run is loaded from the results store (never trained: :func:`iclmem.grid.run_spec`
-    with ``load_only``) and probed with the grid's probe settings through
-    :func:`iclmem.grid.probe_views`, which reads the scores the sweep task stored. ``reference``:
-    the sweep's M_ref (None, a checkpoint path, or ``tabicl:`` / ``tabpfn:`` spec). Raises
-    :class:`RegimeError` naming the runs the store lacks.
-    """
-    wanted = set(rows.run_key[(rows.query_size == query_size) & (rows.label_condition == "none")])
-    specs = [s for s in grid.specs if s.query_size == query_size and s.label_condition == "none"]
-    ref = loaded_model(reference)
-    used = {
-        d: tables[d]
-        if tables and d in tables
-        else (grid.sources[d].load(carte_dir) if d in grid.sources else table_of(d, None, carte_dir))
-        for s in specs
-        for d in s.datasets
-    }
-    probe, scores = grid.probe, {}
-    for spec in specs:
-        run = run_spec(spec, ref, results_dir, False, carte_dir, used, load_only=True)
-        if run is None:
-            continue
-        epochs = probe.epochs_for(run.config.probe_epochs)
-        manipulations = list(probe.manipulations) if probe.manipulations else None
-        for view, _, frame in probe_views(
-            run,
-            used,
-            epochs,
-            ref,
-            probe.n_candidates,
-            manipulations,
-            probe.seed,
-            probe.max_queries,
-            probe.n_boot,
-            results_dir,
-        ):
-            if view.key in wanted:
-                scores[view.key] = frame
-    missing = sorted(wanted - set(scores))
-    if missing:
-        raise RegimeError(
-            f"the results store holds no run for {len(missing)} probed view(s) of the sweep (e.g. {missing[0]}); "
-            "run the sweep here (compute = True) to compute C13's null."
-        )
-    return scores
-
-
-def regime_null(
-    grid: Grid,
-    rows: pd.DataFrame,
-    n_permutations: int = 100,
-    query_size: int = 512,
-    reference: object = None,
-    results_dir: str | None = None,
-    carte_dir: str | None = None,
-    tables: Mapping[str, Dataset] | None = None,
-    progress: bool = False,
-) -> pd.DataFrame:
-    """C13's membership null: the sweep's fine-tuned rows at ``query_size`` under ``n_permutations`` permutations.
-
-    :func:`iclmem.probe.null.null_summaries` of the rows with the scores of :func:`regime_scores`
-    (cached, no model runs), with the grid's probe seed and bootstrap size; the bootstrap lower
-    bounds are recomputed, since the claim's rule reads the bound reading. One frame with a
-    ``perm`` column, for :func:`regime_claim`.
-    """
-    used = rows[(rows.query_size == query_size) & (rows.label_condition == "none") & (rows.epoch > 0)]
-    scores = regime_scores(grid, used, query_size, reference, results_dir, carte_dir, tables)
-    return null_summaries(
-        used, scores, n_permutations, grid.probe.seed, grid.probe.n_boot, bounds=True, progress=progress
     )

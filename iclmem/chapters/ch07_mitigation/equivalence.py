@@ -1,15 +1,12 @@
-"""Chapter 7's evidence rules: what (epsilon, delta)-DP guarantees about a membership attack, and M1's equivalence
-test (DP-SGD, Abadi et al. 2016; the mitigation IclMem's Sec. 6 names).
+"""Chapter 7 (IclMem Sec. 6's DP-SGD): the statistics of M1's equivalence test.
 
-* :func:`dp_tpr_bound` / :func:`dp_auc_bound`: (epsilon, delta)-DP bounds every membership attack's TPR at a
-  given FPR by ``min(1, e^eps FPR + delta, 1 - e^-eps (1 - delta - FPR))`` (the hypothesis-testing reading of DP,
-  Kairouz et al. 2015); the AUC bound is the area under that curve. At epsilon = 4 (e^4 = 55) it allows an AUC
-  near 0.97: epsilon = 4 alone does not imply that the signal is removed; only a measurement can say so.
 * :func:`auc_bounds_under_permutation`: the stratified bootstrap interval bounds of the AUC for many membership
   labellings at once (:func:`iclmem.stats.permuted_auc_lower_bounds`, the upper bound from the negated scores on
-  the same resamples).
+  the same resamples); :func:`observed_bounds` for the observed labelling.
+* :func:`within_margin`: does an interval lie inside ``0.5 +- margin`` (M1's "removed")?
 * :func:`equivalence_power`: the share of membership permutations (a true AUC of 0.5) in which the equivalence
-  rule (a ``level`` interval inside ``0.5 +- margin``) says "removed": the rule's power at this query count.
+  rule (a ``level`` interval inside ``0.5 +- margin``) says "removed": the rule's power at this query count;
+  :func:`queries_for_power`: the queries that 80% power needs.
 * :func:`paired_auc_difference`: AUC of one run minus another on the same probed queries, with a paired
   stratified bootstrap (members and non-members resampled apart, the same rows for both runs).
 """
@@ -17,49 +14,11 @@ test (DP-SGD, Abadi et al. 2016; the mitigation IclMem's Sec. 6 names).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 
+from iclmem.chapters.ch07_mitigation.thresholds import M1_LEVEL, M1_MARGIN
 from iclmem.stats import permuted_auc_lower_bounds, permuted_labels
-
-#: M1's equivalence margin: the signal counts as removed when the attack's AUC lies within 0.5 +- this (a tenth of
-#: the way from chance to a perfect attack). A choice of this companion; neither paper measures DP.
-M1_MARGIN = 0.05
-#: Confidence of M1's equivalence interval: 90%, two one-sided 5% tests (TOST), so the rule says "removed" in at
-#: most 5% of worlds whose true AUC lies at the margin's edge.
-M1_LEVEL = 0.90
-
-
-def dp_tpr_bound(eps: float, delta: float, fpr: float) -> float:
-    """The largest TPR at ``fpr`` that any membership attack can reach against an (eps, delta)-DP mechanism."""
-    if math.isinf(eps):
-        return 1.0
-    e = math.exp(eps)
-    return float(min(1.0, e * fpr + delta, 1.0 - (1.0 - delta - fpr) / e))
-
-
-def dp_auc_bound(eps: float, delta: float, grid: int = 20001) -> float:
-    """The largest AUC an attack can reach against an (eps, delta)-DP mechanism: the area under
-    :func:`dp_tpr_bound` (trapezoids on ``grid`` FPRs)."""
-    if math.isinf(eps):
-        return 1.0
-    x = np.linspace(0.0, 1.0, grid)
-    e = math.exp(eps)
-    y = np.minimum.reduce([np.ones_like(x), e * x + delta, 1.0 - (1.0 - delta - x) / e])
-    return float(np.trapezoid(y, x))
-
-
-def dp_bound_table(epsilons: Sequence[float], delta: float, fprs: Sequence[float] = (0.01, 0.1)) -> pd.DataFrame:
-    """Per epsilon: e^eps, the TPR bound at each of ``fprs`` and the AUC bound (1 at epsilon = inf)."""
-    rows = []
-    for eps in epsilons:
-        row = {"epsilon": float(eps), "e^epsilon": math.exp(eps) if math.isfinite(eps) else math.inf}
-        row.update({f"TPR bound at FPR {f:g}": dp_tpr_bound(eps, delta, f) for f in fprs})
-        row["AUC bound"] = dp_auc_bound(eps, delta)
-        rows.append(row)
-    return pd.DataFrame(rows)
 
 
 def auc_bounds_under_permutation(
@@ -141,18 +100,3 @@ def paired_auc_difference(
     alpha = (1 - level) / 2
     lo, hi = np.quantile(reps, [alpha, 1 - alpha])
     return {"difference": est, "lo": float(lo), "hi": float(hi)}
-
-
-__all__ = [
-    "M1_LEVEL",
-    "M1_MARGIN",
-    "auc_bounds_under_permutation",
-    "dp_auc_bound",
-    "dp_bound_table",
-    "dp_tpr_bound",
-    "equivalence_power",
-    "observed_bounds",
-    "paired_auc_difference",
-    "queries_for_power",
-    "within_margin",
-]
