@@ -1,4 +1,13 @@
-"""TODO accuracy."""
+"""Golchin et al. 2024, Sec. 3.4 and 5.2: k-shot classification accuracy beside chance, and whether in-context learning
+improves on it at all (notebook 06; the condition of claims D6 and D7).
+
+The paper's Observation 3 (claim D7) speaks of the regimes "when providing demonstrations in ICL leads to performance
+improvement compared to zero-shot learning". A small model can "improve" on a zero-shot prompt it does not answer in
+the label format by copying one demonstration label to every instance: its accuracy then rises from 0 to the share of
+that label, which is chance. So the condition is read against **chance**, the accuracy of answering the most frequent
+true label to every instance (1 / the number of labels for the balanced samples of Sec. 4 "Data"), as well as
+against zero-shot, and the table shows what the model answered (its most frequent answer and that answer's share).
+"""
 
 from __future__ import annotations
 
@@ -124,4 +133,4 @@ def icl_condition(
     return IclCondition(ks, acc, intervals, chance * 100, gain, gain_ci, above)
 
 
-__all__ = ['chance_level', 'accuracy_by_k', 'IclCondition', 'icl_condition']
+__all__ = ["chance_level", "accuracy_by_k", "IclCondition", "icl_condition"]

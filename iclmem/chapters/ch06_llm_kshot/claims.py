@@ -1,4 +1,60 @@
-"""TODO claims."""
+"""Golchin et al. 2024, "Memorization In In-Context Learning", Sec. 3-5, Tab. 1-3, Fig. 2-4; claims D1-D9.
+
+The claims D1-D9 of notebook 06 (``notebooks/06_llm_kshot_replication.py``): what only that chapter needs,
+apart from the engine (:mod:`iclmem.llm`, which never imports from here): one function per claim, ``claim_d1`` ...
+``claim_d9``, and :func:`all_claims`. Their reusable steps live in one-job modules of this package:
+
+* :mod:`~iclmem.chapters.ch06_llm_kshot.paper`: the paper's values (Tab. 1-3, Sec. 5.1) and its side of each claim;
+* :mod:`~iclmem.chapters.ch06_llm_kshot.matrices`: the rows a claim reads (:class:`Focus`), frames as matrices;
+* :mod:`~iclmem.chapters.ch06_llm_kshot.rules`: the intervals and the directional and equality rules;
+* :mod:`~iclmem.chapters.ch06_llm_kshot.nulls`: the permutation nulls;
+* :mod:`~iclmem.chapters.ch06_llm_kshot.contrast` (members minus non-members, D1, D2, D4, D5),
+  :mod:`~iclmem.chapters.ch06_llm_kshot.transitions` (D3), :mod:`~iclmem.chapters.ch06_llm_kshot.equality` (D4, D5),
+  :mod:`~iclmem.chapters.ch06_llm_kshot.accuracy` (D6, D7's condition) and
+  :mod:`~iclmem.chapters.ch06_llm_kshot.correlation` (D7, D8).
+
+The claims. Pure functions over the notebook's frames: ``mem`` (one judged memorization completion per model,
+setting, k and instance: columns ``model, setting, k, instance_id, member, match``;
+:func:`~iclmem.llm.replication.run_memorization` then :func:`~iclmem.llm.replication.add_judgement`) and ``perf``
+(one classification answer per model, k and instance: ``model, k, instance_id, member, correct, error``;
+:func:`~iclmem.llm.replication.run_performance`). Each ``claim_dN`` returns a :class:`ClaimResult`, the fields of
+:func:`iclmem.report.glue.glue_claim`; the paper's values are formatted in :mod:`~iclmem.chapters.ch06_llm_kshot.paper`.
+
+What is checked. The paper measured GPT-4 on WNLI, RTE, TREC and DBpedia; this build runs another model on
+other data, so its *levels* are not comparable and each claim is checked for its **direction** (or equality)
+on the rows of one :class:`Focus`: by default the fine-tuned model on its fine-tuning members (the rows a
+model is known to have seen, the controlled analogue of GPT-4's training data).
+
+How a verdict is decided (uniformly; the five words of :data:`iclmem.report.glue.VERDICTS`, chosen by
+:func:`iclmem.report.verdicts.evidence_verdict` from what the claim's rule says on the build and under its null):
+
+* **the rule on the build.** A directional claim (an effect > 0) *agrees* when its 95% percentile bootstrap interval
+  over instances lies above 0; it is *contradicted* when the estimate does not have the claimed sign; in between (the
+  claimed sign, but the interval includes 0: not distinguishable from no effect at this many instances) it is inside
+  the noise. An equality claim (D4, D5 at k >= 25) agrees when the interval of the difference lies within
+  +-:data:`EQUIVALENCE_MARGIN` percentage points (a margin of this companion, not of the paper), is contradicted when
+  it lies wholly outside, and is inside the noise when it straddles the margin. An equality also needs memorization
+  to be there: when the compared level's interval does not lie above the margin, every setting is within the margin of
+  the others by the floor (two settings at 0% are trivially "equal"), and the claim is ``inconclusive``;
+* **the rule under the claim's null.** Each claim has a null, a world in which the claim is false, built from this
+  build's instances: the labels the claim contrasts made exchangeable within an instance (the ks for D1-D3 and D6-D7,
+  the settings for D5 at k = 0), or between instances where the claim contrasts instances (D8: memorized vs not); for
+  an equality the settings are exchanged within an instance and one of them is then thinned (memorized completions
+  dropped at random) until it lies a margin below the other (D4, D5 at k >= 25), since exchangeable settings are what
+  an equality claims. :data:`~iclmem.stats.N_PERMUTATIONS` draws
+  (``n_perm``), seeded by the claim's ``seed``; each draw is judged by the claim's own rule with a
+  :data:`NULL_BOOT`-resample bootstrap. The *null rate* is the share of draws in which the rule says "reproduced";
+* **the verdict.** ``reproduced`` when the rule agrees and its null rate is at most 5%; ``inconclusive`` when it
+  agrees but the null rate is higher (chance alone gives that answer), or when the disagreement lies inside the
+  noise; ``differs`` when the build clearly contradicts the claim; ``not testable here`` when the frames lack what
+  the claim needs (a k, a setting, a human review; the reason names it). D9 (a single share) has no groups to
+  exchange: no null applies, and its Wilson interval decides. No D claim holds by construction.
+
+Bootstraps resample instances with replacement (paired: an instance keeps all its k, settings and answers),
+seeded, :data:`N_BOOT` resamples; replicates where the statistic is undefined are dropped and the interval is
+undefined when fewer than half remain. Each record carries its null: what is exchangeable, the observed statistic,
+its central 95% under the null and the null rate (:class:`ClaimResult`).
+"""
 
 from __future__ import annotations
 
@@ -108,7 +164,9 @@ def claim_d1(
     ks = list(m.columns)
     shots = [k for k in ks if k > 0]
     if 0 not in ks or not shots:
-        return not_testable("D1", paper_d1(), f"k run: {ks}", "D1 needs the zero-shot regime (k = 0) and at least one k > 0.")
+        return not_testable(
+            "D1", paper_d1(), f"k run: {ks}", "D1 needs the zero-shot regime (k = 0) and at least one k > 0."
+        )
     x = m.to_numpy()
     zero_col, shot_cols = ks.index(0), [ks.index(k) for k in shots]
     zero, icl = x[:, zero_col], np.nanmean(x[:, shot_cols], axis=1)
@@ -393,7 +451,9 @@ def claim_d4(
     index = mats[0].index
     shots = [k for k in mats[0].columns if k > 0]
     if not shots:
-        return not_testable("D4", paper_d4(), "no k > 0 run", "D4 concerns prompts with demonstrations; no k > 0 was run.")
+        return not_testable(
+            "D4", paper_d4(), "no k > 0 run", "D4 concerns prompts with demonstrations; no k > 0 was run."
+        )
     cube = np.stack([mt.reindex(index=index, columns=shots).to_numpy() for mt in mats])  # settings x instances x ks
     key = run.index(KEY_ELEMENT_SETTING)
     if not np.nansum(cube) > 0:
@@ -606,9 +666,7 @@ def claim_d5(
             f"{rate_a:.0%}; "
             f"{draws_text(n_perm, seed, n_boot)}"
         )
-        observed = (
-            f"full minus seg.+labels: {est_late:+.1f} points at {ks_text(late)}, {est_zero:+.1f} points at k = 0"
-        )
+        observed = f"full minus seg.+labels: {est_late:+.1f} points at {ks_text(late)}, {est_zero:+.1f} points at k = 0"
         null_range = (
             f"k = 0, settings swapped: {range_text(zero_summary)}; {ks_text(late)}, {margin:g} points apart: "
             f"[{lo_a:+.0f}, {hi_a:+.0f}] points"
@@ -1103,4 +1161,16 @@ def all_claims(
     ]
 
 
-__all__ = ['claim_d1', 'claim_d2', 'claim_d3', 'claim_d4', 'claim_d5', 'claim_d6', 'claim_d7', 'claim_d8', 'D9_NO_NULL', 'claim_d9', 'all_claims']
+__all__ = [
+    "claim_d1",
+    "claim_d2",
+    "claim_d3",
+    "claim_d4",
+    "claim_d5",
+    "claim_d6",
+    "claim_d7",
+    "claim_d8",
+    "D9_NO_NULL",
+    "claim_d9",
+    "all_claims",
+]

@@ -1,4 +1,6 @@
-"""TODO context."""
+"""Golchin et al. 2024, Sec. 3.4 (k up to 200 demonstrations): which configured ks the model's context window holds
+(notebook 06, section "Backends and context window").
+"""
 
 from __future__ import annotations
 
@@ -60,4 +62,4 @@ def context_summary(backend: ChatBackend, exp: Experiment) -> ContextSummary:
     )
 
 
-__all__ = ['ContextSummary', 'context_summary']
+__all__ = ["ContextSummary", "context_summary"]

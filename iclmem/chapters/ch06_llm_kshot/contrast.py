@@ -1,4 +1,20 @@
-"""TODO contrast."""
+"""Golchin et al. 2024, Sec. 5.1, Observations 1-2: memorization surfaced by demonstrations, net of non-members
+(D1, D2).
+
+The paper had no membership ground truth: its rates count every near-exact match, including those a model gets on
+rows it never saw (templates, predictable fields, guessing). The controlled experiment of notebook 06 has non-members,
+so a claim about memorization *surfaced by a prompt* reads the member rate minus the non-member rate under the same
+prompt (:func:`excess_rise`): for a rise from zero-shot to k shots, ``(member - non-member at k) - (member - non-member
+at k = 0)``.
+
+Its interval at small n is closed form: Newcombe's hybrid score interval of each member-minus-non-member difference
+(an instance's share over the ks counts as a fractional success), the two combined by MOVER
+(:mod:`iclmem.intervals`); from :data:`BOOTSTRAP_MIN_N` instances per group, a stratified percentile bootstrap over
+instances (members and non-members resampled apart, an instance keeping all its ks). Its null permutes membership
+across the model's instances (:func:`excess_rise_null`), each draw judged by the same rule.
+
+Also the member-minus-non-member reading of D1 and D2 (:func:`rise_excess`) and its reason's sentences.
+"""
 
 from __future__ import annotations
 
@@ -233,4 +249,18 @@ def rise_excess(
     return ex, agrees, contradicted, nul
 
 
-__all__ = ['BOOTSTRAP_MIN_N', 'PRESENCE_FLOOR', 'excess_level', 'presence_text', 'raw_reading', 'Excess', 'membership', 'has_ground_truth', 'excess_rise', 'excess_rise_null', 'MEMBERS_ONLY_READING', 'excess_why', 'rise_excess']
+__all__ = [
+    "BOOTSTRAP_MIN_N",
+    "PRESENCE_FLOOR",
+    "excess_level",
+    "presence_text",
+    "raw_reading",
+    "Excess",
+    "membership",
+    "has_ground_truth",
+    "excess_rise",
+    "excess_rise_null",
+    "MEMBERS_ONLY_READING",
+    "excess_why",
+    "rise_excess",
+]

@@ -1,4 +1,6 @@
-"""TODO equality."""
+"""Golchin et al. 2024, Sec. 5.1 Observations 5 and 7: the steps of the equality claims D4 and D5 (notebook 06), the
+statistics of their thinned-settings nulls and their sentences.
+"""
 
 from __future__ import annotations
 
@@ -33,4 +35,4 @@ def setting_stats(world: np.ndarray, key: int, boot: np.ndarray | None = None) -
     return (gap[:, 0], level[:, 0]) if boot is None else (gap, level)
 
 
-__all__ = ['short_level', 'setting_stats']
+__all__ = ["short_level", "setting_stats"]

@@ -1,4 +1,4 @@
-"""TODO figures."""
+"""Golchin et al. 2024, Fig. 2-4: this build's companions of the paper's figures (notebook 06, seaborn)."""
 
 from __future__ import annotations
 
@@ -111,4 +111,4 @@ def plot_performance_vs_memorization(
     return fig
 
 
-__all__ = ['plot_memorization', 'plot_match_composition', 'plot_performance_vs_memorization']
+__all__ = ["plot_memorization", "plot_match_composition", "plot_performance_vs_memorization"]

@@ -1,4 +1,6 @@
-"""TODO glue."""
+"""Golchin et al. 2024, Sec. 3-5: notebook 06's glued values (myst-nb ``{glue:text}`` names read by the chapter's prose:
+judges, controlled experiment, claims D1-D9, the run's size).
+"""
 
 from __future__ import annotations
 
@@ -108,4 +110,4 @@ def run_glue(
     }
 
 
-__all__ = ['glue_values', 'judge_glue', 'GROUND_TRUTH_NAMES', 'ground_truth_glue', 'claims_glue', 'run_glue']
+__all__ = ["glue_values", "judge_glue", "GROUND_TRUTH_NAMES", "ground_truth_glue", "claims_glue", "run_glue"]

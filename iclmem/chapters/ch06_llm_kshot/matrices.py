@@ -1,4 +1,6 @@
-"""TODO matrices."""
+"""Golchin et al. 2024, Sec. 3.2 and 5.1: the rows a claim reads (:class:`Focus`) and the notebook's frames as
+instances x k matrices (memorization, exact + near-exact; classification correct), for the claims D1-D9 (notebook 06).
+"""
 
 from __future__ import annotations
 
@@ -68,4 +70,4 @@ def icl_settings(mem: pd.DataFrame) -> tuple[list[str] | None, str]:
     return None, "mean of the settings run, without the segment pairs and labels setting"
 
 
-__all__ = ['MEMORIZED', 'Focus', 'memorization_matrix', 'correct_matrix', 'icl_settings']
+__all__ = ["MEMORIZED", "Focus", "memorization_matrix", "correct_matrix", "icl_settings"]

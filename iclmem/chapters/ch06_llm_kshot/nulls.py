@@ -1,4 +1,8 @@
-"""TODO nulls."""
+"""Golchin et al. 2024, Sec. 5: the permutation nulls of the claims D1-D8 (notebook 06).
+
+Each claim's null is a world in which the claim is false, built from the build's own instances; every null draw is
+judged by the claim's own rule. Vectorized over draws.
+"""
 
 from __future__ import annotations
 
@@ -180,4 +184,23 @@ def null_of(summary: NullSummary, agrees: bool | None, null: str, observed: str,
     )
 
 
-__all__ = ['null_rng', 'draw_chunks', 'row_permutations', 'permute_within', 'row_intervals', 'null_boot', 'gather_resamples', 'reduce_rows', 'directional_null', 'gain_null', 'present_above', 'keep_share', 'thin', 'rate_why', 'draws_text', 'range_text', 'ClaimNull', 'null_of']
+__all__ = [
+    "null_rng",
+    "draw_chunks",
+    "row_permutations",
+    "permute_within",
+    "row_intervals",
+    "null_boot",
+    "gather_resamples",
+    "reduce_rows",
+    "directional_null",
+    "gain_null",
+    "present_above",
+    "keep_share",
+    "thin",
+    "rate_why",
+    "draws_text",
+    "range_text",
+    "ClaimNull",
+    "null_of",
+]

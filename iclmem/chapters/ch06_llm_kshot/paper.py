@@ -1,4 +1,9 @@
-"""TODO paper."""
+"""Golchin et al. 2024, "Memorization In In-Context Learning", Sec. 4-5, Tab. 1-3: the paper's reference values.
+
+Only numbers the paper states in its text and tables (GPT-4, 200 instances per dataset); its figures are not digitized.
+Also the short names of the paper's three settings (Sec. 5.1) and the paper's side of each claim D1-D9
+(``paper_d1`` ... ``paper_d9``: these values formatted); the rules are in :mod:`iclmem.chapters.ch06_llm_kshot.claims`.
+"""
 
 from __future__ import annotations
 
@@ -137,4 +142,30 @@ def paper_d9() -> str:
     )
 
 
-__all__ = ['TABLE2', 'TABLE3', 'MEMORIZATION_RANGES', 'MEMORIZATION_NOTES', 'ICL_SETTING', 'UPPER_BOUND_SETTING', 'KEY_ELEMENT_SETTING', 'SHARP_RISE_K', 'MEMORIZATION_AT_200_SHOT', 'MEMORIZATION_PLATEAU_AFTER_25_SHOT', 'NEAR_TO_EXACT_TRANSITIONS', 'SETTINGS_EQUAL_FROM_K', 'ICL_GAIN_MEMORIZATION', 'HUMAN_REVIEW_CHANGED_PERCENT', 'JUDGE_HUMAN_ACCURACY', 'SHORT_SETTINGS', 'paper_d1', 'paper_d2', 'paper_d3', 'paper_d4', 'paper_d5', 'paper_d6', 'paper_d7', 'paper_d8', 'paper_d9']
+__all__ = [
+    "TABLE2",
+    "TABLE3",
+    "MEMORIZATION_RANGES",
+    "MEMORIZATION_NOTES",
+    "ICL_SETTING",
+    "UPPER_BOUND_SETTING",
+    "KEY_ELEMENT_SETTING",
+    "SHARP_RISE_K",
+    "MEMORIZATION_AT_200_SHOT",
+    "MEMORIZATION_PLATEAU_AFTER_25_SHOT",
+    "NEAR_TO_EXACT_TRANSITIONS",
+    "SETTINGS_EQUAL_FROM_K",
+    "ICL_GAIN_MEMORIZATION",
+    "HUMAN_REVIEW_CHANGED_PERCENT",
+    "JUDGE_HUMAN_ACCURACY",
+    "SHORT_SETTINGS",
+    "paper_d1",
+    "paper_d2",
+    "paper_d3",
+    "paper_d4",
+    "paper_d5",
+    "paper_d6",
+    "paper_d7",
+    "paper_d8",
+    "paper_d9",
+]

@@ -1,4 +1,6 @@
-"""TODO quality."""
+"""Golchin et al. 2024, Sec. 3.1 and Sec. 4 "Human Evaluation": the offline judge's held-out quality on the labelled
+pairs, its agreement with the LLM judge in words (Cohen's kappa) and in one line (notebook 06).
+"""
 
 from __future__ import annotations
 
@@ -108,4 +110,4 @@ def kappa_reading(kappa: float) -> str:
     return "almost perfect"
 
 
-__all__ = ['JudgeQuality', 'offline_judge_quality', 'judges_text', 'kappa_reading']
+__all__ = ["JudgeQuality", "offline_judge_quality", "judges_text", "kappa_reading"]

@@ -1,4 +1,10 @@
-"""TODO rules."""
+"""Golchin et al. 2024, Sec. 5: the evidence rules every claim D1-D9 is read with (notebook 06).
+
+The constants of the rules (:data:`N_BOOT`, :data:`NULL_BOOT`, :data:`EQUIVALENCE_MARGIN`), the interval over
+instances (:class:`Interval`, :func:`instance_interval`, from :mod:`iclmem.intervals`), Pearson's r, and the
+directional and equality rules on an :class:`Interval` (:mod:`iclmem.report.verdicts` turns their answers into verdict
+words), with the reason's sentences they give. How a verdict is decided: :mod:`iclmem.chapters.ch06_llm_kshot.claims`.
+"""
 
 from __future__ import annotations
 
@@ -191,4 +197,23 @@ def not_testable(claim_id: str, paper_text: str, ours: str, reason: str) -> Clai
     return ClaimResult(claim_id, paper_text, ours, "not testable here", reason)
 
 
-__all__ = ['N_BOOT', 'CONFIDENCE', 'NULL_BOOT', 'EQUIVALENCE_MARGIN', 'Interval', 'instance_interval', 'pearson_rows', 'pearson', 'quiet', 'directional_agreement', 'margin_agreement', 'interval_directional_verdict', 'interval_equivalence_verdict', 'directional_why', 'equivalence_why', 'ks_text', 'mean_pct', 'not_testable']
+__all__ = [
+    "N_BOOT",
+    "CONFIDENCE",
+    "NULL_BOOT",
+    "EQUIVALENCE_MARGIN",
+    "Interval",
+    "instance_interval",
+    "pearson_rows",
+    "pearson",
+    "quiet",
+    "directional_agreement",
+    "margin_agreement",
+    "interval_directional_verdict",
+    "interval_equivalence_verdict",
+    "directional_why",
+    "equivalence_why",
+    "ks_text",
+    "mean_pct",
+    "not_testable",
+]

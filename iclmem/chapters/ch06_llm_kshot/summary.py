@@ -1,4 +1,6 @@
-"""TODO summary."""
+"""Golchin et al. 2024, Sec. 3-5, claims D1-D9: notebook 06's summary paragraph, every sentence formatted from its
+arguments (nothing typed).
+"""
 
 from __future__ import annotations
 
@@ -19,7 +21,9 @@ def _claims_sentence(results: Sequence[ClaimResult]) -> str:
     by = {v: [r.claim_id for r in results if r.verdict == v] for v in VERDICTS}
     parts = [f"{v} ({', '.join(ids)})" for v, ids in by.items() if ids]
     return (
-        f"Of the paper's claims D1-D9, this build's verdicts are {verdict_counts_text(results)}: " + "; ".join(parts) + "."
+        f"Of the paper's claims D1-D9, this build's verdicts are {verdict_counts_text(results)}: "
+        + "; ".join(parts)
+        + "."
     )
 
 
@@ -67,4 +71,4 @@ def summary_markdown(
     return " ".join(s)
 
 
-__all__ = ['summary_markdown']
+__all__ = ["summary_markdown"]

@@ -1,4 +1,6 @@
-"""TODO tables."""
+"""Golchin et al. 2024, Sec. 4-5, Tab. 2-3: notebook 06's tables (sample, members vs non-members, correlations with
+intervals, memorized vs not, the controlled gaps, the claims D1-D9).
+"""
 
 from __future__ import annotations
 
@@ -199,4 +201,14 @@ def correlation_intervals(
     return pd.DataFrame(rows)
 
 
-__all__ = ['sample_table', 'ground_truth_table', 'correlation_tables', 'paper_correlation_tables', 'memorized_vs_not_table', 'claim_results_table', 'verdict_counts_text', 'ground_truth_gaps', 'correlation_intervals']
+__all__ = [
+    "sample_table",
+    "ground_truth_table",
+    "correlation_tables",
+    "paper_correlation_tables",
+    "memorized_vs_not_table",
+    "claim_results_table",
+    "verdict_counts_text",
+    "ground_truth_gaps",
+    "correlation_intervals",
+]

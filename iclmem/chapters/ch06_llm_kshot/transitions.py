@@ -1,4 +1,6 @@
-"""TODO transitions."""
+"""Golchin et al. 2024, Sec. 5.1 Observation 3, Tab. 1: near-exact -> exact transitions between consecutive ks,
+per instance and setting (claim D3, notebook 06).
+"""
 
 from __future__ import annotations
 
@@ -57,4 +59,4 @@ def transitions(
     return pd.DataFrame({"up": up, "down": down}, index=index)
 
 
-__all__ = ['MATCH_CODES', 'match_cube', 'transition_counts', 'transitions']
+__all__ = ["MATCH_CODES", "match_cube", "transition_counts", "transitions"]
