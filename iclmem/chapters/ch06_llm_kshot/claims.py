@@ -75,10 +75,11 @@ from iclmem.chapters.ch06_llm_kshot.contrast import (
     rise_excess,
 )
 from iclmem.chapters.ch06_llm_kshot.correlation import VERY_STRONG_R, k0_kept_permutations, memorized_gap
-from iclmem.chapters.ch06_llm_kshot.equality import setting_stats, short_level
+from iclmem.chapters.ch06_llm_kshot.equality import settings_gap_null, short_level
 from iclmem.chapters.ch06_llm_kshot.matrices import MEMORIZED, Focus, correct_matrix, icl_settings, memorization_matrix
 from iclmem.chapters.ch06_llm_kshot.nulls import (
     ClaimNull,
+    claim_record,
     directional_null,
     draw_chunks,
     draws_text,
@@ -147,6 +148,22 @@ from iclmem.report.verdicts import (
 from iclmem.stats import N_PERMUTATIONS
 
 
+def _regime_levels(m: pd.DataFrame, ks: list[int]) -> str:
+    """D1's levels: memorization per regime of Sec. 5.1 (zero-, few-, many-shot; k in 1-24 apart), with the spread
+    over its ks."""
+    levels = []
+    below = [BELOW_FEW_SHOT] if any(regime(k) == BELOW_FEW_SHOT for k in ks) else []  # k in 1-24: no paper regime
+    for name in ["zero-shot", *below, *(r for r in MEMORIZATION_RANGES if r != "zero-shot")]:
+        rk = [k for k in ks if regime(k) == name]
+        if not rk:
+            levels.append(f"{name}: no k run")
+            continue
+        per_k = [mean_pct(m, [k]) for k in rk]
+        spread = f" ({ks_text(rk)}: {min(per_k):.0f}-{max(per_k):.0f}%)" if len(rk) > 1 else f" (k = {rk[0]})"
+        levels.append(f"{name} {mean_pct(m, rk):.0f}%{spread}")
+    return "; ".join(levels)
+
+
 def claim_d1(
     mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0, n_perm: int = N_PERMUTATIONS
 ) -> ClaimResult:
@@ -176,17 +193,7 @@ def claim_d1(
 
     est = stat(np.arange(len(x)))
     ci = instance_interval(len(x), stat, n_boot, seed)
-    levels = []
-    below = [BELOW_FEW_SHOT] if any(regime(k) == BELOW_FEW_SHOT for k in ks) else []  # k in 1-24: no paper regime
-    for name in ["zero-shot", *below, *(r for r in MEMORIZATION_RANGES if r != "zero-shot")]:
-        rk = [k for k in ks if regime(k) == name]
-        if not rk:
-            levels.append(f"{name}: no k run")
-            continue
-        per_k = [mean_pct(m, [k]) for k in rk]
-        spread = f" ({ks_text(rk)}: {min(per_k):.0f}-{max(per_k):.0f}%)" if len(rk) > 1 else f" (k = {rk[0]})"
-        levels.append(f"{name} {mean_pct(m, rk):.0f}%{spread}")
-    ours = "; ".join(levels) + f"; k > 0 minus zero-shot {est:+.0f} points"
+    ours = _regime_levels(m, ks) + f"; k > 0 minus zero-shot {est:+.0f} points"
     if focus.members_only:
         nm = memorization_matrix(mem, focus, settings, members_only=False)
         nm = nm.loc[nm.index.difference(m.index)]
@@ -207,15 +214,7 @@ def claim_d1(
             f"zero-shot to k > 0 ({ks_text(shots)}); {excess_why(ex, agrees, 'the member-minus-non-member rise')}. "
             f"The paper's levels are GPT-4's on WNLI/RTE/TREC/DBpedia and are not compared{unrun}.{nul.why}"
         )
-        return ClaimResult(
-            "D1",
-            paper_d1(),
-            ours,
-            evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
-            reason,
-            ex.text(),
-            **nul.fields(),
-        )
+        return claim_record("D1", paper_d1(), ours, reason, agrees, contradicted, nul, ex.text())
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
     if ci is not None:
@@ -234,15 +233,7 @@ def claim_d1(
         f"zero-shot; {directional_why(est, ci)}. The paper's levels are GPT-4's on WNLI/RTE/TREC/DBpedia and are "
         f"not compared{unrun}.{nul.why}{MEMBERS_ONLY_READING}"
     )
-    return ClaimResult(
-        "D1",
-        paper_d1(),
-        ours,
-        evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
-        reason,
-        ci.text() if ci else None,
-        **nul.fields(),
-    )
+    return claim_record("D1", paper_d1(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
 
 
 def claim_d2(
@@ -288,15 +279,7 @@ def claim_d2(
             f"{excess_why(ex, agrees, 'the member-minus-non-member rise')}.{note} The dataset levels (WNLI, RTE, "
             f"TREC, DBpedia with GPT-4) are not comparable.{nul.why}"
         )
-        return ClaimResult(
-            "D2",
-            paper_d2(),
-            ours,
-            evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
-            reason,
-            ex.text(),
-            **nul.fields(),
-        )
+        return claim_record("D2", paper_d2(), ours, reason, agrees, contradicted, nul, ex.text())
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
     if ci is not None:
@@ -319,15 +302,7 @@ def claim_d2(
         f"{directional_why(est, ci)}.{note} The dataset levels (WNLI, RTE, TREC, DBpedia with GPT-4) are not "
         f"comparable.{nul.why}{MEMBERS_ONLY_READING}"
     )
-    return ClaimResult(
-        "D2",
-        paper_d2(),
-        ours,
-        evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
-        reason,
-        ci.text() if ci else None,
-        **nul.fields(),
-    )
+    return claim_record("D2", paper_d2(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
 
 
 def claim_d3(
@@ -404,14 +379,8 @@ def claim_d3(
         f"{directional_why(est, ci, what='the net count')}.{note}{nul.why}"
         + raw_reading(mem, focus, "a transition is a change of one instance's match, not a rate to subtract")
     )
-    return ClaimResult(
-        "D3",
-        paper_d3(),
-        ours,
-        evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
-        reason,
-        ci.text("{:+.0f}", " transitions") if ci else None,
-        **nul.fields(),
+    return claim_record(
+        "D3", paper_d3(), ours, reason, agrees, contradicted, nul, ci.text("{:+.0f}", " transitions") if ci else None
     )
 
 
@@ -488,38 +457,7 @@ def claim_d4(
     agrees = None if ci is None or level_ci is None else bool(gap_agrees and present)
     nul = ClaimNull()
     if agrees is not None:
-        rng = null_rng(seed, "D4")
-        perms = row_permutations(rng, n_perm, n, len(run))
-        world = permute_within(cube.transpose(1, 0, 2), perms).transpose(
-            0, 2, 1, 3
-        )  # draws x settings x instances x ks
-        with quiet():
-            means = np.nanmean(world, axis=2)  # draws x settings x ks
-        others = np.delete(means, key, axis=1).max(axis=1)  # draws x ks: the highest other setting
-        world[:, key] = thin(rng, world[:, key], keep_share(means[:, key], others - margin / 100)[:, None, :])
-        boot = null_boot(rng, n_perm, n)
-        null_gap, _ = setting_stats(world, key)
-        gaps, levels = np.empty((n_perm, NULL_BOOT)), np.empty((n_perm, NULL_BOOT))
-        for sl in draw_chunks(n_perm, cube.size * NULL_BOOT):
-            gaps[sl], levels[sl] = setting_stats(world[sl], key, boot[sl])
-        null_agrees = equivalence_answers(*row_intervals(gaps), margin, one_sided=True)[0] & (
-            row_intervals(levels)[0] > margin
-        )
-        summary = summarize_null(est, null_gap, null_agrees)
-        nul = null_of(
-            summary,
-            agrees,
-            (
-                f"segment pairs alone {margin:g} points short of the maximum (the claim just false): the settings "
-                "exchanged "
-                "within every instance (its setting labels permuted, the same at all its ks), then the "
-                "only-segment-pairs "
-                f"setting's memorized completions dropped at random until, in expectation, it lies {margin:g} points "
-                "below the "
-                f"highest other setting at each k; {draws_text(n_perm, seed, n_boot)}"
-            ),
-            f"seg. only minus the maximum: {est:+.1f} points",
-        )
+        nul = settings_gap_null(cube, key, est, agrees, margin, seed, n_perm, n_boot)
     floor = ""
     if gap_agrees and not present and level_ci is not None:
         floor = (
@@ -534,15 +472,7 @@ def claim_d4(
         f"{floor}{presence_text(short_level(net))}{nul.why}"
     )
     interval = None if ci is None else ci.text() + (f"; maximum {level_ci.bounds('{:.0f}', '%')}" if level_ci else "")
-    return ClaimResult(
-        "D4",
-        paper_d4(),
-        ours,
-        evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
-        reason,
-        interval,
-        **nul.fields(),
-    )
+    return claim_record("D4", paper_d4(), ours, reason, agrees, contradicted, nul, interval)
 
 
 def claim_d5(
@@ -704,15 +634,7 @@ def claim_d5(
         else f"{ks_text(late)}: {ci_late.bounds()}; k = 0: {ci_zero.bounds()}; higher level at {ks_text(late)}: "
         f"{ci_level.bounds('{:.0f}', '%')} ({ci_late.method()})"
     )
-    return ClaimResult(
-        "D5",
-        paper_d5(),
-        ours,
-        evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
-        reason,
-        interval,
-        **nul.fields(),
-    )
+    return claim_record("D5", paper_d5(), ours, reason, agrees, contradicted, nul, interval)
 
 
 def claim_d6(
@@ -792,15 +714,7 @@ def claim_d6(
             "had no non-members to subtract), and the gain is accuracy",
         )
     )
-    return ClaimResult(
-        "D6",
-        paper_d6(),
-        ours,
-        evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
-        reason,
-        ci.text() if ci else None,
-        **nul.fields(),
-    )
+    return claim_record("D6", paper_d6(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
 
 
 def claim_d7(
@@ -1054,15 +968,7 @@ def claim_d8(
         f"Checked on the {focus.describe(False)}: per (setting, k) with both groups, accuracy of memorized minus "
         f"non-memorized instances, averaged; {directional_why(est, ci)}.{nul.why}"
     )
-    return ClaimResult(
-        "D8",
-        paper_d8(),
-        ours,
-        evidence_verdict(agrees, nul.null_rate, contradicted=contradicted),
-        reason,
-        ci.text() if ci else None,
-        **nul.fields(),
-    )
+    return claim_record("D8", paper_d8(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
 
 
 D9_NO_NULL = (

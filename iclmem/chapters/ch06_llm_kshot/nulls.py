@@ -17,9 +17,11 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     NULL_BOOT,
     quiet,
 )
+from iclmem.report.records import ClaimResult
 from iclmem.report.verdicts import (
     NullSummary,
     directional_answers,
+    evidence_verdict,
     summarize_null,
 )
 from iclmem.stats import NULL_LEVEL
@@ -184,7 +186,24 @@ def null_of(summary: NullSummary, agrees: bool | None, null: str, observed: str,
     )
 
 
+def claim_record(
+    claim_id: str,
+    paper: str,
+    ours: str,
+    reason: str,
+    agrees: bool | None,
+    contradicted: bool,
+    nul: ClaimNull,
+    interval: str | None,
+) -> ClaimResult:
+    """A D claim's record (Sec. 5): its verdict from the rule's answers and the null rate
+    (:func:`iclmem.report.verdicts.evidence_verdict`), with the null's fields."""
+    verdict = evidence_verdict(agrees, nul.null_rate, contradicted=contradicted)
+    return ClaimResult(claim_id, paper, ours, verdict, reason, interval, **nul.fields())
+
+
 __all__ = [
+    "claim_record",
     "null_rng",
     "draw_chunks",
     "row_permutations",
