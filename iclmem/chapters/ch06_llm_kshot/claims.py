@@ -63,7 +63,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iclmem import stats as _stats
 from iclmem.chapters.ch06_llm_kshot.accuracy import chance_level, icl_condition
 from iclmem.chapters.ch06_llm_kshot.contrast import (
     MEMBERS_ONLY_READING,
@@ -75,7 +74,7 @@ from iclmem.chapters.ch06_llm_kshot.contrast import (
     rise_excess,
 )
 from iclmem.chapters.ch06_llm_kshot.correlation import VERY_STRONG_R, k0_kept_permutations, memorized_gap
-from iclmem.chapters.ch06_llm_kshot.equality import settings_gap_null, short_level
+from iclmem.chapters.ch06_llm_kshot.equality import settings_equal_null, settings_gap_null, short_level
 from iclmem.chapters.ch06_llm_kshot.matrices import MEMORIZED, Focus, correct_matrix, icl_settings, memorization_matrix
 from iclmem.chapters.ch06_llm_kshot.nulls import (
     ClaimNull,
@@ -85,18 +84,14 @@ from iclmem.chapters.ch06_llm_kshot.nulls import (
     draws_text,
     gain_null,
     gather_resamples,
-    keep_share,
     null_boot,
     null_of,
     null_rng,
     permute_within,
-    present_above,
     range_text,
     rate_why,
-    reduce_rows,
     row_intervals,
     row_permutations,
-    thin,
 )
 from iclmem.chapters.ch06_llm_kshot.paper import (
     HUMAN_REVIEW_CHANGED_PERCENT,
@@ -139,7 +134,6 @@ from iclmem.llm.protocol import BELOW_FEW_SHOT, regime
 from iclmem.report.records import ClaimResult
 from iclmem.report.verdicts import (
     directional_answers,
-    equivalence_answers,
     evidence_verdict,
     share_agreement,
     share_text,
@@ -553,55 +547,9 @@ def claim_d5(
     contradicted = bool(apart_late or (not_higher_zero and not zero_floor))
     nul = ClaimNull()
     if computable:
-        rng = null_rng(seed, "D5")
-        boot = null_boot(rng, n_perm, n)
-        # each part as observed, on every draw's own resamples (the other part is the one made false)
-        _, late_reps = reduce_rows(np.broadcast_to(d_late, (n_perm, n)), boot)
-        _, zero_reps = reduce_rows(np.broadcast_to(d_zero, (n_perm, n)), boot)
-        present_obs = present_above(lvl, boot, margin)
-        late_obs = equivalence_answers(*row_intervals(late_reps), margin)[0] & present_obs
-        zero_obs = directional_answers(est_zero, *row_intervals(zero_reps))[0]
-        # (b) false: the two settings swapped at random at k = 0 within each instance
-        zero_est, zero_agrees = directional_null(rng.choice((-1.0, 1.0), (n_perm, n)) * d_zero, boot)
-        rate_b = float(np.mean(zero_agrees & late_obs))
-        # (a) false: the settings swapped at k >= 25 within each instance, then one of them thinned to a margin below
-        # the other
-        swap = (rng.random((n_perm, n)) < 0.5)[..., None]
-        late_f, late_p = full.to_numpy()[:, late_cols], pl.to_numpy()[:, late_cols]
-        world_f, world_p = np.where(swap, late_p, late_f), np.where(swap, late_f, late_p)  # draws x instances x late ks
-        with quiet():
-            mean_f, mean_p = np.nanmean(world_f, axis=(1, 2)), np.nanmean(world_p, axis=(1, 2))
-        rate_a, edge_est = 0.0, []
-        for edge in (margin, -margin):
-            if edge > 0:  # full information `margin` points above: segment pairs and labels thinned
-                wf, wp = world_f, thin(rng, world_p, keep_share(mean_p, mean_f - margin / 100)[:, None, None])
-            else:
-                wf, wp = thin(rng, world_f, keep_share(mean_f, mean_p - margin / 100)[:, None, None]), world_p
-            with quiet():
-                e, reps = reduce_rows(np.nanmean(wf - wp, axis=2) * 100, boot)
-                world_present = present_above(np.stack([np.nanmean(w, axis=2) for w in (wf, wp)]) * 100, boot, margin)
-            edge_agrees = equivalence_answers(*row_intervals(reps), margin)[0] & world_present & zero_obs
-            rate_a = max(rate_a, float(np.mean(edge_agrees)))
-            edge_est.append(e)
-        rate = max(rate_a, rate_b)
-        zero_summary = summarize_null(est_zero, zero_est, zero_agrees)
-        lo_a, hi_a = _stats.null_range(np.concatenate(edge_est))
-        null = (
-            "the larger of two rates: (b) the two settings exchanged at k = 0 within every instance (labels swapped "
-            "at "
-            f"random), {ks_text(late)} as observed: {rate_b:.0%}; (a) the two settings exchanged at {ks_text(late)} "
-            "within every instance, then one setting's memorized completions dropped at random until, in expectation, "
-            "it "
-            f"lies {margin:g} points below the other (either side; equality just false), k = 0 as observed: "
-            f"{rate_a:.0%}; "
-            f"{draws_text(n_perm, seed, n_boot)}"
+        nul = settings_equal_null(
+            full, pl, late, late_cols, d_late, d_zero, lvl, est_late, est_zero, agrees, margin, seed, n_perm, n_boot
         )
-        observed = f"full minus seg.+labels: {est_late:+.1f} points at {ks_text(late)}, {est_zero:+.1f} points at k = 0"
-        null_range = (
-            f"k = 0, settings swapped: {range_text(zero_summary)}; {ks_text(late)}, {margin:g} points apart: "
-            f"[{lo_a:+.0f}, {hi_a:+.0f}] points"
-        )
-        nul = ClaimNull(null, observed, null_range, rate, rate_why(agrees, rate, n_perm))
     ours = f"full minus seg.+labels: {est_late:+.0f} points at {ks_text(late)}, {est_zero:+.0f} points at k = 0"
     note = (
         ""

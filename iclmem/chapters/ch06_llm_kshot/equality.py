@@ -5,9 +5,12 @@ statistics of their thinned-settings nulls and their sentences.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from iclmem import stats as _stats
 from iclmem.chapters.ch06_llm_kshot.nulls import (
     ClaimNull,
+    directional_null,
     draw_chunks,
     draws_text,
     keep_share,
@@ -15,6 +18,10 @@ from iclmem.chapters.ch06_llm_kshot.nulls import (
     null_of,
     null_rng,
     permute_within,
+    present_above,
+    range_text,
+    rate_why,
+    reduce_rows,
     row_intervals,
     row_permutations,
     thin,
@@ -24,9 +31,10 @@ from iclmem.chapters.ch06_llm_kshot.paper import (
 )
 from iclmem.chapters.ch06_llm_kshot.rules import (
     NULL_BOOT,
+    ks_text,
     quiet,
 )
-from iclmem.report.verdicts import equivalence_answers, summarize_null
+from iclmem.report.verdicts import directional_answers, equivalence_answers, summarize_null
 
 
 def short_level(net: tuple[str, float, float, float] | None) -> tuple[str, float, float, float] | None:
@@ -96,4 +104,75 @@ def settings_gap_null(
     )
 
 
-__all__ = ["settings_gap_null", "short_level", "setting_stats"]
+def settings_equal_null(
+    full: pd.DataFrame,
+    pl: pd.DataFrame,
+    late: list[int],
+    late_cols: list[int],
+    d_late: np.ndarray,
+    d_zero: np.ndarray,
+    lvl: np.ndarray,
+    est_late: float,
+    est_zero: float,
+    agrees: bool | None,
+    margin: float,
+    seed: int,
+    n_perm: int,
+    n_boot: int,
+) -> ClaimNull:
+    """D5's null (Sec. 5.1, Obs. 5): the larger of two rates, (b) the settings swapped at k = 0 within every instance,
+    (a) the settings swapped at k >= 25 and one thinned to ``margin`` points below the other, either side; each draw
+    judged by D5's rule (``full``, ``pl``: instances x k, the two settings' memorization; ``d_*``: their difference)."""
+    n = len(d_late)
+    rng = null_rng(seed, "D5")
+    boot = null_boot(rng, n_perm, n)
+    # each part as observed, on every draw's own resamples (the other part is the one made false)
+    _, late_reps = reduce_rows(np.broadcast_to(d_late, (n_perm, n)), boot)
+    _, zero_reps = reduce_rows(np.broadcast_to(d_zero, (n_perm, n)), boot)
+    present_obs = present_above(lvl, boot, margin)
+    late_obs = equivalence_answers(*row_intervals(late_reps), margin)[0] & present_obs
+    zero_obs = directional_answers(est_zero, *row_intervals(zero_reps))[0]
+    # (b) false: the two settings swapped at random at k = 0 within each instance
+    zero_est, zero_agrees = directional_null(rng.choice((-1.0, 1.0), (n_perm, n)) * d_zero, boot)
+    rate_b = float(np.mean(zero_agrees & late_obs))
+    # (a) false: the settings swapped at k >= 25 within each instance, then one of them thinned to a margin below
+    # the other
+    swap = (rng.random((n_perm, n)) < 0.5)[..., None]
+    late_f, late_p = full.to_numpy()[:, late_cols], pl.to_numpy()[:, late_cols]
+    world_f, world_p = np.where(swap, late_p, late_f), np.where(swap, late_f, late_p)  # draws x instances x late ks
+    with quiet():
+        mean_f, mean_p = np.nanmean(world_f, axis=(1, 2)), np.nanmean(world_p, axis=(1, 2))
+    rate_a, edge_est = 0.0, []
+    for edge in (margin, -margin):
+        if edge > 0:  # full information `margin` points above: segment pairs and labels thinned
+            wf, wp = world_f, thin(rng, world_p, keep_share(mean_p, mean_f - margin / 100)[:, None, None])
+        else:
+            wf, wp = thin(rng, world_f, keep_share(mean_f, mean_p - margin / 100)[:, None, None]), world_p
+        with quiet():
+            e, reps = reduce_rows(np.nanmean(wf - wp, axis=2) * 100, boot)
+            world_present = present_above(np.stack([np.nanmean(w, axis=2) for w in (wf, wp)]) * 100, boot, margin)
+        edge_agrees = equivalence_answers(*row_intervals(reps), margin)[0] & world_present & zero_obs
+        rate_a = max(rate_a, float(np.mean(edge_agrees)))
+        edge_est.append(e)
+    rate = max(rate_a, rate_b)
+    zero_summary = summarize_null(est_zero, zero_est, zero_agrees)
+    lo_a, hi_a = _stats.null_range(np.concatenate(edge_est))
+    null = (
+        "the larger of two rates: (b) the two settings exchanged at k = 0 within every instance (labels swapped "
+        "at "
+        f"random), {ks_text(late)} as observed: {rate_b:.0%}; (a) the two settings exchanged at {ks_text(late)} "
+        "within every instance, then one setting's memorized completions dropped at random until, in expectation, "
+        "it "
+        f"lies {margin:g} points below the other (either side; equality just false), k = 0 as observed: "
+        f"{rate_a:.0%}; "
+        f"{draws_text(n_perm, seed, n_boot)}"
+    )
+    observed = f"full minus seg.+labels: {est_late:+.1f} points at {ks_text(late)}, {est_zero:+.1f} points at k = 0"
+    null_range = (
+        f"k = 0, settings swapped: {range_text(zero_summary)}; {ks_text(late)}, {margin:g} points apart: "
+        f"[{lo_a:+.0f}, {hi_a:+.0f}] points"
+    )
+    return ClaimNull(null, observed, null_range, rate, rate_why(agrees, rate, n_perm))
+
+
+__all__ = ["settings_equal_null", "settings_gap_null", "short_level", "setting_stats"]
