@@ -73,24 +73,20 @@ from iclmem.chapters.ch06_llm_kshot.contrast import (
     raw_reading,
     rise_excess,
 )
-from iclmem.chapters.ch06_llm_kshot.correlation import VERY_STRONG_R, k0_kept_permutations, memorized_gap
+from iclmem.chapters.ch06_llm_kshot.correlation import VERY_STRONG_R, curve_null, memorized_gap_null
 from iclmem.chapters.ch06_llm_kshot.equality import settings_equal_null, settings_gap_null, short_level
 from iclmem.chapters.ch06_llm_kshot.matrices import MEMORIZED, Focus, correct_matrix, icl_settings, memorization_matrix
 from iclmem.chapters.ch06_llm_kshot.nulls import (
     ClaimNull,
     claim_record,
     directional_null,
-    draw_chunks,
     draws_text,
     gain_null,
-    gather_resamples,
     null_boot,
     null_of,
     null_rng,
     permute_within,
-    range_text,
     rate_why,
-    row_intervals,
     row_permutations,
 )
 from iclmem.chapters.ch06_llm_kshot.paper import (
@@ -116,7 +112,6 @@ from iclmem.chapters.ch06_llm_kshot.paper import (
 from iclmem.chapters.ch06_llm_kshot.rules import (
     EQUIVALENCE_MARGIN,
     N_BOOT,
-    NULL_BOOT,
     directional_agreement,
     directional_why,
     equivalence_why,
@@ -126,14 +121,12 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     mean_pct,
     not_testable,
     pearson,
-    pearson_rows,
     quiet,
 )
 from iclmem.chapters.ch06_llm_kshot.transitions import match_cube, transition_counts
 from iclmem.llm.protocol import BELOW_FEW_SHOT, regime
 from iclmem.report.records import ClaimResult
 from iclmem.report.verdicts import (
-    directional_answers,
     evidence_verdict,
     share_agreement,
     share_text,
@@ -748,29 +741,7 @@ def claim_d7(
     weak = {s: cis[s].hi < strength for s in defined}
     agrees = len(defined) == len(run) and all(strong.values())
     contradicted = any(weak.values())
-    # the null: memorization's k > 0 labels permuted within each instance (all settings alike), k = 0 and accuracy kept
-    n = len(index)
-    rng = null_rng(seed, "D7")
-    perms = k0_kept_permutations(rng, n_perm, n, ks)
-    boot = null_boot(rng, n_perm, n)
-    acc_all, acc_reps = np.nanmean(acc, axis=0), np.empty((n_perm, NULL_BOOT, len(ks)))  # ks; draws x resamples x ks
-    with quiet():
-        for sl in draw_chunks(n_perm, boot[0].size * len(ks)):
-            acc_reps[sl] = np.nanmean(acc[boot[sl]], axis=2)
-    null_agrees = np.ones(n_perm, bool)
-    ranges = []
-    for s in run:
-        mp = permute_within(mems[s], perms)  # draws x instances x ks
-        r_reps = np.empty((n_perm, NULL_BOOT))
-        with quiet():
-            r_est = pearson_rows(acc_all, np.nanmean(mp, axis=1))
-            for sl in draw_chunks(n_perm, boot[0].size * len(ks)):
-                r_reps[sl] = pearson_rows(acc_reps[sl], np.nanmean(gather_resamples(mp[sl], boot[sl]), axis=2))
-        lo, _ = row_intervals(r_reps)
-        null_agrees &= np.isfinite(lo) & (lo >= strength)
-        if s in defined:
-            sm = summarize_null(rs[s], r_est, np.isfinite(lo) & (lo >= strength))
-            ranges.append(f"{SHORT_SETTINGS[s]} {range_text(sm, '{:+.2f}', '')}")
+    null_agrees, ranges = curve_null(acc, mems, ks, rs, defined, strength, seed, n_perm)
     rate = float(null_agrees.mean())
     null = (
         "memorization's curve over the ks > 0 unrelated to accuracy's, k = 0 kept: the k > 0 labels of the "
@@ -890,28 +861,7 @@ def claim_d8(
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
     if ci is not None:
-        rng = null_rng(seed, "D8")
-        perm = np.argsort(rng.random((n_perm, n)), axis=1)
-        boot = null_boot(rng, n_perm, n)
-        rows = np.concatenate([np.broadcast_to(np.arange(n), (n_perm, 1, n)), boot], axis=1)  # row 0: the whole sample
-        values = np.empty(rows.shape[:2])
-        pairs = [(mcol, ccol) for *_, mcol, ccol in cells]
-        for sl in draw_chunks(n_perm, rows[0].size * len(pairs)):
-            values[sl] = memorized_gap(pairs, gather_resamples(perm[sl], rows[sl]), rows[sl])
-        null_est = values[:, 0]
-        null_agrees = directional_answers(null_est, *row_intervals(values[:, 1:]))[0]
-        summary = summarize_null(est, null_est, null_agrees)
-        nul = null_of(
-            summary,
-            agrees,
-            (
-                "which instances are memorized unrelated to which are classified right: the instances of the "
-                "memorization "
-                "permuted against those of the accuracy (an instance's memorization moves whole, all settings and ks); "
-                f"{draws_text(n_perm, seed, n_boot)}"
-            ),
-            f"memorized minus non-memorized accuracy: {est:+.1f} points",
-        )
+        nul = memorized_gap_null(cells, est, agrees, seed, n_perm, n_boot)
     reason = (
         f"Checked on the {focus.describe(False)}: per (setting, k) with both groups, accuracy of memorized minus "
         f"non-memorized instances, averaged; {directional_why(est, ci)}.{nul.why}"

@@ -9,11 +9,21 @@ from collections.abc import Sequence
 import numpy as np
 
 from iclmem.chapters.ch06_llm_kshot.nulls import (
+    ClaimNull,
+    draw_chunks,
+    draws_text,
+    gather_resamples,
+    null_boot,
+    null_of,
+    null_rng,
+    permute_within,
+    range_text,
+    row_intervals,
     row_permutations,
 )
-from iclmem.chapters.ch06_llm_kshot.rules import (
-    quiet,
-)
+from iclmem.chapters.ch06_llm_kshot.paper import SHORT_SETTINGS
+from iclmem.chapters.ch06_llm_kshot.rules import NULL_BOOT, pearson_rows, quiet
+from iclmem.report.verdicts import directional_answers, summarize_null
 
 #: D7's "very strong" correlation (Obs. 3: "Pearson coefficients provide very strong evidence"): r >= 0.8, the usual
 #: lower bound of "very strong" (Evans 1996). The paper states no number; its positive Tab. 2 values are 0.88-1.00.
@@ -54,4 +64,80 @@ def memorized_gap(
         return np.where(count > 0, total / count, np.nan)
 
 
-__all__ = ["VERY_STRONG_R", "k0_kept_permutations", "memorized_gap"]
+def curve_null(
+    acc: np.ndarray,
+    mems: dict[str, np.ndarray],
+    ks: list[int],
+    rs: dict[str, float],
+    defined: list[str],
+    strength: float,
+    seed: int,
+    n_perm: int,
+) -> tuple[np.ndarray, list[str]]:
+    """D7's null (Sec. 5.2, Obs. 3): memorization's k > 0 labels permuted within every instance (all settings alike),
+    k = 0 and accuracy (instances x ks) kept; per draw, does every setting's r interval lie at or above ``strength``?
+    Also each defined setting's null range of r."""
+    run = list(mems)
+    # the null: memorization's k > 0 labels permuted within each instance (all settings alike), k = 0 and accuracy kept
+    n = len(acc)
+    rng = null_rng(seed, "D7")
+    perms = k0_kept_permutations(rng, n_perm, n, ks)
+    boot = null_boot(rng, n_perm, n)
+    acc_all, acc_reps = np.nanmean(acc, axis=0), np.empty((n_perm, NULL_BOOT, len(ks)))  # ks; draws x resamples x ks
+    with quiet():
+        for sl in draw_chunks(n_perm, boot[0].size * len(ks)):
+            acc_reps[sl] = np.nanmean(acc[boot[sl]], axis=2)
+    null_agrees = np.ones(n_perm, bool)
+    ranges = []
+    for s in run:
+        mp = permute_within(mems[s], perms)  # draws x instances x ks
+        r_reps = np.empty((n_perm, NULL_BOOT))
+        with quiet():
+            r_est = pearson_rows(acc_all, np.nanmean(mp, axis=1))
+            for sl in draw_chunks(n_perm, boot[0].size * len(ks)):
+                r_reps[sl] = pearson_rows(acc_reps[sl], np.nanmean(gather_resamples(mp[sl], boot[sl]), axis=2))
+        lo, _ = row_intervals(r_reps)
+        null_agrees &= np.isfinite(lo) & (lo >= strength)
+        if s in defined:
+            sm = summarize_null(rs[s], r_est, np.isfinite(lo) & (lo >= strength))
+            ranges.append(f"{SHORT_SETTINGS[s]} {range_text(sm, '{:+.2f}', '')}")
+    return null_agrees, ranges
+
+
+def memorized_gap_null(
+    cells: list[tuple[str, int, np.ndarray, np.ndarray]],
+    est: float,
+    agrees: bool | None,
+    seed: int,
+    n_perm: int,
+    n_boot: int,
+) -> ClaimNull:
+    """D8's null (Sec. 5.2, Obs. 2): the instances of the memorization permuted against those of the accuracy (an
+    instance's memorization moves whole); each draw judged by D8's rule on ``cells`` ((setting, k, memorization,
+    accuracy) columns over the instances)."""
+    n = len(cells[0][2])
+    rng = null_rng(seed, "D8")
+    perm = np.argsort(rng.random((n_perm, n)), axis=1)
+    boot = null_boot(rng, n_perm, n)
+    rows = np.concatenate([np.broadcast_to(np.arange(n), (n_perm, 1, n)), boot], axis=1)  # row 0: the whole sample
+    values = np.empty(rows.shape[:2])
+    pairs = [(mcol, ccol) for *_, mcol, ccol in cells]
+    for sl in draw_chunks(n_perm, rows[0].size * len(pairs)):
+        values[sl] = memorized_gap(pairs, gather_resamples(perm[sl], rows[sl]), rows[sl])
+    null_est = values[:, 0]
+    null_agrees = directional_answers(null_est, *row_intervals(values[:, 1:]))[0]
+    summary = summarize_null(est, null_est, null_agrees)
+    return null_of(
+        summary,
+        agrees,
+        (
+            "which instances are memorized unrelated to which are classified right: the instances of the "
+            "memorization "
+            "permuted against those of the accuracy (an instance's memorization moves whole, all settings and ks); "
+            f"{draws_text(n_perm, seed, n_boot)}"
+        ),
+        f"memorized minus non-memorized accuracy: {est:+.1f} points",
+    )
+
+
+__all__ = ["memorized_gap_null", "curve_null", "VERY_STRONG_R", "k0_kept_permutations", "memorized_gap"]
