@@ -73,7 +73,13 @@ from iclmem.chapters.ch06_llm_kshot.contrast import (
     raw_reading,
     rise_excess,
 )
-from iclmem.chapters.ch06_llm_kshot.correlation import VERY_STRONG_R, curve_null, memorized_gap_null
+from iclmem.chapters.ch06_llm_kshot.correlation import (
+    VERY_STRONG_R,
+    curve_null,
+    memorized_gap_null,
+    r_intervals_text,
+    setting_correlations,
+)
 from iclmem.chapters.ch06_llm_kshot.equality import settings_equal_null, settings_gap_null, short_level
 from iclmem.chapters.ch06_llm_kshot.matrices import MEMORIZED, Focus, correct_matrix, icl_settings, memorization_matrix
 from iclmem.chapters.ch06_llm_kshot.nulls import (
@@ -86,7 +92,6 @@ from iclmem.chapters.ch06_llm_kshot.nulls import (
     null_of,
     null_rng,
     permute_within,
-    rate_why,
     row_permutations,
 )
 from iclmem.chapters.ch06_llm_kshot.paper import (
@@ -120,7 +125,6 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     margin_agreement,
     mean_pct,
     not_testable,
-    pearson,
     quiet,
 )
 from iclmem.chapters.ch06_llm_kshot.transitions import match_cube, transition_counts
@@ -709,16 +713,7 @@ def claim_d7(
     index = c.index
     acc = c.reindex(columns=ks).to_numpy()
     mems = {s: memorization_matrix(mem, focus, [s]).reindex(index=index, columns=ks).to_numpy() for s in run}
-    rs, cis, r_shots = {}, {}, {}
-    for s, mx in mems.items():
-
-        def stat(idx: np.ndarray, mx: np.ndarray = mx) -> float:
-            return pearson(np.nanmean(acc[idx], axis=0), np.nanmean(mx[idx], axis=0))
-
-        rs[s] = stat(np.arange(len(index)))
-        cis[s] = instance_interval(len(index), stat, n_boot, seed)
-        with quiet():
-            r_shots[s] = pearson(np.nanmean(acc[:, 1:], axis=0), np.nanmean(mx[:, 1:], axis=0))
+    rs, cis, r_shots = setting_correlations(acc, mems, n_boot, seed)
     defined = [s for s in run if np.isfinite(rs[s]) and cis[s] is not None]
     ours = ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:.2f}" for s in run) + f" ({ks_text(ks)}; {cond.text()})"
     if not cond.met:
@@ -741,16 +736,7 @@ def claim_d7(
     weak = {s: cis[s].hi < strength for s in defined}
     agrees = len(defined) == len(run) and all(strong.values())
     contradicted = any(weak.values())
-    null_agrees, ranges = curve_null(acc, mems, ks, rs, defined, strength, seed, n_perm)
-    rate = float(null_agrees.mean())
-    null = (
-        "memorization's curve over the ks > 0 unrelated to accuracy's, k = 0 kept: the k > 0 labels of the "
-        "memorization permuted within every instance (the same in all its settings), k = 0 and accuracy as observed; "
-        f"{draws_text(n_perm, seed, n_boot)}"
-    )
-    observed = (
-        ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:+.2f}" for s in defined) + f" (very strong: r >= {strength:g})"
-    )
+    nul = curve_null(acc, mems, ks, rs, defined, strength, agrees, seed, n_perm, n_boot)
     shots_text = ", ".join(
         f"{SHORT_SETTINGS[s]} {r_shots[s]:+.2f}" if np.isfinite(r_shots[s]) else f"{SHORT_SETTINGS[s]} undefined"
         for s in run
@@ -763,26 +749,10 @@ def claim_d7(
         + (f", {n_weak} wholly below it" if n_weak else "")
         + ("" if len(defined) == len(run) else "; the others have an undefined r")
         + f". Without k = 0 (the ks > 0 only) r is {shots_text}. Few ks make each r rest on few points."
-        + rate_why(agrees, rate, n_perm)
+        + nul.why
         + raw_reading(mem, focus, "the paper's Tab. 2 correlates raw memorization rates with accuracy")
     )
-    method = next(cis[s].method() for s in defined)
-    interval = "; ".join(
-        f"{SHORT_SETTINGS[s]} " + (cis[s].bounds("{:.2f}", "") if cis[s] else "undefined") for s in run
-    )
-    interval += f" (r recomputed per resample; {method})"
-    return ClaimResult(
-        "D7",
-        paper_d7(),
-        ours,
-        evidence_verdict(agrees, rate, contradicted=contradicted),
-        reason,
-        interval,
-        null=null,
-        observed=observed,
-        null_range="; ".join(ranges),
-        null_rate=rate,
-    )
+    return claim_record("D7", paper_d7(), ours, reason, agrees, contradicted, nul, r_intervals_text(cis, run, defined))
 
 
 def claim_d8(

@@ -18,11 +18,12 @@ from iclmem.chapters.ch06_llm_kshot.nulls import (
     null_rng,
     permute_within,
     range_text,
+    rate_why,
     row_intervals,
     row_permutations,
 )
 from iclmem.chapters.ch06_llm_kshot.paper import SHORT_SETTINGS
-from iclmem.chapters.ch06_llm_kshot.rules import NULL_BOOT, pearson_rows, quiet
+from iclmem.chapters.ch06_llm_kshot.rules import NULL_BOOT, Interval, instance_interval, pearson, pearson_rows, quiet
 from iclmem.report.verdicts import directional_answers, summarize_null
 
 #: D7's "very strong" correlation (Obs. 3: "Pearson coefficients provide very strong evidence"): r >= 0.8, the usual
@@ -71,12 +72,15 @@ def curve_null(
     rs: dict[str, float],
     defined: list[str],
     strength: float,
+    agrees: bool,
     seed: int,
     n_perm: int,
-) -> tuple[np.ndarray, list[str]]:
+    n_boot: int,
+) -> ClaimNull:
     """D7's null (Sec. 5.2, Obs. 3): memorization's k > 0 labels permuted within every instance (all settings alike),
     k = 0 and accuracy (instances x ks) kept; per draw, does every setting's r interval lie at or above ``strength``?
-    Also each defined setting's null range of r."""
+    Its rate is the share of draws where every setting's r interval lies at or above ``strength``; its range, each
+    defined setting's null r."""
     run = list(mems)
     # the null: memorization's k > 0 labels permuted within each instance (all settings alike), k = 0 and accuracy kept
     n = len(acc)
@@ -101,7 +105,44 @@ def curve_null(
         if s in defined:
             sm = summarize_null(rs[s], r_est, np.isfinite(lo) & (lo >= strength))
             ranges.append(f"{SHORT_SETTINGS[s]} {range_text(sm, '{:+.2f}', '')}")
-    return null_agrees, ranges
+    rate = float(null_agrees.mean())
+    null = (
+        "memorization's curve over the ks > 0 unrelated to accuracy's, k = 0 kept: the k > 0 labels of the "
+        "memorization permuted within every instance (the same in all its settings), k = 0 and accuracy as observed; "
+        f"{draws_text(n_perm, seed, n_boot)}"
+    )
+    observed = (
+        ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:+.2f}" for s in defined) + f" (very strong: r >= {strength:g})"
+    )
+    return ClaimNull(null, observed, "; ".join(ranges), rate, rate_why(agrees, rate, n_perm))
+
+
+def setting_correlations(
+    acc: np.ndarray, mems: dict[str, np.ndarray], n_boot: int, seed: int
+) -> tuple[dict[str, float], dict[str, Interval | None], dict[str, float]]:
+    """D7's Pearson r (Sec. 5.2, Tab. 2) of mean accuracy and mean memorization across the ks (columns of ``acc`` and
+    of each setting's ``mems``), per setting: r, its interval over instances, and r without the first k (k = 0)."""
+    rs, cis, r_shots = {}, {}, {}
+    n = len(acc)
+    for s, mx in mems.items():
+
+        def stat(idx: np.ndarray, mx: np.ndarray = mx) -> float:
+            return pearson(np.nanmean(acc[idx], axis=0), np.nanmean(mx[idx], axis=0))
+
+        rs[s] = stat(np.arange(n))
+        cis[s] = instance_interval(n, stat, n_boot, seed)
+        with quiet():
+            r_shots[s] = pearson(np.nanmean(acc[:, 1:], axis=0), np.nanmean(mx[:, 1:], axis=0))
+    return rs, cis, r_shots
+
+
+def r_intervals_text(cis: dict[str, Interval | None], run: list[str], defined: list[str]) -> str:
+    """D7's interval field: each setting's r interval (``undefined`` where none) and the bootstrap's method."""
+    method = next(cis[s].method() for s in defined)
+    interval = "; ".join(
+        f"{SHORT_SETTINGS[s]} " + (cis[s].bounds("{:.2f}", "") if cis[s] else "undefined") for s in run
+    )
+    return interval + f" (r recomputed per resample; {method})"
 
 
 def memorized_gap_null(
