@@ -80,7 +80,14 @@ from iclmem.chapters.ch06_llm_kshot.correlation import (
     r_intervals_text,
     setting_correlations,
 )
-from iclmem.chapters.ch06_llm_kshot.equality import settings_equal_null, settings_gap_null, short_level
+from iclmem.chapters.ch06_llm_kshot.equality import (
+    equal_floor_text,
+    maximum_floor_text,
+    settings_difference,
+    settings_equal_null,
+    settings_gap_null,
+    short_level,
+)
 from iclmem.chapters.ch06_llm_kshot.matrices import MEMORIZED, Focus, correct_matrix, icl_settings, memorization_matrix
 from iclmem.chapters.ch06_llm_kshot.nulls import (
     ClaimNull,
@@ -449,14 +456,7 @@ def claim_d4(
     nul = ClaimNull()
     if agrees is not None:
         nul = settings_gap_null(cube, key, est, agrees, margin, seed, n_perm, n_boot)
-    floor = ""
-    if gap_agrees and not present and level_ci is not None:
-        floor = (
-            f" But the maximum's own interval {level_ci.bounds('{:.0f}', '%')} does not lie above the {margin:g}-point "
-            "margin: below it every setting is within the margin of the maximum, so 'reaching the maximum' would hold "
-            "by "
-            "the floor, whatever the prompt; memorization too low to tell, so inconclusive."
-        )
+    floor = maximum_floor_text(gap_agrees and not present, level_ci, margin)
     reason = (
         f"Checked on the {focus.describe()}: only-segment-pairs memorization minus the highest setting per k "
         f"({ks_text(shots)}); {equivalence_why(est, ci, margin, True, 'the gap')}; the maximum is {level:.0f}%."
@@ -518,20 +518,7 @@ def claim_d5(
     d_late, d_zero = np.nanmean(d[:, late_cols], axis=1), d[:, ks.index(0)]
     with quiet():
         lvl = np.stack([np.nanmean(f.to_numpy()[:, late_cols], axis=1) for f in (full, pl)]) * 100  # 2 x instances
-
-    def stat_late(idx: np.ndarray) -> float:
-        return float(np.nanmean(d_late[idx]))
-
-    def stat_zero(idx: np.ndarray) -> float:
-        return float(np.nanmean(d_zero[idx]))
-
-    def stat_level(idx: np.ndarray) -> float:
-        return float(np.max(np.nanmean(lvl[:, idx], axis=1)))
-
-    n = len(d)
-    est_late, est_zero, level = stat_late(np.arange(n)), stat_zero(np.arange(n)), stat_level(np.arange(n))
-    ci_late, ci_zero = instance_interval(n, stat_late, n_boot, seed), instance_interval(n, stat_zero, n_boot, seed)
-    ci_level = instance_interval(n, stat_level, n_boot, seed)
+    (est_late, est_zero, level), (ci_late, ci_zero, ci_level) = settings_difference(d_late, d_zero, lvl, n_boot, seed)
     same_late, apart_late = margin_agreement(ci_late, margin)
     higher_zero, not_higher_zero = directional_agreement(est_zero, ci_zero)
     net = excess_level(mem, focus, [UPPER_BOUND_SETTING, ICL_SETTING], late)
@@ -554,19 +541,7 @@ def claim_d5(
         else f" No k >= {SETTINGS_EQUAL_FROM_K} was run: part (a) uses {ks_text(late)}."
     )
     zero_why = directional_why(est_zero, ci_zero, what="full information minus segment pairs and labels")
-    floor = ""
-    if same_late and not present and ci_level is not None:
-        floor = (
-            f" The higher setting's level at {ks_text(late)} ({level:.0f}%, interval "
-            f"{ci_level.bounds('{:.0f}', '%')}) "
-            f"does not lie above the {margin:g}-point margin: below it the two settings are within the margin of each "
-            "other by the floor, so (a) proves nothing (memorization too low to tell)."
-        )
-    if zero_floor:
-        floor += (
-            " At k = 0 neither setting memorizes any instance: (b) sits at the floor, where 0 - 0 tells nothing about "
-            "the difference the claim predicts, so it reads inconclusive, never differs."
-        )
+    floor = equal_floor_text(same_late and not present, ci_level, level, late, margin, zero_floor)
     reason = (
         f"Checked on the {focus.describe()}, full information minus segment pairs and labels: (a) "
         f"{equivalence_why(est_late, ci_late, margin, False, f'the difference at {ks_text(late)}')}; (b) at k = 0 "

@@ -31,6 +31,8 @@ from iclmem.chapters.ch06_llm_kshot.paper import (
 )
 from iclmem.chapters.ch06_llm_kshot.rules import (
     NULL_BOOT,
+    Interval,
+    instance_interval,
     ks_text,
     quiet,
 )
@@ -175,4 +177,70 @@ def settings_equal_null(
     return ClaimNull(null, observed, null_range, rate, rate_why(agrees, rate, n_perm))
 
 
-__all__ = ["settings_equal_null", "settings_gap_null", "short_level", "setting_stats"]
+def settings_difference(
+    d_late: np.ndarray, d_zero: np.ndarray, lvl: np.ndarray, n_boot: int, seed: int
+) -> tuple[tuple[float, float, float], tuple[Interval | None, Interval | None, Interval | None]]:
+    """D5's statistics (Sec. 5.1, Obs. 5) and their intervals over instances: the mean difference of the two settings
+    at k >= 25 (``d_late``) and at k = 0 (``d_zero``), in points, and the higher setting's mean level at k >= 25
+    (``lvl``: 2 x instances)."""
+
+    def stat_late(idx: np.ndarray) -> float:
+        return float(np.nanmean(d_late[idx]))
+
+    def stat_zero(idx: np.ndarray) -> float:
+        return float(np.nanmean(d_zero[idx]))
+
+    def stat_level(idx: np.ndarray) -> float:
+        return float(np.max(np.nanmean(lvl[:, idx], axis=1)))
+
+    n = len(d_late)
+    est_late, est_zero, level = stat_late(np.arange(n)), stat_zero(np.arange(n)), stat_level(np.arange(n))
+    ci_late, ci_zero = instance_interval(n, stat_late, n_boot, seed), instance_interval(n, stat_zero, n_boot, seed)
+    ci_level = instance_interval(n, stat_level, n_boot, seed)
+    return (est_late, est_zero, level), (ci_late, ci_zero, ci_level)
+
+
+def maximum_floor_text(at_floor: bool, level_ci: Interval | None, margin: float) -> str:
+    """D4's sentence (Sec. 5.1, Obs. 7) when the gap is within the margin but the maximum's interval is not above it
+    (``at_floor``): equality by the floor, inconclusive; "" otherwise."""
+    floor = ""
+    if at_floor and level_ci is not None:
+        floor = (
+            f" But the maximum's own interval {level_ci.bounds('{:.0f}', '%')} does not lie above the {margin:g}-point "
+            "margin: below it every setting is within the margin of the maximum, so 'reaching the maximum' would hold "
+            "by "
+            "the floor, whatever the prompt; memorization too low to tell, so inconclusive."
+        )
+    return floor
+
+
+def equal_floor_text(
+    at_floor: bool, ci_level: Interval | None, level: float, late: list[int], margin: float, zero_floor: bool
+) -> str:
+    """D5's floor sentences (Sec. 5.1, Obs. 5): part (a) equal only by the floor (``at_floor``: the higher level's
+    interval not above the margin), and part (b) at the floor (``zero_floor``: no zero-shot memorization)."""
+    floor = ""
+    if at_floor and ci_level is not None:
+        floor = (
+            f" The higher setting's level at {ks_text(late)} ({level:.0f}%, interval "
+            f"{ci_level.bounds('{:.0f}', '%')}) "
+            f"does not lie above the {margin:g}-point margin: below it the two settings are within the margin of each "
+            "other by the floor, so (a) proves nothing (memorization too low to tell)."
+        )
+    if zero_floor:
+        floor += (
+            " At k = 0 neither setting memorizes any instance: (b) sits at the floor, where 0 - 0 tells nothing about "
+            "the difference the claim predicts, so it reads inconclusive, never differs."
+        )
+    return floor
+
+
+__all__ = [
+    "equal_floor_text",
+    "maximum_floor_text",
+    "settings_difference",
+    "settings_equal_null",
+    "settings_gap_null",
+    "short_level",
+    "setting_stats",
+]
