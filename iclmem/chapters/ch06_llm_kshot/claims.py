@@ -548,12 +548,7 @@ def claim_d5(
         f"{zero_why}. Reproduced needs (a) equal, with memorization above the margin there, and (b) full information "
         f"higher.{note}{floor}{presence_text(short_level(net))}{nul.why}"
     )
-    interval = (
-        None
-        if not computable
-        else f"{ks_text(late)}: {ci_late.bounds()}; k = 0: {ci_zero.bounds()}; higher level at {ks_text(late)}: "
-        f"{ci_level.bounds('{:.0f}', '%')} ({ci_late.method()})"
-    )
+    interval = difference_intervals_text(ci_late, ci_zero, ci_level, late) if computable else None
     return claim_record("D5", paper_d5(), ours, reason, agrees, contradicted, nul, interval)
 
 
@@ -653,8 +648,7 @@ def claim_d7(
     reported, not claimed), so neither does the rule.
 
     Condition (:func:`~iclmem.chapters.ch06_llm_kshot.accuracy.icl_condition`): the focus's mean k > 0 accuracy minus
-    its
-    zero-shot accuracy has an interval above 0, **and** some k > 0 has an accuracy interval above ``chance`` (the
+    its zero-shot accuracy has an interval above 0, **and** some k > 0 has an accuracy interval above ``chance`` (the
     share of the most frequent label, from ``perf``'s ``label`` column when ``None``). Without both, not testable here:
     a model that copies one demonstration label to every instance beats a zero-shot prompt it cannot answer in format,
     at chance, and two curves that both jump from k = 0 correlate whatever links them.
@@ -712,10 +706,7 @@ def claim_d7(
     agrees = len(defined) == len(run) and all(strong.values())
     contradicted = any(weak.values())
     nul = curve_null(acc, mems, ks, rs, defined, strength, agrees, seed, n_perm, n_boot)
-    shots_text = ", ".join(
-        f"{SHORT_SETTINGS[s]} {r_shots[s]:+.2f}" if np.isfinite(r_shots[s]) else f"{SHORT_SETTINGS[s]} undefined"
-        for s in run
-    )
+    shots_text = r_without_zero_text(r_shots, run)
     n_strong, n_weak = sum(strong.values()), sum(weak.values())
     reason = (
         f"Checked on the {focus.describe()}: ICL improves on zero-shot and on chance ({cond.text()}), so the claim "

@@ -181,4 +181,19 @@ def memorized_gap_null(
     )
 
 
-__all__ = ["memorized_gap_null", "curve_null", "VERY_STRONG_R", "k0_kept_permutations", "memorized_gap"]
+def r_without_zero_text(r_shots: dict[str, float], run: list[str]) -> str:
+    """D7's r per setting over the ks > 0 only (Sec. 5.2, Tab. 2), ``undefined`` where it is not finite."""
+    return ", ".join(
+        f"{SHORT_SETTINGS[s]} {r_shots[s]:+.2f}" if np.isfinite(r_shots[s]) else f"{SHORT_SETTINGS[s]} undefined"
+        for s in run
+    )
+
+
+__all__ = [
+    "r_without_zero_text",
+    "memorized_gap_null",
+    "curve_null",
+    "VERY_STRONG_R",
+    "k0_kept_permutations",
+    "memorized_gap",
+]

@@ -235,7 +235,16 @@ def equal_floor_text(
     return floor
 
 
+def difference_intervals_text(ci_late: Interval, ci_zero: Interval, ci_level: Interval, late: list[int]) -> str:
+    """D5's interval field (Sec. 5.1, Obs. 5): the difference's interval at k >= 25 and at k = 0, the higher level's."""
+    return (
+        f"{ks_text(late)}: {ci_late.bounds()}; k = 0: {ci_zero.bounds()}; higher level at {ks_text(late)}: "
+        f"{ci_level.bounds('{:.0f}', '%')} ({ci_late.method()})"
+    )
+
+
 __all__ = [
+    "difference_intervals_text",
     "equal_floor_text",
     "maximum_floor_text",
     "settings_difference",
