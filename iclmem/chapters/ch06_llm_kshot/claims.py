@@ -78,9 +78,11 @@ from iclmem.chapters.ch06_llm_kshot.correlation import (
     curve_null,
     memorized_gap_null,
     r_intervals_text,
+    r_without_zero_text,
     setting_correlations,
 )
 from iclmem.chapters.ch06_llm_kshot.equality import (
+    difference_intervals_text,
     equal_floor_text,
     maximum_floor_text,
     settings_difference,

@@ -51,8 +51,9 @@ def permute_within(x: np.ndarray, perms: np.ndarray) -> np.ndarray:
 
 
 def row_intervals(reps: np.ndarray, level: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval of each row of ``reps`` (draws x resamples), as :func:`~iclmem.chapters.ch06_llm_kshot.rules.instance_interval` takes it: undefined
-    resamples dropped, NaN where fewer than half are defined."""
+    """Percentile interval of each row of ``reps`` (draws x resamples), as
+    :func:`~iclmem.chapters.ch06_llm_kshot.rules.instance_interval` takes it: undefined resamples dropped, NaN where
+    fewer than half are defined."""
     reps = np.asarray(reps, float)
     finite = np.isfinite(reps)
     enough = finite.sum(axis=-1) >= reps.shape[-1] / 2
