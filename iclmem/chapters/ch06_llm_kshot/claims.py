@@ -76,6 +76,8 @@ from iclmem.chapters.ch06_llm_kshot.contrast import (
 from iclmem.chapters.ch06_llm_kshot.correlation import (
     VERY_STRONG_R,
     curve_null,
+    memorized_difference,
+    memorized_differences,
     memorized_gap_null,
     r_intervals_text,
     r_without_zero_text,
@@ -765,22 +767,11 @@ def claim_d8(
         mx = memorization_matrix(mem, focus, [s], members_only=False).reindex(index=c.index, columns=ks).to_numpy()
         cells += [(s, k, mx[:, j], c.to_numpy()[:, j]) for j, k in enumerate(ks)]
 
-    def diffs(idx: np.ndarray) -> list[tuple[str, int, float]]:
-        out = []
-        for s, k, mcol, ccol in cells:
-            mm, cc = mcol[idx], ccol[idx]
-            ok = np.isfinite(mm) & np.isfinite(cc)
-            hit = mm[ok] > 0
-            if hit.any() and (~hit).any():
-                out.append((s, k, float(cc[ok][hit].mean() - cc[ok][~hit].mean()) * 100))
-        return out
-
     def stat(idx: np.ndarray) -> float:
-        d = diffs(idx)
-        return float(np.mean([x for *_, x in d])) if d else float("nan")
+        return memorized_difference(cells, idx)
 
     n = len(c)
-    full = diffs(np.arange(n))
+    full = memorized_differences(cells, np.arange(n))
     if not full:
         return not_testable(
             "D8",

@@ -189,7 +189,30 @@ def r_without_zero_text(r_shots: dict[str, float], run: list[str]) -> str:
     )
 
 
+def memorized_differences(
+    cells: list[tuple[str, int, np.ndarray, np.ndarray]], idx: np.ndarray
+) -> list[tuple[str, int, float]]:
+    """D8's per-cell contrast (Sec. 5.2, Obs. 2) on the instances ``idx``: (setting, k, accuracy of memorized minus
+    non-memorized instances in points) for each cell of ``cells`` holding both groups."""
+    out = []
+    for s, k, mcol, ccol in cells:
+        mm, cc = mcol[idx], ccol[idx]
+        ok = np.isfinite(mm) & np.isfinite(cc)
+        hit = mm[ok] > 0
+        if hit.any() and (~hit).any():
+            out.append((s, k, float(cc[ok][hit].mean() - cc[ok][~hit].mean()) * 100))
+    return out
+
+
+def memorized_difference(cells: list[tuple[str, int, np.ndarray, np.ndarray]], idx: np.ndarray) -> float:
+    """D8's statistic: the mean of :func:`memorized_differences` over the cells (NaN when no cell has both groups)."""
+    d = memorized_differences(cells, idx)
+    return float(np.mean([x for *_, x in d])) if d else float("nan")
+
+
 __all__ = [
+    "memorized_difference",
+    "memorized_differences",
     "r_without_zero_text",
     "memorized_gap_null",
     "curve_null",
