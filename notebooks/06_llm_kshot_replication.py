@@ -87,11 +87,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from iclmem.report.glue import glue_claims
-from iclmem.chapters.ch06_llm_kshot.rules import Focus
-from iclmem.chapters.ch06_llm_kshot.accuracy import accuracy_by_k
-from iclmem.chapters.ch06_llm_kshot.performance import all_claims, claims_table
-from iclmem.chapters.ch06_llm_kshot.kshot import claims_glue, context_summary, correlation_tables, glue_values, ground_truth_glue, ground_truth_table, judge_glue, judges_text, memorized_vs_not_table, paper_correlation_tables, run_glue, sample_table
-from iclmem.chapters.ch06_llm_kshot.figures import plot_match_composition, plot_memorization, plot_performance_vs_memorization
+from iclmem.chapters.ch06_llm_kshot import Focus, accuracy_by_k, all_claims, claim_results_table
+from iclmem.chapters.ch06_llm_kshot import claims_glue, context_summary, correlation_tables, glue_values, ground_truth_glue, ground_truth_table, judge_glue, judges_text, memorized_vs_not_table, paper_correlation_tables, run_glue, sample_table
+from iclmem.chapters.ch06_llm_kshot import plot_match_composition, plot_memorization, plot_performance_vs_memorization
 from iclmem.llm import SETTINGS, CachedBackend, OfflineJudge, ReplicationConfig, build_experiment, memorization_messages
 from iclmem.llm.judge_runs import check_judge_mode, judge_completions
 from iclmem.llm.pipeline import finetune_config, make_generator, member_share, prepare_environment, prepare_replication
@@ -101,7 +99,7 @@ from iclmem.llm.replication import accuracy, memorization_rates
 from IPython.display import Markdown, display
 
 from iclmem.report.display import use_book_tables
-from iclmem.chapters.ch06_llm_kshot.report import correlation_intervals, ground_truth_gaps, offline_judge_quality, summary_markdown
+from iclmem.chapters.ch06_llm_kshot import correlation_intervals, ground_truth_gaps, offline_judge_quality, summary_markdown
 from iclmem.llm.judge_accuracy import completion_accuracy, judge_accuracy_table
 from iclmem.llm.review import export_review, import_review
 
@@ -407,7 +405,7 @@ results = all_claims(mem, perf, focus, agree, seed=seed, review=review, n_perm=n
 glue_claims(c.record() for c in results)
 glue_values(claims_glue(results, agree))
 with pd.option_context("display.max_colwidth", None):
-    display(claims_table(results))
+    display(claim_results_table(results))
 
 # %%
 for c in results:

@@ -16,9 +16,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch06_llm_kshot.rules import Focus, Interval, _ks_text, bootstrap, correct_matrix
+from iclmem.chapters.ch06_llm_kshot.matrices import Focus, correct_matrix
+from iclmem.chapters.ch06_llm_kshot.rules import (
+    Interval,
+    instance_interval,
+    ks_text,
+)
 from iclmem.llm.protocol import regime
-from iclmem.report.verdicts import wilson_interval
+from iclmem.report.verdicts import (
+    wilson_interval,
+)
 
 
 def chance_level(perf: pd.DataFrame) -> float:
@@ -84,9 +91,9 @@ class IclCondition:
     def text(self) -> str:
         acc = ", ".join(f"{self.accuracy[k]:.0f}%" for k in self.ks)
         gain = "no interval" if self.gain_ci is None else self.gain_ci.bounds()
-        where = _ks_text(self.above) if self.above else "no k > 0"
+        where = ks_text(self.above) if self.above else "no k > 0"
         return (
-            f"accuracy {acc} at {_ks_text(self.ks)} (chance {self.chance:.0f}%); above chance at {where}; "
+            f"accuracy {acc} at {ks_text(self.ks)} (chance {self.chance:.0f}%); above chance at {where}; "
             f"k > 0 minus zero-shot {self.gain:+.0f} points {gain}"
         )
 
@@ -114,7 +121,7 @@ def icl_condition(
     intervals: dict[int, Interval | None] = {}
     for j, k in enumerate(ks):
         col = x[:, j]
-        intervals[k] = bootstrap(len(col), lambda i, col=col: float(np.nanmean(col[i]) * 100), n_boot, seed)
+        intervals[k] = instance_interval(len(col), lambda i, col=col: float(np.nanmean(col[i]) * 100), n_boot, seed)
     shots = [k for k in ks if k > 0]
     above = [k for k in shots if intervals[k] is not None and intervals[k].lo > chance * 100]
     gain, gain_ci = float("nan"), None
@@ -122,8 +129,8 @@ def icl_condition(
         cols = [ks.index(k) for k in shots]
         per = np.nanmean(x[:, cols], axis=1) - x[:, ks.index(0)]
         gain = float(np.nanmean(per) * 100)
-        gain_ci = bootstrap(len(per), lambda i: float(np.nanmean(per[i]) * 100), n_boot, seed)
+        gain_ci = instance_interval(len(per), lambda i: float(np.nanmean(per[i]) * 100), n_boot, seed)
     return IclCondition(ks, acc, intervals, chance * 100, gain, gain_ci, above)
 
 
-__all__ = ["IclCondition", "accuracy_by_k", "chance_level", "icl_condition"]
+__all__ = ["chance_level", "accuracy_by_k", "IclCondition", "icl_condition"]

@@ -12,18 +12,39 @@ Its interval at small n is closed form: Newcombe's hybrid score interval of each
 (:mod:`iclmem.intervals`); from :data:`BOOTSTRAP_MIN_N` instances per group, a stratified percentile bootstrap over
 instances (members and non-members resampled apart, an instance keeping all its ks). Its null permutes membership
 across the model's instances (:func:`excess_rise_null`), each draw judged by the same rule.
+
+Also the member-minus-non-member reading of D1 and D2 (:func:`rise_excess`) and its reason's sentences.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch06_llm_kshot.rules import CONFIDENCE, NULL_BOOT, Focus, memorization_matrix
-from iclmem.intervals import mover, newcombe, percentile_interval, stratified_indices
-from iclmem.report.verdicts import directional_answers
+from iclmem.chapters.ch06_llm_kshot.matrices import Focus, memorization_matrix
+from iclmem.chapters.ch06_llm_kshot.nulls import (
+    ClaimNull,
+    null_of,
+    null_rng,
+)
+from iclmem.chapters.ch06_llm_kshot.rules import (
+    CONFIDENCE,
+    NULL_BOOT,
+    quiet,
+)
+from iclmem.intervals import (
+    mover,
+    newcombe,
+    percentile_interval,
+    stratified_indices,
+)
+from iclmem.report.verdicts import (
+    directional_answers,
+    summarize_null,
+)
 
 #: Per group (members, non-members), the fewest instances at which an interval is a percentile bootstrap over
 #: instances; below it, Newcombe's hybrid score intervals combined by MOVER (a bootstrap over a handful of 0/1
@@ -172,15 +193,74 @@ def excess_rise_null(
     return est, directional_answers(est, lo, hi)[0]
 
 
+#: The reason's sentence when a model has no non-members (no ground truth, e.g. a hosted model): which reading is used.
+MEMBERS_ONLY_READING = (
+    " No membership ground truth for this model (no non-members, e.g. a hosted model): the "
+    "members-only reading is used, the raw rates of the focus rows, as the paper reads GPT-4's."
+)
+
+
+def excess_why(ex: Excess, agrees: bool, what: str) -> str:
+    if agrees:
+        return f"{what} is positive and its interval lies above 0"
+    if ex.estimate > 0:
+        return (
+            f"{what} has the claimed sign but its interval includes 0: not distinguishable from no effect with "
+            f"{ex.n_members} members and {ex.n_non_members} non-members"
+        )
+    return f"{what} is {ex.estimate:+.2g} points, not in the claimed direction"
+
+
+def rise_excess(
+    claim_id: str,
+    mem: pd.DataFrame,
+    focus: Focus,
+    settings: list[str] | None,
+    shot_ks: Sequence[int],
+    n_boot: int,
+    seed: int,
+    n_perm: int,
+) -> tuple[Excess, bool, bool, ClaimNull] | None:
+    """Memorization at ``shot_ks`` (mean) minus zero-shot, members minus non-members of the focus model, with its
+    rule's answers and membership-permutation null; ``None`` when the model has no membership ground truth."""
+    m = memorization_matrix(mem, focus, settings, members_only=False)
+    member = membership(mem, focus, m.index)
+    if not has_ground_truth(member) or 0 not in m.columns:
+        return None
+    x = m.to_numpy()
+    with quiet():
+        after = np.nanmean(x[:, [list(m.columns).index(k) for k in shot_ks]], axis=1)
+    before = x[:, list(m.columns).index(0)]
+    ex = excess_rise(after, before, member, n_boot, seed)
+    agrees, contradicted = (bool(a) for a in directional_answers(ex.estimate, ex.lo, ex.hi))
+    null_est, null_agrees = excess_rise_null(after, before, member, null_rng(seed, claim_id), n_perm)
+    summary = summarize_null(ex.estimate, null_est, null_agrees)
+    nul = null_of(
+        summary,
+        agrees,
+        (
+            "membership exchangeable across the model's instances (which rows were fine-tuned on carries nothing): the "
+            f"member labels permuted across its {ex.n_members + ex.n_non_members} instances, group sizes kept; "
+            f"{n_perm} draws "
+            f"(seed {seed}), each judged by the same rule and interval"
+        ),
+        f"members minus non-members, rise: {ex.estimate:+.1f} points",
+    )
+    return ex, agrees, contradicted, nul
+
+
 __all__ = [
     "BOOTSTRAP_MIN_N",
     "PRESENCE_FLOOR",
-    "Excess",
     "excess_level",
     "presence_text",
+    "raw_reading",
+    "Excess",
+    "membership",
+    "has_ground_truth",
     "excess_rise",
     "excess_rise_null",
-    "has_ground_truth",
-    "membership",
-    "raw_reading",
+    "MEMBERS_ONLY_READING",
+    "excess_why",
+    "rise_excess",
 ]

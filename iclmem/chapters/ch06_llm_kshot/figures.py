@@ -11,7 +11,6 @@ import seaborn as sns
 from iclmem.llm.prompts import SETTINGS
 
 
-# -- figures: the companions of the paper's Fig. 2-4 (seaborn) -----------------------------------------------------
 def _group_label(df: pd.DataFrame) -> pd.Series:
     if "member" in df.columns:
         return df["model"] + " / " + df["member"].map({True: "members", False: "non-members"})
@@ -110,3 +109,6 @@ def plot_performance_vs_memorization(
     fig.suptitle("Performance vs memorization (cf. Fig. 4 of the paper)")
     fig.tight_layout()
     return fig
+
+
+__all__ = ["plot_memorization", "plot_match_composition", "plot_performance_vs_memorization"]

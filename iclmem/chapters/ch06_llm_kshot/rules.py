@@ -1,9 +1,9 @@
-"""Golchin et al. 2024, Sec. 5: the rules every claim D1-D9 is read with (notebook 06).
+"""Golchin et al. 2024, Sec. 5: the evidence rules every claim D1-D9 is read with (notebook 06).
 
-The rows a claim reads (:class:`Focus`), the frames as instance matrices, the claim's record (:class:`ClaimResult`),
-its interval over instances (:class:`Interval`, from :mod:`iclmem.intervals`) and the directional and equality
-rules (:mod:`iclmem.report.verdicts` turns their answers into verdict words). How a verdict is decided: see
-:mod:`iclmem.chapters.ch06_llm_kshot.claims`.
+The constants of the rules (:data:`N_BOOT`, :data:`NULL_BOOT`, :data:`EQUIVALENCE_MARGIN`), the interval over
+instances (:class:`Interval`, :func:`instance_interval`, from :mod:`iclmem.intervals`), Pearson's r, and the
+directional and equality rules on an :class:`Interval` (:mod:`iclmem.report.verdicts` turns their answers into verdict
+words), with the reason's sentences they give. How a verdict is decided: :mod:`iclmem.chapters.ch06_llm_kshot.claims`.
 """
 
 from __future__ import annotations
@@ -16,43 +16,30 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch06_llm_kshot.paper import (
-    ICL_SETTING,
+from iclmem.intervals import (
+    paired_bootstrap,
 )
-from iclmem.intervals import paired_bootstrap
 from iclmem.report.records import ClaimResult
-from iclmem.report.verdicts import directional_answers, equivalence_answers
+from iclmem.report.verdicts import (
+    directional_answers,
+    equivalence_answers,
+)
 from iclmem.report.verdicts import directional_verdict as _directional_verdict
 from iclmem.report.verdicts import equivalence_verdict as _equivalence_verdict
 
-# -- the claims D1-D9 ---------------------------------------------------------------------------------------------
 N_BOOT = 2000
+
+
 CONFIDENCE = 0.95
+
+
 #: Bootstrap resamples of the rule inside each null draw (the build's own interval uses ``n_boot``, :data:`N_BOOT`).
 NULL_BOOT = 200
+
+
 #: Equality claims (D4, D5): the largest difference, in percentage points of memorization, still counted as equal.
 #: The paper states no number ("reaches its maximum", "equivalent"); this margin is the companion's choice.
 EQUIVALENCE_MARGIN = 10.0
-SHORT_SETTINGS = {"full": "full", "pairs_labels": "seg.+labels", "pairs_only": "seg. only"}
-MEMORIZED = ("exact", "near-exact")
-
-
-@dataclass(frozen=True)
-class Focus:
-    """The rows a claim is computed on: one model, its fine-tuning members only or all instances."""
-
-    model: str
-    members_only: bool = False
-
-    def rows(self, frame: pd.DataFrame, members_only: bool | None = None) -> pd.DataFrame:
-        out = frame[frame["model"] == self.model]
-        if self.members_only if members_only is None else members_only:
-            out = out[out["member"].astype(bool)]
-        return out
-
-    def describe(self, members_only: bool | None = None) -> str:
-        only = self.members_only if members_only is None else members_only
-        return f"{self.model} model, {'its fine-tuning members' if only else 'all instances'}"
 
 
 @dataclass(frozen=True)
@@ -80,8 +67,7 @@ class Interval:
         return f"{self.bounds(fmt, unit)}, {self.method()}"
 
 
-# -- statistics ------------------------------------------------------------------------------------------------
-def bootstrap(
+def instance_interval(
     n_units: int, stat: Callable[[np.ndarray], float], n_boot: int = N_BOOT, seed: int = 0, level: float = CONFIDENCE
 ) -> Interval | None:
     """Percentile interval of ``stat(indices)`` over ``n_boot`` resamples of ``n_units`` units with replacement.
@@ -94,13 +80,13 @@ def bootstrap(
     return Interval(lo, hi, n_units, n_boot, valid, seed, level)
 
 
-def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Pearson's r along the last axis of ``x`` and ``y`` (broadcast), over the positions where both are finite; NaN for
     fewer than 2 such points or a constant series."""
     x, y = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float))
     ok = np.isfinite(x) & np.isfinite(y)
     n = ok.sum(axis=-1)
-    with _quiet():
+    with quiet():
         mx = np.where(ok, x, 0.0).sum(axis=-1) / n
         my = np.where(ok, y, 0.0).sum(axis=-1) / n
         dx = np.where(ok, x - mx[..., None], 0.0)
@@ -113,19 +99,15 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     """Pearson's r; NaN for fewer than 2 points or a constant series (non-finite pairs left out)."""
-    return float(_pearson_rows(np.asarray(x, float).ravel(), np.asarray(y, float).ravel()))
+    return float(pearson_rows(np.asarray(x, float).ravel(), np.asarray(y, float).ravel()))
 
 
 @contextmanager
-def _quiet() -> Iterator[None]:
+def quiet() -> Iterator[None]:
     """Silence numpy's warnings on empty slices (nanmean of all-NaN): those statistics are NaN, and NaN is handled."""
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         yield
-
-
-_answers_directional = directional_answers  # the rule, vectorized (iclmem.report.verdicts)
-_answers_equivalence = equivalence_answers
 
 
 def directional_agreement(estimate: float, interval: Interval | None, sign: int = 1) -> tuple[bool | None, bool]:
@@ -137,22 +119,22 @@ def directional_agreement(estimate: float, interval: Interval | None, sign: int 
     """
     if interval is None or not np.isfinite(estimate):
         return None, False
-    agrees, contradicted = _answers_directional(estimate, interval.lo, interval.hi, sign)
+    agrees, contradicted = directional_answers(estimate, interval.lo, interval.hi, sign)
     return bool(agrees), bool(contradicted)
 
 
-def equivalence_agreement(
+def margin_agreement(
     interval: Interval | None, margin: float = EQUIVALENCE_MARGIN, one_sided: bool = False
 ) -> tuple[bool | None, bool]:
     """(agrees, contradicted) of an equality claim: the interval within +-``margin`` (``one_sided``: above -``margin``),
     or wholly beyond it; neither when it straddles the margin. ``(None, False)`` without an interval."""
     if interval is None:
         return None, False
-    agrees, contradicted = _answers_equivalence(interval.lo, interval.hi, margin, one_sided)
+    agrees, contradicted = equivalence_answers(interval.lo, interval.hi, margin, one_sided)
     return bool(agrees), bool(contradicted)
 
 
-def directional_verdict(
+def interval_directional_verdict(
     estimate: float, interval: Interval | None, sign: int = 1, null_rate: float | None = None
 ) -> str:
     """:func:`iclmem.report.verdicts.directional_verdict` on a bootstrap :class:`Interval` (``None``: not
@@ -161,7 +143,7 @@ def directional_verdict(
     return _directional_verdict(estimate, lo, hi, sign, null_rate)
 
 
-def equivalence_verdict(
+def interval_equivalence_verdict(
     interval: Interval | None,
     margin: float = EQUIVALENCE_MARGIN,
     one_sided: bool = False,
@@ -173,7 +155,7 @@ def equivalence_verdict(
     return _equivalence_verdict(lo, hi, margin, one_sided, null_rate)
 
 
-def _directional_why(estimate: float, interval: Interval | None, sign: int = 1, what: str = "the difference") -> str:
+def directional_why(estimate: float, interval: Interval | None, sign: int = 1, what: str = "the difference") -> str:
     if interval is None:
         return f"{what} has no bootstrap interval (fewer than 2 instances or undefined in most resamples)"
     side = "above" if sign > 0 else "below"
@@ -188,11 +170,11 @@ def _directional_why(estimate: float, interval: Interval | None, sign: int = 1, 
     return f"{what} is {estimate:+.2g}, not in the claimed direction"
 
 
-def _equivalence_why(estimate: float, interval: Interval | None, margin: float, one_sided: bool, what: str) -> str:
+def equivalence_why(estimate: float, interval: Interval | None, margin: float, one_sided: bool, what: str) -> str:
     if interval is None:
         return f"{what} has no bootstrap interval (fewer than 2 instances)"
     bound = f"above -{margin:g} points" if one_sided else f"within +-{margin:g} points"
-    agrees, outside = equivalence_agreement(interval, margin, one_sided)
+    agrees, outside = margin_agreement(interval, margin, one_sided)
     if agrees:
         return f"the interval of {what} lies {bound} (the companion's equality margin)"
     if outside:
@@ -203,50 +185,35 @@ def _equivalence_why(estimate: float, interval: Interval | None, margin: float, 
     )
 
 
-# -- frames -> matrices ----------------------------------------------------------------------------------------
-def memorization_matrix(
-    mem: pd.DataFrame,
-    focus: Focus,
-    settings: Sequence[str] | None = None,
-    measure: str = "memorized",
-    members_only: bool | None = None,
-    column: str = "match",
-) -> pd.DataFrame:
-    """Instances x k: the share (0-1) of the ``settings`` (all when ``None``) in which the instance was memorized
-    (``measure="memorized"``: exact or near-exact, Sec. 3.2) or matched exactly (``"exact"``)."""
-    df = focus.rows(mem, members_only)
-    df = df[df[column].notna()]
-    if settings is not None:
-        df = df[df["setting"].isin(list(settings))]
-    hit = df[column].isin(MEMORIZED) if measure == "memorized" else df[column] == "exact"
-    out = df.assign(hit=hit.astype(float)).pivot_table(index="instance_id", columns="k", values="hit", aggfunc="mean")
-    return out.reindex(columns=sorted(out.columns))
-
-
-def correct_matrix(perf: pd.DataFrame, focus: Focus, members_only: bool | None = None) -> pd.DataFrame:
-    """Instances x k: 1.0 when the k-shot classification answer was correct (failed requests left out)."""
-    df = focus.rows(perf, members_only)
-    df = df[df["error"].isna()]
-    out = df.assign(hit=df["correct"].astype(float)).pivot_table(
-        index="instance_id", columns="k", values="hit", aggfunc="mean"
-    )
-    return out.reindex(columns=sorted(out.columns))
-
-
-def icl_settings(mem: pd.DataFrame) -> tuple[list[str] | None, str]:
-    """The paper's standard-ICL setting (segment pairs and labels, Sec. 5.1) when run, else the mean of all settings."""
-    if ICL_SETTING in set(mem["setting"]):
-        return [ICL_SETTING], "segment pairs and labels setting"
-    return None, "mean of the settings run, without the segment pairs and labels setting"
-
-
-def _ks_text(ks: Sequence[int]) -> str:
+def ks_text(ks: Sequence[int]) -> str:
     return "k = " + ", ".join(str(int(k)) for k in ks)
 
 
-def _mean_pct(m: pd.DataFrame, ks: Sequence[int]) -> float:
+def mean_pct(m: pd.DataFrame, ks: Sequence[int]) -> float:
     return float(np.nanmean(m[list(ks)].to_numpy()) * 100) if len(ks) and len(m) else float("nan")
 
 
-def _needs(claim_id: str, paper_text: str, ours: str, reason: str) -> ClaimResult:
+def not_testable(claim_id: str, paper_text: str, ours: str, reason: str) -> ClaimResult:
     return ClaimResult(claim_id, paper_text, ours, "not testable here", reason)
+
+
+__all__ = [
+    "N_BOOT",
+    "CONFIDENCE",
+    "NULL_BOOT",
+    "EQUIVALENCE_MARGIN",
+    "Interval",
+    "instance_interval",
+    "pearson_rows",
+    "pearson",
+    "quiet",
+    "directional_agreement",
+    "margin_agreement",
+    "interval_directional_verdict",
+    "interval_equivalence_verdict",
+    "directional_why",
+    "equivalence_why",
+    "ks_text",
+    "mean_pct",
+    "not_testable",
+]

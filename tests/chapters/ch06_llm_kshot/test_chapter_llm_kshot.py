@@ -1,4 +1,4 @@
-"""The summaries of notebook 06 (iclmem.chapters.ch06_llm_kshot.kshot) on small hand-computed inputs."""
+"""The summaries of notebook 06 (ch06_llm_kshot: tables, glue, context) on small hand-computed inputs."""
 
 from __future__ import annotations
 
@@ -7,25 +7,26 @@ import math
 import pandas as pd
 import pytest
 
-from iclmem.chapters.ch06_llm_kshot import kshot as llm_kshot
-from iclmem.chapters.ch06_llm_kshot.kshot import (
+from iclmem.chapters.ch06_llm_kshot import paper as llm_kshot
+from iclmem.chapters.ch06_llm_kshot.context import ContextSummary, context_summary
+from iclmem.chapters.ch06_llm_kshot.glue import (
     GROUND_TRUTH_NAMES,
-    ContextSummary,
     claims_glue,
-    context_summary,
-    correlation_tables,
     glue_values,
     ground_truth_glue,
-    ground_truth_table,
     judge_glue,
-    judges_text,
-    memorized_vs_not_table,
-    paper_correlation_tables,
     run_glue,
-    sample_table,
 )
 from iclmem.chapters.ch06_llm_kshot.paper import TABLE2, TABLE3
+from iclmem.chapters.ch06_llm_kshot.quality import judges_text
 from iclmem.chapters.ch06_llm_kshot.rules import N_BOOT, NULL_BOOT
+from iclmem.chapters.ch06_llm_kshot.tables import (
+    correlation_tables,
+    ground_truth_table,
+    memorized_vs_not_table,
+    paper_correlation_tables,
+    sample_table,
+)
 from iclmem.llm.chat import ChatRequest
 from iclmem.llm.judges import Thresholds
 from iclmem.llm.replication import ReplicationConfig, build_experiment
@@ -254,7 +255,7 @@ def test_no_engine_module_of_iclmem_llm_imports_the_chapters():
     assert {"protocol.py", "replication.py"} <= {f.name for f in files}
     assert not {"paper.py", "claims.py", "plots.py"} & {
         f.name for f in files
-    }  # moved to iclmem.chapters.ch06_llm_kshot.kshot
+    }  # moved to iclmem.chapters.ch06_llm_kshot.glue
     for path in files:
         tree = ast.parse(path.read_text())
         imported = [("." * n.level) + (n.module or "") for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]

@@ -6,8 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.chapters.ch06_llm_kshot.kshot import ContextSummary
-from iclmem.chapters.ch06_llm_kshot.report import ground_truth_gaps, offline_judge_quality, summary_markdown
+from iclmem.chapters.ch06_llm_kshot.context import ContextSummary
+from iclmem.chapters.ch06_llm_kshot.quality import offline_judge_quality
+from iclmem.chapters.ch06_llm_kshot.summary import summary_markdown
+from iclmem.chapters.ch06_llm_kshot.tables import ground_truth_gaps
 from iclmem.llm.judges import load_labelled_pairs
 from iclmem.report.records import ClaimResult
 
@@ -133,7 +135,7 @@ def test_summary_sentences_are_formatted_from_the_numbers():
 
 
 def test_correlation_intervals_are_pearson_across_k_with_a_bootstrap():
-    from iclmem.chapters.ch06_llm_kshot.report import correlation_intervals
+    from iclmem.chapters.ch06_llm_kshot.tables import correlation_intervals
 
     ks, n = (0, 10, 25), 20
     mem = pd.DataFrame(

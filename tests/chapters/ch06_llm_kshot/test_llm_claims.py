@@ -8,24 +8,34 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.chapters.ch06_llm_kshot import kshot as llm_kshot
-from iclmem.chapters.ch06_llm_kshot import performance as llm_kshot_performance
-from iclmem.chapters.ch06_llm_kshot.claims import claim_d1, claim_d2, claim_d3, transitions
-from iclmem.chapters.ch06_llm_kshot.correlation import claim_d7, claim_d8
-from iclmem.chapters.ch06_llm_kshot.performance import all_claims, claim_d6, claim_d9, claims_table, verdict_counts
+from iclmem.chapters.ch06_llm_kshot import claims as ch06_claims
+from iclmem.chapters.ch06_llm_kshot import paper as llm_kshot
+from iclmem.chapters.ch06_llm_kshot.claims import (
+    all_claims,
+    claim_d1,
+    claim_d2,
+    claim_d3,
+    claim_d4,
+    claim_d5,
+    claim_d6,
+    claim_d7,
+    claim_d8,
+    claim_d9,
+)
+from iclmem.chapters.ch06_llm_kshot.matrices import Focus, memorization_matrix
+from iclmem.chapters.ch06_llm_kshot.quality import kappa_reading
 from iclmem.chapters.ch06_llm_kshot.rules import (
     NULL_BOOT,
-    Focus,
     Interval,
-    bootstrap,
     directional_agreement,
-    directional_verdict,
-    equivalence_agreement,
-    equivalence_verdict,
-    memorization_matrix,
+    instance_interval,
+    interval_directional_verdict,
+    interval_equivalence_verdict,
+    margin_agreement,
     pearson,
 )
-from iclmem.chapters.ch06_llm_kshot.settings import claim_d4, claim_d5
+from iclmem.chapters.ch06_llm_kshot.tables import claim_results_table, verdict_counts_text
+from iclmem.chapters.ch06_llm_kshot.transitions import transitions
 from iclmem.report.records import VERDICTS, ClaimError, ClaimResult
 from iclmem.stats import N_PERMUTATIONS, NULL_LEVEL
 
@@ -108,13 +118,13 @@ def assert_null(r: ClaimResult, n: int = N_PERMUTATIONS) -> None:
 # -- statistics and verdict rules ----------------------------------------------------------------------------
 def test_bootstrap_is_seeded_percentile_and_undefined_cases():
     x = np.array([0.0] * 10 + [1.0] * 10)
-    a = bootstrap(len(x), lambda idx: float(x[idx].mean()), n_boot=500, seed=3)
-    b = bootstrap(len(x), lambda idx: float(x[idx].mean()), n_boot=500, seed=3)
+    a = instance_interval(len(x), lambda idx: float(x[idx].mean()), n_boot=500, seed=3)
+    b = instance_interval(len(x), lambda idx: float(x[idx].mean()), n_boot=500, seed=3)
     assert a == b and a.lo < 0.5 < a.hi and 0.2 < a.lo and a.hi < 0.8 and a.n_units == 20 and a.n_valid == 500
-    const = bootstrap(5, lambda idx: 7.0, n_boot=100)
+    const = instance_interval(5, lambda idx: 7.0, n_boot=100)
     assert (const.lo, const.hi) == (7.0, 7.0)
-    assert bootstrap(1, lambda idx: 1.0) is None
-    assert bootstrap(10, lambda idx: float("nan"), n_boot=50) is None
+    assert instance_interval(1, lambda idx: 1.0) is None
+    assert instance_interval(10, lambda idx: float("nan"), n_boot=50) is None
     assert "95% percentile bootstrap over 20 instances, 500 resamples, seed 3" in a.text()
 
 
@@ -141,30 +151,34 @@ def test_directional_rule_agrees_is_inside_the_noise_or_is_contradicted():
 
 
 def test_directional_verdict_reads_the_null_rate():
-    assert directional_verdict(5.0, iv(1.0, 9.0), null_rate=0.03) == "reproduced"
-    assert directional_verdict(5.0, iv(1.0, 9.0), null_rate=0.06) == "inconclusive"  # chance agrees too often
-    assert directional_verdict(5.0, iv(-1.0, 9.0)) == "inconclusive"
-    assert directional_verdict(-5.0, iv(-9.0, -1.0)) == "differs"
-    assert directional_verdict(-5.0, iv(-9.0, -1.0), sign=-1, null_rate=0.0) == "reproduced"
-    assert directional_verdict(5.0, None) == directional_verdict(float("nan"), iv(1, 2)) == "not testable here"
+    assert interval_directional_verdict(5.0, iv(1.0, 9.0), null_rate=0.03) == "reproduced"
+    assert interval_directional_verdict(5.0, iv(1.0, 9.0), null_rate=0.06) == "inconclusive"  # chance agrees too often
+    assert interval_directional_verdict(5.0, iv(-1.0, 9.0)) == "inconclusive"
+    assert interval_directional_verdict(-5.0, iv(-9.0, -1.0)) == "differs"
+    assert interval_directional_verdict(-5.0, iv(-9.0, -1.0), sign=-1, null_rate=0.0) == "reproduced"
+    assert (
+        interval_directional_verdict(5.0, None)
+        == interval_directional_verdict(float("nan"), iv(1, 2))
+        == "not testable here"
+    )
     with pytest.raises(ValueError, match="null rate"):
-        directional_verdict(5.0, iv(1.0, 9.0))  # an agreeing rule without its null rate cannot be read
+        interval_directional_verdict(5.0, iv(1.0, 9.0))  # an agreeing rule without its null rate cannot be read
 
 
 def test_equivalence_rule_and_verdict():
-    assert equivalence_agreement(iv(-4.0, 6.0), margin=10) == (True, False)
-    assert equivalence_agreement(iv(-4.0, 16.0), margin=10) == (False, False)  # straddles the margin
-    assert equivalence_agreement(iv(12.0, 16.0), margin=10) == (False, True)  # wholly outside
-    assert equivalence_agreement(iv(-4.0, 16.0), margin=10, one_sided=True) == (True, False)
-    assert equivalence_agreement(iv(-14.0, 0.0), margin=10, one_sided=True) == (False, False)
-    assert equivalence_agreement(iv(-30.0, -12.0), margin=10, one_sided=True) == (False, True)
-    assert equivalence_verdict(iv(-4.0, 6.0), margin=10, null_rate=0.01) == "reproduced"
-    assert equivalence_verdict(iv(-4.0, 6.0), margin=10, null_rate=0.2) == "inconclusive"
-    assert equivalence_verdict(iv(-4.0, 16.0), margin=10) == "inconclusive"
-    assert equivalence_verdict(iv(12.0, 16.0), margin=10) == "differs"
-    assert equivalence_verdict(iv(-14.0, 0.0), margin=10, one_sided=True) == "inconclusive"
-    assert equivalence_verdict(iv(-30.0, -12.0), margin=10, one_sided=True) == "differs"
-    assert equivalence_verdict(None) == "not testable here"
+    assert margin_agreement(iv(-4.0, 6.0), margin=10) == (True, False)
+    assert margin_agreement(iv(-4.0, 16.0), margin=10) == (False, False)  # straddles the margin
+    assert margin_agreement(iv(12.0, 16.0), margin=10) == (False, True)  # wholly outside
+    assert margin_agreement(iv(-4.0, 16.0), margin=10, one_sided=True) == (True, False)
+    assert margin_agreement(iv(-14.0, 0.0), margin=10, one_sided=True) == (False, False)
+    assert margin_agreement(iv(-30.0, -12.0), margin=10, one_sided=True) == (False, True)
+    assert interval_equivalence_verdict(iv(-4.0, 6.0), margin=10, null_rate=0.01) == "reproduced"
+    assert interval_equivalence_verdict(iv(-4.0, 6.0), margin=10, null_rate=0.2) == "inconclusive"
+    assert interval_equivalence_verdict(iv(-4.0, 16.0), margin=10) == "inconclusive"
+    assert interval_equivalence_verdict(iv(12.0, 16.0), margin=10) == "differs"
+    assert interval_equivalence_verdict(iv(-14.0, 0.0), margin=10, one_sided=True) == "inconclusive"
+    assert interval_equivalence_verdict(iv(-30.0, -12.0), margin=10, one_sided=True) == "differs"
+    assert interval_equivalence_verdict(None) == "not testable here"
 
 
 def test_focus_and_matrix():
@@ -548,7 +562,8 @@ def test_d6_threshold_comes_from_the_paper_constant(monkeypatch):
     assert claim_d6(mem, gain, FT).verdict == "not testable here"
     assert claim_d6(mem, gain, FT, threshold=25.0, n_boot=100).verdict == "reproduced"
     assert "~40%" in llm_kshot.paper_d6()
-    monkeypatch.setattr(llm_kshot_performance, "ICL_GAIN_MEMORIZATION", 30.0)
+    monkeypatch.setattr(ch06_claims, "ICL_GAIN_MEMORIZATION", 30.0)
+    monkeypatch.setattr(llm_kshot, "ICL_GAIN_MEMORIZATION", 30.0)
     assert claim_d6(mem, gain, FT, n_boot=100).verdict == "reproduced" and "~30%" in llm_kshot.paper_d6()
 
 
@@ -675,12 +690,13 @@ def test_d9_is_not_testable_and_quotes_the_judges(monkeypatch):
     assert r.null is None and r.null_rate is None
     assert claim_d9(None).ours == "no human review; no second judge was run"
     assert "5% of GPT-4" in r.paper
-    monkeypatch.setattr(llm_kshot_performance, "HUMAN_REVIEW_CHANGED_PERCENT", 7.0)
+    monkeypatch.setattr(ch06_claims, "HUMAN_REVIEW_CHANGED_PERCENT", 7.0)
+    monkeypatch.setattr(llm_kshot, "HUMAN_REVIEW_CHANGED_PERCENT", 7.0)
     assert "7% of GPT-4" in claim_d9(None).paper  # formatted from the constant, not typed
 
 
 def test_kappa_reading():
-    assert [llm_kshot.kappa_reading(k) for k in (-0.1, 0.2, 0.3, 0.5, 0.7, 0.9)] == [
+    assert [kappa_reading(k) for k in (-0.1, 0.2, 0.3, 0.5, 0.7, 0.9)] == [
         "near chance",
         "near chance",
         "fair",
@@ -688,7 +704,7 @@ def test_kappa_reading():
         "substantial",
         "almost perfect",
     ]
-    assert llm_kshot.kappa_reading(float("nan")) == "not measured"
+    assert kappa_reading(float("nan")) == "not measured"
 
 
 # -- all nine --------------------------------------------------------------------------------------------------
@@ -701,13 +717,13 @@ def test_all_claims_table_and_counts():
     results = all_claims(mem, perf, FT, {"n": 4, "agreement": 1.0, "kappa": 1.0}, n_boot=100)
     assert [r.claim_id for r in results] == [f"D{i}" for i in range(1, 10)]
     assert all(r.verdict in VERDICTS and r.reason for r in results)
-    table = claims_table(results)
+    table = claim_results_table(results)
     assert list(table.columns) == ["paper", "ours", "interval", "verdict", "null rate"]
     assert list(table.index) == [r.claim_id for r in results]
     assert table.loc["D9", "null rate"] == "-" and all(
         table.loc[r.claim_id, "null rate"].endswith("%") for r in results if r.null_rate is not None
     )
-    counts = verdict_counts(results)
+    counts = verdict_counts_text(results)
     n = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
     assert counts == ", ".join(f"{c} {v}" for v, c in n.items() if c)
     assert results[0].record()["id"] == "D1" and results[8].record()["interval"] is None
@@ -782,7 +798,7 @@ def test_d9_from_an_imported_review(tmp_path):
     sheet.to_csv(path, index=False)
     changed = claim_d9(None, import_review(judged, path))
     assert changed.verdict == "differs" and "lies below this build's 95% Wilson interval" in changed.reason
-    row = claims_table(
+    row = claim_results_table(
         all_claims(
             judged,
             perf_frame({0: [True] * 20, 10: [True] * 20}),
@@ -805,7 +821,7 @@ def test_d_table_values_come_from_the_frames():
     perf = perf_frame(
         {0: share(2, True, False), 10: share(10, True, False), 25: share(10, True, False)}, members=members
     )
-    table = claims_table(all_claims(mem, perf, FT, None, n_boot=200))
+    table = claim_results_table(all_claims(mem, perf, FT, None, n_boot=200))
     assert "zero-shot 0%" in table.loc["D1", "ours"] and "k > 0 minus zero-shot +50 points" in table.loc["D1", "ours"]
     assert "k = 0 to k = 25: +50 points" in table.loc["D2", "ours"]
     assert table.loc["D5", "ours"].startswith("full minus seg.+labels: +0 points at k = 25, +0 points at k = 0")

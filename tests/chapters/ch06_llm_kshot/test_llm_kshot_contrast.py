@@ -8,7 +8,7 @@ from test_llm_claims import mem_frame, same_in_all_settings
 
 from iclmem.chapters.ch06_llm_kshot.claims import claim_d1, claim_d2
 from iclmem.chapters.ch06_llm_kshot.contrast import BOOTSTRAP_MIN_N, excess_rise, excess_rise_null
-from iclmem.chapters.ch06_llm_kshot.rules import Focus
+from iclmem.chapters.ch06_llm_kshot.matrices import Focus
 from iclmem.intervals import mover, newcombe, wilson
 
 FT = Focus("fine-tuned", members_only=True)
@@ -67,7 +67,7 @@ def test_excess_rise_estimate_interval_and_null():
 
 
 def test_d4_d5_need_memorization_present_net_of_non_members():
-    from iclmem.chapters.ch06_llm_kshot.settings import claim_d4, claim_d5
+    from iclmem.chapters.ch06_llm_kshot.claims import claim_d4, claim_d5
 
     template = _frame(0, 12, 0, 12)  # every setting at 100% at k = 25 for members and non-members alike
     d4, d5 = claim_d4(template, FT, n_boot=200, n_perm=200), claim_d5(template, FT, n_boot=200, n_perm=200)
