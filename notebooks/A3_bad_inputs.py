@@ -41,8 +41,13 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 # %% tags=["hide-input"]
 from IPython.display import HTML
 
-from iclmem.chapters.ch_a3_bad_inputs.catalogue import catalogue, catalogue_html, store_summary_text, summary_text
-from iclmem.chapters.ch_a3_bad_inputs.store_cases import store_catalogue
+from iclmem.chapters.ch_a3_bad_inputs import (
+    catalogue,
+    catalogue_html,
+    store_catalogue,
+    store_summary_text,
+    summary_text,
+)
 from iclmem.report.display import use_book_tables
 
 table = catalogue(only=cases)

@@ -18,7 +18,8 @@ from iclmem.chapters.ch_a3_bad_inputs.kit import (
 )
 
 
-def _data_cases() -> list[BadInput]:
+def data_cases() -> list[BadInput]:
+    """The data path's cases (Sec. 4.1): bad tables, targets, splits, manifests, parameter files (catalogue order)."""
     from iclmem.book.execute import UsageError, read_parameters_file
     from iclmem.book.table_parameters import TableFitError, fitting_query_sizes
     from iclmem.data import (
@@ -304,4 +305,4 @@ def _data_cases() -> list[BadInput]:
     ]
 
 
-__all__ = ["_data_cases"]
+__all__ = ["data_cases"]

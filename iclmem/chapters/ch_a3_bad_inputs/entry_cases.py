@@ -20,7 +20,7 @@ from iclmem.chapters.ch_a3_bad_inputs.kit import (
 )
 
 
-def _chapter_cases() -> list[BadInput]:
+def chapter_cases() -> list[BadInput]:
     """Mistakes made through a real chapter: the fix names a parameter that chapter declares (``fix_names``)."""
     import numpy as np
     import pandas as pd
@@ -93,7 +93,8 @@ def _chapter_cases() -> list[BadInput]:
     ]
 
 
-def _notebook_cases() -> list[BadInput]:
+def notebook_cases() -> list[BadInput]:
+    """Mistakes in a notebook's parameters, answered by :func:`iclmem.book.execute.run_notebook`, in catalogue order."""
     from iclmem.book.execute import ParameterError, UsageError, run_notebook
 
     def run(folder: Path, params: dict | None = None, source: str = TINY_NOTEBOOK, output: str = "out.ipynb") -> object:
@@ -176,7 +177,9 @@ def _notebook_cases() -> list[BadInput]:
     ]
 
 
-def _cli_cases() -> list[BadInput]:
+def cli_cases() -> list[BadInput]:
+    """Mistakes on the command line, answered by ``iclmem.cli.main`` (a :class:`CommandFailed`), in catalogue order."""
+
     def params_file(folder: Path, text: str) -> Path:
         path = folder / "params.yaml"
         path.write_text(text)
@@ -349,4 +352,4 @@ def _cli_cases() -> list[BadInput]:
     ]
 
 
-__all__ = ["_chapter_cases", "_cli_cases", "_notebook_cases"]
+__all__ = ["chapter_cases", "cli_cases", "notebook_cases"]

@@ -22,7 +22,8 @@ from iclmem.chapters.ch_a3_bad_inputs.kit import (
 )
 
 
-def _model_cases() -> list[BadInput]:
+def model_cases() -> list[BadInput]:
+    """Mistakes in fine-tuning, probing, prediction and checkpoints, in catalogue order."""
     from iclmem.device import DeviceError
     from iclmem.finetune import FinetuneError, finetune
     from iclmem.grid import RunSpec, expand_grid, probe_grid, run_spec
@@ -317,7 +318,7 @@ def _model_cases() -> list[BadInput]:
             "device-unknown",
             "Set `ICLMEM_DEVICE=gpu` (not a torch device name).",
             f"{ltm}.load_checkpoint",
-            lambda d: _load_on("gpu", d),
+            lambda d: load_on("gpu", d),
             DeviceError,
             r"ICLMEM_DEVICE='gpu' is not a device",
             r"use cpu, cuda, cuda:N or auto",
@@ -367,7 +368,7 @@ def _model_cases() -> list[BadInput]:
                     "device-no-gpu",
                     "Set `ICLMEM_DEVICE=cuda` on a machine without a CUDA GPU.",
                     f"{ltm}.load_checkpoint",
-                    lambda d: _load_on("cuda", d),
+                    lambda d: load_on("cuda", d),
                     DeviceError,
                     r"ICLMEM_DEVICE=cuda but this machine has no CUDA GPU",
                     r"unset it \(or set cpu, or auto\) to compute on the CPU",
@@ -377,7 +378,7 @@ def _model_cases() -> list[BadInput]:
     ]
 
 
-def _load_on(device: str, folder: Path) -> object:
+def load_on(device: str, folder: Path) -> object:
     """Load a tiny checkpoint with ``$ICLMEM_DEVICE`` set to ``device``."""
     from iclmem.ltm import load_checkpoint
 
@@ -385,7 +386,7 @@ def _load_on(device: str, folder: Path) -> object:
         return load_checkpoint(tiny_checkpoint(folder))
 
 
-def _adapter_cases() -> list[BadInput]:
+def adapter_cases() -> list[BadInput]:
     """TabPFN v2 / TabICL checkpoints named by the ``model`` parameter (:mod:`iclmem.adapters`), tiny random ones."""
     from iclmem.adapters import AdapterCheckpointError, load_model
     from iclmem.adapters.tiny import write_tiny_checkpoint
@@ -453,4 +454,4 @@ def _adapter_cases() -> list[BadInput]:
     ]
 
 
-__all__ = ["_model_cases", "_load_on", "_adapter_cases"]
+__all__ = ["adapter_cases", "load_on", "model_cases"]

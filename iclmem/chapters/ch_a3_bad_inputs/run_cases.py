@@ -16,7 +16,8 @@ from iclmem.chapters.ch_a3_bad_inputs.kit import (
 )
 
 
-def _sweep_cases() -> list[BadInput]:
+def sweep_cases() -> list[BadInput]:
+    """Mistakes in a sweep's grid file, answered by :mod:`iclmem.sweep`, in catalogue order."""
     from iclmem.sweep import SweepError, load_grid, parse_grid
 
     def parse(folder: Path, **changes) -> object:
@@ -126,7 +127,8 @@ def _sweep_cases() -> list[BadInput]:
     ]
 
 
-def _llm_cases() -> list[BadInput]:
+def llm_cases() -> list[BadInput]:
+    """Mistakes in an LLM k-shot run: keys, endpoints, prompts over the context window, in catalogue order."""
     from iclmem.llm import (
         ChatRequest,
         ContextOverflowError,
@@ -248,7 +250,8 @@ def _llm_cases() -> list[BadInput]:
     ]
 
 
-def _claims_cases() -> list[BadInput]:
+def claims_cases() -> list[BadInput]:
+    """Mistakes in a chapter's glued claims, answered by :func:`iclmem.report.glue.read_glued_claims`."""
     from iclmem.report.glue import read_glued_claims
     from iclmem.report.records import ClaimError
 
@@ -298,4 +301,4 @@ def _claims_cases() -> list[BadInput]:
     ]
 
 
-__all__ = ["_sweep_cases", "_llm_cases", "_claims_cases"]
+__all__ = ["claims_cases", "llm_cases", "sweep_cases"]
