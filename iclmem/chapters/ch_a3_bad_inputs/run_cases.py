@@ -287,7 +287,7 @@ def claims_cases() -> list[BadInput]:
             ClaimError,
             r"has fields \['id', 'verdict'\], a claim record has",
             r"re-execute the chapter \(records come from "
-            r"iclmem\.chapters\.claims\.glue_claim\)",
+            r"iclmem\.report\.glue\.glue_claim\)",
         ),
         BadInput(
             "claim-verdict",
