@@ -7,7 +7,11 @@ classes than the model takes, a corrupt checkpoint, a grid file with a typo, an 
 scheduler, a missing API key, a prompt over the context window, ...). Each case does the mistake
 through the package's real entry point (the Python API or ``iclmem.cli.main``) on tiny inputs it
 writes into a temporary folder, and names the exception it must raise and two regular
-expressions: one for the problem the message names, one for the fix it proposes.
+expressions: one for the problem the message names, one for the fix it proposes. Each case is a
+module-level record in its entry point's module (``notebook_cases``, ``cli_cases``, ``chapter_cases``,
+``data_cases``, ``model_cases``, ``adapter_cases``, ``sweep_cases``, ``llm_cases``, ``claims_cases``), so
+searching for its id finds its definition; :data:`CASES` collects them in that order and :func:`case_by_id`
+looks one up.
 
 The same table is the test suite's (``tests/chapters/ch_a3_bad_inputs/test_bad_inputs.py`` runs every case and checks
 both
@@ -30,11 +34,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from iclmem.chapters.ch_a3_bad_inputs.adapter_cases import adapter_cases
+from iclmem.chapters.ch_a3_bad_inputs.chapter_cases import chapter_cases
+from iclmem.chapters.ch_a3_bad_inputs.claims_cases import claims_cases
+from iclmem.chapters.ch_a3_bad_inputs.cli_cases import cli_cases
 from iclmem.chapters.ch_a3_bad_inputs.data_cases import data_cases
-from iclmem.chapters.ch_a3_bad_inputs.entry_cases import chapter_cases, cli_cases, notebook_cases
 from iclmem.chapters.ch_a3_bad_inputs.kit import BadInput, CaseError, CommandFailed
-from iclmem.chapters.ch_a3_bad_inputs.model_cases import adapter_cases, model_cases
-from iclmem.chapters.ch_a3_bad_inputs.run_cases import claims_cases, llm_cases, sweep_cases
+from iclmem.chapters.ch_a3_bad_inputs.llm_cases import llm_cases
+from iclmem.chapters.ch_a3_bad_inputs.model_cases import model_cases
+from iclmem.chapters.ch_a3_bad_inputs.notebook_cases import notebook_cases
+from iclmem.chapters.ch_a3_bad_inputs.sweep_cases import sweep_cases
 
 
 def _cases() -> list[BadInput]:

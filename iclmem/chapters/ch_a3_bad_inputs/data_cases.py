@@ -313,4 +313,4 @@ def data_cases() -> list[BadInput]:
     return list(DATA_CASES)
 
 
-__all__ = ["data_cases"]
+__all__ = ["DATA_CASES", "data_cases"]

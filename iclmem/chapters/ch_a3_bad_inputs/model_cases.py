@@ -1,4 +1,4 @@
-"""Appendix A3 (no paper section): bad fine-tuning configurations, checkpoints, models and adapters."""
+"""Appendix A3 (no paper section): bad fine-tuning configurations, probes, regimes, predictions and checkpoints."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ from pathlib import Path
 
 import numpy as np
 
-from iclmem.adapters import AdapterCheckpointError, load_model
-from iclmem.adapters.tiny import write_tiny_checkpoint
 from iclmem.chapters.ch_a3_bad_inputs.kit import (
     BadInput,
     tiny_checkpoint,
@@ -25,7 +23,7 @@ from iclmem.chapters.ch_a3_bad_inputs.kit import (
 from iclmem.device import DeviceError
 from iclmem.finetune import FinetuneError, finetune
 from iclmem.grid import RunSpec, expand_grid, probe_grid, run_spec
-from iclmem.ltm import CheckpointError, ICLTask, LTMInputError, load_checkpoint
+from iclmem.ltm import CheckpointError, LTMInputError, load_checkpoint
 from iclmem.probe import ProbeError, get_manipulation, probe_run, resolve_manipulations
 from iclmem.regimes import RegimeError, train_joint
 
@@ -94,6 +92,16 @@ def card(folder: Path) -> object:
 
 
 ft, grid, probe, ltm = "iclmem.finetune.finetune", "iclmem.grid", "iclmem.probe", "iclmem.ltm"
+
+
+def load_on(device: str, folder: Path) -> object:
+    """Load a tiny checkpoint with ``$ICLMEM_DEVICE`` set to ``device``."""
+    from iclmem.ltm import load_checkpoint
+
+    with tiny_environ(ICLMEM_DEVICE=device):
+        return load_checkpoint(tiny_checkpoint(folder))
+
+
 #: Mistakes in fine-tuning, probing, prediction and checkpoints, in catalogue order.
 MODEL_CASES: list[BadInput] = [
     BadInput(
@@ -390,83 +398,4 @@ def model_cases() -> list[BadInput]:
     return list(MODEL_CASES)
 
 
-def load_on(device: str, folder: Path) -> object:
-    """Load a tiny checkpoint with ``$ICLMEM_DEVICE`` set to ``device``."""
-    from iclmem.ltm import load_checkpoint
-
-    with tiny_environ(ICLMEM_DEVICE=device):
-        return load_checkpoint(tiny_checkpoint(folder))
-
-
-ad = "iclmem.adapters.load_model"
-
-
-def garbage(folder: Path) -> object:
-    (folder / "bad.ckpt").write_bytes(b"garbage")
-    return load_model(f"tabpfn:{folder / 'bad.ckpt'}")
-
-
-def regression_on_classifier(folder: Path) -> object:
-    rng = np.random.default_rng(0)
-    model = load_model(f"tabpfn:{write_tiny_checkpoint('tabpfn', folder / 'cls.ckpt')}")
-    return model.predict(
-        [ICLTask(rng.normal(size=(8, 3)), rng.normal(size=8), rng.normal(size=(1, 3)), task="regression")]
-    )
-
-
-#: TabPFN v2 / TabICL checkpoints named by the ``model`` parameter (:mod:`iclmem.adapters`), tiny random ones.
-ADAPTER_CASES: list[BadInput] = [
-    BadInput(
-        "model-spec-unknown",
-        "Passed `-p model xgboost:model.json`.",
-        ad,
-        lambda d: load_model("xgboost:model.json"),
-        LTMInputError,
-        r"got 'xgboost:model\.json'",
-        r"model must be 'reference', 'tabicl:PATH' or 'tabpfn:PATH'",
-    ),
-    BadInput(
-        "adapter-weights-missing",
-        "Named a TabPFN checkpoint that is not on disk (`-p model tabpfn:weights.ckpt`).",
-        ad,
-        lambda d: load_model(f"tabpfn:{d / 'weights.ckpt'}"),
-        AdapterCheckpointError,
-        r"no TabPFN checkpoint at .*weights\.ckpt: iclmem never downloads weights",
-        r"Prior-Labs/TabPFN-v2-clf.*Put the file at",
-    ),
-    BadInput(
-        "adapter-weights-corrupt",
-        "Named a TabPFN checkpoint file that holds garbage.",
-        ad,
-        garbage,
-        AdapterCheckpointError,
-        r"bad\.ckpt cannot be read as a TabPFN checkpoint",
-        r"download one yourself",
-    ),
-    BadInput(
-        "adapter-other-architecture",
-        "Named a TabICL checkpoint as `tabpfn:PATH`.",
-        ad,
-        lambda d: load_model(f"tabpfn:{write_tiny_checkpoint('tabicl', d / 'icl.ckpt')}"),
-        AdapterCheckpointError,
-        r"is a TabICL checkpoint, not a TabPFN one",
-        r"load it with model=tabicl:",
-    ),
-    BadInput(
-        "adapter-task-mismatch",
-        "Predicted a regression target with a TabPFN classifier checkpoint.",
-        "iclmem.adapters.tabpfn.TabPFNLTM.predict",
-        regression_on_classifier,
-        LTMInputError,
-        r"this TabPFN checkpoint is a classification model; the task is regression",
-        r"Use a tabpfn-v2-regressor checkpoint",
-    ),
-]
-
-
-def adapter_cases() -> list[BadInput]:
-    """TabPFN v2 / TabICL checkpoints named by the ``model`` parameter (:mod:`iclmem.adapters`), tiny random ones."""
-    return list(ADAPTER_CASES)
-
-
-__all__ = ["adapter_cases", "load_on", "model_cases"]
+__all__ = ["MODEL_CASES", "load_on", "model_cases"]

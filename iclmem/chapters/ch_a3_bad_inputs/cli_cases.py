@@ -1,190 +1,19 @@
-"""Appendix A3 (no paper section): bad inputs given to a notebook's parameters and to the ``iclmem`` command line."""
+"""Appendix A3 (no paper section): bad inputs given to the ``iclmem`` command line."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
-from iclmem.book.execute import ParameterError, UsageError, run_notebook
 from iclmem.chapters.ch_a3_bad_inputs.kit import (
-    TINY_NOTEBOOK,
     BadInput,
     CommandFailed,
-    NotebookStopped,
-    project_notebook,
     tiny_checkpoint,
     tiny_cli,
     tiny_free_port,
     tiny_grid_file,
     tiny_notebook_file,
-    tiny_papermill,
     tiny_project,
 )
-
-
-def table(folder: Path, missing: int = 0) -> Path:
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"a": rng.normal(size=120), "b": rng.normal(size=120)})
-    frame["y"] = np.where(frame.a > 0, "yes", "no").astype(object)
-    frame.loc[: missing - 1, "y"] = None
-    path = folder / "my_table.csv"
-    frame.to_csv(path, index=False)
-    return path
-
-
-def chapter(folder: Path, stem: str, *params: str, missing: int = 0) -> None:
-    args = ["-p", "data_path", table(folder, missing), *params, "-o", folder / "out.ipynb", "--no-progress"]
-    tiny_cli("run", project_notebook(stem), *args)
-
-
-split, finetuning = "01_split_validation", "02_controlled_finetuning"
-#: Mistakes made through a real chapter: the fix names a parameter that chapter declares (``fix_names``).
-CHAPTER_CASES: list[BadInput] = [
-    BadInput(
-        "chapter-target-missing-values",
-        "Ran chapter 1 on a table whose target is missing in 11 rows.",
-        f"notebooks/{split}.py",
-        lambda d: chapter(d, split, "-p", "target", "y", "-p", "query_sizes", "[20]", missing=11),
-        CommandFailed,
-        r"target 'y' is missing in 11 of 120 rows",
-        r"set missing_target: drop",
-        ("missing_target",),
-    ),
-    BadInput(
-        "chapter-target-not-a-column",
-        "Ran chapter 1 with a target that is not a column of the table.",
-        f"notebooks/{split}.py",
-        lambda d: chapter(d, split, "-p", "target", "label", "-p", "query_sizes", "[20]"),
-        CommandFailed,
-        r"no target column 'label'; the columns are: a, b, y",
-        r"Set target to one of them",
-        ("target",),
-    ),
-    BadInput(
-        "chapter-query-size-too-large",
-        "Ran chapter 2 with a query size the table cannot hold.",
-        f"notebooks/{finetuning}.py",
-        lambda d: chapter(d, finetuning, "-p", "target", "y", "-p", "query_sizes", "[100]", "-p", "epochs", "1"),
-        CommandFailed,
-        r"too few for query size\(s\) \[100\]",
-        r"Set query_sizes to sizes that fit .* or drop_unfit_sizes: true",
-        ("query_sizes", "drop_unfit_sizes"),
-    ),
-    BadInput(
-        "papermill-list-as-string",
-        'Ran chapter 1 with plain papermill and `-p query_sizes "[50]"` (papermill passes a string).',
-        f"notebooks/{split}.py",
-        lambda d: tiny_papermill(d, project_notebook(split), "-p", "query_sizes", "[50]"),
-        NotebookStopped,
-        r"parameter 'query_sizes' expects list of int like its default \[50, 512\], got str '\[50\]'",
-        r"-y 'NAME: \[1, 2\]'",
-        ("query_sizes",),
-    ),
-    BadInput(
-        "papermill-unknown-name",
-        "Ran chapter 1 with plain papermill and a misspelt name, `-p querysize 64`.",
-        f"notebooks/{split}.py",
-        lambda d: tiny_papermill(d, project_notebook(split), "-p", "querysize", "64"),
-        NotebookStopped,
-        r"unknown parameter 'querysize' \(did you mean 'query_sizes'\?\)",
-        r"valid names: datasets, query_sizes, .*give values as -p NAME VALUE",
-        ("query_sizes",),
-    ),
-]
-
-
-def chapter_cases() -> list[BadInput]:
-    """Mistakes made through a real chapter: the fix names a parameter that chapter declares (``fix_names``)."""
-    return list(CHAPTER_CASES)
-
-
-def run(folder: Path, params: dict | None = None, source: str = TINY_NOTEBOOK, output: str = "out.ipynb") -> object:
-    return run_notebook(tiny_notebook_file(folder, source), params or {}, folder / output, progress=False)
-
-
-entry = "iclmem.book.execute.run_notebook"
-#: Mistakes in a notebook's parameters, answered by :func:`iclmem.book.execute.run_notebook`, in catalogue order.
-NOTEBOOK_CASES: list[BadInput] = [
-    BadInput(
-        "parameter-unknown",
-        "Passed a parameter the notebook does not have (`querysize` for `n`).",
-        entry,
-        lambda d: run(d, {"querysize": 64}),
-        ParameterError,
-        r"unknown parameter 'querysize'",
-        r"valid names: n, rate, name, sizes",
-    ),
-    BadInput(
-        "parameter-wrong-type",
-        "Passed a string where the notebook's default is an int.",
-        entry,
-        lambda d: run(d, {"n": "three"}),
-        ParameterError,
-        r"parameter 'n' expects int",
-        r"got str 'three'",
-    ),
-    BadInput(
-        "parameter-wrong-element-type",
-        "Passed a list holding a string where the default is a list of ints.",
-        entry,
-        lambda d: run(d, {"sizes": [1, "two"]}),
-        ParameterError,
-        r"got list \[1, 'two'\]",
-        r"expects list of int",
-    ),
-    BadInput(
-        "parameter-secret",
-        "Passed an API key as a notebook parameter.",
-        entry,
-        lambda d: run(d, {"api_key": "not-a-real-key"}),
-        ParameterError,
-        r"refusing to pass 'api_key'.*credentials",
-        r"environment variable",
-    ),
-    BadInput(
-        "parameters-cell-not-literal",
-        "Wrote a function call as a default in the parameters cell.",
-        entry,
-        lambda d: run(d, source='# %% tags=["parameters"]\nn = compute()\n'),
-        UsageError,
-        r"'n' has a default that is not a literal",
-        r"write a number, string, list or dict.*later cell",
-    ),
-    BadInput(
-        "parameters-cell-syntax",
-        "Left a syntax error in the parameters cell.",
-        entry,
-        lambda d: run(d, source='# %% tags=["parameters"]\nn = (3\n'),
-        UsageError,
-        r"parameters cell is not valid Python",
-        r"fix the syntax of the cell tagged parameters",
-    ),
-    BadInput(
-        "notebook-missing",
-        "Ran a notebook path that does not exist.",
-        entry,
-        lambda d: run_notebook(d / "nope.py"),
-        UsageError,
-        r"no such notebook: .*nope\.py",
-        r"check the path",
-    ),
-    BadInput(
-        "output-not-ipynb",
-        "Asked for the executed notebook as an .html file.",
-        entry,
-        lambda d: run(d, output="out.html"),
-        UsageError,
-        r"got .*out\.html",
-        r"must be an \.ipynb file",
-    ),
-]
-
-
-def notebook_cases() -> list[BadInput]:
-    """Mistakes in a notebook's parameters, answered by :func:`iclmem.book.execute.run_notebook`, in catalogue order."""
-    return list(NOTEBOOK_CASES)
 
 
 def params_file(folder: Path, text: str) -> Path:
@@ -364,4 +193,4 @@ def cli_cases() -> list[BadInput]:
     return list(CLI_CASES)
 
 
-__all__ = ["chapter_cases", "cli_cases", "notebook_cases"]
+__all__ = ["CLI_CASES", "cli_cases"]
