@@ -25,9 +25,10 @@
 # The table is generated: each row was run while this page was built, through the package's own
 # entry point (the Python API, or the `iclmem` command, whose user errors exit with status 2 and
 # print no traceback), on tiny inputs written into a temporary folder (shown as `<folder>`). The
-# cases live in `iclmem/chapters/ch_a3_bad_inputs/catalogue.py`; `tests/chapters/ch_a3_bad_inputs/test_bad_inputs.py` runs the same cases and
-# checks each message against two patterns, one for the problem and one for the fix. To add a case,
-# add a `BadInput` there: the test and this page pick it up.
+# cases live in `iclmem/chapters/ch_a3_bad_inputs/`, one module per entry point (`cli_cases.py`,
+# `data_cases.py`, ...), collected in order by `catalogue.py`; `tests/chapters/ch_a3_bad_inputs/test_bad_inputs.py`
+# runs the same cases and checks each message against two patterns, one for the problem and one for the fix. To add
+# a case, add a `BadInput` record to its entry point's list: the test and this page pick it up.
 
 # %% tags=["parameters"]
 cases: list = []  # ids of the cases to show (empty: every case of the catalogue)
@@ -41,8 +42,13 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 # %% tags=["hide-input"]
 from IPython.display import HTML
 
-from iclmem.chapters.ch_a3_bad_inputs.catalogue import catalogue, catalogue_html, store_summary_text, summary_text
-from iclmem.chapters.ch_a3_bad_inputs.store_cases import store_catalogue
+from iclmem.chapters.ch_a3_bad_inputs import (
+    catalogue,
+    catalogue_html,
+    store_catalogue,
+    store_summary_text,
+    summary_text,
+)
 from iclmem.report.display import use_book_tables
 
 table = catalogue(only=cases)

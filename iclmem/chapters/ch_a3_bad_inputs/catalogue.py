@@ -7,7 +7,11 @@ classes than the model takes, a corrupt checkpoint, a grid file with a typo, an 
 scheduler, a missing API key, a prompt over the context window, ...). Each case does the mistake
 through the package's real entry point (the Python API or ``iclmem.cli.main``) on tiny inputs it
 writes into a temporary folder, and names the exception it must raise and two regular
-expressions: one for the problem the message names, one for the fix it proposes.
+expressions: one for the problem the message names, one for the fix it proposes. Each case is a
+module-level record in its entry point's module (``notebook_cases``, ``cli_cases``, ``chapter_cases``,
+``data_cases``, ``model_cases``, ``adapter_cases``, ``sweep_cases``, ``llm_cases``, ``claims_cases``), so
+searching for its id finds its definition; :data:`CASES` collects them in that order and :func:`case_by_id`
+looks one up.
 
 The same table is the test suite's (``tests/chapters/ch_a3_bad_inputs/test_bad_inputs.py`` runs every case and checks
 both
@@ -22,6 +26,7 @@ a tiny store by :func:`store_catalogue` (the page's second table), with what the
 
 from __future__ import annotations
 
+import difflib
 import re
 import tempfile
 from collections.abc import Sequence
@@ -29,24 +34,31 @@ from pathlib import Path
 
 import pandas as pd
 
-from iclmem.chapters.ch_a3_bad_inputs.data_cases import _data_cases
-from iclmem.chapters.ch_a3_bad_inputs.entry_cases import _chapter_cases, _cli_cases, _notebook_cases
+from iclmem.chapters.ch_a3_bad_inputs.adapter_cases import adapter_cases
+from iclmem.chapters.ch_a3_bad_inputs.chapter_cases import chapter_cases
+from iclmem.chapters.ch_a3_bad_inputs.claims_cases import claims_cases
+from iclmem.chapters.ch_a3_bad_inputs.cli_cases import cli_cases
+from iclmem.chapters.ch_a3_bad_inputs.data_cases import data_cases
 from iclmem.chapters.ch_a3_bad_inputs.kit import BadInput, CaseError, CommandFailed
-from iclmem.chapters.ch_a3_bad_inputs.model_cases import _adapter_cases, _model_cases
-from iclmem.chapters.ch_a3_bad_inputs.run_cases import _claims_cases, _llm_cases, _sweep_cases
+from iclmem.chapters.ch_a3_bad_inputs.llm_cases import llm_cases
+from iclmem.chapters.ch_a3_bad_inputs.model_cases import model_cases
+from iclmem.chapters.ch_a3_bad_inputs.notebook_cases import notebook_cases
+from iclmem.chapters.ch_a3_bad_inputs.sweep_cases import sweep_cases
 
 
 def _cases() -> list[BadInput]:
+    """Every entry point's cases, in the catalogue's order (notebook, CLI, chapters, data, models, adapters, sweep,
+    LLM, claims); their ids must be unique."""
     cases = (
-        _notebook_cases()
-        + _cli_cases()
-        + _chapter_cases()
-        + _data_cases()
-        + _model_cases()
-        + _adapter_cases()
-        + _sweep_cases()
-        + _llm_cases()
-        + _claims_cases()
+        notebook_cases()
+        + cli_cases()
+        + chapter_cases()
+        + data_cases()
+        + model_cases()
+        + adapter_cases()
+        + sweep_cases()
+        + llm_cases()
+        + claims_cases()
     )
     ids = [c.case for c in cases]
     assert len(set(ids)) == len(ids), "case ids must be unique"
@@ -54,6 +66,21 @@ def _cases() -> list[BadInput]:
 
 
 CASES: list[BadInput] = _cases()
+_BY_ID: dict[str, BadInput] = {c.case: c for c in CASES}
+
+
+def case_by_id(case_id: str) -> BadInput:
+    """The case of :data:`CASES` whose id is ``case_id``; a ``KeyError`` naming the closest ids when there is none."""
+    try:
+        return _BY_ID[case_id]
+    except KeyError:
+        close = difflib.get_close_matches(case_id, _BY_ID, n=3)
+        hint = (
+            f"did you mean {', '.join(close)}?"
+            if close
+            else f"the {len(_BY_ID)} ids are listed by [c.case for c in CASES]"
+        )
+        raise KeyError(f"no bad-input case {case_id!r}; {hint}") from None
 
 
 def message_of(exc: BaseException) -> str:
@@ -84,6 +111,7 @@ def unmatched(case: BadInput, message: str) -> list[str]:
 
 
 def error_name(exc: BaseException) -> str:
+    """The table's error column: a command's exit status, else the exception's type name."""
     return f"exit status {exc.status}" if isinstance(exc, CommandFailed) else type(exc).__name__
 
 
@@ -154,6 +182,7 @@ def store_summary_text(table: pd.DataFrame) -> str:
 __all__ = [
     "CASES",
     "CHECK_COLUMNS",
+    "case_by_id",
     "catalogue",
     "catalogue_html",
     "error_name",

@@ -47,7 +47,7 @@ class NotebookStopped(Exception):
 
 def project_notebook(stem: str) -> Path:
     """A chapter of this project (``notebooks/<stem>.py`` of the checkout the package runs from)."""
-    return Path(__file__).resolve().parents[2] / "notebooks" / f"{stem}.py"
+    return Path(__file__).resolve().parents[3] / "notebooks" / f"{stem}.py"
 
 
 def tiny_papermill(folder: Path, notebook: Path, *args: str) -> None:

@@ -125,3 +125,11 @@ def test_the_store_table_runs_its_cases_and_hides_the_temporary_folder():
     assert table["what you read"].str.contains("<folder>").all()
     assert table["what it did"].str.contains("the same metrics").all()
     assert "as documented" not in catalogue_html(table) and "what you read" in catalogue_html(table)
+
+
+def test_a_case_is_found_by_its_id_and_an_unknown_id_names_the_closest():
+    from iclmem.chapters.ch_a3_bad_inputs import case_by_id
+
+    assert [case_by_id(c.case) for c in CASES] == CASES
+    with pytest.raises(KeyError, match=r"no bad-input case 'target-nann'; did you mean .*target-nan"):
+        case_by_id("target-nann")
