@@ -54,7 +54,7 @@ from myst_nb import glue
 
 from iclmem.report.glue import glue_claims
 from iclmem.report.display import use_book_tables
-from iclmem.chapters.ch01_split.split import glue_values, paper_table6, plot_pool_ecdfs, split_claim, split_manifests, validation_table
+from iclmem.chapters.ch01_split import glue_values, paper_table6, plot_pool_ecdfs, split_claim, split_manifests, validation_table
 from iclmem.book.table_parameters import table_names
 from iclmem.data import cards_frame, dataset_card, dedup_frame
 from iclmem.data.validation import load_tables, randomization_table

@@ -57,7 +57,7 @@ from myst_nb import glue
 from iclmem.report.glue import glue_claims
 from iclmem.report.display import use_book_tables
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
-from iclmem.chapters.ch02_finetuning.finetuning import (loss_ratio_claim, median_loss_ratios, plot_collapse_map, plot_loss_ratio_distribution,
+from iclmem.chapters.ch02_finetuning import (loss_ratio_claim, median_loss_ratios, plot_collapse_map, plot_loss_ratio_distribution,
                                         plot_training_curves)
 from iclmem.grid import expand_grid, grid_curves, grid_metrics, grid_overview, run_grid
 from iclmem.adapters import load_model

@@ -64,8 +64,9 @@ from IPython.display import Markdown
 
 from iclmem.report.glue import claims_table, glue_claims, glue_text
 from iclmem.report.display import use_book_tables
-from iclmem.chapters.ch03_probing.claims import config_scores, perturbation_claims, replayed_selection
-from iclmem.chapters.ch03_probing.probing import delta_frame, example_probe_contexts, manipulation_aucs, membership_rows, perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness, plot_roc_loglog, probing_vs_paper, roc_frame, strongest_configuration
+from iclmem.chapters.ch03_probing import (config_scores, delta_frame, example_probe_contexts, manipulation_aucs, membership_rows,
+    perturbation_claims, perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness,
+    plot_roc_loglog, probing_vs_paper, replayed_selection, roc_frame, strongest_configuration)
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 
 # %% tags=["hide-input"]

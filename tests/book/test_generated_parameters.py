@@ -36,7 +36,7 @@ from iclmem.book.execute import (
     shared_file_values,
 )
 from iclmem.book.table_parameters import TableFitError, table_names
-from iclmem.chapters.ch01_split.split import split_manifests
+from iclmem.chapters.ch01_split.manifests import split_manifests
 from iclmem.data import DataError
 from iclmem.data.validation import load_tables
 from iclmem.parameter_rules import range_problems

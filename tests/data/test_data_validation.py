@@ -10,14 +10,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from iclmem.chapters.ch01_split.split import (  # noqa: E402
-    paper_reference,
-    paper_table6,
-    plot_pool_ecdfs,
-    pool_targets,
-    split_manifests,
-    validation_table,
-)
+from iclmem.chapters.ch01_split.figures import plot_pool_ecdfs, pool_targets  # noqa: E402
+from iclmem.chapters.ch01_split.manifests import split_manifests  # noqa: E402
+from iclmem.chapters.ch01_split.paper import paper_reference, paper_table6  # noqa: E402
+from iclmem.chapters.ch01_split.tables import validation_table  # noqa: E402
 from iclmem.data import Dataset, deduplicate  # noqa: E402
 from iclmem.data.validation import make_splits  # noqa: E402
 
@@ -97,7 +93,7 @@ def test_randomization_table(tmp_path):
 
 
 def test_summary_numbers_marks_missing_task(tmp_path):
-    from iclmem.chapters.ch01_split.split import summary_numbers
+    from iclmem.chapters.ch01_split.numbers import summary_numbers
     from iclmem.data import dedup_frame
 
     tables = _tables()[:1]  # regression only

@@ -1,1 +1,37 @@
-"""Notebook 03, multiple-choice probing: IclMem Sec. 4.2, Sec. 5 ("Perturbation Effectiveness"), App. A.3."""
+"""Notebook 03, multiple-choice probing: IclMem Sec. 4.2, Sec. 5 ("Perturbation Effectiveness"), App. A.3.
+
+The names notebook 03 uses: claims C12a-c and the scores and selection they rest on (:mod:`.claims`), and the
+probing tables and figures (:mod:`.probing`).
+"""
+
+from iclmem.chapters.ch03_probing.claims import config_scores, perturbation_claims, replayed_selection
+from iclmem.chapters.ch03_probing.probing import (
+    delta_frame,
+    example_probe_contexts,
+    manipulation_aucs,
+    membership_rows,
+    perturbation_effectiveness,
+    plot_delta_distributions,
+    plot_perturbation_effectiveness,
+    plot_roc_loglog,
+    probing_vs_paper,
+    roc_frame,
+    strongest_configuration,
+)
+
+__all__ = [
+    "config_scores",
+    "delta_frame",
+    "example_probe_contexts",
+    "manipulation_aucs",
+    "membership_rows",
+    "perturbation_claims",
+    "perturbation_effectiveness",
+    "plot_delta_distributions",
+    "plot_perturbation_effectiveness",
+    "plot_roc_loglog",
+    "probing_vs_paper",
+    "replayed_selection",
+    "roc_frame",
+    "strongest_configuration",
+]

@@ -212,7 +212,7 @@ def noise_interval(observed: float, null_values: Sequence[float]) -> tuple[float
     return observed - hi, observed - lo
 
 
-def equivalence_agreement(
+def about_zero_agreement(
     observed: float, null_values: Sequence[float], margin: float = NEUTRAL_DELTA
 ) -> tuple[bool, bool]:
     """(agrees, contradicted) of an "about 0" claim: the noise interval of ``observed`` inside, or wholly outside,
@@ -231,7 +231,7 @@ def equivalence_agreement(
 
 
 def equivalence_null_rate(null_values: Sequence[float], margin: float = NEUTRAL_DELTA) -> float:
-    """How often :func:`equivalence_agreement` agrees when the effect is exactly +-``margin`` (the null of an "about 0"
+    """How often :func:`about_zero_agreement` agrees when the effect is exactly +-``margin`` (the null of an "about 0"
     claim).
 
     Each permuted statistic, shifted to ``+margin`` and to ``-margin``, stands for an observed
@@ -314,7 +314,7 @@ def _equivalence_claim(
             "not testable here",
             f"the probed suite holds no {' or '.join(categories)} manipulation",
         )
-    answers = {c: equivalence_agreement(float(s[0]), s[1:], margin) for c, s in stats.items()}
+    answers = {c: about_zero_agreement(float(s[0]), s[1:], margin) for c, s in stats.items()}
     agrees = all(a for a, _ in answers.values())
     contradicted = any(c for _, c in answers.values())
     rate = max(equivalence_null_rate(s[1:], margin) for s in stats.values())  # the worst category at its margin
@@ -373,9 +373,9 @@ def perturbation_claims(
       permuted per configuration, :func:`effect_draws`), differs when below the 5% quantile.
       ``mixed_true_5_non_true_5``'s own Delta AUC is reported beside it.
     * **C12b** (positional shuffling ~0): *holds by construction* for a row-order-invariant model
-      (its shuffles are the baseline context, scored once); otherwise :func:`equivalence_agreement`
+      (its shuffles are the baseline context, scored once); otherwise :func:`about_zero_agreement`
       with ``margin`` on the positional_shuffling category.
-    * **C12c** (feature reduction and distractors negligible): :func:`equivalence_agreement` on
+    * **C12c** (feature reduction and distractors negligible): :func:`about_zero_agreement` on
       each of the feature_reduction and distractor_injection categories (all must agree).
 
     The null rate of C12a is the share of permuted statistics that pass the same rule (5% by

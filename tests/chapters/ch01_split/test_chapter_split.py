@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch01_split.split import glue_values, summary_numbers, validation_table
+from iclmem.chapters.ch01_split.numbers import glue_values, summary_numbers
+from iclmem.chapters.ch01_split.tables import validation_table
 from iclmem.data import Dataset, dedup_frame, deduplicate
 from iclmem.data.validation import make_splits, split_statistics_frame
 

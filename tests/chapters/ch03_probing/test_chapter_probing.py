@@ -8,9 +8,9 @@ import pytest
 
 from iclmem.chapters.ch03_probing.claims import (
     NEUTRAL_DELTA,
+    about_zero_agreement,
     config_scores,
     effect_draws,
-    equivalence_agreement,
     equivalence_null_rate,
     permuted_delta_aucs,
     perturbation_claims,
@@ -126,9 +126,9 @@ def test_effect_draws_observed_row_is_fig4s_mean_delta_auc():
 def test_equivalence_rule_and_its_null_rate_at_the_margin():
     rng = np.random.default_rng(0)
     narrow, wide = rng.normal(0, 0.001, 100), rng.normal(0, 0.02, 100)
-    assert equivalence_agreement(0.001, narrow) == (True, False)
-    assert equivalence_agreement(0.02, narrow) == (False, True)
-    assert equivalence_agreement(0.001, wide) == (False, False)  # noise wider than the margin: cannot tell
+    assert about_zero_agreement(0.001, narrow) == (True, False)
+    assert about_zero_agreement(0.02, narrow) == (False, True)
+    assert about_zero_agreement(0.001, wide) == (False, False)  # noise wider than the margin: cannot tell
     assert 0 < equivalence_null_rate(narrow) <= 0.05  # an effect of exactly +-margin passes in ~3% of draws
     assert equivalence_null_rate(wide) == 0.0
     assert equivalence_null_rate(np.zeros(100)) == 0.0  # no noise: a +-margin effect is never called ~0
