@@ -16,11 +16,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export HF_HUB_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help install book test lint clean
+.PHONY: help install book test test-fast lint clean
 
 help:
 	@echo "make book    execute the notebooks of _toc.yml (cached) and build _build/html/index.html"
 	@echo "make test    run the test suite (also installs the test tools and Chromium)"
+	@echo "make test-fast  the tests not marked slow (under 2 minutes)"
 	@echo "make lint    ruff check"
 	@echo "make clean   remove _build/ (keeps .venv/ and results/)"
 
@@ -59,6 +60,10 @@ $(CHROMIUM):
 test: $(INSTALLED_TEST) | $(CHROMIUM)
 	# two workers on the two cores, one torch thread each; the tests of a file share a worker (tests/conftest.py)
 	ICLMEM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile
+
+# the same, less the tests marked slow (@pytest.mark.slow, and every user of the built book: tests/conftest.py)
+test-fast: $(INSTALLED_TEST) | $(CHROMIUM)
+	ICLMEM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow"
 
 lint: $(INSTALLED_TEST)
 	$(BIN)/ruff check .

@@ -105,6 +105,29 @@ def write_tiny_notebook(path: Path, source: str = TINY_NOTEBOOK) -> Path:
     return path
 
 
+#: Slow tests marked by node id: single cases of parametrized tests that take seconds while their siblings take
+#: milliseconds, and tests in files that do not import pytest.
+SLOW_CASES: frozenset[str] = frozenset(
+    {
+        "tests/chapters/ch_a3_bad_inputs/test_bad_inputs.py::"
+        "test_bad_input_is_answered_with_the_problem_and_the_fix[prompt-over-window]",
+        "tests/chapters/ch_a3_bad_inputs/test_bad_inputs.py::test_each_store_case_does_what_it_documents[store-two-writers]",
+        # files without their own ``import pytest`` (a decorator there would need one)
+        "tests/engine/test_kill_finetune.py::test_killed_finetuning_resumes_to_the_uninterrupted_weights",
+        "tests/probe/test_kill_probe.py::test_killed_probing_resumes_and_recomputes_nothing_it_stored",
+        "tests/llm/test_llm_cache_kill_concurrent.py::test_sigkill_at_concurrency_4_loses_no_received_completion",
+    }
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark slow every test that uses :func:`built_book` (the real book, minutes) and each of :data:`SLOW_CASES`."""
+    for item in items:
+        if "built_book" in getattr(item, "fixturenames", ()) or item.nodeid in SLOW_CASES:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def make_notebook() -> Callable[..., Path]:
     """``make_notebook(path, source=TINY_NOTEBOOK)`` writes a notebook and returns its path."""

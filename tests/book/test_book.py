@@ -134,6 +134,7 @@ def test_second_build_executes_and_rewrites_nothing(project: Path, tmp_path: Pat
     assert _mtimes(build / "book_src") == staged  # so Sphinx's incremental build has nothing to re-read
 
 
+@pytest.mark.slow
 def test_changes_invalidate_the_cache(
     project: Path, tmp_path: Path, executions: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -108,6 +108,7 @@ def test_jobs_must_be_positive() -> None:
         run_lanes([["a"]], len, jobs=0)
 
 
+@pytest.mark.slow
 def test_two_jobs_run_the_lanes_side_by_side(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ICLMEM_THREADS", raising=False)
     result = build_book(project, tmp_path / "out", render_html=False, progress=False, jobs=2)
@@ -123,6 +124,7 @@ def test_two_jobs_run_the_lanes_side_by_side(project: Path, tmp_path: Path, monk
     assert again.executed == [] and again.cached == result.executed  # the cache records of the lanes' processes
 
 
+@pytest.mark.slow
 def test_one_job_runs_one_notebook_at_a_time_in_this_process(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -136,6 +138,7 @@ def test_one_job_runs_one_notebook_at_a_time_in_this_process(
     assert "notebooks, wall" not in result.timing()
 
 
+@pytest.mark.slow
 def test_a_failing_lane_stops_the_build(project: Path, tmp_path: Path) -> None:
     """b1 fails at once: the main lane finishes a1, which it had started, and never starts a2."""
     overrides = {"b1": {"seconds": 0.0, "fail": True}, "a1": {"seconds": 6.0}}

@@ -134,6 +134,7 @@ def test_book_rejects_unknown_notebook(tmp_path: Path, capsys: pytest.CaptureFix
     assert "'02_missing' is not a notebook in _toc.yml" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_split_validation_notebook_runs_with_tiny_parameters(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, book_overrides: dict
 ) -> None:

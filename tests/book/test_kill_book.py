@@ -72,6 +72,7 @@ def _kill(pid: int) -> None:
 
 
 @pytest.mark.parametrize("hang_in", ["first", "second"])
+@pytest.mark.slow
 def test_book_killed_inside_a_notebook_keeps_nothing_partial_and_the_rerun_executes_only_the_rest(
     project: Path, tmp_path: Path, hang_in: str
 ) -> None:

@@ -15,6 +15,8 @@ import pytest
 import torch
 from random_kills import Baseline, TinyBook, _comparable, artifacts, baseline, instants, kill_at, temporary_files
 
+pytestmark = pytest.mark.slow  # the whole file is slow (a module or session fixture builds a book)
+
 INSTANTS, SEED = 3, 0
 
 

@@ -78,6 +78,7 @@ def _files_with(folder: Path, marker: bytes) -> list[str]:
     return [str(p.relative_to(folder)) for p in sorted(folder.rglob("*")) if p.is_file() and marker in p.read_bytes()]
 
 
+@pytest.mark.slow
 def test_api_keys_reach_no_notebook_page_store_cache_or_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], book_overrides: dict
 ) -> None:

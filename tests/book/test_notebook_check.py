@@ -138,6 +138,7 @@ def _papermill(notebook: Path, out: Path, *args: str) -> subprocess.CompletedPro
     )
 
 
+@pytest.mark.slow
 def test_plain_papermill_on_a_converted_notebook_stops_in_the_check_cell_with_one_line(tmp_path: Path) -> None:
     import jupytext
     import nbformat

@@ -54,6 +54,7 @@ def test_the_tabular_notebooks_declare_the_model_parameter(stem):
     assert declared["model"].default == "reference"
 
 
+@pytest.mark.slow
 def test_notebooks_02_to_04_run_on_a_tabicl_checkpoint(tmp_path, monkeypatch):
     ckpt = write_tiny_checkpoint("tabicl", tmp_path / "my_tabicl.ckpt", seed=1)
     monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "results"))

@@ -21,6 +21,8 @@ from iclmem.book.shareable import file_fingerprint
 from iclmem.book.table_parameters import TableFitError, fitting_query_sizes, notebook_tables
 from iclmem.cli import main
 
+pytestmark = pytest.mark.slow  # the whole file is slow (a module or session fixture builds a book)
+
 REPO = Path(__file__).resolve().parents[2]
 CHAIN = ["01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration"]
 TINY = {

@@ -25,6 +25,8 @@ import pytest
 
 from iclmem.book.build import toc_pages
 
+pytestmark = pytest.mark.slow  # the whole file is slow (a module or session fixture builds a book)
+
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 #: MathJax as sphinx-mathjax-offline (pinned in pyproject.toml) ships it; the book loads it from _static/mathjax/.

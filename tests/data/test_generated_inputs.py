@@ -229,6 +229,7 @@ def check_deduplicated(ds: Dataset, dd: Dataset) -> None:
 
 @settings(max_examples=400, **SETTINGS)
 @given(table=tables())
+@pytest.mark.slow
 def test_generated_tables_load_and_deduplicate_or_name_the_problem(table: Table) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ds = load(table, Path(tmp))

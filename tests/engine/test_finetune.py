@@ -167,6 +167,7 @@ def test_resume_after_interruption_matches_uninterrupted(setup, reference, monke
     assert len(json.loads(gzip.decompress((resumed.path / "log.json.gz").read_bytes()))) == 6
 
 
+@pytest.mark.slow
 def test_high_learning_rate_memorizes(setup, reference):
     """Memorization is possible: on randomized member labels, which contradict the context, the
     training loss ends far below M_ref's. The tiny model first sits on a plateau near log 2 and

@@ -53,6 +53,7 @@ def exp():
     return build_experiment(ReplicationConfig(n_instances=4, n_demonstrations=6, ks=(0, 6), max_new_tokens=10, seed=1))
 
 
+@pytest.mark.slow
 def test_prefix_cached_and_uncached_greedy_text_identical(backend, exp):
     reqs = exp.memorization_requests("pairs_labels", 6)
     backend.prefix_cache, backend.batch_size, backend.prefill_tokens = False, 1, 0

@@ -89,6 +89,7 @@ def _run(script: Path, root: Path, log: Path, mode: str, hang_at: int) -> subpro
 
 
 @pytest.mark.parametrize("mode", ["stream", "chunks"])
+@pytest.mark.slow
 def test_sigkilled_batch_resumes_and_sends_no_request_twice(tmp_path, mode):
     script, root, log = tmp_path / "batch.py", tmp_path / "cache", tmp_path / "requests.jsonl"
     script.write_text(SCRIPT)

@@ -123,6 +123,7 @@ def _refuse_first(headers: dict[str, str], log: list[tuple[str, float]], slow: d
 
 
 @pytest.mark.parametrize("kind", ["seconds", "http-date"])
+@pytest.mark.slow
 def test_retry_after_is_honoured_by_the_whole_window(kind):
     """``refused`` gets 429 and Retry-After; ``slow`` keeps the second slot busy past the 429; ``later`` is sent
     after it: it must wait for the Retry-After too, though its own request was never refused."""

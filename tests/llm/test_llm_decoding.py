@@ -152,6 +152,7 @@ def test_continuous_batching_gives_the_completions_of_one_prompt_at_a_time(tiny)
     assert again == continuous and order_again == order
 
 
+@pytest.mark.slow
 def test_the_backend_decodes_the_same_greedy_text_every_way():
     """On SmolLM2 and real k-shot prompts: the model's own forward, static and continuous batches, one at a time."""
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))

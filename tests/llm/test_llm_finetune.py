@@ -18,6 +18,7 @@ def base() -> InProcessBackend:
     return InProcessBackend(batch_size=8)
 
 
+@pytest.mark.slow
 def test_finetuning_raises_member_completion_rates(base, monkeypatch, tmp_path):
     exp = build_experiment(
         ReplicationConfig(

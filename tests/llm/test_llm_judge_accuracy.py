@@ -211,6 +211,7 @@ def encoder():
     return default_encoder()
 
 
+@pytest.mark.slow
 def test_offline_judge_on_the_books_completions(encoder):
     """The shipped judge on the labelled completions: its calls are those recorded at sampling time (same thresholds
     and encoder), and it is shown beside the hand-written set."""

@@ -13,6 +13,7 @@ from iclmem.llm.replication import ReplicationConfig, build_experiment
 from iclmem.llm.server import LoopbackServer, ServerError
 
 
+@pytest.mark.slow
 def test_openai_backend_against_loopback_transformers_serve(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", "local")  # the server ignores it; the backend requires one
     exp = build_experiment(
@@ -42,6 +43,7 @@ def test_openai_backend_against_loopback_transformers_serve(monkeypatch, tmp_pat
     assert remote.backend.calls == len(reqs)
 
 
+@pytest.mark.slow
 def test_server_that_cannot_start_is_reported_within_the_bounded_wait(tmp_path):
     (tmp_path / "config.json").write_text("{}")  # not a model folder
     with pytest.raises(ServerError):

@@ -186,6 +186,7 @@ def test_bad_arguments(cls_run, reference):
         summarize_run(pd.DataFrame({"model": ["theta"], "epoch": [1]}))
 
 
+@pytest.mark.slow
 def test_positive_control_memorizes_and_the_probe_verdict_is_computed(tmp_path):
     """The notebook-04 positive control (breast_cancer, 50 members with randomized labels, lr 1e-3, 250 epochs,
     64-row context, all 48 manipulations). Its premise must hold: the model memorized the members, which the

@@ -443,6 +443,7 @@ def test_cache_key_covers_the_inputs_of_a_reader() -> None:
     assert len(keyed | {plain}) == 4
 
 
+@pytest.mark.slow
 def test_the_reader_runs_after_the_others_and_again_when_they_change(
     project: Path, tmp_path: Path, executions: list[str]
 ) -> None:

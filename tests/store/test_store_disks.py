@@ -101,6 +101,7 @@ def notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return write_tiny_notebook(tmp_path / "store_run.py", NOTEBOOK)
 
 
+@pytest.mark.slow
 def test_a_full_store_stops_the_run_with_one_line_and_no_partial_file(notebook, tmp_path, monkeypatch, capsys):
     store = tmp_path / "store"
     store.mkdir()
@@ -122,6 +123,7 @@ def test_a_full_store_stops_the_run_with_one_line_and_no_partial_file(notebook, 
     print("full store:", "tmpfs" if mounted else "patched write", first)
 
 
+@pytest.mark.slow
 def test_a_read_only_store_serves_what_it_holds_and_names_what_it_would_compute(
     notebook, tmp_path, monkeypatch, capsys
 ):

@@ -178,6 +178,7 @@ KINDS = [
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.slow
 def test_a_damaged_artifact_is_never_served(pristine, tmp_path, capfd, kind):
     inp, counts = pristine["inp"], {"recomputed": 0, "reported": 0}
     started = time.perf_counter()

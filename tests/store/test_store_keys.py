@@ -31,6 +31,7 @@ def _touch(path: Path) -> bytes:
 
 
 @pytest.mark.parametrize("producer", PRODUCERS)
+@pytest.mark.slow
 def test_an_edit_to_any_file_of_the_closure_changes_the_key(package, producer):
     before = code_version(producer, package)
     files = import_closure(producer, package)

@@ -45,6 +45,7 @@ CHILD = (
 )
 
 
+@pytest.mark.slow
 def test_two_processes_on_one_run_compute_it_once(tmp_path: Path) -> None:
     results, log, barrier = tmp_path / "results", tmp_path / "log", tmp_path / "barrier"
     results.mkdir()

@@ -314,6 +314,7 @@ def test_a_failing_configuration_is_reported_and_the_others_finish(tmp_path, ref
     assert out["status"] == "error" and (summary_dir("direct", tmp_path / "r2") / f"{out['key']}.json").is_file()
 
 
+@pytest.mark.slow
 def test_unreachable_scheduler_fails_fast_with_a_clear_error(tmp_path, capsys):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -386,6 +387,7 @@ def _by_spec(summaries: list[dict]) -> dict[tuple, pd.DataFrame]:
     return {(s["spec"]["regime"], s["spec"]["dataset"]): pd.DataFrame(s["rows"]) for s in summaries}
 
 
+@pytest.mark.slow
 def test_killed_sweep_resumes_to_the_same_results(tmp_path, reference):
     """Kill a sweep (its whole process group) once its first task is done, resume it on a local cluster
     of worker processes, and compare with an uninterrupted sweep in another results folder."""
@@ -444,6 +446,7 @@ def _children(pid: int) -> list[tuple[int, str]]:
     return out
 
 
+@pytest.mark.slow
 def test_a_killed_worker_is_replaced_and_the_sweep_finishes_with_the_same_results(tmp_path, reference):
     """SIGKILL one Dask worker process (not the sweep) while both workers are busy: its nanny starts a
     new one, the scheduler runs the lost task again, the sweep ends with every task and the results of an

@@ -40,6 +40,7 @@ def _toy(tmp_path):
     return tables, reference
 
 
+@pytest.mark.slow
 def test_runs_in_two_workers_equal_the_in_process_runs(tmp_path):
     tables, reference = _toy(tmp_path)
     specs = expand_grid(["toy"], [1e-3, 1e-2], [10], ["none"], epochs=3, seed=0, context_size=16)
@@ -53,6 +54,7 @@ def test_runs_in_two_workers_equal_the_in_process_runs(tmp_path):
         pd.testing.assert_frame_equal(a.metrics, b.metrics, check_exact=False, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_probing_in_two_workers_equals_probing_in_process_and_scores_m_ref_once_per_manifest(tmp_path, monkeypatch):
     tables, reference = _toy(tmp_path)
     specs = expand_grid(["toy"], [1e-3, 1e-2, 1e-1], [10], ["none", "members"], epochs=2, seed=0, context_size=16)

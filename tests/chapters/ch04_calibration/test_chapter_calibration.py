@@ -512,6 +512,7 @@ def _seeded_grid(seed: int, epochs=(0, 1, 10, 100)) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_the_null_draws_read_at_once_give_the_loop_s_records_to_the_bit():
     """:mod:`iclmem.chapters.ch04_calibration.nulls` against the draw-by-draw loop on a small case (20 draws), and with
     missing AUCs and a draw that lacks a row (left to the loop)."""

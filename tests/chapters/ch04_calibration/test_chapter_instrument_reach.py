@@ -51,6 +51,7 @@ def _tables(folder) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_the_curve_runs_on_every_table_under_both_conditions(tmp_path, reference, monkeypatch):
     monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "results"))
     tables = {k: v.with_(name=k) for k, v in _tables(tmp_path).items()}
@@ -258,6 +259,7 @@ def test_binned_table_cuts_a_regression_target_into_quantile_classes(tmp_path):
         binned_table(binned)
 
 
+@pytest.mark.slow
 def test_the_factor_table_and_the_strong_signal_on_tiny_runs(tmp_path, reference, monkeypatch):
     from iclmem.chapters.ch04_calibration.instrument_factors import (
         binned_table,

@@ -418,6 +418,7 @@ def test_d4_is_not_reproduced_in_its_null_world():
     assert floor.verdict != "reproduced"  # exchangeable settings near 0%: not "equal" in any sense that matters
 
 
+@pytest.mark.slow
 def test_d5_equal_from_25_different_at_zero_shot():
     n = 200
     big = {
@@ -489,6 +490,7 @@ def test_d5_at_the_zero_shot_floor_is_inconclusive_not_differs():
     assert claim_d5(mem_frame(plan), FT, n_boot=200).verdict == "differs"
 
 
+@pytest.mark.slow
 def test_d5_without_large_k_says_so():
     low = {("full", 0): share(14), ("pairs_labels", 0): share(0), ("full", 2): share(3), ("pairs_labels", 2): share(3)}
     r = claim_d5(mem_frame(low), FT, n_boot=100)
