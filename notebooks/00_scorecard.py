@@ -26,7 +26,7 @@ from IPython.display import HTML
 from myst_nb import glue
 
 from iclmem.report.glue import scorecard_table, verdict_counts
-from iclmem.chapters.ch00_scorecard.scorecard import compact_html, counts_html, plot_points, split_beyond
+from iclmem.chapters.ch00_scorecard import compact_html, counts_html, plot_points, split_beyond
 
 table = scorecard_table(executed_dir)
 for verdict, n in verdict_counts(table).items():

@@ -31,7 +31,7 @@ from iclmem.chapters.ch04_calibration.instrument_factors import (
     strongest_factor,
 )
 from iclmem.chapters.ch04_calibration.instrument_strong import strong_signal
-from iclmem.chapters.ch04_calibration.label_control import member_only_control
+from iclmem.chapters.ch04_calibration.member_control import member_only_control
 from iclmem.chapters.ch04_calibration.nulls import outcomes_with_null
 from iclmem.chapters.ch04_calibration.outcome_readings import fit_printed_reading, reading_agreement
 from iclmem.chapters.ch04_calibration.paper import PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1

@@ -40,7 +40,7 @@ from iclmem.chapters.ch04_calibration.evidence import (
     share_point,
 )
 from iclmem.chapters.ch04_calibration.instrument_cells import cell_text, strongest_setting
-from iclmem.chapters.ch04_calibration.label_control import DETECTABLE
+from iclmem.chapters.ch04_calibration.member_control import DETECTABLE
 from iclmem.chapters.ch04_calibration.nulls import NullStack, Selected, draws_of
 from iclmem.chapters.ch04_calibration.paper import (
     DETECT_MIN_TPR10,

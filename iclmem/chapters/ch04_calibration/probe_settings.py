@@ -2,7 +2,7 @@
 
 The sensitivity curve (:func:`~iclmem.chapters.ch04_calibration.instrument.run_sensitivity`), the curve on every
 table (:func:`~iclmem.chapters.ch04_calibration.table_curves.run_table_curves`) and the member-only control
-(:func:`~iclmem.chapters.ch04_calibration.label_control.member_only_control`) probe with the same seed, candidate
+(:func:`~iclmem.chapters.ch04_calibration.member_control.member_only_control`) probe with the same seed, candidate
 count, query cap and bootstrap size; notebook 04 builds one :class:`ProbeSettings` from its parameters.
 """
 

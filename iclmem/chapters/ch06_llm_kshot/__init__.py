@@ -7,16 +7,16 @@ What the notebook imports: the rows a claim reads (:class:`Focus`), the claims (
 
 from iclmem.chapters.ch06_llm_kshot.accuracy import accuracy_by_k
 from iclmem.chapters.ch06_llm_kshot.claims import all_claims
-from iclmem.chapters.ch06_llm_kshot.context import context_summary
+from iclmem.chapters.ch06_llm_kshot.context_summary import context_summary
 from iclmem.chapters.ch06_llm_kshot.figures import (
     plot_match_composition,
     plot_memorization,
     plot_performance_vs_memorization,
 )
 from iclmem.chapters.ch06_llm_kshot.glue import claims_glue, glue_values, ground_truth_glue, judge_glue, run_glue
+from iclmem.chapters.ch06_llm_kshot.judge_quality import judges_text, offline_judge_quality
 from iclmem.chapters.ch06_llm_kshot.matrices import Focus
-from iclmem.chapters.ch06_llm_kshot.quality import judges_text, offline_judge_quality
-from iclmem.chapters.ch06_llm_kshot.summary import summary_markdown
+from iclmem.chapters.ch06_llm_kshot.summary_text import summary_markdown
 from iclmem.chapters.ch06_llm_kshot.tables import (
     claim_results_table,
     correlation_intervals,

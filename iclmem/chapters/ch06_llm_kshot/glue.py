@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from iclmem.chapters.ch06_llm_kshot.quality import kappa_reading
+from iclmem.chapters.ch06_llm_kshot.judge_quality import kappa_reading
 from iclmem.chapters.ch06_llm_kshot.rules import (
     CONFIDENCE,
     EQUIVALENCE_MARGIN,

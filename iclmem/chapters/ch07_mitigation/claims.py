@@ -2,7 +2,7 @@
 
 * **M1** (:func:`m1_record`): DP-SGD at epsilon <= 4 removes the vanilla-attack signal, read on the **attack
   series** (the book's positive control of notebook 04: label condition ``all``, a 64-row context, Q = 50) as an
-  equivalence test (:mod:`iclmem.chapters.ch07_mitigation.equivalence`), with its membership null
+  equivalence test (:mod:`iclmem.chapters.ch07_mitigation.equivalence_test`), with its membership null
   (:func:`m1_null_rate`);
 * **M2** (:func:`m2_record`): DP-SGD at the largest epsilon <= 4 costs at most the utility budget of held-out
   accuracy against M_ref and against epsilon = inf (:func:`cost_verdict`), read on the **utility series** (label
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from iclmem.chapters.ch07_mitigation.dp_bounds import dp_auc_bound
-from iclmem.chapters.ch07_mitigation.equivalence import (
+from iclmem.chapters.ch07_mitigation.equivalence_test import (
     auc_bounds_under_permutation,
     equivalence_power,
     observed_bounds,

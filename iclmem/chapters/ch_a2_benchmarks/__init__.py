@@ -1,4 +1,4 @@
-"""Notebook A2, the speed benchmarks of ``benchmarks/`` (no paper section).
+"""Appendix A2 (notebook A2, no paper section): the speed benchmarks of ``benchmarks/``.
 
 ``results`` (reading the result files), ``tables`` (one table per benchmark), ``figures`` (roofline, decoding).
 """

@@ -1,4 +1,4 @@
-"""The scorecard page's layout (iclmem.chapters.ch00_scorecard.scorecard) and the anchors its links go to
+"""The scorecard page's layout (iclmem.chapters.ch00_scorecard) and the anchors its links go to
 (claims.claim_anchors)."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ matplotlib.use("Agg")
 import nbformat  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from iclmem.chapters.ch00_scorecard.scorecard import compact_html, counts_html, plot_points, point_frame, verdict_badge  # noqa: E402
+from iclmem.chapters.ch00_scorecard.figures import plot_points, point_frame  # noqa: E402
+from iclmem.chapters.ch00_scorecard.tables import compact_html, counts_html, verdict_badge  # noqa: E402
 from iclmem.report.glue import GLUE_PREFIX, claim_anchors
 from iclmem.report.records import VERDICTS
 

@@ -11,7 +11,7 @@ import torch
 from iclmem.chapters.ch04_calibration.claims import instrument_claims, p3_record
 from iclmem.chapters.ch04_calibration.instrument_cells import rule_selection_null, rule_setting
 from iclmem.chapters.ch04_calibration.instrument_checks import context_ladder, ladder_drop, own_context_sanity
-from iclmem.chapters.ch04_calibration.label_control import member_only_control
+from iclmem.chapters.ch04_calibration.member_control import member_only_control
 from iclmem.chapters.ch04_calibration.probe_settings import ProbeSettings
 from iclmem.chapters.ch04_calibration.table_curves import (
     curve_settings,

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from iclmem.chapters.ch06_llm_kshot import paper as llm_kshot
-from iclmem.chapters.ch06_llm_kshot.context import ContextSummary, context_summary
+from iclmem.chapters.ch06_llm_kshot.context_summary import ContextSummary, context_summary
 from iclmem.chapters.ch06_llm_kshot.glue import (
     GROUND_TRUTH_NAMES,
     claims_glue,
@@ -17,8 +17,8 @@ from iclmem.chapters.ch06_llm_kshot.glue import (
     judge_glue,
     run_glue,
 )
+from iclmem.chapters.ch06_llm_kshot.judge_quality import judges_text
 from iclmem.chapters.ch06_llm_kshot.paper import TABLE2, TABLE3
-from iclmem.chapters.ch06_llm_kshot.quality import judges_text
 from iclmem.chapters.ch06_llm_kshot.rules import N_BOOT, NULL_BOOT
 from iclmem.chapters.ch06_llm_kshot.tables import (
     correlation_tables,

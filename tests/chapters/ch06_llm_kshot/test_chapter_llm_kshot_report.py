@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.chapters.ch06_llm_kshot.context import ContextSummary
-from iclmem.chapters.ch06_llm_kshot.quality import offline_judge_quality
-from iclmem.chapters.ch06_llm_kshot.summary import summary_markdown
+from iclmem.chapters.ch06_llm_kshot.context_summary import ContextSummary
+from iclmem.chapters.ch06_llm_kshot.judge_quality import offline_judge_quality
+from iclmem.chapters.ch06_llm_kshot.summary_text import summary_markdown
 from iclmem.chapters.ch06_llm_kshot.tables import ground_truth_gaps
 from iclmem.llm.judges import load_labelled_pairs
 from iclmem.report.records import ClaimResult

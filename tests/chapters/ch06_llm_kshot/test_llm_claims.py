@@ -22,8 +22,8 @@ from iclmem.chapters.ch06_llm_kshot.claims import (
     claim_d8,
     claim_d9,
 )
+from iclmem.chapters.ch06_llm_kshot.judge_quality import kappa_reading
 from iclmem.chapters.ch06_llm_kshot.matrices import Focus, memorization_matrix
-from iclmem.chapters.ch06_llm_kshot.quality import kappa_reading
 from iclmem.chapters.ch06_llm_kshot.rules import (
     NULL_BOOT,
     Interval,

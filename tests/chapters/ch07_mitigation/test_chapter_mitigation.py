@@ -28,7 +28,7 @@ from iclmem.chapters.ch07_mitigation import (
     removal_threshold,
     run_label,
 )
-from iclmem.chapters.ch07_mitigation.equivalence import (
+from iclmem.chapters.ch07_mitigation.equivalence_test import (
     equivalence_power,
     observed_bounds,
     paired_auc_difference,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from iclmem.chapters.ch06_llm_kshot.context import ContextSummary
-from iclmem.chapters.ch06_llm_kshot.quality import JudgeQuality, kappa_reading
+from iclmem.chapters.ch06_llm_kshot.context_summary import ContextSummary
+from iclmem.chapters.ch06_llm_kshot.judge_quality import JudgeQuality, kappa_reading
 from iclmem.chapters.ch06_llm_kshot.tables import (
     verdict_counts_text,
 )

@@ -1,18 +1,16 @@
-"""Both papers, claims C1-C16 and D1-D9: the scorecard page (notebook 00), verdict badges, a compact table, a figure.
+"""Notebook 00, the scorecard (both papers, claims C1-C16 and D1-D9; P1-P3, M1, M2): the page's badges and tables.
 
 What the page shows is read from :func:`iclmem.report.glue.scorecard_table`; this module only
 lays it out: :func:`verdict_badge` (one coloured badge per verdict word), :func:`counts_html` (the
 sentence the page opens on), :func:`compact_html` (claim, statement, paper, this build, verdict;
-the reason, the null and the link in a ``<details>`` below this build's value) and :func:`plot_points` (the paper's
-value beside this build's with its interval, for the claims that record numeric points).
+the reason, the null and the link in a ``<details>`` below this build's value) and :func:`split_beyond` (the rows
+of the papers apart from those beyond them). The figure is :mod:`iclmem.chapters.ch00_scorecard.figures`.
 """
 
 from __future__ import annotations
 
 import html
-import math
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from iclmem.report.glue import MISSING, verdict_counts
@@ -104,45 +102,10 @@ def split_beyond(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return table[~beyond], table[beyond]
 
 
-def point_frame(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per numeric point of the scorecard's records: claim, label, paper, build, lo, hi, verdict."""
-    rows = [
-        {"claim": row.claim, "verdict": row.verdict, **point}
-        for row in table.itertuples()
-        if isinstance(row.points, list)
-        for point in row.points
-    ]
-    return pd.DataFrame(rows, columns=["claim", "verdict", "label", "paper", "build", "lo", "hi"])
-
-
-def plot_points(table: pd.DataFrame) -> plt.Figure:
-    """Per numeric point (a share or an AUC, on one 0-1 axis): the paper's value (x) and this build's (dot) with its
-    interval."""
-    points = point_frame(table)
-    fig, ax = plt.subplots(figsize=(7.5, 0.45 + 0.28 * max(len(points), 1)))
-    for i, p in enumerate(points.itertuples()):
-        colour = BADGE_COLOURS.get(p.verdict, ("#000000", ""))[0]
-        if not (math.isnan(p.lo) or math.isnan(p.hi)):
-            ax.plot([p.lo, p.hi], [i, i], color=colour, lw=2, alpha=0.6)
-        ax.plot(p.build, i, "o", color=colour, ms=6, label="this build (95% interval)" if i == 0 else None)
-        ax.plot(p.paper, i, "x", color="k", ms=7, mew=2, label="paper" if i == 0 else None)
-    ax.set_yticks(range(len(points)), [f"{p.claim} {p.label}" for p in points.itertuples()], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("share of configurations or tables (AUC for C2)")
-    ax.grid(axis="x", alpha=0.3)
-    if len(points):
-        ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    return fig
-
-
 __all__ = [
     "BADGE_COLOURS",
     "compact_html",
     "counts_html",
-    "plot_points",
-    "point_frame",
     "split_beyond",
     "verdict_badge",
 ]
