@@ -15,8 +15,9 @@ The closure of a module holds
 * the non-Python resources that sit beside the modules of the closure (``recipes.yaml`` beside
   ``iclmem/data/*.py``): a package reads them at run time.
 
-The chapter modules (``iclmem.chapters``) present results and must never be part of an engine
-artifact's closure; :func:`import_closure` refuses a closure that reaches them.
+The chapter packages (``iclmem.chapters``), the report vocabulary (``iclmem.report``) and the book machinery
+(``iclmem.book``) present results and must never be part of an engine artifact's closure; :func:`import_closure`
+refuses a closure that reaches them.
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ PACKAGE_ROOT = Path(__file__).parent
 #: file types read at run time that key an artifact like code does (data files beside the modules)
 RESOURCE_SUFFIXES: tuple[str, ...] = (".yaml", ".yml", ".json", ".jsonl", ".csv", ".txt")
 #: packages that present results; an engine artifact never depends on them
-PRESENTATION_PACKAGES: tuple[str, ...] = (f"{PACKAGE}.chapters",)
+PRESENTATION_PACKAGES: tuple[str, ...] = (f"{PACKAGE}.chapters", f"{PACKAGE}.report", f"{PACKAGE}.book")
 
 
 class ImportGraphError(RuntimeError):
-    """A module that cannot be found in the package, or an engine closure that reaches the chapters."""
+    """A module that cannot be found in the package, or an engine closure that reaches the chapters, the report or
+    the book machinery."""
 
 
 def module_file(module: str, root: Path = PACKAGE_ROOT) -> Path | None:
@@ -124,14 +126,17 @@ def import_closure(module: str, root: Path | str = PACKAGE_ROOT) -> list[Path]:
 
     ``root`` is the package folder (a copy of it in tests). The files are sorted; resources are the
     files with :data:`RESOURCE_SUFFIXES` directly beside a module of the closure.
-    Raises :class:`ImportGraphError` if the closure reaches a presentation package (``iclmem.chapters``).
+    Raises :class:`ImportGraphError` if the closure reaches a presentation package (``iclmem.chapters``,
+    ``iclmem.report``, ``iclmem.book``).
     """
     root = Path(root).resolve()
     modules = _closure(module, root)
-    leaked = [m for m in modules if m.startswith(PRESENTATION_PACKAGES)]
+    leaked = [
+        m for m in modules if m in PRESENTATION_PACKAGES or m.startswith(tuple(p + "." for p in PRESENTATION_PACKAGES))
+    ]
     if leaked:
         raise ImportGraphError(
-            f"{module} imports the chapter modules {leaked}: the engine must not depend on how "
+            f"{module} imports the chapter, report or book modules {leaked}: the engine must not depend on how "
             "results are presented. Move the needed code into the engine."
         )
     files = {module_file(m, root) for m in modules}

@@ -174,7 +174,7 @@ _INV, _MEM = Outcome.INVERSION.value, Outcome.MEMORIZATION.value
 PRINTED_CUT = 0.5508
 #: The readings of the outcome rule notebook 04 shows side by side (``outcome_rule`` parameter).
 #: ``printed``'s order and cut are those that best reproduce the paper's own printed labels of
-#: Tab. 10 / 11 (:func:`iclmem.chapters.outcome_readings.fit_printed_reading` finds them from the 34
+#: Tab. 10 / 11 (:func:`iclmem.chapters.ch04_calibration.outcome_readings.fit_printed_reading` finds them from the 34
 #: transcribed non-collapsed rows; a test checks that the search still returns these constants).
 OUTCOME_READINGS: dict[str, OutcomeReading] = {
     "text": OutcomeReading(

@@ -1,10 +1,10 @@
 """The ranges of the notebooks' shared parameter vocabulary: what a value may be beyond its type.
 
-A parameters cell gives each value's type (its default's, :mod:`iclmem.notebook`); this module
+A parameters cell gives each value's type (its default's, :mod:`iclmem.book.execute`); this module
 gives the range of the names the chapters share (``epochs >= 1``, ``learning_rates`` a non-empty
 list of positive numbers, ``task`` one of three words, ...). The same rules are read by ``iclmem
 run`` before a notebook starts and by the check cell each notebook runs after its parameters
-(:mod:`iclmem.notebook_check`), so papermill, Jupyter's "run all" and ``iclmem run`` answer a
+(:mod:`iclmem.book.parameter_check`), so papermill, Jupyter's "run all" and ``iclmem run`` answer a
 value out of range with the same line. A name not listed here is checked for its type only.
 """
 

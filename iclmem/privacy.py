@@ -24,7 +24,7 @@ One DP step on a task of context C' and Q member queries:
    (no second backward: the gradients are at hand), plus Gaussian noise of standard deviation
    ``sigma C / Q`` on every coordinate, seeded per step (a resumed run draws the same noise). Without
    clipping (``max_grad_norm=None``) no per-member gradient is needed: the step runs the plain backward,
-   and with ``sigma = 0`` it is the plain step bit for bit (``tests/test_privacy.py``).
+   and with ``sigma = 0`` it is the plain step bit for bit (``tests/engine/test_privacy.py``).
 
 Every member is in every step (the single-task schedule, Sec. 4.1), so the sampling rate is 1 and
 the accountant composes ``epochs`` Gaussian mechanisms; epsilon comes from Opacus' accountants

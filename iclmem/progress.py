@@ -7,7 +7,7 @@ drawn together as **one line**, outermost first::
     [02_controlled_finetuning] fine-tuning runs 5/32 > wine_pl lr=0.1 Q=512 37/100 · 12:03, about 40:10 left
 
 The line goes to the process's real standard error (``sys.__stderr__``). In a notebook kernel
-started by ``iclmem run`` / ``iclmem book`` (:func:`iclmem.notebook.execute` turns the kernel's
+started by ``iclmem run`` / ``iclmem book`` (:func:`iclmem.book.execute.execute` turns the kernel's
 capture of file-descriptor output off) that is the terminal the command runs in, so the line is
 seen while the notebook runs and never stored in the executed notebook; the command names the
 notebook in ``$ICLMEM_PROGRESS_LABEL`` (the ``[...]`` prefix).
@@ -16,7 +16,7 @@ On a terminal the line is redrawn in place (at most every :data:`TTY_INTERVAL_S`
 file or pipe (``nohup make book > log``) it becomes a plain line every :data:`LOG_INTERVAL_S`, so
 a log shows progress without thousands of carriage returns. ``ICLMEM_PROGRESS=0`` silences every
 bar (``--no-progress``); ``ICLMEM_PROGRESS_LINES=1`` writes plain lines on a terminal too (set by
-``iclmem book --jobs`` while lanes share the terminal, :mod:`iclmem.book_lanes`).
+``iclmem book --jobs`` while lanes share the terminal, :mod:`iclmem.book.lanes`).
 """
 
 from __future__ import annotations

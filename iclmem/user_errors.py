@@ -4,7 +4,7 @@ Raised in a notebook's cell (a table without its target column, a query size the
 hold, ...), a traceback through the engine buries the one line that matters. IPython shows the
 lines of an exception's ``_render_traceback_`` instead of a traceback, so a :class:`UserError`
 reads as ``TargetError: <problem>; <fix>`` in Jupyter, in papermill's executed notebook and in
-``iclmem run`` (which reports it with exit status 2, :func:`iclmem.notebook.execute`).
+``iclmem run`` (which reports it with exit status 2, :func:`iclmem.book.execute.execute`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ chat interface), :mod:`~iclmem.llm.backends` (in-process and OpenAI-compatible),
 (human review of borderline labels, claim D9), :mod:`~iclmem.llm.finetune` (controlled ground truth),
 :mod:`~iclmem.llm.replication` (runs and tables), :mod:`~iclmem.llm.server` (a loopback
 ``transformers serve``), :mod:`~iclmem.llm.protocol` (the paper's protocol: its k regimes).
-The paper's reference values, its claims D1-D9 and the figures are the chapter's, in :mod:`iclmem.chapters.llm_kshot`.
+The paper's reference values, its claims D1-D9 and the figures are the chapter's, in
+:mod:`iclmem.chapters.ch06_llm_kshot`.
 
 Heavy dependencies (``torch``, ``transformers``, ``openai``) are imported inside the functions that use them.
 """

@@ -25,7 +25,7 @@ listed slots, so a row that has ended costs nothing and its slot takes the next 
 :func:`continuous_greedy` is the scheduler: greedy tokens, stop tokens and stop strings, and a row
 handed over as soon as it ends. A row's tokens depend on its own prompt only; which rows share its
 forward changes the order of floating-point sums (last digits), not the computation.
-``tests/test_llm_decoding.py`` checks logits against the model's own forward and continuous batches
+``tests/llm/test_llm_decoding.py`` checks logits against the model's own forward and continuous batches
 against one prompt at a time; ``benchmarks/llm_decoding.py`` measures the batch sizes and llama.cpp.
 """
 

@@ -125,7 +125,7 @@ class Thresholds:
     semantic: float
 
 
-# Fitted by fit_thresholds(load_labelled_pairs()) on all 144 pairs -- tests/test_llm_judges.py refits and compares.
+# Fitted by fit_thresholds(load_labelled_pairs()) on all 144 pairs -- tests/llm/test_llm_judges.py refits and compares.
 # (Until the pairs grew from 84, 55 of them table rows, to 144 over five kinds of text: 0.55 and 0.8.)
 SHIPPED_THRESHOLDS = Thresholds(rouge_l=0.45, semantic=0.85)
 

@@ -2,7 +2,7 @@
 
 Protocol, not results: the k-shot regimes of Sec. 3.5 (zero-, few- and many-shot), by which the
 engine groups its rates. The paper's reference values (Tab. 1-3, the memorization levels of
-Sec. 5) are in :mod:`iclmem.chapters.llm_kshot`.
+Sec. 5) are in :mod:`iclmem.chapters.ch06_llm_kshot`.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ For large attentions (the 768 x 256 row attention of a fine-tuning step) the fla
 faster and is kept.
 
 :func:`attention` picks the kernel by size; both compute ``softmax(q k^T / sqrt(d) + mask) v``
-and agree to float32 rounding (``tests/test_attention.py``).
+and agree to float32 rounding (``tests/ltm/test_attention.py``).
 """
 
 from __future__ import annotations

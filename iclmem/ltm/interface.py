@@ -193,6 +193,6 @@ class LTM(Protocol):
 
         Fine-tuning and the probe refuse a table with more classes before any compute
         (:func:`iclmem.finetune.prepare_run_data`, :func:`iclmem.probe.run.run_queries`,
-        :func:`iclmem.chapters.tables.fitting_query_sizes`), naming this limit.
+        :func:`iclmem.book.table_parameters.fitting_query_sizes`), naming this limit.
         """
         ...

@@ -139,7 +139,7 @@ class _Block(nn.Module):
         so that layer needs its feature attention's query at the target cell alone (keys and values
         still from every cell of the row), and its row attention and feed-forward on the target
         column alone: 1 of C columns. The result equals ``forward(...)[:, :, -1]`` up to float32
-        rounding, forward and backward (``tests/test_ltm.py``); the saving per fine-tuning step is
+        rounding, forward and backward (``tests/ltm/test_ltm.py``); the saving per fine-tuning step is
         measured by ``benchmarks/finetune_speed.py``.
         """
         b, r, c, d = x.shape

@@ -38,7 +38,7 @@ over more (or reordered) terms, which changes the last bits. Measured on the shi
 (``spotify``: 2 classes, 30 queries; ``wine_pl``: regression, 10 candidates; scored one context at a
 time and in padded batches), manipulations of one class gave probabilities at most ``1.0e-6`` apart
 (``wine_pl``: ``4.6e-7``; the positional shuffles alone were bit-exact when scored one at a time,
-duplication moved the last bits). ``tests/test_probe_equivalence.py`` asserts ``atol = 5e-6`` on
+duplication moved the last bits). ``tests/probe/test_probe_equivalence.py`` asserts ``atol = 5e-6`` on
 probabilities and ``1e-4`` on losses. The converse does not hold: distinct classes are different
 inputs but can predict alike (e.g. feature reduction and ``distractor_2`` came within ``7e-5`` for one
 ``spotify`` query), so the class count is the number of distinct inputs, not of distinct scores.

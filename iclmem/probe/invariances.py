@@ -7,7 +7,7 @@ scores each *distinct* context once: :func:`task_key` is the canonical form of a
 multiplicities divided by their gcd, the queries, the task and its target statistics), and
 :func:`distinct_tasks` groups many tasks by it. The scores of a group's first task are reused for
 the others; in exact arithmetic they are equal, in float32 they differ by rounding only
-(``tests/test_probe_distinct.py`` compares them with scoring every context, all 48 manipulations).
+(``tests/probe/test_probe_distinct.py`` compares them with scoring every context, all 48 manipulations).
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def auc_lower_bounds(
     permutations. A permutation's resampled AUC is ``w^T H v / (n_m n_n)`` with ``H`` its member-by-non-member win
     matrix (1 won, 0.5 tied): one ``(n_boot, n_m) @ (n_m, n_n)`` product per permutation instead of a histogram per
     resample. Every sum is of integers and halves, exact in float64, so the AUCs, and their quantiles, equal the
-    reference's (``tests/test_probe_null.py``).
+    reference's (``tests/probe/test_probe_null.py``).
     """
     s = np.asarray(score, dtype=np.float64).ravel()
     lab = np.asarray(labels, dtype=bool)
