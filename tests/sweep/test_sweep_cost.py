@@ -72,6 +72,15 @@ def test_grid_options_rank_the_steps_to_the_paper(unit_file):
     assert list(own.columns) == ["note"] and "mine" in own["note"][0]
 
 
+def test_grid_options_read_the_shipped_unit_costs_by_default():
+    """The default ``unit_costs`` (a path relative to the repository) is found wherever the chapter module sits."""
+    table = grid_options(["spotify", "wine_pl"], learning_rates=[0.1, 0.01], query_sizes=[50, 512],
+                         label_conditions=["none", "members"], epochs=100, probe_epochs=[0, 1, 10, 100],
+                         max_queries=50)  # fmt: skip
+    assert "note" not in table.columns, table.get("note")
+    assert table.set_index("option")["fine-tuning + probing (x today)"].iloc[0] == pytest.approx(1.0)
+
+
 def test_powered_preset_is_the_last_option():
     """grids/book_powered.yaml is what notebook 04's last option projects: 4 tables x 4 rates x 2 Q x N/M/All."""
     from pathlib import Path

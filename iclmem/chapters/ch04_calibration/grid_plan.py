@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+import iclmem
 from iclmem.chapters.ch04_calibration.paper import PAPER_CONDITIONS, PAPER_PROBE_EPOCHS
 from iclmem.stats import min_detectable_auc
 from iclmem.sweep.cost import CostError, UnitCost, grid_cost, load_unit_costs, probed_per_pool
@@ -66,7 +67,7 @@ def grid_options(
     }
     path = Path(unit_costs)
     if not path.is_absolute():
-        path = Path(__file__).resolve().parents[2] / path
+        path = Path(iclmem.__file__).resolve().parents[1] / path  # the repository (iclmem's parent folder)
     try:
         return _option_rows(load_unit_costs(path), grid)
     except CostError as e:
