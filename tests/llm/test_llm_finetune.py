@@ -19,7 +19,7 @@ def base() -> InProcessBackend:
 
 
 @pytest.mark.slow
-def test_finetuning_raises_member_completion_rates(base, monkeypatch, tmp_path):
+def test_finetuning_moves_member_completions_toward_their_references(base, monkeypatch, tmp_path):
     exp = build_experiment(
         ReplicationConfig(
             n_instances=8,
