@@ -96,3 +96,33 @@ def test_a_training_step_gives_the_same_loss_and_gradients_with_either_kernel(mo
     (loss_small, grad_small), (loss_fused, grad_fused) = results
     assert torch.allclose(loss_small, loss_fused, atol=1e-6)
     assert torch.allclose(grad_small, grad_fused, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("keys", [1, 2, 10, 15, 16, 19])
+def test_the_softmax_below_one_vector_register_equals_torchs(keys):
+    """softmax_last (written out below VECTOR_KEYS keys, torch's kernel from there) and its backward equal torch's,
+    with -inf entries (masked keys), with and without autograd tracking."""
+    g = torch.Generator().manual_seed(keys)
+    scores = torch.randn(64, 7, keys, generator=g) * 4
+    if keys > 1:
+        scores[::3, :, -1] = float("-inf")  # a masked key
+    expected = torch.softmax(scores, dim=-1)
+    assert torch.allclose(attention_module.softmax_last(scores.clone()), expected, atol=1e-6)  # in place, no grad
+    tracked = scores.clone().requires_grad_()
+    p = attention_module.softmax_last(tracked)  # out of place: autograd differentiates it (privacy.plain_attention)
+    grad = torch.randn(p.shape, generator=g)
+    (ours,) = torch.autograd.grad(p, tracked, grad)
+    (theirs,) = torch.autograd.grad(torch.softmax(tracked, -1), tracked, grad)
+    assert torch.allclose(p, expected, atol=1e-6)
+    assert torch.allclose(ours, theirs, atol=1e-5)
+    assert torch.allclose(attention_module.softmax_last_backward(grad, expected), theirs, atol=1e-5)
+
+
+def test_the_written_out_softmax_is_what_small_contexts_take(monkeypatch):
+    """Below VECTOR_KEYS keys torch.softmax is not called; at VECTOR_KEYS and above it is."""
+    calls = []
+    real = torch.softmax
+    monkeypatch.setattr(torch, "softmax", lambda *a, **k: calls.append(a[0].shape[-1]) or real(*a, **k))
+    attention_module.softmax_last(torch.randn(3, 4, 10))
+    attention_module.softmax_last(torch.randn(3, 4, 16))
+    assert calls == [16]

@@ -16,6 +16,7 @@ from iclmem.chapters.ch_a2_benchmarks.tables import (
     roofline_speedups,
     roofline_table,
     settings,
+    softmax_keys_table,
 )
 
 __all__ = [
@@ -34,4 +35,5 @@ __all__ = [
     "roofline_speedups",
     "roofline_table",
     "settings",
+    "softmax_keys_table",
 ]

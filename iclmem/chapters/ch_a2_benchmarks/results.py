@@ -25,6 +25,7 @@ SECTIONED = (
     "llm_decoding",
     "kill_random",
     "kernel_ceiling",
+    "softmax_keys",
 )
 
 

@@ -192,3 +192,20 @@ def kernel_ceiling_tables(result: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
         for g, s in b["seconds_per_task"].items()
     ]
     return pd.DataFrame(rows), pd.DataFrame(batched)
+
+
+def softmax_keys_table(result: dict) -> pd.DataFrame:
+    """One row per measurement of ``benchmarks/softmax_keys.py``: torch's softmax at every key count (before) against
+    the written-out one below 16 keys (after), median seconds of interleaved pairs and their ratio; probing rows carry
+    the largest score difference between the two paths."""
+    rows = []
+    for keys, by_pass in result["kernel"].items():
+        for which, r in by_pass.items():
+            rows.append({"stage": "small attention", "shape": f"{keys} keys, {which.replace('_', ' + ')}", **r})
+    for table, r in result["probing"].items():
+        rows.append({"stage": "probing (M_ref + epoch 1, Q = 512)", "shape": f"{table}, {r['probes']} probes", **r})
+    for table, r in result["finetuning"].items():
+        shape = f"{table}, {r['features']} features"
+        rows.append({"stage": "fine-tuning (3 steps, 256 + 50 rows)", "shape": shape, **r})
+    columns = ["stage", "shape", "before_s", "after_s", "speedup", "max_abs_score_difference"]
+    return pd.DataFrame(rows).reindex(columns=columns)

@@ -132,3 +132,30 @@ def test_kernel_ceiling_tables_rate_each_kernel_against_the_peak():
     assert by_kernel.loc["linear", "kernel fraction of peak"] == 0.5
     assert by_kernel.loc["feature attention (bmm)", "GFLOP per step"] == 0.0  # counted under no kind of its own
     assert list(batched["tasks per forward (G)"]) == [1, 2] and batched["speed-up vs G = 1"].iloc[1] == 1.25
+
+
+def test_the_softmax_benchmark_has_one_row_per_measurement_with_its_ratio(tmp_path):
+    from iclmem.chapters.ch_a2_benchmarks import softmax_keys_table
+
+    pair = {"before_s": 2.0, "after_s": 1.0, "speedup": 2.0}
+    _write(
+        tmp_path,
+        "softmax_keys",
+        {
+            "vector_keys": 16,
+            "kernel": {"10": {"forward": pair, "forward_backward": pair}},
+            "probing": {"wine_pl": {**pair, "probes": 96, "max_abs_score_difference": 1e-6}},
+            "finetuning": {"spotify": {**pair, "features": 18}},
+        },
+    )
+    results = read_results(tmp_path)
+    assert "softmax_keys" not in other_results(results)  # it has a section of its own
+    table = softmax_keys_table(results["softmax_keys"])
+    assert table.shape == (4, 6)
+    assert table["shape"].tolist() == [
+        "10 keys, forward",
+        "10 keys, forward + backward",
+        "wine_pl, 96 probes",
+        "spotify, 18 features",
+    ]
+    assert table.max_abs_score_difference.notna().tolist() == [False, False, True, False]
