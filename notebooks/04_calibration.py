@@ -54,7 +54,7 @@ seed: int = 0
 model: str = "reference"  # the LTM: reference (shipped) | tabicl:PATH | tabpfn:PATH (a local checkpoint; see "Audit your own model")
 probe_epochs: list = [0, 1, 10, 100]
 n_candidates: int = 10
-max_queries: int = 50
+max_queries = None  # members and non-members probed per run: None probes all (Q + Q); a number caps each pool
 n_boot: int = 200
 margin_rule: str = "delta_tpr"  # App. A.4's calibrated margin: delta_tpr | tpr_over_fpr | calibrated_tpr
 outcome_rule: str = "bound"  # the reading of Tab. 3 the claims use: text | printed | bound (all three are shown)
@@ -190,17 +190,19 @@ shares_null
 counts = list(zip(summary.n_members.astype(int), summary.n_non_members.astype(int), strict=True))
 power = power_table(counts)
 glue_text("power_bound", f"{power.iloc[:, 3].max():.2f}")
-glue_text("power_200", f"{power_table([(200, 200)]).iloc[0, 3]:.2f}")  # what 200 + 200 probed queries would buy
+glue_text("power_full", f"{power.iloc[:, 3].min():.2f}")  # at the largest pools (Q = 512: 512 + 512)
+glue_text("power_50", f"{power_table([(50, 50)]).iloc[0, 3]:.2f}")  # what the book's 50 + 50 cap at Q = 512 allowed
 power
 
 # %% [markdown]
-# At the book's `max_queries` a configuration needs an AUC of about {glue:text}`power_bound` to be
-# found reliably under the bound reading: the paper's peaks would mostly go unseen. Probing 200 +
-# 200 queries would bring that to {glue:text}`power_200`, for the $Q=512$ runs only
-# (the $Q=50$ runs have 50 members), at four times their probing cost: chapter 3's probing took
-# 5.5 minutes of a fresh build (CHANGELOG), half of it for $Q=512$, so about 8 minutes more,
-# beyond the book's build budget. The book keeps 50 + 50 and reads a non-detection accordingly:
-# as absence of a *large* signal only. Run `-p max_queries 200` to buy the power.
+# The book probes every member and as many non-members (`max_queries` = None): the $Q=512$ runs
+# on 512 + 512 queries, the $Q=50$ runs on their 50 + 50. A configuration needs an AUC of about
+# {glue:text}`power_bound` to be found reliably under the bound reading at the smallest pools
+# ($Q=50$, where the paper's smaller peaks would mostly go unseen), and {glue:text}`power_full`
+# at $Q=512$. Until this change the book capped both pools at 50 at $Q=512$ too
+# ({glue:text}`power_50` there). Probing all of them costs about ten times the $Q=512$ runs'
+# probing (appendix A2 times one probing epoch of each table); a number, e.g.
+# `-p max_queries 50`, caps each pool again, for a faster build with less power.
 #
 # ## What it would take: a power plan per claim
 #
@@ -242,11 +244,12 @@ grid_options(list(tables), learning_rates, query_sizes, label_conditions, epochs
 #
 # The text does not define $\Delta\mathrm{TPR}$. We simulate each reading it allows under the null
 # hypothesis (members and non-members exchangeable, both models' scores sharing a per-query
-# difficulty, `iclmem.outcomes.null_margin_rates`) at this chapter's query counts. A rule that fires
+# difficulty, `iclmem.outcomes.null_margin_rates`) at this chapter's smallest probed pools (where
+# chance raw signals are most frequent). A rule that fires
 # in most null runs cannot show 95% of raw signals vanishing.
 
 # %%
-null_rates = null_margin_rates(max_queries, max_queries, n_sim=1000, seed=seed)
+null_rates = null_margin_rates(int(summary.n_members.min()), int(summary.n_non_members.min()), n_sim=1000, seed=seed)
 glue_text("null_old_rule", f"{null_rates.set_index('rule').loc['calibrated_tpr', 'fires_given_raw']:.0%}")
 glue_text("null_chosen_rule", f"{null_rates.set_index('rule').loc[margin_rule, 'fires_given_raw']:.0%}")
 glue_text("margin_rule_text", MARGIN_RULES[margin_rule])
@@ -636,5 +639,5 @@ claims_table(claims)
 # the three readings of Tab. 3 it is the one whose detectable share stays near the few percent a
 # 95% interval allows when membership is permuted, while the text's and the printed reading call
 # a large share of chance configurations "detectable" (section "Three readings"). Rerun with
-# `-p outcome_rule text` for the paper's own rule. `max_queries` members and non-members are
-# probed per run (all of them at $Q = 50$), because each probe is 48 forward passes on this CPU.
+# `-p outcome_rule text` for the paper's own rule. Every member and as many non-members are
+# probed per run (`max_queries` = None; a number caps each pool for a faster build).
