@@ -235,6 +235,7 @@ from iclmem.chapters.ch04_calibration import grid_options
 
 grid_options(list(tables), learning_rates, query_sizes, label_conditions, epochs, probe_epochs, max_queries).round(2)
 
+# %% [markdown]
 # ## Raw signals that calibration removes (App. A.4)
 #
 # Among the non-collapsed configurations (run $\times$ probing epoch $> 0$): how many show an
@@ -325,6 +326,7 @@ check.verdict.value_counts().rename("configurations").to_frame()
 contrast = shuffled_contrast(summary, seed=seed)
 contrast
 
+# %% [markdown]
 # ## Detectable memorization (cf. Tab. 1 and Tab. 8)
 #
 # The strongest configuration per dataset and $Q$ among those classified as detectable

@@ -121,6 +121,7 @@ if "softmax_keys" in results:
     display(settings({k: v for k, v in results["softmax_keys"].items() if k in ("machine", "vector_keys")}))
     display(softmax_keys_table(results["softmax_keys"]).round(4))
 
+# %% [markdown]
 # ## The ceiling of the model's shapes, and what batching runs buys (`benchmarks/kernel_ceiling.py`)
 #
 # We time each kernel kind of a fine-tuning step alone at the step's own shapes (the q/k/v

@@ -32,6 +32,7 @@ from ..data.randomize import randomize_labels
 from ..finetune import FinetuneRun, RunData, prepare_run_data
 from ..ltm import ReferenceLTM
 from ..store import artifact_dir, code_version, content_key
+from ..workers import in_workers, worker_count
 from .contexts import ProbeError
 from .manipulations import resolve_manipulations
 from .run import _cached, run_queries
@@ -143,23 +144,27 @@ def control_grid(
     n_candidates: int = 10,
     seed: int = 0,
     max_queries: int | None = None,
+    *,
+    workers: int | None = None,
+    progress: bool = True,
 ) -> dict[str, pd.DataFrame]:
-    """:func:`control_scores` of every run (per run key), each at the ``epochs`` its probe scores hold."""
+    """:func:`control_scores` of every run (per run key), each at the ``epochs`` its probe scores hold.
+
+    ``workers`` (default ``$ICLMEM_WORKERS``, else 1) scores the runs in that many processes
+    (:mod:`iclmem.workers`), as :func:`iclmem.grid.probe_grid` probes them: with every query probed the control is
+    half of the M runs' probing work, too much for one core while the other waits. The numbers are those of scoring
+    in this process, to float32 summation order.
+    """
     epochs = list(epochs)
-    out = {}
+    calls = []
     for run in runs:
         held = set(scores[run.key].epoch.unique())
-        out[run.key] = control_scores(
-            run,
-            tables[run.manifest.dataset],
-            scores[run.key],
-            [e for e in epochs if e in held],
-            reference,
-            n_candidates,
-            seed,
-            max_queries,
+        at = [e for e in epochs if e in held]
+        calls.append(
+            (run, tables[run.manifest.dataset], scores[run.key], at, reference, n_candidates, seed, max_queries)
         )
-    return out
+    done = in_workers(control_scores, calls, worker_count(workers), "member-only control", progress)
+    return {run.key: frame for run, frame in zip(runs, done, strict=True)}
 
 
 __all__ = ["CONTROL_STREAM", "control_grid", "control_labels", "control_scores", "run_probe_tasks"]

@@ -516,3 +516,15 @@ def test_no_notebook_code_cell_is_longer_than_the_limit():
             if len(code) > MAX_CELL_LINES:
                 long.append(f"notebooks/{nb.name}:{line}: a code cell of {len(code)} lines (limit {MAX_CELL_LINES})")
     assert not long, "\n".join(long)
+
+
+def test_no_markdown_heading_sits_in_a_code_cell():
+    """A ``# ## Heading`` line under ``# %%`` (its ``[markdown]`` marker lost) renders as a code comment: the section
+    disappears from the page and from its table of contents."""
+    stray = []
+    for nb in sorted(NOTEBOOKS.glob("*.py")):
+        for line, head, cell in _code_cells(nb.read_text()):
+            if "[markdown]" in head:
+                continue
+            stray += [f"notebooks/{nb.name}:{line}: {c}" for c in cell.splitlines() if re.match(r"# #+ \S", c)]
+    assert not stray, "a markdown heading inside a code cell: add '# %% [markdown]' above it\n" + "\n".join(stray)

@@ -105,3 +105,35 @@ def test_probing_in_two_workers_equals_probing_in_process_and_scores_m_ref_once_
         workers=2,
     )
     assert calls == [("_probe_reference", 2), ("probe_views", 6)]
+
+
+@pytest.mark.slow
+def test_the_member_only_control_in_two_workers_equals_the_control_in_process(tmp_path):
+    """P3's control (notebook 04) scores the M runs' non-members again: in workers, as the probe itself."""
+    from iclmem.probe.label_control import control_grid
+
+    tables, reference = _toy(tmp_path)
+    specs = expand_grid(["toy"], [1e-3, 1e-2], [10], ["members"], epochs=2, seed=0, context_size=16)
+    controls = {}
+    for where, n in (("here", 1), ("there", 2)):
+        runs = run_grid(specs, reference, tmp_path / where, progress=False, tables=tables, workers=1)
+        _, scores = probe_grid(
+            specs,
+            runs,
+            reference,
+            [0, 2],
+            max_queries=4,
+            n_boot=5,
+            results_dir=tmp_path / where,
+            progress=False,
+            tables=tables,
+            workers=1,
+        )
+        controls[where] = control_grid(runs, tables, scores, [2], reference, max_queries=4, workers=n, progress=False)
+        params = [p.read_text() for p in (tmp_path / where / "probe").glob("*/params.json")]
+        assert sum("second permutation" in p for p in params) == 2 * 2  # M_ref and epoch 2 of each run, in the store
+    here, there = controls["here"], controls["there"]
+    assert list(here) == list(there) == [r.key for r in runs]
+    for key in here:
+        assert (here[key].epoch == 2).any() and (~here[key].is_member.astype(bool)).any()
+        pd.testing.assert_frame_equal(here[key], there[key], check_exact=False, atol=1e-5)
