@@ -295,5 +295,9 @@ claims_table(claims).drop(columns="paper")
 #   range $-0.187$ to $+0.025$) with deletion to $-0.030$ (mean $|\Delta|$ 0.030, range $-0.137$ to
 #   $-0.004$) with masking; on the strongest cell (wine_pl, lr $10^{-2}$, epoch 100, baseline 0.931)
 #   from $-0.120$ to $-0.037$. The reduction still lowers the AUC there, so C12c's direction holds.
+#   When the book began to probe every query of the $Q=512$ runs (512 + 512 instead of a seeded
+#   50 + 50, CHANGELOG), feature reduction's noise interval moved from $[-0.053, +0.002]$ to
+#   $[-0.050, -0.007]$ in the default build, outside the margin, and C12c from inconclusive to
+#   differs.
 #
 # Section 4 turns these scores into outcomes.
