@@ -151,7 +151,7 @@ def _table_rows(ours: pd.DataFrame, null: Sequence[pd.DataFrame]) -> list[dict]:
     return rows
 
 
-def _auc_rows(n_m: int) -> list[dict]:
+def _auc_rows(pools: str) -> list[dict]:
     """C2 and P1 (Sec. 5, Tab. 1, Sec. 4.2): the probed queries one configuration's AUC needs."""
     rows = []
     for cid, auc, what in (
@@ -164,7 +164,7 @@ def _auc_rows(n_m: int) -> list[dict]:
             _row(
                 cid,
                 what + " above 0.5 (bound reading: 95% lower bound)",
-                f"{n_m} + {n_m} probed queries",
+                pools,
                 "0.5",
                 f"{auc:.3f}",
                 _size_text(n, "members and as many non-members"),
@@ -203,7 +203,7 @@ def _share_rows(ours: pd.DataFrame, null: Sequence[pd.DataFrame]) -> list[dict]:
     return rows
 
 
-def _other_rows(ours: pd.DataFrame, null: Sequence[pd.DataFrame], n_m: int) -> list[dict]:
+def _other_rows(ours: pd.DataFrame, null: Sequence[pd.DataFrame], pools: str) -> list[dict]:
     """C9 (Fig. 2), C8, C11 (App. A.4) and the claims of absence C13, M1."""
     n_tables = int(ours.dataset.nunique())
     p0_1 = _null_share(null, MEMORIZATION, 50)
@@ -240,13 +240,21 @@ def _other_rows(ours: pd.DataFrame, null: Sequence[pd.DataFrame], n_m: int) -> l
         _row(
             "C13, M1",
             f"a claim of absence: AUC(Delta S) below {ABSENCE_MARGIN:.2f} with 95% confidence (equivalence)",
-            f"{n_m} + {n_m} probed queries",
+            pools,
             "0.5 (no signal)",
             "signal removed",
             _size_text(n_abs, "members and as many non-members"),
             "yes: a non-detection at fewer queries is no evidence of absence",
         ),
     ]
+
+
+def _pools_text(ours: pd.DataFrame) -> str:
+    """The probed pools of the grid's runs, one per query size: "50 + 50 (Q=50), 512 + 512 (Q=512) probed queries"."""
+    if "n_members" not in ours or ours.empty:
+        return "no probed queries"
+    smallest = ours.groupby("query_size").n_members.min()  # a pool's members, and as many non-members
+    return ", ".join(f"{int(n)} + {int(n)} (Q={int(q)})" for q, n in smallest.items()) + " probed queries"
 
 
 def power_plan(summary: pd.DataFrame, null: Sequence[pd.DataFrame]) -> pd.DataFrame:
@@ -257,8 +265,8 @@ def power_plan(summary: pd.DataFrame, null: Sequence[pd.DataFrame]) -> pd.DataFr
     :func:`iclmem.probe.null.permutations` (the same reading). Membership-null rows read label conditions N and All.
     """
     ours = fine_tuned(membership_rows(summary))
-    n_m = int(np.median(ours.n_members)) if "n_members" in ours and len(ours) else 0
-    rows = [*_table_rows(ours, null), *_auc_rows(n_m), *_share_rows(ours, null), *_other_rows(ours, null, n_m)]
+    pools = _pools_text(ours)
+    rows = [*_table_rows(ours, null), *_auc_rows(pools), *_share_rows(ours, null), *_other_rows(ours, null, pools)]
     return pd.DataFrame(rows)
 
 

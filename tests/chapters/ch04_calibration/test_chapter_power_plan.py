@@ -65,8 +65,8 @@ def _summary(det_share: float, cond: str = "none") -> pd.DataFrame:
                             "tpr1_loss": 0.0,
                             "tpr10_entropy": 0.1,
                             "tpr1_entropy": 0.0,
-                            "n_members": 50,
-                            "n_non_members": 50,
+                            "n_members": min(q, 200),  # the Q=512 runs probed on a capped pool
+                            "n_non_members": min(q, 200),
                         }
                     )
     return pd.DataFrame(rows)
@@ -82,5 +82,7 @@ def test_the_plan_reads_the_null_and_names_a_size_for_each_claim():
     c1 = plan.loc["C1"].iloc[0]
     assert c1["under the null"] == "0% of tables hit" and c1["could more data decide it?"] == "yes, with more tables"
     assert plan.loc["C11"].iloc[0]["could more data decide it?"].startswith("no")
+    # each query size's probed pool, not one number for all (their median once read "125 + 125")
+    assert plan.loc["C2"].iloc[0]["this grid"] == "50 + 50 (Q=50), 200 + 200 (Q=512) probed queries"
     # M rows never enter: the same grid under condition M alone has no membership-null rows
     assert power_plan(_summary(0.25, "members"), [_summary(0.0)] * 5).loc[lambda f: f.claim == "C6"].empty
