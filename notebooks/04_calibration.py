@@ -205,7 +205,10 @@ power
 # `-p max_queries 50`, caps each pool again, for a faster build with less power. In the default
 # build the larger pools moved one verdict of this chapter: C9 went from inconclusive (the $Q=512$
 # detectable share 0%, 12.5%, 12.5% at epochs 1, 10, 100, a small peak) to differs (0%, 0%, 25%:
-# a rise, no decay); C12c in chapter 3 moved too (the CHANGELOG lists every number that moved).
+# a rise, no decay). That move rests on single runs (2 of the 8 N runs at epoch 100, 0 at epoch 10)
+# and on a grid that probes neither epoch 50, where the paper's $Q=512$ share peaks, nor beyond 100
+# (`grids/book_powered.yaml` adds the paper's epochs up to 100). C12c in chapter 3 moved too (the
+# CHANGELOG lists every number that moved).
 #
 # ## What it would take: a power plan per claim
 #
