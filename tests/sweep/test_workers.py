@@ -40,6 +40,22 @@ def _toy(tmp_path):
     return tables, reference
 
 
+def _probed(specs, runs, reference, tables, store, workers):
+    """``probe_grid`` of the toy runs at epochs 0 and 2, 4 + 4 queries, 5 resamples, stored in ``store``."""
+    return probe_grid(
+        specs,
+        runs,
+        reference,
+        [0, 2],
+        max_queries=4,
+        n_boot=5,
+        results_dir=store,
+        progress=False,
+        tables=tables,
+        workers=workers,
+    )
+
+
 @pytest.mark.slow
 def test_runs_in_two_workers_equal_the_in_process_runs(tmp_path):
     tables, reference = _toy(tmp_path)
@@ -61,18 +77,7 @@ def test_probing_in_two_workers_equals_probing_in_process_and_scores_m_ref_once_
     results = {}
     for where, n in (("here", 1), ("there", 2)):
         runs = run_grid(specs, reference, tmp_path / where, progress=False, tables=tables, workers=1)
-        results[where] = probe_grid(
-            specs,
-            runs,
-            reference,
-            [0, 2],
-            max_queries=4,
-            n_boot=5,
-            results_dir=tmp_path / where,
-            progress=False,
-            tables=tables,
-            workers=n,
-        )
+        results[where] = _probed(specs, runs, reference, tables, tmp_path / where, n)
     (summary_here, scores_here), (summary_there, scores_there) = results["here"], results["there"]
     pd.testing.assert_frame_equal(summary_here, summary_there, check_exact=False, atol=1e-6)
     assert scores_here.keys() == scores_there.keys()
@@ -92,18 +97,7 @@ def test_probing_in_two_workers_equals_probing_in_process_and_scores_m_ref_once_
     )
     monkeypatch.setattr("iclmem.grid.in_workers", workers_module.in_workers)
     runs = run_grid(specs, reference, tmp_path / "third", progress=False, tables=tables, workers=1)
-    probe_grid(
-        specs,
-        runs,
-        reference,
-        [0, 2],
-        max_queries=4,
-        n_boot=5,
-        results_dir=tmp_path / "third",
-        progress=False,
-        tables=tables,
-        workers=2,
-    )
+    _probed(specs, runs, reference, tables, tmp_path / "third", 2)
     assert calls == [("_probe_reference", 2), ("probe_views", 6)]
 
 
@@ -117,18 +111,7 @@ def test_the_member_only_control_in_two_workers_equals_the_control_in_process(tm
     controls = {}
     for where, n in (("here", 1), ("there", 2)):
         runs = run_grid(specs, reference, tmp_path / where, progress=False, tables=tables, workers=1)
-        _, scores = probe_grid(
-            specs,
-            runs,
-            reference,
-            [0, 2],
-            max_queries=4,
-            n_boot=5,
-            results_dir=tmp_path / where,
-            progress=False,
-            tables=tables,
-            workers=1,
-        )
+        _, scores = _probed(specs, runs, reference, tables, tmp_path / where, 1)
         controls[where] = control_grid(runs, tables, scores, [2], reference, max_queries=4, workers=n, progress=False)
         params = [p.read_text() for p in (tmp_path / where / "probe").glob("*/params.json")]
         assert sum("second permutation" in p for p in params) == 2 * 2  # M_ref and epoch 2 of each run, in the store
