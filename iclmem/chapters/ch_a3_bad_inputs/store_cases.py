@@ -134,6 +134,7 @@ def _truncated_weights(folder: Path) -> StoreAnswer:
 TWO_WRITERS = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
+    import iclmem.finetune  # torch and the engine before the barrier: after it only the run itself races
     from iclmem.chapters.ch_a3_bad_inputs.store_cases import _run
 
     folder, barrier, name = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
