@@ -8,7 +8,16 @@ In one run, for 1 and 2 threads:
   identical rows merged) on the 48 manipulations of synthetic queries shaped like the book's two
   tables (binary with 18 features like ``spotify``; 10 candidates with 15 features like ``wine_pl``);
 * **fine-tuning**: one AdamW step (forward, backward, update) at the book's shapes (256 context
-  rows, Q = 50 and Q = 512 query rows, 18 features).
+  rows, Q = 50 and Q = 512 query rows, 18 features);
+* **probing, the book's workload** (``probing_book``): the distinct contexts of every member and
+  non-member of a real Q = 512 run of each shipped table (1,024 queries x 48 manipulations, as
+  notebook 03 probes them since ``max_queries`` is None), planned and collated once and scored by
+  M_ref: the time of one :meth:`~iclmem.probe.scoring.ScoringBatches.score`, which is what every
+  probed model after the first costs the book (``iclmem.probe.run`` plans a run's batches once for
+  M_ref and all its epochs). The synthetic ``probing`` rows above time 16 queries (768 probes) with
+  the planning and deduplication inside the timed call, a few hundred contexts in half-filled
+  batches: they understate the rate of the book's probing by 2-3x (``--book-queries`` sets the
+  queries per pool; 0 skips these rows).
 
 FLOPs are counted on the real passes with ``torch.utils.flop_counter.FlopCounterMode`` (matmuls and
 attention, torch's CPU flash attention included by ``flops.py``; elementwise work counts zero), so
@@ -29,6 +38,7 @@ import argparse
 import json
 import os
 import platform
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,10 +48,16 @@ from finetune_speed import training_step  # benchmarks/ is on the path when this
 from flops import counted_flops
 
 from iclmem.atomic import atomic_write_text
+from iclmem.finetune import prepare_run_data
+from iclmem.grid import RunSpec, run_spec
 from iclmem.ltm import ICLTask, ReferenceLTM, load_reference
-from iclmem.probe import ProbeQuery, build_probe_tasks, score_tasks
+from iclmem.probe import ProbeQuery, build_probe_tasks, run_queries, score_tasks
+from iclmem.probe.invariances import distinct_tasks, model_invariances
+from iclmem.probe.scoring import ScoringBatches
+from iclmem.sweep.gridfile import DatasetSource
 
 PROBE_SHAPES = {"binary, 18 features (spotify-like)": (2, 18), "10 candidates, 15 features (wine_pl-like)": (10, 15)}
+BOOK_TABLES = ("spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices")
 FINETUNE_SHAPES = {"context 256, Q 50": (256, 50, 18), "context 256, Q 512": (256, 512, 18)}
 
 
@@ -107,6 +123,44 @@ def probing(model: ReferenceLTM, tasks: list[ICLTask], peak: float, dense: int) 
     }
 
 
+def book_batches(model: ReferenceLTM, table: str, queries: int | None, store: str) -> ScoringBatches:
+    """The planned batches of a Q = 512 run's distinct probe contexts on ``table`` (``queries`` per pool, None: all).
+
+    The same contexts as notebook 03's suite (:mod:`iclmem.probe.run`): the run's members and non-members,
+    their candidates, the 48 manipulations, deduplicated under the model's invariances. The run is
+    M_ref itself (0 epochs): the scores' cost does not depend on the weights.
+    """
+    data = DatasetSource(table).load()
+    run = run_spec(RunSpec(table, 1e-3, 512, "none", 0, 0, 256), model, store)
+    run_data = prepare_run_data(run.manifest, data, run.config, model.max_classes)
+    probes = run_queries(run_data, data, run, 10, 0, queries, model.max_classes)
+    tasks, _ = build_probe_tasks(
+        probes,
+        task=run_data.task,
+        target_center=run_data.target_center,
+        target_scale=run_data.target_scale,
+        max_context=model.cfg.max_context,
+        max_features=model.cfg.max_features,
+    )
+    first, _ = distinct_tasks(tasks, model_invariances(model))
+    return ScoringBatches(model, [tasks[i] for i in first])
+
+
+def probing_book(model: ReferenceLTM, batches: ScoringBatches, flops: int, peak: float) -> dict:
+    """One :meth:`ScoringBatches.score` of the book's workload (after a first call that collates): rate and fraction."""
+    seconds = best_seconds(lambda: batches.score(model), 1)
+    achieved = flops / seconds / 1e9
+    return {
+        "contexts": len(batches.tasks),
+        "batches": len(batches.chunks),
+        "seconds_per_model": seconds,
+        "contexts_per_s": len(batches.tasks) / seconds,
+        "mflop_per_context": flops / len(batches.tasks) / 1e6,
+        "gflop_per_s": achieved,
+        "fraction": achieved / peak,
+    }
+
+
 def finetune_step(model: ReferenceLTM, n_context: int, n_query: int, n_features: int, steps: int, peak: float) -> dict:
     step = training_step(model, n_context, n_query, n_features)
     flops = counted_flops(step)
@@ -120,7 +174,8 @@ def finetune_step(model: ReferenceLTM, n_context: int, n_query: int, n_features:
     }
 
 
-def measure(threads: int, n_queries: int, steps: int) -> dict:
+def measure(threads: int, n_queries: int, steps: int, book: dict[str, tuple[ScoringBatches, int]]) -> dict:
+    """Every row of one thread count; ``book``: each table's planned batches and their FLOPs (counted once)."""
     torch.set_num_threads(threads)
     model = load_reference()
     peak = matmul_peak(2048, 2048, 2048)
@@ -128,13 +183,27 @@ def measure(threads: int, n_queries: int, steps: int) -> dict:
         "peak_gflop_per_s": peak,
         "model_shape_gflop_per_s": matmul_peak(4096, 64, 192),
         "probing": {},
+        "probing_book": {},
         "finetuning": {},
     }
     for name, (n_classes, n_features) in PROBE_SHAPES.items():
         tasks = probe_workload(model, n_classes, n_features, n_queries)
         out["probing"][name] = probing(model, tasks, peak, dense_flops(model, tasks))
+    for table, (batches, flops) in book.items():
+        out["probing_book"][table] = probing_book(model, batches, flops, peak)
     for name, (n_context, n_query, n_features) in FINETUNE_SHAPES.items():
         out["finetuning"][name] = finetune_step(model, n_context, n_query, n_features, steps, peak)
+    return out
+
+
+def book_workloads(queries: int | None) -> dict[str, tuple[ScoringBatches, int]]:
+    """Each shipped table's Q = 512 batches (:func:`book_batches`) with the FLOPs of one scoring pass."""
+    model = load_reference()
+    out = {}
+    with tempfile.TemporaryDirectory() as store:
+        for table in BOOK_TABLES:
+            batches = book_batches(model, table, queries, store)
+            out[table] = (batches, counted_flops(lambda b=batches: b.score(model)))
     return out
 
 
@@ -143,6 +212,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--queries", type=int, default=16)
     parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument(
+        "--book-queries", type=int, default=None, help="members and non-members per Q = 512 run (default all; 0: skip)"
+    )
     parser.add_argument("--label", default="current")
     parser.add_argument("--merge", action="store_true", help="keep the other labels already in --out")
     parser.add_argument("--out", default="benchmarks/results/roofline.json")
@@ -150,16 +222,21 @@ def main() -> None:
     out = Path(args.out)
     report = json.loads(out.read_text()) if args.merge and out.exists() else {}
     report["machine"] = {"platform": platform.platform(), "torch": torch.__version__, "cpus": os.cpu_count()}
-    report.setdefault("runs", {})[args.label] = {str(t): measure(t, args.queries, args.steps) for t in args.threads}
+    book = {} if args.book_queries == 0 else book_workloads(args.book_queries)
+    report.setdefault("runs", {})[args.label] = {
+        str(t): measure(t, args.queries, args.steps, book) for t in args.threads
+    }
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, json.dumps(report, indent=1))
     for t, r in report["runs"][args.label].items():
         print(f"[{args.label}] {t} thread(s): peak {r['peak_gflop_per_s']:.0f} GFLOP/s")
-        for kind in ("probing", "finetuning"):
-            for name, row in r[kind].items():
-                rate = (
-                    f"{row['probes_per_s']:.0f} probes/s" if kind == "probing" else f"{row['steps_per_s']:.2f} steps/s"
-                )
+        for kind, unit, key in (
+            ("probing", "probes/s", "probes_per_s"),
+            ("probing_book", "contexts/s", "contexts_per_s"),
+            ("finetuning", "steps/s", "steps_per_s"),
+        ):
+            for name, row in r.get(kind, {}).items():
+                rate = f"{row[key]:.2f} {unit}"
                 print(
                     f"  {kind:10s} {name:45s} {rate:>16s}  {row['gflop_per_s']:6.1f} GFLOP/s = {row['fraction']:.0%} "
                     "of peak"

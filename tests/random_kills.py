@@ -61,7 +61,11 @@ IGNORED = {
     "cell metadata": ["execution (the kernel's iopub/shell timestamps)"],
     "cell": ["id (random per jupytext conversion; also in the source copy in metadata.papermill.input_path)"],
     "glue": ["02_controlled_finetuning:wall_minutes (fine-tuning wall time), also its output in the notebook"],
-    "<notebook>.ipynb.cache.json": ["wall_s", "files and digest (the executed copy's sha256: its timing fields)"],
+    "<notebook>.ipynb.cache.json": [
+        "wall_s",
+        "cpu_s",
+        "files and digest (the executed copy's sha256: its timing fields)",
+    ],
 }
 TIMING_FIELDS = ("duration", "start_time", "end_time")
 TIMING_GLUES = {"02_controlled_finetuning:wall_minutes"}
@@ -274,7 +278,7 @@ def _comparable(rel: str, data: bytes) -> str:
         data = _notebook(data).encode()
     elif rel.endswith(".ipynb.cache.json"):
         meta = json.loads(data)
-        for key in ("wall_s", "files", "digest"):
+        for key in ("wall_s", "cpu_s", "files", "digest"):
             meta.pop(key, None)
         data = json.dumps(meta, sort_keys=True).encode()
     return hashlib.sha256(data).hexdigest()

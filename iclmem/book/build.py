@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import resource
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -283,12 +284,25 @@ class NotebookTask:
     inputs: dict[str, str] | None = None
 
 
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and of every child it has waited for.
+
+    A notebook's kernel is a child of the process that executes it, and the worker processes the
+    kernel starts (``$ICLMEM_WORKERS``, a sweep's Dask workers) are the kernel's children: once the
+    kernel has shut down, their CPU time is in this process's ``RUSAGE_CHILDREN``. The difference
+    around one notebook is therefore all the CPU time it used; against its wall time it says how many
+    cores it kept busy (``book/reproduce.md``).
+    """
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 @dataclass
 class NotebookRun:
     """Executes a build's notebooks by name (picklable, so that a lane's process can run it: :mod:`iclmem.book.lanes`).
 
-    Each call executes one notebook into ``executed_dir``, writes its cache record next to it and
-    returns its wall seconds.
+    Each call executes one notebook into ``executed_dir``, writes its cache record next to it (with
+    its wall and CPU seconds, :func:`cpu_seconds`) and returns its wall seconds.
     """
 
     root: Path
@@ -307,7 +321,7 @@ class NotebookRun:
         out = self.executed_dir / task.staged_name
         where = f"[{task.number}/{self.total}]"
         print(f"{where} executing {task.source.relative_to(self.root)} {task.parameters or ''}".rstrip(), flush=True)
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), cpu_seconds()
         execute(
             read_notebook(task.source),
             out,
@@ -316,13 +330,15 @@ class NotebookRun:
             progress=self.progress,
             label=task.source.stem,
         )
-        seconds = time.perf_counter() - started
-        print(f"{where} {task.source.stem} done in {duration(seconds)}", flush=True)
+        seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
+        cores = f", {duration(cpu)} CPU ({cpu / seconds:.1f} cores)" if seconds > 0 else ""
+        print(f"{where} {task.source.stem} done in {duration(seconds)}{cores}", flush=True)
         meta = {
             "key": key,
             "source": str(task.source.relative_to(self.root)),
             "parameters": task.parameters,
             "wall_s": round(seconds, 1),
+            "cpu_s": round(cpu, 1),
         }
         if task.inputs is not None:
             meta["inputs"] = task.inputs
