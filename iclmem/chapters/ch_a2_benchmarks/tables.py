@@ -27,8 +27,25 @@ def probe_speed_tables(result: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     return table, pd.Series(ratios).to_frame("value")
 
 
+#: The stages of ``benchmarks/roofline.py``: result key, unit of the rate, key of the rate.
+ROOFLINE_STAGES = (
+    ("probing", "probes/s", "probes_per_s"),
+    ("probing_book", "contexts/s", "contexts_per_s"),
+    ("finetuning", "steps/s", "steps_per_s"),
+)
+ROOFLINE_STAGE_NAMES = {
+    "probing": "probing, 16 synthetic queries",
+    "probing_book": "probing, a Q=512 run",
+    "finetuning": "fine-tuning",
+}
+
+
 def roofline_table(result: dict) -> pd.DataFrame:
     """One row per (code measured, threads, stage) of ``benchmarks/roofline.py``: rate, GFLOP/s, peak, fraction of peak.
+
+    ``probing, a Q=512 run`` is the book's own probing workload (every query of a Q = 512 run of one
+    shipped table, its batches planned once and scored per model); ``probing, 16 synthetic queries``
+    times 768 probes with the planning inside, in half-filled batches.
 
     ``dense-equivalent`` is the rate of the work that scoring every context row by row would do,
     against the same peak: it exceeds the fraction when contexts are reused or rows merged.
@@ -36,13 +53,13 @@ def roofline_table(result: dict) -> pd.DataFrame:
     rows = []
     for label, by_threads in result["runs"].items():
         for threads, run in by_threads.items():
-            for kind, unit, rate in (("probing", "probes/s", "probes_per_s"), ("finetuning", "steps/s", "steps_per_s")):
-                for shape, r in run[kind].items():
+            for kind, unit, rate in ROOFLINE_STAGES:
+                for shape, r in run.get(kind, {}).items():
                     rows.append(
                         {
                             "code": label,
                             "threads": int(threads),
-                            "stage": f"{kind}: {shape}",
+                            "stage": f"{ROOFLINE_STAGE_NAMES[kind]}: {shape}",
                             "rate": r[rate],
                             "unit": unit,
                             "GFLOP/s": r["gflop_per_s"],

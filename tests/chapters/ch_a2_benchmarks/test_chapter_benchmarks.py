@@ -159,3 +159,22 @@ def test_the_softmax_benchmark_has_one_row_per_measurement_with_its_ratio(tmp_pa
         "spotify, 18 features",
     ]
     assert table.max_abs_score_difference.notna().tolist() == [False, False, True, False]
+
+
+def test_roofline_table_has_the_book_probing_workload_beside_the_synthetic_one():
+    from iclmem.chapters.ch_a2_benchmarks import roofline_table
+
+    row = {"gflop_per_s": 60.0, "fraction": 0.5}
+    run = {
+        "peak_gflop_per_s": 120.0,
+        "probing": {"spotify-like": {**row, "probes_per_s": 3000.0}},
+        "probing_book": {"wine_pl": {**row, "contexts_per_s": 1000.0}},
+        "finetuning": {"context 256, Q 512": {**row, "steps_per_s": 3.0}},
+    }
+    table = roofline_table({"runs": {"current": {"1": run}}}).set_index("stage")
+    assert table.loc["probing, a Q=512 run: wine_pl", "unit"] == "contexts/s"
+    assert table.loc["probing, a Q=512 run: wine_pl", "rate"] == 1000.0
+    assert table.loc["probing, 16 synthetic queries: spotify-like", "unit"] == "probes/s"
+    assert table.loc["fine-tuning: context 256, Q 512", "fraction of peak"] == 0.5
+    old = {k: v for k, v in run.items() if k != "probing_book"}  # a file written before the book rows existed
+    assert len(roofline_table({"runs": {"before": {"1": old}}})) == 2
