@@ -271,6 +271,18 @@ def probe_views(
     return out
 
 
+def probe_order(specs: Sequence[RunSpec], owners: Sequence[str]) -> list[int]:
+    """The order in which workers take a grid's runs to probe (Sec. 4.2): positions in ``specs``.
+
+    The largest query size first: probing a Q = 512 run scores about ten times the queries of a Q = 50
+    run, so with the long runs taken first the last one to finish is a short one and no core waits long
+    for it (as :func:`run_grid` orders fine-tuning by :attr:`RunSpec.work`). Within a size, the runs that
+    share M_ref's scores (``owners``, :func:`~iclmem.probe.run.reference_owner`) one after another, so a
+    worker reuses their contexts.
+    """
+    return sorted(range(len(specs)), key=lambda i: (-specs[i].query_size, owners[i]))
+
+
 def probe_grid(
     specs: Sequence[RunSpec],
     runs: Sequence[FinetuneRun],
@@ -325,12 +337,10 @@ def probe_grid(
     probed = None
     if n > 1 and len(pairs) > 1:  # one run is probed here: a pool would cost its start-up for nothing
         owners = [reference_owner(run) for _, run in pairs]
-        shared = {
-            owner: pair for owner, pair in zip(reversed(owners), reversed(pairs), strict=True)
-        }  # the first run of each M_ref score set
-        order = sorted(
-            range(len(pairs)), key=lambda i: owners[i]
-        )  # a set's runs one after another: a worker reuses their contexts
+        order = probe_order([spec for spec, _ in pairs], owners)
+        shared: dict[str, tuple[RunSpec, FinetuneRun]] = {}
+        for i in order:
+            shared.setdefault(owners[i], pairs[i])  # one run of each M_ref score set, the largest Q first
         with worker_pool(min(n, len(pairs))) as pool:
             in_workers(
                 _probe_reference, [call(s, r, None) for s, r in shared.values()], n, "probing M_ref", progress, pool

@@ -120,3 +120,16 @@ def test_the_member_only_control_in_two_workers_equals_the_control_in_process(tm
     for key in here:
         assert (here[key].epoch == 2).any() and (~here[key].is_member.astype(bool)).any()
         pd.testing.assert_frame_equal(here[key], there[key], check_exact=False, atol=1e-5)
+
+
+def test_probe_order_takes_the_largest_query_size_first_and_keeps_a_score_set_together():
+    from iclmem.grid import RunSpec, probe_order
+
+    specs = [RunSpec("a", lr, q, "none", 10) for q in (50, 512) for lr in (1e-2, 1e-3)]
+    owners = ["a-50", "a-50", "a-512", "a-512"]  # runs that differ in learning rate share M_ref's scores
+    order = probe_order(specs, owners)
+    assert [specs[i].query_size for i in order] == [512, 512, 50, 50]
+    assert [owners[i] for i in order] == ["a-512", "a-512", "a-50", "a-50"]
+    more = owners + ["b-512"]
+    mixed = probe_order(specs + [RunSpec("b", 1e-2, 512, "none", 10)], more)
+    assert [more[i] for i in mixed] == ["a-512", "a-512", "b-512", "a-50", "a-50"]  # a set's runs one after another
