@@ -16,6 +16,7 @@ learning rate) are permuted alike, as their membership is the same in the real d
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,7 @@ from ..stats import (
     permuted_labels,
     query_set_seed,
 )
+from ..workers import worker_count
 from .contexts import ProbeError
 
 #: Summary columns a permuted summary recomputes (the rest are copied from the real summary).
@@ -194,6 +196,7 @@ def null_summaries(
     reading: str | None = None,
     bounds: bool = True,
     progress: bool = True,
+    workers: int | None = None,
 ) -> pd.DataFrame:
     """The fine-tuned rows (epoch > 0) of ``summary`` recomputed under ``n_perm`` membership permutations.
 
@@ -201,7 +204,9 @@ def null_summaries(
     with :data:`PERMUTED_COLUMNS` replaced by their permuted values (the other columns kept), and,
     with ``reading``, the ``outcome`` recomputed under that reading of Tab. 3
     (:func:`iclmem.outcomes.reclassify`). ``scores``: the probe scores per run key, as
-    :func:`iclmem.grid.probe_grid` returns them.
+    :func:`iclmem.grid.probe_grid` returns them. ``workers`` (default ``$ICLMEM_WORKERS``, else 1)
+    threads compute the runs side by side (numpy releases the GIL in its array work); each run's
+    permutations depend on its own queries and ``seed`` only, so the frame is the same for any count.
     """
     fine = summary[summary.epoch > 0]
     missing = sorted(set(fine.run_key) - set(scores))
@@ -209,13 +214,22 @@ def null_summaries(
         raise ProbeError(
             f"no probe scores for runs {missing[:3]}; pass the scores probe_grid returned with this summary."
         )
-    parts = []
-    for key, rows in Bar(
-        list(fine.groupby("run_key", sort=False)), desc="permutation null", disable=not progress, leave=False
-    ):
-        permuted = run_null(scores[key], sorted(rows.epoch.unique()), n_perm, seed, n_boot, bounds)
-        base = rows.drop(columns=[c for c in PERMUTED_COLUMNS if c in rows.columns])
-        parts.append(base.merge(permuted, on="epoch", how="inner", validate="one_to_many"))
+    groups = list(fine.groupby("run_key", sort=False))
+
+    def permuted(group: tuple[str, pd.DataFrame]) -> pd.DataFrame:
+        key, rows = group
+        return run_null(scores[key], sorted(rows.epoch.unique()), n_perm, seed, n_boot, bounds)
+
+    threads = min(worker_count(workers), len(groups))
+    with ThreadPoolExecutor(max(threads, 1)) as pool:
+        done = pool.map(permuted, groups) if threads > 1 else map(permuted, groups)
+        bar = Bar(done, total=len(groups), desc="permutation null", disable=not progress, leave=False)
+        parts = [
+            rows.drop(columns=[c for c in PERMUTED_COLUMNS if c in rows.columns]).merge(
+                part, on="epoch", how="inner", validate="one_to_many"
+            )
+            for (_, rows), part in zip(groups, bar, strict=True)
+        ]
     out = pd.concat(parts, ignore_index=True)
     if reading is not None:
         out = reclassify(out, reading)

@@ -251,3 +251,19 @@ def test_null_summaries_share_permutations_across_runs_of_one_query_set_and_recl
 
     text = reclassify(null, "text")
     assert (text.outcome == Outcome.MEMORIZATION.value).mean() > 3 * (null.outcome == Outcome.MEMORIZATION.value).mean()
+
+
+def test_null_summaries_in_threads_equal_one_run_after_another():
+    rng = np.random.default_rng(2)
+    scores = {key: _scores(rng, shift) for key, shift in (("a", 0.0), ("b", 0.3), ("c", -0.2))}
+    summary = pd.DataFrame(
+        [
+            {"run_key": key, "epoch": e, "collapsed": False, "loss_ratio": 1.0, "auc_loss": 0.5, "outcome": "x"}
+            for key in scores
+            for e in (0, 1, 10)
+        ]
+    )
+    one = null_summaries(summary, scores, n_perm=30, seed=3, n_boot=40, progress=False, workers=1)
+    three = null_summaries(summary, scores, n_perm=30, seed=3, n_boot=40, progress=False, workers=3)
+    pd.testing.assert_frame_equal(one, three)
+    assert one.groupby("run_key").auc_loss_lo.nunique().min() > 1  # each run's bounds vary over its permutations
