@@ -92,10 +92,9 @@ def permuted_attack_statistics(
     if np.isnan(s).any():
         raise StatsError("scores hold NaN; drop the failed queries before computing a null.")
     codes, u = _codes(s)
-    onehot = np.zeros((len(s), u))
-    onehot[np.arange(len(s)), codes] = 1.0
-    cm = lab.astype(np.float64) @ onehot
-    cn = (~lab).astype(np.float64) @ onehot
+    perm, position = np.nonzero(lab)  # every member of every permutation, row by row
+    cm = np.bincount(perm * u + codes[position], minlength=len(lab) * u).reshape(len(lab), u).astype(np.float64)
+    cn = np.bincount(codes, minlength=u) - cm  # the non-members: every query of a value less its members
     n_m = int(lab[0].sum())
     return count_statistics(cm, cn, n_m, len(s) - n_m, fprs)
 
