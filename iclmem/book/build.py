@@ -186,15 +186,24 @@ def resolve_notebook_key(pages: Mapping[str, Page], key: str) -> str:
 # --- cache keys ---------------------------------------------------------------------------------
 
 
+#: Committed data the notebooks read besides the package, relative to the repository root: the benchmark results
+#: (appendix A2 renders them; notebook 04 prices its "What it would take" table from ``paper_shipped_cost.json``).
+#: They are part of every notebook's cache key, so a re-run benchmark shows on the next build.
+BOOK_DATA: tuple[str, ...] = ("benchmarks/results",)
+
+
 def package_fingerprint() -> str:
-    """Hash of every file of the ``iclmem`` package (code and package data; no bytecode)."""
+    """Hash of every file of the ``iclmem`` package (code and package data; no bytecode) and of :data:`BOOK_DATA`
+    (where the repository holds it: not in an installed package)."""
     package = Path(iclmem.__file__).parent
     digest = hashlib.sha256()
-    for path in sorted(package.rglob("*")):
-        if not path.is_file() or "__pycache__" in path.parts or path.suffix == ".pyc":
-            continue
-        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    folders = [(package, "")] + [(package.parent / data, f"../{data}/") for data in BOOK_DATA]
+    for folder, prefix in folders:
+        for path in sorted(folder.rglob("*")):
+            if not path.is_file() or "__pycache__" in path.parts or path.suffix == ".pyc":
+                continue
+            digest.update((prefix + path.relative_to(folder).as_posix()).encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
 
 

@@ -173,6 +173,14 @@ def test_package_fingerprint_tracks_package_files(tmp_path: Path, monkeypatch: p
     assert book.package_fingerprint() == first  # bytecode does not count
     (package / "sub" / "recipes.yaml").write_text("a: 2\n")
     assert book.package_fingerprint() != first  # package data does
+    second = book.package_fingerprint()
+    results = tmp_path / "benchmarks" / "results"
+    results.mkdir(parents=True)
+    (results / "roofline.json").write_text("{}")
+    assert book.package_fingerprint() != second  # the benchmark results A2 and 04 read do (a re-run benchmark)
+    third = book.package_fingerprint()
+    (results / "roofline.json").write_text('{"peak": 1}')
+    assert book.package_fingerprint() != third
 
 
 def test_overrides_are_checked_before_anything_runs(project: Path, tmp_path: Path, executions: list[str]) -> None:
