@@ -198,6 +198,24 @@ if "bootstrap_speed" in results:
     display(pd.DataFrame(results["bootstrap_speed"]["rows"]))
 
 # %% [markdown]
+# ## The membership null: win matrices vs sorted scores (`benchmarks/null_speed.py`)
+#
+# Every claim's null recomputes each probed (run, epoch) under 1,000 membership permutations, and the
+# `bound` reading of Tab. 3 needs a 200-resample bootstrap lower bound of the AUC in each
+# (`iclmem.probe.null.auc_lower_bounds`). With one win matrix per permutation that is a
+# (200 x n) @ (n x n) product, about 105 MFLOP per permutation at 512 + 512 queries; counted from
+# sorted scores (cumulative resample weights and `searchsorted`) it is a few passes over 200 x n
+# numbers. Every term is an integer, so both give the same bounds bit for bit (asserted here and in
+# `tests/probe/test_probe_null.py`); the null takes the sorted path above 100 x 100 pairs
+# (`RANK_PATH_PAIRS`), where the first table shows the crossover. The second line is the whole null
+# of a grid of $Q$ = 512 runs (`null_summaries`) in one thread and in two (`$ICLMEM_WORKERS`).
+
+# %%
+if "null_speed" in results:
+    display(pd.DataFrame(results["null_speed"]["bounds"]))
+    display(pd.Series(results["null_speed"]["null_summaries"]).to_frame("value"))
+
+# %% [markdown]
 # ## LLM requests: one at a time vs a window of 8 (`benchmarks/openai_concurrency.py`)
 #
 # The paper's grid is about 36,000 GPT-4 requests (200 instances x 4 datasets x 5 ks x 3 settings,

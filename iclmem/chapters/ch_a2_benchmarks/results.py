@@ -21,6 +21,7 @@ SECTIONED = (
     "ltm_quality",
     "probe_speed",
     "bootstrap_speed",
+    "null_speed",
     "openai_concurrency",
     "llm_decoding",
     "kill_random",
