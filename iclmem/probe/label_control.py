@@ -16,7 +16,11 @@ high, the signal is membership; if it falls to 0.5, it was the label type.
 
 :func:`control_scores` returns a frame shaped like :func:`~iclmem.probe.run.probe_run`'s (one row per
 query, manipulation, model and epoch), the non-members' rows recomputed for M_ref and for
-M_theta at each epoch and cached in the results store next to the run's own probe scores.
+M_theta at each epoch and cached in the results store next to the run's own probe scores. M_ref's control scores
+are keyed, as its probe scores are, by the set of runs that share the queries
+(:func:`~iclmem.probe.run.reference_owner`: the runs of one table, Q and condition, which differ in learning rate),
+so they are computed once per set, and the distinct contexts are planned into batches once for M_ref and every
+epoch.
 """
 
 from __future__ import annotations
@@ -34,9 +38,10 @@ from ..ltm import ReferenceLTM
 from ..store import artifact_dir, code_version, content_key
 from ..workers import in_workers, worker_count
 from .contexts import ProbeError
+from .invariances import distinct_tasks, model_invariances
 from .manipulations import resolve_manipulations
-from .run import _cached, run_queries
-from .scoring import ProbeQuery, build_probe_tasks, score_tasks, scored_frame
+from .run import _cached, reference_owner, run_queries
+from .scoring import ProbeQuery, ScoringBatches, build_probe_tasks, scored_frame
 
 #: The second permutation's stream (label condition ``all`` uses ``[seed, 1]`` for the non-members' pool).
 CONTROL_STREAM = 0x93
@@ -79,18 +84,28 @@ def control_scores(
     params = {"n_candidates": n_candidates, "seed": seed, "max_queries": max_queries, "stream": CONTROL_STREAM}
     version = code_version(__name__)
     root = run.path.parents[1]
+    owner = reference_owner(run)  # M_ref's control scores depend on the queries, not on the learning rate
+    batches = _PlannedOnce(reference, tasks)
 
     def path(which: str):
-        key = content_key(run.key, "member-only-control", which, params, reference.store_identity, version)
+        key = content_key(
+            owner if which == "ref" else run.key,
+            "member-only-control",
+            which,
+            params,
+            reference.store_identity,
+            version,
+        )
         return artifact_dir("probe", key, root) / "scores.parquet"
 
     def described(which: str) -> dict:
-        return {"run": run.key, "model": which, "control": "non-members on a second permutation", **params}
+        whose = owner if which == "ref" else run.key
+        return {"run": whose, "model": which, "control": "non-members on a second permutation", **params}
 
     frames = [
         _cached(
             path("ref"),
-            lambda: scored_frame(meta, score_tasks(reference, tasks), {"model": "ref", "epoch": -1}),
+            lambda: scored_frame(meta, batches.score(reference), {"model": "ref", "epoch": -1}),
             described("ref"),
         )
     ]
@@ -98,13 +113,30 @@ def control_scores(
 
         def compute(epoch: int = epoch) -> pd.DataFrame:
             model = run.model(epoch, reference)
-            return scored_frame(meta, score_tasks(model, tasks), {"model": "theta", "epoch": epoch})
+            return scored_frame(meta, batches.score(model), {"model": "theta", "epoch": epoch})
 
         frames.append(_cached(path(f"theta-{epoch}"), compute, described(f"theta-{epoch}")))
     controlled = pd.concat(frames, ignore_index=True)
     members = scores[scores.is_member.astype(bool) & ((scores.model == "ref") | scores.epoch.isin(epochs))]
     _same_queries(scores, controlled)
     return pd.concat([members, controlled[members.columns]], ignore_index=True)
+
+
+class _PlannedOnce:
+    """:func:`~iclmem.probe.scoring.score_tasks` of one set of tasks under several models of M_ref's architecture,
+    with the distinct contexts found and the batches planned and collated once, when first needed (as a run's own
+    probe plans them once for M_ref and every epoch, :mod:`iclmem.probe.run`): the same scores, bit for bit."""
+
+    def __init__(self, reference: ReferenceLTM, tasks: Sequence) -> None:
+        self._reference, self._tasks = reference, tasks
+        self._plan: tuple[ScoringBatches, np.ndarray] | None = None
+
+    def score(self, model: ReferenceLTM) -> np.ndarray:
+        if self._plan is None:
+            first, group = distinct_tasks(self._tasks, model_invariances(self._reference))
+            self._plan = (ScoringBatches(self._reference, [self._tasks[i] for i in first]), group)
+        batches, group = self._plan
+        return batches.score(model)[group]
 
 
 def run_probe_tasks(

@@ -3,6 +3,8 @@ control (P3), the own-context sanity check and the context ladder, on tiny model
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -168,6 +170,36 @@ def test_the_member_only_control_rescoring_changes_only_the_non_members(tmp_path
     pd.testing.assert_frame_equal(control, control_scores(run, table, scores, [1, 2], reference, 4, 0, 6))
     with pytest.raises(ValueError, match="label condition 'members'"):
         control_scores(_m_run(tmp_path, reference, table, "none"), table, scores, [1], reference, 4, 0, 6)
+
+
+def test_the_control_scores_m_ref_once_per_set_of_runs_and_equal_scoring_each_model_alone(tmp_path, reference):
+    from iclmem.probe import probe_run, score_tasks
+    from iclmem.probe.label_control import run_probe_tasks
+    from iclmem.probe.manipulations import resolve_manipulations
+
+    table = _tables(tmp_path)["cls"]
+    manifest = split_manifest(table, query_size=20, seed=0, label_condition="members", results_dir=tmp_path)
+    runs = [
+        finetune(manifest, table, FinetuneConfig(lr, 2, (0, 1, 2), 24), reference, tmp_path, progress=False)
+        for lr in (1e-2, 3e-2)
+    ]
+    scored = []
+    for run in runs:
+        scores = probe_run(run, table, [1, 2], reference, 4, None, 0, 6, progress=False)
+        before = set((tmp_path / "probe").iterdir())
+        scored.append(control_scores(run, table, scores, [1, 2], reference, 4, 0, 6))
+        scored[-1].attrs["new"] = len(set((tmp_path / "probe").iterdir()) - before)
+    assert [frame.attrs["new"] for frame in scored] == [3, 2]  # M_ref + 2 epochs, then the 2 epochs alone
+    ref = [frame[(frame.model == "ref") & ~frame.is_member.astype(bool)].reset_index(drop=True) for frame in scored]
+    pd.testing.assert_frame_equal(ref[0], ref[1])
+    # the scores of each model equal scoring its tasks alone (distinct contexts and batches planned per call)
+    data = prepare_run_data(runs[1].manifest, table, runs[1].config, reference.max_classes)
+    shuffled = replace(data, non_member_y=control_labels(runs[1], table))
+    queries = [q for q in run_queries(shuffled, table, runs[1], 4, 0, 6, reference.max_classes) if not q.is_member]
+    tasks, _ = run_probe_tasks(data, queries, resolve_manipulations(None), 0, reference)
+    alone = score_tasks(runs[1].model(2, reference), tasks)
+    theirs = scored[1][(scored[1].model == "theta") & (scored[1].epoch == 2) & ~scored[1].is_member.astype(bool)]
+    np.testing.assert_array_equal(theirs[["loss", "entropy", "confidence"]].to_numpy(), alone)
 
 
 def test_p3_on_a_tiny_grid_and_its_rule(tmp_path, reference, monkeypatch):
