@@ -48,10 +48,10 @@ PERMUTED_COLUMNS: tuple[str, ...] = (
 
 #: Above this many (member, non-member) pairs :func:`auc_lower_bounds` counts wins from sorted scores
 #: (:func:`_resampled_aucs_by_ranks`) instead of win matrices (:func:`_resampled_aucs_by_matrix`): the crossover
-#: measured on one thread, 1,000 permutations x 200 resamples (the matrices' seconds over the ranks': 0.54x at
-#: 50 + 50 queries, 1.0x at 100 + 100, 1.24x at 128 + 128, 4.7x at 512 + 512). The rule is a size, not a timing,
-#: and both paths give the same AUCs bit for bit.
-RANK_PATH_PAIRS = 100 * 100
+#: measured by ``benchmarks/null_speed.py`` (1,000 permutations x 200 resamples, CPU seconds of the matrices over the
+#: ranks': 0.53x at 50 + 50 queries, 0.72x at 100 + 100, 0.98x at 128 + 128, 2.6x at 256 + 256, 5.2x at 512 + 512).
+#: The rule is a size, not a timing, and both paths give the same AUCs bit for bit.
+RANK_PATH_PAIRS = 128 * 128
 
 
 def _bootstrap_multiplicities(n_m: int, n_n: int, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
