@@ -46,7 +46,7 @@ epochs: int = 100
 context_size: int = 256
 seed: int = 0
 model: str = "reference"  # the LTM: reference (shipped) | tabicl:PATH | tabpfn:PATH (a local checkpoint; see "Audit your own model")
-probe_epochs: list = [0, 1, 10, 100]  # epoch 0 is M_ref itself: the negative control
+probe_epochs: list = [0, 1, 10, 50, 100]  # epoch 0 is M_ref itself: the negative control; 50 is where the paper's Q=512 share peaks (C9)
 n_candidates: int = 10  # regression candidate set size
 max_queries = None  # members and non-members probed per run: None probes all (Q + Q); a number caps each pool (a seeded subset)
 n_boot: int = 200  # bootstrap resamples for the intervals
