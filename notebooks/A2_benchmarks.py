@@ -206,7 +206,7 @@ if "bootstrap_speed" in results:
 # (200 x n) @ (n x n) product, about 105 MFLOP per permutation at 512 + 512 queries; counted from
 # sorted scores (cumulative resample weights and `searchsorted`) it is a few passes over 200 x n
 # numbers. Every term is an integer, so both give the same bounds bit for bit (asserted here and in
-# `tests/probe/test_probe_null.py`); the null takes the sorted path above 100 x 100 pairs
+# `tests/probe/test_probe_null.py`); the null takes the sorted path above 128 x 128 pairs
 # (`RANK_PATH_PAIRS`), where the first table shows the crossover. The second line is the whole null
 # of a grid of $Q$ = 512 runs (`null_summaries`) in one thread and in two (`$ICLMEM_WORKERS`).
 
