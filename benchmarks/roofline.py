@@ -48,11 +48,14 @@ from finetune_speed import training_step  # benchmarks/ is on the path when this
 from flops import counted_flops
 
 from iclmem.atomic import atomic_write_text
+from iclmem.chapters.ch_a2_benchmarks.tables import ROOFLINE_STAGES
 from iclmem.finetune import prepare_run_data
 from iclmem.grid import RunSpec, run_spec
 from iclmem.ltm import ICLTask, ReferenceLTM, load_reference
 from iclmem.probe import ProbeQuery, build_probe_tasks, run_queries, score_tasks
 from iclmem.probe.invariances import distinct_tasks, model_invariances
+from iclmem.probe.label_control import run_probe_tasks
+from iclmem.probe.manipulations import resolve_manipulations
 from iclmem.probe.scoring import ScoringBatches
 from iclmem.sweep.gridfile import DatasetSource
 
@@ -134,14 +137,7 @@ def book_batches(model: ReferenceLTM, table: str, queries: int | None, store: st
     run = run_spec(RunSpec(table, 1e-3, 512, "none", 0, 0, 256), model, store)
     run_data = prepare_run_data(run.manifest, data, run.config, model.max_classes)
     probes = run_queries(run_data, data, run, 10, 0, queries, model.max_classes)
-    tasks, _ = build_probe_tasks(
-        probes,
-        task=run_data.task,
-        target_center=run_data.target_center,
-        target_scale=run_data.target_scale,
-        max_context=model.cfg.max_context,
-        max_features=model.cfg.max_features,
-    )
+    tasks, _ = run_probe_tasks(run_data, probes, resolve_manipulations(None), 0, model)
     first, _ = distinct_tasks(tasks, model_invariances(model))
     return ScoringBatches(model, [tasks[i] for i in first])
 
@@ -230,11 +226,7 @@ def main() -> None:
     atomic_write_text(out, json.dumps(report, indent=1))
     for t, r in report["runs"][args.label].items():
         print(f"[{args.label}] {t} thread(s): peak {r['peak_gflop_per_s']:.0f} GFLOP/s")
-        for kind, unit, key in (
-            ("probing", "probes/s", "probes_per_s"),
-            ("probing_book", "contexts/s", "contexts_per_s"),
-            ("finetuning", "steps/s", "steps_per_s"),
-        ):
+        for kind, unit, key in ROOFLINE_STAGES:
             for name, row in r.get(kind, {}).items():
                 rate = f"{row[key]:.2f} {unit}"
                 print(

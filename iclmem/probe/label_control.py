@@ -38,10 +38,9 @@ from ..ltm import ReferenceLTM
 from ..store import artifact_dir, code_version, content_key
 from ..workers import in_workers, worker_count
 from .contexts import ProbeError
-from .invariances import distinct_tasks, model_invariances
 from .manipulations import resolve_manipulations
 from .run import _cached, reference_owner, run_queries
-from .scoring import ProbeQuery, ScoringBatches, build_probe_tasks, scored_frame
+from .scoring import DistinctBatches, ProbeQuery, build_probe_tasks, scored_frame
 
 #: The second permutation's stream (label condition ``all`` uses ``[seed, 1]`` for the non-members' pool).
 CONTROL_STREAM = 0x93
@@ -85,7 +84,7 @@ def control_scores(
     version = code_version(__name__)
     root = run.path.parents[1]
     owner = reference_owner(run)  # M_ref's control scores depend on the queries, not on the learning rate
-    batches = _PlannedOnce(reference, tasks)
+    batches = DistinctBatches(reference, tasks)  # planned once for M_ref and every epoch
 
     def path(which: str):
         key = content_key(
@@ -120,23 +119,6 @@ def control_scores(
     members = scores[scores.is_member.astype(bool) & ((scores.model == "ref") | scores.epoch.isin(epochs))]
     _same_queries(scores, controlled)
     return pd.concat([members, controlled[members.columns]], ignore_index=True)
-
-
-class _PlannedOnce:
-    """:func:`~iclmem.probe.scoring.score_tasks` of one set of tasks under several models of M_ref's architecture,
-    with the distinct contexts found and the batches planned and collated once, when first needed (as a run's own
-    probe plans them once for M_ref and every epoch, :mod:`iclmem.probe.run`): the same scores, bit for bit."""
-
-    def __init__(self, reference: ReferenceLTM, tasks: Sequence) -> None:
-        self._reference, self._tasks = reference, tasks
-        self._plan: tuple[ScoringBatches, np.ndarray] | None = None
-
-    def score(self, model: ReferenceLTM) -> np.ndarray:
-        if self._plan is None:
-            first, group = distinct_tasks(self._tasks, model_invariances(self._reference))
-            self._plan = (ScoringBatches(self._reference, [self._tasks[i] for i in first]), group)
-        batches, group = self._plan
-        return batches.score(model)[group]
 
 
 def run_probe_tasks(

@@ -154,11 +154,42 @@ def score_tasks(
     100-row scaled contexts fit few. ``max_cells=None`` batches by ``chunk_size`` only.
     """
     if distinct:
-        first, group = distinct_tasks(tasks, model_invariances(model))
-        return score_tasks(
-            model, [tasks[i] for i in first], chunk_size, progress, desc, max_cells, max_padding, distinct=False
-        )[group]
+        return DistinctBatches(model, tasks, chunk_size, max_cells, max_padding).score(model, progress, desc)
     return ScoringBatches(model, tasks, chunk_size, max_cells, max_padding).score(model, progress, desc)
+
+
+class DistinctBatches:
+    """:func:`score_tasks` of one set of tasks, planned once and scored by several models of one architecture.
+
+    When first scored, the tasks that are equal under the planning model's invariances are found
+    (:func:`~iclmem.probe.invariances.distinct_tasks`) and the distinct ones planned into
+    :class:`ScoringBatches`; every later model reuses both, as a run's probe plans its contexts once for
+    M_ref and every epoch (Sec. 4.2, :mod:`iclmem.probe.run`). Each model gets the scores
+    :func:`score_tasks` gives it alone, bit for bit; a model that declares other invariances is refused.
+    """
+
+    def __init__(
+        self,
+        model: LTM,
+        tasks: Sequence[ICLTask],
+        chunk_size: int = DEFAULT_CHUNK,
+        max_cells: int | None = DEFAULT_CELLS,
+        max_padding: float | None = DEFAULT_PADDING,
+    ) -> None:
+        self._planner, self._tasks = model, list(tasks)
+        self._options = (chunk_size, max_cells, max_padding)
+        self._plan: tuple[ScoringBatches, np.ndarray] | None = None
+
+    def score(self, model: LTM, progress: bool = False, desc: str = "probing") -> np.ndarray:
+        """(n_tasks, 3): loss, entropy, confidence of every task under ``model``."""
+        invariances = model_invariances(self._planner)
+        if model_invariances(model) != invariances:
+            raise ProbeError("a model scored with another model's distinct contexts must declare the same invariances.")
+        if self._plan is None:
+            first, group = distinct_tasks(self._tasks, invariances)
+            self._plan = (ScoringBatches(self._planner, [self._tasks[i] for i in first], *self._options), group)
+        batches, group = self._plan
+        return batches.score(model, progress, desc)[group]
 
 
 class ScoringBatches:
@@ -273,6 +304,7 @@ def scored_frame(meta: pd.DataFrame, scores: np.ndarray, columns: Mapping[str, A
 
 __all__ = [
     "SCORE_COLUMNS",
+    "DistinctBatches",
     "ProbeQuery",
     "ScoringBatches",
     "build_probe_tasks",
