@@ -401,13 +401,17 @@ def _sweep_model(model: str, reference: Path | None) -> str | Path | None:
         kind, path = parse_model(model)
     except LTMInputError as exc:
         raise SweepError(f"--model: {exc}") from None
-    if kind == "reference":
+    if kind == "reference" and path is None:
         return reference
     if reference is not None:
         raise SweepError(
             f"--reference and --model {model} both name M_ref; keep one (--reference is a checkpoint of the shipped "
             "architecture)."
         )
+    if kind == "reference":  # an earlier shipped version: its weights file, as --reference takes it
+        from iclmem.ltm.reference import reference_files
+
+        return reference_files(path)[0]
     if not Path(path).expanduser().is_file():
         raise SweepError(
             f"--model {model}: no checkpoint at {path}; the weights come only from a local file (see 'Audit your own "

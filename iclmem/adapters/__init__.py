@@ -1,6 +1,8 @@
 """Other tabular ICL models behind the LTM interface, and the ``model`` parameter that names one (Sec. 4.1, 4.2).
 
-``model`` is ``reference`` (the shipped LTM), ``tabicl:PATH`` or ``tabpfn:PATH`` (a local
+``model`` is ``reference`` (the shipped LTM), ``reference-v1`` (its earlier weights, pretrained on contexts of
+16 rows or more and shipped until stage 4, kept so a change can be compared on one page), ``tabicl:PATH`` or
+``tabpfn:PATH`` (a local
 checkpoint file of that architecture: pretrained, or one's own fine-tuned one). Calibration
 always uses the pretrained checkpoint of the same architecture as M_ref (``reference_model``).
 The adapters need the optional extra ``pip install 'iclmem[ltms]'``; they import their package
@@ -18,14 +20,24 @@ MODEL_KINDS: tuple[str, ...] = ("reference", "tabicl", "tabpfn")
 
 
 def parse_model(spec: str) -> tuple[str, str | None]:
-    """``(kind, path)`` of a ``model`` parameter; errors name the accepted forms."""
+    """``(kind, path)`` of a ``model`` parameter; errors name the accepted forms.
+
+    For the shipped reference ``path`` is its version: ``None`` for the current weights, ``"v1"`` for
+    ``reference-v1`` (:data:`iclmem.ltm.reference.REFERENCE_VERSIONS`).
+    """
+    from ..ltm.reference import REFERENCE_VERSIONS
+
     spec = str(spec).strip()
     if spec == "reference":
         return "reference", None
+    if spec.startswith("reference-") and spec.removeprefix("reference-") in REFERENCE_VERSIONS:
+        return "reference", spec.removeprefix("reference-")
     kind, sep, path = spec.partition(":")
     if not sep or kind not in MODEL_KINDS[1:] or not path:
+        versions = ", ".join(f"'reference-{v}'" for v in REFERENCE_VERSIONS)
         raise LTMInputError(
-            f"model must be 'reference', 'tabicl:PATH' or 'tabpfn:PATH' (PATH: a local checkpoint file), got {spec!r}."
+            f"model must be 'reference', {versions}, 'tabicl:PATH' or 'tabpfn:PATH' (PATH: a local checkpoint "
+            f"file), got {spec!r}."
         )
     return kind, path
 
@@ -44,7 +56,7 @@ def load_model(spec: str, *, preprocessing: str = "dataset", n_permutations: int
     if kind == "reference":
         from ..ltm.reference import load_reference
 
-        return load_reference()
+        return load_reference(path)
     if kind == "tabicl":
         from .tabicl import load_tabicl
 

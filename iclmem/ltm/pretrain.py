@@ -93,17 +93,30 @@ def sample_batch(cfg: PretrainConfig, step: int) -> dict[str, torch.Tensor]:
     """The deterministic batch of one pretraining step."""
     rng = np.random.default_rng([cfg.seed, step])
     p = cfg.prior
-    # Small tables dominate, so a step holds many tables (a diverse batch); log-uniform sizes.
-    top = p.max_context if rng.random() < p.large_context_share else min(p.typical_context, p.max_context)
-    n_ctx = int(np.exp(rng.uniform(np.log(p.min_context), np.log(top + 1))))
-    n_ctx = min(max(n_ctx, p.min_context), p.max_context)
+    n_ctx, stats_rows = _context_rows(rng, p)
     n_q = int(min(cfg.max_query, max(8, n_ctx // 2)))
     n_feat = int(np.exp(rng.uniform(np.log(p.min_features), np.log(p.max_features + 1))))
     n_feat = min(max(n_feat, p.min_features), p.max_features)
     is_reg = bool(rng.random() < p.regression_share)
     b = max(1, cfg.cells_per_step // ((n_ctx + n_q) * (n_feat + 1)))
-    tables = [sample_table(rng, p, n_ctx, n_q, n_feat, is_reg) for _ in range(b)]
+    tables = [sample_table(rng, p, n_ctx, n_q, n_feat, is_reg, stats_rows) for _ in range(b)]
     return collate(tables, n_feat)
+
+
+def _context_rows(rng: np.random.Generator, p: PriorConfig) -> tuple[int, int | None]:
+    """One step's context size and the rows its tables are scaled on (``None``: the context itself).
+
+    Small tables dominate, so a step holds many tables (a diverse batch); log-uniform sizes. With
+    ``small_context_share`` > 0 (stage 4), that share of steps has a context of ``small_context_min`` ..
+    ``min_context - 1`` rows, log-uniform, scaled on ``population_rows`` rows; a share of 0 draws nothing more,
+    so the earlier stages' batches are unchanged.
+    """
+    if p.small_context_share > 0 and rng.random() < p.small_context_share:
+        n_ctx = int(np.exp(rng.uniform(np.log(p.small_context_min), np.log(p.min_context))))
+        return min(max(n_ctx, p.small_context_min), p.min_context - 1), p.population_rows
+    top = p.max_context if rng.random() < p.large_context_share else min(p.typical_context, p.max_context)
+    n_ctx = int(np.exp(rng.uniform(np.log(p.min_context), np.log(top + 1))))
+    return min(max(n_ctx, p.min_context), p.max_context), None
 
 
 def batch_loss(model: TabularICLTransformer, batch: dict[str, torch.Tensor]) -> torch.Tensor:

@@ -57,6 +57,13 @@ class PriorConfig:
     missing_share: float = 0.2
     typical_context: int = 128  # most tables have at most this many context rows ...
     large_context_share: float = 0.15  # ... the others up to max_context
+    # Stage 4: a share of steps with contexts below ``min_context`` (down to ``small_context_min`` rows), the size
+    # of the probe's zero-information contexts (|Y| rows: 2 for a binary table, Sec. 4.2). Their features and
+    # categories are scaled on ``population_rows`` rows of the same table, as a real table's encoder is fitted on
+    # the table and not on the few rows of one context. 0 (stages 1-3) draws exactly the tables it drew before.
+    small_context_share: float = 0.0
+    small_context_min: int = 2
+    population_rows: int = 128
 
     def __post_init__(self) -> None:
         if self.tree_share + self.scm_share + self.cluster_share > 1.0 + 1e-9:
@@ -64,6 +71,15 @@ class PriorConfig:
                 "PriorConfig: tree_share + scm_share + cluster_share = "
                 f"{self.tree_share + self.scm_share + self.cluster_share:g} > 1; "
                 "the shares of the table families must sum to at most 1 (the rest are MLP-of-features tables)."
+            )
+        if not 0.0 <= self.small_context_share <= 1.0:
+            raise ValueError(
+                f"PriorConfig.small_context_share is {self.small_context_share}; it is a share of steps, in [0, 1]."
+            )
+        if not 1 <= self.small_context_min <= self.min_context:
+            raise ValueError(
+                f"PriorConfig.small_context_min is {self.small_context_min}; it must lie in [1, min_context = "
+                f"{self.min_context}] (the small contexts are those below min_context)."
             )
         if self.max_categories < 2:
             raise ValueError(
@@ -187,9 +203,16 @@ def sample_table(
     n_query: int,
     n_features: int,
     is_regression: bool,
+    stats_rows: int | None = None,
 ) -> SyntheticTable:
-    """Draw one synthetic table with ``n_context`` context and ``n_query`` query rows."""
-    n = n_context + n_query
+    """Draw one synthetic table with ``n_context`` context and ``n_query`` query rows.
+
+    ``stats_rows`` (at least ``n_context``; default ``n_context``): the rows the feature scaling, the category cuts,
+    the class cuts and the regression target's standardization read. Rows ``n_context..stats_rows`` are drawn from
+    the same table and dropped, so a small context is scaled as a real table's rows are: on the table, not on itself.
+    """
+    stats = n_context if stats_rows is None else max(int(stats_rows), n_context)
+    n = stats + n_query
     u = rng.random()
     if u < cfg.tree_share:
         gen = _tree_ensemble
@@ -200,24 +223,28 @@ def sample_table(
     else:
         gen = _mlp_of_features
     x, target = gen(rng, n, n_features)
-    x = _categorize(rng, x.astype(np.float64), n_context, cfg.categorical_share, cfg.max_categories)
+    x = _categorize(rng, x.astype(np.float64), stats, cfg.categorical_share, cfg.max_categories)
     if rng.random() < cfg.missing_share:
         x[rng.random(x.shape) < rng.uniform(0.01, 0.15)] = np.nan
-    center, scale = robust_center_scale(x[:n_context])
+    center, scale = robust_center_scale(x[:stats])
     x = robust_standardize(x, center, scale)
+    target_pop = target
+    if stats > n_context:  # the population rows only scaled the table
+        keep_rows = np.r_[np.arange(n_context), np.arange(stats, n)]
+        x, target = x[keep_rows], target[keep_rows]
     if is_regression:
-        mu, sd = target[:n_context].mean(), target[:n_context].std() + 1e-6
+        mu, sd = target_pop[:stats].mean(), target_pop[:stats].std() + 1e-6  # the probe scales on the table too
         return SyntheticTable(x, ((target - mu) / sd).astype(np.float32), n_context, True, 0)
     k = (
         2 if cfg.max_classes < 3 or rng.random() < 0.4 else int(rng.integers(3, cfg.max_classes + 1))
     )  # binary is common
     # random class proportions: cut points at sorted uniform quantiles, min share 1/(3k)
     props = rng.dirichlet(np.full(k, 2.0)) * (1 - 1 / 3) + 1 / (3 * k)
-    cuts = np.quantile(target[:n_context], np.cumsum(props)[:-1])
+    cuts = np.quantile(target_pop[:stats], np.cumsum(props)[:-1])
     labels = rng.permutation(k)[np.searchsorted(cuts, target)]
     present = np.unique(labels[:n_context])
-    if len(present) < 2:  # a degenerate target (e.g. a constant tree): draw another table
-        return sample_table(rng, cfg, n_context, n_query, n_features, is_regression)
+    if len(present) < 2:  # a degenerate target (e.g. a constant tree) or a small context of one class: draw another
+        return sample_table(rng, cfg, n_context, n_query, n_features, is_regression, stats_rows)
     slot = np.full(k, -1)
     slot[present] = np.arange(len(present))  # canonical mapping: sorted label values -> slots
     y = slot[labels]

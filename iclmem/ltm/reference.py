@@ -24,6 +24,10 @@ from .prior import PriorConfig
 WEIGHTS_DIR = Path(__file__).parent / "weights"
 REFERENCE_WEIGHTS = WEIGHTS_DIR / "reference.pt"
 REFERENCE_CARD = WEIGHTS_DIR / "reference.json"
+#: earlier shipped weights, loadable by name (``model: reference-v1``): version -> what changed after it
+REFERENCE_VERSIONS: dict[str, str] = {
+    "v1": "stages 1-3 (9,500 steps), contexts of 16 rows or more; shipped until stage 4 added contexts of 2-15 rows",
+}
 
 
 class CheckpointError(UserError, RuntimeError):
@@ -295,14 +299,29 @@ def load_checkpoint(weights: Path, card: Path | None = None) -> ReferenceLTM:
     return ReferenceLTM(net.to(compute_device()), digest)
 
 
-def load_reference() -> ReferenceLTM:
-    """The shipped, pretrained reference LTM (M_ref), loaded offline with its hash checked."""
-    return load_checkpoint(REFERENCE_WEIGHTS, REFERENCE_CARD)
+def reference_files(version: str | None = None) -> tuple[Path, Path]:
+    """(weights, model card) of the shipped reference (``None``) or of an earlier version (``"v1"``)."""
+    if version is None:
+        return REFERENCE_WEIGHTS, REFERENCE_CARD
+    if version not in REFERENCE_VERSIONS:
+        raise CheckpointError(
+            f"no shipped reference version {version!r}; the versions are {sorted(REFERENCE_VERSIONS)} "
+            "(model: reference-<version>), or 'reference' for the current weights."
+        )
+    return WEIGHTS_DIR / f"reference-{version}.pt", WEIGHTS_DIR / f"reference-{version}.json"
+
+
+def load_reference(version: str | None = None) -> ReferenceLTM:
+    """The shipped, pretrained reference LTM (M_ref), loaded offline with its hash checked; ``version``: an earlier
+    shipped one (:data:`REFERENCE_VERSIONS`)."""
+    return load_checkpoint(*reference_files(version))
 
 
 __all__ = [
     "ReferenceLTM",
     "load_reference",
+    "reference_files",
+    "REFERENCE_VERSIONS",
     "load_checkpoint",
     "export_checkpoint",
     "pretraining_stages",

@@ -184,14 +184,19 @@ def verdict_without_null(agrees: bool) -> str:
 
 
 def directional_answers(estimate: Any, lo: Any, hi: Any, sign: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """Elementwise (agrees, contradicted) of a directional rule (an effect with sign ``sign``): agrees when the estimate
-    has the claimed sign and the interval ``[lo, hi]`` lies strictly on that side of 0; contradicted when the estimate
-    lacks the claimed sign (0 included); neither (inside the noise) otherwise or where anything is undefined."""
+    """Elementwise (agrees, contradicted) of a directional rule (an effect with sign ``sign``).
+
+    Agrees when the estimate has the claimed sign and the interval ``[lo, hi]`` lies strictly on that side of 0;
+    contradicted when the interval lies strictly on the other side (it excludes the claimed direction and 0); neither
+    (inside the noise: a wrong-signed estimate whose interval still reaches 0 is inconclusive, not a contradiction)
+    otherwise or where anything is undefined. The two answers are mirror images, so the rule needs as much evidence to
+    say "differs" as to say "agrees".
+    """
     est, lo, hi = (np.asarray(a, float) for a in (estimate, lo, hi))
     defined = np.isfinite(est) & np.isfinite(lo) & np.isfinite(hi)
     right = sign * est > 0
-    lower = lo if sign > 0 else -hi
-    return defined & right & (lower > 0), defined & ~right
+    toward, away = (lo, hi) if sign > 0 else (-hi, -lo)  # the interval's ends in the claimed direction
+    return defined & right & (toward > 0), defined & ~right & (away < 0)
 
 
 def equivalence_answers(lo: Any, hi: Any, margin: float, one_sided: bool = False) -> tuple[np.ndarray, np.ndarray]:

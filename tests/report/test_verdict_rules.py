@@ -15,12 +15,25 @@ from iclmem.report.verdicts import (
 
 
 def test_directional_rule_agrees_contradicts_or_stays_in_the_noise():
-    agrees, contradicted = directional_answers([5.0, 5.0, -1.0, np.nan], [1.0, -1.0, -3.0, 0.0], [9.0, 9.0, 1.0, 1.0])
-    assert agrees.tolist() == [True, False, False, False] and contradicted.tolist() == [False, False, True, False]
+    agrees, contradicted = directional_answers(
+        [5.0, 5.0, -1.0, -4.0, np.nan], [1.0, -1.0, -3.0, -9.0, 0.0], [9.0, 9.0, 1.0, -1.0, 1.0]
+    )
+    assert agrees.tolist() == [True, False, False, False, False]
+    assert contradicted.tolist() == [False, False, False, True, False]
     assert directional_verdict(5.0, 1.0, 9.0, null_rate=0.01) == "reproduced"
     assert directional_verdict(5.0, 1.0, 9.0, null_rate=0.2) == "inconclusive"
     assert directional_verdict(5.0, -1.0, 9.0) == "inconclusive"
-    assert directional_verdict(-1.0, -3.0, 1.0) == "differs"
+    assert directional_verdict(-4.0, -9.0, -1.0) == "differs"  # the interval excludes the claimed direction
+
+
+def test_a_wrong_signed_estimate_whose_interval_covers_zero_is_not_contradicted():
+    """Issue 53: D1 (-2.8 [-32, +24]) and D5 (-8 [-21, 0]) read "differs" on the point estimate alone."""
+    for est, lo, hi in ((-2.8, -32.0, 24.0), (-8.0, -21.0, 0.0), (0.0, -1.0, 1.0)):
+        agrees, contradicted = directional_answers(est, lo, hi)
+        assert not bool(agrees) and not bool(contradicted)
+        assert directional_verdict(est, lo, hi) == "inconclusive"
+    assert not bool(directional_answers(8.0, 0.0, 21.0, sign=-1)[1])  # the mirror image for a claimed fall
+    assert bool(directional_answers(8.0, 1.0, 21.0, sign=-1)[1])
     assert directional_verdict(-5.0, -9.0, -1.0, sign=-1, null_rate=0.0) == "reproduced"
     assert directional_verdict(5.0, None, None) == "not testable here"
     with pytest.raises(ValueError, match="null rate"):

@@ -29,9 +29,9 @@ How a verdict is decided (uniformly; the five words of :data:`iclmem.report.glue
 :func:`iclmem.report.verdicts.evidence_verdict` from what the claim's rule says on the build and under its null):
 
 * **the rule on the build.** A directional claim (an effect > 0) *agrees* when its 95% percentile bootstrap interval
-  over instances lies above 0; it is *contradicted* when the estimate does not have the claimed sign; in between (the
-  claimed sign, but the interval includes 0: not distinguishable from no effect at this many instances) it is inside
-  the noise. An equality claim (D4, D5 at k >= 25) agrees when the interval of the difference lies within
+  over instances lies above 0; it is *contradicted* when that interval lies below 0; in between (the interval includes
+  0, whatever the estimate's sign: not distinguishable from no effect at this many instances) it is inside the noise
+  (issue 53: a wrong-signed estimate alone no longer reads "differs"). An equality claim (D4, D5 at k >= 25) agrees when the interval of the difference lies within
   +-:data:`EQUIVALENCE_MARGIN` percentage points (a margin of this companion, not of the paper), is contradicted when
   it lies wholly outside, and is inside the noise when it straddles the margin. An equality also needs memorization
   to be there: when the compared level's interval does not lie above the margin, every setting is within the margin of

@@ -208,7 +208,12 @@ def excess_why(ex: Excess, agrees: bool, what: str) -> str:
             f"{what} has the claimed sign but its interval includes 0: not distinguishable from no effect with "
             f"{ex.n_members} members and {ex.n_non_members} non-members"
         )
-    return f"{what} is {ex.estimate:+.2g} points, not in the claimed direction"
+    if ex.hi < 0:
+        return f"{what} is {ex.estimate:+.2g} points, not in the claimed direction, and its interval excludes 0"
+    return (
+        f"{what} is {ex.estimate:+.2g} points, not in the claimed direction, but its interval reaches 0: inside the "
+        f"noise with {ex.n_members} members and {ex.n_non_members} non-members"
+    )
 
 
 def rise_excess(

@@ -114,8 +114,9 @@ def directional_agreement(estimate: float, interval: Interval | None, sign: int 
     """(agrees, contradicted) of a directional claim (an effect with sign ``sign``) on the build.
 
     Agrees when the estimate has the claimed sign and the bootstrap interval lies strictly on that side of 0;
-    contradicted (a clear disagreement) when the estimate does not have the claimed sign; neither when it has the sign
-    but the interval includes 0 (inside the noise). ``(None, False)`` without an interval or estimate.
+    contradicted (a clear disagreement) when the interval lies strictly on the other side of 0; neither when the
+    interval reaches 0, whatever the estimate's sign (inside the noise). ``(None, False)`` without an interval or
+    estimate.
     """
     if interval is None or not np.isfinite(estimate):
         return None, False
@@ -167,7 +168,13 @@ def directional_why(estimate: float, interval: Interval | None, sign: int = 1, w
             f"{what} has the claimed sign but its interval includes 0: not distinguishable from no effect with "
             f"{interval.n_units} instances"
         )
-    return f"{what} is {estimate:+.2g}, not in the claimed direction"
+    _, contradicted = directional_agreement(estimate, interval, sign)
+    if contradicted:
+        return f"{what} is {estimate:+.2g}, not in the claimed direction, and its interval excludes 0"
+    return (
+        f"{what} is {estimate:+.2g}, not in the claimed direction, but its interval reaches 0: inside the noise with "
+        f"{interval.n_units} instances"
+    )
 
 
 def equivalence_why(estimate: float, interval: Interval | None, margin: float, one_sided: bool, what: str) -> str:

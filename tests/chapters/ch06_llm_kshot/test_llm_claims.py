@@ -144,8 +144,11 @@ def test_directional_rule_agrees_is_inside_the_noise_or_is_contradicted():
         False,
         False,
     )  # right sign, interval includes 0: inside the noise
-    assert directional_agreement(-5.0, iv(-9.0, 1.0)) == (False, True)  # the other sign: a clear contradiction
-    assert directional_agreement(0.0, iv(0.0, 0.0)) == (False, True)  # no effect at all
+    # the other sign inside the noise: the interval still reaches the claimed side, so no contradiction (issue 53)
+    assert directional_agreement(-5.0, iv(-9.0, 1.0)) == (False, False)
+    assert directional_agreement(-5.0, iv(-9.0, -1.0)) == (False, True)  # the interval excludes the claimed rise
+    # no effect in any resample (both rates at a floor): nothing either way, inconclusive rather than a contradiction
+    assert directional_agreement(0.0, iv(0.0, 0.0)) == (False, False)
     assert directional_agreement(-5.0, iv(-9.0, -1.0), sign=-1) == (True, False)
     assert directional_agreement(5.0, None) == directional_agreement(float("nan"), iv(1, 2)) == (None, False)
 
@@ -220,11 +223,15 @@ def test_d1_inconclusive_inside_the_noise_or_when_chance_agrees_as_often():
     assert "interval lies above 0" in three.reason
 
 
-def test_d1_differs_when_flat_and_not_testable_without_zero_shot():
+def test_d1_differs_when_it_falls_is_inconclusive_when_flat_and_not_testable_without_zero_shot():
     flat = mem_frame(same_in_all_settings({0: share(5), 10: share(5)}))
     r = claim_d1(flat, FT, n_boot=200)
-    assert r.verdict == "differs" and "+0 points" in r.ours
+    # no change in any resample: the interval reaches 0, so no contradiction (issue 53: as much evidence to differ
+    # as to agree)
+    assert r.verdict == "inconclusive" and "+0 points" in r.ours
     assert_null(r)
+    falls = claim_d1(mem_frame(same_in_all_settings({0: share(15), 10: share(2)})), FT, n_boot=200)
+    assert falls.verdict == "differs"  # a clear fall: the interval lies below 0
     missing = claim_d1(mem_frame(same_in_all_settings({10: share(5)})), FT)
     assert missing.verdict == "not testable here" and missing.null is None and missing.null_rate is None
 
@@ -253,7 +260,8 @@ def test_d1_uses_the_pairs_labels_setting():
         ("full", 10): share(20),
     }
     r = claim_d1(mem_frame(plan), FT, n_boot=100)
-    assert r.verdict == "differs" and "segment pairs and labels setting" in r.reason
+    # the full setting's rise is not read: the pairs-and-labels setting is flat, inside the noise
+    assert r.verdict == "inconclusive" and "segment pairs and labels setting" in r.reason
 
 
 def test_d1_null_is_seeded():
@@ -271,7 +279,7 @@ def test_d2_uses_k25_or_says_which_k():
     assert "swapped at random" in r.null
     small = mem_frame(same_in_all_settings({0: share(0), 2: share(0)}))
     r2 = claim_d2(small, FT, n_boot=100)
-    assert r2.verdict == "differs" and "No k = 25 was run" in r2.reason and "k = 2" in r2.reason
+    assert r2.verdict == "inconclusive" and "No k = 25 was run" in r2.reason and "k = 2" in r2.reason  # flat at 0
     assert "75%" in r2.paper and "~53%" in r2.paper
 
 
@@ -450,7 +458,8 @@ def test_d5_equal_from_25_different_at_zero_shot():
     assert few.verdict == "inconclusive" and few.null_rate > NULL_LEVEL and "chance alone" in few.reason
     plan[("pairs_labels", 0)] = share(14)
     no_zero = claim_d5(mem_frame(plan), FT, n_boot=200)
-    assert no_zero.verdict == "differs" and "not in the claimed direction" in no_zero.reason  # no zero-shot difference
+    # no zero-shot difference (14 against 14): inside the noise, not a contradiction
+    assert no_zero.verdict == "inconclusive" and "not in the claimed direction" in no_zero.reason
     plan[("pairs_labels", 0)], plan[("pairs_labels", 50)] = share(0), share(0)
     apart = claim_d5(mem_frame(plan), FT, n_boot=200)
     assert apart.verdict == "differs" and "clearly different" in apart.reason  # not equal at k >= 25
@@ -531,7 +540,9 @@ def test_d6_gain_where_memorization_reaches_40_percent():
     assert_null(r)
     assert "classification answers exchangeable" in r.null
     flat = perf_frame({0: [True] * 10 + [False] * 10, 10: [True] * 10 + [False] * 10, 25: [True] * 10 + [False] * 10})
-    assert claim_d6(mem, flat, FT, n_boot=200).verdict == "differs"
+    assert claim_d6(mem, flat, FT, n_boot=200).verdict == "inconclusive"  # no gain, but none against it either
+    falls = perf_frame({0: [True] * 20, 10: [True] * 10 + [False] * 10, 25: [False] * 20})
+    assert claim_d6(mem, falls, FT, n_boot=200).verdict == "differs"  # accuracy falls where memorization rises
     weak = perf_frame({0: share(2, True, False), 10: share(2, True, False), 25: share(4, True, False)})
     rw = claim_d6(mem, weak, FT, n_boot=300)
     assert rw.verdict == "inconclusive" and "interval includes 0" in rw.reason
@@ -776,7 +787,7 @@ def test_the_focus_keeps_other_models_and_non_members_out():
     mem = pd.concat([mem_frame(rising, members), mem_frame(flat, members, model="base")], ignore_index=True)
     # 10 members, all rising: random k labels give 9 or 10 rises in ~1% of draws, the rule says so in ~3% (2000 draws)
     assert claim_d1(mem, FT, n_boot=100, n_perm=2000).verdict == "reproduced"
-    assert claim_d1(mem, Focus("base"), n_boot=100).verdict == "differs"
+    assert claim_d1(mem, Focus("base"), n_boot=100).verdict == "inconclusive"  # the base model's flat rows alone
     # all instances of the fine-tuned model: the non-members dilute the rise to +50 points
     assert "minus zero-shot +50 points" in claim_d1(mem, Focus("fine-tuned"), n_boot=100).ours
 

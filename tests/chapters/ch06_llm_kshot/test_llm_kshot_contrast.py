@@ -47,7 +47,7 @@ def test_d1_d2_subtract_the_non_members_under_the_same_prompt():
     assert members_only.verdict == "reproduced" and "members-only reading" in members_only.reason
     for claim in (claim_d1, claim_d2):
         r = claim(template, FT, n_boot=200, n_perm=400)
-        assert r.verdict == "differs" and "+0 points" in r.ours, r.ours
+        assert r.verdict == "inconclusive" and "+0 points" in r.ours, r.ours  # net zero: inside the noise (issue 53)
 
 
 def test_excess_rise_estimate_interval_and_null():
