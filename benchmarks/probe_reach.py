@@ -44,21 +44,44 @@ from iclmem.grid import table_of
 
 OUT = Path(__file__).parent / "results" / "probe_reach.json"
 # notebook 04's defaults (book/defaults.yaml, the chapter's parameters cell)
-CONTROL = dict(dataset="breast_cancer", learning_rates=[3e-4, 1e-3, 3e-3], epochs=[10, 50, 250], query_size=50,
-               context_size=64, label_condition="all")
-CURVE = dict(datasets=["spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices"], learning_rates=[0.01, 0.001],
-             epochs=[10, 100], context_size=256, conditions=["none", "all"])
+CONTROL = dict(
+    dataset="breast_cancer",
+    learning_rates=[3e-4, 1e-3, 3e-3],
+    epochs=[10, 50, 250],
+    query_size=50,
+    context_size=64,
+    label_condition="all",
+)
+CURVE = dict(
+    datasets=["spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices"],
+    learning_rates=[0.01, 0.001],
+    epochs=[10, 100],
+    context_size=256,
+    conditions=["none", "all"],
+)
 PROBE = ProbeSettings(seed=0, n_candidates=10, max_queries=None, n_boot=200)
 P1_BOUND = 0.7
-CELL = ["dataset", "condition", "learning_rate", "epoch", "vanilla AUC", "vanilla lo", "vanilla hi", "probe AUC",
-        "probe lo", "probe hi"]
+CELL = [
+    "dataset",
+    "condition",
+    "learning_rate",
+    "epoch",
+    "vanilla AUC",
+    "vanilla lo",
+    "vanilla hi",
+    "probe AUC",
+    "probe lo",
+    "probe hi",
+]
 
 
 def _cell(row: pd.Series | None) -> dict | None:
     if row is None:
         return None
     out = {k: row[k] for k in CELL if k in row.index}
-    return {k: (round(float(v), 4) if isinstance(v, float) else (int(v) if k == "epoch" else v)) for k, v in out.items()}
+    return {
+        k: (round(float(v), 4) if isinstance(v, float) else (int(v) if k == "epoch" else v)) for k, v in out.items()
+    }
 
 
 def reach(model_name: str) -> dict:
@@ -67,9 +90,16 @@ def reach(model_name: str) -> dict:
     reference = load_model(model_name)
     spec = SensitivitySpec(n_permutations=0, **CONTROL)
     sens = run_sensitivity(spec, reference, PROBE)
-    settings = curve_settings(CURVE["datasets"], CURVE["learning_rates"], CURVE["epochs"], CURVE["context_size"],
-                              CONTROL["dataset"], CONTROL["learning_rates"], CONTROL["epochs"],
-                              CONTROL["context_size"])
+    settings = curve_settings(
+        CURVE["datasets"],
+        CURVE["learning_rates"],
+        CURVE["epochs"],
+        CURVE["context_size"],
+        CONTROL["dataset"],
+        CONTROL["learning_rates"],
+        CONTROL["epochs"],
+        CONTROL["context_size"],
+    )
     curves = run_table_curves(settings, CURVE["conditions"], CONTROL["query_size"], reference, PROBE, progress=True)
     p1, _, _ = rule_p1(curves.curve, curves.vanilla_scores, curves.summary, curves.scores, P1_BOUND, 0)
     under_all = curves.curve[curves.curve.condition == "all"]
@@ -78,8 +108,15 @@ def reach(model_name: str) -> dict:
     }
     seen = {d: int((rows["probe lo"] > 0.5).sum()) for d, rows in curves.curve.groupby("dataset", sort=False)}
     top = sens.strongest()
-    ladder = context_ladder(sens.runs[top.run_key], table_of(CONTROL["dataset"]), int(top.epoch), reference,
-                            PROBE.n_candidates, PROBE.seed, PROBE.n_boot)
+    ladder = context_ladder(
+        sens.runs[top.run_key],
+        table_of(CONTROL["dataset"]),
+        int(top.epoch),
+        reference,
+        PROBE.n_candidates,
+        PROBE.seed,
+        PROBE.n_boot,
+    )
     return {
         "model": model_name,
         "checkpoint_sha256": reference.checkpoint_sha256,
@@ -89,8 +126,13 @@ def reach(model_name: str) -> dict:
         "cells": {d: int(len(rows)) for d, rows in curves.curve.groupby("dataset", sort=False)},
         "control_strongest": _cell(top),
         "ladder": [
-            {"context": r["context"], "rows": int(r["rows"]), "auc": round(float(r["all queries AUC"]), 4),
-             "lo": round(float(r["all queries lo"]), 4), "hi": round(float(r["all queries hi"]), 4)}
+            {
+                "context": r["context"],
+                "rows": int(r["rows"]),
+                "auc": round(float(r["all queries AUC"]), 4),
+                "lo": round(float(r["all queries lo"]), 4),
+                "hi": round(float(r["all queries hi"]), 4),
+            }
             for r in ladder.to_dict("records")
         ],
         "wall_s": round(time.perf_counter() - t0, 1),
@@ -106,9 +148,12 @@ def main() -> None:
     for name in args.models:
         print(f"[probe_reach] {name} ...", flush=True)
         out["runs"][name] = reach(name)
-        out.update(machine=platform.processor() or platform.machine(), threads=os.environ.get("ICLMEM_THREADS"),
-                   command="python benchmarks/probe_reach.py --models " + " ".join(args.models),
-                   date=time.strftime("%Y-%m-%d"))
+        out.update(
+            machine=platform.processor() or platform.machine(),
+            threads=os.environ.get("ICLMEM_THREADS"),
+            command="python benchmarks/probe_reach.py --models " + " ".join(args.models),
+            date=time.strftime("%Y-%m-%d"),
+        )
         atomic_write_text(OUT, json.dumps(out, indent=2, default=str))
         print(json.dumps(out["runs"][name], indent=1, default=str), flush=True)
 

@@ -86,6 +86,10 @@ fig = plot_points(table)
 # - **holds by construction**: the procedure makes the claim true whatever the data: the splits
 #   are redrawn until they pass the very checks of C14, and a model without positional encoding
 #   cannot tell a shuffled context from the original (C12b).
+# - **not comparable here**: the claim is a value on the paper's model's own scale (ConTextTab's peak
+#   AUC, its outcome shares) and states no direction or shape a different model could show; ours is
+#   computed and shown beside it, and the row's details say how each claim is compared (by value,
+#   direction or shape) and why.
 # - **not testable here**: the build cannot compute the claim, e.g. because the paper's models, data
 #   or human review are not available; the reason says which.
 # - **missing**: the chapter that should record the claim did not (it has not been executed, or it
@@ -93,7 +97,8 @@ fig = plot_points(table)
 #
 # Verdicts over the {glue:text}`n_claims` claims: reproduced {glue:text}`n_reproduced`, differs
 # {glue:text}`n_differs`, inconclusive {glue:text}`n_inconclusive`, holds by construction
-# {glue:text}`n_holds_by_construction`, not testable here {glue:text}`n_not_testable_here`, missing
+# {glue:text}`n_holds_by_construction`, not comparable here {glue:text}`n_not_comparable_here`, not testable
+# here {glue:text}`n_not_testable_here`, missing
 # {glue:text}`n_missing`. Neither *inconclusive* nor *holds by construction* counts as reproduced.
 # A verdict reached with the book's default parameters can change with others: each chapter lists
 # its parameters, and `iclmem book -p <notebook> <name> <value>` rebuilds the book with them.

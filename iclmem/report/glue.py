@@ -19,6 +19,10 @@ Verdicts (:data:`VERDICTS`; :func:`iclmem.report.verdicts.evidence_verdict` choo
   contradiction (it agrees, but chance agrees as often; or it disagrees within the noise);
 * ``holds by construction``: the procedure makes the claim true whatever the data (a split redrawn
   until it passes its checks; a model declared invariant to what the manipulation changes);
+* ``not comparable here``: the claim is a value on the paper's model's own scale (ConTextTab's peak AUC, its
+  outcome shares), which a 0.2M-parameter reference LTM does not share and no direction or shape of it is stated;
+  ours is computed and shown beside the paper's, and no verdict is drawn (:data:`iclmem.report.registry.CLAIMS`
+  says, per claim, whether it is compared by value, direction or shape, and why);
 * ``not testable here``: the build cannot compute it (the paper's models or data are missing).
 
 Neither ``inconclusive`` nor ``holds by construction`` counts as reproduced. Each record also
@@ -56,6 +60,7 @@ from iclmem.report.registry import (
     CLAIMS,
     SCORECARD_PAGE,
     claims_by_id,
+    comparison,
 )
 from iclmem.report.verdicts import monte_carlo_error
 
@@ -205,6 +210,7 @@ def _with_interval(record: Mapping[str, Any]) -> str:
 SCORECARD_COLUMNS = (
     "claim",
     "statement",
+    "compared by",
     "paper",
     "this build",
     "verdict",
@@ -303,6 +309,7 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
                     (
                         claim_id,
                         statement,
+                        comparison(claim_id)[0],
                         "",
                         "",
                         MISSING,
@@ -323,6 +330,7 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
                 (
                     claim_id,
                     statement,
+                    comparison(claim_id)[0],
                     record["paper"],
                     _with_interval(record),
                     record["verdict"],

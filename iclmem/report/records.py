@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from iclmem.report.registry import comparison
 from iclmem.user_errors import UserError
 
 
@@ -26,7 +27,14 @@ class PlainText(str):
         p.text(str.__str__(self))
 
 
-VERDICTS: tuple[str, ...] = ("reproduced", "differs", "inconclusive", "holds by construction", "not testable here")
+VERDICTS: tuple[str, ...] = (
+    "reproduced",
+    "differs",
+    "inconclusive",
+    "holds by construction",
+    "not comparable here",
+    "not testable here",
+)
 #: The record's fields, in the order the scorecard shows them.
 RECORD_FIELDS: tuple[str, ...] = (
     "id",
@@ -93,6 +101,16 @@ class ClaimResult:
 
     def __post_init__(self) -> None:
         claim_id, verdict, null = self.claim_id, self.verdict, self.null
+        how, why = comparison(str(claim_id))
+        if how == "not comparable" and verdict in ("reproduced", "differs", "inconclusive"):
+            # the registry's declaration decides, once for every chapter: the value rule's answer stays in the reason
+            object.__setattr__(
+                self,
+                "reason",
+                f"not comparable here: {why}. The rule on the paper's value reads {verdict}: {self.reason}",
+            )
+            object.__setattr__(self, "verdict", "not comparable here")
+            verdict = "not comparable here"
         if verdict not in VERDICTS:
             raise ClaimError(f"claim {claim_id}: verdict {verdict!r} is not one of {', '.join(VERDICTS)}.")
         if not str(claim_id).strip() or not str(self.reason).strip():

@@ -137,7 +137,7 @@ def test_a_record_with_an_unknown_verdict_or_no_reason_is_an_error() -> None:
     with pytest.raises(
         ClaimError,
         match=r"claim C1: verdict 'confirmed' is not one of reproduced, differs, inconclusive, holds by "
-        r"construction, not testable here",
+        r"construction, not comparable here, not testable here",
     ):
         claim_record("C1", "8/10", "1/1", "confirmed", "because")
     with pytest.raises(ClaimError, match="reason must be non-empty"):
@@ -311,6 +311,7 @@ def test_the_scorecard_has_one_row_per_claim_and_shows_the_gaps(executed_dir: Pa
         "differs": 1,
         "inconclusive": 0,
         "holds by construction": 0,
+        "not comparable here": 0,
         "not testable here": 1,
         "missing": len(CLAIMS) - 2,
     }
@@ -354,7 +355,7 @@ def test_the_scorecard_notebook_renders_the_table_and_glues_the_counts(executed_
     assert 'data-claim="M1"' in tables[1] and 'data-claim="M1"' not in tables[0]
     assert sum(t.count('class="verdict-badge"') for t in tables) == len(CLAIMS) + 1  # one badge per row
     opening = next(h for h in htmls if "scorecard-counts" in h)
-    assert "<b>1</b> " in opening and opening.count('class="verdict-badge"') == 6  # five verdicts and missing
+    assert "<b>1</b> " in opening and opening.count('class="verdict-badge"') == 7  # six verdicts and missing
     assert all(
         "remove-input" in c.metadata.get("tags", [])
         or "remove-cell" in c.metadata.get("tags", [])  # the parameters' check (iclmem.book.parameter_check)
@@ -375,6 +376,7 @@ def test_the_scorecard_notebook_renders_the_table_and_glues_the_counts(executed_
         "n_differs": "1",
         "n_inconclusive": "0",
         "n_holds_by_construction": "0",
+        "n_not_comparable_here": "0",
         "n_not_testable_here": "1",
         "n_missing": str(len(CLAIMS) - 2),
         "n_claims": str(len(CLAIMS) + 1),

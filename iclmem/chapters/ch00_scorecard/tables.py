@@ -15,7 +15,7 @@ import pandas as pd
 
 from iclmem.report.glue import MISSING, verdict_counts
 from iclmem.report.records import VERDICTS
-from iclmem.report.registry import BEYOND_PAPERS, CLAIMS
+from iclmem.report.registry import BEYOND_PAPERS, CLAIMS, comparison
 
 #: Badge colours per verdict (background, text): green only for what counts as evidence.
 BADGE_COLOURS: dict[str, tuple[str, str]] = {
@@ -23,6 +23,7 @@ BADGE_COLOURS: dict[str, tuple[str, str]] = {
     "differs": ("#cf222e", "#ffffff"),
     "inconclusive": ("#9a6700", "#ffffff"),
     "holds by construction": ("#57606a", "#ffffff"),
+    "not comparable here": ("#ddf4ff", "#0a3069"),
     "not testable here": ("#d0d7de", "#24292f"),
     MISSING: ("#000000", "#ffffff"),
 }
@@ -60,13 +61,20 @@ def counts_html(table: pd.DataFrame) -> str:
             '<p class="scorecard-instrument"><b>The positive control does not pass</b> (P1): the probe did not detect '
             "memorization that is known to be there. A non-detection in the rows below is therefore no evidence that a "
             "model "
-            "did not memorize, only that this probe, at these query counts, cannot show it.</p>"
+            "did not memorize, only that this probe cannot show it with this reference model (the instrument's "
+            "page shows where the signal is lost: the context ladder and the per-table reach).</p>"
         )
     return text
 
 
 def _details(row: pd.Series) -> str:
-    items = [("why", row["reason"]), ("null rate", row["null rate"]), ("null", row["null"])]
+    how, why = comparison(str(row["claim"]))
+    items = [
+        ("why", row["reason"]),
+        (f"compared by {how}", why),
+        ("null rate", row["null rate"]),
+        ("null", row["null"]),
+    ]
     body = "".join(
         f"<p><b>{name}</b>: {html.escape(str(text))}</p>" for name, text in items if str(text) not in ("", "-")
     )

@@ -25,14 +25,14 @@ other data, so its *levels* are not comparable and each claim is checked for its
 on the rows of one :class:`Focus`: by default the fine-tuned model on its fine-tuning members (the rows a
 model is known to have seen, the controlled analogue of GPT-4's training data).
 
-How a verdict is decided (uniformly; the five words of :data:`iclmem.report.glue.VERDICTS`, chosen by
+How a verdict is decided (uniformly; the words of :data:`iclmem.report.glue.VERDICTS`, chosen by
 :func:`iclmem.report.verdicts.evidence_verdict` from what the claim's rule says on the build and under its null):
 
 * **the rule on the build.** A directional claim (an effect > 0) *agrees* when its 95% percentile bootstrap interval
   over instances lies above 0; it is *contradicted* when that interval lies below 0; in between (the interval includes
   0, whatever the estimate's sign: not distinguishable from no effect at this many instances) it is inside the noise
-  (issue 53: a wrong-signed estimate alone no longer reads "differs"). An equality claim (D4, D5 at k >= 25) agrees when the interval of the difference lies within
-  +-:data:`EQUIVALENCE_MARGIN` percentage points (a margin of this companion, not of the paper), is contradicted when
+  (issue 53: a wrong-signed estimate alone no longer reads "differs"). An equality claim (D4, D5 at k >= 25) agrees
+  when the interval of the difference lies within +-:data:`EQUIVALENCE_MARGIN` percentage points (a margin of this companion, not of the paper), is contradicted when
   it lies wholly outside, and is inside the noise when it straddles the margin. An equality also needs memorization
   to be there: when the compared level's interval does not lie above the margin, every setting is within the margin of
   the others by the floor (two settings at 0% are trivially "equal"), and the claim is ``inconclusive``;

@@ -40,14 +40,14 @@ def _table() -> pd.DataFrame:
 
 def test_every_verdict_has_its_own_badge():
     badges = {v: verdict_badge(v) for v in VERDICTS}
-    assert len({b.split("background:")[1][:7] for b in badges.values()}) == len(VERDICTS)  # five colours
+    assert len({b.split("background:")[1][:7] for b in badges.values()}) == len(VERDICTS)  # a colour each
     assert all(f'data-verdict="{v}"' in b for v, b in badges.items())
 
 
 def test_the_counts_sentence_and_the_compact_table():
     table = _table()
     opening = counts_html(table)
-    assert "<b>6</b> rows" in opening and '<b>2</b> <span class="verdict-badge" data-verdict="reproduced"' in opening
+    assert "<b>7</b> rows" in opening and '<b>2</b> <span class="verdict-badge" data-verdict="reproduced"' in opening
     assert 'data-verdict="missing"' not in opening  # no missing claim: not listed
     page = compact_html(table)
     assert page.count("<tr") == 1 + len(table) and page.count('class="verdict-badge"') == len(table)
@@ -57,9 +57,9 @@ def test_the_counts_sentence_and_the_compact_table():
 
 def test_the_figure_has_one_row_per_numeric_point():
     table = _table()
-    assert list(point_frame(table).claim) == ["C1", "C3", "C5"]
+    assert list(point_frame(table).claim) == ["C1", "C3", "C5", "C7"]
     fig = plot_points(table)
-    assert len(fig.axes[0].get_yticklabels()) == 3
+    assert len(fig.axes[0].get_yticklabels()) == 4
 
 
 def test_claim_anchors_name_the_section_a_claim_was_glued_in():

@@ -253,13 +253,15 @@ def test_c6_direction_and_c2_selection_use_the_grid_null():
     assert "Q=50 minus Q=512: +50.0 points" in records["C6"]["ours"]
     assert records["C6"]["verdict"] == "differs"  # the direction is beyond chance, but 50% is far above the paper's 12%
     assert records["C6"]["null_rate"] <= 0.05 and "beyond its 95% quantile" in records["C6"]["reason"]
-    assert (
-        records["C2"]["verdict"] == "differs"
-    )  # a real peak (0.80 beyond every permuted maximum), far above the paper's 0.668
+    # a real peak (0.80 beyond every permuted maximum), far above the paper's 0.668: C2 is a value on ConTextTab's
+    # scale, so it is not comparable here, and the reason keeps what the value rule said (issue 53)
+    assert records["C2"]["verdict"] == "not comparable here"
+    assert "The rule on the paper's value reads differs" in records["C2"]["reason"]
     assert "bound reading" in records["C6"]["reason"]
     # a peak no larger than the permuted grids' maxima is no evidence, whatever the paper's value
     modest = {r["id"]: r for r in calibration_claims(_grid(2, 0, auc=0.62), chance, "bound")}
-    assert modest["C2"]["verdict"] == "inconclusive" and modest["C2"]["null_rate"] <= 0.05
+    assert modest["C2"]["verdict"] == "not comparable here" and modest["C2"]["null_rate"] <= 0.05
+    assert "The rule on the paper's value reads inconclusive" in modest["C2"]["reason"]
 
 
 def test_c15_has_stated_thresholds():
