@@ -75,6 +75,7 @@ from iclmem.grid import expand_grid, probe_grid, run_grid
 from iclmem.adapters import load_model
 from iclmem.probe.equivalence import equivalence_classes, model_invariances, suite_effective_size, suite_equivalence
 from iclmem.probe.manipulations import MANIPULATIONS
+from iclmem.probe.same_context import same_as_baseline
 from iclmem.outcomes import reclassify
 from iclmem.probe.null import null_summaries
 from iclmem.probe.run import run_queries
@@ -251,13 +252,22 @@ comparison
 #   the `feature_reduction` and `distractor_injection` categories; both must pass.
 #
 # A claim whose manipulations were not probed is **not testable here**.
+#
+# Some manipulations give this model the baseline's very input, so their $\Delta$AUC is 0 by construction and
+# measures nothing: {glue:text}`baseline_twins` (found by building multiple-choice contexts and comparing them with
+# the baseline under the model's declared invariances, `iclmem.probe.same_context`). C12a names
+# `mixed_true_5_non_true_5` so when it is one of them, and a claim that reads only such contexts *holds by
+# construction*.
 
 # %%
+baseline_twins = same_as_baseline(model_invariances(reference))  # the baseline's very context for this model
+glue_text("baseline_twins", ", ".join(baseline_twins) or "none")
 null = null_summaries(fine, scores, n_permutations, seed, n_boot, reading=outcome_rule, progress=False) if len(fine) else None
 selected = None if null is None else replayed_selection(fine, null)  # the basis, chosen again in each permutation
 configs = [config_scores(scores[key], epoch) for key, epoch in zip(fine.run_key, fine.epoch)]
 claims = perturbation_claims(configs, "detectable-memorization" if len(detected) else "non-collapsed",
-                             model_invariances(reference).row_order, seed=seed, n_perm=n_permutations, selected=selected)
+                             model_invariances(reference).row_order, seed=seed, n_perm=n_permutations, selected=selected,
+                             same_as_base=baseline_twins)
 glue_claims(claims)  # C12a, C12b, C12c
 for r in claims:
     glue_text(f"{r['id']}_verdict", r["verdict"])

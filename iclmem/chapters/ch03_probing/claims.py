@@ -18,6 +18,7 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from iclmem.metrics import membership_score
+from iclmem.probe.manipulations import manipulation_names
 from iclmem.report.records import claim_record
 from iclmem.report.verdicts import direction_agreement, evidence_verdict, summarize_null
 from iclmem.stats import N_PERMUTATIONS, null_range, permuted_labels, query_set_seed
@@ -257,9 +258,20 @@ def _p_greater(stat: np.ndarray) -> float:
     return (1 + int(np.sum(stat[1:] >= stat[0]))) / len(stat)
 
 
-def _skew_claim(draws: EffectDraws, paper: str, scope: str) -> dict:
+def _skew_claim(draws: EffectDraws, paper: str, scope: str, same_as_base: Sequence[str] = ()) -> dict:
     """C12a: the skew_true category's mean Delta AUC above its null's 95% quantile; mixed_true_5_non_true_5 beside
-    it."""
+    it, named "the baseline context for this model" when it is one of ``same_as_base``
+    (:func:`iclmem.probe.same_context.same_as_baseline`): its Delta AUC is then 0 by construction, no measurement."""
+    skew = manipulation_names(SKEW_CATEGORY)
+    if skew and all(name in same_as_base for name in skew):
+        return claim_record(
+            "C12a",
+            paper,
+            f"every skew_true manipulation is the baseline context for this model ({scope})",
+            "holds by construction",
+            "the model cannot tell a true-label-skewed context from the baseline, so its Delta AUC is 0 by "
+            "construction and says nothing about memorization",
+        )
     stat = draws.statistic(SKEW_CATEGORY)
     if stat is None or not np.isfinite(stat[0]):
         return claim_record(
@@ -276,6 +288,9 @@ def _skew_claim(draws: EffectDraws, paper: str, scope: str) -> dict:
     mixed = draws.statistic(name=best)
     mixed_value = "not probed" if mixed is None else f"{mixed[0]:+.3f}"
     mixed_text = mixed_value if mixed is None else f"{mixed_value} (one-sided permutation p = {_p_greater(mixed):.2f})"
+    if mixed is not None and best in same_as_base:
+        mixed_value = "the baseline context for this model (0 by construction, no measurement)"
+        mixed_text = mixed_value
     where = (
         "above the 95% quantile of"
         if agrees
@@ -360,8 +375,13 @@ def perturbation_claims(
     seed: int = 0,
     margin: float = NEUTRAL_DELTA,
     selected: np.ndarray | None = None,
+    same_as_base: Sequence[str] = (),
 ) -> list[dict]:
     """C12a-c (Sec. 5 "Perturbation Effectiveness", Fig. 4), each tested as stated against its null.
+
+    ``same_as_base``: the manipulations the probed model cannot tell from the baseline
+    (:func:`iclmem.probe.same_context.same_as_baseline` of its invariances); C12a names them and holds by construction
+    when every true-label skew is one of them.
 
     ``configs``: the :func:`config_scores` of the configurations averaged over (the paper: its
     detectable-memorization ones); ``basis`` names them for the records; ``row_order_invariant``:
@@ -429,7 +449,7 @@ def perturbation_claims(
     else:
         c12b = _equivalence_claim("C12b", draws, (SHUFFLE_CATEGORY,), paper_b, scope, margin)
     return [
-        _skew_claim(draws, paper_a, scope),
+        _skew_claim(draws, paper_a, scope, same_as_base),
         c12b,
         _equivalence_claim("C12c", draws, FEATURE_CATEGORIES, paper_c, scope, margin),
     ]

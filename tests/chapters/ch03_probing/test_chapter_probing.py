@@ -275,3 +275,32 @@ def test_replayed_selection_reads_each_permutations_outcomes_in_the_rows_order()
     np.testing.assert_array_equal(replayed_selection(rows, null), [[True, False], [False, True], [False, False]])
     with pytest.raises(ValueError, match="the null lacks some of the configurations"):
         replayed_selection(rows.assign(epoch=[10, 2]), null)
+
+
+# --- manipulations that are the baseline's context for a model (issue 53, item 7) ----------------------------------
+
+
+def test_c12a_names_a_manipulation_that_is_the_baseline_for_this_model():
+    from iclmem.probe.invariances import REFERENCE_INVARIANCES
+    from iclmem.probe.same_context import same_as_baseline
+
+    same = same_as_baseline(REFERENCE_INVARIANCES)
+    assert "mixed_true_5_non_true_5" in same and "skew_true_2" not in same
+    frames = [_frame(s, noise=NOISY, effect={"skew_true_2": 0.3}) for s in (1, 2)]
+    plain = _claims(frames, True, n_perm=20)["C12a"]
+    named = _claims(frames, True, n_perm=20, same_as_base=same)["C12a"]
+    assert "0 by construction, no measurement" in named["ours"] and "by construction" not in plain["ours"]
+    assert named["verdict"] == plain["verdict"]  # the skew category still decides
+    from iclmem.probe.manipulations import manipulation_names
+
+    every_skew = _claims(frames, True, n_perm=20, same_as_base=[*same, *manipulation_names("skew_true")])["C12a"]
+    assert every_skew["verdict"] == "holds by construction"
+
+
+def test_no_manipulation_is_the_baseline_for_a_model_without_invariances():
+    from iclmem.probe.invariances import NO_INVARIANCES, Invariances
+    from iclmem.probe.same_context import same_as_baseline
+
+    assert same_as_baseline(NO_INVARIANCES) == []
+    order_only = same_as_baseline(Invariances(row_order=True))
+    assert "shuffle_random" in order_only and "uniform_2" not in order_only
