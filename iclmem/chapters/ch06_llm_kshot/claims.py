@@ -32,10 +32,11 @@ How a verdict is decided (uniformly; the words of :data:`iclmem.report.glue.VERD
   over instances lies above 0; it is *contradicted* when that interval lies below 0; in between (the interval includes
   0, whatever the estimate's sign: not distinguishable from no effect at this many instances) it is inside the noise
   (issue 53: a wrong-signed estimate alone no longer reads "differs"). An equality claim (D4, D5 at k >= 25) agrees
-  when the interval of the difference lies within +-:data:`EQUIVALENCE_MARGIN` percentage points (a margin of this companion, not of the paper), is contradicted when
-  it lies wholly outside, and is inside the noise when it straddles the margin. An equality also needs memorization
-  to be there: when the compared level's interval does not lie above the margin, every setting is within the margin of
-  the others by the floor (two settings at 0% are trivially "equal"), and the claim is ``inconclusive``;
+  when the interval of the difference lies within +-:data:`EQUIVALENCE_MARGIN` percentage points (a margin of this
+  companion, not of the paper), is contradicted when it lies wholly outside, and is inside the noise when it straddles
+  the margin. An equality also needs memorization to be there: when the compared level's interval does not lie above
+  the margin, every setting is within the margin of the others by the floor (two settings at 0% are trivially
+  "equal"), and the claim is ``inconclusive``;
 * **the rule under the claim's null.** Each claim has a null, a world in which the claim is false, built from this
   build's instances: the labels the claim contrasts made exchangeable within an instance (the ks for D1-D3 and D6-D7,
   the settings for D5 at k = 0), or between instances where the claim contrasts instances (D8: memorized vs not); for
