@@ -545,6 +545,10 @@ def _dedup_scripts(app: Any, pagename: str, templatename: str, context: dict, do
 
 
 def setup(app: Any) -> dict[str, Any]:
-    """Sphinx entry point (``sphinx: extra_extensions: [iclmem.book.build]`` in ``_config.yml``)."""
+    """Sphinx entry point (``sphinx: extra_extensions: [iclmem.book.build]`` in ``_config.yml``); also registers the
+    ``paper`` role of the chapters' quoted values (:mod:`iclmem.book.roles`)."""
+    from iclmem.book.roles import ROLE, paper_role
+
     app.connect("html-page-context", _dedup_scripts)
+    app.add_role(ROLE, paper_role)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
