@@ -53,6 +53,8 @@ PROBE_EPOCHS: tuple[int, ...] = (0, 1, 2, 5, 10, 50, 100, 250, 500)
 LEARNING_RATES: tuple[float, ...] = (1e-1, 1e-2, 1e-3, 1e-4)
 #: Tab. 3 / App. B.1: near-constant predictions, one label for at least this share of queries.
 COLLAPSE_SHARE = 0.95
+#: ... and for regression, a spread of point predictions below this share of M_ref's.
+COLLAPSE_SPREAD = 0.05
 
 
 class FinetuneError(UserError, ValueError):
@@ -285,7 +287,7 @@ def collapse_flag(
     if "top_prediction_share" in theta:
         constant = theta["top_prediction_share"] >= COLLAPSE_SHARE > ref["top_prediction_share"]
     else:
-        constant = theta["prediction_std"] < 0.05 * ref["prediction_std"]
+        constant = theta["prediction_std"] < COLLAPSE_SPREAD * ref["prediction_std"]
     return ratio, bool(ratio > ratio_threshold or constant)
 
 

@@ -88,7 +88,7 @@ dedup
 # %% [markdown]
 # ## Member / non-member split validation (cf. Tab. 6)
 #
-# Classification draws members and non-members with identical per-class counts, so TVD is 0;
+# Classification draws members and non-members with identical per-class counts, so their TVD vanishes;
 # regression takes one member and one non-member from each of $Q$ target quantile bins, so KS is at
 # most $1/Q$. Every draw is still checked against Sec. 4.1's thresholds and redrawn with the next
 # seed on failure (`seed used`, `draws`). The last column quotes what the paper reports.
@@ -101,11 +101,11 @@ tab6
 
 # %% [markdown]
 # For reference, the paper's Tab. 6 (values quoted from the paper; its ten tables are not shipped,
-# so the rows above can be compared with it only through the thresholds). Note that with 50 members
-# and 50 non-members a KS statistic can only be a multiple of $1/50 = 0.02$ and a TVD a multiple of
-# $0.01$; several of the paper's $Q = 50$ values are not, so the paper must have computed them on
-# other samples than the two pools of 50 rows (the text does not say which). Its coffee_ratings TVD
-# at $Q = 512$ (0.056) is above its own 0.05 threshold.
+# so the rows above can be compared with it only through the thresholds). Note that with $Q = 50$
+# members and $Q$ non-members a KS statistic can only be a multiple of $1/Q = 0.02$ and a TVD a
+# multiple of $1/(2Q) = 0.01$; several of the paper's $Q = 50$ values are not, so the paper must have
+# computed them on other samples than the two pools of $Q$ rows (the text does not say which). Its
+# coffee_ratings TVD at $Q = 512$ ({paper}`0.056`) is above its own {paper}`0.05` threshold.
 
 # %%
 paper_table6()
@@ -135,5 +135,5 @@ for key, value in glue_values(tab6, dedup).items():
 # **Summary.** Over {glue:text}`n_datasets` tables, deduplication removed
 # {glue:text}`rows_dropped_dedup` rows. The largest KS statistic between members and non-members is
 # {glue:text}`max_ks_stat` (smallest $p$-value {glue:text}`min_ks_p`) and the largest TVD is
-# {glue:text}`max_tvd` ("-" where no table has that task), below the 0.05 of Sec. 4.1; the most
+# {glue:text}`max_tvd` ("-" where no table has that task), below the {paper}`0.05` of Sec. 4.1; the most
 # redraws any split needed was {glue:text}`max_redraws_used`.

@@ -59,6 +59,7 @@ from iclmem.report.display import use_book_tables
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.chapters.ch02_finetuning import (loss_ratio_claim, median_loss_ratios, plot_collapse_map, plot_loss_ratio_distribution,
                                         plot_training_curves)
+from iclmem.finetune import COLLAPSE_SPREAD
 from iclmem.grid import expand_grid, grid_curves, grid_metrics, grid_overview, run_grid
 from iclmem.adapters import load_model
 
@@ -103,7 +104,7 @@ g = plot_training_curves(curves)
 # Share of runs flagged as collapsed at each probing epoch, by learning rate: loss ratio
 # $L_v(M_\theta)/L_v(M_{ref}) > 5$ on the vanilla context (members and non-members), or
 # near-constant predictions (one label for $\geq 95\%$ of the queries while $M_{ref}$ spread them;
-# for regression, prediction spread below 5% of $M_{ref}$'s).
+# for regression, prediction spread below {glue:text}`collapse_spread` of $M_{ref}$'s).
 
 # %%
 fig = plot_collapse_map(metrics)
@@ -111,8 +112,9 @@ fig = plot_collapse_map(metrics)
 # %% [markdown]
 # ## Distribution of the loss ratio
 #
-# The paper reports a bimodal distribution over its 1,128 runs: stable configurations
-# ($\eta \le 10^{-4}$) between 1 and 2x, aggressive ones above 8x and often beyond $10^4$ (App. B.1).
+# The paper reports a bimodal distribution over its {paper}`1,128` runs: stable configurations
+# ($\eta \le 10^{-4}$) between {paper}`1 and 2x`, aggressive ones above {paper}`8x` and often beyond $10^4$
+# (App. B.1).
 
 # %%
 fig = plot_loss_ratio_distribution(metrics)
@@ -128,22 +130,23 @@ glue("wall_minutes", f"{wall_s / 60:.1f}", display=False)
 glue("collapsed_share", f"{overview.collapsed.mean():.0%}", display=False)
 glue("median_ratio_low_lr", f"{ratio.loc[min(learning_rates)]:.2f}", display=False)
 glue("median_ratio_high_lr", f"{ratio.loc[max(learning_rates)]:.3g}", display=False)
+glue("collapse_spread", f"{COLLAPSE_SPREAD:.0%}", display=False)  # the regression collapse rule, iclmem.finetune
 
 # %% [markdown]
-# **Summary.** {glue:text}`n_runs` runs ({glue:text}`wall_minutes` minutes in this build, 0 when
+# **Summary.** {glue:text}`n_runs` runs ({glue:text}`wall_minutes` minutes in this build, none when
 # they came from the store). At the last epoch {glue:text}`collapsed_share` of the runs are
 # flagged as collapsed. The median loss ratio is {glue:text}`median_ratio_low_lr` at the smallest
 # learning rate and {glue:text}`median_ratio_high_lr` at the largest; the paper's stable runs lie
-# at 1-2x and its aggressive ones above 8x.
+# at {paper}`1-2x` and its aggressive ones above {paper}`8x`.
 #
 # ```{note}
 # **Runs at high learning rates are chaotic.** A change that only reorders float32 sums (the
 # December 2026 speed-up of the row attention, appendix A2; a thread count; a GPU) left the median
-# loss ratios at $\eta \le 10^{-3}$ as they were to the printed digit, but moved those at $10^{-2}$ and $10^{-1}$: in
-# the build after that change the median loss ratio at $\eta = 10^{-1}$ went from 1.52x to 1.72x,
-# the largest AUC of section 4 from 0.966 to 0.970, and the share of raw signals that calibration
-# removes (section 4) from 83.0% to 76.9%; every claim kept its verdict. Numbers of aggressive runs
-# are reproducible for the same code, seeds and machine, and should be read with that spread.
+# loss ratios at $\eta \le 10^{-3}$ as they were to the printed digit, but moved those at $10^{-2}$ and $10^{-1}$,
+# and with them the largest AUC of section 4 and the share of raw signals that calibration removes;
+# every claim kept its verdict (CHANGELOG.md, "Speed: one attention over the context block", lists what
+# moved). Numbers of aggressive runs are reproducible for the same code, seeds and machine, and should be
+# read with that spread.
 # ```
 #
 # ## The paper's full grid

@@ -11,14 +11,14 @@
 # ---
 
 # %% [markdown]
-# # 3. Multiple-choice probing and the 48 context manipulations
+# # 3. Multiple-choice probing and the context manipulations
 #
 # An LTM answers from its context; to see its parametric memory the context must carry **zero
 # information** (Sec. 4.2). For a query $q = (x_q, y_q)$ and a candidate set $Y$, the base context
 # $C_{base}$ holds $|Y|$ copies of $x_q$, each paired with a different candidate. Nothing in it
 # favours one candidate, so a model that did not memorize $q$ should answer uniformly (the appendix
 # "The reference LTM" measures how close the pre-trained model comes to that). $C_{base}$ is then
-# put through the 48 manipulations of Tab. 7 (positional shuffling, feature reduction, distractor
+# put through the {paper}`48` manipulations of Tab. 7 (positional shuffling, feature reduction, distractor
 # columns, label scaling and skewing, and their combinations); the probe score of a query is the
 # mean over the suite, $S(q) = \frac{1}{|\Pi|}\sum_k L_k(q)$, computed for loss, entropy and
 # target confidence, for $M_\theta$ and for the pre-trained $M_{ref}$.
@@ -64,7 +64,8 @@ from IPython.display import Markdown
 
 from iclmem.report.glue import claims_table, glue_claims, glue_text
 from iclmem.report.display import use_book_tables
-from iclmem.chapters.ch03_probing import (config_scores, delta_frame, example_probe_contexts, manipulation_aucs, membership_rows,
+from iclmem.chapters.ch_a1_reference_ltm import parameter_count_text
+from iclmem.chapters.ch03_probing import (NEUTRAL_DELTA, config_scores, delta_frame, example_probe_contexts, manipulation_aucs, membership_rows,
     perturbation_claims, perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness,
     plot_roc_loglog, probing_vs_paper, replayed_selection, roc_frame, strongest_configuration)
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
@@ -129,8 +130,8 @@ examples["feature_reduction_2"]
 # The probed model declares what it is exactly invariant to: {glue:text}`model_invariances` (the
 # reference LTM: row order and a uniform duplication of all rows, exact up to float32 rounding,
 # `iclmem.probe.equivalence`; TabPFN v2 and TabICL declare their own, `iclmem.adapters`), so several
-# of the 48 manipulated contexts are one input to it. The classes of equal contexts for the query above, with the weight each distinct
-# context carries in $S(q)$ (class size / 48; the same for $M_\theta$, which shares the architecture):
+# of the {glue:text}`n_manipulations` manipulated contexts are one input to it. The classes of equal contexts for the query above, with the weight each distinct
+# context carries in $S(q)$ (class size / {glue:text}`n_manipulations`; the same for $M_\theta$, which shares the architecture):
 
 # %%
 invariances = model_invariances(reference)
@@ -149,21 +150,22 @@ glue_text("effective_max", int(effective["max"]))
 effective.to_frame("distinct contexts per query").T
 
 # %% [markdown]
-# We showed that for the probed model (`model` = {glue:text}`model_name`) the 48 manipulations of Tab. 7 are {glue:text}`n_distinct_contexts`
+# We showed that for the probed model (`model` = {glue:text}`model_name`) the {glue:text}`n_manipulations` manipulations of Tab. 7 are {glue:text}`n_distinct_contexts`
 # distinct contexts for this query ({glue:text}`effective_min` to {glue:text}`effective_max` over the
 # probed queries of the run), and that the unmanipulated context's class (for the reference LTM: baseline,
 # the positional shuffles, uniform scaling and `mixed_true_5_non_true_5`) carries {glue:text}`baseline_weight` of $S(q)$.
 # The probe uses this: each distinct context is scored once and its scores stand for every
 # manipulation of its class (`iclmem.probe.invariances`), and identical rows of a context enter the
-# model once, weighted by their count. Both are exact in real arithmetic; against scoring all 48
-# contexts row by row, scores agree to float32 rounding (losses within 1e-4,
-# `tests/probe/test_probe_distinct.py`), and probing runs 3-4x faster (appendix A2).
+# model once, weighted by their count. Both are exact in real arithmetic; against scoring all
+# {glue:text}`n_manipulations` contexts row by row, scores agree to float32 rounding (losses within
+# `LOSS_ATOL = 1e-4`, `tests/probe/test_probe_distinct.py`), and probing runs several times faster (appendix A2
+# measures how much).
 #
 # ```{note}
-# **Mixed skewing.** Tab. 7 lists 7 "mixed skewing" configurations (true factor and incorrect factor
+# **Mixed skewing.** Tab. 7 lists {paper}`7` "mixed skewing" configurations (true factor and incorrect factor
 # in $\{2, 3, 5\}$) without saying how many incorrect targets are skewed. We read it as the true
 # label scaled by $t$ and *every* incorrect label by $n$, the reading of App. A.3's sentence
-# "simultaneously amplifying all labels by 5x yields the highest observed AUC"; under it
+# "simultaneously amplifying all labels by {paper}`5x` yields the highest observed AUC"; under it
 # `mixed_true_5_non_true_5` is the same context as `uniform_5`, so the paper's best single
 # perturbation is a uniform scaling. The text also allows skewing one incorrect target ($k = 1$, as
 # in "Skew Incorrect Targets"); `iclmem.probe.equivalence.alternative_suite(k=1)` gives that suite
@@ -195,8 +197,8 @@ fig = plot_roc_loglog(roc_frame(scores[best.run_key], int(best.epoch)))
 # For each manipulation $k$ alone, the AUC of the calibrated loss delta $L_{k,\theta}(q) - L_{k,ref}(q)$,
 # minus the AUC of the unmanipulated baseline, averaged by category over the configurations with
 # detectable memorization (over all non-collapsed configurations if there are none; the heading of
-# the table says which). The paper finds true-label skewing most effective ($\Delta$AUC +0.013 on
-# average, best single manipulation `mixed_true_5_non_true_5` +0.017), positional shuffling
+# the table says which). The paper finds true-label skewing most effective ($\Delta$AUC {paper}`+0.013` on
+# average, best single manipulation `mixed_true_5_non_true_5` {paper}`+0.017`), positional shuffling
 # indistinguishable from the baseline, and feature reduction and distractor columns negligible.
 
 # %%
@@ -219,7 +221,7 @@ fig = plot_perturbation_effectiveness(effect)
 #
 # Our headline probing numbers next to the paper's (Tab. 8 for the peaks; Sec. 5 and Fig. 4 for
 # the perturbations). They compare in kind, not one to one: the paper probes ConTextTab on ten
-# CARTE tables over 1,128 runs; we probe the companion's small reference LTM on the shipped tables
+# CARTE tables over {paper}`1,128` runs; we probe the companion's small reference LTM on the shipped tables
 # over the grid above.
 
 # %%
@@ -227,12 +229,14 @@ comparison = probing_vs_paper(summary, per_config)
 glue_text("peak_auc", comparison.loc["peak AUC(Delta S), loss or entropy", "iclmem"])
 glue_text("skew_true_delta", comparison.loc["skew true target: mean Delta AUC", "iclmem"])
 glue_text("shuffle_delta", comparison.loc["positional shuffling: mean Delta AUC", "iclmem"])
+glue_text("neutral_margin", f"{NEUTRAL_DELTA:g}")  # the equivalence margin of C12b and C12c
+glue_text("reference_parameters", parameter_count_text())  # the reference LTM's model card
 comparison
 
 # %% [markdown]
 # **The three perturbation claims, each against its null** (C12a-c on the scorecard). Every
 # statistic is a mean $\Delta$AUC over the configurations above; its null permutes membership
-# across each configuration's probed queries (one permutation for all 48 manipulations, shared by
+# across each configuration's probed queries (one permutation for all {glue:text}`n_manipulations` manipulations, shared by
 # configurations that probe the same queries) and recomputes every $\Delta$AUC, `n_permutations` times.
 # The configurations averaged over are those with detectable memorization *under the real labels*; a
 # null that kept them fixed would not pay for that choice, so each permutation picks its own
@@ -243,17 +247,18 @@ comparison
 # * *C12a, true-label skew helps*: the `skew_true` category's mean $\Delta$AUC is **reproduced** when
 #   it lies above the 95% quantile of its null (chance alone passes in 5% of permutations), **differs**
 #   when below the 5% quantile, and is **inconclusive** in between; `mixed_true_5_non_true_5` is reported beside it.
-# * *C12b, shuffling is ~0*: for a model that declares row-order invariance (the reference LTM) the
+# * *C12b, shuffling is {paper}`~0`*: for a model that declares row-order invariance (the reference LTM) the
 #   shuffles *are* the baseline context, so this **holds by construction**. Otherwise an equivalence
 #   test: the observed $\Delta$AUC minus its null's 95% range (its noise interval) must lie within
-#   $\pm$0.005 (**reproduced**; the null is a true effect of exactly $\pm$0.005, which passes in about
-#   3% of draws); wholly outside it **differs**; wider than the margin it is **inconclusive**.
+#   $\pm${glue:text}`neutral_margin` (**reproduced**; the null is a true effect of exactly
+#   $\pm${glue:text}`neutral_margin`, and the claims table gives how often it passes); wholly outside it
+#   **differs**; wider than the margin it is **inconclusive**.
 # * *C12c, feature reduction and distractors are negligible*: the same equivalence test on each of
 #   the `feature_reduction` and `distractor_injection` categories; both must pass.
 #
 # A claim whose manipulations were not probed is **not testable here**.
 #
-# Some manipulations give this model the baseline's very input, so their $\Delta$AUC is 0 by construction and
+# Some manipulations give this model the baseline's very input, so their $\Delta$AUC is zero by construction and
 # measures nothing: {glue:text}`baseline_twins` (found by building multiple-choice contexts and comparing them with
 # the baseline under the model's declared invariances, `iclmem.probe.same_context`). C12a names
 # `mixed_true_5_non_true_5` so when it is one of them, and a claim that reads only such contexts *holds by
@@ -276,18 +281,18 @@ claims_table(claims).drop(columns="paper")
 # %% [markdown]
 # **What agrees, what does not, and why.**
 #
-# * *Peak signal.* The paper's strongest calibrated AUC among detectable configurations is 0.668;
+# * *Peak signal.* The paper's strongest calibrated AUC among detectable configurations is {paper}`0.668`;
 #   ours is {glue:text}`peak_auc` (its interval and configuration are in section 4's Tab. 1).
-#   Our reference model has about 230k parameters and fine-tunes with one full-batch step per
+#   Our reference model has about {glue:text}`reference_parameters` parameters and fine-tunes with one full-batch step per
 #   epoch on a fixed context, ConTextTab is far larger: the two numbers compare the probe on two
 #   different models, and we report ours as it comes out.
-# * *Positional shuffling* ({glue:text}`shuffle_delta` here, about 0 in the paper; C12b:
+# * *Positional shuffling* ({glue:text}`shuffle_delta` here, about {paper}`0` in the paper; C12b:
 #   {glue:text}`C12b_verdict`). Our model's row attention has no positional encoding, so reordering
 #   the context rows cannot change its prediction (row-permutation invariance is a tested property);
 #   a zero here is exact, *holds by construction*, and is no evidence about ConTextTab. Uniform
 #   scaling (every row repeated equally often) is exactly neutral for the same reason: attention
 #   weights over identical copies renormalize to the same mixture.
-# * *True-label skewing* ({glue:text}`skew_true_delta` here, +0.013 in the paper; C12a:
+# * *True-label skewing* ({glue:text}`skew_true_delta` here, {paper}`+0.013` in the paper; C12a:
 #   {glue:text}`C12a_verdict`). The paper's design rationale (a member resists context pressure
 #   because its label is in the weights, a non-member follows the over-represented label) predicts
 #   a positive effect; whether it reproduces depends on how strongly the skewed context moves the
@@ -295,19 +300,12 @@ claims_table(claims).drop(columns="paper")
 #   result, not a bug to tune away; an effect inside its null's range is *inconclusive*, not a zero.
 # * *Feature reduction and distractors* (C12c: {glue:text}`C12c_verdict`). "Negligible" is an
 #   equivalence claim: it is reproduced only when this build's noise interval fits inside the
-#   $\pm$0.005 margin, so a small grid makes it *inconclusive* rather than confirmed.
+#   $\pm${glue:text}`neutral_margin` margin, so a small grid makes it *inconclusive* rather than confirmed.
 #   Feature reduction *masks* the two dropped columns (missing cells at their own positions)
 #   rather than deleting them: the reference LTM embeds columns by position, so a deletion handed
-#   every later column another column's embedding, while ConTextTab names its columns. Measured
-#   when the change was made (issue 42) on ten $Q=50$ cells (wine_pl and spotify, lr $10^{-2}$ and
-#   $10^{-3}$, epochs 10 and 100, N; wine_pl at lr $10^{-2}$ under All), the AUC change of
-#   `feature_reduction_2` from the baseline moved from $-0.052$ on average (mean $|\Delta|$ 0.061,
-#   range $-0.187$ to $+0.025$) with deletion to $-0.030$ (mean $|\Delta|$ 0.030, range $-0.137$ to
-#   $-0.004$) with masking; on the strongest cell (wine_pl, lr $10^{-2}$, epoch 100, baseline 0.931)
-#   from $-0.120$ to $-0.037$. The reduction still lowers the AUC there, so C12c's direction holds.
-#   When the book began to probe every query of the $Q=512$ runs (512 + 512 instead of a seeded
-#   50 + 50, CHANGELOG), feature reduction's noise interval moved from $[-0.053, +0.002]$ to
-#   $[-0.050, -0.007]$ in the default build, outside the margin, and C12c from inconclusive to
-#   differs.
+#   every later column another column's embedding, while ConTextTab names its columns. When the
+#   change was made (issue 42), masking shrank the AUC change of `feature_reduction_2` from the
+#   baseline without removing it; the numbers measured then, and what later changes of the grid did
+#   to C12c, are in CHANGELOG.md. This build's effect and verdict are in the claims table above.
 #
 # Section 4 turns these scores into outcomes.

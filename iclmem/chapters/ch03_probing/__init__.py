@@ -4,7 +4,7 @@ The names notebook 03 uses: claims C12a-c and the scores and selection they rest
 probing tables and figures (:mod:`.probing`).
 """
 
-from iclmem.chapters.ch03_probing.claims import config_scores, perturbation_claims, replayed_selection
+from iclmem.chapters.ch03_probing.claims import NEUTRAL_DELTA, config_scores, perturbation_claims, replayed_selection
 from iclmem.chapters.ch03_probing.probing import (
     delta_frame,
     example_probe_contexts,
@@ -20,6 +20,7 @@ from iclmem.chapters.ch03_probing.probing import (
 )
 
 __all__ = [
+    "NEUTRAL_DELTA",
     "config_scores",
     "delta_frame",
     "example_probe_contexts",

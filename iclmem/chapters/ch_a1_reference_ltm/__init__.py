@@ -5,7 +5,13 @@
 """
 
 from iclmem.chapters.ch_a1_reference_ltm.figures import plot_pretraining_loss
-from iclmem.chapters.ch_a1_reference_ltm.tables import card_summary, encoding_comparison, headline_scores, quality_table
+from iclmem.chapters.ch_a1_reference_ltm.tables import (
+    card_summary,
+    encoding_comparison,
+    headline_scores,
+    parameter_count_text,
+    quality_table,
+)
 from iclmem.chapters.ch_a1_reference_ltm.targets import (
     QUALITY_TARGETS,
     quality_targets_met,
@@ -19,6 +25,7 @@ __all__ = [
     "card_summary",
     "encoding_comparison",
     "headline_scores",
+    "parameter_count_text",
     "plot_pretraining_loss",
     "quality_table",
     "quality_targets_met",

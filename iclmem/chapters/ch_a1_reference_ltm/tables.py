@@ -46,6 +46,19 @@ def encoding_comparison(rows: pd.DataFrame, rows_text_categorical: pd.DataFrame)
     return pd.concat(out, axis=1).reset_index()
 
 
+def parameter_count_text(card: dict | None = None) -> str:
+    """The reference LTM's parameter count as prose states it (230538 -> "230k", 2.4e6 -> "2.4M"), from its model card
+    (the shipped one when ``card`` is None)."""
+    if card is None:
+        import json
+
+        from iclmem.ltm.reference import REFERENCE_CARD
+
+        card = json.loads(REFERENCE_CARD.read_text())
+    n = int(card["n_parameters"])
+    return f"{n / 1e6:.1f}M" if n >= 1_000_000 else f"{n / 1e3:.0f}k"
+
+
 def card_summary(card: dict) -> pd.DataFrame:
     """The model card at a glance: parameters, steps, wall time, seed, sha256 prefix, then the architecture."""
     summary = {
