@@ -88,13 +88,14 @@ from iclmem.outcomes import MARGIN_RULES, null_margin_rates
 from iclmem.chapters.ch04_calibration import (NEGATIVE_CONTROL_PHRASES, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1,
     ProbeSettings, SensitivitySpec, calibration_claims, calibration_effect, category_aucs, data_characteristics,
     detect_share_texts, detectable_table, exhaustive_table, fit_printed_reading, instrument_claims, negative_control,
+    share_basis_texts,
     outcome_null_shares, outcome_shares, outcomes_with_null, plot_data_characteristics, plot_outcome_shares,
     plot_sensitivity, plot_temporal_evolution, power_plan, power_table, reading_agreement, run_sensitivity,
     shuffled_contrast, shuffled_label_check, temporal_evolution, weakest_detection)
 from iclmem.report.glue import claims_table, glue_claims, glue_text
 from iclmem.outcomes import reclassify
 from iclmem.probe.null import permutations
-from iclmem.report.display import use_book_tables
+from iclmem.report.display import and_list, use_book_tables
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 
 # %% tags=["hide-input"]
@@ -124,15 +125,19 @@ Markdown(run_banner(tables, data_path, target, task))
 # Tab. 3's text orders the rules collapse, inversion, detectable memorization, context
 # overfitting, no signal, and calls a configuration detectable when its point estimate
 # $\mathrm{AUC}(\Delta S) > 0.5$. The labels the paper prints in Tab. 10 / 11 do not follow that
-# text. We transcribed the 34 non-collapsed rows of the two tables
+# text. We transcribed the {glue:text}`printed_rows` non-collapsed rows of the two tables
 # (`iclmem/chapters/ch04_calibration/paper_data/`) and searched both orders of inversion and detection, two readings
-# of which AUC a row's bold mark reads (N alone, or the larger of N and S) and every cut from 0.500
-# to 0.600 in steps of 0.0005 for the labels that agree with the printed ones most often
+# of which AUC a row's bold mark reads (N alone, or the larger of N and S) and every cut
+# {glue:text}`cut_grid` for the labels that agree with the printed ones most often
 # (`fit_printed_reading`). Beside it, a statistical reading, `bound`: the text's order, with
 # detection only when the lower bound of the 95% bootstrap interval of the AUC exceeds 0.5.
 
 # %%
+from iclmem.chapters.ch04_calibration.outcome_readings import CUT_GRID
+
 fit = fit_printed_reading()
+glue_text("printed_rows", fit["n"])
+glue_text("cut_grid", f"from {CUT_GRID[0]:.3f} to {CUT_GRID[-1]:.3f} in steps of {CUT_GRID[1] - CUT_GRID[0]:.4g}")
 glue_text("printed_fit", f"{fit['agreement']} of {fit['n']}")
 glue_text("printed_cut", f"{fit['cut']:.4g} (best cuts {fit['cut_range'][0]:.4g}-{fit['cut_range'][1]:.4g})")
 fit["search"]
@@ -159,19 +164,20 @@ agreement
 # %%
 no_null = pd.DataFrame(columns=["reading", "outcome"])
 shares_null = outcome_null_shares(summary, membership_null) if membership_null is not None else no_null
-for key, text in {**detect_share_texts(shares_null), "outcome_rule": outcome_rule}.items():
+for key, text in {**detect_share_texts(shares_null), **share_basis_texts(summary), "outcome_rule": outcome_rule}.items():
     glue_text(key, text)
 shares_null[shares_null.outcome == "detectable_memorization"].drop(columns="outcome")
 
 # %% [markdown]
 # Detectable memorization under the chosen reading, `outcome_rule` = **{glue:text}`outcome_rule`**,
 # and what the same reading gives under the membership null,
-# averaged over permutations: at the paper's small query size the build has
+# averaged over permutations (each a share of the run $\times$ probing-epoch configurations at one $Q$,
+# label conditions {glue:text}`share_conditions`): at the paper's small query size the build has
 # {glue:text}`build_detect_bound_50` where chance alone gives {glue:text}`null_detect_bound_50`
 # (the text's reading: {glue:text}`build_detect_text_50` where chance gives
 # {glue:text}`null_detect_text_50`; the printed reading {glue:text}`build_detect_printed_50` where
 # chance gives {glue:text}`null_detect_printed_50`). The point-estimate rules call about half of
-# the chance configurations that survive inversion "detectable", because at 50 + 50 probed
+# the chance configurations that survive inversion "detectable", because at any number of probed
 # queries a chance AUC exceeds 0.5 half the time. The claims of this chapter (C1-C9, C15) use the
 # chosen reading; each of them is also judged against its own null below. The full table (every
 # outcome, every reading) follows.
@@ -184,7 +190,7 @@ shares_null
 #
 # With $n_M$ members and $n_N$ non-members probed, the AUC's standard error (Hanley & McNeil 1982)
 # sets the smallest $\mathrm{AUC}(\Delta S)$ a test finds with 80% power. The paper's detectable
-# peaks (Tab. 1, Tab. 8) lie between 0.58 and 0.67.
+# peaks (Tab. 1, Tab. 8) lie between {paper}`0.58 and 0.67`.
 
 # %%
 counts = list(zip(summary.n_members.astype(int), summary.n_non_members.astype(int), strict=True))
@@ -192,24 +198,26 @@ power = power_table(counts)
 glue_text("power_bound", f"{power.iloc[:, 3].max():.2f}")
 glue_text("power_full", f"{power.iloc[:, 3].min():.2f}")  # at the largest pools (Q = 512: 512 + 512)
 glue_text("power_50", f"{power_table([(50, 50)]).iloc[0, 3]:.2f}")  # what the book's 50 + 50 cap at Q = 512 allowed
+glue_text("probed_epochs", and_list(e for e in probe_epochs if e > 0))
+glue_text("last_epoch", max(probe_epochs))
 power
 
 # %% [markdown]
-# The book probes every member and as many non-members (`max_queries` = None): the $Q=512$ runs
-# on 512 + 512 queries, the $Q=50$ runs on their 50 + 50. A configuration needs an AUC of about
+# The book probes every member and as many non-members (`max_queries` = None): each run on its
+# $Q + Q$ queries. A configuration needs an AUC of about
 # {glue:text}`power_bound` to be found reliably under the bound reading at the smallest pools
 # ($Q=50$, where the paper's smaller peaks would mostly go unseen), and {glue:text}`power_full`
-# at $Q=512$. Until this change the book capped both pools at 50 at $Q=512$ too
-# ({glue:text}`power_50` there). Probing all of them costs about ten times the $Q=512$ runs'
+# at $Q=512$; capped at `-p max_queries 50` per pool there, it would need {glue:text}`power_50`.
+# Probing all of them costs about ten times the $Q=512$ runs'
 # probing (appendix A2 times one probing epoch of each table); a number, e.g.
 # `-p max_queries 50`, caps each pool again, for a faster build with less power.
 #
-# The grid probes epochs 1, 10, 50 and 100 of every run. Epoch 50 is where the paper's $Q=512$
-# detectable share peaks before it vanishes, so C9 reads its rise (1 to 10 to 50) and its decay
-# (50 to 100) on probed epochs. Until this build the grid stopped at 1, 10 and 100, and C9's "peak"
-# was epoch 10 alone. The grid still ends at epoch 100, where the paper goes on to 250 and 500, and
-# each $Q=512$ share rests on 8 runs per epoch. `grids/book_powered.yaml` adds epochs 2 and 5. The
-# CHANGELOG lists every number the extra epoch moved.
+# The grid probes epochs {glue:text}`probed_epochs` of every run. Epoch {paper}`50` is where the
+# paper's $Q=512$ detectable share peaks before it vanishes, so C9 reads its rise up to that epoch and
+# its decay after it on probed epochs (the CHANGELOG lists what adding it to the grid moved). The grid
+# ends at epoch {glue:text}`last_epoch`, where the paper goes on to {paper}`250 and 500`, and each
+# $Q=512$ share of the claims rests on {glue:text}`claim_runs_512` runs per epoch (label conditions
+# {glue:text}`claim_conditions`). `grids/book_powered.yaml` adds the paper's early epochs.
 #
 # ## What it would take: a power plan per claim
 #
@@ -217,14 +225,18 @@ power
 # is when membership is exchangeable (from this build's own permutation null), what the paper
 # says, and the size at which the claim's rule tells the two apart with 80% power at the 5% level.
 # The plan is analytic (binomial sums and normal approximations, `iclmem.chapters.ch04_calibration.power_plan`),
-# not simulated; for shares over run $\times$ epoch configurations it uses this build's design
+# not simulated; for shares over run $\times$ epoch configurations (label conditions
+# {glue:text}`claim_conditions`, as the claims read them) it uses this build's design
 # effect (the bootstrap-over-runs variance over the binomial one), so it counts runs, not epochs.
-# Claims of absence (C13 here, M1 in chapter 7) need an equivalence test, "AUC below 0.60 with 95%
-# confidence", not a non-detection: the last row gives its size.
+# Claims of absence (C13 here, M1 in chapter 7) need an equivalence test, "AUC below
+# {glue:text}`absence_margin` with 95% confidence", not a non-detection: the last row gives its size.
 
 # %%
+from iclmem.chapters.ch04_calibration.power_plan import ABSENCE_MARGIN
+
 null_frames = permutations(reclassify(membership_null, outcome_rule)) if membership_null is not None else []
 plan = power_plan(summary, null_frames) if null_frames else pd.DataFrame()
+glue_text("absence_margin", f"{ABSENCE_MARGIN:.2f}")  # the AUC a claim of absence must stay below
 plan
 
 # %% [markdown]
@@ -245,16 +257,17 @@ grid_options(list(tables), learning_rates, query_sizes, label_conditions, epochs
 # %% [markdown]
 # ## Raw signals that calibration removes (App. A.4)
 #
-# Among the non-collapsed configurations (run $\times$ probing epoch $> 0$): how many show an
+# Among the non-collapsed configurations (run $\times$ probing epoch $> 0$, label conditions
+# {glue:text}`share_conditions`): how many show an
 # uncalibrated TPR@10% $\geq 0.10$ on $S_\theta$ alone, and how many of those keep the paper's
-# *calibrated margin* "$\Delta\mathrm{TPR}_{@10\%} \geq 0.10$". The paper: 241 of 530 raw signals,
-# 230 (95%) of them vanish, 11 remain.
+# *calibrated margin* "$\Delta\mathrm{TPR}_{@10\%} \geq 0.10$". The paper: {paper}`241 of 530` raw signals,
+# {paper}`230 (95%)` of them vanish, {paper}`11` remain.
 #
 # The text does not define $\Delta\mathrm{TPR}$. We simulate each reading it allows under the null
 # hypothesis (members and non-members exchangeable, both models' scores sharing a per-query
 # difficulty, `iclmem.outcomes.null_margin_rates`) at this chapter's smallest probed pools (where
 # chance raw signals are most frequent). A rule that fires
-# in most null runs cannot show 95% of raw signals vanishing.
+# in most null runs cannot show most raw signals vanishing, as the paper's do.
 
 # %%
 null_rates = null_margin_rates(int(summary.n_members.min()), int(summary.n_non_members.min()), n_sim=1000, seed=seed)
@@ -265,7 +278,7 @@ null_rates
 
 # %% [markdown]
 # Reading "TPR@10% of $\Delta S$ $\geq 0.10$" keeps {glue:text}`null_old_rule` of the raw signals
-# that arise by chance, because 0.10 is the TPR of a random score at 10% FPR. We use
+# that arise by chance, because a random score's TPR at 10% FPR is that very threshold. We use
 # `margin_rule` = {glue:text}`margin_rule_text`: it is what "$\Delta$" means everywhere else in the
 # paper (fine-tuned minus reference), it asks what App. A.4 says the calibration removes ("the
 # pre-trained model naturally extracted these records prior to fine-tuning"), and it keeps
@@ -352,6 +365,9 @@ PAPER_TABLE1
 
 # %% [markdown]
 # ## Outcome shares (cf. Fig. 5) and their evolution over epochs (cf. Fig. 2)
+#
+# Percent of the run $\times$ probing-epoch configurations at each $Q$ (in the second figure, at each
+# probing epoch) per outcome, label conditions {glue:text}`share_conditions`.
 
 # %%
 shares = outcome_shares(summary)
@@ -380,14 +396,15 @@ chars
 #
 # A control is only worth something if it could fail; each verdict below is computed.
 #
-# **Negative control.** At epoch 0 $M_\theta$ is $M_{ref}$, so $\Delta S \equiv 0$ and the AUC is 0.5 by
+# **Negative control.** At epoch $0$ $M_\theta$ is $M_{ref}$, so $\Delta S \equiv 0$ and the AUC is 0.5 by
 # construction: that cannot fail and tests nothing. Instead, every fine-tuned configuration also
 # attacks two random halves of its *non-members*, one half posing as members
 # (`iclmem.metrics.null_halves`). No row of either half was trained on, so the interval should
-# cover 0.5; at the 95% level about 5% of them exclude it by chance. The halves are drawn once per
+# cover 0.5; at the 95% level about 5% of the intervals exclude it by chance. The halves are drawn once per
 # non-member set (a dataset at a query size), so all configurations of one set attack the *same*
 # two halves and exclude together: the unit of the test is the set, not the configuration. The
-# control fails when the sets' mean share of excluding intervals is far above 5% (one-sided
+# control fails when the sets' mean share of excluding intervals (over each set's fine-tuned configurations,
+# label conditions {glue:text}`share_conditions`) is far above the 5% expected (one-sided
 # t-test, $p < 0.01$), which would point at a bias in the scores themselves rather than at
 # memorization. (A binomial count over configurations would treat them as independent.)
 
@@ -410,7 +427,7 @@ pd.Series(null).to_frame("negative control")
 # queries: the **vanilla attack** on the training context $C'$ itself,
 # $L(M_\theta, q \mid C') - L(M_{ref}, q \mid C')$, which shows whether the model memorized its
 # members at all; the same attack with **half of $C'$** as the context; and the paper's **probe**,
-# $\mathrm{AUC}(\Delta S)$ with its zero-information contexts and 48 manipulations. Under label
+# $\mathrm{AUC}(\Delta S)$ with its zero-information contexts and {paper}`48` manipulations. Under label
 # condition `all` members *and* non-members carry permuted labels that no feature predicts, so
 # whatever fine-tuning teaches beyond the members' rows helps both pools alike and only memorization
 # separates them (with `members` alone, members would be asked for shuffled labels and non-members
@@ -506,7 +523,7 @@ p1_cells({"strongest memorization (the control)": sens.strongest(), "P1's rule":
 # `context_size`-row context, the curve's largest learning rate, N) and not on the control (binary,
 # a `control_context_size`-row context, its strongest cell, All). We change one factor at a time
 # from each cell to the other cell's value: the number of candidates, the context size, the learning
-# rate, the label condition, and the task (the same target cut into 10 quantile classes). The probe's
+# rate, the label condition, and the task (the same target cut into {glue:text}`n_bins` quantile classes). The probe's
 # AUC($\Delta S$) on the loss, its change from the starting cell, and the vanilla attack beside it:
 
 # %%
@@ -519,6 +536,7 @@ factors = (factor_table(factor_cases(seen_spec, max(curve_epochs), blind_spec, i
                                      n_candidates), reference, {**tables, **binned}, max_queries, n_boot, seed)
            if run_factors else pd.DataFrame())
 glue_text("strongest_factor", strongest_factor(factors) if run_factors else "not run (no regression factor_seen table)")
+glue_text("n_bins", next(iter(binned.values())).target.nunique() if binned else "-")
 factors
 
 # %% [markdown]
@@ -570,7 +588,7 @@ ladder
 #
 # Under M the members carry shuffled labels and the non-members true ones. A model fine-tuned on
 # shuffled labels can raise the score of *any* improbable label without remembering a row, so an M
-# row can separate "shuffled label" from "true label". For every M row (probing epoch > 0, not
+# row can separate "shuffled label" from "true label". For every M row (probing epoch $> 0$, not
 # collapsed) we score the non-members also on a shuffled label the model never saw (a second
 # permutation of their pool, `iclmem.probe.label_control`); members keep their scores. Both pools
 # then carry shuffled labels, so the ordinary membership null applies. If AUC($\Delta S$) stays high,
@@ -589,7 +607,8 @@ p3_table.drop(columns="run_key", errors="ignore")
 
 # ## Compared with the paper
 #
-# The outcome shares side by side (percent of run $\times$ probing-epoch configurations).
+# The outcome shares side by side (percent of run $\times$ probing-epoch configurations at each $Q$,
+# label conditions {glue:text}`share_conditions`).
 
 # %%
 versus = shares.join(PAPER_OUTCOME_SHARES.add_prefix("paper "), how="outer").round(1)
@@ -598,12 +617,13 @@ glue_text("memorization_q50", f"{versus.loc['detectable_memorization'].get('Q=50
 versus
 
 # %% [markdown]
-# * *Outcomes.* The paper finds collapse the most common outcome (55% at $Q=50$) and detectable
-#   memorization in 12% of $Q=50$ configurations; here collapse takes {glue:text}`collapse_q50`% and
-#   detectable memorization {glue:text}`memorization_q50`% at $Q=50$. ConTextTab is larger and
+# * *Outcomes.* The paper finds collapse the most common outcome ({paper}`55%` at $Q=50$) and detectable
+#   memorization in {paper}`12%` of $Q=50$ configurations; here collapse takes {glue:text}`collapse_q50`% and
+#   detectable memorization {glue:text}`memorization_q50`% at $Q=50$ (label conditions
+#   {glue:text}`share_conditions`). ConTextTab is larger and
 #   pre-trained far longer than the reference LTM, and its loss explodes by orders of magnitude at
 #   $10^{-1}$ and $10^{-2}$ (Tab. 10).
-# * *Scale.* The paper's shares are over 1,128 runs on ten CARTE tables; the book's default grid
+# * *Scale.* The paper's shares are over {paper}`1,128` runs on ten CARTE tables; the book's default grid
 #   is a few dozen configurations on two shipped tables, so a single run moves a share by several
 #   points: the intervals in the claims table below say how much. Run `grids/paper.yaml` with
 #   `iclmem sweep` (see "Running the sweep on a cluster") for the comparable grid.
@@ -616,10 +636,10 @@ versus
 # central 95% of its statistic, and the null rate carries its Monte Carlo error over the
 # `n_permutations` draws. Membership-null claims read label conditions N and All only (above). A
 # share claim agrees when the paper's share lies inside the 95% interval of ours, a bootstrap over
-# runs (the epochs of one run are not independent configurations); a direction claim (C2's peak, C6's Q=50 above Q=512, C8, C9's rise, peak
+# runs (the epochs of one run are not independent configurations); a direction claim (C2's peak, C6's $Q=50$ above $Q=512$, C8, C9's rise, peak
 # and decay) agrees when its statistic lies beyond the 95% quantile of its null. A claim that
 # agrees reads *reproduced* only when its null rate is at most 5%, otherwise *inconclusive*; a
-# rule whose null rate is above 5% cannot read reproduced on any data of this grid's size, and its
+# rule whose null rate is above the 5% level cannot read reproduced on any data of this grid's size, and its
 # reason says so ("structural") and, where a model gives it, at what size it could. C4 has no
 # membership null (collapse is decided by the loss ratio): its learning-rate contrast is judged
 # against learning rates permuted across runs. C8 compares kinds of table, so its unit is the table
@@ -645,7 +665,8 @@ claims_table(claims)
 # {glue:text}`p3_ours`.
 #
 # **Choices.** The outcome tables and claims use `outcome_rule` = {glue:text}`outcome_rule`: of
-# the three readings of Tab. 3 it is the one whose detectable share stays near the few percent a
+# the three readings of Tab. 3 it is the one whose detectable share (label conditions
+# {glue:text}`share_conditions`) stays near the few percent a
 # 95% interval allows when membership is permuted, while the text's and the printed reading call
 # a large share of chance configurations "detectable" (section "Three readings"). Rerun with
 # `-p outcome_rule text` for the paper's own rule. Every member and as many non-members are

@@ -71,6 +71,12 @@ def words(name: object) -> str:
     )
 
 
+def and_list(items: Iterable[object]) -> str:
+    """Items as prose lists them, for glued text: ``[1, 10, 50, 100]`` -> "1, 10, 50 and 100" ("" when empty)."""
+    texts = [str(i) for i in items]
+    return " and ".join([", ".join(texts[:-1]), texts[-1]]) if len(texts) > 1 else "".join(texts)
+
+
 def book_table(frame: pd.DataFrame, digits: int = 3, learning_rate_columns: Iterable[str] = ()) -> Styler:
     """``frame`` as the book shows it (see the module docstring); returns a pandas Styler.
 
@@ -117,6 +123,7 @@ __all__ = [
     "DASH",
     "LEARNING_RATE",
     "TABLE_CLASS",
+    "and_list",
     "book_table",
     "book_table_html",
     "power_of_ten",

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.report.display import DASH, book_table, book_table_html, power_of_ten, significant, words
+from iclmem.report.display import DASH, and_list, book_table, book_table_html, power_of_ten, significant, words
 
 
 @pytest.mark.parametrize(
@@ -72,3 +72,8 @@ def test_use_book_tables_is_a_no_op_outside_ipython():
     from iclmem.report.display import use_book_tables
 
     use_book_tables()  # no shell: nothing to register, no error
+
+
+def test_and_list_lists_items_as_prose():
+    assert and_list([1, 10, 50, 100]) == "1, 10, 50 and 100"
+    assert (and_list(["N", "M"]), and_list([5]), and_list([])) == ("N and M", "5", "")

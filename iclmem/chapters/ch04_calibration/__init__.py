@@ -30,6 +30,7 @@ from iclmem.chapters.ch04_calibration.instrument_factors import (
     factor_table,
     strongest_factor,
 )
+from iclmem.chapters.ch04_calibration.instrument_recall import recall_cells, recall_sensitivity
 from iclmem.chapters.ch04_calibration.instrument_strong import strong_signal
 from iclmem.chapters.ch04_calibration.member_control import member_only_control
 from iclmem.chapters.ch04_calibration.nulls import outcomes_with_null
@@ -52,7 +53,9 @@ from iclmem.chapters.ch04_calibration.tables import (
     exhaustive_table,
     outcome_null_shares,
     outcome_shares,
+    pooled_conditions,
     power_table,
+    share_basis_texts,
     shuffled_contrast,
     shuffled_label_check,
     temporal_evolution,
@@ -94,11 +97,15 @@ __all__ = [
     "plot_table_curves",
     "plot_temporal_evolution",
     "power_plan",
+    "pooled_conditions",
     "power_table",
     "reading_agreement",
+    "recall_cells",
+    "recall_sensitivity",
     "rule_p1",
     "run_sensitivity",
     "run_table_curves",
+    "share_basis_texts",
     "shuffled_contrast",
     "shuffled_label_check",
     "strong_signal",

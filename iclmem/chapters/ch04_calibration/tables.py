@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch03_probing.probing import PAPER_PEAKS, detectable_rows, fine_tuned
+from iclmem.chapters.ch03_probing.probing import PAPER_PEAKS, detectable_rows, fine_tuned, membership_rows
 from iclmem.chapters.ch04_calibration.paper import PAPER_TABLE1
 from iclmem.outcomes import (
     DEFAULT_MARGIN_RULE,
@@ -136,6 +136,35 @@ def detect_share_texts(shares: pd.DataFrame) -> dict[str, str]:
     for _, row in shares[shares.outcome == MEMORIZATION].iterrows():
         out[f"build_detect_{row.reading}_{row.Q}"] = f"{row['build %']:.0f}%"
         out[f"null_detect_{row.reading}_{row.Q}"] = f"{row['null mean %']:.0f}%"
+    return out
+
+
+#: Label conditions in the order the prose names them, with their names there (Tab. 2 / 10: N, M, S = All).
+_CONDITION_ORDER = {"none": "N", "members": "M", "all": "All", "flip": "flip"}
+
+
+def pooled_conditions(summary: pd.DataFrame) -> str:
+    """The label conditions ``summary``'s rows pool, as the prose states a share's basis: "N and M pooled", "N only"."""
+    present = set(summary.label_condition) if "label_condition" in summary.columns else set()
+    names = [name for key, name in _CONDITION_ORDER.items() if key in present] + sorted(present - set(_CONDITION_ORDER))
+    if not names:
+        return "no label condition"
+    return f"{names[0]} only" if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]} pooled"
+
+
+def share_basis_texts(summary: pd.DataFrame, query_sizes: Sequence[int] = (50, 512)) -> dict[str, str]:
+    """What the chapter's shares are over, for its prose (issue 53 item 5): ``share_conditions``, the label conditions
+    the outcome tables and the calibration count pool (every fine-tuned row); ``claim_conditions``, those the
+    membership-null claims read (N and All, :func:`membership_rows`); ``claim_runs_<Q>``, how many runs one of those
+    claims' shares at ``Q`` rests on per probing epoch ("-" where the grid has no such runs)."""
+    claim_rows = fine_tuned(membership_rows(summary))
+    out = {
+        "share_conditions": pooled_conditions(fine_tuned(summary)),
+        "claim_conditions": pooled_conditions(claim_rows),
+    }
+    out.update({f"claim_runs_{q}": "-" for q in query_sizes})
+    for q, part in claim_rows.groupby("query_size"):
+        out[f"claim_runs_{int(q)}"] = str(int(part.groupby("epoch").run_key.nunique().max()))
     return out
 
 

@@ -14,6 +14,7 @@ from iclmem.chapters.ch04_calibration.tables import (
     exhaustive_table,
     outcome_null_shares,
     power_table,
+    share_basis_texts,
     shuffled_label_check,
 )
 from iclmem.report.records import VERDICTS
@@ -364,6 +365,21 @@ def test_power_table_gives_the_smallest_detectable_auc_per_probed_count():
     assert list(table.members) == [16, 50]  # one row per distinct count
     assert (table.iloc[:, 3] > table.iloc[:, 2]).all()  # the bound reading needs a larger AUC than a 5% one-sided test
     assert 0.64 < table.iloc[1, 2] < 0.65 and table.iloc[0, 2] > 0.7
+
+
+def test_share_basis_texts_state_the_pooled_conditions_and_runs_per_epoch():
+    rows = [
+        {"run_key": f"{cond}{q}{i}", "label_condition": cond, "query_size": q, "epoch": e}
+        for cond in ("none", "members")
+        for q in (50, 512)
+        for i in range(3 if q == 512 else 2)
+        for e in (0, 1, 10)
+    ]
+    texts = share_basis_texts(pd.DataFrame(rows))
+    assert texts["share_conditions"] == "N and M pooled"  # the outcome tables read every fine-tuned row
+    assert texts["claim_conditions"] == "N only"  # the membership-null claims drop M (and read All when run)
+    assert (texts["claim_runs_50"], texts["claim_runs_512"]) == ("2", "3")
+    assert share_basis_texts(pd.DataFrame(rows[:6]))["claim_runs_512"] == "-"  # a size the grid lacks
 
 
 def _runs(n_runs: int, epochs=(1, 10, 100), outcome_of=lambda run, epoch: NOSIG, cond="none", **extra) -> pd.DataFrame:
