@@ -36,6 +36,8 @@ from iclmem.chapters.ch04_calibration import (
     SensitivitySpec,
     context_ladder,
     curve_settings,
+    recall_cells,
+    recall_sensitivity,
     rule_p1,
     run_sensitivity,
     run_table_curves,
@@ -117,8 +119,10 @@ def reach(model_name: str) -> dict:
         PROBE.seed,
         PROBE.n_boot,
     )
+    recall = recall_sensitivity(recall_cells(curves.curve))
     return {
         "model": model_name,
+        "recall_control": {k: v for k, v in recall.items() if k != "text"} | {"text": recall["text"]},
         "checkpoint_sha256": reference.checkpoint_sha256,
         "p1_cell": _cell(p1),
         "strongest_under_all": per_table,

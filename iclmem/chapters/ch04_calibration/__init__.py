@@ -30,6 +30,7 @@ from iclmem.chapters.ch04_calibration.instrument_factors import (
     factor_table,
     strongest_factor,
 )
+from iclmem.chapters.ch04_calibration.instrument_recall import recall_cells, recall_sensitivity
 from iclmem.chapters.ch04_calibration.instrument_strong import strong_signal
 from iclmem.chapters.ch04_calibration.member_control import member_only_control
 from iclmem.chapters.ch04_calibration.nulls import outcomes_with_null
@@ -99,6 +100,8 @@ __all__ = [
     "pooled_conditions",
     "power_table",
     "reading_agreement",
+    "recall_cells",
+    "recall_sensitivity",
     "rule_p1",
     "run_sensitivity",
     "run_table_curves",

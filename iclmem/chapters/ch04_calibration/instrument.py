@@ -146,6 +146,7 @@ def sensitivity_table(
                 {
                     "learning_rate": spec.learning_rate,
                     "epoch": int(epoch),
+                    **health(run, epoch),
                     "vanilla AUC": full["auc"],
                     "vanilla lo": full["lo"],
                     "vanilla hi": full["hi"],
@@ -166,6 +167,19 @@ def sensitivity_table(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def health(run: FinetuneRun, epoch: int) -> dict[str, float]:
+    """A run's health at ``epoch`` from its fine-tuning log: ``loss ratio`` (vanilla loss of M_theta over M_ref on all
+    queries, Tab. 3's collapse reading) and ``held-out loss ratio`` (the same on the non-members alone: above 1, the
+    model got worse on rows it never saw). NaN where the log has no row for ``epoch``."""
+    m = run.metrics
+    at = m[m.epoch == epoch] if "epoch" in m else m.iloc[0:0]
+    if at.empty or "loss_ratio" not in at:
+        return {"loss ratio": float("nan"), "held-out loss ratio": float("nan")}
+    r = at.iloc[0]
+    held = float(r["theta_loss_non_members"]) / max(float(r["ref_loss_non_members"]), 1e-12)
+    return {"loss ratio": float(r["loss_ratio"]), "held-out loss ratio": held}
 
 
 def weakest_detection(curve: pd.DataFrame) -> dict:

@@ -1,0 +1,94 @@
+"""Paper 1, Sec. 4.2, App. A (the instrument's sensitivity): a positive control that tests recall, not collapse
+(issue 53, item 2).
+
+P1's control permutes the labels of both pools and fine-tunes hard; the probe's strongest signal so far came from a
+model "confidently wrong elsewhere" (non-members' loss far up, members' barely moved), which is collapse read
+through the members, not row recall. The case an auditor cares about is a *healthy* model that memorized its members:
+its vanilla loss over M_ref's stays below :data:`HEALTHY_MAX_RATIO` on all queries and it is no worse than M_ref on
+the rows it never saw (held-out loss ratio at most 1), while the vanilla attack on the training context clearly
+separates members (its lower bound above the same bound P1's rule reads). Among those cells of the per-table curves,
+the share in which the probe's interval clears 0.5, with its Wilson interval, is the instrument's sensitivity; the
+table beside it shows each cell's vanilla attack and probe.
+
+The rule reads the fine-tuning log and the vanilla attack only, never the probe, so the cells are chosen before the
+probe is looked at. Held-out loss is used rather than accuracy so that classification and regression tables are read
+alike.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from iclmem.chapters.ch04_calibration.instrument_cells import P1_VANILLA_BOUND
+from iclmem.intervals import wilson
+
+#: A healthy run's largest vanilla loss ratio L(M_theta) / L(M_ref) (the paper's stable runs sit at 1-2x, App. B.1;
+#: collapse starts at 5x).
+HEALTHY_MAX_RATIO = 1.5
+#: ... and its largest held-out (non-member) loss ratio: no worse than M_ref on rows it never saw.
+HEALTHY_MAX_HELD_OUT = 1.0
+#: The label condition of a recall control: true labels (N), so a healthy model can also generalize.
+RECALL_CONDITION = "none"
+
+COLUMNS = [
+    "dataset",
+    "learning_rate",
+    "epoch",
+    "loss ratio",
+    "held-out loss ratio",
+    "vanilla AUC",
+    "vanilla lo",
+    "vanilla hi",
+    "probe AUC",
+    "probe lo",
+    "probe hi",
+    "probe detects",
+]
+
+
+def recall_cells(curve: pd.DataFrame, bound: float = P1_VANILLA_BOUND) -> pd.DataFrame:
+    """The curve's healthy cells with clear memorization (the rule above), under the recall condition."""
+    part = curve if "condition" not in curve.columns else curve[curve.condition == RECALL_CONDITION]
+    if part.empty or "loss ratio" not in part.columns:
+        return pd.DataFrame(columns=COLUMNS)
+    keep = (
+        (part["loss ratio"] < HEALTHY_MAX_RATIO)
+        & (part["held-out loss ratio"] <= HEALTHY_MAX_HELD_OUT)
+        & (part["vanilla lo"] > bound)
+    )
+    return part.loc[keep, [c for c in COLUMNS if c in part.columns]].reset_index(drop=True)
+
+
+def recall_sensitivity(cells: pd.DataFrame) -> dict:
+    """The share of recall cells in which the probe's interval clears 0.5, its Wilson interval and a sentence."""
+    n = int(len(cells))
+    if not n:
+        return {
+            "n": 0,
+            "seen": 0,
+            "share": math.nan,
+            "lo": math.nan,
+            "hi": math.nan,
+            "text": "no healthy cell with clear memorization was run, so the probe's sensitivity to recall is "
+            "not measured here",
+        }
+    seen = int(cells["probe detects"].sum())
+    lo, hi = (float(v) for v in wilson(seen, n))
+    tables = cells.dataset.nunique() if "dataset" in cells else 1
+    text = (
+        f"the probe sees {seen} of {n} healthy cells with clear memorization on {tables} table(s) "
+        f"({seen / n:.0%}, 95% interval [{lo:.0%}, {hi:.0%}]); their vanilla attack reads a median AUC of "
+        f"{cells['vanilla AUC'].median():.3f}, the probe {cells['probe AUC'].median():.3f}"
+    )
+    return {"n": n, "seen": seen, "share": seen / n, "lo": lo, "hi": hi, "text": text}
+
+
+__all__ = [
+    "HEALTHY_MAX_HELD_OUT",
+    "HEALTHY_MAX_RATIO",
+    "RECALL_CONDITION",
+    "recall_cells",
+    "recall_sensitivity",
+]
