@@ -78,8 +78,8 @@ from myst_nb import glue
 from iclmem.report.glue import glue_claims
 from iclmem.report.display import use_book_tables
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
-from iclmem.chapters.ch05_regimes import (PAPER_TABLE12, REGIME_TITLES, RegimeGridSpec, balance_summary, decay_text,
-                                         encoding_balance, notebook_grid, plot_regime_decay, regime_claim,
+from iclmem.chapters.ch05_regimes import (PAPER_TABLE12, REGIME_TITLES, RegimeGridSpec, balance_summary,
+                                         configuration_texts, decay_text, encoding_balance, notebook_grid, plot_regime_decay, regime_claim,
                                          regime_count_table, regime_evidence, regime_null, regime_peak_table, wide_table)
 from iclmem.sweep import collect_sweep, run_sweep, sweep_workers
 
@@ -149,9 +149,9 @@ wide_table(PAPER_TABLE12)
 # count to fall from regime to regime, starting from at least one single-task table. Two readings
 # of Tab. 3 stand side by side: the **point rule** of the text, $\mathrm{AUC}(\Delta S) > 0.5$ on
 # loss or entropy, and the **bound reading**, which asks the lower bound of the AUC's bootstrap
-# interval to exceed 0.5. With 16 + 16 probed queries the point rule fires by chance at about half
-# of the epochs of a model that memorized nothing, and a table gets three epochs (six single-task)
-# to fire, so the claim reads the bound reading. Its **null**: membership permuted across each
+# interval to exceed 0.5. With {glue:text}`probed_pair` probed queries the point rule fires by chance at about half
+# of the epochs of a model that memorized nothing, and a table gets {glue:text}`fire_epochs` epochs
+# ({glue:text}`fire_epochs_single` single-task) to fire, so the claim reads the bound reading. Its **null**: membership permuted across each
 # run's probed queries, per dataset view (views that probe the same queries permuted alike),
 # `n_permutations` times, from the stored probe scores (no model runs). The same rule on each
 # permuted set of rows gives the null's counts (central 95% per regime) and, last row, how often
@@ -178,11 +178,11 @@ regime_count_table(evidence)
 # same encoder serves training and probing. It used to be fitted on the context pool alone, so
 # categories the pool never saw became missing values. Under random pairs the probed members are
 # drawn from the training pool (members plus context pool) and the non-members never are, so
-# those missing values tracked membership (wine_pl's `name`: about 30% of probed members against
-# 99% of non-members): the attack could detect the encoding instead of memorization. The
+# those missing values tracked membership (far more often for the probed non-members than for the
+# members): the attack could detect the encoding instead of memorization. The
 # random-pairs column above is computed with the membership-neutral rule; the previous published
-# build of this page, with the old rule, found memorization in 3 of the 4 tables under random pairs,
-# more than under either fixed regime. The vanilla losses of the random regime (collapse test)
+# build of this page, with the old rule, found memorization in more tables under random pairs
+# than under either fixed regime (CHANGELOG.md, issue 12, has its numbers). The vanilla losses of the random regime (collapse test)
 # are now measured on the members the probe scores, not on the manifest's.
 #
 # The check: per regime, the largest difference between probed members and non-members in the
@@ -200,7 +200,7 @@ balance_summary(balance) if len(balance) else print("compute = False: the runs a
 # %% [markdown]
 # With the encoding neutral, this build {glue:text}`random_vs_fixed` ({glue:text}`detect_counts`
 # by the point rule, {glue:text}`detect_counts_bound` under the bound reading). The point rule is
-# what found 3 of 4 before, and with 16 + 16 probed queries and the best of several epochs it fires
+# what found the excess before, and with {glue:text}`probed_pair` probed queries and the best of several epochs it fires
 # by chance for a table that memorized nothing: the null above shows how often.
 
 # %% [markdown]
@@ -223,36 +223,41 @@ glue("random_members_max", int(random_members.max()) if len(random_members) else
 glue("epochs", int(max(s.epochs for s in grid.specs)), display=False)
 glue("c13_verdict", record["verdict"], display=False)
 glue("decay_verdict", decay_text(evidence), display=False)
+for key, text in configuration_texts(grid, query_size).items():  # the configuration the prose states
+    glue(key, text, display=False)
 
 # %% [markdown]
-# **Summary.** This build ran {glue:text}`n_tasks` tasks ({glue:text}`wall_minutes` minutes; 0
+# **Summary.** This build ran {glue:text}`n_tasks` tasks ({glue:text}`wall_minutes` minutes; none
 # when every summary came from the store) with {glue:text}`n_failed` failures. Across the
 # regimes, the number of datasets with detectable memorization went {glue:text}`detect_counts_bound`
 # (of {glue:text}`n_datasets`) under the bound reading, {glue:text}`detect_counts` under the point
-# rule. The paper reports 5 → 2 → 1 of 10, and its only signal under random pairs appears at
-# epoch 10, beyond the 2-5 epochs of real LTM pretraining. C13 reads **{glue:text}`c13_verdict`**:
+# rule. The paper reports {paper}`5 → 2 → 1 of 10`, and its only signal under random pairs appears at
+# epoch {paper}`10`, beyond the {paper}`2-5` epochs of real LTM pretraining. C13 reads **{glue:text}`c13_verdict`**:
 # {glue:text}`decay_verdict`. Where the decay is not reproduced, the book's reduced configuration
 # (note below) is the first suspect:
-# at 10 epochs the single-task model has had 10 steps on its members, the joint models 10 steps
-# per dataset, so the regimes differ far less than over the paper's 500 epochs, and with 16 + 16
-# probed queries a peak AUC near 0.6 is within chance of the next regime's. Under random
+# at {glue:text}`epochs` epochs the single-task model has had {glue:text}`epochs` steps on its members, the joint
+# models {glue:text}`epochs` steps per dataset, so the regimes differ far less than over the paper's {paper}`500`
+# epochs, and with {glue:text}`probed_pair` probed queries a modest peak AUC is within chance of the next regime's. Under random
 # pairs, up to {glue:text}`random_members_max` rows became members in {glue:text}`epochs` epochs,
 # against $Q = 512$ under fixed pairs. Each member is seen only a few times, and that is one of
 # the two conditions that App. D names for memorization (per-task gradient specialization and
 # repeated exposure to fixed pairs).
 #
 # ```{note}
-# The book's configuration is reduced so that it builds on a 2-core CPU: 10 epochs instead of
-# 500 (probed at 1, 5 and 10), a 256-row training context instead of 512, 16 members and 16
-# non-members probed per run instead of all, 200 bootstrap resamples, and the single-task peaks
-# over learning rates $10^{-3}$ and $10^{-4}$ (the paper's over four). The reference LTM is
-# much smaller than ConTextTab. With 16 + 16 queries an AUC is uncertain by about ±0.15, and the
-# TPR at 1% FPR has no resolution, since one non-member is already 6% of them.
+# The book's configuration is reduced so that it builds on the book's small CPU machine
+# ({doc}`../book/reproduce`): {glue:text}`epochs` epochs instead of {paper}`500` (probed at
+# {glue:text}`probed_epochs`), a {glue:text}`context_size`-row training context instead of {paper}`512`,
+# {glue:text}`probed_pair` members and non-members probed per run instead of all,
+# {glue:text}`n_boot` bootstrap resamples, and the single-task peaks over learning rates $10^{-3}$ and
+# $10^{-4}$ (the paper's over four). The reference LTM is much smaller than ConTextTab. With
+# {glue:text}`probed_pair` queries the 95% interval of an AUC at chance spans about
+# ±{glue:text}`auc_halfwidth` (Hanley and McNeil), and the TPR at 1% FPR has no resolution, since one
+# non-member is already {glue:text}`one_non_member` of them.
 # ```
 #
 # ## The paper's configuration
 #
-# The paper's full grid, Tab. 2 and App. D (242 tasks, the CARTE tables), ships as
+# The paper's full grid, Tab. 2 and App. D ({glue:text}`paper_grid_tasks` tasks, the CARTE tables), ships as
 # `grids/paper.yaml`. Run it on a cluster, then render this page from the store:
 #
 # ```bash
@@ -266,7 +271,7 @@ glue("decay_verdict", decay_text(evidence), display=False)
 # column is the peak over its four learning rates.
 #
 # For Tab. 12 alone (App. D at $Q = 512$: the joint regimes at learning rate $10^{-4}$, single-task
-# fixed pairs at $10^{-3}$ and $10^{-4}$, 500 epochs, every member probed at the epochs
+# fixed pairs at $10^{-3}$ and $10^{-4}$, {paper}`500` epochs, every member probed at the epochs
 # $\{0, 1, 2, 5, 10, 50, 100, 250, 500\}$):
 #
 # ```bash

@@ -18,7 +18,7 @@ from iclmem.chapters.ch05_regimes.claims import (
 from iclmem.chapters.ch05_regimes.figures import plot_regime_decay
 from iclmem.chapters.ch05_regimes.nulls import regime_null, regime_scores
 from iclmem.chapters.ch05_regimes.paper import PAPER_DATASETS, PAPER_TABLE12, REGIME_TITLES
-from iclmem.chapters.ch05_regimes.runs import RegimeGridSpec, notebook_grid
+from iclmem.chapters.ch05_regimes.runs import RegimeGridSpec, configuration_texts, notebook_grid
 from iclmem.chapters.ch05_regimes.tables import regime_count_table, regime_peak_table, wide_table
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "RegimeEvidence",
     "RegimeGridSpec",
     "balance_summary",
+    "configuration_texts",
     "decay_text",
     "decays",
     "detectable_by_regime",

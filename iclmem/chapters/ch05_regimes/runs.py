@@ -93,3 +93,40 @@ def notebook_grid(spec: RegimeGridSpec, tables: Mapping[str, Dataset]) -> Grid:
         },
         "notebook 05 parameters",
     )
+
+
+#: The sweep grid of the paper's configuration (Tab. 2 and App. D on the CARTE tables), shipped beside the package.
+PAPER_GRID = Path(__file__).resolve().parents[3] / "grids" / "paper.yaml"
+
+
+def configuration_texts(grid: Grid, query_size: int, paper_grid: Path = PAPER_GRID) -> dict[str, str]:
+    """The numbers notebook 05's prose states about the configuration it ran (issue 53 item 5), from its grid.
+
+    ``probed_pair`` ("16 + 16": members and non-members probed per run at ``query_size``), ``one_non_member`` (one
+    probed non-member's share of its pool), ``auc_halfwidth`` (half the width of a 95% interval of an AUC at chance
+    with those counts, Hanley-McNeil), ``probed_epochs`` (the fine-tuned epochs probed), ``fire_epochs`` and
+    ``fire_epochs_single`` (the probed epochs a table has to show a detectable one, joint regimes / single-task over
+    its learning rates), ``context_size``, ``n_boot`` and ``paper_grid_tasks`` (the tasks of ``grids/paper.yaml``, "-"
+    when it is not beside the package).
+    """
+    from iclmem.report.display import and_list
+    from iclmem.stats import hanley_mcneil_se
+    from iclmem.sweep.cost import probed_per_pool
+
+    n = probed_per_pool(query_size, grid.probe.max_queries)
+    from iclmem.finetune import PROBE_EPOCHS
+
+    kept = {s.epochs: [e for e in PROBE_EPOCHS if e <= s.epochs] for s in grid.specs}  # a run keeps these epochs
+    epochs = sorted({e for s in grid.specs for e in grid.probe.epochs_for(kept[s.epochs]) if e > 0})
+    single_lrs = {s.learning_rate for s in grid.specs if s.regime == SINGLE_TASK_FIXED}
+    return {
+        "probed_pair": f"{n} + {n}",
+        "one_non_member": f"{100 / n:.2g}%",
+        "auc_halfwidth": f"{1.96 * hanley_mcneil_se(0.5, n, n):.2f}",
+        "probed_epochs": and_list(epochs),
+        "fire_epochs": str(len(epochs)),
+        "fire_epochs_single": str(len(epochs) * max(len(single_lrs), 1)),
+        "context_size": str(max(s.context_size for s in grid.specs)),
+        "n_boot": str(grid.probe.n_boot),
+        "paper_grid_tasks": str(len(load_grid(paper_grid).specs)) if paper_grid.is_file() else "-",
+    }

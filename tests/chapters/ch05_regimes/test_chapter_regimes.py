@@ -114,6 +114,17 @@ def _book_grid(regimes=REGIMES, single=(1e-3, 1e-4)):
     return chapter.notebook_grid(spec, {"spotify": None, "wine_pl": None})
 
 
+def test_configuration_texts_state_the_grid_the_page_ran(tmp_path):
+    texts = chapter.configuration_texts(_book_grid(), 512, paper_grid=tmp_path / "absent.yaml")
+    assert (texts["probed_pair"], texts["one_non_member"], texts["probed_epochs"]) == ("16 + 16", "6.2%", "1, 5 and 10")
+    assert (texts["fire_epochs"], texts["fire_epochs_single"]) == ("3", "6")  # two single-task learning rates
+    assert (texts["context_size"], texts["n_boot"], texts["paper_grid_tasks"]) == ("256", "200", "-")
+    assert 0.15 < float(texts["auc_halfwidth"]) < 0.25  # 1.96 Hanley-McNeil standard errors at 16 + 16
+    assert chapter.configuration_texts(_book_grid(), 512)["paper_grid_tasks"] == str(
+        len(chapter.runs.load_grid(chapter.runs.PAPER_GRID).specs)
+    )
+
+
 def test_notebook_grid_runs_single_task_fixed_pairs_at_every_rate_in_a_second_part():
     grid = _book_grid()
     assert grid.name == "book"  # the store's folder of the tasks that ran before: they are reused
