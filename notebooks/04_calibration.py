@@ -102,8 +102,9 @@ from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, r
 from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of
 from iclmem.adapters import load_model
 from iclmem.chapters.ch04_calibration import (binned_table, context_ladder, curve_settings, factor_cases, factor_table,
-    ladder_drop, member_only_control, p1_cells, p3_record, plot_table_curves, rule_p1, run_table_curves, strong_signal,
-    strongest_factor, weakest_per_table, weakest_text)
+    ladder_drop, member_only_control, p1_cells, p3_record, plot_table_curves, pretraining_min_context, recall_cells,
+    recall_sensitivity, rule_p1, run_table_curves, strong_signal, strongest_factor, weakest_per_table, weakest_text)
+from iclmem.chapters.ch04_calibration.instrument_recall import HEALTHY_MAX_HELD_OUT, HEALTHY_MAX_RATIO
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
@@ -517,6 +518,25 @@ glue_text("p1_bound", f"{p1_vanilla_bound:g}")
 p1_cells({"strongest memorization (the control)": sens.strongest(), "P1's rule": p1_cell})
 
 # %% [markdown]
+# ## The probe where the model is healthy: a recall control
+#
+# The control above permutes every label and fine-tunes hard, and the strongest signal of the grid comes
+# from a model that is confidently wrong on rows it never saw. An auditor's case is a healthy model that
+# recalls its members: among the per-table curves' cells under true labels (N), those whose vanilla loss
+# ratio stays below {glue:text}`healthy_max_ratio`x, whose loss on the non-members is no worse than
+# $M_{ref}$'s (held-out loss ratio at most {glue:text}`healthy_max_held_out`), and whose vanilla-attack lower
+# bound exceeds P1's {glue:text}`p1_bound`. The rule reads the fine-tuning log and the vanilla attack only.
+# The share of those cells the probe sees is the instrument's sensitivity to recall:
+# {glue:text}`recall_sensitivity`.
+
+# %%
+recall = recall_cells(curves.curve, p1_vanilla_bound)
+glue_text("recall_sensitivity", recall_sensitivity(recall)["text"])
+glue_text("healthy_max_ratio", f"{HEALTHY_MAX_RATIO:g}")
+glue_text("healthy_max_held_out", f"{HEALTHY_MAX_HELD_OUT:g}")
+recall
+
+# %% [markdown]
 # ## What separates seen from unseen
 #
 # The probe sees on `factor_seen` (a regression table with `n_candidates` candidates, a
@@ -569,11 +589,15 @@ strong[2]
 # change only the context, from $C'$ down to the probe's: $C'$ with its labels permuted; $C'$ plus the
 # query's multiple-choice rows; the MC rows plus $k$ random $C'$ rows ($k$ = 32, 8, 2); the MC rows
 # alone (the probe's baseline manipulation). Each rung for all queries and for those whose trained
-# label differs from the true one. A binary MC context has 2 rows; the model was pretrained on
-# contexts of at least 16. (A sanity test in `tests/chapters/ch04_calibration/test_chapter_instrument_reach.py` fine-tunes
+# label differs from the true one. A binary MC context has 2 rows; this model's pretraining showed it
+# contexts down to {glue:text}`pretrain_min_context` rows (the weights before stage 4, `model: reference-v1`,
+# never saw fewer than {glue:text}`v1_min_context`; `benchmarks/probe_reach.py` runs this ladder on both).
+# (A sanity test in `tests/chapters/ch04_calibration/test_chapter_instrument_reach.py` fine-tunes
 # members on their own MC contexts and checks that the probe then finds them.)
 
 # %%
+glue_text("pretrain_min_context", pretraining_min_context(model))
+glue_text("v1_min_context", pretraining_min_context("reference-v1"))
 ladder = context_ladder(sens.runs[top.run_key], table_of(control_dataset, tables),
                         int(top.epoch), reference, n_candidates, seed, n_boot)
 glue_text("ladder_drop", ladder_drop(ladder))

@@ -268,6 +268,19 @@ def pretraining_stages(card: dict) -> list[dict]:
     return rows
 
 
+def smallest_pretraining_context(card: dict) -> int:
+    """The fewest context rows any pretraining stage of a model card showed the model (``small_context_min`` where a
+    stage drew small contexts, else ``min_context``): the probe's binary contexts hold 2 rows (Sec. 4.2)."""
+    stages = [st["config"].get("prior", {}) for st in card.get("earlier_stages", [])] + [card.get("prior", {})]
+    sizes = [
+        int(p.get("small_context_min", p.get("min_context", 16)))
+        if float(p.get("small_context_share", 0.0)) > 0
+        else int(p.get("min_context", 16))
+        for p in stages
+    ]
+    return min(sizes)
+
+
 def load_checkpoint(weights: Path, card: Path | None = None) -> ReferenceLTM:
     """Load an LTM checkpoint offline; if a model card is given, verify the sha256 first."""
     from ..device import compute_device
@@ -321,6 +334,7 @@ __all__ = [
     "ReferenceLTM",
     "load_reference",
     "reference_files",
+    "smallest_pretraining_context",
     "REFERENCE_VERSIONS",
     "load_checkpoint",
     "export_checkpoint",

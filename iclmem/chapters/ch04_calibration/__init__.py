@@ -23,7 +23,7 @@ from iclmem.chapters.ch04_calibration.instrument import (
     weakest_detection,
 )
 from iclmem.chapters.ch04_calibration.instrument_cells import p1_cells, rule_p1
-from iclmem.chapters.ch04_calibration.instrument_checks import context_ladder, ladder_drop
+from iclmem.chapters.ch04_calibration.instrument_checks import context_ladder, ladder_drop, pretraining_min_context
 from iclmem.chapters.ch04_calibration.instrument_factors import (
     binned_table,
     factor_cases,
@@ -99,6 +99,7 @@ __all__ = [
     "power_plan",
     "pooled_conditions",
     "power_table",
+    "pretraining_min_context",
     "reading_agreement",
     "recall_cells",
     "recall_sensitivity",

@@ -104,6 +104,21 @@ def context_ladder(
     return pd.DataFrame(rows)
 
 
+def pretraining_min_context(model: str) -> str:
+    """The fewest context rows the named model's pretraining showed it, as the ladder's prose states it: from the
+    shipped reference's model card (``reference``, ``reference-v1``), "not stated" for another architecture."""
+    import json
+
+    from iclmem.adapters import parse_model
+    from iclmem.ltm.reference import reference_files, smallest_pretraining_context
+
+    kind, version = parse_model(model)
+    if kind != "reference":
+        return f"a number {kind} does not state"
+    card = json.loads(reference_files(version)[1].read_text())
+    return str(smallest_pretraining_context(card))
+
+
 def ladder_drop(ladder: pd.DataFrame, column: str = "all queries") -> str:
     """The first rung (from C' down) whose interval reaches 0.5, named for the page; "none" if every rung clears."""
     for row in ladder.to_dict("records"):
