@@ -4,7 +4,10 @@ Runs the LTM and scikit-learn baselines on 9 offline datasets x 5 seeds, the zer
 check of multiple-choice contexts, and the forward / forward+backward speed on this CPU.
 Writes ``benchmarks/results/ltm_quality.json``; the book appendix "The reference LTM" renders it.
 
-    python benchmarks/ltm_quality.py [--seeds 5] [--out benchmarks/results/ltm_quality.json]
+    python benchmarks/ltm_quality.py [--seeds 5] [--model reference] [--out benchmarks/results/ltm_quality.json]
+
+``--model reference-v1`` measures the weights shipped before stage 4 (``ltm_quality_reference-v1.json`` holds that
+run, so the appendix shows the change on one page).
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from iclmem.adapters import load_model
 from iclmem.atomic import atomic_write_text
-from iclmem.ltm import load_reference
 from iclmem.ltm.quality import (
     CLASSIFICATION_SETS,
     REGRESSION_SETS,
@@ -36,10 +39,11 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--datasets", nargs="*", default=list(CLASSIFICATION_SETS + REGRESSION_SETS))
+    parser.add_argument("--model", default="reference", help="reference | reference-v1 (an earlier shipped version)")
     parser.add_argument("--out", default="benchmarks/results/ltm_quality.json")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    model = load_reference()
+    model = load_model(args.model)
     t0 = time.perf_counter()
     frames = [evaluate_dataset(model, name, list(range(args.seeds))) for name in tqdm(args.datasets, desc="datasets")]
     # the same benchmark with text columns of numbers kept categorical (TableEncoder's numeric_text_share=None);
