@@ -15,7 +15,7 @@
 #
 # The second paper, "Memorization In In-Context Learning", measures how much training data a model
 # replicates when prompted in k-shot regimes. It splits each dataset instance into an initial and a
-# subsequent segment (the initial one holds 60-80% of the whitespace tokens; NLI pairs split
+# subsequent segment (the initial one holds {paper}`60-80%` of the whitespace tokens; NLI pairs split
 # between the two sentences) and asks the model for the subsequent segment. Demonstrations are segment
 # pairs of other instances. A judge labels every completion an exact, near-exact or inexact match of
 # the true segment. Exact and near-exact matches count as memorization (Sec. 3.1-3.2). Three
@@ -37,7 +37,7 @@
 # sparkling, rose), and the parameters below. It replaced `wine_vivino` (the same labels from name, region,
 # rating and winery), on which this model never classifies above chance at any k: answering one label to
 # every instance, it leaves claim D7 nothing to test (below). The grape variety gives the label away to a
-# reader, and the 135M-parameter model learns some of that in context. This build ran {glue:text}`run_instances` instances ({glue:text}`run_members` of them
+# reader, and SmolLM2-135M-Instruct learns some of that in context. This build ran {glue:text}`run_instances` instances ({glue:text}`run_members` of them
 # members of the fine-tuning set), k = {glue:text}`ks_run`, the settings {glue:text}`run_settings`,
 # {glue:text}`run_models`, and at most {glue:text}`run_tokens` new tokens per memorization completion:
 # {glue:text}`n_completions` completions in {glue:text}`wall_minutes` minutes of wall time. The
@@ -88,7 +88,7 @@ import pandas as pd
 
 from iclmem.report.glue import glue_claims
 from iclmem.chapters.ch06_llm_kshot import Focus, accuracy_by_k, all_claims, claim_results_table
-from iclmem.chapters.ch06_llm_kshot import claims_glue, context_summary, correlation_tables, glue_values, ground_truth_glue, ground_truth_table, judge_glue, judges_text, memorized_vs_not_table, paper_correlation_tables, run_glue, sample_table
+from iclmem.chapters.ch06_llm_kshot import claims_glue, protocol_glue, context_summary, correlation_tables, glue_values, ground_truth_glue, ground_truth_table, judge_glue, judges_text, memorized_vs_not_table, paper_correlation_tables, run_glue, sample_table
 from iclmem.chapters.ch06_llm_kshot import plot_match_composition, plot_memorization, plot_performance_vs_memorization
 from iclmem.llm import SETTINGS, CachedBackend, OfflineJudge, ReplicationConfig, build_experiment, memorization_messages
 from iclmem.llm.judge_runs import check_judge_mode, judge_completions
@@ -132,7 +132,7 @@ sample_table(exp)
 exp.instance_table().head(8)
 
 # %% [markdown]
-# One prompt per setting, here with k = 2 (the layout is `prompt_layout`; `turns` puts each demonstration in a
+# One prompt per setting, here with two demonstrations (the layout is `prompt_layout`; `turns` puts each demonstration in a
 # user turn answered by an assistant turn; every query turn ends with the cue "Second piece:", so the zero-shot
 # prompt asks for the second piece in every setting):
 
@@ -194,7 +194,7 @@ print(replication.finetune_text())
 #
 # Two judges label a completion exact, near-exact or inexact. The LLM judge follows the paper's App. A (Fig. 5): one
 # prompt holding an instruction, one exact and three near-exact examples with their answers, then the pair to judge,
-# answered in at most 10 tokens. It runs on the run's base model, or on its own server and model when
+# answered in at most {glue:text}`judge_tokens` tokens, the paper's budget. It runs on the run's base model, or on its own server and model when
 # `ICLMEM_JUDGE_MODEL` is set. The offline judge counts *exact* as the paper defines it, a completion that "exactly
 # matches" the segment (`judge_exact="verbatim"`: the same text, runs of whitespace aside; `normalized` also ignores
 # case and punctuation, as the judge's labelled pairs are written), and *near-exact* as ROUGE-L F1 and embedding
@@ -233,12 +233,13 @@ quality.table()
 
 # %% [markdown]
 # Most of those pairs are hand-written, and the book's own completions look different: mostly table rows that
-# drift from the reference. So the judge is also measured on 111 pairs drawn from the completions of an earlier build
+# drift from the reference. So the judge is also measured on {glue:text}`completion_pairs` pairs drawn from the completions of an earlier build
 # of this chapter (on `wine_vivino`, table rows like this build's; `iclmem/llm/judge_pairs_completions.csv`): every distinct pair the offline judge called near-exact and a
 # seeded sample of its inexact calls, each labelled by reading it against the paper's definitions. Its thresholds
 # stay the shipped ones, never fitted on these pairs, and the LLM judge's few-shot examples are left out of both sets.
 
 # %%
+glue_values(protocol_glue())  # the judge's budget, the labelled completions, D7's floor, the token estimate
 print(completion_accuracy(offline.encoder, seed=seed).text())
 judge_accuracy_table(offline.encoder, judge_folds, seed)
 
@@ -246,7 +247,7 @@ judge_accuracy_table(offline.encoder, judge_folds, seed)
 # **Human review (claim D9).** The paper had a person check GPT-4's labels. `review_export` writes the borderline
 # cases, the completions where the two judges disagree or a judge says near-exact, to a CSV with an empty `human`
 # column. A reviewer fills it in and passes the file back as `review_file`. Its labels then replace the judge's, and
-# the share of labels changed is claim D9 (the paper: 5%).
+# the share of labels changed is claim D9 (the paper: {paper}`5%`).
 
 # %%
 review = import_review(mem, review_file) if review_file else None
@@ -311,10 +312,10 @@ plt.show()
 
 # %% [markdown]
 # Accuracy per k beside **chance**, the accuracy of answering the most frequent label to every instance (the
-# samples are balanced: 1 / the number of labels), with 95% Wilson intervals over the answers, and what the model
+# samples are balanced: the inverse of the number of labels), with 95% Wilson intervals over the answers, and what the model
 # answered most. A model that copies one demonstration label to every instance sits at chance however much it
 # "improves" on a zero-shot prompt it does not answer in the label format; claim D7's condition asks for
-# accuracy above chance at some k > 0.
+# accuracy above chance at some $k > 0$.
 
 # %%
 accuracy_by_k(perf)
@@ -333,13 +334,13 @@ ours
 # %% [markdown]
 # The same coefficients (exact + near-exact) with 95% bootstrap intervals over instances: each resample redraws the
 # instances, keeping all their ks, and recomputes r. With few ks or few instances the intervals are wide; with two
-# ks there is none, as r is then +-1 by construction.
+# ks there is none, as r is then $\pm 1$ by construction.
 
 # %%
 correlation_intervals(mem, perf, seed=seed)
 
 # %% [markdown]
-# The paper's coefficients (GPT-4, 200 instances, $k \in \{0, 25, 50, 100, 200\}$):
+# The paper's coefficients (GPT-4, {paper}`200` instances, $k \in \{0, 25, 50, 100, 200\}$):
 
 # %%
 paper_tabs = paper_correlation_tables()
@@ -365,9 +366,9 @@ mvn_table
 # no fine-tuning, all instances of the model).
 #
 # Each claim has a rule, read on its {glue:text}`claims_confidence` bootstrap interval over instances
-# ({glue:text}`claims_n_boot` resamples): above 0 for an effect, within $\pm${glue:text}`equivalence_margin`
+# ({glue:text}`claims_n_boot` resamples): above zero for an effect, within $\pm${glue:text}`equivalence_margin`
 # percentage points for an equality (D4, D5; a margin of this companion, not of the paper). An equality also
-# needs memorization above that margin, since two settings near 0% are "equal" whatever the prompt. Each claim
+# needs memorization above that margin, since two settings near zero are "equal" whatever the prompt. Each claim
 # also has a *null*: a world in which the claim is false, made from this build's instances. What the claim
 # contrasts is exchanged at random within each instance (the ks for D1-D3, D6 and D7, the two settings at
 # zero-shot for D5) or between instances (memorized or not, D8). For an equality, the settings are exchanged and
@@ -377,13 +378,14 @@ mvn_table
 #
 # **D7** follows the paper's Observation 3 as stated: *when* ICL improves performance on zero-shot, the
 # correlation of performance and memorization across k is "very strong". So it is tested only where accuracy beats
-# zero-shot and lies above chance at some k > 0 (else not testable here, the reason given); its rule reads the
-# strength, every setting's bootstrap interval of r at or above 0.8 (the usual floor of "very strong"; the paper
-# gives no number, its positive coefficients are 0.88-1.00), never its sign alone; and its null keeps k = 0 in
-# place while permuting the ks > 0 within each instance, so that a jump from k = 0 that both series share (a format
+# zero-shot and lies above chance at some $k > 0$ (else not testable here, the reason given); its rule reads the
+# strength, every setting's bootstrap interval of r at or above {glue:text}`very_strong_r` (the usual floor of "very
+# strong"; the paper gives no number, its positive coefficients are {paper}`0.88-1.00`), never its sign alone; and its
+# null keeps $k = 0$ in place while permuting the ks $> 0$ within each instance, so that a jump from $k = 0$ that both
+# series share (a format
 # change, not memorization) does not pass for a correlation. No expectation is set where ICL does not help: the
 # paper reports RTE's negative r but claims nothing about it. **D5** at the floor (no zero-shot memorization in
-# either setting) reads inconclusive: 0 - 0 is no evidence for or against a zero-shot difference. **D8** needs the
+# either setting) reads inconclusive: $0 - 0$ is no evidence for or against a zero-shot difference. **D8** needs the
 # labels in the fine-tuning texts (`finetune_labels`): without them, having seen an instance cannot teach its label.
 #
 # **Not run here.** The paper's Observation 6 concerns demonstrations the model has *seen* in training (instances
@@ -393,7 +395,7 @@ mvn_table
 #
 # A claim is *reproduced* when its rule agrees and the null rate is at most {glue:text}`null_level`. It is
 # *inconclusive* when the rule agrees but chance agrees too often, or when the build disagrees only within the
-# noise (the claimed sign with an interval that includes 0, or an interval that straddles the margin). It
+# noise (the claimed sign with an interval that includes zero, or an interval that straddles the margin). It
 # *differs* when the build clearly contradicts the claim, and it is *not testable here* when the run lacks what
 # the claim needs. D9 is a single share with no groups to exchange, so no null applies and its Wilson interval
 # decides. The reasons and the nulls follow the table.
@@ -431,7 +433,7 @@ display(Markdown(summary))
 # **Reading the controlled experiment.** By k, the fine-tuned model replicates the members at
 # {glue:text}`ft_members_by_k` (mean of the settings run). A chat model without demonstrations may restate
 # the first piece instead of continuing it; demonstrations show it the task. Whether they surface what the
-# 135M-parameter model memorized is claim D1 ({glue:text}`verdict-D1` here). Whether the segment pairs alone
+# fine-tuned model memorized is claim D1 ({glue:text}`verdict-D1` here). Whether the segment pairs alone
 # do, more than the instruction or the labels (the paper's Observation 7), is claim D4
 # ({glue:text}`verdict-D4`). The non-members were never seen, so their near-exact matches bound what the
 # judge credits to templates and guessing: part of a serialized table row is predictable without
@@ -442,10 +444,11 @@ display(Markdown(summary))
 #
 # ## Paper-scale configuration
 #
-# The paper ran GPT-4 with a 32k-token context window (`gpt-4-32k`, the 0613 snapshot, Azure's `gpt-4-0613-32k`)
-# as the generator, because its 200-shot prompts do not fit 8k, and `gpt-4-0613` as the judge (Sec. 4 "Model");
+# The paper ran GPT-4 with a {paper}`32k`-token context window (`gpt-4-32k`, the {paper}`0613` snapshot, Azure's
+# `gpt-4-0613-32k`) as the generator, because its {paper}`200`-shot prompts do not fit {paper}`8k`, and `gpt-4-0613`
+# as the judge (Sec. 4 "Model");
 # on OpenAI's API that is `ICLMEM_OPENAI_MODEL=gpt-4-32k ICLMEM_OPENAI_CONTEXT=32768`. Any OpenAI-compatible server works: vLLM,
-# `transformers serve`, a hosted API. Give the generator a model with a 32k window and say so with
+# `transformers serve`, a hosted API. Give the generator a model with a window of the paper's {paper}`32k` and say so with
 # `ICLMEM_OPENAI_CONTEXT` (vLLM also reports it, and the backend reads that report when the variable is unset).
 # Everything is set through the environment; keys never go into parameters:
 #
@@ -463,11 +466,11 @@ display(Markdown(summary))
 #
 # The plan printed before the completions counts the generator's and the judge's requests apart and lists every
 # prompt that does not fit the window. A remote model's tokens are counted by its server where it offers a tokenizer
-# (vLLM's `/tokenize`), else estimated from below (1 token per 6 characters), so that no k that fits is ever left
+# (vLLM's `/tokenize`), else estimated from below (one token per {glue:text}`chars_per_token` characters), so that no k that fits is ever left
 # out; a prompt over the window despite the estimate is refused by the server and counted as a failed request. A k
 # whose prompts do not all fit is left out and named, never run on fewer rows. WNLI, RTE, TREC and
 # DBpedia load through Hugging Face `datasets`: online they are downloaded on first use (leave `HF_HUB_OFFLINE` unset
-# or 0); offline (`HF_HUB_OFFLINE=1`) they are read from the local Hugging Face cache, from local copies of their Hub
+# or `HF_HUB_OFFLINE=0`); offline (`HF_HUB_OFFLINE=1`) they are read from the local Hugging Face cache, from local copies of their Hub
 # repositories under `ICLMEM_HF_DATASETS_DIR`, or from a file given with `-p data_files PATH`. Use `dataset` rte, trec
 # or dbpedia for the paper's other datasets. With the in-process model, the same command with `backend inprocess`
 # and `finetune_epochs 8` gives the controlled experiment at paper scale; expect hours on a CPU.

@@ -13,7 +13,14 @@ from iclmem.chapters.ch06_llm_kshot.figures import (
     plot_memorization,
     plot_performance_vs_memorization,
 )
-from iclmem.chapters.ch06_llm_kshot.glue import claims_glue, glue_values, ground_truth_glue, judge_glue, run_glue
+from iclmem.chapters.ch06_llm_kshot.glue import (
+    claims_glue,
+    glue_values,
+    ground_truth_glue,
+    judge_glue,
+    protocol_glue,
+    run_glue,
+)
 from iclmem.chapters.ch06_llm_kshot.judge_quality import judges_text, offline_judge_quality
 from iclmem.chapters.ch06_llm_kshot.matrices import Focus
 from iclmem.chapters.ch06_llm_kshot.summary_text import summary_markdown
@@ -49,6 +56,7 @@ __all__ = [
     "plot_match_composition",
     "plot_memorization",
     "plot_performance_vs_memorization",
+    "protocol_glue",
     "run_glue",
     "sample_table",
     "summary_markdown",

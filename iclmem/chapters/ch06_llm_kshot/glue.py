@@ -91,6 +91,24 @@ def claims_glue(results: Sequence[ClaimResult], agree: Mapping[str, Any] | None)
     return values
 
 
+def protocol_glue() -> dict[str, object]:
+    """The protocol's numbers the chapter's prose states, from the code that fixes them: ``judge_tokens`` (the LLM
+    judge's answer budget, the paper's), ``completion_pairs`` (the labelled completions of
+    ``judge_pairs_completions.csv``), ``very_strong_r`` (D7's floor of a "very strong" r) and ``chars_per_token``
+    (characters per token in the lower estimate of a remote model's prompt tokens)."""
+    from iclmem.chapters.ch06_llm_kshot.correlation import VERY_STRONG_R
+    from iclmem.llm.backends import CHARS_PER_TOKEN_LOWER
+    from iclmem.llm.judge_accuracy import load_completion_pairs
+    from iclmem.llm.judges import JUDGE_MAX_NEW_TOKENS
+
+    return {
+        "judge_tokens": JUDGE_MAX_NEW_TOKENS,
+        "completion_pairs": len(load_completion_pairs()),
+        "very_strong_r": f"{VERY_STRONG_R:g}",
+        "chars_per_token": CHARS_PER_TOKEN_LOWER,
+    }
+
+
 def run_glue(
     exp: Experiment, mem: pd.DataFrame, perf: pd.DataFrame, models: str, wall_minutes: float
 ) -> dict[str, object]:
@@ -110,4 +128,12 @@ def run_glue(
     }
 
 
-__all__ = ["glue_values", "judge_glue", "GROUND_TRUTH_NAMES", "ground_truth_glue", "claims_glue", "run_glue"]
+__all__ = [
+    "glue_values",
+    "judge_glue",
+    "GROUND_TRUTH_NAMES",
+    "ground_truth_glue",
+    "claims_glue",
+    "protocol_glue",
+    "run_glue",
+]

@@ -15,6 +15,7 @@ from iclmem.chapters.ch06_llm_kshot.glue import (
     glue_values,
     ground_truth_glue,
     judge_glue,
+    protocol_glue,
     run_glue,
 )
 from iclmem.chapters.ch06_llm_kshot.judge_quality import judges_text
@@ -92,6 +93,15 @@ def test_judge_glue_and_text():
         "thresholds: ROUGE-L >= 0.5, similarity >= 0.7; 8 pairs judged by both: agreement 75%, "
         "Cohen's kappa 0.46, 3 unparseable LLM answers (missing, left out of both judges' counts)"
     )
+
+
+def test_protocol_glue_reads_the_numbers_the_prose_states_from_the_code():
+    from iclmem.chapters.ch06_llm_kshot.correlation import VERY_STRONG_R
+    from iclmem.llm.judges import JUDGE_MAX_NEW_TOKENS
+
+    values = protocol_glue()
+    assert values["judge_tokens"] == JUDGE_MAX_NEW_TOKENS and values["very_strong_r"] == f"{VERY_STRONG_R:g}"
+    assert values["completion_pairs"] > 0 and values["chars_per_token"] > 0
 
 
 def test_claims_glue_has_a_verdict_per_claim_and_the_method():
