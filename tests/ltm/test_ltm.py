@@ -484,3 +484,38 @@ def test_last_layer_on_target_cells_equals_the_full_layer_forward_and_backward()
 def test_an_ltm_without_layers_is_refused():
     with pytest.raises(ValueError, match="at least one layer"):
         LTMConfig(n_layers=0)
+
+
+def test_stage_four_prior_draws_small_contexts_scaled_on_the_table_and_leaves_earlier_stages_unchanged():
+    """Issue 53: contexts of 2-15 rows (the probe's |Y|-row contexts), scaled on population rows; share 0 replays."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from iclmem.ltm.pretrain import PretrainConfig, _context_rows
+    from iclmem.ltm.prior import PriorConfig, sample_table
+
+    small = PriorConfig(small_context_share=1.0, small_context_min=2, population_rows=128)
+    sizes = [_context_rows(np.random.default_rng([3, s]), small) for s in range(300)]
+    assert {n for n, _ in sizes} <= set(range(2, 16)) and min(n for n, _ in sizes) == 2
+    assert {pop for _, pop in sizes} == {128}
+    old = PriorConfig()
+    assert all(
+        _context_rows(np.random.default_rng([0, s]), old)[1] is None
+        and _context_rows(np.random.default_rng([0, s]), old)
+        == _context_rows(np.random.default_rng([0, s]), replace(old, small_context_min=3))
+        for s in range(50)
+    )
+    # stats_rows = the context (the default) draws the table it always drew
+    a = sample_table(np.random.default_rng(5), old, 40, 10, 6, False)
+    b = sample_table(np.random.default_rng(5), old, 40, 10, 6, False, stats_rows=40)
+    assert np.array_equal(a.x, b.x, equal_nan=True) and np.array_equal(a.y, b.y)
+    # a 2-row context scaled on 128 rows of its table: two classes, and features not forced to the context's centre
+    cfg = replace(old, missing_share=0.0, categorical_share=0.0)
+    tables = [sample_table(np.random.default_rng([7, i]), cfg, 2, 8, 5, False, stats_rows=128) for i in range(20)]
+    assert all(t.n_context == 2 and len(np.unique(t.y[:2])) == 2 for t in tables)
+    spread = np.mean([np.abs(t.x[:2].mean(axis=0)).mean() for t in tables])
+    assert spread > 0.2  # scaled on the context alone, the two rows' mean would be 0 in every column
+    with pytest.raises(ValueError, match="small_context_min"):
+        PriorConfig(small_context_min=20)
+    cfg4 = PretrainConfig.from_yaml(Path(__file__).parents[2] / "configs" / "pretrain_reference_stage4.yaml")
+    assert cfg4.prior.small_context_share > 0 and cfg4.init_from.endswith("stage3-state.pt")
