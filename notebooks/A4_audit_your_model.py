@@ -16,7 +16,7 @@
 # You fine-tuned a tabular foundation model on sensitive rows and must know what it memorized.
 # This page runs the audit of IclMem (Sec. 4.1, 4.2, App. A.4) end to end: a controlled
 # fine-tuning with a logged membership ground truth, the zero-information multiple-choice probe
-# with its 48 manipulations, and calibration against the pretrained model
+# with its {paper}`48` manipulations, and calibration against the pretrained model
 # ($\Delta S = S_\theta - S_{ref}$). Here it runs with the shipped reference LTM on a small
 # shipped table; the commands at the end run the same chain on a TabPFN v2 or TabICL checkpoint.
 
@@ -46,7 +46,9 @@ from IPython.display import Markdown
 
 from iclmem.adapters import load_model
 from iclmem.chapters.ch_a4_audit import audit_commands, audit_table, external_audit_table, naive_probe_table
+from iclmem.probe.manipulations import MANIPULATIONS
 from iclmem.report.display import use_book_tables
+from iclmem.report.glue import glue_text
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.grid import expand_grid, probe_grid, run_grid
 
@@ -59,14 +61,15 @@ sizes = fitting_query_sizes(tables, query_sizes)
 specs = expand_grid(list(tables), learning_rates, sizes, ["none"], epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
 summary, scores = probe_grid(specs, runs, reference, probe_epochs, 10, max_queries, seed, n_boot, tables=tables)
+glue_text("n_manipulations", len(MANIPULATIONS))  # the suite every query is probed under
 Markdown(run_banner(tables, data_path, target, task) + f" Model: `{model}`.")
 
 # %% [markdown]
 # ## The audit
 #
 # Each run's step log proves which rows were trained on (the members); the probe scores every
-# member and non-member under the 48 manipulations, for $M_\theta$ at each probing epoch and for
-# $M_{ref}$; the attack ranks queries by $\Delta S$. Epoch 0 is $M_{ref}$ itself: AUC 0.5 by
+# member and non-member under the {glue:text}`n_manipulations` manipulations, for $M_\theta$ at each probing epoch and for
+# $M_{ref}$; the attack ranks queries by $\Delta S$. Epoch $0$ is $M_{ref}$ itself: AUC 0.5 by
 # construction (the negative control).
 
 # %%
@@ -78,7 +81,7 @@ audit_table(summary)
 # If you fine-tuned the model yourself and know which rows it trained on, audit that checkpoint
 # directly: `iclmem.audit.audit_fine_tuned(theta, reference, table, member_ids, non_member_ids)`
 # probes the members and non-members (row positions in the deduplicated table) under $M_\theta$ and
-# $M_{ref}$ with the 48 manipulations and returns the same summary, e.g. with
+# $M_{ref}$ with the {glue:text}`n_manipulations` manipulations and returns the same summary, e.g. with
 # `theta = load_model("tabpfn:my_finetuned.ckpt")` and `reference = load_model("tabpfn:tabpfn-v2-classifier.ckpt")`
 # (`iclmem.adapters.load_model`; an adapter's `save(path)` writes a run's weights in its package's
 # own format). Run on the last kept checkpoint of the run above, given only its weights and its
@@ -115,7 +118,7 @@ Markdown(audit_commands("tabpfn", "~/weights/tabpfn-v2-classifier.ckpt") + "\n\n
 # predicted distribution over the labels: its scores would depend on the query's true label only,
 # never on its features, and the attack would measure the label balance of members against
 # non-members (matched by the split), not memorization of rows. The tests show it on the real
-# architectures: under "context" the predictions of different queries agree to 1e-5 (TabPFN:
+# architectures: under "context" the predictions of different queries agree to float32 rounding (TabPFN:
 # exactly), under "dataset" they differ. The adapters therefore default to
 # `preprocessing="dataset"`: features standardized once on the whole table (as for the
 # reference LTM), no context-fitted step, one deterministic forward (feature-permutation
@@ -123,7 +126,7 @@ Markdown(audit_commands("tabpfn", "~/weights/tabpfn-v2-classifier.ckpt") + "\n\n
 # declared per model: the adapters declare no invariance, so only identical contexts are merged.
 #
 # The table measures it on the real architectures (tiny, random weights: the blindness is
-# structural, not a property of the weights): for each of the 48 manipulations, the largest
+# structural, not a property of the weights): for each of the {glue:text}`n_manipulations` manipulations, the largest
 # spread of the probe loss among queries with the same true label. Under the naive preprocessing
 # the spread is zero, to float32 rounding, for every manipulation whose context rows all carry
 # $x_q$; only those that add random rows or distractor columns give the model non-constant columns.
@@ -143,9 +146,10 @@ naive_probe_table(seed)
 #   over the buckets, target confidence $= p_j$.
 # - **TabICL**: it predicts quantiles at levels $i/(K+1)$; its own quantile distribution (a spline
 #   between them with parametric tails) gives a CDF $F$, and the predictive distribution is $F$'s
-#   mass on 64 equal-width bins on $[-5, 5]$, the outer bins taking the tails:
+#   mass on `n_bins=64` equal-width bins on `[-bin_bound, bin_bound]` = $[-5, 5]$ (`load_tabicl`'s defaults), the
+#   outer bins taking the tails:
 #   $p_j = F(e_{j+1}) - F(e_j)$. Loss, entropy and confidence as above.
 #
-# Both agree with the packages' own regressors on the same weights (tests: bucket probabilities to
-# 2e-8, quantiles to 5e-6). A `model` names one checkpoint, and TabPFN and TabICL ship separate
+# Both agree with the packages' own regressors on the same weights, bucket probabilities and quantiles
+# to float32 rounding (`tests/ltm/test_ltm_adapters.py`). A `model` names one checkpoint, and TabPFN and TabICL ship separate
 # classifier and regressor checkpoints: audit classification and regression tables separately.
