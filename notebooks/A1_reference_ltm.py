@@ -23,11 +23,12 @@
 # target is one more column, embedded on context rows and "unknown" on query rows. Each layer
 # attends across the columns of a row, then across rows within a column, where context rows attend
 # to context rows and query rows to the context only, so a query's prediction never depends on
-# other queries. Outputs: probabilities over the context's labels (at most 10 classes, canonical
-# label-to-slot mapping), or a 64-bin distribution over the standardized target.
+# other queries. Outputs: probabilities over the context's labels (at most {glue:text}`card_max_classes` classes,
+# canonical label-to-slot mapping), or a {glue:text}`card_n_bins`-bin distribution over the standardized target.
 # **Prior** (`iclmem/ltm/prior.py`): random MLP structural-causal models, random MLPs of the
 # features, random tree ensembles and (from stage 3) clusters of noisy prototype rows, with
-# categorical and missing cells, 16-512 context rows, 1-32 features, 2-10 classes.
+# categorical and missing cells, {glue:text}`card_contexts` context rows, {glue:text}`card_features` features, up to
+# {glue:text}`card_max_classes` classes.
 #
 # Is it a genuine in-context learner? This page renders `benchmarks/ltm_quality.py`, which compares
 # it with scikit-learn's defaults on real tables available offline.
@@ -63,9 +64,13 @@ rows = pd.DataFrame(quality["rows"])
 # ## Model card
 
 # %%
+from iclmem.chapters.ch_a1_reference_ltm.tables import benchmark_texts, card_texts
+from iclmem.chapters.ch_a1_reference_ltm.targets import target_texts
 from iclmem.report.display import use_book_tables
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
+for key, text in {**card_texts(card), **benchmark_texts(quality), **target_texts()}.items():  # numbers the prose states
+    glue(key, text, display=False)
 card_summary(card)
 
 # %% [markdown]
@@ -74,12 +79,13 @@ card_summary(card)
 # Pretraining ran in stages (`configs/pretrain_reference*.yaml`): a later stage starts from the
 # previous stage's weights and optimizer state (`init_from`), draws fresh synthetic tables (its
 # own data seed) and runs its own warmup and cosine schedule. Stage 1 reached in-context
-# learning; stage 2 continued it with more 512-row contexts, the size the paper's contexts reach.
+# learning; stage 2 continued it with more contexts of {glue:text}`card_max_context` rows, the size the paper's
+# contexts reach.
 # Stage 3 aimed the prior at what the stage-2 benchmark found weak: a cluster family (rows are
 # noisy copies of prototypes, so similarity over many features decides, as in digits, where the
-# stage-2 model had ROC AUC 0.82 against kNN's 0.99), more regression tables, and categorical
-# columns with up to 48 levels, like the CARTE wine tables' text columns. The issue asked for
-# about 2.5 hours of pretraining; the stages together took longer (table), which is why each
+# stage-2 model fell far behind kNN), more regression tables, and categorical columns with up to
+# {glue:text}`card_max_categories` levels, like the CARTE wine tables' text columns. The issue asked for
+# a few hours of pretraining; the stages together took longer (table), which is why each
 # stage's resumable state is committed under `checkpoints/`.
 
 # %%
@@ -90,7 +96,7 @@ stages
 # ## Pretraining loss
 #
 # Loss of the query rows of each synthetic batch (cross-entropy for classification batches, bar
-# NLL in standardized units for regression batches), smoothed over 50 steps; dotted lines mark
+# NLL in standardized units for regression batches), smoothed by a rolling mean over steps; dotted lines mark
 # where a stage ends.
 
 # %%
@@ -99,14 +105,15 @@ fig = plot_pretraining_loss(curve, stages["ends at step"])
 # %% [markdown]
 # ## Quality against scikit-learn baselines
 #
-# Each dataset is split 5 times (seeds 0-4): at most 500 test rows (30%) and at most 512 training
-# rows, which are the LTM's context. All methods see the same encoded features
+# Each dataset is split {glue:text}`quality_seeds` times (seeds {glue:text}`quality_seed_range`): at most
+# {glue:text}`quality_max_test` test rows and at most {glue:text}`quality_max_train` training rows, which are the
+# LTM's context (`iclmem.ltm.quality.split_table`). All methods see the same encoded features
 # (`TableEncoder`: robust-standardized numbers, ordinal-by-frequency categories; baselines that
 # need it get median imputation and scaling). Baselines run with scikit-learn's default
 # hyperparameters. Mean and standard deviation over seeds:
 #
 # Text columns that hold numbers (vintage years, spotify's `key`, `time_signature` and
-# `sections`) are read as numbers when at least 90% of their values parse
+# `sections`) are read as numbers when at least {glue:text}`numeric_text_share` of their values parse
 # (`TableEncoder(numeric_text_share=0.9)`; see the last section for the other choice).
 
 # %%
@@ -118,7 +125,8 @@ table[table.task == "regression"].dropna(axis=1, how="all")
 
 # %% [markdown]
 # The targets set for the reference model: better than kNN on every dataset, mean ROC AUC within
-# 0.03 of the best baseline, mean $R^2$ within 0.10 of the best baseline.
+# {glue:text}`target_classification` of the best baseline, mean $R^2$ within {glue:text}`target_regression` of the
+# best baseline.
 
 # %%
 verdict = quality_verdict(rows)
@@ -130,12 +138,12 @@ pd.Series(verdict).rename("value").to_frame()
 # %% [markdown]
 # **Verdict: the targets are {glue:text}`targets_met`.** Mean ROC AUC
 # {glue:text}`classification_ltm_mean_roc_auc` against {glue:text}`classification_best_baseline_mean_roc_auc`
-# for the best baseline (gap {glue:text}`classification_gap_to_best`; target 0.03); mean $R^2$
+# for the best baseline (gap {glue:text}`classification_gap_to_best`; target {glue:text}`target_classification`); mean $R^2$
 # {glue:text}`regression_ltm_mean_r2` against {glue:text}`regression_best_baseline_mean_r2` (gap
-# {glue:text}`regression_gap_to_best`; target 0.10); better than kNN on
+# {glue:text}`regression_gap_to_best`; target {glue:text}`target_regression`); better than kNN on
 # {glue:text}`classification_beats_knn_on` of {glue:text}`classification_datasets` classification and
 # {glue:text}`regression_beats_knn_on` of {glue:text}`regression_datasets` regression datasets. The
-# model has about 0.2 M parameters and a few CPU hours of pretraining; TabPFN and ConTextTab have
+# model has about {glue:text}`card_parameters` parameters and a few CPU hours of pretraining; TabPFN and ConTextTab have
 # millions of parameters or more and were pretrained on GPUs. Everything downstream (fine-tuning,
 # probing, calibration) needs a model that learns in context and responds to fine-tuning, which
 # the positive control of notebook 04 checks directly; it does not need the model to win.
@@ -146,7 +154,7 @@ pd.Series(verdict).rename("value").to_frame()
 # The CARTE tables store some numeric columns as text. Read as numbers (the default), the wine
 # tables' vintage years keep their order; kept categorical (`numeric_text_share=None`), they become
 # frequency codes. The benchmark ran both ways (same splits and seeds). Spotify's `key` is a
-# musical key 0-11, a category in truth, stored as text of numbers like the years.
+# musical key (a pitch class), a category in truth, stored as text of numbers like the years.
 
 # %%
 rows_categorical = pd.DataFrame(quality["rows_text_numbers_categorical"])
@@ -165,8 +173,8 @@ pd.DataFrame({"text numbers as numbers": verdict, "text numbers categorical": ve
 #
 # The probing of sections 3-4 rests on this: a context made of $|Y|$ copies of the query's features,
 # one per candidate label, says nothing about the label, so the pre-trained model should answer
-# close to uniformly. The ratio mean entropy / $\log|Y|$ is 1 for a uniform answer (regression:
-# the bar distribution renormalized over the candidates' bins, 10 candidates).
+# close to uniformly. The ratio mean entropy / $\log|Y|$ is $1$ for a uniform answer (regression:
+# the bar distribution renormalized over the candidates' bins, {glue:text}`zero_info_candidates` candidates).
 
 # %%
 pd.DataFrame(quality["zero_information"])
@@ -174,7 +182,8 @@ pd.DataFrame(quality["zero_information"])
 # %% [markdown]
 # ## Speed on this machine
 #
-# Rows per second (context + query rows) for a 512-row context with 512 queries and 32 features.
+# Rows per second (context + query rows) for a {glue:text}`speed_context`-row context with
+# {glue:text}`speed_queries` queries and {glue:text}`speed_features` features.
 
 # %%
 pd.Series(quality["speed"]).rename("value").to_frame()

@@ -59,6 +59,47 @@ def parameter_count_text(card: dict | None = None) -> str:
     return f"{n / 1e6:.1f}M" if n >= 1_000_000 else f"{n / 1e3:.0f}k"
 
 
+def card_texts(card: dict) -> dict[str, str]:
+    """The model card's numbers notebook A1's prose states (issue 53 item 5): ``card_parameters`` (about how many),
+    the output sizes ``card_max_classes`` and ``card_n_bins``, and the prior's ranges ``card_contexts`` (context rows),
+    ``card_features``, ``card_max_context`` and ``card_max_categories`` (levels of a categorical column)."""
+    arch, prior = card["architecture"], card["prior"]
+    return {
+        "card_parameters": parameter_count_text(card),
+        "card_max_classes": str(arch["max_classes"]),
+        "card_n_bins": str(arch["n_bins"]),
+        "card_contexts": f"{prior['min_context']}-{prior['max_context']}",
+        "card_features": f"{prior['min_features']}-{prior['max_features']}",
+        "card_max_context": str(prior["max_context"]),
+        "card_max_categories": str(prior["max_categories"]),
+    }
+
+
+def benchmark_texts(quality: dict) -> dict[str, str]:
+    """The quality benchmark's settings notebook A1's prose states, from its result file (``seeds``, ``speed``) and the
+    engine's defaults the benchmark runs with (:func:`iclmem.ltm.quality.split_table`,
+    :func:`iclmem.ltm.quality.zero_information_check`, :data:`iclmem.data.columns.NUMERIC_TEXT_SHARE`)."""
+    import inspect
+
+    from iclmem.data.columns import NUMERIC_TEXT_SHARE
+    from iclmem.ltm.quality import split_table, zero_information_check
+
+    split = inspect.signature(split_table).parameters
+    zero = inspect.signature(zero_information_check).parameters
+    seeds, speed = int(quality["seeds"]), quality.get("speed", {})
+    return {
+        "quality_seeds": str(seeds),
+        "quality_seed_range": f"0-{seeds - 1}" if seeds > 1 else "0",
+        "quality_max_test": str(split["max_test"].default),
+        "quality_max_train": str(split["max_train"].default),
+        "numeric_text_share": f"{NUMERIC_TEXT_SHARE:.0%}",
+        "zero_info_candidates": str(zero["n_candidates"].default),
+        "speed_context": str(speed.get("n_context", "-")),
+        "speed_queries": str(speed.get("n_query", "-")),
+        "speed_features": str(speed.get("n_features", "-")),
+    }
+
+
 def card_summary(card: dict) -> pd.DataFrame:
     """The model card at a glance: parameters, steps, wall time, seed, sha256 prefix, then the architecture."""
     summary = {

@@ -49,6 +49,11 @@ def targets_label(verdict: dict[str, object]) -> str:
     return "met" if quality_targets_met(verdict) else "not met"
 
 
+def target_texts() -> dict[str, str]:
+    """The margins of :data:`QUALITY_TARGETS` as the appendix's prose states them: ``target_<task>``."""
+    return {f"target_{task}": f"{margin:.2f}" for task, (_, margin) in QUALITY_TARGETS.items()}
+
+
 def verdict_glue(verdict: dict[str, object]) -> dict[str, object]:
     """The verdict as the appendix glues it: floats as text with 3 decimals, names, flags and counts as they are."""
     return {key: f"{value:.3f}" if isinstance(value, float) else value for key, value in verdict.items()}
