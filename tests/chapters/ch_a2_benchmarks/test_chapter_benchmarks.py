@@ -178,3 +178,19 @@ def test_roofline_table_has_the_book_probing_workload_beside_the_synthetic_one()
     assert table.loc["fine-tuning: context 256, Q 512", "fraction of peak"] == 0.5
     old = {k: v for k, v in run.items() if k != "probing_book"}  # a file written before the book rows existed
     assert len(roofline_table({"runs": {"before": {"1": old}}})) == 2
+
+
+def test_prose_texts_read_the_result_files_and_say_dash_for_an_absent_one():
+    from iclmem.chapters.ch_a2_benchmarks import read_results
+    from iclmem.chapters.ch_a2_benchmarks.prose import MISSING, prose_texts
+
+    results = read_results("benchmarks/results")
+    texts = prose_texts(results, {"n_heads": 4, "d_model": 64})
+    null = results["null_speed"]
+    assert texts["null_permutations"] == f"{null['permutations']:,}" and texts["null_resamples"] == str(null["resamples"])
+    assert texts["rank_path_pairs"] == "128 x 128" or null["rank_path_pairs"] != 128 * 128
+    assert texts["vector_keys"] == str(results["softmax_keys"]["vector_keys"]) and texts["head_dim"] == "16"
+    assert texts["paper_requests"] == f"{results['openai_concurrency']['paper_scale_requests']:,}"
+    assert all(value != MISSING for value in texts.values())  # every file the page reads is committed
+    bare = prose_texts({})
+    assert bare["peak_1"] == MISSING and bare["kill_setting"] == MISSING and bare["n_manipulations"] != MISSING
