@@ -58,7 +58,11 @@ HTML(compact_html(beyond))
 # ## The numbers beside the paper's
 #
 # For the claims that are shares or AUCs: the paper's value (×) and this build's (dot) with its 95%
-# interval, coloured by the claim's verdict.
+# interval, coloured by the claim's verdict. Each share is over the rows its claim reads, and its *why*
+# names them: for most tabular claims the run × probing-epoch configurations at one $Q$, label conditions
+# N and All pooled (C4's collapse share reads every label condition); for most LLM claims the instances
+# the model is known to have seen (its fine-tuning members, or every instance when it was not
+# fine-tuned).
 
 # %% tags=["remove-input"]
 fig = plot_points(table)
