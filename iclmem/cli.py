@@ -464,9 +464,60 @@ def cmd_store_gc(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- tables -------------------------------------------------------------------------------------
+
+
+def add_tables(subparsers: Subparsers) -> None:
+    p = subparsers.add_parser(
+        "tables",
+        help="list the suite of real tables (name, task, rows after deduplication, features, classes, source)",
+    )
+    p.add_argument("--card", metavar="NAME", help="print every field of one table's card instead")
+    p.add_argument(
+        "--validate",
+        action="store_true",
+        help="load, deduplicate, split (Q of the rule) and validate every table, as notebook 01 does; exit 1 if any "
+        "fails",
+    )
+    p.set_defaults(func=cmd_tables)
+
+
+def cmd_tables(args: argparse.Namespace) -> int:
+    """The suite of :mod:`iclmem.data.suite`: one line per table; a card; or the split validation of every table."""
+    from iclmem.data.suite import CARD_FIELDS, suite_card, suite_listing, suite_names, validate_suite
+
+    if args.card:
+        if args.card not in suite_names():
+            raise UsageError(f"{args.card!r} is not a suite table; `iclmem tables` lists them")
+        card = suite_card(args.card).to_dict()
+        width = max(len(f) for f in CARD_FIELDS)
+        print("\n".join(f"{f:<{width}}  {card[f]}" for f in CARD_FIELDS))
+        return 0
+    if not args.validate:
+        print(suite_listing())
+        return 0
+    frame = validate_suite()
+    for row in frame.itertuples(index=False):
+        if row.ok:
+            print(f"{row.table}: ok, {row.statistic} at most {row.max_statistic:.4f} ({row.seconds:.2f} s)")
+        else:
+            print(row.error)
+    failed = int((~frame["ok"]).sum())
+    print(f"{len(frame) - failed} of {len(frame)} tables split and pass; {failed} failed")
+    return 1 if failed else 0
+
+
 # --- entry point --------------------------------------------------------------------------------
 
-SUBCOMMANDS: list[Callable[[Subparsers], None]] = [add_run, add_params, add_book, add_pretrain, add_sweep, add_store]
+SUBCOMMANDS: list[Callable[[Subparsers], None]] = [
+    add_run,
+    add_params,
+    add_book,
+    add_pretrain,
+    add_sweep,
+    add_store,
+    add_tables,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

