@@ -89,7 +89,9 @@ def _kills(result: Mapping[str, Any]) -> dict[str, str]:
     return {"kill_setting": setting, "kill_instants": str(result["instants"])}
 
 
-def prose_texts(results: Mapping[str, Mapping[str, Any]], architecture: Mapping[str, Any] | None = None) -> dict[str, str]:
+def prose_texts(
+    results: Mapping[str, Mapping[str, Any]], architecture: Mapping[str, Any] | None = None
+) -> dict[str, str]:
     """The names notebook A2's prose glues, by result file.
 
     ``roofline``: ``peak_1`` (GFLOP/s on one thread), ``ft_gflops_1`` and ``ft_fraction_1`` (the largest fine-tuning

@@ -1,4 +1,5 @@
-"""Appendix A1's prose numbers come from the model card, the benchmark file and the quality targets (issue 53 item 5)."""
+"""Appendix A1's prose numbers come from the model card, the benchmark file and the quality targets (issue 53
+item 5)."""
 
 from __future__ import annotations
 

@@ -187,7 +187,8 @@ def test_prose_texts_read_the_result_files_and_say_dash_for_an_absent_one():
     results = read_results("benchmarks/results")
     texts = prose_texts(results, {"n_heads": 4, "d_model": 64})
     null = results["null_speed"]
-    assert texts["null_permutations"] == f"{null['permutations']:,}" and texts["null_resamples"] == str(null["resamples"])
+    assert texts["null_permutations"] == f"{null['permutations']:,}"
+    assert texts["null_resamples"] == str(null["resamples"])
     assert texts["rank_path_pairs"] == "128 x 128" or null["rank_path_pairs"] != 128 * 128
     assert texts["vector_keys"] == str(results["softmax_keys"]["vector_keys"]) and texts["head_dim"] == "16"
     assert texts["paper_requests"] == f"{results['openai_concurrency']['paper_scale_requests']:,}"
