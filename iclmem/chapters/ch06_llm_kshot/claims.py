@@ -8,7 +8,8 @@ apart from the engine (:mod:`iclmem.llm`, which never imports from here): one fu
 * :mod:`~iclmem.chapters.ch06_llm_kshot.matrices`: the rows a claim reads (:class:`Focus`), frames as matrices;
 * :mod:`~iclmem.chapters.ch06_llm_kshot.rules`: the intervals and the directional and equality rules;
 * :mod:`~iclmem.chapters.ch06_llm_kshot.nulls`: the permutation nulls;
-* :mod:`~iclmem.chapters.ch06_llm_kshot.contrast` (members minus non-members, D1, D2, D4, D5),
+* :mod:`~iclmem.chapters.ch06_llm_kshot.basis`: the one basis each claim's verdict reads (:data:`BASIS`);
+* :mod:`~iclmem.chapters.ch06_llm_kshot.contrast` (members net of non-members, D1-D5, D7),
   :mod:`~iclmem.chapters.ch06_llm_kshot.transitions` (D3), :mod:`~iclmem.chapters.ch06_llm_kshot.equality` (D4, D5),
   :mod:`~iclmem.chapters.ch06_llm_kshot.accuracy` (D6, D7's condition) and
   :mod:`~iclmem.chapters.ch06_llm_kshot.correlation` (D7, D8).
@@ -25,6 +26,14 @@ other data, so its *levels* are not comparable and each claim is checked for its
 on the rows of one :class:`Focus`: by default the fine-tuned model on its fine-tuning members (the rows a
 model is known to have seen, the controlled analogue of GPT-4's training data).
 
+On which basis (:data:`~iclmem.chapters.ch06_llm_kshot.basis.BASIS`, one table). The paper reads raw rates (Sec. 3.2,
+5). A claim about memorization (D1-D5, D7) is judged **net of non-members** where the focus model has non-members:
+the members' reading minus the non-members' under the same prompts, on all the model's instances
+(:mod:`~iclmem.chapters.ch06_llm_kshot.contrast`); its record shows the raw reading of the focus rows (the paper's)
+beside the verdict, not judged. D6 and D8 are about accuracy and are judged on raw rates, the record saying why.
+Without non-members (no fine-tune) every claim is judged on raw rates, the only reading there, and the record says so.
+Each record's reason opens with the basis its verdict reads ("Verdict on: ...").
+
 How a verdict is decided (uniformly; the words of :data:`iclmem.report.glue.VERDICTS`, chosen by
 :func:`iclmem.report.verdicts.evidence_verdict` from what the claim's rule says on the build and under its null):
 
@@ -37,12 +46,14 @@ How a verdict is decided (uniformly; the words of :data:`iclmem.report.glue.VERD
   the margin. An equality also needs memorization to be there: when the compared level's interval does not lie above
   the margin, every setting is within the margin of the others by the floor (two settings at 0% are trivially
   "equal"), and the claim is ``inconclusive``;
-* **the rule under the claim's null.** Each claim has a null, a world in which the claim is false, built from this
-  build's instances: the labels the claim contrasts made exchangeable within an instance (the ks for D1-D3 and D6-D7,
-  the settings for D5 at k = 0), or between instances where the claim contrasts instances (D8: memorized vs not); for
-  an equality the settings are exchanged within an instance and one of them is then thinned (memorized completions
-  dropped at random) until it lies a margin below the other (D4, D5 at k >= 25), since exchangeable settings are what
-  an equality claims. :data:`~iclmem.stats.N_PERMUTATIONS` draws
+* **the rule under the claim's null.** Each claim has a null, a world in which the claim is false on the basis its
+  verdict reads, built from this build's instances: read net of non-members, a rise (D1-D3) has the member labels
+  permuted across the model's instances; read raw, the labels the claim contrasts are made exchangeable within an
+  instance (the ks for D1-D3 and D6-D7, the settings for D5 at k = 0), or between instances where the claim contrasts
+  instances (D8: memorized vs not). For an equality the settings are exchanged within an instance and one of them is
+  then thinned (memorized completions dropped at random; read net, the members' only) until it lies a margin below
+  the other (D4, D5 at k >= 25), since exchangeable settings are what an equality claims; D7's null permutes the
+  k > 0 labels within every instance, k = 0 kept, on either basis. :data:`~iclmem.stats.N_PERMUTATIONS` draws
   (``n_perm``), seeded by the claim's ``seed``; each draw is judged by the claim's own rule with a
   :data:`NULL_BOOT`-resample bootstrap. The *null rate* is the share of draws in which the rule says "reproduced";
 * **the verdict.** ``reproduced`` when the rule agrees and its null rate is at most 5%; ``inconclusive`` when it
@@ -65,13 +76,16 @@ import numpy as np
 import pandas as pd
 
 from iclmem.chapters.ch06_llm_kshot.accuracy import chance_level, icl_condition
+from iclmem.chapters.ch06_llm_kshot.basis import basis_lead, paper_reading, reads_net
 from iclmem.chapters.ch06_llm_kshot.contrast import (
-    MEMBERS_ONLY_READING,
     PRESENCE_FLOOR,
     excess_level,
+    excess_rise,
     excess_why,
+    ground_truth,
+    membership,
+    net_contrast,
     presence_text,
-    raw_reading,
     rise_excess,
 )
 from iclmem.chapters.ch06_llm_kshot.correlation import (
@@ -80,6 +94,7 @@ from iclmem.chapters.ch06_llm_kshot.correlation import (
     memorized_difference,
     memorized_differences,
     memorized_gap_null,
+    net_setting_correlations,
     r_intervals_text,
     r_without_zero_text,
     setting_correlations,
@@ -88,6 +103,9 @@ from iclmem.chapters.ch06_llm_kshot.equality import (
     difference_intervals_text,
     equal_floor_text,
     maximum_floor_text,
+    net_equal_null,
+    net_gap,
+    net_gap_null,
     settings_difference,
     settings_equal_null,
     settings_gap_null,
@@ -129,6 +147,7 @@ from iclmem.chapters.ch06_llm_kshot.paper import (
 from iclmem.chapters.ch06_llm_kshot.rules import (
     EQUIVALENCE_MARGIN,
     N_BOOT,
+    Interval,
     directional_agreement,
     directional_why,
     equivalence_why,
@@ -143,6 +162,8 @@ from iclmem.chapters.ch06_llm_kshot.transitions import match_cube, transition_co
 from iclmem.llm.protocol import BELOW_FEW_SHOT, regime
 from iclmem.report.records import ClaimResult
 from iclmem.report.verdicts import (
+    directional_answers,
+    equivalence_answers,
     evidence_verdict,
     share_agreement,
     share_text,
@@ -167,17 +188,33 @@ def _regime_levels(m: pd.DataFrame, ks: list[int]) -> str:
     return "; ".join(levels)
 
 
+def _raw_text(
+    what: str, est: float, ci: Interval | None, fmt: str = "{:+.0f}", unit: str = " points", rule: str | None = None
+) -> str:
+    """The raw reading of a claim judged net of non-members, for :func:`~.basis.paper_reading`: its estimate, its
+    bootstrap interval and what the claim's rule says on it (``rule``; the directional rule's words by default)."""
+    bounds = ci.bounds(fmt, unit) if ci is not None else "undefined"
+    return f"{what} {fmt.format(est)}{unit}, interval {bounds}: " + (
+        directional_why(est, ci, what="it") if rule is None else rule
+    )
+
+
 def claim_d1(
     mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0, n_perm: int = N_PERMUTATIONS
 ) -> ClaimResult:
     """D1 (Sec. 5.1, Observation 1): ICL surfaces more memorization than zero-shot; levels per regime.
 
-    Checked: memorization (exact + near-exact) with k > 0 (mean of the ks run) minus zero-shot, per instance of the
-    focus, in the standard-ICL setting; the paper's levels (GPT-4, four datasets) are quoted, not compared. The rule:
-    the bootstrap interval of the mean difference lies above 0.
+    Basis (:data:`~iclmem.chapters.ch06_llm_kshot.basis.BASIS`): net of non-members where the model has them. Checked:
+    memorization (exact + near-exact) with k > 0 (mean of the ks run) minus zero-shot, per instance, in the
+    standard-ICL setting; the paper's levels (GPT-4, four datasets) are quoted, not compared.
 
-    Null: an instance's memorization is exchangeable across the ks run (k = 0 included), i.e. the demonstrations
-    change nothing; each draw permutes the k labels within every instance (``n_perm`` draws, seeded by ``seed``).
+    Net of non-members: the members' rise minus the non-members' (:func:`~.contrast.rise_excess`); the rule: its
+    interval lies above 0. Null: membership exchangeable, the member labels permuted across the model's instances. The
+    raw rise of the focus rows (the paper's reading) is shown beside the verdict, not judged.
+
+    Raw (no non-members): the rule: the bootstrap interval of the focus's mean rise lies above 0. Null: an instance's
+    memorization is exchangeable across the ks run (k = 0 included), i.e. the demonstrations change nothing; each draw
+    permutes the k labels within every instance (``n_perm`` draws, seeded by ``seed``).
     """
     settings, where = icl_settings(mem)
     m = memorization_matrix(mem, focus, settings)
@@ -204,20 +241,24 @@ def claim_d1(
             ours += f" (non-members: zero-shot {mean_pct(nm, [0]):.0f}%, k > 0 {mean_pct(nm, shots):.0f}%)"
     missing = [name for name in ("few-shot", "many-shot") if not any(regime(k) == name for k in shots)]
     unrun = f"; no k of the {' and '.join(missing)} regime was run" if missing else ""
-    excess = rise_excess("D1", mem, focus, settings, shots, n_boot, seed, n_perm)
+    truth = ground_truth(mem, focus)
+    excess = rise_excess("D1", mem, focus, settings, shots, n_boot, seed, n_perm) if reads_net("D1", truth) else None
     if excess is not None:
         ex, agrees, contradicted, nul = excess
-        ours += (
-            f"; members minus non-members: k > 0 minus zero-shot {ex.estimate:+.0f} points (members "
-            f"{ex.member_rise:+.0f}, non-members {ex.non_member_rise:+.0f})"
+        ours = (
+            f"members minus non-members: k > 0 minus zero-shot {ex.estimate:+.0f} points (members "
+            f"{ex.member_rise:+.0f}, non-members {ex.non_member_rise:+.0f}); raw: {ours}"
         )
         reason = (
-            f"Direction checked on the {focus.model} model, members minus non-members under the same prompt (the "
-            f"memorization the demonstrations surface beyond what never-seen rows get), {where}: the rise from "
-            f"zero-shot to k > 0 ({ks_text(shots)}); {excess_why(ex, agrees, 'the member-minus-non-member rise')}. "
-            f"The paper's levels are GPT-4's on WNLI/RTE/TREC/DBpedia and are not compared{unrun}.{nul.why}"
+            basis_lead("D1", True)
+            + f" Direction checked on the {focus.model} model, members minus non-members under the same prompt, "
+            f"{where}: the rise from zero-shot to k > 0 ({ks_text(shots)}); "
+            f"{excess_why(ex, agrees, 'the member-minus-non-member rise')}. The paper's levels are GPT-4's on "
+            f"WNLI/RTE/TREC/DBpedia and are not compared{unrun}.{nul.why}"
+            + paper_reading(focus.describe(), _raw_text("k > 0 minus zero-shot", est, ci))
         )
         return claim_record("D1", paper_d1(), ours, reason, agrees, contradicted, nul, ex.text())
+    truth = False  # a net claim read raw: the model has no non-members (to subtract under this prompt)
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
     if ci is not None:
@@ -231,10 +272,10 @@ def claim_d1(
             ),
             f"k > 0 minus zero-shot: {est:+.1f} points",
         )
-    reason = (
-        f"Direction checked on the {focus.describe()}, {where}: memorization with k > 0 ({ks_text(shots)}) minus "
+    reason = basis_lead("D1", truth) + (
+        f" Direction checked on the {focus.describe()}, {where}: memorization with k > 0 ({ks_text(shots)}) minus "
         f"zero-shot; {directional_why(est, ci)}. The paper's levels are GPT-4's on WNLI/RTE/TREC/DBpedia and are "
-        f"not compared{unrun}.{nul.why}{MEMBERS_ONLY_READING}"
+        f"not compared{unrun}.{nul.why}"
     )
     return claim_record("D1", paper_d1(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
 
@@ -244,12 +285,13 @@ def claim_d2(
 ) -> ClaimResult:
     """D2 (Sec. 5.1, Observation 2): a few demonstrations (25 shots) sharply raise memorization over zero-shot.
 
-    Checked: memorization at k = 25 (the smallest k > 0 run when 25 is not) minus k = 0, per instance of the focus,
-    standard-ICL setting; the rule: its bootstrap interval lies above 0. The per-dataset levels are GPT-4's and not
+    Basis: net of non-members where the model has them (:data:`~iclmem.chapters.ch06_llm_kshot.basis.BASIS`, as D1).
+    Checked: memorization at k = 25 (the smallest k > 0 run when 25 is not) minus k = 0, per instance, standard-ICL
+    setting. Net of non-members: the members' rise minus the non-members', its interval above 0, against the member
+    labels permuted; the raw rise is shown beside it. Raw (no non-members): the focus's rise, its bootstrap interval
+    above 0; null: an instance's memorization at k = 25 and at k = 0 exchangeable, each draw swapping the two labels
+    at random within every instance (a random sign of its difference). The per-dataset levels are GPT-4's and not
     comparable.
-
-    Null: an instance's memorization at k = 25 and at k = 0 are exchangeable; each draw swaps the two labels at random
-    within every instance (a random sign of its difference).
     """
     settings, where = icl_settings(mem)
     m = memorization_matrix(mem, focus, settings)
@@ -269,20 +311,24 @@ def claim_d2(
     curve = ", ".join(f"{mean_pct(m, [k]):.0f}% at k = {k}" for k in ks)
     ours = f"k = 0 to k = {k1}: {est:+.0f} points ({curve})"
     note = "" if k1 == SHARP_RISE_K else f" No k = {SHARP_RISE_K} was run: the smallest k > 0 run (k = {k1}) is used."
-    excess = rise_excess("D2", mem, focus, settings, [k1], n_boot, seed, n_perm)
+    truth = ground_truth(mem, focus)
+    excess = rise_excess("D2", mem, focus, settings, [k1], n_boot, seed, n_perm) if reads_net("D2", truth) else None
     if excess is not None:
         ex, agrees, contradicted, nul = excess
-        ours += (
-            f"; members minus non-members: {ex.estimate:+.0f} points (members {ex.member_rise:+.0f}, non-members "
-            f"{ex.non_member_rise:+.0f})"
+        ours = (
+            f"members minus non-members: k = 0 to k = {k1} {ex.estimate:+.0f} points (members "
+            f"{ex.member_rise:+.0f}, non-members {ex.non_member_rise:+.0f}); raw: {ours}"
         )
         reason = (
-            f"Direction checked on the {focus.model} model, members minus non-members under the same prompt, "
+            basis_lead("D2", True)
+            + f" Direction checked on the {focus.model} model, members minus non-members under the same prompt, "
             f"{where}: the rise from zero-shot to k = {k1}; "
             f"{excess_why(ex, agrees, 'the member-minus-non-member rise')}.{note} The dataset levels (WNLI, RTE, "
             f"TREC, DBpedia with GPT-4) are not comparable.{nul.why}"
+            + paper_reading(focus.describe(), _raw_text(f"k = {k1} minus zero-shot", est, ci))
         )
         return claim_record("D2", paper_d2(), ours, reason, agrees, contradicted, nul, ex.text())
+    truth = False  # a net claim read raw: the model has no non-members (to subtract under this prompt)
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
     if ci is not None:
@@ -300,10 +346,10 @@ def claim_d2(
             ),
             f"k = {k1} minus k = 0: {est:+.1f} points",
         )
-    reason = (
-        f"Direction checked on the {focus.describe()}, {where}: memorization at k = {k1} minus zero-shot; "
+    reason = basis_lead("D2", truth) + (
+        f" Direction checked on the {focus.describe()}, {where}: memorization at k = {k1} minus zero-shot; "
         f"{directional_why(est, ci)}.{note} The dataset levels (WNLI, RTE, TREC, DBpedia with GPT-4) are not "
-        f"comparable.{nul.why}{MEMBERS_ONLY_READING}"
+        f"comparable.{nul.why}"
     )
     return claim_record("D2", paper_d2(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
 
@@ -313,14 +359,25 @@ def claim_d3(
 ) -> ClaimResult:
     """D3 (Sec. 5.1, Observation 3; Tab. 1): as demonstrations increase, near-exact matches become exact matches.
 
-    Checked: over consecutive k > 0 (k = 0 included when fewer than two k > 0 were run) and all settings, the number
-    of near-exact -> exact transitions of an instance minus exact -> near-exact ones; also the exact share of the
-    memorized matches at the first and last of those ks. The rule: the bootstrap interval of the net count lies above 0.
+    Basis: net of non-members where the model has them (:data:`~iclmem.chapters.ch06_llm_kshot.basis.BASIS`): a
+    near-exact match turning exact is memorization becoming explicit, and demonstrations that teach the format turn
+    never-seen rows' near-exact matches exact too. Checked over consecutive k > 0 (k = 0 included when fewer than two
+    k > 0 were run) and all settings: per instance, its near-exact -> exact transitions minus its exact -> near-exact
+    ones; also the exact share of the memorized matches at the first and last of those ks.
 
-    Null: the order of an instance's ks carries nothing (its matches exchangeable across k); each draw permutes the k
-    labels within every instance, the same permutation for all its settings.
+    Net of non-members: per instance, the share of its (setting, consecutive k) pairs turning exact minus the share
+    turning near-exact (the pairs its settings were run at, the same for every instance), members minus non-members
+    (:func:`~.contrast.net_contrast`, in points: transitions per 100 pairs); the rule: its interval lies above 0.
+    Null: the member labels permuted across the model's instances. The raw count of the focus rows is shown beside it.
+
+    Raw (no non-members): the rule: the bootstrap interval of the focus's net count lies above 0. Null: the order of an
+    instance's ks carries nothing (its matches exchangeable across k); each draw permutes the k labels within every
+    instance, the same permutation for all its settings.
     """
-    rows = focus.rows(mem)
+    truth = ground_truth(mem, focus)
+    net_basis = reads_net("D3", truth)
+    read = focus.everyone() if net_basis else focus  # the rows the verdict reads
+    rows = read.rows(mem)
     ks_all = sorted(set(rows["k"]))
     shots = [k for k in ks_all if k > 0]
     ks = shots if len(shots) >= 2 else ks_all
@@ -332,11 +389,13 @@ def claim_d3(
             "D3",
             paper_d3(),
             f"no exact or near-exact match at {ks_text(ks)}",
-            f"On the {focus.describe()}: no memorized completion at {ks_text(ks)}, so no match can turn exact.",
+            f"On the {read.describe()}: no memorized completion at {ks_text(ks)}, so no match can turn exact.",
         )
-    _, pairs, codes = match_cube(mem, focus, ks)
+    index, pairs, codes = match_cube(mem, read, ks)
     up, down = transition_counts(codes, pairs)
-    net = up - down
+    in_focus = np.isin(index, focus.rows(mem)["instance_id"].unique())  # the raw reading's rows
+    focus_judged = judged[judged["instance_id"].isin(index[in_focus])]
+    net = (up - down)[in_focus]
 
     def stat(idx: np.ndarray) -> float:
         return float(net[idx].sum())
@@ -346,14 +405,40 @@ def claim_d3(
     ci = instance_interval(n, stat, n_boot, seed)
 
     def exact_share(k: int) -> str:
-        hit = judged[(judged["k"] == k) & judged["match"].isin(MEMORIZED)]
+        hit = focus_judged[(focus_judged["k"] == k) & focus_judged["match"].isin(MEMORIZED)]
         return f"{(hit['match'] == 'exact').mean() * 100:.0f}% at k = {k}" if len(hit) else f"none memorized at k = {k}"
 
     ours = (
-        f"{int(up.sum())} near-exact -> exact, {int(down.sum())} exact -> near-exact transitions (net {est:+.0f}); "
-        f"exact share of memorized matches {exact_share(ks[0])}, {exact_share(ks[-1])}"
+        f"{int(up[in_focus].sum())} near-exact -> exact, {int(down[in_focus].sum())} exact -> near-exact transitions "
+        f"(net {est:+.0f}); exact share of memorized matches {exact_share(ks[0])}, {exact_share(ks[-1])}"
     )
     note = "" if ks == shots else " Fewer than two k > 0 were run, so the transitions include k = 0."
+    if net_basis:
+        slots = sum(len(p) for p in pairs)
+        member = membership(mem, focus, index)
+        ex, agrees, contradicted, nul = net_contrast(
+            "D3",
+            up / slots,
+            down / slots,
+            member,
+            n_boot,
+            seed,
+            n_perm,
+            "members minus non-members, net near-exact -> exact transitions per 100 pairs",
+        )
+        ours = (
+            f"members minus non-members: net near-exact -> exact transitions {ex.estimate:+.0f} per 100 (setting, "
+            f"consecutive k) pairs (members {ex.member_rise:+.0f}, non-members {ex.non_member_rise:+.0f}); raw: {ours}"
+        )
+        reason = (
+            basis_lead("D3", True)
+            + f" Checked on the {focus.model} model, all settings, consecutive {ks_text(ks)}: per instance, the share "
+            f"of its {slots} (setting, consecutive k) pairs where a near-exact match turns exact minus the share where "
+            "an exact one turns near-exact, members minus non-members; "
+            f"{excess_why(ex, agrees, 'the member-minus-non-member net share')}.{note}{nul.why}"
+            + paper_reading(focus.describe(), _raw_text("net transitions", est, ci, unit=" transitions"))
+        )
+        return claim_record("D3", paper_d3(), ours, reason, agrees, contradicted, nul, ex.text())
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
     if ci is not None:
@@ -376,11 +461,10 @@ def claim_d3(
             f"net near-exact -> exact transitions: {est:+.0f}",
             unit=" transitions",
         )
-    reason = (
-        f"Checked on the {focus.describe()}, all settings, consecutive {ks_text(ks)}: near-exact -> exact minus "
+    reason = basis_lead("D3", truth) + (
+        f" Checked on the {focus.describe()}, all settings, consecutive {ks_text(ks)}: near-exact -> exact minus "
         f"exact -> near-exact transitions of the same instance and setting; "
         f"{directional_why(est, ci, what='the net count')}.{note}{nul.why}"
-        + raw_reading(mem, focus, "a transition is a change of one instance's match, not a rate to subtract")
     )
     return claim_record(
         "D3", paper_d3(), ours, reason, agrees, contradicted, nul, ci.text("{:+.0f}", " transitions") if ci else None
@@ -397,13 +481,22 @@ def claim_d4(
 ) -> ClaimResult:
     """D4 (Sec. 5.1, Observation 7): maximum memorization is reached with only segment pairs in the prompt.
 
-    Checked: for each k > 0, memorization of the only-segment-pairs setting minus the largest memorization of the
-    settings run (the maximum, full information being the paper's upper bound), averaged over k. The rule: the gap's
-    interval lies above -``margin`` points (exceeding the maximum counts as reaching it) *and* the maximum's interval
-    lies above ``margin`` points: below that every setting is within the margin of the maximum, so equality would hold
-    by
-    the floor (two settings at 0% are trivially "equal"); then the verdict is inconclusive.
+    Basis: net of non-members where the model has them (:data:`~iclmem.chapters.ch06_llm_kshot.basis.BASIS`): a
+    setting's instruction and labels move the template matches of never-seen rows too. Checked: for each k > 0,
+    memorization of the only-segment-pairs setting minus the largest memorization of the settings run (the maximum,
+    full information being the paper's upper bound), averaged over k. The rule: the gap's interval lies above
+    -``margin`` points (exceeding the maximum counts as reaching it) *and* memorization is present: below that every
+    setting is within the margin of the maximum, so equality would hold by the floor (two settings at 0% are trivially
+    "equal"); then the verdict is inconclusive.
 
+    Net of non-members: each setting's level is its members' memorization minus its non-members', the maximum the
+    setting with the highest net level at each k (:func:`~.equality.net_gap`, Newcombe + MOVER intervals below 30
+    instances per group); present means the highest net level's Newcombe interval lies above
+    :data:`~.contrast.PRESENCE_FLOOR` points. Null: as below, on all the model's instances, with the members'
+    memorization in the key setting thinned until its net level lies ``margin`` points below the highest other
+    (:func:`~.equality.net_gap_null`). The raw gap of the focus rows is shown beside it.
+
+    Raw (no non-members): the focus rows' levels; present means the maximum's bootstrap interval lies above ``margin``.
     Null: the claim is false by the margin. The settings are exchanged within every instance (its setting labels
     permuted, the same permutation at all its ks), then the only-segment-pairs setting's memorized completions are
     dropped at random until, in expectation, it lies ``margin`` points below the highest other setting at each k: a
@@ -454,18 +547,50 @@ def claim_d4(
         f"{ks_text(shots)}; "
         f"highest setting per k: {', '.join(best)}); gap {est:+.0f} points"
     )
+    truth = ground_truth(mem, focus)
+    raw_why = f"{equivalence_why(est, ci, margin, True, 'the gap')}; the maximum is {level:.0f}%"
+    if reads_net("D4", truth):
+        everyone = focus.everyone()
+        mats_all = [memorization_matrix(mem, everyone, [s]) for s in run]
+        index_all = mats_all[0].index
+        cube_all = np.stack([mt.reindex(index=index_all, columns=shots).to_numpy() for mt in mats_all])
+        member = membership(mem, focus, index_all)
+        ex, net_means = net_gap(cube_all, member, key, n_boot, seed)
+        level_net = excess_level(mem, focus, run, shots)
+        present = level_net is not None and level_net[2] > PRESENCE_FLOOR
+        gap_agrees, contradicted = (bool(a) for a in equivalence_answers(ex.lo, ex.hi, margin, one_sided=True))
+        agrees = bool(gap_agrees and present)
+        nul = net_gap_null(cube_all, member, key, ex.estimate, agrees, margin, seed, n_perm)
+        with quiet():
+            top = np.nanmax(net_means, axis=0)
+            best_net = [SHORT_SETTINGS[run[i]] for i in np.argmax(np.nan_to_num(net_means, nan=-np.inf), axis=0)]
+        ours = (
+            f"members minus non-members: seg. only {np.nanmean(net_means[key]):+.0f} vs the maximum "
+            f"{np.nanmean(top):+.0f} points (mean of {ks_text(shots)}; highest setting per k: {', '.join(best_net)}); "
+            f"gap {ex.estimate:+.0f} points; raw: {ours}"
+        )
+        reason = (
+            basis_lead("D4", True)
+            + f" Checked on the {focus.model} model, members minus non-members under the same prompts: "
+            f"only-segment-pairs memorization minus the highest setting's per k ({ks_text(shots)}); "
+            f"{equivalence_why(ex.estimate, ex.interval(), margin, True, 'the gap')}."
+            f"{presence_text(short_level(level_net))}{nul.why}"
+            + paper_reading(
+                focus.describe(),
+                f"gap {est:+.0f} points, interval {ci.bounds() if ci else 'undefined'}: {raw_why}",
+            )
+        )
+        return claim_record("D4", paper_d4(), ours, reason, agrees, contradicted, nul, ex.text())
     gap_agrees, contradicted = margin_agreement(ci, margin, one_sided=True)
-    net = excess_level(mem, focus, run, shots)
-    present = level_ci is not None and level_ci.lo > margin and (net is None or net[2] > PRESENCE_FLOOR)
+    present = level_ci is not None and level_ci.lo > margin
     agrees = None if ci is None or level_ci is None else bool(gap_agrees and present)
     nul = ClaimNull()
     if agrees is not None:
         nul = settings_gap_null(cube, key, est, agrees, margin, seed, n_perm, n_boot)
     floor = maximum_floor_text(gap_agrees and not present, level_ci, margin)
-    reason = (
-        f"Checked on the {focus.describe()}: only-segment-pairs memorization minus the highest setting per k "
-        f"({ks_text(shots)}); {equivalence_why(est, ci, margin, True, 'the gap')}; the maximum is {level:.0f}%."
-        f"{floor}{presence_text(short_level(net))}{nul.why}"
+    reason = basis_lead("D4", truth) + (
+        f" Checked on the {focus.describe()}: only-segment-pairs memorization minus the highest setting per k "
+        f"({ks_text(shots)}); {raw_why}.{floor}{nul.why}"
     )
     interval = None if ci is None else ci.text() + (f"; maximum {level_ci.bounds('{:.0f}', '%')}" if level_ci else "")
     return claim_record("D4", paper_d4(), ours, reason, agrees, contradicted, nul, interval)
@@ -481,6 +606,15 @@ def claim_d5(
 ) -> ClaimResult:
     """D5 (Sec. 5.1, Observation 5): with k >= 25 the segment pairs and labels setting reaches the full-information
     level; the two settings differ at zero-shot.
+
+    Basis: net of non-members where the model has them (:data:`~iclmem.chapters.ch06_llm_kshot.basis.BASIS`, as D4):
+    each setting's level is its members' memorization minus its non-members', the difference of two settings the
+    members' difference minus the non-members' (:func:`~.contrast.excess_rise`, Newcombe + MOVER below 30 instances
+    per group); memorization present means the higher setting's net level has its Newcombe interval above
+    :data:`~.contrast.PRESENCE_FLOOR` points; (b) sits at the floor when no instance of the model memorizes at k = 0 in
+    either setting. Its null is the one below on all the model's instances, the members' memorization thinned
+    (:func:`~.equality.net_equal_null`). The raw differences of the focus rows are shown beside the verdict. Without
+    non-members, the focus rows' raw differences are judged as follows.
 
     Checked, on full-information minus segment-pairs-and-labels memorization per instance: (a) at k >= 25 (the k > 0
     run when none is that large) its interval lies within +-``margin`` points, with the higher setting's level there
@@ -524,10 +658,21 @@ def claim_d5(
     with quiet():
         lvl = np.stack([np.nanmean(f.to_numpy()[:, late_cols], axis=1) for f in (full, pl)]) * 100  # 2 x instances
     (est_late, est_zero, level), (ci_late, ci_zero, ci_level) = settings_difference(d_late, d_zero, lvl, n_boot, seed)
+    note = (
+        ""
+        if late[0] >= SETTINGS_EQUAL_FROM_K
+        else f" No k >= {SETTINGS_EQUAL_FROM_K} was run: part (a) uses {ks_text(late)}."
+    )
+    zero_why = directional_why(est_zero, ci_zero, what="full information minus segment pairs and labels")
+    late_why = equivalence_why(est_late, ci_late, margin, False, f"the difference at {ks_text(late)}")
+    raw_ours = f"full minus seg.+labels: {est_late:+.0f} points at {ks_text(late)}, {est_zero:+.0f} points at k = 0"
+    truth = ground_truth(mem, focus)
+    if reads_net("D5", truth):
+        raw_why = f"(a) {late_why}; (b) {zero_why}"
+        return _d5_net(mem, focus, late, n_boot, seed, margin, n_perm, note, raw_ours, raw_why)
     same_late, apart_late = margin_agreement(ci_late, margin)
     higher_zero, not_higher_zero = directional_agreement(est_zero, ci_zero)
-    net = excess_level(mem, focus, [UPPER_BOUND_SETTING, ICL_SETTING], late)
-    present = ci_level is not None and ci_level.lo > margin and (net is None or net[2] > PRESENCE_FLOOR)
+    present = ci_level is not None and ci_level.lo > margin
     computable = ci_late is not None and ci_zero is not None and ci_level is not None
     agrees = bool(same_late and higher_zero and present) if computable else None
     # (b) at the floor: no zero-shot memorization in either setting, 0 - 0 is no evidence of "no difference" (as D4
@@ -539,21 +684,86 @@ def claim_d5(
         nul = settings_equal_null(
             full, pl, late, late_cols, d_late, d_zero, lvl, est_late, est_zero, agrees, margin, seed, n_perm, n_boot
         )
-    ours = f"full minus seg.+labels: {est_late:+.0f} points at {ks_text(late)}, {est_zero:+.0f} points at k = 0"
-    note = (
-        ""
-        if late[0] >= SETTINGS_EQUAL_FROM_K
-        else f" No k >= {SETTINGS_EQUAL_FROM_K} was run: part (a) uses {ks_text(late)}."
-    )
-    zero_why = directional_why(est_zero, ci_zero, what="full information minus segment pairs and labels")
     floor = equal_floor_text(same_late and not present, ci_level, level, late, margin, zero_floor)
-    reason = (
-        f"Checked on the {focus.describe()}, full information minus segment pairs and labels: (a) "
-        f"{equivalence_why(est_late, ci_late, margin, False, f'the difference at {ks_text(late)}')}; (b) at k = 0 "
-        f"{zero_why}. Reproduced needs (a) equal, with memorization above the margin there, and (b) full information "
-        f"higher.{note}{floor}{presence_text(short_level(net))}{nul.why}"
+    reason = basis_lead("D5", truth) + (
+        f" Checked on the {focus.describe()}, full information minus segment pairs and labels: (a) {late_why}; (b) at "
+        f"k = 0 {zero_why}. Reproduced needs (a) equal, with memorization above the margin there, and (b) full "
+        f"information higher.{note}{floor}{nul.why}"
     )
     interval = difference_intervals_text(ci_late, ci_zero, ci_level, late) if computable else None
+    return claim_record("D5", paper_d5(), raw_ours, reason, agrees, contradicted, nul, interval)
+
+
+def _d5_net(
+    mem: pd.DataFrame,
+    focus: Focus,
+    late: list[int],
+    n_boot: int,
+    seed: int,
+    margin: float,
+    n_perm: int,
+    note: str,
+    raw_ours: str,
+    raw_why: str,
+) -> ClaimResult:
+    """D5 read net of non-members (Sec. 5.1, Obs. 5; :func:`claim_d5`): (a) the members' full-information minus
+    segment-pairs-and-labels difference at ``late`` minus the non-members', within +-``margin`` points, with the higher
+    setting's net level present; (b) the same at k = 0, above 0; its null :func:`~.equality.net_equal_null`."""
+    everyone = focus.everyone()
+    full_all = memorization_matrix(mem, everyone, [UPPER_BOUND_SETTING])
+    pl_all = memorization_matrix(mem, everyone, [ICL_SETTING]).reindex(index=full_all.index, columns=full_all.columns)
+    ks = list(full_all.columns)
+    late_cols, zero_col = [ks.index(k) for k in late], ks.index(0)
+    member = membership(mem, focus, full_all.index)
+    f, p = full_all.to_numpy(), pl_all.to_numpy()
+    with quiet():
+        f_late, p_late = np.nanmean(f[:, late_cols], axis=1), np.nanmean(p[:, late_cols], axis=1)
+    ex_late = excess_rise(f_late, p_late, member, n_boot, seed)
+    ex_zero = excess_rise(f[:, zero_col], p[:, zero_col], member, n_boot, seed)
+    same_late, apart_late = (bool(a) for a in equivalence_answers(ex_late.lo, ex_late.hi, margin))
+    higher_zero, not_higher_zero = (bool(a) for a in directional_answers(ex_zero.estimate, ex_zero.lo, ex_zero.hi))
+    level = excess_level(mem, focus, [UPPER_BOUND_SETTING, ICL_SETTING], late)
+    present = level is not None and level[2] > PRESENCE_FLOOR
+    agrees = bool(same_late and higher_zero and present)
+    # (b) at the floor: no instance of the model memorizes at k = 0 in either setting (as D4 reads its floor)
+    zero_floor = not (np.nansum(f[:, zero_col]) + np.nansum(p[:, zero_col])) > 0
+    contradicted = bool(apart_late or (not_higher_zero and not zero_floor))
+    nul = net_equal_null(
+        f,
+        p,
+        member,
+        late,
+        late_cols,
+        zero_col,
+        bool(same_late and present),
+        higher_zero,
+        ex_late.estimate,
+        ex_zero.estimate,
+        agrees,
+        margin,
+        seed,
+        n_perm,
+    )
+    ours = (
+        f"members minus non-members, full minus seg.+labels: {ex_late.estimate:+.0f} points at {ks_text(late)}, "
+        f"{ex_zero.estimate:+.0f} points at k = 0; raw: {raw_ours}"
+    )
+    what = "the member-minus-non-member difference of full information and segment pairs and labels"
+    reason = (
+        basis_lead("D5", True)
+        + f" Checked on the {focus.model} model, full information minus segment pairs and labels, members minus "
+        f"non-members under the same prompts: (a) "
+        f"{equivalence_why(ex_late.estimate, ex_late.interval(), margin, False, f'the difference at {ks_text(late)}')}"
+        f"; (b) at k = 0 {excess_why(ex_zero, higher_zero, what)}. Reproduced needs (a) equal, with memorization "
+        f"present net of non-members, and (b) full information higher.{note}"
+        f"{equal_floor_text(False, None, float('nan'), late, margin, zero_floor)}"
+        f"{presence_text(short_level(level))}{nul.why}" + paper_reading(focus.describe(), raw_ours + ": " + raw_why)
+    )
+    interval = (
+        f"{ks_text(late)}: {ex_late.bounds()}; k = 0: {ex_zero.bounds()}"
+        + (f"; higher net level at {ks_text(late)}: [{level[2]:+.0f}, {level[3]:+.0f}] points" if level else "")
+        + f" ({ex_late.method})"
+    )
     return claim_record("D5", paper_d5(), ours, reason, agrees, contradicted, nul, interval)
 
 
@@ -567,6 +777,9 @@ def claim_d6(
     n_perm: int = N_PERMUTATIONS,
 ) -> ClaimResult:
     """D6 (Sec. 5.2, Observation 1): ICL outperforms zero-shot when surfaced memorization reaches about 40%.
+
+    Basis: raw rates, on every build (:data:`~iclmem.chapters.ch06_llm_kshot.basis.BASIS`): the condition is the
+    paper's raw level, a level on GPT-4's scale where nothing was subtracted, and the verdict reads accuracy.
 
     Checked: the ks > 0 where the focus's memorization (standard-ICL setting) reaches ``threshold``; there, accuracy
     minus zero-shot accuracy per instance (paired), averaged over those ks; the rule: its bootstrap interval lies above
@@ -623,16 +836,10 @@ def claim_d6(
             ),
             f"accuracy at {ks_text(high)} minus zero-shot: {est:+.1f} points",
         )
-    reason = (
-        f"Checked on the {focus.describe()}: at the ks > 0 where memorization ({where}) reaches {threshold:g}%, "
+    reason = basis_lead("D6", ground_truth(mem, focus)) + (
+        f" Checked on the {focus.describe()}: at the ks > 0 where memorization ({where}) reaches {threshold:g}%, "
         f"k-shot minus zero-shot accuracy of the same instances; {directional_why(est, ci, what='the accuracy gain')}."
         f"{nul.why}"
-        + raw_reading(
-            mem,
-            focus,
-            f"the {threshold:g}% condition is the paper's raw level (GPT-4's rows "
-            "had no non-members to subtract), and the gain is accuracy",
-        )
     )
     return claim_record("D6", paper_d6(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
 
@@ -658,6 +865,12 @@ def claim_d7(
     a model that copies one demonstration label to every instance beats a zero-shot prompt it cannot answer in format,
     at chance, and two curves that both jump from k = 0 correlate whatever links them.
 
+    Basis: net of non-members where the model has them (:data:`~iclmem.chapters.ch06_llm_kshot.basis.BASIS`): the
+    claim's memorization is "surfaced memorization", D1's. Read net, the memorization series of a setting is its
+    members' rate minus its non-members' at each k and the accuracy series the members' accuracy; the interval is a
+    stratified bootstrap, members and non-members resampled apart (:func:`~.correlation.net_setting_correlations`);
+    the raw r of the focus rows is shown beside the verdict. Without non-members, the focus rows' raw series.
+
     Checked: Pearson r across the ks run of the focus's accuracy and memorization, per setting, with a bootstrap
     interval over instances (r recomputed per resample). Reproduced when every setting's interval lies at or above
     ``strength`` (:data:`VERY_STRONG_R`, "very strong"; a threshold of this companion: the paper gives none); differs
@@ -666,7 +879,9 @@ def claim_d7(
     Null: memorization's curve over the ks > 0 unrelated to accuracy's, **with k = 0 kept**: each draw permutes the
     k > 0 labels of the memorization within every instance (the same permutation in all its settings), leaving
     k = 0 in place and accuracy as observed. A shared jump from k = 0 survives every draw, so a rule that only sees
-    that jump says reproduced under the null too.
+    that jump says reproduced under the null too. Read net, every instance's k > 0 labels are permuted, members and
+    non-members alike, and the net series recomputed: the claim contrasts the shape of the curve over k, not membership
+    (a membership permutation would flatten the net curve and test D1 instead).
     """
     c = correct_matrix(perf, focus)
     run = [s for s in SHORT_SETTINGS if s in set(focus.rows(mem)["setting"])]
@@ -688,8 +903,29 @@ def claim_d7(
     acc = c.reindex(columns=ks).to_numpy()
     mems = {s: memorization_matrix(mem, focus, [s]).reindex(index=index, columns=ks).to_numpy() for s in run}
     rs, cis, r_shots = setting_correlations(acc, mems, n_boot, seed)
+    raw_text = ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:.2f}" for s in run)
+    ours = raw_text + f" ({ks_text(ks)}; {cond.text()})"
+    truth = ground_truth(mem, focus)
+    net_basis = reads_net("D7", truth)
+    raw_cis, raw_shots = cis, r_shots
+    raw_defined = [s for s in run if np.isfinite(rs[s]) and cis[s] is not None]
+    member, checked_on = None, focus.describe()
+    if net_basis:
+        index_all = pd.Index(sorted(set(focus.everyone().rows(mem)["instance_id"])))
+        member = membership(mem, focus, index_all)
+        mems = {
+            s: memorization_matrix(mem, focus.everyone(), [s]).reindex(index=index_all, columns=ks).to_numpy()
+            for s in run
+        }
+        acc = c.reindex(index=index_all[member], columns=ks).to_numpy()
+        rs, cis, r_shots = net_setting_correlations(acc, mems, member, n_boot, seed)
+        checked_on = f"{focus.model} model (accuracy of its fine-tuning members, memorization of all its instances)"
+        ours = (
+            "members minus non-members: "
+            + ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:.2f}" for s in run)
+            + f"; raw: {raw_text} ({ks_text(ks)}; {cond.text()})"
+        )
     defined = [s for s in run if np.isfinite(rs[s]) and cis[s] is not None]
-    ours = ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:.2f}" for s in run) + f" ({ks_text(ks)}; {cond.text()})"
     if not cond.met:
         return not_testable(
             "D7",
@@ -703,26 +939,41 @@ def claim_d7(
             "D7",
             paper_d7(),
             ours,
-            f"On the {focus.describe()} accuracy or memorization does not vary with k: "
-            "Pearson's r is undefined in every setting.",
+            f"On the {checked_on}: accuracy or memorization"
+            + (" net of non-members" if net_basis else "")
+            + " does not vary with k: Pearson's r is undefined in every setting.",
         )
     strong = {s: cis[s].lo >= strength for s in defined}
     weak = {s: cis[s].hi < strength for s in defined}
     agrees = len(defined) == len(run) and all(strong.values())
     contradicted = any(weak.values())
-    nul = curve_null(acc, mems, ks, rs, defined, strength, agrees, seed, n_perm, n_boot)
+    nul = curve_null(acc, mems, ks, rs, defined, strength, agrees, seed, n_perm, n_boot, member=member)
     shots_text = r_without_zero_text(r_shots, run)
     n_strong, n_weak = sum(strong.values()), sum(weak.values())
+    series = (
+        "the members' accuracy and surfaced memorization net of non-members (the members' rate minus the "
+        "non-members' at each k)"
+        if net_basis
+        else "accuracy and memorization"
+    )
     reason = (
-        f"Checked on the {focus.describe()}: ICL improves on zero-shot and on chance ({cond.text()}), so the claim "
-        f"applies. Pearson r across {ks_text(ks)} of accuracy and memorization per setting; {n_strong} of {len(run)} "
+        basis_lead("D7", truth)
+        + f" Checked on the {checked_on}: ICL improves on zero-shot and on chance ({cond.text()}), so the claim "
+        f"applies. Pearson r across {ks_text(ks)} of {series} per setting; {n_strong} of {len(run)} "
         f"settings have their interval at or above {strength:g} (very strong)"
         + (f", {n_weak} wholly below it" if n_weak else "")
         + ("" if len(defined) == len(run) else "; the others have an undefined r")
         + f". Without k = 0 (the ks > 0 only) r is {shots_text}. Few ks make each r rest on few points."
         + nul.why
-        + raw_reading(mem, focus, "the paper's Tab. 2 correlates raw memorization rates with accuracy")
     )
+    if net_basis:
+        raw_strong = sum(raw_cis[s].lo >= strength for s in raw_defined)
+        raw_text += (
+            (f", intervals {r_intervals_text(raw_cis, run, raw_defined)}" if raw_defined else "")
+            + f"; {raw_strong} of {len(run)} settings at or above {strength:g}; without k = 0 r is "
+            + r_without_zero_text(raw_shots, run)
+        )
+        reason += paper_reading(focus.describe(), raw_text)
     return claim_record("D7", paper_d7(), ours, reason, agrees, contradicted, nul, r_intervals_text(cis, run, defined))
 
 
@@ -741,6 +992,10 @@ def claim_d8(
     ``finetune_labels``; None: unknown, as for a hosted model, whose training data are the datasets with their
     labels). With False the claim is not testable here: membership cannot raise accuracy, so the contamination
     D8 reflects cannot occur.
+
+    Basis: raw rates, on every build (:data:`~iclmem.chapters.ch06_llm_kshot.basis.BASIS`): the claim splits instances
+    by the judge's memorized label, not by membership, and compares their accuracy; there is no memorization rate to
+    take net of non-members.
 
     Checked on the focus model with **all** its instances (members and non-members: memorized vs not is the split):
     per (setting, k) cell holding both groups, accuracy of the memorized minus the non-memorized instances, averaged
@@ -792,8 +1047,8 @@ def claim_d8(
     nul = ClaimNull()
     if ci is not None:
         nul = memorized_gap_null(cells, est, agrees, seed, n_perm, n_boot)
-    reason = (
-        f"Checked on the {focus.describe(False)}: per (setting, k) with both groups, accuracy of memorized minus "
+    reason = basis_lead("D8", ground_truth(mem, focus)) + (
+        f" Checked on the {focus.describe(False)}: per (setting, k) with both groups, accuracy of memorized minus "
         f"non-memorized instances, averaged; {directional_why(est, ci)}.{nul.why}"
     )
     return claim_record("D8", paper_d8(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)

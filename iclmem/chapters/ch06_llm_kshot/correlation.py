@@ -1,5 +1,6 @@
 """Golchin et al. 2024, Sec. 5.2 (Observations 2 and 3), Tab. 2: the steps of the claims D7 (Pearson r of accuracy and
-memorization across k, per setting) and D8 (accuracy on memorized vs non-memorized instances), notebook 06.
+memorization across k, per setting; read net of non-members where the model has them,
+:func:`net_setting_correlations`) and D8 (accuracy on memorized vs non-memorized instances), notebook 06.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from iclmem.chapters.ch06_llm_kshot.contrast import StratifiedInterval, stratified_interval
 from iclmem.chapters.ch06_llm_kshot.nulls import (
     ClaimNull,
     draw_chunks,
@@ -24,6 +26,7 @@ from iclmem.chapters.ch06_llm_kshot.nulls import (
 )
 from iclmem.chapters.ch06_llm_kshot.paper import SHORT_SETTINGS
 from iclmem.chapters.ch06_llm_kshot.rules import NULL_BOOT, Interval, instance_interval, pearson, pearson_rows, quiet
+from iclmem.intervals import stratified_indices
 from iclmem.report.verdicts import directional_answers, summarize_null
 
 #: D7's "very strong" correlation (Obs. 3: "Pearson coefficients provide very strong evidence"): r >= 0.8, the usual
@@ -76,45 +79,101 @@ def curve_null(
     seed: int,
     n_perm: int,
     n_boot: int,
+    member: np.ndarray | None = None,
 ) -> ClaimNull:
     """D7's null (Sec. 5.2, Obs. 3): memorization's k > 0 labels permuted within every instance (all settings alike),
     k = 0 and accuracy (instances x ks) kept; per draw, does every setting's r interval lie at or above ``strength``?
     Its rate is the share of draws where every setting's r interval lies at or above ``strength``; its range, each
-    defined setting's null r."""
+    defined setting's null r.
+
+    With ``member`` (D7 read net of non-members): ``mems`` hold all instances of the model and ``acc`` its members
+    only (in the order of the members among them); every instance's k > 0 labels are permuted, members and
+    non-members alike, the series is the members' mean minus the non-members' at each k, and the draws resample
+    members and non-members apart, as :func:`net_setting_correlations`."""
     run = list(mems)
     # the null: memorization's k > 0 labels permuted within each instance (all settings alike), k = 0 and accuracy kept
-    n = len(acc)
+    n = len(next(iter(mems.values())))
     rng = null_rng(seed, "D7")
     perms = k0_kept_permutations(rng, n_perm, n, ks)
-    boot = null_boot(rng, n_perm, n)
+    if member is None:
+        boot = null_boot(rng, n_perm, n)
+        boot_m, boot_n = boot, None
+    else:
+        boot_m = rng.integers(0, int(member.sum()), (n_perm, NULL_BOOT, int(member.sum())), dtype=np.int32)
+        boot_n = rng.integers(0, int((~member).sum()), (n_perm, NULL_BOOT, int((~member).sum())), dtype=np.int32)
     acc_all, acc_reps = np.nanmean(acc, axis=0), np.empty((n_perm, NULL_BOOT, len(ks)))  # ks; draws x resamples x ks
+    step = n * NULL_BOOT * len(ks)
     with quiet():
-        for sl in draw_chunks(n_perm, boot[0].size * len(ks)):
-            acc_reps[sl] = np.nanmean(acc[boot[sl]], axis=2)
+        for sl in draw_chunks(n_perm, step):
+            acc_reps[sl] = np.nanmean(acc[boot_m[sl]], axis=2)
     null_agrees = np.ones(n_perm, bool)
     ranges = []
     for s in run:
         mp = permute_within(mems[s], perms)  # draws x instances x ks
         r_reps = np.empty((n_perm, NULL_BOOT))
         with quiet():
-            r_est = pearson_rows(acc_all, np.nanmean(mp, axis=1))
-            for sl in draw_chunks(n_perm, boot[0].size * len(ks)):
-                r_reps[sl] = pearson_rows(acc_reps[sl], np.nanmean(gather_resamples(mp[sl], boot[sl]), axis=2))
+            if member is None:
+                r_est = pearson_rows(acc_all, np.nanmean(mp, axis=1))
+                for sl in draw_chunks(n_perm, step):
+                    r_reps[sl] = pearson_rows(acc_reps[sl], np.nanmean(gather_resamples(mp[sl], boot_m[sl]), axis=2))
+            else:
+                on, off = mp[:, member], mp[:, ~member]
+                r_est = pearson_rows(acc_all, np.nanmean(on, axis=1) - np.nanmean(off, axis=1))
+                for sl in draw_chunks(n_perm, step):
+                    series = np.nanmean(gather_resamples(on[sl], boot_m[sl]), axis=2) - np.nanmean(
+                        gather_resamples(off[sl], boot_n[sl]), axis=2
+                    )
+                    r_reps[sl] = pearson_rows(acc_reps[sl], series)
         lo, _ = row_intervals(r_reps)
         null_agrees &= np.isfinite(lo) & (lo >= strength)
         if s in defined:
             sm = summarize_null(rs[s], r_est, np.isfinite(lo) & (lo >= strength))
             ranges.append(f"{SHORT_SETTINGS[s]} {range_text(sm, '{:+.2f}', '')}")
     rate = float(null_agrees.mean())
-    null = (
-        "memorization's curve over the ks > 0 unrelated to accuracy's, k = 0 kept: the k > 0 labels of the "
-        "memorization permuted within every instance (the same in all its settings), k = 0 and accuracy as observed; "
-        f"{draws_text(n_perm, seed, n_boot)}"
-    )
+    if member is None:
+        null = (
+            "memorization's curve over the ks > 0 unrelated to accuracy's, k = 0 kept: the k > 0 labels of the "
+            "memorization permuted within every instance (the same in all its settings), k = 0 and accuracy as "
+            f"observed; {draws_text(n_perm, seed, n_boot)}"
+        )
+    else:
+        null = (
+            "surfaced memorization's curve over the ks > 0 unrelated to accuracy's, net of non-members, k = 0 kept: "
+            "the k > 0 labels of the memorization permuted within every instance, members and non-members alike (the "
+            "same in all its settings), k = 0 and the members' accuracy as observed, the members' mean minus the "
+            "non-members' recomputed at each k, members and non-members resampled apart; "
+            f"{draws_text(n_perm, seed, n_boot)}"
+        )
+    basis = "" if member is None else "net of non-members; "
     observed = (
-        ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:+.2f}" for s in defined) + f" (very strong: r >= {strength:g})"
+        ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:+.2f}" for s in defined)
+        + f" ({basis}very strong: r >= {strength:g})"
     )
     return ClaimNull(null, observed, "; ".join(ranges), rate, rate_why(agrees, rate, n_perm))
+
+
+def net_setting_correlations(
+    acc: np.ndarray, mems: dict[str, np.ndarray], member: np.ndarray, n_boot: int, seed: int
+) -> tuple[dict[str, float], dict[str, StratifiedInterval | None], dict[str, float]]:
+    """D7's Pearson r read net of non-members (Sec. 5.2, Obs. 3; Tab. 2): per setting, r across the ks of the
+    members' mean accuracy (``acc``: members x ks, in the order of the members among ``mems``' rows) and surfaced
+    memorization, the members' mean minus the non-members' at each k (``mems``: all instances x ks); its stratified
+    bootstrap interval (members and non-members resampled apart, a member keeping its accuracy and memorization); and
+    r without the first k (k = 0)."""
+    n_m, n_n = int(member.sum()), int((~member).sum())
+    im, inn = stratified_indices(n_m, n_n, n_boot, seed)
+    with quiet():
+        acc_series, acc_reps = np.nanmean(acc, axis=0), np.nanmean(acc[im], axis=1)  # ks; resamples x ks
+    rs, cis, r_shots = {}, {}, {}
+    for s, mx in mems.items():
+        on, off = mx[member], mx[~member]
+        with quiet():
+            series = np.nanmean(on, axis=0) - np.nanmean(off, axis=0)
+            reps = pearson_rows(acc_reps, np.nanmean(on[im], axis=1) - np.nanmean(off[inn], axis=1))
+            r_shots[s] = pearson(acc_series[1:], series[1:])
+        rs[s] = pearson(acc_series, series)
+        cis[s] = stratified_interval(reps, n_m, n_n, seed)
+    return rs, cis, r_shots
 
 
 def setting_correlations(
@@ -216,6 +275,7 @@ __all__ = [
     "r_without_zero_text",
     "memorized_gap_null",
     "curve_null",
+    "net_setting_correlations",
     "VERY_STRONG_R",
     "k0_kept_permutations",
     "memorized_gap",

@@ -1,5 +1,11 @@
 """Golchin et al. 2024, Sec. 5.1 Observations 5 and 7: the steps of the equality claims D4 and D5 (notebook 06), the
 statistics of their thinned-settings nulls and their sentences.
+
+Both claims are read net of non-members where the model has them (:mod:`~iclmem.chapters.ch06_llm_kshot.basis`):
+each setting's level is its members' memorization minus its non-members'
+(:mod:`~iclmem.chapters.ch06_llm_kshot.contrast`), and their nulls (:func:`net_gap_null`, :func:`net_equal_null`) thin
+the members' memorization until the settings lie a margin apart net of non-members. Without non-members the raw
+levels are compared (:func:`settings_gap_null`, :func:`settings_equal_null`).
 """
 
 from __future__ import annotations
@@ -8,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from iclmem import stats as _stats
+from iclmem.chapters.ch06_llm_kshot.contrast import Excess, excess_draws, excess_rise, net_presence_draws
 from iclmem.chapters.ch06_llm_kshot.nulls import (
     ClaimNull,
     directional_null,
@@ -243,7 +250,154 @@ def difference_intervals_text(ci_late: Interval, ci_zero: Interval, ci_level: In
     )
 
 
+def _gap_shares(world: np.ndarray, member: np.ndarray, key: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """D4's net reading on each draw of ``world`` (draws x settings x instances x ks, all instances): per instance the
+    key setting's share over the ks (``after``, draws x instances), the share of the setting with the highest net
+    level at each k (``before``), and the net levels (members minus non-members, draws x settings x ks, points)."""
+    with quiet():
+        net = (np.nanmean(world[:, :, member], axis=2) - np.nanmean(world[:, :, ~member], axis=2)) * 100
+        top = np.argmax(np.where(np.isfinite(net), net, -np.inf), axis=1)  # draws x ks
+        p, _, n, k = world.shape
+        picked = world[np.arange(p)[:, None, None], top[:, None, :], np.arange(n)[None, :, None], np.arange(k)]
+        return np.nanmean(world[:, key], axis=-1), np.nanmean(picked, axis=-1), net
+
+
+def net_gap(cube: np.ndarray, member: np.ndarray, key: int, n_boot: int, seed: int) -> tuple[Excess, np.ndarray]:
+    """D4's gap net of non-members (Sec. 5.1, Obs. 7) on ``cube`` (settings x instances x ks, all instances of the
+    model): the key setting's memorization minus that of the setting with the highest net level at each k, members
+    minus non-members (:func:`~iclmem.chapters.ch06_llm_kshot.contrast.excess_rise`), and the net levels (settings x
+    ks, points)."""
+    after, before, net = _gap_shares(cube[None], member, key)
+    return excess_rise(after[0], before[0], member, n_boot, seed), net[0]
+
+
+def net_gap_null(
+    cube: np.ndarray,
+    member: np.ndarray,
+    key: int,
+    est: float,
+    agrees: bool | None,
+    margin: float,
+    seed: int,
+    n_perm: int,
+) -> ClaimNull:
+    """D4's null read net of non-members (Sec. 5.1, Obs. 7): the settings of ``cube`` (settings x instances x ks, all
+    instances) exchanged within every instance, then the members' memorization in the key setting thinned until, in
+    expectation, its net level lies ``margin`` points below the highest other setting's at each k; each draw judged by
+    D4's net rule (the gap's interval above -``margin``, and memorization present net of non-members)."""
+    n = cube.shape[1]
+    rng = null_rng(seed, "D4")
+    perms = row_permutations(rng, n_perm, n, cube.shape[0])
+    world = permute_within(cube.transpose(1, 0, 2), perms).transpose(0, 2, 1, 3)  # draws x settings x instances x ks
+    with quiet():
+        on, off = np.nanmean(world[:, :, member], axis=2), np.nanmean(world[:, :, ~member], axis=2)  # draws x S x ks
+        others = np.nanmax(np.delete(on - off, key, axis=1), axis=1)  # draws x ks: the highest other net level
+    key_world = world[:, key]  # a view: thinning it thins the world
+    keep = keep_share(on[:, key], off[:, key] + others - margin / 100)
+    key_world[:, member] = thin(rng, key_world[:, member], keep[:, None, :])
+    after, before, _ = _gap_shares(world, member, key)
+    ok = np.isfinite(after).all(axis=0) & np.isfinite(before).all(axis=0)
+    null_est, lo, hi = excess_draws(after[:, ok], before[:, ok], member[ok], rng)
+    with quiet():
+        present = net_presence_draws(np.nanmean(world, axis=-1), member)
+    null_agrees = equivalence_answers(lo, hi, margin, one_sided=True)[0] & present
+    summary = summarize_null(est, null_est, null_agrees)
+    return null_of(
+        summary,
+        agrees,
+        (
+            f"segment pairs alone {margin:g} points short of the maximum net of non-members (the claim just false): "
+            "the settings exchanged within every instance, members and non-members alike (its setting labels "
+            "permuted, the same at all its ks), then the members' memorized completions in the only-segment-pairs "
+            f"setting dropped at random until, in expectation, its net level lies {margin:g} points below the highest "
+            f"other setting's at each k; {n_perm} draws (seed {seed}), each judged by the same net rule and interval "
+            "and the presence floor"
+        ),
+        f"seg. only minus the maximum, members minus non-members: {est:+.1f} points",
+    )
+
+
+def net_equal_null(
+    full: np.ndarray,
+    pl: np.ndarray,
+    member: np.ndarray,
+    late: list[int],
+    late_cols: list[int],
+    zero_col: int,
+    late_obs: bool,
+    zero_obs: bool,
+    est_late: float,
+    est_zero: float,
+    agrees: bool | None,
+    margin: float,
+    seed: int,
+    n_perm: int,
+) -> ClaimNull:
+    """D5's null read net of non-members (Sec. 5.1, Obs. 5): the larger of two rates, each part made false with the
+    other as observed on the build (``late_obs``: part (a)'s answer, presence included; ``zero_obs``: part (b)'s).
+    (b) the two settings swapped at k = 0 within every instance; (a) the two settings swapped at k >= 25 within every
+    instance, then the members' memorization in one of them thinned until, in expectation, its net level lies
+    ``margin`` points below the other's, either side. ``full``, ``pl``: instances x ks, all instances of the model."""
+    n = len(member)
+    rng = null_rng(seed, "D5")
+    # (b) false: the two settings swapped at random at k = 0 within each instance
+    f0, p0 = full[:, zero_col], pl[:, zero_col]
+    ok0 = np.isfinite(f0) & np.isfinite(p0)
+    swap0 = rng.random((n_perm, n)) < 0.5
+    w_f0, w_p0 = np.where(swap0, p0, f0)[:, ok0], np.where(swap0, f0, p0)[:, ok0]
+    zero_est, lo0, hi0 = excess_draws(w_f0, w_p0, member[ok0], rng)
+    zero_agrees = directional_answers(zero_est, lo0, hi0)[0]
+    rate_b = float(np.mean(zero_agrees & late_obs))
+    # (a) false: the settings swapped at k >= 25 within each instance, then one of them thinned to a margin below
+    swap = (rng.random((n_perm, n)) < 0.5)[..., None]
+    late_f, late_p = full[:, late_cols], pl[:, late_cols]
+    world_f, world_p = np.where(swap, late_p, late_f), np.where(swap, late_f, late_p)  # draws x instances x late ks
+    with quiet():
+        on_f, off_f = np.nanmean(world_f[:, member], axis=(1, 2)), np.nanmean(world_f[:, ~member], axis=(1, 2))
+        on_p, off_p = np.nanmean(world_p[:, member], axis=(1, 2)), np.nanmean(world_p[:, ~member], axis=(1, 2))
+    rate_a, edge_est = 0.0, []
+    for edge in (margin, -margin):
+        wf, wp = world_f.copy(), world_p.copy()
+        if edge > 0:  # full information `margin` points above, net: the members of segment pairs and labels thinned
+            keep = keep_share(on_p, off_p + (on_f - off_f) - margin / 100)
+            wp[:, member] = thin(rng, world_p[:, member], keep[:, None, None])
+        else:
+            keep = keep_share(on_f, off_f + (on_p - off_p) - margin / 100)
+            wf[:, member] = thin(rng, world_f[:, member], keep[:, None, None])
+        with quiet():
+            after, before = np.nanmean(wf, axis=2), np.nanmean(wp, axis=2)  # draws x instances
+            present = net_presence_draws(np.stack([after, before], axis=1), member)
+        ok = np.isfinite(after).all(axis=0) & np.isfinite(before).all(axis=0)
+        e, lo, hi = excess_draws(after[:, ok], before[:, ok], member[ok], rng)
+        edge_agrees = equivalence_answers(lo, hi, margin)[0] & present & zero_obs
+        rate_a = max(rate_a, float(np.mean(edge_agrees)))
+        edge_est.append(e)
+    rate = max(rate_a, rate_b)
+    zero_summary = summarize_null(est_zero, zero_est, zero_agrees)
+    lo_a, hi_a = _stats.null_range(np.concatenate(edge_est))
+    null = (
+        "net of non-members, the larger of two rates: (b) the two settings exchanged at k = 0 within every instance "
+        f"(labels swapped at random), {ks_text(late)} as observed: {rate_b:.0%}; (a) the two settings exchanged at "
+        f"{ks_text(late)} within every instance, then the members' memorized completions in one setting dropped at "
+        f"random until, in expectation, its net level lies {margin:g} points below the other's (either side; "
+        f"equality just false), k = 0 as observed: {rate_a:.0%}; {n_perm} draws (seed {seed}), each judged by the "
+        "same net rules and intervals and the presence floor"
+    )
+    observed = (
+        f"full minus seg.+labels, members minus non-members: {est_late:+.1f} points at {ks_text(late)}, "
+        f"{est_zero:+.1f} points at k = 0"
+    )
+    null_range = (
+        f"k = 0, settings swapped: {range_text(zero_summary)}; {ks_text(late)}, {margin:g} points apart: "
+        f"[{lo_a:+.0f}, {hi_a:+.0f}] points"
+    )
+    return ClaimNull(null, observed, null_range, rate, rate_why(agrees, rate, n_perm))
+
+
 __all__ = [
+    "net_gap",
+    "net_gap_null",
+    "net_equal_null",
     "difference_intervals_text",
     "equal_floor_text",
     "maximum_floor_text",

@@ -29,6 +29,11 @@ class Focus:
             out = out[out["member"].astype(bool)]
         return out
 
+    def everyone(self) -> Focus:
+        """The same model with all its instances, members and non-members: the rows a reading net of non-members
+        reads (:mod:`~iclmem.chapters.ch06_llm_kshot.contrast`)."""
+        return Focus(self.model, members_only=False)
+
     def describe(self, members_only: bool | None = None) -> str:
         only = self.members_only if members_only is None else members_only
         return f"{self.model} model, {'its fine-tuning members' if only else 'all instances'}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_llm_claims import mem_frame, same_in_all_settings
+from test_llm_claims import mem_frame, perf_frame, same_in_all_settings
 
 from iclmem.chapters.ch06_llm_kshot.claims import claim_d1, claim_d2
 from iclmem.chapters.ch06_llm_kshot.contrast import BOOTSTRAP_MIN_N, excess_rise, excess_rise_null
@@ -44,10 +44,15 @@ def test_d1_d2_subtract_the_non_members_under_the_same_prompt():
         assert "member labels permuted" in r.null and r.null_rate <= 0.05
     template = _frame(0, 10, 0, 10)  # members and non-members rise alike: templates, not memorization
     members_only = claim_d1(template.assign(member=True), FT, n_boot=200, n_perm=400)
-    assert members_only.verdict == "reproduced" and "members-only reading" in members_only.reason
+    # the basis sentence (basis.basis_lead, issue 53 item 6) replaces the old "members-only reading" note: without
+    # non-members the raw reading is the only one, and the record says so
+    assert members_only.verdict == "reproduced" and "the only reading here" in members_only.reason
     for claim in (claim_d1, claim_d2):
         r = claim(template, FT, n_boot=200, n_perm=400)
         assert r.verdict == "inconclusive" and "+0 points" in r.ours, r.ours  # net zero: inside the noise (issue 53)
+        # the raw rise (the paper's reading) is shown beside the verdict, and would agree (issue 53 item 6)
+        assert "Verdict on: members net of non-members" in r.reason and "Paper's reading (raw rates" in r.reason
+        assert "minus zero-shot +83 points, interval [+" in r.reason and "its interval lies above 0" in r.reason
 
 
 def test_excess_rise_estimate_interval_and_null():
@@ -77,13 +82,19 @@ def test_d4_d5_need_memorization_present_net_of_non_members():
     surfaced = claim_d4(_frame(0, 12, 0, 0), FT, n_boot=200, n_perm=200)
     assert "+100 points" in surfaced.reason and "above the presence floor" in surfaced.reason
     members_only = claim_d4(template.assign(member=True), FT, n_boot=200, n_perm=200)
-    assert "members-only reading" in members_only.reason
+    # without non-members the raw reading is the only one, and the basis sentence says so (issue 53 item 6)
+    assert "the only reading here" in members_only.reason and "presence floor" not in members_only.reason
 
 
 def test_claims_read_on_raw_rates_say_which_reading():
-    from iclmem.chapters.ch06_llm_kshot.claims import claim_d3
+    from iclmem.chapters.ch06_llm_kshot.claims import claim_d3, claim_d6
 
+    # D3 is read net of non-members since issue 53 item 6 (basis.BASIS): with non-members its verdict reads the net
+    # reading and the raw count is shown beside it; D6 stays on raw rates and says why
     with_truth = claim_d3(_frame(0, 10, 0, 0), FT, n_boot=100, n_perm=100)
-    assert "not net of non-members" in with_truth.reason
+    assert "Verdict on: members net of non-members" in with_truth.reason and "Paper's reading" in with_truth.reason
     without = claim_d3(_frame(0, 10, 0, 0).assign(member=True), FT, n_boot=100, n_perm=100)
-    assert "members-only reading" in without.reason and "not net" not in without.reason
+    assert "the only reading here" in without.reason and "Paper's reading" not in without.reason
+    perf = perf_frame({0: [False] * 24, 25: [True] * 24}, members=[True] * 12 + [False] * 12)
+    d6 = claim_d6(_frame(0, 10, 0, 0), perf, FT, n_boot=100, n_perm=100)
+    assert "Verdict on: raw rates, the paper's reading, not net of non-members" in d6.reason
