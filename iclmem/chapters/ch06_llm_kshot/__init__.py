@@ -1,11 +1,13 @@
 """Notebook 06, k-shot replication: Golchin et al. 2024, Sec. 3-5, Tab. 1-3, Fig. 2-4, claims D1-D9.
 
-What the notebook imports: the rows a claim reads (:class:`Focus`), the claims (:mod:`.claims`), the tables
+What the notebook imports: the rows a claim reads (:class:`Focus`), the basis each claim's verdict reads
+(:data:`BASIS`, :func:`basis_table`: net of non-members or raw rates), the claims (:mod:`.claims`), the tables
 (:mod:`.tables`), the figures (:mod:`.figures`), the glued values (:mod:`.glue`), the context window
 (:mod:`.context`), the offline judge's quality (:mod:`.quality`) and the summary (:mod:`.summary`).
 """
 
 from iclmem.chapters.ch06_llm_kshot.accuracy import accuracy_by_k
+from iclmem.chapters.ch06_llm_kshot.basis import BASIS, basis_table
 from iclmem.chapters.ch06_llm_kshot.claims import all_claims
 from iclmem.chapters.ch06_llm_kshot.context_summary import context_summary
 from iclmem.chapters.ch06_llm_kshot.figures import (
@@ -36,9 +38,11 @@ from iclmem.chapters.ch06_llm_kshot.tables import (
 )
 
 __all__ = [
+    "BASIS",
     "Focus",
     "accuracy_by_k",
     "all_claims",
+    "basis_table",
     "claim_results_table",
     "claims_glue",
     "context_summary",

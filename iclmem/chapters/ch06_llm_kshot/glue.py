@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from iclmem.chapters.ch06_llm_kshot.basis import basis_glue
 from iclmem.chapters.ch06_llm_kshot.judge_quality import kappa_reading
 from iclmem.chapters.ch06_llm_kshot.rules import (
     CONFIDENCE,
@@ -73,8 +74,9 @@ def claims_glue(results: Sequence[ClaimResult], agree: Mapping[str, Any] | None)
     """The claims section's glued values: ``verdict-<ID>`` per claim, ``claims_verdicts`` (:func:`verdict_counts_text`),
     ``claims_n_boot``, ``claims_confidence``, ``equivalence_margin``, the null's ``claims_n_perm`` (draws per claim),
     ``claims_null_boot`` (bootstrap resamples per draw) and ``null_level`` (the largest null rate of a reproduced
-    claim, percent), and ``judge_reading`` (:func:`kappa_reading` of the two judges' kappa, ``"not measured"`` when no
-    LLM judge ran: ``agree`` None)."""
+    claim, percent), ``judge_reading`` (:func:`kappa_reading` of the two judges' kappa, ``"not measured"`` when no
+    LLM judge ran: ``agree`` None), and the claims read net of non-members and on raw rates (``claims_basis_net``,
+    ``claims_basis_raw``: :func:`~iclmem.chapters.ch06_llm_kshot.basis.basis_glue`, Sec. 5)."""
     values: dict[str, object] = {f"verdict-{r.claim_id}": r.verdict for r in results}
     values.update(
         {
@@ -86,6 +88,7 @@ def claims_glue(results: Sequence[ClaimResult], agree: Mapping[str, Any] | None)
             "claims_null_boot": NULL_BOOT,
             "null_level": f"{NULL_LEVEL:.0%}",
             "judge_reading": kappa_reading(agree["kappa"]) if agree is not None else "not measured",
+            **basis_glue(),
         }
     )
     return values

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from test_llm_claims import D7_RISING, FT, mem_frame, perf_frame, same_in_all_settings, share
 
-from iclmem.chapters.ch06_llm_kshot.basis import BASIS, NET, RAW, basis_glue, basis_lead, basis_table, reads_net
+from iclmem.chapters.ch06_llm_kshot import BASIS, basis_table
+from iclmem.chapters.ch06_llm_kshot.basis import NET, RAW, basis_glue, basis_lead, reads_net
 from iclmem.chapters.ch06_llm_kshot.claims import all_claims, claim_d3, claim_d4, claim_d5, claim_d7
+from iclmem.chapters.ch06_llm_kshot.glue import claims_glue
 from iclmem.stats import NULL_LEVEL
 
 N = 20
@@ -32,6 +34,7 @@ def test_the_basis_is_stated_once_and_read_everywhere():
     assert with_truth.loc["D4", "verdict on"] == "members net of non-members"
     assert with_truth.loc["D8", "verdict on"] == without.loc["D4", "verdict on"] == "raw rates, the paper's reading"
     assert basis_glue() == {"claims_basis_net": "D1, D2, D3, D4, D5, D7", "claims_basis_raw": "D6, D8"}
+    assert claims_glue([], None)["claims_basis_net"] == "D1, D2, D3, D4, D5, D7"
     assert basis_lead("D3", True).startswith(NET_VERDICT) and ONLY_RAW in basis_lead("D3", False)
     assert "not net of non-members" in basis_lead("D8", True) and "no non-members either" in basis_lead("D8", False)
 
