@@ -104,6 +104,7 @@ from iclmem.adapters import load_model
 from iclmem.chapters.ch04_calibration import (binned_table, context_ladder, curve_settings, factor_cases, factor_table,
     ladder_drop, member_only_control, p1_cells, p3_record, plot_table_curves, pretraining_min_context, recall_cells,
     recall_sensitivity, rule_p1, run_table_curves, strong_signal, strongest_factor, weakest_per_table, weakest_text)
+from iclmem.chapters.ch04_calibration.instrument_checks import LADDER_KS
 from iclmem.chapters.ch04_calibration.instrument_recall import HEALTHY_MAX_HELD_OUT, HEALTHY_MAX_RATIO
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
@@ -587,15 +588,16 @@ strong[2]
 #
 # At the control's strongest cell we keep the queries and the calibration against $M_{ref}$ and
 # change only the context, from $C'$ down to the probe's: $C'$ with its labels permuted; $C'$ plus the
-# query's multiple-choice rows; the MC rows plus $k$ random $C'$ rows ($k$ = 32, 8, 2); the MC rows
+# query's multiple-choice rows; the MC rows plus $k$ random $C'$ rows ($k$ = {glue:text}`ladder_ks`); the MC rows
 # alone (the probe's baseline manipulation). Each rung for all queries and for those whose trained
-# label differs from the true one. A binary MC context has 2 rows; this model's pretraining showed it
+# label differs from the true one. A binary MC context has one row per class, two; this model's pretraining showed it
 # contexts down to {glue:text}`pretrain_min_context` rows (the weights before stage 4, `model: reference-v1`,
 # never saw fewer than {glue:text}`v1_min_context`; `benchmarks/probe_reach.py` runs this ladder on both).
 # (A sanity test in `tests/chapters/ch04_calibration/test_chapter_instrument_reach.py` fine-tunes
 # members on their own MC contexts and checks that the probe then finds them.)
 
 # %%
+glue_text("ladder_ks", and_list(LADDER_KS))
 glue_text("pretrain_min_context", pretraining_min_context(model))
 glue_text("v1_min_context", pretraining_min_context("reference-v1"))
 ladder = context_ladder(sens.runs[top.run_key], table_of(control_dataset, tables),

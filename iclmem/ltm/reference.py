@@ -258,7 +258,8 @@ def pretraining_stages(card: dict) -> list[dict]:
                 "warmup": cfg["warmup"],
                 "data seed": cfg["seed"],
                 "512-row context share": cfg["prior"].get("large_context_share"),
-                "small-context share": cfg["prior"].get("small_context_share", 0.0),  # contexts under min_context (stage 4)
+                # contexts under min_context (stage 4)
+                "small-context share": cfg["prior"].get("small_context_share", 0.0),
                 "regression share": cfg["prior"].get("regression_share"),
                 "max categories": cfg["prior"].get(
                     "max_categories", PriorConfig.max_categories

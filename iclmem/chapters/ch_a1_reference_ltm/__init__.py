@@ -19,17 +19,21 @@ from iclmem.chapters.ch_a1_reference_ltm.targets import (
     targets_label,
     verdict_glue,
 )
+from iclmem.chapters.ch_a1_reference_ltm.versions import ladder_change, quality_change, reach_change
 
 __all__ = [
     "QUALITY_TARGETS",
     "card_summary",
     "encoding_comparison",
     "headline_scores",
+    "ladder_change",
     "parameter_count_text",
     "plot_pretraining_loss",
     "quality_table",
     "quality_targets_met",
     "quality_verdict",
+    "quality_change",
+    "reach_change",
     "targets_label",
     "verdict_glue",
 ]
