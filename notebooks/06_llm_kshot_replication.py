@@ -362,18 +362,24 @@ mvn_table
 # The paper's quantitative claims (D1-D9 of the book's scorecard, which reads the records glued here). The
 # paper's levels (memorization by regime and dataset, Sec. 5.1, Observations 1-2) are in the *paper* column.
 # They are GPT-4's on WNLI, RTE, TREC and DBpedia, so this build checks each claim's direction (or equality),
-# not its value. The rows are those a model is known to have seen: the fine-tuned model on its members (with
-# no fine-tuning, all instances of the model).
+# not its value. The claims about memorization ({glue:text}`claims_basis_net`) are judged net of non-members:
+# the members' reading minus that of the rows the fine-tuned model never saw, under the same prompts, since those
+# rows' exact and near-exact matches are what templates, predictable fields and guessing give. Each of these
+# records also shows the paper's reading, the raw rates of the members, beside its verdict, not judged.
+# {glue:text}`claims_basis_raw` concern accuracy and are judged on raw rates. With no fine-tuning there are no
+# non-members, and every claim is read on the raw rates of all instances of the model.
 #
 # Each claim has a rule, read on its {glue:text}`claims_confidence` bootstrap interval over instances
 # ({glue:text}`claims_n_boot` resamples): above zero for an effect, within $\pm${glue:text}`equivalence_margin`
 # percentage points for an equality (D4, D5; a margin of this companion, not of the paper). An equality also
-# needs memorization above that margin, since two settings near zero are "equal" whatever the prompt. Each claim
-# also has a *null*: a world in which the claim is false, made from this build's instances. What the claim
-# contrasts is exchanged at random within each instance (the ks for D1-D3, D6 and D7, the two settings at
-# zero-shot for D5) or between instances (memorized or not, D8). For an equality, the settings are exchanged and
-# one of them then loses memorized completions at random until it lies a margin below the other (D4, D5). The
-# rule judges {glue:text}`claims_n_perm` such draws, each with a {glue:text}`claims_null_boot`-resample bootstrap.
+# needs memorization present, net of non-members where there are non-members, above that margin, since two
+# settings near zero are "equal" whatever the prompt. Each claim also has a *null*: a world in which the claim is
+# false, made from this build's instances. Read net of non-members, a rise (D1-D3) has its member labels permuted
+# across the model's instances. D7 permutes each instance's $k > 0$ labels, $k = 0$ kept. For an equality (D4, D5)
+# the settings are exchanged and one of them then loses memorized completions at random (the members' ones, when
+# read net) until it lies a margin below the other. Otherwise what the claim contrasts is exchanged within each
+# instance (the ks for D1-D3, D6 and D7, the two settings at zero-shot for D5) or between instances (memorized or
+# not, D8). The rule judges {glue:text}`claims_n_perm` such draws, each with a {glue:text}`claims_null_boot`-resample bootstrap.
 # The *null rate* column says how often it answers "reproduced" there.
 #
 # **D7** follows the paper's Observation 3 as stated: *when* ICL improves performance on zero-shot, the

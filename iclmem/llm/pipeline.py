@@ -126,7 +126,7 @@ class Replication:
     def finetune_text(self) -> str:
         """One line on the fine-tuning: its size and loss per epoch, that it came from the cache, or that none ran."""
         if not self.has_ground_truth:
-            return "no fine-tuning: this backend has no membership ground truth (claims read the members-only reading)"
+            return "no fine-tuning: this backend has no membership ground truth (every claim reads the raw rates)"
         if self.log is None:
             return "fine-tuning not re-run: every completion of the fine-tuned model came from the cache"
         return (

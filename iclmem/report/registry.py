@@ -66,7 +66,7 @@ COMPARISON: dict[str, tuple[str, str]] = {
     "C12a": ("direction", "a positive AUC change from true-label skew"),
     "C12b": ("value", "about 0, an equivalence within a margin"),
     "C12c": ("value", "about 0, an equivalence within a margin"),
-    "D1": ("direction", "memorization rises with k (the paper's reading: raw rates; ours also net of non-members)"),
+    "D1": ("direction", "memorization rises with k, judged net of non-members; the paper's raw reading shown beside"),
     "D2": ("direction", "a sharp rise by k = 25"),
     "D3": ("direction", "near-exact turns exact as k grows"),
     "D4": ("direction", "segment pairs alone reach about the highest rate"),
