@@ -195,7 +195,7 @@ def test_cli_model_names_m_ref_of_every_task(tmp_path, capsys):
     ]
     assert len(keys[0]) == len(keys[1]) == 3 and not keys[0] & keys[1], "another M_ref, other task keys"
     for model, message in [
-        ("tabicl", "model must be 'reference', 'tabicl:PATH' or 'tabpfn:PATH'"),
+        ("tabicl", "model must be 'reference', 'reference-v1', 'tabicl:PATH' or 'tabpfn:PATH'"),
         (f"tabpfn:{tmp_path / 'absent.ckpt'}", "no checkpoint at"),
     ]:
         assert main([*base, "--model", model]) == 2

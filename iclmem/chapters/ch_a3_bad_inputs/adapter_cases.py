@@ -38,7 +38,7 @@ ADAPTER_CASES: list[BadInput] = [
         lambda d: load_model("xgboost:model.json"),
         LTMInputError,
         r"got 'xgboost:model\.json'",
-        r"model must be 'reference', 'tabicl:PATH' or 'tabpfn:PATH'",
+        r"model must be 'reference', 'reference-v1', 'tabicl:PATH' or 'tabpfn:PATH'",
     ),
     BadInput(
         "adapter-weights-missing",
