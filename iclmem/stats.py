@@ -14,7 +14,8 @@ claim's null needs, vectorized so that hundreds of permutations cost seconds:
 * :func:`permuted_gaps`: the per-manipulation member minus non-member loss gaps ``g_k`` under each
   label vector (App. B.2), hence ``mu_gap`` and ``sigma_gap`` of every permutation.
 * :func:`hanley_mcneil_se`, :func:`min_detectable_auc`: the smallest AUC a test at ``n_m + n_n``
-  queries detects with a given power (Hanley & McNeil 1982).
+  queries detects with a given power (Hanley & McNeil 1982); :func:`queries_for_auc`, :func:`queries_for_absence`:
+  the queries a detection, or a claim of absence (AUC below :data:`ABSENCE_MARGIN`), needs at 80% power.
 * :func:`null_range`, :func:`beyond_null`: the 95% range of a null distribution and whether an
   observed statistic lies above (or below) it.
 """
@@ -177,6 +178,43 @@ def min_detectable_auc(n_members: int, n_non_members: int, power: float = 0.8, a
     return hi
 
 
+#: The equivalence margin of a claim of absence: "AUC(Delta S) below 0.60 with 95% confidence" (chapter 04's C13, M1;
+#: ``iclmem audit``'s reading when nothing is found).
+ABSENCE_MARGIN = 0.60
+#: The largest size :func:`queries_for_auc` and :func:`queries_for_absence` search by default.
+MAX_PLANNED_QUERIES = 100_000
+
+
+def queries_for_auc(
+    auc: float, power: float = 0.8, alpha: float = 0.025, max_size: int = MAX_PLANNED_QUERIES
+) -> int | None:
+    """Members (= non-members) to probe so that one configuration's true ``auc`` clears 0.5 with ``power``
+    (the bound reading: a one-sided ``alpha`` = 2.5% lower bound above 0.5). None: not within ``max_size``."""
+    if not 0.5 < auc < 1:
+        return None
+    lo, hi = 1, max_size
+    if min_detectable_auc(hi, hi, power, alpha) > auc:
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (mid + 1, hi) if min_detectable_auc(mid, mid, power, alpha) > auc else (lo, mid)
+    return lo
+
+
+def queries_for_absence(
+    margin: float = ABSENCE_MARGIN, power: float = 0.8, alpha: float = 0.05, max_size: int = MAX_PLANNED_QUERIES
+) -> int:
+    """Members (= non-members) at which a configuration with no signal (AUC 0.5) shows "AUC below ``margin``" (the
+    upper end of a one-sided ``1 - alpha`` interval) with ``power``: the equivalence test a claim of absence needs."""
+    za, zb = _st.norm.ppf(1 - alpha), _st.norm.ppf(power)
+    n = 1
+    while 0.5 + (za + zb) * hanley_mcneil_se(0.5, n, n) > margin and n < max_size:
+        n = math.ceil(n * 1.2) if n > 10 else n + 1
+    while n > 1 and 0.5 + (za + zb) * hanley_mcneil_se(0.5, n - 1, n - 1) <= margin:
+        n -= 1
+    return n
+
+
 def null_range(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
     """The central ``level`` range of a null distribution (finite values only; NaNs when there are none)."""
     v = np.asarray(values, dtype=np.float64)
@@ -206,6 +244,8 @@ def beyond_null(observed: float, values: Sequence[float], level: float = 0.95, s
 
 
 __all__ = [
+    "ABSENCE_MARGIN",
+    "MAX_PLANNED_QUERIES",
     "NULL_LEVEL",
     "N_PERMUTATIONS",
     "StatsError",
@@ -218,5 +258,7 @@ __all__ = [
     "permuted_auc_lower_bounds",
     "permuted_gaps",
     "permuted_labels",
+    "queries_for_absence",
+    "queries_for_auc",
     "query_set_seed",
 ]

@@ -27,7 +27,7 @@ from iclmem.data.errors import (
 )
 from iclmem.data.manifest import SplitManifest, manifest_path, results_root, table_fingerprint
 from iclmem.data.randomize import LABEL_CONDITIONS, normalize_label_condition, randomize_labels
-from iclmem.data.sources import dataset_names, load_dataset
+from iclmem.data.sources import dataset_names, load_dataset, load_frame
 from iclmem.data.split import make_split, pool_frame, split_manifest
 from iclmem.data.stats import SplitStatistics, ks_test, split_statistics, total_variation_distance, wasserstein
 from iclmem.data.suite import (
@@ -72,6 +72,7 @@ __all__ = [
     "feature_kind",
     "ks_test",
     "load_dataset",
+    "load_frame",
     "load_suite",
     "load_tables",
     "make_split",

@@ -27,13 +27,12 @@ def feature_groups(features: pd.DataFrame) -> np.ndarray:
     return pd.MultiIndex.from_arrays(codes).factorize()[0] if len(codes) > 1 else codes[0]
 
 
-def deduplicate(dataset: Dataset) -> Dataset:
-    """Drop duplicate feature rows by the rule above; the counts go to ``Dataset.dedup``.
+def dedup_keep(dataset: Dataset) -> tuple[np.ndarray, DedupCounts]:
+    """The rows :func:`deduplicate` keeps (a boolean mask over ``dataset``'s rows) and its counts.
 
-    Idempotent: a dataset that already went through it is returned unchanged.
+    What a caller needs to follow rows through the rule, e.g. back to the line of the file they came from
+    (``iclmem audit``'s rows at risk).
     """
-    if dataset.dedup is not None:
-        return dataset
     group = pd.Series(feature_groups(dataset.features), index=dataset.features.index)
     size = group.map(group.value_counts())
     n_labels = dataset.target.groupby(group.to_numpy()).transform("nunique").to_numpy()
@@ -47,6 +46,17 @@ def deduplicate(dataset: Dataset) -> Dataset:
         n_conflicting_dropped=int(conflicting.sum()),
         n_output=int(keep.sum()),
     )
+    return keep, counts
+
+
+def deduplicate(dataset: Dataset) -> Dataset:
+    """Drop duplicate feature rows by the rule above; the counts go to ``Dataset.dedup``.
+
+    Idempotent: a dataset that already went through it is returned unchanged.
+    """
+    if dataset.dedup is not None:
+        return dataset
+    keep, counts = dedup_keep(dataset)
     return dataset.with_(
         features=dataset.features[keep].reset_index(drop=True),
         target=dataset.target[keep].reset_index(drop=True),

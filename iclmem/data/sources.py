@@ -325,6 +325,32 @@ def _load_file(path: Path, target: str | None, task: Task | None, dropna: bool) 
     )
 
 
+def load_frame(
+    frame: pd.DataFrame,
+    target: str,
+    task: str | None = None,
+    *,
+    name: str = "table",
+    source: str = "frame",
+    dropna: bool = False,
+) -> Dataset:
+    """A table already read into ``frame`` as a :class:`Dataset`, checked as a file is (:func:`load_dataset`).
+
+    ``task`` is inferred when omitted (:func:`_infer_task`); the target's checks (present, no missing values unless
+    ``dropna``, numeric for regression, at least two values) and their messages are a file's. ``iclmem audit`` reads
+    its two files, checks them against each other, and builds the table of both with this.
+    """
+    task_ = _validate_task(task)
+    notes = []
+    if task_ is None:
+        if target not in frame.columns:
+            _check_target(frame, target, "classification", name, dropna)  # raises the missing-column error
+        task_ = _infer_task(frame[target].dropna())
+        notes.append(f"task inferred as {task_} (set task to choose)")
+    spec = {"name_or_path": name, "target": target, "task": task_, "dropna": dropna}
+    return _finish(frame, target, task_, name, source, spec, notes, dropna)
+
+
 def load_dataset(
     name_or_path: str | Path,
     target: str | None = None,

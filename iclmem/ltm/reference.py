@@ -199,6 +199,20 @@ class ReferenceLTM:
     def state_dict(self) -> dict:
         return self.network.state_dict()
 
+    def save(self, path: str | Path) -> Path:
+        """Write this model (e.g. M_theta of a run, ``run.model(epoch).save(path)``) as a checkpoint file that
+        :func:`load_checkpoint` reads: its architecture and its weights, as ``reference.pt`` holds them.
+
+        What ``iclmem audit --model reference:PATH`` audits (Sec. 4.2, App. A.4); a run's own
+        ``weights_epoch*.pt`` hold the weights alone.
+        """
+        from ..atomic import atomic_torch_save
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_torch_save({"config": self.cfg.to_dict(), "model": self.network.state_dict()}, path)
+        return path
+
 
 def export_checkpoint(state_path: Path, card_extra: dict, out_dir: Path = WEIGHTS_DIR) -> Path:
     """Write the weights of a pretraining state as ``reference.pt``, its model card and loss curve.

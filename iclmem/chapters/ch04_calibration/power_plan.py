@@ -37,40 +37,16 @@ from iclmem.chapters.ch04_calibration.paper import (
 from iclmem.chapters.ch04_calibration.tables import MEMORIZATION
 from iclmem.outcomes import Outcome
 from iclmem.report.verdicts import cluster_share_interval
-from iclmem.stats import hanley_mcneil_se, min_detectable_auc
+from iclmem.stats import ABSENCE_MARGIN as ENGINE_ABSENCE_MARGIN
+from iclmem.stats import queries_for_absence, queries_for_auc
 
 #: Power and level of every row of the plan.
 POWER, ALPHA = 0.8, 0.05
-#: The equivalence margin of a claim of absence (C13, M1): "AUC(Delta S) below 0.60 with 95% confidence".
-ABSENCE_MARGIN = 0.60
+#: The equivalence margin of a claim of absence (C13, M1): "AUC(Delta S) below 0.60 with 95% confidence"; the engine's
+#: (:data:`iclmem.stats.ABSENCE_MARGIN`), which ``iclmem audit`` reads too.
+ABSENCE_MARGIN = ENGINE_ABSENCE_MARGIN
 #: The largest size the plan searches (queries per pool, runs, tables); beyond it the row says "more than".
 MAX_SIZE = 100_000
-
-
-def queries_for_auc(auc: float, power: float = POWER, alpha: float = ALPHA / 2) -> int | None:
-    """Members (= non-members) to probe so that one configuration's true ``auc`` clears 0.5 with ``power``
-    (the bound reading: a one-sided ``alpha`` = 2.5% lower bound above 0.5). None: not within :data:`MAX_SIZE`."""
-    if not 0.5 < auc < 1:
-        return None
-    lo, hi = 1, MAX_SIZE
-    if min_detectable_auc(hi, hi, power, alpha) > auc:
-        return None
-    while lo < hi:
-        mid = (lo + hi) // 2
-        lo, hi = (mid + 1, hi) if min_detectable_auc(mid, mid, power, alpha) > auc else (lo, mid)
-    return lo
-
-
-def queries_for_absence(margin: float = ABSENCE_MARGIN, power: float = POWER, alpha: float = ALPHA) -> int:
-    """Members (= non-members) at which a configuration with no signal (AUC 0.5) shows "AUC below ``margin``" (the
-    upper end of a one-sided ``1 - alpha`` interval) with ``power``: the equivalence test a claim of absence needs."""
-    za, zb = st.norm.ppf(1 - alpha), st.norm.ppf(power)
-    n = 1
-    while 0.5 + (za + zb) * hanley_mcneil_se(0.5, n, n) > margin and n < MAX_SIZE:
-        n = math.ceil(n * 1.2) if n > 10 else n + 1
-    while n > 1 and 0.5 + (za + zb) * hanley_mcneil_se(0.5, n - 1, n - 1) <= margin:
-        n -= 1
-    return n
 
 
 def rows_for_share(p0: float, p1: float, power: float = POWER, alpha: float = ALPHA) -> float:
@@ -274,7 +250,5 @@ __all__ = [
     "ABSENCE_MARGIN",
     "design_effect",
     "power_plan",
-    "queries_for_absence",
-    "queries_for_auc",
     "rows_for_share",
 ]
