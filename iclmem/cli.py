@@ -507,6 +507,67 @@ def cmd_tables(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+# --- audit --------------------------------------------------------------------------------------
+
+#: ``iclmem audit``'s flags that take a value: (flag, the AuditConfig key, type, metavar, help)
+_AUDIT_VALUES: tuple[tuple[str, str, type, str, str], ...] = (
+    ("--model", "model", str, "SPEC", "the fine-tuned model: tabpfn:PATH | tabicl:PATH | reference:PATH | reference"),
+    ("--base", "base", str, "SPEC", "the pretrained checkpoint it was fine-tuned from (same architecture)"),
+    ("--members", "members", str, "FILE", "CSV/parquet of the rows the model was fine-tuned on"),
+    ("--non-members", "non_members", str, "FILE", "CSV/parquet of rows of the same table it never saw"),
+    ("--target", "target", str, "COLUMN", "the target column (in both files)"),
+    ("--task", "task", str, "TASK", "classification | regression (default: inferred from the target)"),
+    ("--out", "out", str, "DIR", "folder for audit.html and audit.json (default: audit_report)"),
+    ("--drop", "drop", str, "COLS", "comma-separated columns to leave out of the audit (e.g. row ids)"),
+    ("--missing-target", "missing_target", str, "HOW", "rows without a target: error (default) | drop"),
+    ("--max-queries", "max_queries", int, "N", "members and non-members probed at most, each (default: 1000)"),
+    ("--n-boot", "n_boot", int, "N", "bootstrap resamples of every interval (default: 1000)"),
+    ("--permutations", "n_permutations", int, "N", "membership permutations of the rule's null (default: 100)"),
+    ("--top-k", "top_k", int, "K", "members listed as rows at risk (default: 10)"),
+    ("--seed", "seed", int, "N", "seed of every draw (default: 0)"),
+)
+#: ``iclmem audit``'s switches: (flag, the AuditConfig key, help)
+_AUDIT_SWITCHES: tuple[tuple[str, str, str], ...] = (
+    ("--control", "control", "positive control: fine-tune a copy of the base on half the non-members and probe it"),
+    ("--show-rows", "show_rows", "put the contents of the rows at risk into the report"),
+    ("--match", "match", "audit a matched subsample (members and non-members whose baseline propensity overlaps)"),
+)
+
+
+def add_audit(subparsers: Subparsers) -> None:
+    p = subparsers.add_parser(
+        "audit",
+        help="audit a fine-tuned model for memorization of its training rows: split check, verdict, null rate, power",
+        description="Exit status: 0 no detectable memorization at the stated power, 1 detected, 2 bad input, 3 the "
+        "model-free baseline separates the files (memorization cannot be told from distribution shift).",
+    )
+    p.add_argument("--config", type=Path, metavar="AUDIT.yaml", help="the settings as a YAML mapping (flags win)")
+    for flag, key, kind, metavar, text in _AUDIT_VALUES:
+        p.add_argument(flag, dest=key, type=kind, metavar=metavar, default=None, help=text)
+    for flag, key, text in _AUDIT_SWITCHES:
+        p.add_argument(flag, dest=key, action="store_const", const=True, default=None, help=text)
+    p.add_argument("--no-progress", action="store_true", help="hide the progress line")
+    p.set_defaults(func=cmd_audit)
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    """Exit status 0 (not detected), 1 (detected), 3 (the files are separable without the model); 2: bad input."""
+    from iclmem.audit.audit_run import run_audit
+    from iclmem.audit.inputs import AuditConfig, AuditInputError, read_config_file
+
+    values = read_config_file(args.config) if args.config else {}
+    keys = [key for _, key, *_ in _AUDIT_VALUES] + [key for _, key, _ in _AUDIT_SWITCHES]
+    values.update({k: getattr(args, k) for k in keys if getattr(args, k) is not None})
+    source = f"{args.config} and the command line" if args.config else "the command line"
+    try:
+        config = AuditConfig.from_values(values, source)
+        outcome = run_audit(config, progress=not args.no_progress)
+    except UserError as exc:  # one line, whatever part of the engine found it
+        raise AuditInputError(" ".join(str(exc).split())) from None
+    print(outcome.summary)
+    return outcome.status
+
+
 # --- entry point --------------------------------------------------------------------------------
 
 SUBCOMMANDS: list[Callable[[Subparsers], None]] = [
@@ -517,6 +578,7 @@ SUBCOMMANDS: list[Callable[[Subparsers], None]] = [
     add_sweep,
     add_store,
     add_tables,
+    add_audit,
 ]
 
 

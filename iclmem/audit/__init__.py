@@ -14,6 +14,11 @@ one :class:`~iclmem.ltm.encoding.TableEncoder` fitted on every row of the table,
 of ``max_features`` columns). If M_theta was fine-tuned on differently preprocessed inputs (e.g.
 through its package's scikit-learn wrapper), its memorized inputs are those, and the probe reads
 them through iclmem's encoding: a weaker signal is then a lower bound, not an absence.
+
+``iclmem audit`` (:mod:`iclmem.audit.audit_run`) is this audit from two files, with the user's split checked first
+(:mod:`iclmem.audit.split_check`), the verdict's error rates (:mod:`iclmem.audit.verdict`), an optional positive
+control on the same table (:mod:`iclmem.audit.positive_control`) and a self-contained report
+(:mod:`iclmem.audit.html_report`); its inputs are read and checked by :mod:`iclmem.audit.inputs`.
 """
 
 from __future__ import annotations
@@ -23,11 +28,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .data.dataset import Dataset
-from .ltm import TableEncoder, subsample_features
-from .probe.contexts import ProbeError, classification_candidates, regression_candidates
-from .probe.scoring import ProbeQuery, probe_scores
-from .probe.summary import summarize_scores
+from ..data.dataset import Dataset
+from ..ltm import TableEncoder, subsample_features
+from ..probe.contexts import ProbeError, classification_candidates, regression_candidates
+from ..probe.scoring import ProbeQuery, probe_scores
+from ..probe.summary import summarize_scores
 
 
 def audit_queries(
@@ -108,11 +113,13 @@ def audit_fine_tuned(
     max_queries: int | None = None,
     max_features: int = 30,
     n_boot: int = 1000,
+    progress: bool = False,
 ) -> tuple[dict, pd.DataFrame]:
     """``(summary, scores)`` of the membership attack on ``theta`` calibrated with ``reference`` (see the module
     docstring).
 
-    ``scores`` has one row per (query, manipulation, model) with ``model`` "theta" or "ref".
+    ``scores`` has one row per (query, manipulation, model) with ``model`` "theta" or "ref". ``progress``: a
+    progress line per model on the terminal (:mod:`iclmem.progress`).
     """
     queries, center, scale = audit_queries(
         table,
@@ -123,7 +130,7 @@ def audit_fine_tuned(
         max_queries=max_queries,
         max_features=max_features,
     )
-    kwargs = dict(task=table.task, target_center=center, target_scale=scale, seed=seed)
+    kwargs = dict(task=table.task, target_center=center, target_scale=scale, seed=seed, progress=progress)
     s_theta = probe_scores(theta, queries, manipulations, columns={"model": "theta"}, **kwargs)
     s_ref = probe_scores(reference, queries, manipulations, columns={"model": "ref"}, **kwargs)
     return summarize_scores(s_theta, s_ref, n_boot=n_boot, seed=seed), pd.concat([s_theta, s_ref], ignore_index=True)

@@ -9,6 +9,8 @@ from iclmem.chapters.ch_a3_bad_inputs.kit import (
     CommandFailed,
     tiny_checkpoint,
     tiny_cli,
+    tiny_csv,
+    tiny_frame,
     tiny_free_port,
     tiny_grid_file,
     tiny_notebook_file,
@@ -188,9 +190,88 @@ CLI_CASES: list[BadInput] = [
 ]
 
 
+def audit(folder: Path, *args: object, members=None, non_members=None, model: str = "reference") -> None:
+    """``iclmem audit`` on two tiny files of the same table (members: 12 rows, non-members: 12 others), or on the
+    frames given; ``args`` are added (or, with ``--target``, replace the default target ``y``)."""
+    frame = tiny_frame(24)
+    m = tiny_csv(folder, frame.iloc[:12] if members is None else members, "members.csv")
+    n = tiny_csv(folder, frame.iloc[12:] if non_members is None else non_members, "non_members.csv")
+    target = [] if "--target" in args else ["--target", "y"]
+    tiny_cli("audit", "--model", model, "--base", "reference", "--members", m, "--non-members", n, *target, *args,
+             "--no-progress", "--out", folder / "report")  # fmt: skip
+
+
+#: Mistakes on ``iclmem audit`` (issue 56), each answered with one line and exit status 2 before anything is probed.
+AUDIT_CASES: list[BadInput] = [
+    BadInput(
+        "cli-audit-unknown-column",
+        "Named a column neither file has (`--drop idx`) on `iclmem audit`.",
+        "iclmem audit",
+        lambda d: audit(d, "--drop", "idx"),
+        CommandFailed,
+        r"unknown column\(s\) 'idx' in --drop: neither file has them",
+        r"the columns are: a, b, c, y",
+    ),
+    BadInput(
+        "cli-audit-target-in-one-file",
+        "Gave `iclmem audit` a non-members file without the target column.",
+        "iclmem audit",
+        lambda d: audit(d, non_members=tiny_frame(24).iloc[12:].drop(columns="y")),
+        CommandFailed,
+        r"the target 'y' is a column of members\.csv but not of non_members\.csv",
+        r"add the column to non_members\.csv",
+    ),
+    BadInput(
+        "cli-audit-columns-differ",
+        "Gave `iclmem audit` a non-members file with an extra column.",
+        "iclmem audit",
+        lambda d: audit(d, non_members=tiny_frame(24).iloc[12:].assign(extra=1.0)),
+        CommandFailed,
+        r"the files' columns differ: non_members\.csv has 'extra' that members\.csv lacks",
+        r"give both files the same columns, or leave the extra ones out with --drop",
+    ),
+    BadInput(
+        "cli-audit-empty-file",
+        "Gave `iclmem audit` a non-members file with a header and no rows.",
+        "iclmem audit",
+        lambda d: audit(d, non_members=tiny_frame(24).iloc[:0]),
+        CommandFailed,
+        r"the non-members file .*non_members\.csv has no rows",
+        r"pass the file that holds the non-members' rows",
+    ),
+    BadInput(
+        "cli-audit-too-few-rows",
+        "Gave `iclmem audit` 5 member rows.",
+        "iclmem audit",
+        lambda d: audit(d, members=tiny_frame(24).iloc[:5]),
+        CommandFailed,
+        r"too few rows: members\.csv keeps 5 rows .* fewer than the 10 the test can use",
+        r"add rows to the file",
+    ),
+    BadInput(
+        "cli-audit-wrong-architecture",
+        "Gave `iclmem audit --model reference:PATH` a file that is not a reference-architecture checkpoint.",
+        "iclmem audit",
+        lambda d: audit(d, model=f"reference:{tiny_csv(d, name='weights.pt')}"),
+        CommandFailed,
+        r"weights\.pt is not a checkpoint of the reference architecture",
+        r"pass one that ReferenceLTM\.save wrote .* or name its architecture: tabpfn:PATH or tabicl:PATH",
+    ),
+    BadInput(
+        "cli-audit-no-target",
+        "Ran `iclmem audit` without `--target`.",
+        "iclmem audit",
+        lambda d: tiny_cli("audit", "--model", "reference", "--base", "reference", "--members", tiny_csv(d)),
+        CommandFailed,
+        r"give --non-members, --target",
+        r"or the key\(s\) non_members, target in the --config file",
+    ),
+]
+
+
 def cli_cases() -> list[BadInput]:
     """Mistakes on the command line, answered by ``iclmem.cli.main`` (a :class:`CommandFailed`), in catalogue order."""
-    return list(CLI_CASES)
+    return list(CLI_CASES) + list(AUDIT_CASES)
 
 
-__all__ = ["CLI_CASES", "cli_cases"]
+__all__ = ["AUDIT_CASES", "CLI_CASES", "audit", "cli_cases"]
