@@ -420,7 +420,7 @@ def test_model_parameter_forms():
     assert parse_model("reference") == ("reference", None)
     assert parse_model("tabpfn:/x/y.ckpt") == ("tabpfn", "/x/y.ckpt")
     for bad in ("tabpfn", "tabicl:", "xgboost:/a", "ref"):
-        with pytest.raises(LTMInputError, match="'reference', 'tabicl:PATH' or 'tabpfn:PATH'"):
+        with pytest.raises(LTMInputError, match="'reference', 'reference-v1', 'tabicl:PATH' or 'tabpfn:PATH'"):
             parse_model(bad)
     with pytest.raises(LTMInputError, match="preprocessing must be one of"):
         load_model("tabpfn:/nowhere", preprocessing="none")
