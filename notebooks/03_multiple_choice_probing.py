@@ -64,7 +64,7 @@ from IPython.display import Markdown
 
 from iclmem.report.glue import claims_table, glue_claims, glue_text
 from iclmem.report.display import use_book_tables
-from iclmem.chapters.ch_a1_reference_ltm import parameter_count_text
+from iclmem.ltm.reference import parameter_count_text
 from iclmem.chapters.ch03_probing import (NEUTRAL_DELTA, config_scores, delta_frame, example_probe_contexts, manipulation_aucs, membership_rows,
     perturbation_claims, perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness,
     plot_roc_loglog, probing_vs_paper, replayed_selection, roc_frame, strongest_configuration)

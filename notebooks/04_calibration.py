@@ -104,8 +104,7 @@ from iclmem.adapters import load_model
 from iclmem.chapters.ch04_calibration import (binned_table, context_ladder, curve_settings, factor_cases, factor_table,
     ladder_drop, member_only_control, p1_cells, p3_record, plot_table_curves, pretraining_min_context, recall_cells,
     recall_sensitivity, rule_p1, run_table_curves, strong_signal, strongest_factor, weakest_per_table, weakest_text)
-from iclmem.chapters.ch04_calibration.instrument_checks import LADDER_KS
-from iclmem.chapters.ch04_calibration.instrument_recall import HEALTHY_MAX_HELD_OUT, HEALTHY_MAX_RATIO
+from iclmem.chapters.ch04_calibration import HEALTHY_MAX_HELD_OUT, HEALTHY_MAX_RATIO, LADDER_KS
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
@@ -135,7 +134,7 @@ Markdown(run_banner(tables, data_path, target, task))
 # detection only when the lower bound of the 95% bootstrap interval of the AUC exceeds 0.5.
 
 # %%
-from iclmem.chapters.ch04_calibration.outcome_readings import CUT_GRID
+from iclmem.chapters.ch04_calibration import CUT_GRID
 
 fit = fit_printed_reading()
 glue_text("printed_rows", fit["n"])
@@ -234,7 +233,7 @@ power
 # {glue:text}`absence_margin` with 95% confidence", not a non-detection: the last row gives its size.
 
 # %%
-from iclmem.chapters.ch04_calibration.power_plan import ABSENCE_MARGIN
+from iclmem.chapters.ch04_calibration import ABSENCE_MARGIN
 
 null_frames = permutations(reclassify(membership_null, outcome_rule)) if membership_null is not None else []
 plan = power_plan(summary, null_frames) if null_frames else pd.DataFrame()

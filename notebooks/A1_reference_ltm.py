@@ -52,9 +52,9 @@ import pandas as pd
 from myst_nb import glue
 
 import iclmem
-from iclmem.chapters.ch_a1_reference_ltm import (card_summary, encoding_comparison, ladder_change, plot_pretraining_loss,
-                                           quality_change, quality_table, quality_verdict, reach_change, targets_label,
-                                           verdict_glue)
+from iclmem.chapters.ch_a1_reference_ltm import (benchmark_texts, card_summary, card_texts, encoding_comparison,
+    ladder_change, plot_pretraining_loss, quality_change, quality_table, quality_verdict, reach_change, target_texts,
+    targets_label, verdict_glue)
 from iclmem.ltm.reference import (REFERENCE_CARD, WEIGHTS_DIR, pretraining_stages, reference_files,
                                   smallest_pretraining_context)
 
@@ -68,8 +68,6 @@ rows = pd.DataFrame(quality["rows"])
 # ## Model card
 
 # %%
-from iclmem.chapters.ch_a1_reference_ltm.tables import benchmark_texts, card_texts
-from iclmem.chapters.ch_a1_reference_ltm.targets import target_texts
 from iclmem.report.display import use_book_tables
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2

@@ -37,9 +37,8 @@ from myst_nb import glue
 
 from iclmem.chapters.ch_a2_benchmarks import (decoding_summary, decoding_table, finetune_speed_table, kernel_ceiling_tables,
                                         kill_random_table, openai_concurrency_table, other_results, plot_decoding_curve,
-                                        plot_roofline, probe_speed_tables, read_results, roofline_speedups, roofline_table,
-                                        settings, softmax_keys_table)
-from iclmem.chapters.ch_a2_benchmarks.prose import prose_texts
+                                        plot_roofline, probe_speed_tables, prose_texts, read_results, roofline_speedups,
+                                        roofline_table, settings, softmax_keys_table)
 from iclmem.ltm.reference import REFERENCE_CARD
 from iclmem.report.display import use_book_tables
 

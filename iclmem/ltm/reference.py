@@ -284,6 +284,15 @@ def pretraining_stages(card: dict) -> list[dict]:
     return rows
 
 
+def parameter_count_text(card: dict | None = None) -> str:
+    """The reference LTM's parameter count as prose states it (230538 -> "231k", 2.4e6 -> "2.4M"), from its model card
+    (the shipped one when ``card`` is None)."""
+    if card is None:
+        card = json.loads(REFERENCE_CARD.read_text())
+    n = int(card["n_parameters"])
+    return f"{n / 1e6:.1f}M" if n >= 1_000_000 else f"{n / 1e3:.0f}k"
+
+
 def smallest_pretraining_context(card: dict) -> int:
     """The fewest context rows any pretraining stage of a model card showed the model (``small_context_min`` where a
     stage drew small contexts, else ``min_context``): the probe's binary contexts hold 2 rows (Sec. 4.2)."""
@@ -351,6 +360,7 @@ __all__ = [
     "load_reference",
     "reference_files",
     "smallest_pretraining_context",
+    "parameter_count_text",
     "REFERENCE_VERSIONS",
     "load_checkpoint",
     "export_checkpoint",

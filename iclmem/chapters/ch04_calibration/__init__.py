@@ -23,20 +23,30 @@ from iclmem.chapters.ch04_calibration.instrument import (
     weakest_detection,
 )
 from iclmem.chapters.ch04_calibration.instrument_cells import p1_cells, rule_p1
-from iclmem.chapters.ch04_calibration.instrument_checks import context_ladder, ladder_drop, pretraining_min_context
+from iclmem.chapters.ch04_calibration.instrument_checks import (
+    LADDER_KS,
+    context_ladder,
+    ladder_drop,
+    pretraining_min_context,
+)
 from iclmem.chapters.ch04_calibration.instrument_factors import (
     binned_table,
     factor_cases,
     factor_table,
     strongest_factor,
 )
-from iclmem.chapters.ch04_calibration.instrument_recall import recall_cells, recall_sensitivity
+from iclmem.chapters.ch04_calibration.instrument_recall import (
+    HEALTHY_MAX_HELD_OUT,
+    HEALTHY_MAX_RATIO,
+    recall_cells,
+    recall_sensitivity,
+)
 from iclmem.chapters.ch04_calibration.instrument_strong import strong_signal
 from iclmem.chapters.ch04_calibration.member_control import member_only_control
 from iclmem.chapters.ch04_calibration.nulls import outcomes_with_null
-from iclmem.chapters.ch04_calibration.outcome_readings import fit_printed_reading, reading_agreement
+from iclmem.chapters.ch04_calibration.outcome_readings import CUT_GRID, fit_printed_reading, reading_agreement
 from iclmem.chapters.ch04_calibration.paper import PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1
-from iclmem.chapters.ch04_calibration.power_plan import power_plan
+from iclmem.chapters.ch04_calibration.power_plan import ABSENCE_MARGIN, power_plan
 from iclmem.chapters.ch04_calibration.probe_settings import ProbeSettings
 from iclmem.chapters.ch04_calibration.table_curves import (
     curve_settings,
@@ -62,6 +72,11 @@ from iclmem.chapters.ch04_calibration.tables import (
 )
 
 __all__ = [
+    "ABSENCE_MARGIN",
+    "CUT_GRID",
+    "HEALTHY_MAX_HELD_OUT",
+    "HEALTHY_MAX_RATIO",
+    "LADDER_KS",
     "NEGATIVE_CONTROL_PHRASES",
     "PAPER_CALIBRATION",
     "PAPER_OUTCOME_SHARES",

@@ -6,28 +6,32 @@
 
 from iclmem.chapters.ch_a1_reference_ltm.figures import plot_pretraining_loss
 from iclmem.chapters.ch_a1_reference_ltm.tables import (
+    benchmark_texts,
     card_summary,
+    card_texts,
     encoding_comparison,
     headline_scores,
-    parameter_count_text,
     quality_table,
 )
 from iclmem.chapters.ch_a1_reference_ltm.targets import (
     QUALITY_TARGETS,
     quality_targets_met,
     quality_verdict,
+    target_texts,
     targets_label,
     verdict_glue,
 )
 from iclmem.chapters.ch_a1_reference_ltm.versions import ladder_change, quality_change, reach_change
 
 __all__ = [
+    "benchmark_texts",
+    "card_texts",
+    "target_texts",
     "QUALITY_TARGETS",
     "card_summary",
     "encoding_comparison",
     "headline_scores",
     "ladder_change",
-    "parameter_count_text",
     "plot_pretraining_loss",
     "quality_table",
     "quality_targets_met",

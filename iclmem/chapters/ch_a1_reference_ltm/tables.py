@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from iclmem.ltm.reference import parameter_count_text
+
 
 def quality_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Mean (and std over seeds) of the headline metric per dataset and method.
@@ -44,19 +46,6 @@ def encoding_comparison(rows: pd.DataFrame, rows_text_categorical: pd.DataFrame)
             )
         )
     return pd.concat(out, axis=1).reset_index()
-
-
-def parameter_count_text(card: dict | None = None) -> str:
-    """The reference LTM's parameter count as prose states it (230538 -> "230k", 2.4e6 -> "2.4M"), from its model card
-    (the shipped one when ``card`` is None)."""
-    if card is None:
-        import json
-
-        from iclmem.ltm.reference import REFERENCE_CARD
-
-        card = json.loads(REFERENCE_CARD.read_text())
-    n = int(card["n_parameters"])
-    return f"{n / 1e6:.1f}M" if n >= 1_000_000 else f"{n / 1e3:.0f}k"
 
 
 def card_texts(card: dict) -> dict[str, str]:

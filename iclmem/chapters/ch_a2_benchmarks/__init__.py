@@ -4,6 +4,7 @@
 """
 
 from iclmem.chapters.ch_a2_benchmarks.figures import plot_decoding_curve, plot_roofline
+from iclmem.chapters.ch_a2_benchmarks.prose import prose_texts
 from iclmem.chapters.ch_a2_benchmarks.results import SECTIONED, other_results, read_results
 from iclmem.chapters.ch_a2_benchmarks.tables import (
     decoding_summary,
@@ -20,6 +21,7 @@ from iclmem.chapters.ch_a2_benchmarks.tables import (
 )
 
 __all__ = [
+    "prose_texts",
     "SECTIONED",
     "decoding_summary",
     "decoding_table",
