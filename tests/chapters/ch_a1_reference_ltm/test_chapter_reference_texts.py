@@ -4,8 +4,8 @@ item 5)."""
 from __future__ import annotations
 
 from iclmem.chapters.ch_a1_reference_ltm.tables import benchmark_texts, card_texts
-from iclmem.ltm.reference import parameter_count_text
 from iclmem.chapters.ch_a1_reference_ltm.targets import QUALITY_TARGETS, target_texts
+from iclmem.ltm.reference import parameter_count_text
 
 CARD = {
     "n_parameters": 230_538,
