@@ -14,14 +14,24 @@
 # # A4. Audit your own model
 #
 # You fine-tuned a tabular foundation model on sensitive rows and must know what it memorized.
-# This page runs the audit of IclMem (Sec. 4.1, 4.2, App. A.4) end to end: a controlled
-# fine-tuning with a logged membership ground truth, the zero-information multiple-choice probe
-# with its {paper}`48` manipulations, and calibration against the pretrained model
-# ($\Delta S = S_\theta - S_{ref}$). Here it runs with the shipped reference LTM on a small
-# shipped table; the commands at the end run the same chain on a TabPFN v2 or TabICL checkpoint.
+# One command answers it from your checkpoint, the checkpoint it started from and two files, the
+# rows it trained on (members) and rows of the same table it never saw (non-members):
+#
+# ```bash
+# iclmem audit --model tabpfn:ft.ckpt --base tabpfn:base.ckpt --members train.csv --non-members holdout.csv --target y
+# ```
+#
+# It checks your split before it probes, runs the audit of IclMem (Sec. 4.1, 4.2, App. A.4: the
+# zero-information multiple-choice probe with its {paper}`48` manipulations, calibrated against the
+# pretrained model, $\Delta S = S_\theta - S_{ref}$), and states its verdict with the rate at which
+# its rule errs, what it could have seen at this size and, with `--control`, whether the probe sees
+# memorization on your table at all. This page fine-tunes the shipped reference LTM on a shipped
+# table with a logged membership ground truth, hands the command the files an auditor would hold,
+# and shows its report; the chain behind it follows, and the commands at the end run on a TabPFN v2
+# or TabICL checkpoint.
 
 # %% tags=["parameters"]
-datasets: list = ["spotify"]  # a binary table of the kind an auditor brings (or data_path/target/task below)
+datasets: list = ["wine_pl"]  # a shipped table on which the probe sees memorization at this size (or data_path below)
 data_path: str = ""  # your own table: a CSV/parquet file (replaces datasets) ...
 target: str = ""  # ... its target column ...
 task: str = ""  # ... and its task (classification | regression; inferred if empty)
@@ -29,11 +39,12 @@ missing_target: str = "error"  # rows of your table without a target value: erro
 model: str = "reference"  # reference | tabicl:PATH | tabpfn:PATH (a local checkpoint file)
 learning_rates: list = [0.01]
 query_sizes: list = [50]
-epochs: int = 5
+epochs: int = 50
 context_size: int = 64
-probe_epochs: list = [0, 5]
-max_queries: int = 25  # members and non-members probed per run
+probe_epochs: list = [0, 50]
+max_queries: int = 50  # members and non-members probed per run (and by the command)
 n_boot: int = 100
+control: bool = True  # the command's positive control (--control)
 seed: int = 0
 
 # %% tags=["remove-cell"]
@@ -42,10 +53,11 @@ from iclmem.book.parameter_check import check_notebook_parameters
 check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
 
 # %% tags=["hide-input"]
-from IPython.display import Markdown
+from IPython.display import HTML, Markdown
 
 from iclmem.adapters import load_model
-from iclmem.chapters.ch_a4_audit import audit_commands, audit_table, external_audit_table, naive_probe_table
+from iclmem.chapters.ch_a4_audit import (audit_commands, audit_table, command_table, command_texts,
+                                         external_audit_table, naive_probe_table, report_frame, run_audit_command)
 from iclmem.probe.manipulations import MANIPULATIONS
 from iclmem.report.display import use_book_tables
 from iclmem.report.glue import glue_text
@@ -65,7 +77,46 @@ glue_text("n_manipulations", len(MANIPULATIONS))  # the suite every query is pro
 Markdown(run_banner(tables, data_path, target, task) + f" Model: `{model}`.")
 
 # %% [markdown]
-# ## The audit
+# ## The command on a fine-tuned checkpoint
+#
+# The run above fine-tuned the reference LTM on its members. An auditor holds its last kept
+# checkpoint (written with `ReferenceLTM.save`, the model `reference:PATH`), the base it started
+# from, the members' rows and the non-members' rows, and runs:
+
+# %%
+command = run_audit_command(runs[0], reference, tables[specs[0].dataset], model, control=control,
+                            max_queries=max_queries, n_boot=n_boot, seed=seed)
+for key, text in command_texts(command).items():
+    glue_text(key, text)
+Markdown(f"```bash\n{command.command}\n```\n\nIt printed:\n\n```text\n{command.summary}```")
+
+# %% [markdown]
+# Its verdict is **{glue:text}`audit_verdict`** (exit status {glue:text}`audit_status`): AUC($\Delta S$)
+# {glue:text}`audit_auc`. Its rule ("detected" when the interval's lower end clears 0.5) says
+# "detected" in {glue:text}`audit_null_rate` of {glue:text}`audit_permutations` membership
+# permutations, and at this size it detects, with 80% power, an AUC of {glue:text}`audit_mda` or more.
+# Before probing it checked the split: {glue:text}`audit_split_sentence`
+# {glue:text}`audit_at_risk` of the members score above the non-members' {glue:text}`audit_percentile`
+# percentile. {glue:text}`audit_control_sentence`
+#
+# The command reads the rows through an encoder fitted on the two files, as an auditor without the
+# rest of the table must, and gives them its own query ids; the chain encodes on the whole table,
+# as the run was trained, and probes its own subsample of rows. Both measure the same checkpoint,
+# and a checkpoint read through another encoding than its training one shows a weaker signal: the
+# command's AUC is then a lower bound.
+
+# %%
+command_table(command, summary, runs[0])
+
+# %% [markdown]
+# The report the command wrote (`audit.html`, one self-contained file; `audit.json` beside it holds
+# every number):
+
+# %%
+HTML(report_frame(command.html))
+
+# %% [markdown]
+# ## The chain behind it
 #
 # Each run's step log proves which rows were trained on (the members); the probe scores every
 # member and non-member under the {glue:text}`n_manipulations` manipulations, for $M_\theta$ at each probing epoch and for

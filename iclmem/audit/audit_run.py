@@ -210,9 +210,8 @@ def run_audit(config: AuditConfig, *, progress: bool = True, echo: Callable[[str
         recipe = ControlRecipe(
             config.control_learning_rate, config.control_epochs, config.control_context_size, config.control_max_members
         )
-        probed_non = np.sort(delta.query_id[~delta.is_member.astype(bool)].to_numpy())
         result["control"] = run_control(
-            base, audit.table, members, probed_non, recipe, seconds_per_row=per_row, n_boot=config.n_boot,
+            base, audit.table, members, non_members, recipe, seconds_per_row=per_row, n_boot=config.n_boot,
             seed=config.seed, progress=progress, echo=echo,
         )  # fmt: skip
     word, status = verdict(attack, split["separates"])
@@ -258,7 +257,7 @@ def summary_text(result: dict[str, Any], html_path: Path, json_path: Path) -> st
         f"  rule: {RULE}; null rate {null['rate']:.1%} [{null['rate_lo']:.1%}, {null['rate_hi']:.1%}] over "
         f"{null['n_permutations']} membership permutations",
         f"  smallest AUC detectable at this size with 80% power: {result['power']['smallest_detectable_auc']:.3f}",
-        f"  equivalence: {result['equivalence']['reading']}",
+        "  equivalence: " + ("not read (memorization detected)" if a["detected"] else result["equivalence"]["reading"]),
         f"rows at risk: {result['rows_at_risk']['share']['share']:.1%} of members above the non-members' 99th "
         "percentile (about 1% without memorization)",
     ]

@@ -192,7 +192,8 @@ def _attack_html(result: dict[str, Any], figs: dict[str, str]) -> str:
             f"[{null['rate_lo']:.1%}, {null['rate_hi']:.1%}] (nominal {null['nominal']:.1%}).</p>",
             f"<p><b>Power:</b> the smallest AUC detectable at this size with {power['power']:.0%} power is "
             f"{power['smallest_detectable_auc']:.3f}.</p>",
-            f"<p><b>Equivalence:</b> {html.escape(eq['reading'])}.</p>",
+            f"<p><b>Equivalence</b> (read when nothing is found): "
+            f"{'not read, memorization is detected' if a['detected'] else html.escape(eq['reading'])}.</p>",
             f"<img alt='ROC' src='{figs['roc']}'> <img alt='Delta S' src='{figs['delta']}'>",
         ]
     )

@@ -7,8 +7,8 @@ saw, and probes that copy in the same way, calibrated against the same base. The
 every number a setting of :class:`~iclmem.audit.inputs.AuditConfig`) is the controlled chain's single-task schedule
 (:mod:`iclmem.finetune`, run by the one training loop :func:`iclmem.training.train`):
 
-* the probed non-members are shuffled (seeded) and halved: the first half (at most ``control_max_members`` rows)
-  become the control's members, as many of the rest its non-members;
+* the non-members (those of the matched subsample with ``--match``) are shuffled (seeded) and halved: the first half
+  (at most ``control_max_members`` rows) become the control's members, as many of the rest its non-members;
 * a static training context C' of ``control_context_size`` rows is drawn from the members file with a uniform label
   distribution (:func:`iclmem.data.draw_training_context`); those rows are no part of the control's probe;
 * ``control_epochs`` AdamW steps (learning rate ``control_learning_rate``, weight decay 0.01), each on C' and all the
@@ -54,7 +54,7 @@ class ControlRecipe:
         """The recipe in one sentence, as the report states it."""
         return (
             f"{self.epochs} AdamW steps (learning rate {self.learning_rate:g}, weight decay {self.weight_decay:g}) "
-            f"on a static context of {self.context_size} member-file rows and the control's members (half the probed "
+            f"on a static context of {self.context_size} member-file rows and the control's members (half the "
             f"non-members, at most {self.max_members}), one step per epoch as in the controlled chain"
         )
 

@@ -146,7 +146,7 @@ def rows_at_risk(delta: pd.DataFrame, top_k: int = 10) -> tuple[pd.DataFrame, di
     99th percentile, with its Wilson interval."""
     is_m = delta.is_member.astype(bool)
     members, non = delta[is_m], delta[~is_m]
-    p99 = float(np.quantile(non.score.to_numpy(), 0.99))
+    p99 = float(np.quantile(non.score.to_numpy(), RISK_QUANTILE))
     above = int((members.score > p99).sum())
     lo, hi = wilson(above, len(members))
     top = members.sort_values(["score", "query_id"], ascending=[False, True]).head(top_k)
@@ -156,11 +156,14 @@ def rows_at_risk(delta: pd.DataFrame, top_k: int = 10) -> tuple[pd.DataFrame, di
         "share": above / len(members) if len(members) else math.nan,
         "share_lo": float(lo),
         "share_hi": float(hi),
-        "expected_without_memorization": 0.01,
+        "expected_without_memorization": 1 - RISK_QUANTILE,
     }
     return top.reset_index(drop=True), share
 
 
+#: The quantile of the non-members' scores above which a member counts as at risk (about 1% of members without
+#: memorization).
+RISK_QUANTILE = 0.99
 #: The verdict words and their exit statuses.
 VERDICTS: dict[str, int] = {"not detected": 0, "detected": 1, "cannot tell: distribution shift": 3}
 
@@ -177,6 +180,7 @@ __all__ = [
     "METRIC",
     "MIN_NON_MEMBERS_TPR01",
     "POWER",
+    "RISK_QUANTILE",
     "RULE",
     "RULE_ALPHA",
     "VERDICTS",

@@ -1,8 +1,9 @@
 """Appendix A4 of this book (IclMem Sec. 4.1, 4.2, App. A.4 applied to your own model): the tables of the audit
 (notebook A4).
 
-The chain's calibrated and raw attack per probing epoch, the same attack next to the external audit of the
-engine (:func:`iclmem.audit.audit_fine_tuned`), and how many of the 48 manipulations leave TabPFN v2 and TabICL
+The chain's calibrated and raw attack per probing epoch, ``iclmem audit``'s next to the chain's on the same
+checkpoint, its report in a frame, the same attack next to the external audit of the engine
+(:func:`iclmem.audit.audit_fine_tuned`), and how many of the 48 manipulations leave TabPFN v2 and TabICL
 blind to the query's features. Calibration uses the pretrained checkpoint of the same architecture as M_ref.
 """
 
@@ -71,6 +72,66 @@ def external_audit_table(
             "chain (02-04)": [float(chain[k]) for k in keys],
             "external audit": [float(external[k]) for k in keys],
         }
+    )
+
+
+def command_table(command, summary: pd.DataFrame, run) -> pd.DataFrame:
+    """``iclmem audit``'s attack on a run's last kept checkpoint next to the chain's at the same epoch: the rows
+    probed, AUC(Delta S) with its interval and TPR at 10% FPR, each as the chain and as the command computed it."""
+    epoch = max(run.config.probe_epochs)
+    chain = summary[(summary.run_key == run.key) & (summary.epoch == epoch)].iloc[0]
+    a = command.result["attack"]
+    rows = [
+        ("members + non-members probed", f"{int(chain.n_members)} + {int(chain.n_non_members)}",
+         f"{a['n_members']} + {a['n_non_members']}"),
+        ("AUC (Delta S, loss)", f"{chain.auc_loss:.3f} [{chain.auc_loss_lo:.3f}, {chain.auc_loss_hi:.3f}]",
+         f"{a['auc']:.3f} [{a['auc_lo']:.3f}, {a['auc_hi']:.3f}]"),
+        ("TPR at 10% FPR", f"{chain.tpr10_loss:.3f}", f"{a['tpr10']:.3f}"),
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=["", f"chain (02-04), epoch {epoch}", "iclmem audit"])
+
+
+def command_texts(command) -> dict[str, str]:
+    """The numbers and the sentences the page's prose states about the command's audit, as text to glue: the
+    split's and the control's sentences follow what the audit found."""
+    from iclmem.audit.verdict import RISK_QUANTILE
+
+    r = command.result
+    a, base, control = r["attack"], r["split"]["baseline"], r["control"]
+    split = (
+        f"a classifier on the features alone tells the files apart with AUC {base['auc']:.3f}, and the audit reads "
+        f"a signal as memorization only while the lower end of that AUC's interval stays at or below "
+        f"{base['threshold']:.2f} ({'it does not here' if base['separates'] else 'it does here'})."
+    )
+    if control is None:
+        said = "The positive control was not run (`--control` runs it)."
+    else:
+        seen = "sees" if control["sees_memorization"] else "does not see"
+        said = (
+            "The positive control, a copy of the base fine-tuned on half the non-members by a stated recipe, shows "
+            f"that the probe {seen} memorization on this table (AUC {control['attack']['auc']:.3f})."
+        )
+    return {
+        "audit_verdict": r["verdict"]["word"],
+        "audit_status": str(command.status),
+        "audit_auc": f"{a['auc']:.3f} [{a['auc_lo']:.3f}, {a['auc_hi']:.3f}]",
+        "audit_null_rate": f"{r['null']['rate']:.1%}",
+        "audit_permutations": str(r["null"]["n_permutations"]),
+        "audit_mda": f"{r['power']['smallest_detectable_auc']:.3f}",
+        "audit_split_sentence": split,
+        "audit_at_risk": f"{r['rows_at_risk']['share']['share']:.0%}",
+        "audit_percentile": f"{RISK_QUANTILE * 100:.0f}th",
+        "audit_control_sentence": said,
+    }
+
+
+def report_frame(page: str, height: int = 900) -> str:
+    """The audit's HTML report inside an ``iframe`` (its own CSS stays inside it), for a notebook to display."""
+    import html
+
+    return (
+        f'<iframe srcdoc="{html.escape(page, quote=True)}" style="width:100%;height:{height}px;'
+        'border:1px solid #ccc"></iframe>'
     )
 
 
