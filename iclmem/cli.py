@@ -542,12 +542,18 @@ def add_audit(subparsers: Subparsers) -> None:
         "model-free baseline separates the files (memorization cannot be told from distribution shift).",
     )
     p.add_argument("--config", type=Path, metavar="AUDIT.yaml", help="the settings as a YAML mapping (flags win)")
-    for flag, key, kind, metavar, text in _AUDIT_VALUES:
-        p.add_argument(flag, dest=key, type=kind, metavar=metavar, default=None, help=text)
+    for flag, key, _, metavar, text in _AUDIT_VALUES:  # read as text: AuditConfig checks and converts (one line)
+        p.add_argument(flag, dest=key, metavar=metavar, default=None, help=text)
     for flag, key, text in _AUDIT_SWITCHES:
         p.add_argument(flag, dest=key, action="store_const", const=True, default=None, help=text)
     p.add_argument("--no-progress", action="store_true", help="hide the progress line")
     p.set_defaults(func=cmd_audit)
+
+    def one_line(message: str) -> None:  # argparse's own errors as one line too (a pipeline reads stderr)
+        print(f"iclmem audit: error: {message}; see iclmem audit --help", file=sys.stderr)
+        raise SystemExit(2)
+
+    p.error = one_line  # type: ignore[method-assign]
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -596,7 +602,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "audit":  # a pipeline gating on the audit reads one line
+        print(
+            f"iclmem audit: error: unrecognized arguments: {' '.join(extra)}; see iclmem audit --help", file=sys.stderr
+        )
+        return 2
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")  # what parse_args says
     try:
         return args.func(args)
     except UsageError as exc:

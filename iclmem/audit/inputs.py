@@ -14,6 +14,7 @@ Every mistake is an :class:`AuditInputError`: one line that names the problem an
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,9 +125,14 @@ def _typed(key: str, value: Any, default: Any, source: str) -> Any:
     elif isinstance(default, int):
         if isinstance(value, int) and not isinstance(value, bool):
             return value
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():  # a flag's text
+            return int(value)
     elif isinstance(default, float):
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
+        with contextlib.suppress(ValueError):
+            if isinstance(value, str):
+                return float(value)
     elif isinstance(value, str | int | float) and not isinstance(value, bool):
         return str(value)
     kind = "a list of column names" if isinstance(default, tuple) else type(default).__name__

@@ -235,6 +235,10 @@ def _bad_case(case: str, d: Path) -> list:
     if case == "config-unknown-key":
         (d / "a.yaml").write_text("modle: reference\n")
         return ["--config", d / "a.yaml"]
+    if case == "not-a-number":
+        return [*ref, *files, "--target", "y", "--max-queries", "many"]
+    if case == "unknown-flag":
+        return [*ref, *files, "--target", "y", "--bogus"]
     assert case == "target-not-given"
     return [*ref, *files]
 
@@ -252,6 +256,8 @@ BAD = {
     "families-differ": r"--model is a tabpfn checkpoint but --base a reference one",
     "config-unknown-key": r"unknown setting\(s\) 'modle'; the settings are: model, base",
     "target-not-given": r"give --target",
+    "not-a-number": r"max_queries must be int, got 'many'",
+    "unknown-flag": r"unrecognized arguments: --bogus; see iclmem audit --help",
 }
 
 
