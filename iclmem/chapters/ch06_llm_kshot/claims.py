@@ -75,7 +75,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch06_llm_kshot.accuracy import chance_level, icl_condition
+from iclmem.chapters.ch06_llm_kshot.accuracy import IclCondition, chance_level, icl_condition
 from iclmem.chapters.ch06_llm_kshot.basis import basis_lead, paper_reading, reads_net
 from iclmem.chapters.ch06_llm_kshot.contrast import (
     PRESENCE_FLOOR,
@@ -414,53 +414,12 @@ def claim_d3(
     )
     note = "" if ks == shots else " Fewer than two k > 0 were run, so the transitions include k = 0."
     if net_basis:
-        slots = sum(len(p) for p in pairs)
-        member = membership(mem, focus, index)
-        ex, agrees, contradicted, nul = net_contrast(
-            "D3",
-            up / slots,
-            down / slots,
-            member,
-            n_boot,
-            seed,
-            n_perm,
-            "members minus non-members, net near-exact -> exact transitions per 100 pairs",
-        )
-        ours = (
-            f"members minus non-members: net near-exact -> exact transitions {ex.estimate:+.0f} per 100 (setting, "
-            f"consecutive k) pairs (members {ex.member_rise:+.0f}, non-members {ex.non_member_rise:+.0f}); raw: {ours}"
-        )
-        reason = (
-            basis_lead("D3", True)
-            + f" Checked on the {focus.model} model, all settings, consecutive {ks_text(ks)}: per instance, the share "
-            f"of its {slots} (setting, consecutive k) pairs where a near-exact match turns exact minus the share where "
-            "an exact one turns near-exact, members minus non-members; "
-            f"{excess_why(ex, agrees, 'the member-minus-non-member net share')}.{note}{nul.why}"
-            + paper_reading(focus.describe(), _raw_text("net transitions", est, ci, unit=" transitions"))
-        )
-        return claim_record("D3", paper_d3(), ours, reason, agrees, contradicted, nul, ex.text())
+        raw = _raw_text("net transitions", est, ci, unit=" transitions")
+        return _d3_net(mem, focus, ks, index, pairs, up, down, n_boot, seed, n_perm, note, ours, raw)
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
     if ci is not None:
-        rng = null_rng(seed, "D3")
-        perms = row_permutations(rng, n_perm, n, codes.shape[2])
-        permuted = permute_within(codes.transpose(0, 2, 1), perms).transpose(
-            0, 1, 3, 2
-        )  # draws x instances x settings x ks
-        p_up, p_down = transition_counts(permuted, pairs)
-        null_est, null_agrees = directional_null((p_up - p_down).astype(float), null_boot(rng, n_perm, n), total=True)
-        summary = summarize_null(est, null_est, null_agrees)
-        nul = null_of(
-            summary,
-            agrees,
-            (
-                "an instance's matches exchangeable across its ks (the order of k carries nothing), its k labels "
-                "permuted "
-                f"within every instance, the same permutation in all its settings; {draws_text(n_perm, seed, n_boot)}"
-            ),
-            f"net near-exact -> exact transitions: {est:+.0f}",
-            unit=" transitions",
-        )
+        nul = _d3_order_null(codes, pairs, est, agrees, seed, n_perm, n_boot)
     reason = basis_lead("D3", truth) + (
         f" Checked on the {focus.describe()}, all settings, consecutive {ks_text(ks)}: near-exact -> exact minus "
         f"exact -> near-exact transitions of the same instance and setting; "
@@ -468,6 +427,85 @@ def claim_d3(
     )
     return claim_record(
         "D3", paper_d3(), ours, reason, agrees, contradicted, nul, ci.text("{:+.0f}", " transitions") if ci else None
+    )
+
+
+def _d3_net(
+    mem: pd.DataFrame,
+    focus: Focus,
+    ks: list[int],
+    index: pd.Index,
+    pairs: list[list[tuple[int, int]]],
+    up: np.ndarray,
+    down: np.ndarray,
+    n_boot: int,
+    seed: int,
+    n_perm: int,
+    note: str,
+    raw_ours: str,
+    raw_why: str,
+) -> ClaimResult:
+    """D3 read net of non-members (Sec. 5.1, Obs. 3; :func:`claim_d3`): per instance of ``index`` (all the model's),
+    the share of its (setting, consecutive k) ``pairs`` turning exact (``up``) minus the share turning near-exact
+    (``down``), members minus non-members (:func:`~.contrast.net_contrast`); ``raw_ours`` and ``raw_why``: the raw
+    reading of the focus rows, shown beside the verdict."""
+    slots = sum(len(p) for p in pairs)
+    member = membership(mem, focus, index)
+    ex, agrees, contradicted, nul = net_contrast(
+        "D3",
+        up / slots,
+        down / slots,
+        member,
+        n_boot,
+        seed,
+        n_perm,
+        "members minus non-members, net near-exact -> exact transitions per 100 pairs",
+    )
+    ours = (
+        f"members minus non-members: net near-exact -> exact transitions {ex.estimate:+.0f} per 100 (setting, "
+        f"consecutive k) pairs (members {ex.member_rise:+.0f}, non-members {ex.non_member_rise:+.0f}); raw: {raw_ours}"
+    )
+    reason = (
+        basis_lead("D3", True)
+        + f" Checked on the {focus.model} model, all settings, consecutive {ks_text(ks)}: per instance, the share "
+        f"of its {slots} (setting, consecutive k) pairs where a near-exact match turns exact minus the share where "
+        "an exact one turns near-exact, members minus non-members; "
+        f"{excess_why(ex, agrees, 'the member-minus-non-member net share')}.{note}{nul.why}"
+        + paper_reading(focus.describe(), raw_why)
+    )
+    return claim_record("D3", paper_d3(), ours, reason, agrees, contradicted, nul, ex.text())
+
+
+def _d3_order_null(
+    codes: np.ndarray,
+    pairs: list[list[tuple[int, int]]],
+    est: float,
+    agrees: bool | None,
+    seed: int,
+    n_perm: int,
+    n_boot: int,
+) -> ClaimNull:
+    """D3's null read raw (:func:`claim_d3`): the order of an instance's ks carries nothing; each draw permutes the k
+    labels of ``codes`` (instances x settings x ks) within every instance, the same permutation for all its
+    settings, and counts the transitions again."""
+    n = codes.shape[0]
+    rng = null_rng(seed, "D3")
+    perms = row_permutations(rng, n_perm, n, codes.shape[2])
+    # draws x instances x settings x ks
+    permuted = permute_within(codes.transpose(0, 2, 1), perms).transpose(0, 1, 3, 2)
+    p_up, p_down = transition_counts(permuted, pairs)
+    null_est, null_agrees = directional_null((p_up - p_down).astype(float), null_boot(rng, n_perm, n), total=True)
+    summary = summarize_null(est, null_est, null_agrees)
+    return null_of(
+        summary,
+        agrees,
+        (
+            "an instance's matches exchangeable across its ks (the order of k carries nothing), its k labels "
+            "permuted "
+            f"within every instance, the same permutation in all its settings; {draws_text(n_perm, seed, n_boot)}"
+        ),
+        f"net near-exact -> exact transitions: {est:+.0f}",
+        unit=" transitions",
     )
 
 
@@ -550,37 +588,8 @@ def claim_d4(
     truth = ground_truth(mem, focus)
     raw_why = f"{equivalence_why(est, ci, margin, True, 'the gap')}; the maximum is {level:.0f}%"
     if reads_net("D4", truth):
-        everyone = focus.everyone()
-        mats_all = [memorization_matrix(mem, everyone, [s]) for s in run]
-        index_all = mats_all[0].index
-        cube_all = np.stack([mt.reindex(index=index_all, columns=shots).to_numpy() for mt in mats_all])
-        member = membership(mem, focus, index_all)
-        ex, net_means = net_gap(cube_all, member, key, n_boot, seed)
-        level_net = excess_level(mem, focus, run, shots)
-        present = level_net is not None and level_net[2] > PRESENCE_FLOOR
-        gap_agrees, contradicted = (bool(a) for a in equivalence_answers(ex.lo, ex.hi, margin, one_sided=True))
-        agrees = bool(gap_agrees and present)
-        nul = net_gap_null(cube_all, member, key, ex.estimate, agrees, margin, seed, n_perm)
-        with quiet():
-            top = np.nanmax(net_means, axis=0)
-            best_net = [SHORT_SETTINGS[run[i]] for i in np.argmax(np.nan_to_num(net_means, nan=-np.inf), axis=0)]
-        ours = (
-            f"members minus non-members: seg. only {np.nanmean(net_means[key]):+.0f} vs the maximum "
-            f"{np.nanmean(top):+.0f} points (mean of {ks_text(shots)}; highest setting per k: {', '.join(best_net)}); "
-            f"gap {ex.estimate:+.0f} points; raw: {ours}"
-        )
-        reason = (
-            basis_lead("D4", True)
-            + f" Checked on the {focus.model} model, members minus non-members under the same prompts: "
-            f"only-segment-pairs memorization minus the highest setting's per k ({ks_text(shots)}); "
-            f"{equivalence_why(ex.estimate, ex.interval(), margin, True, 'the gap')}."
-            f"{presence_text(short_level(level_net))}{nul.why}"
-            + paper_reading(
-                focus.describe(),
-                f"gap {est:+.0f} points, interval {ci.bounds() if ci else 'undefined'}: {raw_why}",
-            )
-        )
-        return claim_record("D4", paper_d4(), ours, reason, agrees, contradicted, nul, ex.text())
+        raw = f"gap {est:+.0f} points, interval {ci.bounds() if ci else 'undefined'}: {raw_why}"
+        return _d4_net(mem, focus, run, shots, key, n_boot, seed, margin, n_perm, ours, raw)
     gap_agrees, contradicted = margin_agreement(ci, margin, one_sided=True)
     present = level_ci is not None and level_ci.lo > margin
     agrees = None if ci is None or level_ci is None else bool(gap_agrees and present)
@@ -594,6 +603,52 @@ def claim_d4(
     )
     interval = None if ci is None else ci.text() + (f"; maximum {level_ci.bounds('{:.0f}', '%')}" if level_ci else "")
     return claim_record("D4", paper_d4(), ours, reason, agrees, contradicted, nul, interval)
+
+
+def _d4_net(
+    mem: pd.DataFrame,
+    focus: Focus,
+    run: list[str],
+    shots: list[int],
+    key: int,
+    n_boot: int,
+    seed: int,
+    margin: float,
+    n_perm: int,
+    raw_ours: str,
+    raw_why: str,
+) -> ClaimResult:
+    """D4 read net of non-members (Sec. 5.1, Obs. 7; :func:`claim_d4`): each setting of ``run`` at ``shots`` its
+    members' memorization minus its non-members' (:func:`~.equality.net_gap`), the only-segment-pairs setting (``key``)
+    minus the highest within -``margin`` points with the highest net level present; its null
+    :func:`~.equality.net_gap_null`. ``raw_ours`` and ``raw_why``: the raw reading of the focus rows."""
+    everyone = focus.everyone()
+    mats_all = [memorization_matrix(mem, everyone, [s]) for s in run]
+    index_all = mats_all[0].index
+    cube_all = np.stack([mt.reindex(index=index_all, columns=shots).to_numpy() for mt in mats_all])
+    member = membership(mem, focus, index_all)
+    ex, net_means = net_gap(cube_all, member, key, n_boot, seed)
+    level_net = excess_level(mem, focus, run, shots)
+    present = level_net is not None and level_net[2] > PRESENCE_FLOOR
+    gap_agrees, contradicted = (bool(a) for a in equivalence_answers(ex.lo, ex.hi, margin, one_sided=True))
+    agrees = bool(gap_agrees and present)
+    nul = net_gap_null(cube_all, member, key, ex.estimate, agrees, margin, seed, n_perm)
+    with quiet():
+        top = np.nanmax(net_means, axis=0)
+        best_net = [SHORT_SETTINGS[run[i]] for i in np.argmax(np.nan_to_num(net_means, nan=-np.inf), axis=0)]
+    ours = (
+        f"members minus non-members: seg. only {np.nanmean(net_means[key]):+.0f} vs the maximum "
+        f"{np.nanmean(top):+.0f} points (mean of {ks_text(shots)}; highest setting per k: {', '.join(best_net)}); "
+        f"gap {ex.estimate:+.0f} points; raw: {raw_ours}"
+    )
+    reason = (
+        basis_lead("D4", True)
+        + f" Checked on the {focus.model} model, members minus non-members under the same prompts: "
+        f"only-segment-pairs memorization minus the highest setting's per k ({ks_text(shots)}); "
+        f"{equivalence_why(ex.estimate, ex.interval(), margin, True, 'the gap')}."
+        f"{presence_text(short_level(level_net))}{nul.why}" + paper_reading(focus.describe(), raw_why)
+    )
+    return claim_record("D4", paper_d4(), ours, reason, agrees, contradicted, nul, ex.text())
 
 
 def claim_d5(
@@ -911,14 +966,7 @@ def claim_d7(
     raw_defined = [s for s in run if np.isfinite(rs[s]) and cis[s] is not None]
     member, checked_on = None, focus.describe()
     if net_basis:
-        index_all = pd.Index(sorted(set(focus.everyone().rows(mem)["instance_id"])))
-        member = membership(mem, focus, index_all)
-        mems = {
-            s: memorization_matrix(mem, focus.everyone(), [s]).reindex(index=index_all, columns=ks).to_numpy()
-            for s in run
-        }
-        acc = c.reindex(index=index_all[member], columns=ks).to_numpy()
-        rs, cis, r_shots = net_setting_correlations(acc, mems, member, n_boot, seed)
+        acc, mems, member, (rs, cis, r_shots) = _d7_net_series(mem, c, focus, run, ks, n_boot, seed)
         checked_on = f"{focus.model} model (accuracy of its fine-tuning members, memorization of all its instances)"
         ours = (
             "members minus non-members: "
@@ -948,33 +996,74 @@ def claim_d7(
     agrees = len(defined) == len(run) and all(strong.values())
     contradicted = any(weak.values())
     nul = curve_null(acc, mems, ks, rs, defined, strength, agrees, seed, n_perm, n_boot, member=member)
-    shots_text = r_without_zero_text(r_shots, run)
-    n_strong, n_weak = sum(strong.values()), sum(weak.values())
+    counts = (sum(strong.values()), sum(weak.values()))
+    reason = _d7_reason(truth, checked_on, cond, ks, run, defined, counts, r_shots, strength, net_basis) + nul.why
+    if net_basis:
+        raw_text += _d7_raw_intervals(raw_cis, raw_shots, run, raw_defined, strength)
+        reason += paper_reading(focus.describe(), raw_text)
+    return claim_record("D7", paper_d7(), ours, reason, agrees, contradicted, nul, r_intervals_text(cis, run, defined))
+
+
+def _d7_net_series(
+    mem: pd.DataFrame, c: pd.DataFrame, focus: Focus, run: list[str], ks: list[int], n_boot: int, seed: int
+) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, tuple[dict[str, float], dict[str, Any], dict[str, float]]]:
+    """D7's series read net of non-members (:func:`claim_d7`): the accuracy of the focus's members (``c``: the focus's
+    answers, instances x ks), each setting's memorization of all the model's instances, the membership of those
+    instances, and per setting r, its stratified interval and r without k = 0
+    (:func:`~.correlation.net_setting_correlations`)."""
+    index_all = pd.Index(sorted(set(focus.everyone().rows(mem)["instance_id"])))
+    member = membership(mem, focus, index_all)
+    mems = {
+        s: memorization_matrix(mem, focus.everyone(), [s]).reindex(index=index_all, columns=ks).to_numpy() for s in run
+    }
+    acc = c.reindex(index=index_all[member], columns=ks).to_numpy()
+    return acc, mems, member, net_setting_correlations(acc, mems, member, n_boot, seed)
+
+
+def _d7_reason(
+    truth: bool,
+    checked_on: str,
+    cond: IclCondition,
+    ks: list[int],
+    run: list[str],
+    defined: list[str],
+    counts: tuple[int, int],
+    r_shots: dict[str, float],
+    strength: float,
+    net_basis: bool,
+) -> str:
+    """D7's reason before its null's words (:func:`claim_d7`): the basis, the condition met, and how many settings'
+    r intervals lie at or above ``strength`` and wholly below it (``counts``), r without k = 0 beside them."""
+    n_strong, n_weak = counts
     series = (
         "the members' accuracy and surfaced memorization net of non-members (the members' rate minus the "
         "non-members' at each k)"
         if net_basis
         else "accuracy and memorization"
     )
-    reason = (
+    return (
         basis_lead("D7", truth)
         + f" Checked on the {checked_on}: ICL improves on zero-shot and on chance ({cond.text()}), so the claim "
         f"applies. Pearson r across {ks_text(ks)} of {series} per setting; {n_strong} of {len(run)} "
         f"settings have their interval at or above {strength:g} (very strong)"
         + (f", {n_weak} wholly below it" if n_weak else "")
         + ("" if len(defined) == len(run) else "; the others have an undefined r")
-        + f". Without k = 0 (the ks > 0 only) r is {shots_text}. Few ks make each r rest on few points."
-        + nul.why
+        + f". Without k = 0 (the ks > 0 only) r is {r_without_zero_text(r_shots, run)}. Few ks make each r rest on "
+        "few points."
     )
-    if net_basis:
-        raw_strong = sum(raw_cis[s].lo >= strength for s in raw_defined)
-        raw_text += (
-            (f", intervals {r_intervals_text(raw_cis, run, raw_defined)}" if raw_defined else "")
-            + f"; {raw_strong} of {len(run)} settings at or above {strength:g}; without k = 0 r is "
-            + r_without_zero_text(raw_shots, run)
-        )
-        reason += paper_reading(focus.describe(), raw_text)
-    return claim_record("D7", paper_d7(), ours, reason, agrees, contradicted, nul, r_intervals_text(cis, run, defined))
+
+
+def _d7_raw_intervals(
+    raw_cis: dict[str, Any], raw_shots: dict[str, float], run: list[str], raw_defined: list[str], strength: float
+) -> str:
+    """The rest of D7's raw reading, shown beside a verdict read net of non-members (:func:`claim_d7`): the raw
+    intervals, how many lie at or above ``strength``, and r without k = 0."""
+    raw_strong = sum(raw_cis[s].lo >= strength for s in raw_defined)
+    return (
+        (f", intervals {r_intervals_text(raw_cis, run, raw_defined)}" if raw_defined else "")
+        + f"; {raw_strong} of {len(run)} settings at or above {strength:g}; without k = 0 r is "
+        + r_without_zero_text(raw_shots, run)
+    )
 
 
 def claim_d8(
