@@ -21,7 +21,7 @@ from iclmem.adapters.tiny import write_tiny_checkpoint
 from iclmem.audit import audit_fine_tuned
 from iclmem.audit.audit_run import check_split
 from iclmem.audit.inputs import AuditConfig, AuditInputError, read_audit_files
-from iclmem.audit.split_check import combine_files, feature_matrix, matched_subsample
+from iclmem.audit.split_check import combine_files, determining_feature, feature_matrix, matched_subsample
 from iclmem.audit.verdict import equivalence
 from iclmem.cli import main
 from iclmem.data import deduplicate, load_dataset
@@ -302,3 +302,15 @@ def test_a_tabpfn_or_tabicl_audit_runs_end_to_end(kind, tmp_path, capsys):
     assert result["attack"]["n_members"] == 30 and result["probe_summary"]["n_non_members"] == 30
     assert result["control"]["n_members"] == 15 and result["control"]["recipe"]["epochs"] == 3
     assert "positive control: 3 fine-tuning steps" in out and "positive control: the probe" in out
+
+
+def test_a_target_one_feature_determines_is_flagged_with_the_column():
+    rng = np.random.default_rng(0)
+    regime = rng.choice(["parliamentary", "presidential", "military", "monarchy"], 120)
+    frame = pd.DataFrame({"gdp": rng.normal(size=120), "regime": regime})
+    frame["democracy"] = np.isin(regime, ["parliamentary", "presidential"]).astype(int)  # regime fixes democracy
+    audit = combine_files(frame.iloc[:60], frame.iloc[60:], "democracy")
+    found = determining_feature(audit.table)
+    assert found["determines"] and found["column"] == "regime" and found["score"] >= found["threshold"]
+    audit = combine_files(frame.iloc[:60].drop(columns="regime"), frame.iloc[60:].drop(columns="regime"), "democracy")
+    assert not determining_feature(audit.table)["determines"]
