@@ -55,8 +55,7 @@ import iclmem
 from iclmem.chapters.ch_a1_reference_ltm import (benchmark_texts, card_summary, card_texts, encoding_comparison,
     ladder_change, plot_pretraining_loss, quality_change, quality_table, quality_verdict, reach_change, target_texts,
     targets_label, verdict_glue)
-from iclmem.ltm.reference import (REFERENCE_CARD, WEIGHTS_DIR, pretraining_stages, reference_files,
-                                  smallest_pretraining_context)
+from iclmem.ltm.reference import REFERENCE_CARD, WEIGHTS_DIR, pretraining_stages, reference_files, smallest_pretraining_context
 
 repo = Path(iclmem.__file__).resolve().parents[1]
 card = json.loads(REFERENCE_CARD.read_text())
