@@ -20,10 +20,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from killing import entries, kill_when
 
 from iclmem.llm.cache import CompletionCache
 from iclmem.llm.chat import ChatRequest, Decoding
-from tests.killing import entries, kill_when
 
 N = 12
 HANG_AT = 5  # the first run hangs on its 5th request: 4 are done and cached when it is killed

@@ -22,10 +22,11 @@ import threading
 import time
 from pathlib import Path
 
+from killing import entries, kill_when
+
 from iclmem.llm.cache import CompletionCache
 from iclmem.llm.chat import ChatRequest, Decoding
 from iclmem.llm.server import EchoServer, echo_reply
-from tests.killing import entries, kill_when
 
 N, HELD = 12, "prompt 4"
 

@@ -175,8 +175,7 @@ def test_nli_pairs_split_at_the_sentence_boundary():
 @pytest.fixture
 def hf_mirror(tmp_path, monkeypatch):
     import datasets
-
-    from tests.hf_fixtures import write_hf_mirror
+    from hf_fixtures import write_hf_mirror
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # nothing is downloaded
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf_cache")
