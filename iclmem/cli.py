@@ -515,6 +515,7 @@ _AUDIT_VALUES: tuple[tuple[str, str, type, str, str], ...] = (
     ("--base", "base", str, "SPEC", "the pretrained checkpoint it was fine-tuned from (same architecture)"),
     ("--members", "members", str, "FILE", "CSV/parquet of the rows the model was fine-tuned on"),
     ("--non-members", "non_members", str, "FILE", "CSV/parquet of rows of the same table it never saw"),
+    ("--table", "table", str, "FILE", "the full table the model was fine-tuned from (else the AUC is a lower bound)"),
     ("--target", "target", str, "COLUMN", "the target column (in both files)"),
     ("--task", "task", str, "TASK", "classification | regression (default: inferred from the target)"),
     ("--out", "out", str, "DIR", "folder for audit.html and audit.json (default: audit_report)"),

@@ -15,10 +15,12 @@
 #
 # You fine-tuned a tabular foundation model on sensitive rows and must know what it memorized.
 # One command answers it from your checkpoint, the checkpoint it started from and two files, the
-# rows it trained on (members) and rows of the same table it never saw (non-members):
+# rows it trained on (members) and rows of the same table it never saw (non-members), plus, with
+# `--table`, the whole table both come from:
 #
 # ```bash
-# iclmem audit --model tabpfn:ft.ckpt --base tabpfn:base.ckpt --members train.csv --non-members holdout.csv --target y
+# iclmem audit --model tabpfn:ft.ckpt --base tabpfn:base.ckpt --members train.csv --non-members holdout.csv \
+#     --table full.csv --target y
 # ```
 #
 # It checks your split before it probes, runs the audit of IclMem (Sec. 4.1, 4.2, App. A.4: the
@@ -81,12 +83,13 @@ Markdown(run_banner(tables, data_path, target, task) + f" Model: `{model}`.")
 #
 # The run above fine-tuned the reference LTM on its members. An auditor holds its last kept
 # checkpoint (written with `ReferenceLTM.save`, the model `reference:PATH`), the base it started
-# from, the members' rows and the non-members' rows, and runs:
+# from, the members' rows, the non-members' rows and the whole table the run was fine-tuned from
+# (`--table`), and runs:
 
 # %%
 command = run_audit_command(runs[0], reference, tables[specs[0].dataset], model, control=control,
                             max_queries=max_queries, n_boot=n_boot, seed=seed)
-for key, text in command_texts(command).items():
+for key, text in command_texts(command, summary, runs[0]).items():
     glue_text(key, text)
 Markdown(f"```bash\n{command.command}\n```\n\nIt printed:\n\n```text\n{command.summary}```")
 
@@ -99,11 +102,10 @@ Markdown(f"```bash\n{command.command}\n```\n\nIt printed:\n\n```text\n{command.s
 # {glue:text}`audit_at_risk` of the members score above the non-members' {glue:text}`audit_percentile`
 # percentile. {glue:text}`audit_control_sentence`
 #
-# The command reads the rows through an encoder fitted on the two files, as an auditor without the
-# rest of the table must, and gives them its own query ids; the chain encodes on the whole table,
-# as the run was trained, and probes its own subsample of rows. Both measure the same checkpoint,
-# and a checkpoint read through another encoding than its training one shows a weaker signal: the
-# command's AUC is then a lower bound.
+# {glue:text}`audit_chain_sentence` An auditor without the rest of the table leaves `--table` out:
+# the command then fits its encoder on the two files and numbers the rows itself, and a checkpoint
+# read through another encoding than its training one shows a weaker signal, so the report calls
+# its AUC a lower bound next to the chain's.
 
 # %%
 command_table(command, summary, runs[0])

@@ -18,7 +18,9 @@ them through iclmem's encoding: a weaker signal is then a lower bound, not an ab
 ``iclmem audit`` (:mod:`iclmem.audit.audit_run`) is this audit from two files, with the user's split checked first
 (:mod:`iclmem.audit.split_check`), the verdict's error rates (:mod:`iclmem.audit.verdict`), an optional positive
 control on the same table (:mod:`iclmem.audit.positive_control`) and a self-contained report
-(:mod:`iclmem.audit.html_report`); its inputs are read and checked by :mod:`iclmem.audit.inputs`.
+(:mod:`iclmem.audit.html_report`); its inputs are read and checked by :mod:`iclmem.audit.inputs`. Given ``--table``,
+the full table the model was fine-tuned from, it is this very call on the chain's table and row ids; without it the
+table is the two files alone, encoded on them, and its AUC a lower bound next to the chain's.
 """
 
 from __future__ import annotations
@@ -112,6 +114,7 @@ def audit_fine_tuned(
     seed: int = 0,
     max_queries: int | None = None,
     max_features: int = 30,
+    feature_seed: int = 0,
     n_boot: int = 1000,
     progress: bool = False,
 ) -> tuple[dict, pd.DataFrame]:
@@ -119,7 +122,8 @@ def audit_fine_tuned(
     docstring).
 
     ``scores`` has one row per (query, manipulation, model) with ``model`` "theta" or "ref". ``progress``: a
-    progress line per model on the terminal (:mod:`iclmem.progress`).
+    progress line per model on the terminal (:mod:`iclmem.progress`). ``feature_seed`` draws the subset of
+    ``max_features`` encoded columns of a wider table (a controlled run draws it with its ``context_seed``).
     """
     queries, center, scale = audit_queries(
         table,
@@ -129,6 +133,7 @@ def audit_fine_tuned(
         seed=seed,
         max_queries=max_queries,
         max_features=max_features,
+        feature_seed=feature_seed,
     )
     kwargs = dict(task=table.task, target_center=center, target_scale=scale, seed=seed, progress=progress)
     s_theta = probe_scores(theta, queries, manipulations, columns={"model": "theta"}, **kwargs)

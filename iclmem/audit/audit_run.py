@@ -5,7 +5,12 @@ rate and a known sensitivity (Sec. 4.1, 4.2, App. A.1, A.4; Tab. 3).
 :class:`~iclmem.audit.inputs.AuditInputError`, exit status 2):
 
 1. read and check the two files (:mod:`iclmem.audit.inputs`) and build one deduplicated table of both
-   (:func:`~iclmem.audit.split_check.combine_files`);
+   (:func:`~iclmem.audit.split_check.combine_files`); with ``--table``, find every row of both in the full table the
+   model was fine-tuned from and probe that table, read as the controlled chain reads it, on its row ids
+   (:func:`~iclmem.audit.split_check.place_in_table`): the encoder, the target statistics and every draw seeded by
+   row id are then the chain's, and the AUC is the chain's (``tests/engine/test_audit_command.py``). Without it the
+   encoder is fitted on the two files and the rows are numbered by the command: the AUC is then a lower bound next
+   to the chain's (:data:`LOWER_BOUND`);
 2. load the model and its base, of one architecture, and check that they take the target;
 3. check the split (:mod:`iclmem.audit.split_check`): per-column distances, a target one feature determines, the
    model-free baseline, and with ``--match`` the matched subsample;
@@ -35,7 +40,7 @@ import pandas as pd
 from ..progress import Bar, duration
 from . import audit_fine_tuned
 from .html_report import figures, write_report
-from .inputs import MIN_ROWS, AuditConfig, AuditInputError, check_model_takes, load_audit_models, read_audit_files
+from .inputs import MIN_ROWS, AuditConfig, AuditInputError, check_model_takes, load_audit_models, read_audit_inputs
 from .positive_control import ControlRecipe, run_control
 from .split_check import (
     CALIPER_SD,
@@ -45,8 +50,17 @@ from .split_check import (
     combine_files,
     determining_feature,
     matched_subsample,
+    place_in_table,
 )
 from .verdict import RULE, attack_summary, delta_frame, equivalence, null_rate, power_at_size, rows_at_risk, verdict
+
+#: What the report says of an AUC read without ``--table``.
+LOWER_BOUND = (
+    "the encoder was fitted on the two files only and the rows numbered by the command, while the model was "
+    "fine-tuned (and a controlled run is probed) on the whole table's encoding and row ids: read this AUC as a lower "
+    "bound next to the chain's, not as its value; --table FULL.csv (the table the model was fine-tuned from) "
+    "reproduces it"
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +85,7 @@ def check_split(audit: AuditTable, config: AuditConfig) -> tuple[dict[str, Any],
         "determining": determining_feature(audit.table),
         "baseline": baseline,
         "matched": None,
+        "table": audit.table_file,
     }
     if config.match:
         members, non_members = matched_subsample(propensity, members, non_members, config.seed)
@@ -107,6 +122,19 @@ def _top_rows(top: pd.DataFrame, audit: AuditTable, show_rows: bool) -> list[dic
             record["row"] = {**values, t.target_name: t.target.iloc[int(r.query_id)]}
         out.append(record)
     return out
+
+
+def _encoding(audit: AuditTable) -> dict[str, Any]:
+    """How the probe read the rows: on the full table of ``--table`` (the chain's encoding and row ids), or on the
+    two files alone (a lower bound)."""
+    t = audit.table_file
+    if t is None:
+        return {"fitted_on": "the two files", "row_ids": "the command's", "lower_bound": True, "note": LOWER_BOUND}
+    note = (
+        f"the encoder and the target statistics were fitted on the table {t['path']} ({t['n_rows_deduplicated']} rows "
+        "after deduplication) and every row probed with its id there, as a controlled run is: the AUC is the chain's"
+    )
+    return {"fitted_on": t["path"], "row_ids": "the table's", "lower_bound": False, "note": note}
 
 
 def _sentence(word: str, result: dict[str, Any]) -> str:
@@ -153,6 +181,7 @@ def _probe(
         non,
         seed=config.seed,
         max_queries=config.max_queries,
+        feature_seed=config.seed if audit.table_file else 0,  # a controlled run's columns: drawn with its seed
         n_boot=config.n_boot,
         progress=progress,
     )
@@ -165,9 +194,12 @@ def run_audit(config: AuditConfig, *, progress: bool = True, echo: Callable[[str
     started, clock = datetime.now(timezone.utc), time.perf_counter()
     bar = Bar(total=5, desc="audit", disable=not progress)
     bar.set_postfix(step="reading the files")
-    frames = read_audit_files(config)
+    *frames, full = read_audit_inputs(config)
     names = (Path(config.members).name, Path(config.non_members).name)
     audit = combine_files(*frames, config.target, config.task, missing_target=config.missing_target, names=names)
+    if full is not None:
+        audit = place_in_table(audit, tuple(frames), full, config.target, missing_target=config.missing_target,
+                               names=names, table_name=Path(config.table).name)  # fmt: skip
     bar.set_postfix(step="loading the models")
     theta, base = load_audit_models(config)
     check_model_takes(theta, config.model, audit.table.task, int(audit.table.target.nunique()))
@@ -191,9 +223,11 @@ def run_audit(config: AuditConfig, *, progress: bool = True, echo: Callable[[str
             "base": config.base,
             "members": config.members,
             "non_members": config.non_members,
+            "table": config.table or None,
             "target": config.target,
             "task": audit.table.task,
         },
+        "encoding": _encoding(audit),
         "split": split,
         "rule": RULE,
         "attack": attack,
@@ -252,6 +286,7 @@ def summary_text(result: dict[str, Any], html_path: Path, json_path: Path) -> st
         + (f"YES, by {det['column']!r} ({det['measure']} {det['score']:.3f})" if det["determines"] else "no"),
         f"attack (Delta S, loss) on {a['n_members']} + {a['n_non_members']} probed rows: AUC {a['auc']:.3f} "
         f"[{a['auc_lo']:.3f}, {a['auc_hi']:.3f}]",
+        f"  encoding: {result['encoding']['note']}",
         f"  TPR at 10% FPR {a['tpr10']:.3f} [{a['tpr10_lo']:.3f}, {a['tpr10_hi']:.3f}], at 1% {a['tpr1']:.3f} "
         f"[{a['tpr1_lo']:.3f}, {a['tpr1_hi']:.3f}], at 0.1% {tpr01}",
         f"  rule: {RULE}; null rate {null['rate']:.1%} [{null['rate_lo']:.1%}, {null['rate_hi']:.1%}] over "
@@ -275,4 +310,4 @@ def summary_text(result: dict[str, Any], html_path: Path, json_path: Path) -> st
     return "\n".join(lines)
 
 
-__all__ = ["AuditOutcome", "check_split", "run_audit", "summary_text"]
+__all__ = ["LOWER_BOUND", "AuditOutcome", "check_split", "run_audit", "summary_text"]

@@ -133,6 +133,13 @@ def _split_html(split: dict[str, Any]) -> str:
         f"{d['n_exact_duplicates_dropped']} exact duplicates and {d['n_conflicting_dropped']} conflicting rows; "
         f"{d['n_members']} members and {d['n_non_members']} non-members remain.</p>",
     ]
+    t = split.get("table")
+    if t:
+        parts.append(
+            f"<p>Both files were found in the table <code>{html.escape(t['path'])}</code> ({t['n_rows']} rows, "
+            f"{t['n_rows_deduplicated']} after its deduplication; {t['n_file_rows_conflicting_in_table']} file rows "
+            "whose features conflict there left out) and every row is probed as the row it is there.</p>"
+        )
     cls = "warn" if base["separates"] else "ok"
     says = (
         "<b>separates the files</b>: the audit cannot tell memorization from distribution shift."
@@ -172,6 +179,14 @@ def _split_html(split: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _encoding_html(encoding: dict[str, Any] | None) -> str:
+    """How the probe read the rows: on the full table of ``--table``, or on the two files (the AUC a lower bound)."""
+    if not encoding:
+        return ""
+    cls = "warn" if encoding["lower_bound"] else "ok"
+    return f"<p class='{cls}'><b>Encoding:</b> {html.escape(encoding['note'])}.</p>"
+
+
 def _attack_html(result: dict[str, Any], figs: dict[str, str]) -> str:
     a, null, power, eq = result["attack"], result["null"], result["power"], result["equivalence"]
     rows = [
@@ -187,6 +202,7 @@ def _attack_html(result: dict[str, Any], figs: dict[str, str]) -> str:
             f"<p>{a['n_members']} members and {a['n_non_members']} non-members probed under the model and the base "
             "with the 48 manipulations; the attack ranks them by Delta S of the probe loss.</p>",
             _table(rows),
+            _encoding_html(result.get("encoding")),
             f"<p><b>Rule:</b> {html.escape(result['rule'])}. <b>Null rate</b> (the rule under "
             f"{null['n_permutations']} membership permutations): {null['rate']:.1%} "
             f"[{null['rate_lo']:.1%}, {null['rate_hi']:.1%}] (nominal {null['nominal']:.1%}).</p>",

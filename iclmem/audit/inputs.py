@@ -4,6 +4,9 @@
   (``--config audit.yaml``; a flag given on the command line wins over the file).
 * :func:`read_audit_files`: the members file (the rows the model was fine-tuned on) and the non-members file (rows
   it never saw), CSV or parquet, checked against each other: neither empty, the target in both, the same columns.
+* :func:`read_audit_inputs`: those two and, with ``--table``, the full table the model was fine-tuned from
+  (:func:`read_full_table`, :func:`table_columns`): the files' columns, in the table's order and read with the
+  table's column types.
 * :func:`load_audit_models`: the fine-tuned model and its base, named as the ``model`` parameter elsewhere
   (``reference``, ``reference-v1``, ``tabicl:PATH``, ``tabpfn:PATH``) or ``reference:PATH``, a checkpoint of the
   reference architecture such as :meth:`iclmem.ltm.ReferenceLTM.save` writes (``run.model(epoch).save(path)`` for
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +48,8 @@ class AuditConfig:
     base: str = ""
     members: str = ""
     non_members: str = ""
+    #: the full table the model was fine-tuned from (members, non-members and any other rows); empty: the two files
+    table: str = ""
     target: str = ""
     task: str = ""  # classification | regression; empty: inferred from the target
     out: str = "audit_report"
@@ -156,27 +162,27 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     return {str(k).replace("-", "_"): v for k, v in values.items()}
 
 
-def _read_one(path: Path, role: str) -> pd.DataFrame:
+def _read_one(path: Path, role: str, rows: str = "") -> pd.DataFrame:
     """One file of the audit, read as :func:`iclmem.data.sources.read_table` reads a table; an empty file is an
-    error that says so."""
+    error that says so (``rows``: whose rows the file should hold, for the message; the ``role``'s by default)."""
     from ..data.sources import read_table
 
+    rows = rows or f"the {role}' rows"
     if path.is_file() and not path.read_bytes().strip():
-        raise AuditInputError(f"the {role} file {path} is empty; pass the file that holds the {role}' rows")
+        raise AuditInputError(f"the {role} file {path} is empty; pass the file that holds {rows}")
     try:
         frame = read_table(path)
     except UserError as exc:
         raise AuditInputError(f"the {role} file: {exc}") from None
     if frame.empty:
-        raise AuditInputError(
-            f"the {role} file {path} has no rows (only a header); pass the file that holds the {role}' rows"
-        )
+        raise AuditInputError(f"the {role} file {path} has no rows (only a header); pass the file that holds {rows}")
     return frame
 
 
-def read_audit_files(config: AuditConfig) -> tuple[pd.DataFrame, pd.DataFrame]:
+def read_audit_files(config: AuditConfig, table_columns: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(members, non_members)`` as read, the ``drop`` columns left out; the files' columns checked against each
-    other and against the target (module docstring)."""
+    other and against the target (module docstring). ``table_columns``: those of ``--table``, which ``drop`` may
+    name too."""
     m_path, n_path = Path(config.members).expanduser(), Path(config.non_members).expanduser()
     members, non_members = _read_one(m_path, "members"), _read_one(n_path, "non-members")
     m_cols, n_cols = [str(c) for c in members.columns], [str(c) for c in non_members.columns]
@@ -193,10 +199,11 @@ def read_audit_files(config: AuditConfig) -> tuple[pd.DataFrame, pd.DataFrame]:
                 f"the target {target!r} is a column of {other} but not of {name}; both files need it: add the "
                 f"column to {name} (the model's labels for its rows)"
             )
-    unknown = [c for c in config.drop if c not in m_cols and c not in n_cols]
+    unknown = [c for c in config.drop if c not in m_cols and c not in n_cols and c not in table_columns]
     if unknown:
         raise AuditInputError(
-            f"unknown column(s) {', '.join(map(repr, unknown))} in --drop: neither file has them; the columns are: "
+            f"unknown column(s) {', '.join(map(repr, unknown))} in --drop: neither file"
+            f"{' nor the table' if table_columns else ''} has them; the columns are: "
             f"{', '.join(m_cols)}"
         )
     if target in config.drop:
@@ -217,6 +224,62 @@ def read_audit_files(config: AuditConfig) -> tuple[pd.DataFrame, pd.DataFrame]:
             "(check --drop)"
         )
     return members[keep], non_members[keep]
+
+
+def read_full_table(config: AuditConfig) -> pd.DataFrame:
+    """The full table of ``--table`` as read (its columns' names as text)."""
+    path = Path(config.table).expanduser()
+    frame = _read_one(path, "table", "every row the model was fine-tuned from, members and non-members among them")
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def table_columns(config: AuditConfig, frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The full table without the ``drop`` columns; it must have the files' ``columns`` (the target among them), no
+    more and no fewer: the model read the table's columns, and the files' rows are looked up in it."""
+    path = Path(config.table).expanduser()
+    cols = [c for c in frame.columns if c not in config.drop]
+    lacks, extra = [c for c in columns if c not in cols], [c for c in cols if c not in columns]
+    if lacks or extra:
+        parts = [f"lacks {', '.join(map(repr, lacks))} that the files have"] if lacks else []
+        parts += [f"has {', '.join(map(repr, extra))} that the files lack"] if extra else []
+        raise AuditInputError(
+            f"the table file {path.name} {' and '.join(parts)}; pass as --table the full table the model was "
+            "fine-tuned from, with the files' columns (leave extra ones out with --drop)"
+        )
+    return frame[cols]
+
+
+def _as_the_table_reads(frame: pd.DataFrame, path: Path, table: pd.DataFrame, role: str) -> pd.DataFrame:
+    """A file's columns in the table's order and with the table's column types: a CSV file is read again with them
+    (a column the table reads as text, e.g. a vintage that is "NV" in some rows, is then text in the file too, even
+    where the file's rows hold only numbers), a parquet file's columns are cast."""
+    types = {c: table[c].dtype for c in table.columns}
+    try:
+        if path.suffix.lower() == ".csv":
+            frame = pd.read_csv(path, dtype=types)
+            frame.columns = [str(c) for c in frame.columns]
+        return frame[list(table.columns)].astype(types)
+    except (ValueError, TypeError) as exc:
+        why = " ".join(str(exc).split())[:200]
+        raise AuditInputError(
+            f"the {role} file {path.name} does not read as the table does ({why}); write the files from the table's "
+            "own rows, with the same values"
+        ) from None
+
+
+def read_audit_inputs(config: AuditConfig) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+    """``(members, non_members, table)``: the two files of :func:`read_audit_files` and, with ``--table``, the full
+    table (:func:`read_full_table`) with the files read as it reads (its columns' order and types); ``table`` is
+    None without ``--table``."""
+    if not config.table:
+        return *read_audit_files(config), None
+    table = read_full_table(config)
+    members, non_members = read_audit_files(config, list(table.columns))
+    table = table_columns(config, table, [str(c) for c in members.columns])
+    members = _as_the_table_reads(members, Path(config.members).expanduser(), table, "members")
+    non_members = _as_the_table_reads(non_members, Path(config.non_members).expanduser(), table, "non-members")
+    return members, non_members, table
 
 
 def model_family(spec: str) -> tuple[str, str | None]:
@@ -316,5 +379,8 @@ __all__ = [
     "load_audit_models",
     "model_family",
     "read_audit_files",
+    "read_audit_inputs",
     "read_config_file",
+    "read_full_table",
+    "table_columns",
 ]

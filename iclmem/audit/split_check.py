@@ -11,6 +11,11 @@ drawn that way, and then an attack measures the shift, not memorization (Das, Zh
   counted (a row the model trained on cannot be a non-member, and a conflicting copy has no one label), then the
   same deduplication as chapter 01 (:func:`iclmem.data.dedup.dedup_keep`); every kept row remembers its file and
   its line there;
+* with ``--table`` (the full table the model was fine-tuned from), places both files in it
+  (:func:`place_in_table`): the table is read and deduplicated as the controlled chain reads it
+  (:func:`iclmem.data.tables.prepared_table`), every row of both files must be one of its rows (else a one-line
+  error), and each member and non-member is probed as the row it is there, with its id there; the probe's encoder and
+  target statistics are then the chain's, and so are the draws seeded by row id;
 * measures every column's distance between the files (:func:`column_distances`): TVD for categorical columns and
   the KS statistic for numeric ones, as chapter 01 does for the target (:mod:`iclmem.data.stats`), each with a
   p-value (chi-square / KS) read at 5% over the columns (Bonferroni);
@@ -57,7 +62,9 @@ COLUMN_ALPHA = 0.05
 class AuditTable:
     """Both files as one deduplicated table: members first, then non-members (their positions are the query ids).
 
-    ``file_rows``: per row, its line among the data rows of its file (1 = the first row under the header).
+    ``file_rows``: per row, its line among the data rows of its file (1 = the first row under the header). With
+    ``--table`` (:func:`place_in_table`) the table is the full one, its other rows neither members nor non-members
+    (their ``file_rows`` 0), and ``table_file`` says what was read from it; None without.
     """
 
     table: Dataset
@@ -66,6 +73,7 @@ class AuditTable:
     file_rows: np.ndarray
     in_both: dict[str, int]
     dedup: dict[str, int]
+    table_file: dict[str, Any] | None = None
 
 
 def combine_files(
@@ -129,6 +137,92 @@ def combine_files(
             )
     ids = np.arange(len(kept_member))
     return AuditTable(table, ids[kept_member], ids[~kept_member], file_rows, in_both, dedup)
+
+
+def read_as_the_chain(
+    full: pd.DataFrame, target: str, task: str, *, missing_target: str = "error", name: str = "table"
+) -> tuple[Dataset, pd.DataFrame, np.ndarray]:
+    """The full table as the controlled chain reads its file (:func:`iclmem.data.tables.prepared_table`: rows without
+    a target an error, or left out with ``missing_target`` drop; then the deduplication of chapter 01), the rows it
+    was built from, and per row of those its id in the deduplicated table (-1: a conflicting row, which it drops)."""
+    from ..data.sources import load_frame
+
+    missing = full[target].isna().to_numpy()
+    if missing.any() and missing_target != "drop":
+        raise AuditInputError(
+            f"{name}: the target {target!r} is missing in {int(missing.sum())} of {len(full)} rows; drop those rows "
+            "from the file, or pass --missing-target drop"
+        )
+    rows = full[~missing].reset_index(drop=True)
+    raw = load_frame(rows, target, task, name="table", source=name)
+    keep, counts = dedup_keep(raw)
+    group = feature_groups(raw.features)
+    ids = np.full(int(group.max()) + 1, -1, dtype=np.int64)
+    ids[group[keep]] = np.arange(int(keep.sum()))
+    table = raw.with_(
+        features=raw.features[keep].reset_index(drop=True), target=raw.target[keep].reset_index(drop=True)
+    ).with_(dedup=counts)
+    return table, rows, ids[group]
+
+
+def rows_in(rows: pd.DataFrame, frame: pd.DataFrame) -> np.ndarray:
+    """Per row of ``frame``, the position of a row of ``rows`` with the same value in every column (the target too;
+    missing values equal), -1 where there is none."""
+    both = pd.concat([rows, frame[list(rows.columns)]], ignore_index=True)
+    key = feature_groups(both)
+    n = len(rows)
+    first = pd.Series(np.arange(n)).groupby(key[:n]).first()
+    return pd.Series(key[n:]).map(first).fillna(-1).to_numpy(np.int64)
+
+
+def place_in_table(
+    audit: AuditTable,
+    frames: tuple[pd.DataFrame, pd.DataFrame],
+    full: pd.DataFrame,
+    target: str,
+    *,
+    missing_target: str = "error",
+    names: tuple[str, str] = ("members", "non-members"),
+    table_name: str = "table",
+) -> AuditTable:
+    """``audit`` (:func:`combine_files` of ``frames``) moved into the full table ``full`` (module docstring): the
+    table read as the chain reads it (:func:`read_as_the_chain`), members and non-members its rows' ids (sorted, as
+    the chain's split manifests hold them). A row of either file with a target that ``full`` lacks is an
+    :class:`~iclmem.audit.inputs.AuditInputError` that counts them; a row the table's deduplication drops (its
+    features conflict there) is left out and counted."""
+    table, rows, raw_id = read_as_the_chain(full, target, audit.table.task, missing_target=missing_target,
+                                            name=table_name)  # fmt: skip
+    where = [rows_in(rows, f) for f in frames]
+    lost = [np.flatnonzero(f[target].notna().to_numpy() & (w < 0)) + 1 for f, w in zip(frames, where, strict=True)]
+    if sum(map(len, lost)):
+        first = next(f"line {rows_[0]} of {name}" for rows_, name in zip(lost, names, strict=True) if len(rows_))
+        raise AuditInputError(
+            f"{sum(map(len, lost))} rows of the two files are not in the table {table_name} ({len(lost[0])} of "
+            f"{names[0]}, {len(lost[1])} of {names[1]}; the first: {first}); pass as --table the full table the model "
+            "was fine-tuned from, holding every member and non-member row with the same values, or leave --table out"
+        )
+    ids = np.full(len(audit.file_rows), -1, dtype=np.int64)
+    for kept, w in ((audit.member_ids, where[0]), (audit.non_member_ids, where[1])):
+        ids[kept] = raw_id[w[audit.file_rows[kept] - 1]]
+    members, non_members = np.sort(ids[audit.member_ids]), np.sort(ids[audit.non_member_ids])
+    members, non_members = members[members >= 0], non_members[non_members >= 0]
+    for name, kept in ((names[0], members), (names[1], non_members)):
+        if len(kept) < MIN_ROWS:
+            raise AuditInputError(
+                f"too few rows: {name} keeps {len(kept)} rows that the table's deduplication keeps, fewer than the "
+                f"{MIN_ROWS} the test can use; add rows to the file"
+            )
+    file_rows = np.zeros(table.n, dtype=np.int64)
+    file_rows[ids[ids >= 0]] = audit.file_rows[ids >= 0]
+    left_out = int((ids < 0).sum())
+    found = {
+        "path": table_name,
+        "n_rows": int(len(full)),
+        "n_rows_deduplicated": int(table.n),
+        "n_file_rows_conflicting_in_table": left_out,
+    }
+    dedup = {**audit.dedup, "n_members": len(members), "n_non_members": len(non_members)}
+    return AuditTable(table, members, non_members, file_rows, audit.in_both, dedup, found)
 
 
 def _column_row(name: str, m: pd.Series, n: pd.Series) -> dict[str, Any]:
@@ -285,4 +379,7 @@ __all__ = [
     "determining_feature",
     "feature_matrix",
     "matched_subsample",
+    "place_in_table",
+    "read_as_the_chain",
+    "rows_in",
 ]

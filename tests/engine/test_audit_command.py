@@ -1,8 +1,9 @@
 """``iclmem audit`` (issue 56): from a checkpoint, its base and two files to a verdict with its null rate, power and
 sensitivity; the split checked first; bad inputs as one line and exit status 2.
 
-The reference LTM is fine-tuned briefly on 30 rows of the shipped ``wine_pl`` table (regression); its members and 40
-non-members are written as two CSV files, and the audit is run through ``iclmem.cli.main``.
+The reference LTM is fine-tuned briefly on 30 rows of the shipped ``wine_pl`` table (regression); its members and 30
+non-members are written as two CSV files (and the whole table as a third, for ``--table``), and the audit is run
+through ``iclmem.cli.main``.
 """
 
 from __future__ import annotations
@@ -20,8 +21,14 @@ from iclmem.adapters import load_model
 from iclmem.adapters.tiny import write_tiny_checkpoint
 from iclmem.audit import audit_fine_tuned
 from iclmem.audit.audit_run import check_split
-from iclmem.audit.inputs import AuditConfig, AuditInputError, read_audit_files
-from iclmem.audit.split_check import combine_files, determining_feature, feature_matrix, matched_subsample
+from iclmem.audit.inputs import AuditConfig, AuditInputError, read_audit_files, read_audit_inputs
+from iclmem.audit.split_check import (
+    combine_files,
+    determining_feature,
+    feature_matrix,
+    matched_subsample,
+    place_in_table,
+)
 from iclmem.audit.verdict import equivalence
 from iclmem.cli import main
 from iclmem.data import deduplicate, load_dataset
@@ -55,6 +62,7 @@ def wine(tmp_path_factory):
     frame = table.features.assign(price=table.target)
     frame.iloc[a].to_csv(folder / "members.csv", index=False)
     frame.iloc[b].to_csv(folder / "non_members.csv", index=False)
+    frame.to_csv(folder / "table.csv", index=False)  # the whole table the model was fine-tuned from (--table)
     both = np.r_[a, b]
     sub = table.with_(
         features=table.features.iloc[both].reset_index(drop=True), target=table.target.iloc[both].reset_index(drop=True)
@@ -65,7 +73,7 @@ def wine(tmp_path_factory):
     task = ICLTask(x[ctx], y[ctx], x[a], y[a], "regression", float(y[both].mean()), float(y[both].std() + 1e-6))
     theta = _fine_tune(load_model("reference"), task, steps=20, lr=1e-2)
     theta.save(folder / "theta.pt")
-    return {"folder": folder, "sub": sub, "frame": frame, "a": a, "b": b}
+    return {"folder": folder, "sub": sub, "frame": frame, "a": a, "b": b, "table": table, "ctx": ctx}
 
 
 def _audit(capsys, *args) -> tuple[int, str, str]:
@@ -100,6 +108,40 @@ def test_the_command_reproduces_the_python_level_audit_and_detects_memorization(
     page = (tmp_path / "audit.html").read_text()
     assert "data:image/png;base64," in page and not re.search(r"(src|href)=['\"]https?:", page)
     assert "VERDICT: detected (exit status 1)" in out and "null rate" in out
+    assert result["encoding"]["lower_bound"] and "read this AUC as a lower bound next to the chain's" in out
+
+
+def test_with_the_full_table_the_command_reproduces_the_chains_auc(wine, capsys, tmp_path):
+    """``--table``: the reference LTM fine-tuned as a controlled run is (encoder fitted on every row of the table,
+    target statistics of the context pool), then audited from the members, non-members and full-table CSV files.
+    The chain's AUC is :func:`iclmem.audit.audit_fine_tuned` on the deduplicated table and the members' and
+    non-members' row ids there, the call page A4 shows equal to notebooks 02-04.
+
+    Tolerance: none. Both read the same float32 forward passes on the same encoded inputs in the same order, so the
+    scores agree bit for bit and the AUC is asserted equal exactly; any real difference would show at 1e-3 anyway
+    (an AUC on 30 + 30 rows moves in steps of 1/900 when a pair's order changes).
+    """
+    table, a, b, ctx = wine["table"], np.sort(wine["a"]), np.sort(wine["b"]), wine["ctx"]
+    encoder = TableEncoder().fit(table.features)
+    x = encoder.transform(table.features)[:, subsample_features(len(encoder.columns), 30, 0)]
+    y, pool = table.target.to_numpy(), np.setdiff1d(np.arange(table.n), np.r_[a, b])
+    task = ICLTask(x[ctx], y[ctx], x[a], y[a], "regression", float(y[pool].mean()), float(y[pool].std() + 1e-6))
+    theta = _fine_tune(load_model("reference"), task, steps=20, lr=1e-2)
+    theta.save(tmp_path / "theta.pt")
+    status, out, _ = _audit(
+        capsys, "--model", f"reference:{tmp_path / 'theta.pt'}", "--base", "reference", *_files(wine),
+        "--table", wine["folder"] / "table.csv", "--out", tmp_path / "out", *FAST,
+    )  # fmt: skip
+    result = json.loads((tmp_path / "out" / "audit.json").read_text())
+    theta, ref = load_checkpoint(tmp_path / "theta.pt"), load_model("reference")
+    chain, _ = audit_fine_tuned(theta, ref, table, a, b, n_boot=100)
+    assert result["attack"]["auc"] == chain["auc_loss"] and status == 1, (result["attack"]["auc"], chain["auc_loss"])
+    for key in ("auc_loss_lo", "auc_entropy", "tpr10_loss", "raw_auc_loss", "mu_gap", "null_auc_loss"):
+        assert result["probe_summary"][key] == pytest.approx(chain[key], abs=1e-12), key
+    assert not result["encoding"]["lower_bound"] and "the AUC is the chain's" in out
+    assert result["split"]["table"]["n_rows_deduplicated"] == table.n and result["split"]["dedup"]["n_members"] == N
+    top = result["rows_at_risk"]["top"][0]
+    assert 1 <= top["file_row"] <= N  # still the line in the members file
 
 
 def test_a_shifted_non_member_file_is_not_called_memorization(wine, capsys, tmp_path):
@@ -157,16 +199,18 @@ def test_the_yaml_file_and_the_flags_are_one_audit(wine, capsys, tmp_path, monke
 
     monkeypatch.setattr(audit_run, "run_audit", capture)
     flags = ["--model", "reference", "--base", "reference", *_files(wine), "--out", tmp_path, "--show-rows", "--drop",
-             "vegan,natural", "--max-queries", "20", "--control"]  # fmt: skip
+             "vegan,natural", "--max-queries", "20", "--control", "--table", wine["folder"] / "table.csv"]  # fmt: skip
     assert _audit(capsys, *flags)[0] == 2
     (tmp_path / "a.yaml").write_text(
         f"model: reference\nbase: reference\nmembers: {wine['folder'] / 'members.csv'}\nnon-members: "
         f"{wine['folder'] / 'non_members.csv'}\ntarget: price\nout: {tmp_path}\nshow_rows: true\n"
         "drop: [vegan, natural]\nmax_queries: 20\ncontrol: true\n"
+        f"table: {wine['folder'] / 'table.csv'}\n"
     )
     assert _audit(capsys, "--config", tmp_path / "a.yaml")[0] == 2
     assert _audit(capsys, "--config", tmp_path / "a.yaml", "--max-queries", "50")[0] == 2  # a flag wins
     assert seen[0] == seen[1] and seen[2].max_queries == 50 and seen[0].drop == ("vegan", "natural")
+    assert seen[0].table == str(wine["folder"] / "table.csv")
 
 
 def test_equivalence_reads_below_the_margin_at_a_size_that_shows_it():
@@ -187,6 +231,27 @@ def test_the_matched_subsample_and_the_baseline_encoding():
     codes = feature_matrix(frame)
     assert codes[:, 0].tolist()[:3] == [2.0, 0.0, 1.0] and np.isnan(codes[3, 0])  # sorted, not order of appearance
     assert np.array_equal(feature_matrix(frame.iloc[::-1])[::-1], codes, equal_nan=True)
+
+
+def test_the_files_are_read_as_the_table_reads_and_placed_at_its_row_ids(tmp_path):
+    rng = np.random.default_rng(0)
+    full = pd.DataFrame({"id": np.arange(60), "a": rng.normal(size=60), "vintage": rng.integers(1990, 2020, 60)})
+    full["vintage"] = full.vintage.astype(str).where(np.arange(60) % 7 != 6, "NV")  # text in the table ...
+    full["y"] = rng.normal(size=60)
+    full = pd.concat([full, full.iloc[[3]]], ignore_index=True)  # an exact duplicate, which deduplication drops
+    full.to_csv(tmp_path / "t.csv", index=False)
+    members = full.iloc[[50, 2, 10, 21, 30, 31, 35, 40, 42, 3]]
+    non_members = full.iloc[[4, 8, 9, 11, 12, 14, 15, 16, 17, 18]]
+    members.drop(columns="id").to_csv(tmp_path / "m.csv", index=False)  # ... numbers in the file
+    non_members.drop(columns="id").to_csv(tmp_path / "n.csv", index=False)
+    config = AuditConfig(model="reference", base="reference", target="y", drop=("id",), table=str(tmp_path / "t.csv"),
+                         members=str(tmp_path / "m.csv"), non_members=str(tmp_path / "n.csv"))  # fmt: skip
+    m, n, t = read_audit_inputs(config)
+    assert list(m.columns) == list(t.columns) == ["a", "vintage", "y"] and m.vintage.dtype == t.vintage.dtype
+    audit = place_in_table(combine_files(m, n, "y"), (m, n), t, "y", names=("m.csv", "n.csv"), table_name="t.csv")
+    assert audit.table.n == 60 and audit.table_file["n_rows"] == 61  # as prepared_table reads t.csv
+    assert audit.member_ids.tolist() == sorted(members.id) and audit.non_member_ids.tolist() == sorted(non_members.id)
+    assert audit.file_rows[50] == 1 and audit.file_rows[3] == 10 and audit.file_rows[0] == 0  # lines in the files
 
 
 # --- bad inputs: one line and exit status 2 ------------------------------------------------------------------------
@@ -237,6 +302,12 @@ def _bad_case(case: str, d: Path) -> list:
         return ["--config", d / "a.yaml"]
     if case == "not-a-number":
         return [*ref, *files, "--target", "y", "--max-queries", "many"]
+    if case == "rows-not-in-table":
+        _tiny(d).iloc[:8].to_csv(d / "t.csv", index=False)  # 4 members and every non-member missing
+        return [*ref, *files, "--target", "y", "--table", d / "t.csv"]
+    if case == "table-lacks-a-column":
+        _tiny(d).drop(columns="b").to_csv(d / "t.csv", index=False)
+        return [*ref, *files, "--target", "y", "--table", d / "t.csv"]
     if case == "unknown-flag":
         return [*ref, *files, "--target", "y", "--bogus"]
     assert case == "target-not-given"
@@ -257,6 +328,9 @@ BAD = {
     "config-unknown-key": r"unknown setting\(s\) 'modle'; the settings are: model, base",
     "target-not-given": r"give --target",
     "not-a-number": r"max_queries must be int, got 'many'",
+    "rows-not-in-table": r"16 rows of the two files are not in the table t\.csv \(4 of m\.csv, 12 of n\.csv; the "
+    r"first: line 9 of m\.csv\); pass as --table the full table the model was fine-tuned from",
+    "table-lacks-a-column": r"the table file t\.csv lacks 'b' that the files have; pass as --table the full table",
     "unknown-flag": r"unrecognized arguments: --bogus; see iclmem audit --help",
 }
 

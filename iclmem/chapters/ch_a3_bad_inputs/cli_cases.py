@@ -258,6 +258,15 @@ AUDIT_CASES: list[BadInput] = [
         r"pass one that ReferenceLTM\.save wrote .* or name its architecture: tabpfn:PATH or tabicl:PATH",
     ),
     BadInput(
+        "cli-audit-rows-not-in-table",
+        "Gave `iclmem audit --table` a table that lacks some of the members' and non-members' rows.",
+        "iclmem audit",
+        lambda d: audit(d, "--table", tiny_csv(d, tiny_frame(24).iloc[:20], "table.csv")),
+        CommandFailed,
+        r"4 rows of the two files are not in the table table\.csv \(0 of members\.csv, 4 of non_members\.csv",
+        r"pass as --table the full table the model was fine-tuned from, holding every member and non-member row",
+    ),
+    BadInput(
         "cli-audit-no-target",
         "Ran `iclmem audit` without `--target`.",
         "iclmem audit",

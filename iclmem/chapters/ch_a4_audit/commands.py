@@ -49,17 +49,19 @@ class CommandAudit:
     html: str
 
 
-def audit_files(run, reference, table, folder: Path) -> tuple[str, Path, Path]:
+def audit_files(run, reference, table, folder: Path) -> tuple[str, Path, Path, Path]:
     """The files an auditor of ``run`` holds: its last kept M_theta as a checkpoint (``ReferenceLTM.save`` or the
-    adapter's ``save``), its member rows and its non-member rows as CSV; returns the checkpoint's model spec."""
+    adapter's ``save``), its member rows, its non-member rows and the whole table it was fine-tuned from as CSV;
+    returns the checkpoint's model spec and the three files."""
     epoch = max(run.config.probe_epochs)
     frame = pd.concat([table.features, table.target], axis=1)
-    members, non_members = folder / "members.csv", folder / "non_members.csv"
+    members, non_members, whole = folder / "members.csv", folder / "non_members.csv", folder / "table.csv"
     frame.iloc[run.manifest.members].to_csv(members, index=False)
     frame.iloc[run.manifest.non_members].to_csv(non_members, index=False)
+    frame.to_csv(whole, index=False)
     kind = getattr(reference, "kind", "reference")
     path = run.model(epoch, reference).save(folder / ("theta.pt" if kind == "reference" else "theta.ckpt"))
-    return f"{kind}:{path}", members, non_members
+    return f"{kind}:{path}", members, non_members, whole
 
 
 def run_audit_command(
@@ -69,21 +71,25 @@ def run_audit_command(
     model: str,
     *,
     control: bool = True,
+    full_table: bool = True,
     max_queries: int = 1000,
     n_boot: int = 200,
     n_permutations: int = 100,
     seed: int = 0,
 ) -> CommandAudit:
     """``iclmem audit`` on the files of :func:`audit_files` (a temporary folder), run as a user runs it
-    (:func:`iclmem.cli.main`), with ``model`` (the page's M_ref) as ``--base``; ``max_queries`` probes at most that
-    many members and non-members (at least the audit's smallest, :data:`iclmem.audit.inputs.MIN_ROWS`)."""
+    (:func:`iclmem.cli.main`), with ``model`` (the page's M_ref) as ``--base`` and, with ``full_table``, the run's
+    whole table as ``--table`` (then the command reads the rows as the chain does, and its AUC is the chain's);
+    ``max_queries`` probes at most that many members and non-members (at least the audit's smallest,
+    :data:`iclmem.audit.inputs.MIN_ROWS`)."""
     from iclmem.audit.inputs import MIN_ROWS
     from iclmem.cli import main
 
     with tempfile.TemporaryDirectory(prefix="iclmem-a4-") as tmp:
         folder = Path(tmp)
-        spec, members, non_members = audit_files(run, reference, table, folder)
+        spec, members, non_members, whole = audit_files(run, reference, table, folder)
         args = ["--model", spec, "--base", model, "--members", members, "--non-members", non_members]
+        args += ["--table", whole] if full_table else []
         args += ["--target", table.target_name, "--task", table.task, "--out", folder / "report"]
         args += ["--max-queries", max(max_queries, MIN_ROWS), "--n-boot", n_boot, "--permutations", n_permutations]
         args += ["--seed", seed] + (["--control"] if control else [])

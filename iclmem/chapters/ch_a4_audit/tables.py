@@ -2,9 +2,10 @@
 (notebook A4).
 
 The chain's calibrated and raw attack per probing epoch, ``iclmem audit``'s next to the chain's on the same
-checkpoint, its report in a frame, the same attack next to the external audit of the engine
-(:func:`iclmem.audit.audit_fine_tuned`), and how many of the 48 manipulations leave TabPFN v2 and TabICL
-blind to the query's features. Calibration uses the pretrained checkpoint of the same architecture as M_ref.
+checkpoint (the same AUC given the run's whole table, ``--table``), its report in a frame, the same attack next to
+the external audit of the engine (:func:`iclmem.audit.audit_fine_tuned`), and how many of the 48 manipulations leave
+TabPFN v2 and TabICL blind to the query's features. Calibration uses the pretrained checkpoint of the same
+architecture as M_ref.
 """
 
 from __future__ import annotations
@@ -91,9 +92,29 @@ def command_table(command, summary: pd.DataFrame, run) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["", f"chain (02-04), epoch {epoch}", "iclmem audit"])
 
 
-def command_texts(command) -> dict[str, str]:
+def chain_sentence(command, summary: pd.DataFrame, run) -> str:
+    """The page's sentence on the command's AUC next to the chain's at the run's last kept epoch: equal with the
+    run's whole table (``--table``), a lower bound without it."""
+    epoch = max(run.config.probe_epochs)
+    chain = float(summary[(summary.run_key == run.key) & (summary.epoch == epoch)].iloc[0].auc_loss)
+    auc = float(command.result["attack"]["auc"])
+    if command.result["encoding"]["lower_bound"]:
+        return (
+            f"Without `--table` the command encodes the rows on the two files alone and numbers them itself: its AUC, "
+            f"{auc:.3f}, is a lower bound next to the chain's {chain:.3f} at epoch {epoch}."
+        )
+    same = "the same number" if auc == chain else f"to within {abs(auc - chain):.1e}"
+    return (
+        "With the run's whole table as `--table`, the command fits its encoder on that table, as the run was "
+        "trained, and gives each member and non-member its row id there, so its seeded manipulations and candidate "
+        f"draws are the chain's: its AUC, {auc:.3f}, is the chain's at epoch {epoch}, {chain:.3f}, {same}."
+    )
+
+
+def command_texts(command, summary: pd.DataFrame | None = None, run=None) -> dict[str, str]:
     """The numbers and the sentences the page's prose states about the command's audit, as text to glue: the
-    split's and the control's sentences follow what the audit found."""
+    split's and the control's sentences follow what the audit found; with the chain's ``summary`` and the ``run``,
+    also the sentence on the command's AUC next to the chain's (:func:`chain_sentence`)."""
     from iclmem.audit.verdict import RISK_QUANTILE
 
     r = command.result
@@ -111,7 +132,8 @@ def command_texts(command) -> dict[str, str]:
             "The positive control, a copy of the base fine-tuned on half the non-members by a stated recipe, shows "
             f"that the probe {seen} memorization on this table (AUC {control['attack']['auc']:.3f})."
         )
-    return {
+    chain = {} if summary is None or run is None else {"audit_chain_sentence": chain_sentence(command, summary, run)}
+    return chain | {
         "audit_verdict": r["verdict"]["word"],
         "audit_status": str(command.status),
         "audit_auc": f"{a['auc']:.3f} [{a['auc_lo']:.3f}, {a['auc_hi']:.3f}]",
