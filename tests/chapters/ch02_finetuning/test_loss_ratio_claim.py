@@ -17,8 +17,15 @@ def grid(ratios: dict[float, list[float]], runs_per_lr: int = 4) -> pd.DataFrame
                 key = f"{table}-{lr:g}-{r}"
                 for epoch, value in ((0, 1.0), (10, mid10 * (1 + 0.05 * r)), (100, mid100 * (1 + 0.05 * r))):
                     rows.append(
-                        {"run_key": key, "dataset": table, "query_size": 50, "label_condition": "none",
-                         "learning_rate": lr, "epoch": epoch, "loss_ratio": value}
+                        {
+                            "run_key": key,
+                            "dataset": table,
+                            "query_size": 50,
+                            "label_condition": "none",
+                            "learning_rate": lr,
+                            "epoch": epoch,
+                            "loss_ratio": value,
+                        }
                     )
     return pd.DataFrame(rows)
 

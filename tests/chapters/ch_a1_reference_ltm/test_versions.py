@@ -25,15 +25,26 @@ def test_quality_change_reads_each_dataset_against_its_best_baseline():
 
 
 def _cell(d: str, v: float, p: float) -> dict:
-    return {"dataset": d, "learning_rate": 1e-3, "epoch": 10, "vanilla AUC": v, "vanilla lo": v - 0.05,
-            "vanilla hi": v + 0.05, "probe AUC": p, "probe lo": p - 0.1, "probe hi": p + 0.1}
+    return {
+        "dataset": d,
+        "learning_rate": 1e-3,
+        "epoch": 10,
+        "vanilla AUC": v,
+        "vanilla lo": v - 0.05,
+        "vanilla hi": v + 0.05,
+        "probe AUC": p,
+        "probe lo": p - 0.1,
+        "probe hi": p + 0.1,
+    }
 
 
 def test_reach_change_puts_both_versions_side_by_side_and_keeps_a_missing_one_out():
     run = {
         "strongest_under_all": {"breast_cancer": _cell("breast_cancer", 0.8, 0.56)},
-        "cells_seen": {"breast_cancer": 0}, "cells": {"breast_cancer": 9},
-        "p1_cell": _cell("breast_cancer", 0.8, 0.56), "recall_control": {"seen": 1, "n": 4},
+        "cells_seen": {"breast_cancer": 0},
+        "cells": {"breast_cancer": 9},
+        "p1_cell": _cell("breast_cancer", 0.8, 0.56),
+        "recall_control": {"seen": 1, "n": 4},
         "ladder": [{"context": "C'", "rows": 64, "auc": 0.85, "lo": 0.8, "hi": 0.9}],
     }
     after = {**run, "cells_seen": {"breast_cancer": 3}}
