@@ -104,7 +104,7 @@ from iclmem.adapters import load_model
 from iclmem.chapters.ch04_calibration import (binned_table, context_ladder, curve_settings, factor_cases, factor_table,
     ladder_drop, member_only_control, p1_cells, p3_record, plot_table_curves, pretraining_min_context, recall_cells,
     recall_sensitivity, rule_p1, run_table_curves, strong_signal, strongest_factor, weakest_per_table, weakest_text)
-from iclmem.chapters.ch04_calibration import HEALTHY_MAX_HELD_OUT, HEALTHY_MAX_RATIO, LADDER_KS
+from iclmem.chapters.ch04_calibration import HEALTHY_MAX_RATIO, LADDER_KS
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
@@ -523,9 +523,10 @@ p1_cells({"strongest memorization (the control)": sens.strongest(), "P1's rule":
 # The control above permutes every label and fine-tunes hard, and the strongest signal of the grid comes
 # from a model that is confidently wrong on rows it never saw. An auditor's case is a healthy model that
 # recalls its members: among the per-table curves' cells under true labels (N), those whose vanilla loss
-# ratio stays below {glue:text}`healthy_max_ratio`x, whose loss on the non-members is no worse than
-# $M_{ref}$'s (held-out loss ratio at most {glue:text}`healthy_max_held_out`), and whose vanilla-attack lower
-# bound exceeds P1's {glue:text}`p1_bound`. The rule reads the fine-tuning log and the vanilla attack only.
+# ratio stays below {glue:text}`healthy_max_ratio`x, that predict the non-members (rows never trained on) no
+# worse than $M_{ref}$ does (held-out accuracy, or $R^2$ for regression, at least $M_{ref}$'s), and whose
+# vanilla-attack lower bound exceeds P1's {glue:text}`p1_bound`. The rule reads the fine-tuning log, the held-out
+# predictions and the vanilla attack, never the probe.
 # The share of those cells the probe sees is the instrument's sensitivity to recall:
 # {glue:text}`recall_sensitivity`.
 
@@ -533,7 +534,6 @@ p1_cells({"strongest memorization (the control)": sens.strongest(), "P1's rule":
 recall = recall_cells(curves.curve, p1_vanilla_bound)
 glue_text("recall_sensitivity", recall_sensitivity(recall)["text"])
 glue_text("healthy_max_ratio", f"{HEALTHY_MAX_RATIO:g}")
-glue_text("healthy_max_held_out", f"{HEALTHY_MAX_HELD_OUT:g}")
 recall
 
 # %% [markdown]

@@ -208,8 +208,8 @@ quality_change(pd.DataFrame(before["rows"]), rows).round(3)
 # %% [markdown]
 # Where the probe sees, on both weights (`benchmarks/probe_reach.py`: notebook 04's instrument at the
 # book's defaults, through the same engine): per table the strongest memorization under All (both
-# pools' labels permuted) with the probe at that cell, P1's cell by the book's rule, and the recall
-# control; then the context ladder at the control's strongest cell.
+# pools' labels permuted) with the probe at that cell, and P1's cell by the book's rule; then the context
+# ladder at the control's strongest cell. (Notebook 04 shows the recall control.)
 
 # %%
 reach_path = repo / reach_file

@@ -36,8 +36,8 @@ from iclmem.chapters.ch04_calibration.instrument_factors import (
     strongest_factor,
 )
 from iclmem.chapters.ch04_calibration.instrument_recall import (
-    HEALTHY_MAX_HELD_OUT,
     HEALTHY_MAX_RATIO,
+    HEALTHY_MIN_HELD_OUT_GAIN,
     recall_cells,
     recall_sensitivity,
 )
@@ -74,7 +74,7 @@ from iclmem.chapters.ch04_calibration.tables import (
 __all__ = [
     "ABSENCE_MARGIN",
     "CUT_GRID",
-    "HEALTHY_MAX_HELD_OUT",
+    "HEALTHY_MIN_HELD_OUT_GAIN",
     "HEALTHY_MAX_RATIO",
     "LADDER_KS",
     "NEGATIVE_CONTROL_PHRASES",

@@ -147,6 +147,7 @@ def sensitivity_table(
                     "learning_rate": spec.learning_rate,
                     "epoch": int(epoch),
                     **health(run, epoch),
+                    **held_out_quality(run, table, epoch, reference),
                     "vanilla AUC": full["auc"],
                     "vanilla lo": full["lo"],
                     "vanilla hi": full["hi"],
@@ -180,6 +181,27 @@ def health(run: FinetuneRun, epoch: int) -> dict[str, float]:
     r = at.iloc[0]
     held = float(r["theta_loss_non_members"]) / max(float(r["ref_loss_non_members"]), 1e-12)
     return {"loss ratio": float(r["loss_ratio"]), "held-out loss ratio": held}
+
+
+def held_out_quality(run: FinetuneRun, table: Dataset, epoch: int, reference) -> dict[str, float]:
+    """How well M_theta at ``epoch`` and M_ref predict the non-members (rows neither was fine-tuned on) from the run's
+    training context C': accuracy for classification, R^2 of the predictive mean for regression. The recall control
+    (:mod:`.instrument_recall`) asks the first to be no worse than the second."""
+    import torch
+
+    data = prepare_run_data(run.manifest, table, run.config)
+    task = data.task_for(data.non_member_x, data.non_member_y)
+    truth = np.asarray(data.non_member_y)
+
+    def quality(model) -> float:
+        with torch.no_grad():
+            point = np.asarray(model.predict([task])[0].point())
+        if data.task == "classification":
+            return float(np.mean(point == truth))
+        y = truth.astype(np.float64)
+        return float(1.0 - np.mean((point - y) ** 2) / max(float(np.var(y)), 1e-12))
+
+    return {"held-out quality": quality(run.model(epoch, reference)), "held-out quality M_ref": quality(reference)}
 
 
 def weakest_detection(curve: pd.DataFrame) -> dict:

@@ -72,6 +72,12 @@ def test_the_curve_runs_on_every_table_under_both_conditions(tmp_path, reference
     for col in ("vanilla AUC", "probe AUC", "probe entropy AUC", "probe confidence lo"):
         assert c[col].between(0, 1).all()
     assert (c["probe lo"] <= c["probe AUC"]).all() and (c["probe AUC"] <= c["probe hi"]).all()
+    # each cell's health from its fine-tuning log and its held-out predictions (the recall control reads them)
+    assert (c["loss ratio"] > 0).all() and (c["held-out loss ratio"] > 0).all()
+    cls = c[c.dataset == "cls"]
+    assert cls["held-out quality"].between(0, 1).all() and cls["held-out quality M_ref"].between(0, 1).all()
+    # M_ref's is one number per table and label condition (All permutes the non-members' labels too)
+    assert (c.groupby(["dataset", "condition"])["held-out quality M_ref"].nunique() == 1).all()
     again = run_table_curves(
         settings, ["none", "all"], 40, reference, ProbeSettings(n_candidates=4, max_queries=6, n_boot=20), tables=tables
     )

@@ -22,29 +22,59 @@ def curve() -> pd.DataFrame:
         "probe detects": True,
     }
     rows = [
-        {**base, "condition": "none", "learning_rate": 1e-3, "loss ratio": 1.1, "held-out loss ratio": 0.9},
+        {
+            **base,
+            "condition": "none",
+            "learning_rate": 1e-3,
+            "loss ratio": 1.1,
+            "held-out quality": 0.8,
+            "held-out quality M_ref": 0.75,
+        },
         # healthy, but the vanilla attack is not clear: out
         {
             **base,
             "condition": "none",
             "learning_rate": 1e-4,
             "loss ratio": 1.0,
-            "held-out loss ratio": 0.95,
+            "held-out quality": 0.8,
+            "held-out quality M_ref": 0.8,
             "vanilla lo": 0.6,
         },
-        # confidently wrong elsewhere (held-out loss up): out, whatever the probe says
-        {**base, "condition": "none", "learning_rate": 1e-2, "loss ratio": 1.4, "held-out loss ratio": 3.0},
+        # worse than M_ref on rows it never saw: out, whatever the probe says
+        {
+            **base,
+            "condition": "none",
+            "learning_rate": 1e-2,
+            "loss ratio": 1.4,
+            "held-out quality": 0.6,
+            "held-out quality M_ref": 0.75,
+        },
         # a loss ratio of 3: out
-        {**base, "condition": "none", "learning_rate": 1e-1, "loss ratio": 3.0, "held-out loss ratio": 0.9},
+        {
+            **base,
+            "condition": "none",
+            "learning_rate": 1e-1,
+            "loss ratio": 3.0,
+            "held-out quality": 0.8,
+            "held-out quality M_ref": 0.75,
+        },
         # permuted labels: out (the recall control reads true labels)
-        {**base, "condition": "all", "learning_rate": 1e-3, "loss ratio": 1.1, "held-out loss ratio": 0.9},
+        {
+            **base,
+            "condition": "all",
+            "learning_rate": 1e-3,
+            "loss ratio": 1.1,
+            "held-out quality": 0.8,
+            "held-out quality M_ref": 0.75,
+        },
         {
             **base,
             "dataset": "u",
             "condition": "none",
             "learning_rate": 1e-3,
             "loss ratio": 1.2,
-            "held-out loss ratio": 1.0,
+            "held-out quality": 0.75,
+            "held-out quality M_ref": 0.75,
             "probe lo": 0.45,
             "probe detects": False,
         },
