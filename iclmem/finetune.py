@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,7 @@ import pandas as pd
 from iclmem.user_errors import UserError
 
 from .atomic import atomic_write_text
+from .bundle.serve import bundles_off, lookup
 from .data import SplitManifest
 from .data.context import draw_training_context
 from .data.dataset import Dataset
@@ -39,7 +41,7 @@ from .integrity import served, writer_lock
 from .ltm import MAX_CLASSES, ICLTask, LTMInputError, ReferenceLTM, TableEncoder, load_reference, subsample_features
 from .outcomes import COLLAPSE_RATIO
 from .privacy import DPStep, PrivacyConfig
-from .store import artifact_dir, code_version, content_key
+from .store import artifact_dir, code_version, content_key, input_key, results_root
 from .training import (
     METRICS_FILE,
     Step,
@@ -302,17 +304,34 @@ class FinetuneRun:
     metrics: pd.DataFrame
     members_logged: np.ndarray
     curve: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: the run's key by its inputs alone (:func:`run_input_key`): how a results bundle names it
+    input_key: str = ""
+    #: for a run served by a bundle (which keeps no weights): computes the run here when weights are asked for
+    compute: Callable[[], FinetuneRun] | None = field(default=None, repr=False, compare=False)
+    #: the results store the run's probe scores go to when it is served by a bundle (else the run's own store)
+    store: Path | None = None
 
     def weights_path(self, epoch: int) -> Path:
         return weights_path(self.path, epoch)
 
     def model(self, epoch: int, reference: ReferenceLTM | None = None) -> ReferenceLTM:
-        """M_theta at a probing epoch (epoch 0 is M_ref)."""
+        """M_theta at a probing epoch (epoch 0 is M_ref). A run served by a bundle is computed here first."""
+        if self.compute is not None and epoch in self.config.probe_epochs and not self.weights_path(epoch).exists():
+            return self.compute().model(epoch, reference)
         return model_at_epoch(self.path, epoch, self.config.probe_epochs, reference, FinetuneError)
 
 
+def _run_inputs(manifest: SplitManifest, config: FinetuneConfig, reference: ReferenceLTM) -> tuple:
+    return manifest.identity(), asdict(config), reference.store_identity
+
+
 def run_key(manifest: SplitManifest, config: FinetuneConfig, reference: ReferenceLTM) -> str:
-    return content_key(manifest.identity(), asdict(config), reference.store_identity, code_version(__name__))
+    return content_key(*_run_inputs(manifest, config, reference), code_version(__name__))
+
+
+def run_input_key(manifest: SplitManifest, config: FinetuneConfig, reference: ReferenceLTM) -> str:
+    """The run's key without the code version (:func:`iclmem.store.input_key`): its name in a results bundle."""
+    return input_key(*_run_inputs(manifest, config, reference))
 
 
 def verify_ground_truth(log: list[dict], manifest: SplitManifest) -> np.ndarray:
@@ -385,23 +404,30 @@ def finetune(
     reference = reference or load_reference()
     config = config.checked(reference.cfg.max_context)
     manifest.check_table(table)
-    key = run_key(manifest, config, reference)
+    key, ikey = run_key(manifest, config, reference), run_input_key(manifest, config, reference)
     path = artifact_dir("finetune", key, results_dir)
 
-    def load() -> FinetuneRun:  # a finished run loads without encoding anything
-        curve = pd.read_csv(path / "train_curve.csv")
+    def load(folder: Path = path, compute: Callable[[], FinetuneRun] | None = None) -> FinetuneRun:
+        # a finished run loads without encoding anything
         return FinetuneRun(
             key,
-            path,
+            folder,
             manifest,
             config,
-            pd.read_csv(path / METRICS_FILE),
-            verify_ground_truth(read_log(path), manifest),
-            curve,
+            pd.read_csv(folder / METRICS_FILE),
+            verify_ground_truth(read_log(folder), manifest),
+            pd.read_csv(folder / "train_curve.csv"),
+            ikey,
+            compute,
         )
 
     if served(path):  # checked against its completion record; a damaged run is set aside and computed again
         return load()
+    bundled = lookup("finetune", ikey)
+    if bundled is not None:  # a checked results bundle holds it, without weights: computed here if they are needed
+        run = load(bundled, lambda: _computed_here(manifest, table, config, reference, results_dir, checkpoint_every))
+        run.store = results_root(results_dir)
+        return run
     if load_only:
         return None
     with writer_lock(
@@ -410,6 +436,19 @@ def finetune(
         if served(path):  # another process finished it while this one waited
             return load()
         return _finetune(path, key, manifest, table, config, reference, progress, checkpoint_every)
+
+
+def _computed_here(
+    manifest: SplitManifest,
+    table: Dataset,
+    config: FinetuneConfig,
+    reference: ReferenceLTM,
+    results_dir: str | Path | None,
+    checkpoint_every: int,
+) -> FinetuneRun:
+    """The run computed in this store, a bundle aside: for the weights a bundle does not keep."""
+    with bundles_off():
+        return finetune(manifest, table, config, reference, results_dir, False, checkpoint_every)
 
 
 def _finetune(
@@ -446,4 +485,13 @@ def _finetune(
         privacy=None if config.privacy is None else DPStep.of(config.privacy, config.epochs, config.context_seed),
     )
     curve = pd.DataFrame(trained.curve, columns=list(schedule.curve_columns))
-    return FinetuneRun(key, path, manifest, config, pd.DataFrame(trained.rows), members, curve)
+    return FinetuneRun(
+        key,
+        path,
+        manifest,
+        config,
+        pd.DataFrame(trained.rows),
+        members,
+        curve,
+        run_input_key(manifest, config, reference),
+    )

@@ -31,6 +31,13 @@ def content_key(*parts: Any, length: int = 16) -> str:
     return hashlib.sha256(canonical_json(parts).encode()).hexdigest()[:length]
 
 
+def input_key(*parts: Any, length: int = 16) -> str:
+    """The key of an artifact by its inputs alone, without the code that computes it: how a results bundle names
+    it (:mod:`iclmem.bundle`), so that a change that moves no number finds it again. ``parts``: what
+    :func:`content_key` hashes for the store, less the code version."""
+    return content_key("inputs", *parts, length=length)
+
+
 def code_version(module: str, root: str | Path = PACKAGE_ROOT) -> str:
     """Hash of every file of the package that ``module`` can depend on (its import closure).
 

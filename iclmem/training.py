@@ -179,6 +179,7 @@ def train(
     checkpoint_every: int = 25,
     desc: str = "fine-tuning",
     privacy: DPStep | None = None,
+    stop_after: int | None = None,
 ) -> Trained:
     """Run (or resume) ``schedule`` for ``epochs`` epochs from M_ref; see the module docstring.
 
@@ -187,6 +188,8 @@ def train(
     and at every probing epoch. An interrupted run resumes from its last saved state and ends
     with the same log and weights as an uninterrupted one. ``privacy``: each step is DP-SGD's
     (:func:`iclmem.privacy.private_backward`: per-member clipping and Gaussian noise) instead of the plain one.
+    ``stop_after``: stop once that epoch is done, with everything up to it as the full run has it (a results
+    bundle's recomputed sample, :mod:`iclmem.bundle.recheck`).
     """
     state_path = run_dir / STATE_FILE
     state = TrainingState.start(reference, learning_rate, weight_decay, state_path)
@@ -201,7 +204,8 @@ def train(
         record(0)
     per_epoch = schedule.steps_per_epoch
     bar = Bar(total=epochs * per_epoch, initial=epoch * per_epoch, disable=not progress, desc=desc, leave=False)
-    while epoch < epochs:
+    last = epochs if stop_after is None else min(epochs, stop_after)
+    while epoch < last:
         epoch += 1
         for i, step in enumerate(schedule.steps(epoch)):
             opt.zero_grad()

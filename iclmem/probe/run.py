@@ -20,12 +20,14 @@ import pandas as pd
 import torch
 
 from ..atomic import atomic_write_bytes, atomic_write_text
+from ..bundle.serve import lookup
+from ..data import SplitManifest
 from ..data.dataset import Dataset
-from ..finetune import FinetuneRun, RunData, prepare_run_data
-from ..integrity import produce, seal
+from ..finetune import FinetuneConfig, FinetuneRun, RunData, prepare_run_data
+from ..integrity import produce, seal, served
 from ..ltm import LTM, MAX_CLASSES, ReferenceLTM, load_reference
 from ..progress import Bar
-from ..store import artifact_dir, code_version, content_key
+from ..store import artifact_dir, code_version, content_key, input_key
 from .contexts import ProbeError, classification_candidates, regression_candidates
 from .invariances import distinct_tasks, model_invariances
 from .manipulations import Manipulation, resolve_manipulations
@@ -109,16 +111,65 @@ def reference_owner(run: FinetuneRun) -> str:
     M_ref's scores depend on the queries, not on the fine-tuning hyperparameters: the key is the
     manifest and the encoding choices, so runs that differ only in learning rate share them.
     """
-    return content_key(
-        run.manifest.identity(), run.config.max_features, run.config.context_seed, run.config.context_size
-    )
+    return reference_owner_of(run.manifest, run.config)
 
 
-def _cached(path: Path, compute, params: dict | None = None) -> pd.DataFrame:
+def reference_owner_of(manifest: SplitManifest, config: FinetuneConfig) -> str:
+    """:func:`reference_owner` of a run's manifest and configuration (a run not loaded: a results bundle's)."""
+    return content_key(manifest.identity(), config.max_features, config.context_seed, config.context_size)
+
+
+def run_store(run: FinetuneRun) -> Path:
+    """The results store a run's scores go to: the run's own, or for a run served by a bundle the reader's."""
+    return getattr(run, "store", None) or run.path.parents[1]
+
+
+@dataclass(frozen=True)
+class ScoreLocations:
+    """Where one model's scores of a run live: in the store (keyed by the code version of this module's import
+    closure) and in a results bundle (keyed by the run's inputs alone, :func:`iclmem.store.input_key`)."""
+
+    run: FinetuneRun
+    reference: ReferenceLTM
+    params: dict
+    root: Path
+    version: str
+
+    def owner(self, which: str, bundled: bool = False) -> str:
+        """Whose scores: M_ref's are shared by the runs of one :func:`reference_owner`, M_theta's are the run's."""
+        if which == "ref":
+            return reference_owner(self.run)
+        return getattr(self.run, "input_key", "") if bundled else self.run.key
+
+    def path(self, which: str) -> Path:
+        """``which`` (``"ref"`` or ``"theta-<epoch>"``): the store's ``probe/<key>/scores.parquet``."""
+        key = content_key(self.owner(which), which, self.params, self.reference.store_identity, self.version)
+        return artifact_dir("probe", key, self.root) / "scores.parquet"
+
+    def bundle_key(self, which: str) -> str:
+        """The scores' name in a results bundle ('' for a run without an input key: a joint run's view)."""
+        owner = self.owner(which, bundled=True)
+        return input_key(owner, which, self.params, self.reference.store_identity) if owner else ""
+
+
+def probe_params(
+    n_candidates: int, manipulations: Sequence[str | Manipulation] | None, seed: int, max_queries: int | None
+) -> dict:
+    """The probing parameters that key a run's scores (Sec. 4.2)."""
+    names = [m.name for m in resolve_manipulations(manipulations)]
+    return {"n_candidates": n_candidates, "manipulations": names, "seed": seed, "max_queries": max_queries}
+
+
+def _cached(path: Path, compute, params: dict | None = None, bundle_key: str = "") -> pd.DataFrame:
     """The scores at ``path``, or ``compute()``'s written there; ``params.json`` only once they are computed, so a
     computation that raises leaves no folder behind. The completion record (:func:`iclmem.integrity.seal`, written
     last) marks the folder complete; scores that do not match it are set aside and computed again, and one
-    process computes them while any other waits for them (:func:`iclmem.integrity.produce`)."""
+    process computes them while any other waits for them (:func:`iclmem.integrity.produce`). Scores the store
+    lacks and a checked results bundle holds under ``bundle_key`` are read from the bundle (:mod:`iclmem.bundle`)."""
+    if not served(path.parent):
+        bundled = lookup("probe", bundle_key)
+        if bundled is not None:
+            return pd.read_parquet(bundled / path.name)
 
     def write() -> pd.DataFrame:
         frame = compute()
@@ -164,21 +215,12 @@ def probe_run(
             "fine-tune with more epochs (the run keeps the paper's probing epochs up to its last one)."
         )
     manips = resolve_manipulations(manipulations)
-    root = results_dir if results_dir is not None else run.path.parents[1]
-    params = {
-        "n_candidates": n_candidates,
-        "manipulations": [m.name for m in manips],
-        "seed": seed,
-        "max_queries": max_queries,
-    }
-    version = code_version(__name__)  # the import closure of this module
+    root = results_dir if results_dir is not None else run_store(run)
+    params = probe_params(n_candidates, manips, seed, max_queries)
     ref_owner = reference_owner(run)
     suite = _shared_suite(ref_owner, SuiteInputs(run, table, n_candidates, tuple(manips), seed, max_queries, reference))
-
-    def path(which: str) -> Path:
-        owner = ref_owner if which == "ref" else run.key
-        key = content_key(owner, which, params, reference.store_identity, version)
-        return artifact_dir("probe", key, root) / "scores.parquet"
+    where = ScoreLocations(run, reference, params, Path(root), code_version(__name__))
+    path, bundle_key = where.path, where.bundle_key
 
     def described(which: str) -> dict:
         return {"run": ref_owner if which == "ref" else run.key, "model": which, **params}
@@ -187,6 +229,7 @@ def probe_run(
         path("ref"),
         lambda: suite.scores(reference, {"model": "ref", "epoch": -1}, chunk_size, progress),
         described("ref"),
+        bundle_key("ref"),
     )
     frames = [ref]
     for epoch in Bar(epochs, disable=not progress, desc=f"probe {run.manifest.dataset}", leave=False):
@@ -197,7 +240,8 @@ def probe_run(
                 return ref.assign(model="theta", epoch=epoch)
             return suite.scores(theta, {"model": "theta", "epoch": epoch}, chunk_size, progress)
 
-        frames.append(_cached(path(f"theta-{epoch}"), compute, described(f"theta-{epoch}")))
+        which = f"theta-{epoch}"
+        frames.append(_cached(path(which), compute, described(which), bundle_key(which)))
     return pd.concat(frames, ignore_index=True)
 
 

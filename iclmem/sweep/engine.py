@@ -19,6 +19,7 @@ from ..workers import worker_count
 from .gridfile import Grid, SweepError
 from .tasks import (
     _summary,
+    bundled_summary,
     read_summary,
     reference_sha,
     run_task,
@@ -135,7 +136,9 @@ def collect_sweep(
     summaries = []
     for spec in grid.specs:
         key = spec_key(spec, grid.probe, grid.sources, ref_sha, version)
-        found = read_summary(summary_dir(grid.name, results_dir) / f"{key}.json")
+        found = read_summary(summary_dir(grid.name, results_dir) / f"{key}.json") or bundled_summary(
+            spec, grid.probe, grid.sources, ref_sha
+        )
         summaries.append(found or {"status": "missing", "key": key, "spec": spec.to_dict()})
     return SweepResult(grid, summaries, from_store=sum(s["status"] != "missing" for s in summaries))
 
@@ -180,8 +183,10 @@ def run_sweep(
     version = sweep_code_version()
     keys = [spec_key(s, grid.probe, grid.sources, ref_sha, version) for s in grid.specs]
     summaries: dict[str, dict] = {}
-    for k in keys:
+    for spec, k in zip(grid.specs, keys, strict=True):
         found = read_summary(summary_dir(grid.name, root) / f"{k}.json")
+        if not (found and found.get("status") == "ok"):
+            found = bundled_summary(spec, grid.probe, grid.sources, ref_sha)  # a checked results bundle's
         if found and found.get("status") == "ok":
             summaries[k] = found
     todo = [(s, k) for s, k in zip(grid.specs, keys, strict=True) if k not in summaries]

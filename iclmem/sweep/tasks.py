@@ -25,13 +25,14 @@ from typing import Any
 import pandas as pd
 
 from ..atomic import atomic_write_text
+from ..bundle.serve import lookup
 from ..data.dataset import Dataset
 from ..finetune import FinetuneRun
 from ..grid import RunSpec, probe_views, run_spec
 from ..integrity import seal, served
 from ..ltm import ReferenceLTM, load_checkpoint, load_reference
 from ..regimes import JointRun
-from ..store import code_version, content_key, results_root
+from ..store import code_version, content_key, input_key, results_root
 from .gridfile import DatasetSource, ProbeSettings
 
 
@@ -73,16 +74,35 @@ def spec_key(
     ``version`` defaults to :func:`sweep_code_version`; a sweep computes it once and gives every
     task its key, so that all summaries of one sweep agree even while the code is being edited.
     """
-    digest = content_key(
-        spec.to_dict(),
-        asdict(probe),
-        [asdict(sources[d]) if d in sources else d for d in spec.datasets],
-        ref_sha,
-        version or sweep_code_version(),
-        length=12,
-    )
+    digest = content_key(*_task_inputs(spec, probe, sources, ref_sha), version or sweep_code_version(), length=12)
+    return f"{_readable(spec)}-{digest}"
+
+
+def _task_inputs(spec: RunSpec, probe: ProbeSettings, sources: Mapping[str, DatasetSource], ref_sha: str) -> tuple:
+    return spec.to_dict(), asdict(probe), [asdict(sources[d]) if d in sources else d for d in spec.datasets], ref_sha
+
+
+def _readable(spec: RunSpec) -> str:
     data = spec.dataset if len(spec.datasets) == 1 else f"{len(spec.datasets)}datasets"
-    return f"{spec.regime}-{data}-lr{spec.learning_rate:g}-Q{spec.query_size}-{spec.label_condition}-{digest}"
+    lr = f"{spec.learning_rate:g}".replace(".", "p")  # no dot in a key: the store reads a suffix as a file's
+    return f"{spec.regime}-{data}-lr{lr}-Q{spec.query_size}-{spec.label_condition}"
+
+
+def spec_input_key(spec: RunSpec, probe: ProbeSettings, sources: Mapping[str, DatasetSource], ref_sha: str) -> str:
+    """The task's name in a results bundle: :func:`spec_key` without the code version
+    (:func:`iclmem.store.input_key`)."""
+    return f"{_readable(spec)}-{input_key(*_task_inputs(spec, probe, sources, ref_sha), length=12)}"
+
+
+def bundled_summary(
+    spec: RunSpec, probe: ProbeSettings, sources: Mapping[str, DatasetSource], ref_sha: str
+) -> dict | None:
+    """The task's ``ok`` summary from a checked results bundle (:mod:`iclmem.bundle`), or None."""
+    folder = lookup("sweep", spec_input_key(spec, probe, sources, ref_sha))
+    if folder is None:
+        return None
+    summary = json.loads((folder / "summary.json").read_text())
+    return summary if summary.get("status") == "ok" else None
 
 
 def summary_dir(grid_name: str, results_dir: str | Path | None = None) -> Path:

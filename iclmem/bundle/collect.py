@@ -1,0 +1,216 @@
+"""Making (or extending) a results bundle from a results store: a grid's finished tasks, without weights (issue 55).
+
+:func:`make_bundle` copies, for every task of a grid whose summary is ``ok`` in the store: the task's summary
+(``sweep``), its fine-tuning run's log, metrics and curve (``finetune``) and every model's probe scores
+(``probe``), each under its input key (:func:`iclmem.store.input_key`), each sealed with its completion record.
+An item already in the bundle is never written again: a bundle only grows, and a store whose numbers differ for
+an item the bundle holds is reported, not copied. Each item is written to a temporary folder and renamed; the
+manifest is written last. Tasks of the multi-task regimes are not bundled yet (their runs are computed by the
+book): the manifest lists them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..data import SplitManifest
+from ..grid import RunSpec
+from ..integrity import seal as seal_record
+from ..integrity import served
+from ..ltm import ReferenceLTM
+from ..probe.run import probe_params, reference_owner_of
+from ..regimes import SINGLE_TASK_FIXED
+from ..store import canonical_json, input_key, results_root
+from ..sweep.gridfile import Grid
+from ..sweep.tasks import read_summary, reference_sha, spec_input_key, summary_dir, task_reference
+from .layout import ITEMS, KINDS, MANIFEST, Bundle, BundleError, item_entry, read_bundle, write_manifest
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, timeout=10)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def machine() -> dict:
+    """The machine a bundle was made on (what its manifest says)."""
+    return {"platform": platform.platform(), "processor": platform.processor() or "unknown", "cpus": os.cpu_count()}
+
+
+class _Writer:
+    """Items written into ``root``: each to a temporary folder, sealed, renamed; entries kept for the manifest."""
+
+    def __init__(self, root: Path, items: dict[str, dict]) -> None:
+        self.root, self.items, self.added = root, dict(items), 0
+
+    def add(self, kind: str, key: str, fill: Callable[[Path], None], meta: dict | None = None) -> None:
+        if f"{kind}/{key}" in self.items:
+            return
+        final = self.root / ITEMS / kind / key
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="partial-", dir=self.root))  # no dot: a folder artifact's name
+        try:
+            fill(tmp)
+            seal_record(tmp, f"iclmem.bundle:{kind}", "")
+            if final.exists():
+                shutil.rmtree(final)  # left by an interrupted make, never listed in the manifest
+            os.replace(tmp, final)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        self.items[f"{kind}/{key}"] = item_entry(kind, key, final, meta)
+        self.added += 1
+
+
+def _copy(files: tuple[str, ...], source: Path) -> Callable[[Path], None]:
+    def fill(folder: Path) -> None:
+        for name in files:
+            shutil.copyfile(source / name, folder / name)
+
+    return fill
+
+
+def _probe_index(store: Path) -> dict[tuple, Path]:
+    """Every finished probe-score folder of the store by (whose, model, parameters): read from its params.json, so
+    that scores computed by an earlier code version are found (their store key holds that version)."""
+    index = {}
+    for folder in sorted((store / "probe").glob("*/")):
+        try:
+            params = json.loads((folder / "params.json").read_text())
+        except (OSError, ValueError):
+            continue
+        whose, model = params.pop("run", None), params.pop("model", None)
+        if served(folder, store):
+            index[(whose, model, canonical_json(params))] = folder
+    return index
+
+
+def _stored_run(store: Path, run_key: str, reference: ReferenceLTM) -> tuple[Path, str, SplitManifest]:
+    """A finished run of the store, its input key (:func:`iclmem.finetune.run_input_key`) and its split manifest,
+    from its run.json (whatever code version made it)."""
+    folder = store / "finetune" / run_key
+    if not served(folder, store):
+        raise BundleError(f"the run finetune/{run_key} is not finished in the store {store}: run the sweep again")
+    stored = json.loads((folder / "run.json").read_text())
+    if stored["reference_sha256"] != reference.checkpoint_sha256:
+        raise BundleError(f"the run finetune/{run_key} was fine-tuned from another reference than the bundle's")
+    manifest = SplitManifest.from_dict(stored["manifest"])
+    return folder, input_key(manifest.identity(), stored["config"], reference.store_identity), manifest
+
+
+def _bundle_task(writer: _Writer, grid: Grid, summary: dict, reference: ReferenceLTM, store: Path, index: dict):
+    """One task's items, from what the store holds: its run, every model's scores at its probed epochs, its summary."""
+    spec = RunSpec(**summary["spec"])
+    rows = summary["rows"]
+    folder, run_key, manifest = _stored_run(store, rows[0]["run_key"], reference)
+    writer.add("finetune", run_key, _copy(KINDS["finetune"], folder), {"dataset": spec.dataset})
+    p = grid.probe
+    params = canonical_json(probe_params(p.n_candidates, p.manipulations, p.seed, p.max_queries))
+    owner = reference_owner_of(manifest, spec.config())
+    epochs = sorted({int(r["epoch"]) for r in rows})
+    for which in ["ref", *(f"theta-{e}" for e in epochs)]:
+        source = index.get((owner if which == "ref" else rows[0]["run_key"], which, params))
+        if source is None:
+            raise BundleError(f"the {which} scores of {spec} are not in the store {store}: run the sweep again")
+        key = input_key(owner if which == "ref" else run_key, which, json.loads(params), reference.store_identity)
+        meta = {"run": run_key, "model": which, "dataset": spec.dataset}
+        writer.add("probe", key, _copy(KINDS["probe"], source), meta)
+
+    def fill(folder: Path) -> None:
+        (folder / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+
+    meta = {
+        "spec": spec.to_dict(),
+        "run": run_key,
+        "task": manifest.task,
+        "epochs": epochs,
+        "wall_s": summary["wall_s"],
+    }
+    writer.add("sweep", spec_input_key(spec, p, grid.sources, summary["reference_sha256"]), fill, meta)
+
+
+def _finished(grid: Grid, store: Path, ref_sha: str) -> dict[str, dict]:
+    """The grid's ``ok`` summaries in the store by the task's input key, whatever code version wrote them."""
+    wanted = {spec_input_key(s, grid.probe, grid.sources, ref_sha): s for s in grid.specs}
+    out = {}
+    for path in sorted(summary_dir(grid.name, store).glob("*.json")):
+        if path.name.endswith(".complete.json"):
+            continue
+        summary = read_summary(path)
+        if not summary or summary.get("status") != "ok":
+            continue
+        key = spec_input_key(RunSpec(**summary["spec"]), grid.probe, grid.sources, summary["reference_sha256"])
+        if key in wanted:
+            out[key] = summary
+    return out
+
+
+def make_bundle(
+    grid: Grid,
+    out: str | Path,
+    *,
+    results_dir: str | Path | None = None,
+    reference: ReferenceLTM | str | Path | None = None,
+    command: str = "",
+    grid_file: str | Path | None = None,
+) -> tuple[Bundle, dict]:
+    """Copy ``grid``'s finished single-task tasks from the store into the bundle at ``out`` (made if absent).
+
+    Returns the bundle and a report: tasks bundled now, already there, pending (not finished in the store), and
+    the joint tasks left out. The manifest records the command, the code's git commit, the machine, the date and
+    the CPU-hours the bundled tasks took (their summaries' wall times, one thread each).
+    """
+    out, store = Path(out), results_root(results_dir).resolve()
+    old = read_bundle(out).manifest if (out / MANIFEST).is_file() else {}
+    writer = _Writer(out, old.get("items", {}))
+    ref = task_reference(reference)
+    ref_sha = reference_sha(ref)
+    finished, index = _finished(grid, store, ref_sha), _probe_index(store)
+    report = {"bundled": 0, "already": 0, "pending": 0, "joint": 0}
+    for spec in grid.specs:
+        key = spec_input_key(spec, grid.probe, grid.sources, ref_sha)
+        if spec.regime != SINGLE_TASK_FIXED:
+            report["joint"] += 1
+        elif f"sweep/{key}" in writer.items:
+            report["already"] += 1
+        elif key not in finished:
+            report["pending"] += 1
+        else:
+            _bundle_task(writer, grid, finished[key], ref, store, index)
+            report["bundled"] += 1
+    tasks = [e for e in writer.items.values() if e["kind"] == "sweep"]
+    body = {
+        "name": old.get("name", out.name),
+        "grid": {"name": grid.name, "file": str(grid_file or ""), "tasks": len(grid.specs)},
+        "sources": {k: asdict(v) for k, v in grid.sources.items()},
+        "probe": asdict(grid.probe),
+        "reference_sha256": ref_sha,
+        "made": [*old.get("made", []), _made_entry(command, report)],
+        "tasks_bundled": len(tasks),
+        "cpu_hours": round(sum(float(e.get("wall_s") or 0) for e in tasks) / 3600, 3),
+        "items": writer.items,
+    }
+    return write_manifest(out, body), report
+
+
+def _made_entry(command: str, report: dict) -> dict:
+    return {
+        "command": command,
+        "code_commit": _git_commit(),
+        "machine": machine(),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **report,
+    }
+
+
+__all__ = ["machine", "make_bundle"]

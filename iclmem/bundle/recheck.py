@@ -1,0 +1,353 @@
+"""Recomputing a sample of a results bundle on this machine, and accepting or rejecting it (issue 55, item 3).
+
+A bundle's numbers are trusted on a reader's machine only after a random sample of them has been recomputed
+there from scratch and landed within tolerance (Nix's ``--check``, BOINC's adaptive replication), never by
+hashes alone. One *draw* is one (task, probed epoch) of the bundle: its fine-tuning run is trained again from
+M_ref up to that epoch (:func:`iclmem.training.train`'s ``stop_after``: the run to that epoch is the full run's),
+M_ref and M_theta at that epoch are probed again (Sec. 4.2), and the recomputed training losses (the curve up to
+that epoch), the vanilla metrics at that epoch and every probe score (loss and entropy, each query and
+manipulation) are compared with the bundle's.
+
+**Sample.** One draw from every stratum (task kind x Q x regime) first, then draws uniformly at random without
+replacement from the rest, with a seed. A change that moves the numbers of a share ``f`` of the draws goes
+unseen by ``n`` draws with probability at most ``(1 - f)^n``: :func:`detection_probability`.
+
+**Tolerance.** A value ``b`` recomputed as ``a`` lands within tolerance when ``|a - b| <= atol + rtol |b|``. The
+default (:data:`TOLERANCE`) is set from the drift measured between two thread counts on this project's CPU
+(``benchmarks/bundle_drift.py``): float32 sums in another order drift, and fine-tuning amplifies the drift
+with the epochs.
+
+A check writes its record (:func:`iclmem.bundle.serve.check_path`): the draws, how far each landed, the seed, the
+verdict. ``accepted`` lets the engine serve the bundle; ``rejected`` names the draw that disagreed and by how
+much, and the build computes instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..atomic import atomic_write_text
+from ..finetune import FinetuneRun, SingleTaskSchedule, prepare_run_data, vanilla_scores
+from ..grid import RunSpec
+from ..integrity import seal
+from ..ltm import ReferenceLTM
+from ..privacy import DPStep
+from ..probe import probe_run
+from ..probe.run import probe_params, reference_owner_of
+from ..store import input_key
+from ..sweep.gridfile import DatasetSource
+from ..sweep.tasks import task_reference
+from ..training import train
+from ..workers import in_workers, worker_count
+from . import serve
+from .collect import machine
+from .layout import Bundle
+
+#: Draws of a check by default: with 29 draws a change that moves a tenth of the bundle is seen with
+#: probability 1 - 0.9^29 = 95.3%.
+DEFAULT_DRAWS = 29
+SCORE_COLUMNS: tuple[str, ...] = ("loss", "entropy")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far a recomputed value may land from the bundle's: ``|a - b| <= atol + rtol * |b|``."""
+
+    atol: float = 1e-3
+    rtol: float = 1e-3
+
+    def excess(self, recomputed: np.ndarray, bundled: np.ndarray) -> float:
+        """The largest ``|a - b| / (atol + rtol |b|)`` (within tolerance: at most 1)."""
+        a, b = np.asarray(recomputed, float), np.asarray(bundled, float)
+        if a.shape != b.shape:
+            return float("inf")
+        ratio = np.abs(a - b) / (self.atol + self.rtol * np.abs(b))
+        ratio[np.isnan(a) & np.isnan(b)] = 0.0
+        return float(np.max(np.nan_to_num(ratio, nan=np.inf), initial=0.0))
+
+
+TOLERANCE = Tolerance()
+
+
+def max_abs(recomputed: object, bundled: object) -> float:
+    """The largest absolute difference (infinite when the shapes differ; NaN where both are NaN counts as 0)."""
+    a, b = np.asarray(recomputed, float), np.asarray(bundled, float)
+    if a.shape != b.shape:
+        return float("inf")
+    d = np.abs(a - b)
+    d[np.isnan(a) & np.isnan(b)] = 0.0
+    return float(np.max(d, initial=0.0))
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One (task, probed epoch) of a bundle."""
+
+    task: str
+    dataset: str
+    kind: str
+    query_size: int
+    regime: str
+    learning_rate: float
+    epoch: int
+
+    @property
+    def stratum(self) -> tuple:
+        return self.kind, self.query_size, self.regime
+
+
+@dataclass
+class Landing:
+    """How far one recomputed draw landed from the bundle: per compared quantity, the largest excess over the
+    tolerance (<= 1: within) and the largest absolute difference."""
+
+    draw: Draw
+    excess: dict[str, float] = field(default_factory=dict)
+    max_abs: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    problem: str = ""
+
+    @property
+    def within(self) -> bool:
+        return not self.problem and all(v <= 1.0 for v in self.excess.values())
+
+    def worst(self) -> str:
+        """The quantity that landed farthest, and how far: one phrase."""
+        if self.problem:
+            return self.problem
+        name = max(self.excess, key=self.excess.get)
+        return f"{name} off by up to {self.max_abs[name]:.3g} ({self.excess[name]:.3g} x the tolerance)"
+
+
+def all_draws(bundle: Bundle) -> list[Draw]:
+    """Every (task, probed epoch) the bundle holds, in the manifest's order."""
+    out = []
+    for key, entry in sorted(bundle.items.items()):
+        if entry["kind"] != "sweep":
+            continue
+        spec = entry["spec"]
+        for epoch in entry["epochs"]:
+            out.append(
+                Draw(key.split("/", 1)[1], spec["dataset"], entry["task"], int(spec["query_size"]), spec["regime"],
+                     float(spec["learning_rate"]), int(epoch))
+            )  # fmt: skip
+    return out
+
+
+def sample_draws(bundle: Bundle, n: int = DEFAULT_DRAWS, seed: int = 0) -> list[Draw]:
+    """One draw per stratum (task kind x Q x regime), then uniformly at random without replacement up to ``n``."""
+    rng = np.random.default_rng(seed)
+    draws = all_draws(bundle)
+    by_stratum: dict[tuple, list[int]] = defaultdict(list)
+    for i, d in enumerate(draws):
+        by_stratum[d.stratum].append(i)
+    chosen = [int(rng.choice(idx)) for _, idx in sorted(by_stratum.items())]
+    rest = np.array([i for i in range(len(draws)) if i not in set(chosen)])
+    extra = max(0, min(n - len(chosen), len(rest)))
+    chosen += [int(i) for i in rng.choice(rest, size=extra, replace=False)] if extra else []
+    return [draws[i] for i in sorted(chosen)]
+
+
+def detection_probability(n: int, share: float = 0.1) -> float:
+    """The probability that ``n`` draws include one of a changed share ``share`` of the bundle (at least)."""
+    return 1.0 - (1.0 - share) ** n
+
+
+def _bundled_scores(bundle: Bundle, key: str) -> pd.DataFrame | None:
+    folder = bundle.item_dir("probe", key)
+    return pd.read_parquet(folder / "scores.parquet") if bundle.holds("probe", key) else None
+
+
+def _compare_scores(landing: Landing, name: str, mine: pd.DataFrame, theirs: pd.DataFrame | None, tol: Tolerance):
+    if theirs is None:
+        landing.problem = f"the bundle holds no {name} scores for this run as this code splits and keys it"
+        return
+    keys = ["query_id", "manipulation"]
+    merged = mine.merge(theirs, on=keys, suffixes=("", "_b"), how="outer", indicator=True)
+    if (merged["_merge"] != "both").any():
+        landing.problem = f"{name}: the recomputed queries or manipulations are not the bundle's"
+        return
+    for col in SCORE_COLUMNS:
+        label = f"{name} {col}"
+        landing.excess[label] = tol.excess(merged[col], merged[f"{col}_b"])
+        landing.max_abs[label] = max_abs(merged[col], merged[f"{col}_b"])
+
+
+def _recompute(draw: Draw, root: str, sources: dict, probe: dict, tol: Tolerance, reference: ReferenceLTM) -> Landing:
+    """Train the draw's run to its epoch and probe it, in a temporary store, and compare with the bundle."""
+    from .layout import read_bundle
+
+    started, bundle = time.perf_counter(), read_bundle(root)
+    entry = bundle.items[f"sweep/{draw.task}"]
+    spec = RunSpec(**entry["spec"])
+    source = DatasetSource(**sources[draw.dataset]) if draw.dataset in sources else DatasetSource(draw.dataset)
+    table = source.load()
+    landing = Landing(draw)
+    work = Path(tempfile.mkdtemp(prefix="iclmem-recheck-"))
+    try:
+        with serve.bundles_off():
+            run = _train_to(spec, table, draw.epoch, reference, work)
+            params = probe_params(probe["n_candidates"], probe["manipulations"], probe["seed"], probe["max_queries"])
+            scores = probe_run(
+                run, table, [draw.epoch], reference, results_dir=work, progress=False, **_probe_args(probe)
+            )
+        run_key = entry["run"]
+        if run.input_key != run_key:
+            landing.problem = (
+                "this code splits or configures the run otherwise (its input key differs from the bundle's)"
+            )
+            return landing
+        _compare_run(landing, bundle, run, draw.epoch, tol)
+        owner = reference_owner_of(run.manifest, run.config)
+        ref_key = input_key(owner, "ref", params, reference.store_identity)
+        theta_key = input_key(run_key, f"theta-{draw.epoch}", params, reference.store_identity)
+        _compare_scores(landing, "M_ref", scores[scores.model == "ref"], _bundled_scores(bundle, ref_key), tol)
+        theta = scores[(scores.model == "theta") & (scores.epoch == draw.epoch)]
+        _compare_scores(landing, "M_theta", theta, _bundled_scores(bundle, theta_key), tol)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    landing.seconds = round(time.perf_counter() - started, 2)
+    return landing
+
+
+def _probe_args(probe: dict) -> dict:
+    manipulations = probe["manipulations"]
+    return {
+        "n_candidates": probe["n_candidates"],
+        "manipulations": list(manipulations) if manipulations else None,
+        "seed": probe["seed"],
+        "max_queries": probe["max_queries"],
+    }
+
+
+def _train_to(spec: RunSpec, table, epoch: int, reference: ReferenceLTM, work: Path) -> FinetuneRun:
+    """The spec's run trained from M_ref up to ``epoch`` in ``work`` (weights kept at the probing epochs up to it)."""
+    from ..data import split_manifest
+    from ..finetune import run_input_key, verify_ground_truth
+
+    manifest = split_manifest(table, spec.query_size, spec.seed, spec.label_condition, results_dir=work)
+    config = spec.config().checked(reference.cfg.max_context)
+    data = prepare_run_data(manifest, table, config, reference.max_classes)
+    schedule = SingleTaskSchedule(data, vanilla_scores(reference, data))
+    run_dir = work / "run"
+    run_dir.mkdir()
+    privacy = None if config.privacy is None else DPStep.of(config.privacy, config.epochs, config.context_seed)
+    trained = train(
+        schedule, reference, learning_rate=config.learning_rate, weight_decay=config.weight_decay,
+        epochs=config.epochs, probe_epochs=config.probe_epochs, run_dir=run_dir, progress=False,
+        checkpoint_every=10**9, privacy=privacy, stop_after=epoch,
+    )  # fmt: skip
+    seal(run_dir, "iclmem.bundle.recheck", "")
+    curve = pd.DataFrame(trained.curve, columns=list(schedule.curve_columns))
+    members = verify_ground_truth(trained.log, manifest)
+    key = run_input_key(manifest, config, reference)
+    return FinetuneRun("recheck", run_dir, manifest, config, pd.DataFrame(trained.rows), members, curve, key)
+
+
+def _compare_run(landing: Landing, bundle: Bundle, run: FinetuneRun, epoch: int, tol: Tolerance) -> None:
+    """The training losses up to ``epoch`` and the vanilla metrics at ``epoch``, against the bundle's run."""
+    folder = bundle.item_dir("finetune", run.input_key)
+    curve = pd.read_csv(folder / "train_curve.csv")
+    steps = len(run.curve)
+    landing.excess["train loss"] = tol.excess(run.curve["train_loss"], curve["train_loss"].iloc[:steps])
+    landing.max_abs["train loss"] = max_abs(run.curve["train_loss"], curve["train_loss"].iloc[:steps])
+    metrics = pd.read_csv(folder / "metrics.csv")
+    mine, theirs = run.metrics[run.metrics.epoch == epoch], metrics[metrics.epoch == epoch]
+    cols = [c for c in mine.columns if c.startswith("theta_") and pd.api.types.is_numeric_dtype(mine[c])]
+    landing.excess["metrics"] = tol.excess(mine[cols].to_numpy(float), theirs[cols].to_numpy(float))
+    landing.max_abs["metrics"] = max_abs(mine[cols], theirs[cols])
+
+
+@dataclass
+class CheckReport:
+    """A check of one bundle on this machine: what was drawn, how far each landed, the verdict."""
+
+    bundle: str
+    digest: str
+    engine: str
+    seed: int
+    tolerance: Tolerance
+    landings: list[Landing]
+    seconds: float = 0.0
+    threads: int = 1
+
+    @property
+    def verdict(self) -> str:
+        return "accepted" if self.landings and all(x.within for x in self.landings) else "rejected"
+
+    def disagreements(self) -> list[str]:
+        """One line per draw that landed outside the tolerance."""
+        return [f"{x.draw.task} epoch {x.draw.epoch}: {x.worst()}" for x in self.landings if not x.within]
+
+    def to_dict(self) -> dict:
+        return {
+            "bundle": self.bundle,
+            "digest": self.digest,
+            "engine_version": self.engine,
+            "seed": self.seed,
+            "draws": len(self.landings),
+            "detection_probability_share_0.1": detection_probability(len(self.landings)),
+            "tolerance": asdict(self.tolerance),
+            "verdict": self.verdict,
+            "disagreements": self.disagreements(),
+            "landings": [
+                {**asdict(x.draw), "excess": x.excess, "max_abs": x.max_abs, "seconds": x.seconds, "problem": x.problem}
+                for x in self.landings
+            ],
+            "seconds": round(self.seconds, 1),
+            "threads": self.threads,
+            "machine": machine(),
+        }
+
+
+def check_bundle(
+    bundle: Bundle,
+    *,
+    n: int = DEFAULT_DRAWS,
+    seed: int = 0,
+    tolerance: Tolerance = TOLERANCE,
+    workers: int | None = None,
+    reference: ReferenceLTM | str | Path | None = None,
+    progress: bool = True,
+    write: bool = True,
+) -> CheckReport:
+    """Recompute ``n`` draws of ``bundle`` here (in ``workers`` processes) and compare them with it; write the
+    check record (unless ``write`` is False) that lets the engine serve the bundle, or keeps it from doing so."""
+    started = time.perf_counter()
+    ref = task_reference(reference)
+    draws = sample_draws(bundle, n, seed)
+    probe, sources = bundle.manifest["probe"], bundle.manifest.get("sources", {})
+    calls = [(d, str(bundle.root), sources, probe, tolerance, ref) for d in draws]
+    landings = in_workers(_recompute, calls, worker_count(workers), f"recomputing {bundle.name}", progress)
+    report = CheckReport(bundle.name, bundle.digest, serve.engine_version(), seed, tolerance, landings)
+    report.seconds, report.threads = time.perf_counter() - started, int(os.environ.get("OMP_NUM_THREADS", "1") or 1)
+    if write:
+        path = serve.check_path(bundle)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(report.to_dict(), indent=1) + "\n")
+        serve.reset()
+    return report
+
+
+__all__ = [
+    "DEFAULT_DRAWS",
+    "TOLERANCE",
+    "CheckReport",
+    "Draw",
+    "Landing",
+    "Tolerance",
+    "all_draws",
+    "check_bundle",
+    "detection_probability",
+    "sample_draws",
+]
