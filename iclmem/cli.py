@@ -20,6 +20,7 @@ from typing import Any
 
 from iclmem.book.build import BookBuildError
 from iclmem.book.execute import NotebookExecutionError, UsageError
+from iclmem.bundle.command import add_bundle
 from iclmem.user_errors import UserError
 
 Subparsers = Any  # argparse's private _SubParsersAction
@@ -154,6 +155,11 @@ def add_book(subparsers: Subparsers) -> None:
         "--out", type=Path, help="with --chapters or --grid: the build folder (default: _build/<table or grid name>)"
     )
     _results_arg(p, "with --chapters: its results store (default: <out>/results); with --grid: the sweep's store")
+    p.add_argument(
+        "--recompute",
+        action="store_true",
+        help="serve no results bundle: compute everything the book reads (bundles are otherwise checked, then served)",
+    )
     p.set_defaults(func=cmd_book)
 
 
@@ -168,6 +174,7 @@ def cmd_book(args: argparse.Namespace) -> int:
     )
 
     root = args.root.resolve() if args.root else project_root()
+    _bundles_for_build(args.recompute)
     if args.grid:
         return _grid_book(args, root)
     if args.chapters:
@@ -204,6 +211,22 @@ def cmd_book(args: argparse.Namespace) -> int:
         jobs=args.jobs,
     )
     return _report_build(result, args.no_html)
+
+
+def _bundles_for_build(recompute: bool) -> None:
+    """``--recompute``: no bundle served (the notebooks' kernels inherit ``ICLMEM_BUNDLE=off``); else each bundle in
+    use is checked on this machine first (:func:`iclmem.bundle.command.ensure_checked`), one line each."""
+    import os
+
+    from iclmem.bundle.command import ensure_checked
+    from iclmem.bundle.serve import ENV
+
+    if recompute:
+        os.environ[ENV] = "off"
+        print("results bundles: none served (--recompute): the book computes everything")
+        return
+    for line in ensure_checked():
+        print(line)
 
 
 def _report_build(result: Any, no_html: bool) -> int:
@@ -445,12 +468,28 @@ def add_store(subparsers: Subparsers) -> None:
 
 def cmd_store_verify(args: argparse.Namespace) -> int:
     """Exit status 0 when every artifact matches its record (or all bad ones were repaired), else 1."""
+    from iclmem.bundle.command import verify_bundle
+    from iclmem.bundle.layout import BundleError, read_bundle
+    from iclmem.bundle.serve import bundle_roots
     from iclmem.store import results_root
     from iclmem.store_tools import format_verified, verify_store
 
     found = verify_store(args.results, repair=args.repair)
     print(format_verified(found, results_root(args.results)))
-    return 0 if not found.problems or len(found.moved) == len(found.problems) else 1
+    intact = True
+    for root in bundle_roots():  # the results bundles are read-only: checked, never repaired (git restores them)
+        try:
+            bundle = read_bundle(root)
+        except BundleError as err:
+            print(f"bundle {root.name}: {err}", file=sys.stderr)
+            intact = False
+            continue
+        bad = verify_bundle(bundle)
+        print(f"bundle {bundle.name}: {len(bundle.items) - len(bad)} of {len(bundle.items)} items intact")
+        for line in bad:
+            print(f"  damaged {line} (restore it: git checkout -- {root})", file=sys.stderr)
+        intact &= not bad
+    return 0 if intact and (not found.problems or len(found.moved) == len(found.problems)) else 1
 
 
 def cmd_store_gc(args: argparse.Namespace) -> int:
@@ -586,6 +625,7 @@ SUBCOMMANDS: list[Callable[[Subparsers], None]] = [
     add_store,
     add_tables,
     add_audit,
+    add_bundle,
 ]
 
 

@@ -163,3 +163,10 @@ def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
         mp.setenv("ICLMEM_RESULTS", str(tmp / "results"))  # keep the repository's results/ untouched
         assert main(args) == 0, "the book did not build"
     return build
+
+
+@pytest.fixture(autouse=True)
+def no_shipped_bundle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests compute what they read: the repository's results bundles (bundle/) are served only where a test says
+    so (tests/bundle/ sets ICLMEM_BUNDLE to a bundle of its own)."""
+    monkeypatch.setenv("ICLMEM_BUNDLE", "off")

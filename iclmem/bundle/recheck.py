@@ -8,7 +8,7 @@ M_ref and M_theta at that epoch are probed again (Sec. 4.2), and the recomputed 
 that epoch), the vanilla metrics at that epoch and every probe score (loss and entropy, each query and
 manipulation) are compared with the bundle's.
 
-**Sample.** One draw from every stratum (task kind x Q x regime) first, then draws uniformly at random without
+**Sample.** One draw from every stratum (task kind x Q x regime x trained or not) first, then draws uniformly at random without
 replacement from the rest, with a seed. A change that moves the numbers of a share ``f`` of the draws goes
 unseen by ``n`` draws with probability at most ``(1 - f)^n``: :func:`detection_probability`.
 
@@ -103,7 +103,8 @@ class Draw:
 
     @property
     def stratum(self) -> tuple:
-        return self.kind, self.query_size, self.regime
+        """Task kind x Q x regime x trained or not (an epoch-0 draw checks M_ref's scoring, not the training)."""
+        return self.kind, self.query_size, self.regime, self.epoch > 0
 
 
 @dataclass
@@ -145,7 +146,7 @@ def all_draws(bundle: Bundle) -> list[Draw]:
 
 
 def sample_draws(bundle: Bundle, n: int = DEFAULT_DRAWS, seed: int = 0) -> list[Draw]:
-    """One draw per stratum (task kind x Q x regime), then uniformly at random without replacement up to ``n``."""
+    """One draw per stratum (:attr:`Draw.stratum`), then uniformly at random without replacement up to ``n``."""
     rng = np.random.default_rng(seed)
     draws = all_draws(bundle)
     by_stratum: dict[tuple, list[int]] = defaultdict(list)

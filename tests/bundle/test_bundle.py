@@ -1,0 +1,248 @@
+"""Results bundles (issue 55): made from a sweep's store, checked by recomputing a sample, served read-only to the
+engine, refused when damaged, rejected when the code moves a number, kept when it moves none."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+import iclmem.training as training
+from iclmem.bundle import lookup, read_bundle, serve
+from iclmem.bundle.collect import make_bundle
+from iclmem.bundle.command import verify_bundle
+from iclmem.bundle.layout import ITEMS, MANIFEST
+from iclmem.bundle.recheck import check_bundle, detection_probability, sample_draws
+from iclmem.cli import main
+from iclmem.grid import RunSpec, probe_grid, run_grid
+from iclmem.imports import PACKAGE_ROOT
+from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
+from iclmem.store import code_version
+from iclmem.sweep import collect_sweep, load_grid, run_sweep
+
+pytestmark = pytest.mark.slow
+TINY = LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16, max_context=128)
+PROBE = {"max_queries": 4, "n_boot": 10}  # all 48 manipulations, as notebooks 03-04 probe
+
+
+def _csv(folder: Path, name: str, task: str, n: int = 160) -> dict:
+    rng = np.random.default_rng(len(name))
+    frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.choice(["x", "y"], size=n)})
+    noise = rng.normal(size=n)
+    frame["target"] = (frame.a + noise > 0).astype(int) if task == "classification" else frame.a * 2 + noise
+    frame.to_csv(folder / f"{name}.csv", index=False)
+    return {"path": str(folder / f"{name}.csv"), "target": "target", "task": task}
+
+
+@pytest.fixture(scope="module")
+def reference() -> ReferenceLTM:
+    torch.manual_seed(0)
+    return ReferenceLTM(TabularICLTransformer(TINY).eval(), checkpoint_sha256="tiny-bundle-model")
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory, reference: ReferenceLTM) -> dict:
+    """A two-task sweep (one classification, one regression table; epochs 0-2 probed) and its bundle."""
+    tmp = tmp_path_factory.mktemp("bundle")
+    grid = {
+        "name": "tiny",
+        "datasets": [_csv(tmp, "cls", "classification"), _csv(tmp, "reg", "regression")],
+        "learning_rates": [1e-2],
+        "query_sizes": [30],
+        "epochs": 2,
+        "context_size": 30,
+        "probe": PROBE,
+    }
+    (tmp / "tiny.yaml").write_text(yaml.safe_dump(grid))
+    loaded = load_grid(tmp / "tiny.yaml")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ICLMEM_BUNDLE", "off")
+        run_sweep(loaded, results_dir=tmp / "store", workers=0, reference=reference, progress=False)
+    bundle, report = make_bundle(loaded, tmp / "bundle", results_dir=tmp / "store", reference=reference, command="t")
+    return {"tmp": tmp, "grid": loaded, "bundle": bundle, "report": report}
+
+
+@pytest.fixture
+def in_use(made: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """The bundle named by ICLMEM_BUNDLE, a fresh cache (no check record yet) and an empty results store."""
+    monkeypatch.setenv("ICLMEM_BUNDLE", str(made["bundle"].root))
+    monkeypatch.setenv("ICLMEM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "results"))
+    serve.reset()
+    yield {**made, "results": tmp_path / "results"}
+    serve.reset()
+
+
+def test_a_bundle_holds_every_task_without_weights_and_names_its_making(made: dict):
+    bundle = made["bundle"]
+    assert made["report"] == {"bundled": 2, "already": 0, "pending": 0, "joint": 0}
+    kinds = pd.Series([e["kind"] for e in bundle.items.values()]).value_counts().to_dict()
+    assert kinds == {"probe": 8, "finetune": 2, "sweep": 2}  # per task: M_ref + M_theta at epochs 0, 1 and 2
+    files = [p.name for p in (bundle.root / ITEMS).rglob("*") if p.is_file()]
+    assert files and not [f for f in files if f.endswith(".pt")]
+    made_by = bundle.manifest["made"][-1]
+    assert made_by["command"] == "t" and made_by["date"] and made_by["machine"]["cpus"] >= 1
+    assert bundle.manifest["cpu_hours"] > 0 and bundle.manifest["tasks_bundled"] == 2
+    assert verify_bundle(bundle) == []
+
+
+def test_making_again_adds_nothing_and_rewrites_nothing(made: dict, reference: ReferenceLTM):
+    before = {k: dict(v) for k, v in made["bundle"].items.items()}
+    again, report = make_bundle(
+        made["grid"], made["bundle"].root, results_dir=made["tmp"] / "store", reference=reference, command="again"
+    )
+    assert report == {"bundled": 0, "already": 2, "pending": 0, "joint": 0}
+    assert again.items == before
+    assert [m["command"] for m in again.manifest["made"]] == ["t", "again"]
+    made["bundle"] = again
+
+
+def test_an_unchecked_bundle_is_not_served(in_use: dict):
+    key = next(e["key"] for e in in_use["bundle"].items.values() if e["kind"] == "finetune")
+    assert lookup("finetune", key) is None
+
+
+def test_a_check_recomputes_one_draw_per_stratum_and_lands_exactly_here(in_use: dict, reference: ReferenceLTM):
+    bundle = read_bundle(in_use["bundle"].root)
+    draws = sample_draws(bundle, n=4, seed=3)
+    assert len({d.stratum for d in draws}) == 4  # classification and regression, each trained and at epoch 0
+    assert sample_draws(bundle, n=4, seed=3) == draws  # the seed fixes the draw
+    report = check_bundle(bundle, n=4, seed=3, workers=1, reference=reference, progress=False)
+    assert report.verdict == "accepted"
+    # one machine, one thread count: the recomputation lands bitwise (train(stop_after=e) is the full run to e)
+    assert all(v == 0.0 for x in report.landings for v in x.max_abs.values())
+    record = json.loads(serve.check_path(bundle).read_text())
+    assert record["verdict"] == "accepted" and record["seed"] == 3 and record["draws"] == 4
+    assert record["detection_probability_share_0.1"] == pytest.approx(detection_probability(4))
+    key = next(e["key"] for e in bundle.items.values() if e["kind"] == "finetune")
+    assert lookup("finetune", key) == bundle.item_dir("finetune", key)
+
+
+def _accept(in_use: dict, reference: ReferenceLTM) -> None:
+    bundle = read_bundle(in_use["bundle"].root)
+    assert check_bundle(bundle, n=2, workers=1, reference=reference, progress=False).verdict == "accepted"
+
+
+def test_an_accepted_bundle_serves_runs_scores_and_summaries_computing_nothing(
+    in_use: dict, reference: ReferenceLTM, monkeypatch: pytest.MonkeyPatch
+):
+    _accept(in_use, reference)
+    grid = in_use["grid"]
+    monkeypatch.setattr("iclmem.finetune._finetune", lambda *a, **k: pytest.fail("a bundled run was trained"))
+    monkeypatch.setattr("iclmem.probe.run._Suite.scores", lambda *a, **k: pytest.fail("bundled scores were computed"))
+    tables = {name: source.load() for name, source in grid.sources.items()}
+    specs = [RunSpec(s.dataset, s.learning_rate, s.query_size, s.label_condition, 2, 0, 30) for s in grid.specs]
+    runs = run_grid(specs, reference, in_use["results"], progress=False, tables=tables, workers=1)
+    assert all(r.path.is_relative_to(in_use["bundle"].root) for r in runs)
+    summary, scores = probe_grid(
+        specs, runs, reference, n_candidates=10, max_queries=4, seed=0, n_boot=10, results_dir=in_use["results"],
+        progress=False, tables=tables, workers=1,
+    )  # fmt: skip
+    assert len(summary) == 2 * 3 and all(len(s) for s in scores.values())
+    assert not list((in_use["bundle"].root).rglob("probe/*/*.parquet.tmp*"))
+    assert verify_bundle(read_bundle(in_use["bundle"].root)) == []  # nothing was written into it
+    swept = collect_sweep(grid, results_dir=in_use["results"], reference=reference)
+    assert swept.from_store == 2 and [s["status"] for s in swept.summaries] == ["ok", "ok"]
+
+
+def test_weights_a_bundle_lacks_are_computed_here(in_use: dict, reference: ReferenceLTM):
+    _accept(in_use, reference)
+    grid = in_use["grid"]
+    tables = {name: source.load() for name, source in grid.sources.items()}
+    spec = RunSpec("cls", 1e-2, 30, "none", 2, 0, 30)
+    [run] = run_grid([spec], reference, in_use["results"], progress=False, tables=tables, workers=1)
+    model = run.model(2, reference)  # the bundle keeps no weights: the run is fine-tuned in the reader's store
+    assert list((in_use["results"] / "finetune").glob("*/weights_epoch0002.pt"))
+    fine_tuned, pretrained = model.state_dict(), reference.state_dict()
+    assert not all(torch.equal(fine_tuned[k], pretrained[k]) for k in pretrained)
+
+
+def test_a_change_that_moves_a_number_is_rejected_and_the_build_computes(
+    in_use: dict, reference: ReferenceLTM, monkeypatch: pytest.MonkeyPatch
+):
+    original = training.TrainingState.start.__func__
+
+    def faster(cls, ref, learning_rate, weight_decay, state_path):  # one number of the engine changed: the step size
+        return original(cls, ref, learning_rate * 1.5, weight_decay, state_path)
+
+    monkeypatch.setattr(training.TrainingState, "start", classmethod(faster))
+    bundle = read_bundle(in_use["bundle"].root)
+    report = check_bundle(bundle, n=6, workers=1, reference=reference, progress=False)
+    assert report.verdict == "rejected"
+    lines = report.disagreements()
+    assert lines and all("epoch" in line and "x the tolerance" in line for line in lines)
+    assert any("train loss" in line or "M_theta" in line for line in lines)
+    assert not any(x.draw.epoch == 0 and not x.within for x in report.landings)  # M_ref's scores did not move
+    key = next(e["key"] for e in bundle.items.values() if e["kind"] == "finetune")
+    assert lookup("finetune", key) is None
+    assert collect_sweep(in_use["grid"], results_dir=in_use["results"], reference=reference).from_store == 0
+
+
+def test_a_change_that_moves_no_number_keeps_the_bundle(
+    in_use: dict, reference: ReferenceLTM, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    _accept(in_use, reference)
+    bundle = read_bundle(in_use["bundle"].root)
+    # a docstring edited in a copy of the package: the store's code version moves, the bundle's input keys do not
+    copy = tmp_path / "pkg" / "iclmem"
+    shutil.copytree(PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    source = copy / "training.py"
+    source.write_text(source.read_text().replace('"""', '"""Edited. ', 1))
+    assert code_version("iclmem.finetune", copy) != code_version("iclmem.finetune")
+    # the installed code "moved": its check record no longer holds, so the bundle waits for a check
+    monkeypatch.setattr(serve, "engine_version", lambda: "moved-code")
+    serve.reset()
+    key = next(e["key"] for e in bundle.items.values() if e["kind"] == "finetune")
+    assert lookup("finetune", key) is None
+    assert check_bundle(bundle, n=4, workers=1, reference=reference, progress=False).verdict == "accepted"
+    assert lookup("finetune", key) == bundle.item_dir("finetune", key)
+
+
+def test_flipped_bits_are_refused_never_served(in_use: dict, reference: ReferenceLTM, capsys):
+    _accept(in_use, reference)
+    root = in_use["bundle"].root
+    bundle = read_bundle(root)
+    item_of = {}
+    for entry in bundle.items.values():
+        for path in bundle.item_dir(entry["kind"], entry["key"]).iterdir():
+            item_of[path] = (entry["kind"], entry["key"])
+    files = sorted(item_of) + [root / MANIFEST]
+    rng = np.random.default_rng(0)
+    served = 0
+    for _ in range(200):
+        path = files[rng.integers(len(files))]
+        data = bytearray(path.read_bytes())
+        at = int(rng.integers(len(data) * 8))
+        data[at // 8] ^= 1 << (at % 8)
+        original = path.read_bytes()
+        path.write_bytes(bytes(data))
+        serve.reset()
+        kind, key = item_of.get(path, ("finetune", next(iter(item_of.values()))[1]))
+        served += lookup(kind, key) is not None if path in item_of else bool(serve.served_bundles())
+        path.write_bytes(original)
+    assert served == 0
+    assert "refused" in capsys.readouterr().err
+    serve.reset()
+    assert verify_bundle(read_bundle(root)) == []
+
+
+def test_the_command_line_verifies_and_checks(in_use: dict, reference: ReferenceLTM, capsys):
+    root = in_use["bundle"].root
+    assert main(["bundle", "verify", "--bundle", str(root)]) == 0
+    assert "12 of 12 items intact" in capsys.readouterr().out
+    victim = next((root / ITEMS / "probe").glob("*/scores.parquet"))
+    original = victim.read_bytes()
+    victim.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))
+    try:
+        assert main(["bundle", "verify", "--bundle", str(root)]) == 1
+        assert "sha256 differs" in capsys.readouterr().err
+        assert main(["store", "verify"]) == 1  # the store's verify covers the bundles in use
+    finally:
+        victim.write_bytes(original)
+    assert main(["bundle", "verify", "--bundle", str(root)]) == 0
