@@ -8,9 +8,9 @@ M_ref and M_theta at that epoch are probed again (Sec. 4.2), and the recomputed 
 that epoch), the vanilla metrics at that epoch and every probe score (loss and entropy, each query and
 manipulation) are compared with the bundle's.
 
-**Sample.** One draw from every stratum (task kind x Q x regime x trained or not) first, then draws uniformly at random without
-replacement from the rest, with a seed. A change that moves the numbers of a share ``f`` of the draws goes
-unseen by ``n`` draws with probability at most ``(1 - f)^n``: :func:`detection_probability`.
+**Sample.** One draw from every stratum (task kind x Q x regime x trained or not) first, then draws uniformly at
+random without replacement from the rest, with a seed. A change that moves the numbers of a share ``f`` of the
+draws goes unseen by ``n`` draws with probability at most ``(1 - f)^n``: :func:`detection_probability`.
 
 **Tolerance.** A value ``b`` recomputed as ``a`` lands within tolerance when ``|a - b| <= atol + rtol |b|``. The
 default (:data:`TOLERANCE`) is set from the drift measured between two thread counts on this project's CPU
