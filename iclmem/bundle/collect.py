@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..data import SplitManifest
 from ..grid import RunSpec
+from ..imports import PACKAGE_ROOT
 from ..integrity import seal as seal_record
 from ..integrity import served
 from ..ltm import ReferenceLTM
@@ -37,15 +38,27 @@ from .layout import ITEMS, KINDS, MANIFEST, Bundle, BundleError, item_entry, rea
 
 def _git_commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, timeout=10)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, timeout=10, cwd=PACKAGE_ROOT
+        )
         return out.stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
 
+def _processor() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def machine() -> dict:
     """The machine a bundle was made on (what its manifest says)."""
-    return {"platform": platform.platform(), "processor": platform.processor() or "unknown", "cpus": os.cpu_count()}
+    return {"platform": platform.platform(), "processor": _processor(), "cpus": os.cpu_count()}
 
 
 class _Writer:

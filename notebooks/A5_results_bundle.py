@@ -1,0 +1,64 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # A5. The results bundle and its check on this machine
+#
+# Some results of this book cost CPU-hours: a registered design of fine-tuning and probing runs across the table
+# suite. They are computed once (`iclmem sweep`), copied without model weights into a *results bundle* in the
+# repository (`iclmem bundle make`), and read from it by every build. A bundle is named by the inputs of each
+# result, not by the code's hash, so a change that moves no number (a module moved, a docstring) keeps it.
+#
+# Hashes alone do not show that the shipped numbers still come from the code. So before a build serves a bundle,
+# it recomputes a random sample of it here, from scratch, and compares: one draw is one (task, probed epoch), its
+# run fine-tuned again from M_ref up to that epoch and probed again. The training losses, the vanilla metrics and
+# every probe score (loss and entropy, per query and manipulation) must land within tolerance. If one draw does
+# not, the build serves nothing of the bundle and computes instead; `iclmem book --recompute` (`make book-full`)
+# always computes.
+#
+# This build: {glue:text}`a5-bundles`.
+
+# %% tags=["remove-cell"]
+from IPython.display import display
+from myst_nb import glue
+
+from iclmem.chapters.ch_a5_bundle import bundle_table, bundle_texts, bundles_in_use, landing_table, plot_landings
+from iclmem.report.display import use_book_tables
+
+use_book_tables()
+views = bundles_in_use()
+for key, text in bundle_texts(views).items():
+    glue(key, text, display=False)
+
+# %% [markdown]
+# ## What ships
+#
+# One row per bundle: the grid it holds, how many of the grid's tasks, the CPU-hours they took, its size in the
+# repository, and what made it (the date, the machine and the commit of the code).
+
+# %% tags=["hide-input"]
+bundle_table(views)
+
+# %% [markdown]
+# ## The sample recomputed here
+#
+# The draw takes one (task, epoch) from each stratum (classification or regression, each $Q$, each regime,
+# trained or not) and the rest at random, seed {glue:text}`a5-seed`: {glue:text}`a5-draws` draws. A change that
+# moves the numbers of a tenth of the bundle is caught with probability {glue:text}`a5-detection`. The verdict
+# here: {glue:text}`a5-verdict`. A value $b$ of the bundle recomputed as $a$ lands within tolerance when
+# {glue:text}`a5-tolerance`: float32 sums taken in another order (another CPU, another thread count) drift, and
+# fine-tuning amplifies the drift with the epochs.
+
+# %% tags=["hide-input"]
+for view in views:
+    display(landing_table(view))
+    plot_landings(view)

@@ -1,0 +1,54 @@
+"""Appendix A5: the bundle table, the landings of a check and their figure, the page's glued texts."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from iclmem.bundle.layout import Bundle  # noqa: E402
+from iclmem.chapters.ch_a5_bundle import BundleView, bundle_table, bundle_texts, landing_table, plot_landings  # noqa: E402
+
+
+def _view(tmp_path, landings: list[dict], verdict: str) -> BundleView:
+    manifest = {
+        "name": "decide",
+        "digest": "d" * 64,
+        "grid": {"name": "decide", "tasks": 488},
+        "tasks_bundled": 2,
+        "cpu_hours": 0.5,
+        "made": [{"date": "2026-12-07", "machine": {"processor": "AMD EPYC"}, "code_commit": "0123456789abcdef"}],
+        "items": {},
+    }
+    check = {"verdict": verdict, "draws": len(landings), "seed": 7, "tolerance": {"atol": 1e-3, "rtol": 1e-3}}
+    return BundleView(Bundle(tmp_path, manifest), {**check, "landings": landings})
+
+
+def _landing(epoch: int, excess: float, problem: str = "") -> dict:
+    return {
+        "dataset": "spotify", "kind": "classification", "query_size": 50, "learning_rate": 1e-3, "epoch": epoch,
+        "excess": {} if problem else {"train loss": excess / 2, "M_theta loss": excess},
+        "max_abs": {} if problem else {"train loss": excess * 1e-3 / 2, "M_theta loss": excess * 1e-3},
+        "seconds": 1.5, "problem": problem,
+    }  # fmt: skip
+
+
+def test_the_landing_table_shows_the_farthest_quantity_of_each_draw(tmp_path):
+    view = _view(tmp_path, [_landing(1, 0.2), _landing(50, 3.0), _landing(0, 0, problem="no scores")], "rejected")
+    table = landing_table(view)
+    assert list(table["farthest"]) == ["M_theta loss", "M_theta loss", "no scores"]
+    assert table["x tolerance"].iloc[1] == 3.0 and math.isinf(table["x tolerance"].iloc[2])
+    fig = plot_landings(view)
+    bars = fig.axes[0].patches
+    assert [round(b.get_width(), 6) for b in bars] == [0.2, 3.0, 1000.0]  # the draw that could not compare: ceiling
+    assert bundle_table([view])["check here"].tolist() == ["rejected"]
+
+
+def test_the_texts_state_the_draw_and_its_detection_probability(tmp_path):
+    texts = bundle_texts([_view(tmp_path, [_landing(1, 0.1)] * 29, "accepted")])
+    assert texts["a5-draws"] == "29" and texts["a5-seed"] == "7" and texts["a5-verdict"] == "accepted"
+    assert texts["a5-detection"] == "95.3%"  # 1 - 0.9^29
+    none = bundle_texts([])
+    assert set(none) == set(texts) and "no results bundle" in none["a5-bundles"]
