@@ -38,7 +38,7 @@ and :func:`iclmem.probe.summarize_run` accept in place of a :class:`~iclmem.fine
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -46,13 +46,14 @@ import numpy as np
 import pandas as pd
 
 from .atomic import atomic_write_text
+from .bundle.serve import bundles_off, lookup
 from .data import SplitManifest, draw_training_context, split_statistics
 from .data.dataset import Dataset
 from .finetune import FinetuneConfig, FinetuneError, RunData, collapse_flag, prepare_run_data, vanilla_scores
 from .finished_run import train_and_record
 from .integrity import produce, served
 from .ltm import ICLTask, ReferenceLTM, load_reference
-from .store import artifact_dir, code_version, content_key
+from .store import artifact_dir, code_version, content_key, input_key, results_root
 from .training import (
     METRICS_FILE,
     Step,
@@ -186,10 +187,17 @@ class DatasetView:
     metrics: pd.DataFrame
     members_logged: np.ndarray
     joint: JointRun = field(repr=False)
+    #: the view's name in a results bundle (from the joint run's input key)
+    input_key: str = ""
 
     @property
     def dataset(self) -> str:
         return self.manifest.dataset
+
+    @property
+    def store(self) -> Path | None:
+        """The results store its probe scores go to when the joint run is served by a bundle."""
+        return self.joint.store
 
     @property
     def regime(self) -> str:
@@ -213,6 +221,12 @@ class JointRun:
     probed_members: dict[str, np.ndarray]
     member_statistics: dict[str, dict]
     curve: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: the run's key by its inputs alone (:func:`joint_input_key`): how a results bundle names it
+    input_key: str = ""
+    #: for a run served by a bundle (which keeps no weights): computes the run here when weights are asked for
+    compute: Callable[[], JointRun] | None = field(default=None, repr=False, compare=False)
+    #: the results store its probe scores go to when it is served by a bundle
+    store: Path | None = None
 
     @property
     def datasets(self) -> list[str]:
@@ -222,7 +236,9 @@ class JointRun:
         return weights_path(self.path, epoch)
 
     def model(self, epoch: int, reference: ReferenceLTM | None = None) -> ReferenceLTM:
-        """The joint M_theta at a probing epoch (epoch 0 is M_ref)."""
+        """The joint M_theta at a probing epoch (epoch 0 is M_ref). A run served by a bundle is computed here first."""
+        if self.compute is not None and epoch in self.config.probe_epochs and not self.weights_path(epoch).exists():
+            return self.compute().model(epoch, reference)
         return model_at_epoch(self.path, epoch, self.config.probe_epochs, reference, RegimeError)
 
     def view(self, dataset: str) -> DatasetView:
@@ -243,6 +259,7 @@ class JointRun:
             metrics,
             self.members_logged[dataset],
             self,
+            content_key(self.input_key, dataset) if self.input_key else "",
         )
 
     def member_counts(self) -> pd.DataFrame:
@@ -261,10 +278,21 @@ class JointRun:
         return pd.DataFrame(rows)
 
 
+def _joint_inputs(
+    regime: str, manifests: Sequence[SplitManifest], config: FinetuneConfig, reference: ReferenceLTM
+) -> tuple:
+    return regime, [m.identity() for m in manifests], asdict(config), reference.store_identity
+
+
 def joint_key(regime: str, manifests: Sequence[SplitManifest], config: FinetuneConfig, reference: ReferenceLTM) -> str:
-    return content_key(
-        regime, [m.identity() for m in manifests], asdict(config), reference.store_identity, code_version(__name__)
-    )
+    return content_key(*_joint_inputs(regime, manifests, config, reference), code_version(__name__))
+
+
+def joint_input_key(
+    regime: str, manifests: Sequence[SplitManifest], config: FinetuneConfig, reference: ReferenceLTM
+) -> str:
+    """The joint run's key without the code version (:func:`iclmem.store.input_key`): its name in a results bundle."""
+    return input_key(*_joint_inputs(regime, manifests, config, reference))
 
 
 def verify_joint_log(log: list[dict], manifests: dict[str, SplitManifest], regime: str) -> dict[str, np.ndarray]:
@@ -363,6 +391,7 @@ def _load(
     manifests: dict[str, SplitManifest],
     tables: dict[str, Dataset],
     config: FinetuneConfig,
+    ikey: str = "",
 ) -> JointRun:
     log = read_log(path)
     members = verify_joint_log(log, manifests, regime)
@@ -386,6 +415,7 @@ def _load(
         probed,
         stats,
         pd.read_csv(path / "train_curve.csv"),
+        ikey,
     )
 
 
@@ -416,24 +446,21 @@ def train_joint(
     table_of = {m.dataset: t for m, t in zip(manifests, tables, strict=True)}
     for m, t in zip(manifests, tables, strict=True):
         m.check_table(t)
-    key = joint_key(regime, manifests, config, reference)
+    key, ikey = joint_key(regime, manifests, config, reference), joint_input_key(regime, manifests, config, reference)
     path = artifact_dir("multitask", key, results_dir)
     if served(path):  # checked against its completion record; a damaged run is set aside and computed again
-        return _load(path, key, regime, by_name, table_of, config)
+        return _load(path, key, regime, by_name, table_of, config, ikey)
+    bundled = lookup("multitask", ikey)
+    if bundled is not None:  # a checked results bundle holds it, without weights: computed here if they are needed
+        run = _load(bundled, key, regime, by_name, table_of, config, ikey)
+        run.compute = lambda: _computed_here(manifests, tables, config, regime, reference, results_dir)
+        run.store = results_root(results_dir)
+        return run
     if load_only:
         return None
 
     def compute() -> JointRun:
-        data: dict[str, RunData] = {
-            m.dataset: prepare_run_data(m, t, config, reference.max_classes)
-            for m, t in zip(manifests, tables, strict=True)
-        }
-        # Vanilla losses (collapse test, Tab. 10's Delta L_v) are measured on the members the probe will score.
-        planned = _planned_probed(manifests, tables, regime, config)
-        vanilla = {
-            m.dataset: prepare_run_data(probed_view(m, planned[m.dataset]), t, config, reference.max_classes)
-            for m, t in zip(manifests, tables, strict=True)
-        }
+        schedule = joint_schedule(manifests, tables, config, regime, reference)
         path.mkdir(parents=True, exist_ok=True)
         atomic_write_text(
             path / "run.json",
@@ -449,15 +476,6 @@ def train_joint(
                 default=str,
             ),
         )
-        schedule = JointSchedule(
-            regime,
-            manifests,
-            tables,
-            config,
-            data,
-            vanilla,
-            {n: vanilla_scores(reference, d) for n, d in vanilla.items()},
-        )
         train_and_record(
             schedule,
             reference,
@@ -469,14 +487,48 @@ def train_joint(
             progress=progress,
             checkpoint_every=checkpoint_every,
         )
-        return _load(path, key, regime, by_name, table_of, config)
+        return _load(path, key, regime, by_name, table_of, config, ikey)
 
     return produce(
         path,
-        lambda: _load(path, key, regime, by_name, table_of, config),
+        lambda: _load(path, key, regime, by_name, table_of, config, ikey),
         compute,
         what=f"the joint run multitask/{key} ({regime}, {len(manifests)} datasets)",
     )
+
+
+def joint_schedule(
+    manifests: Sequence[SplitManifest],
+    tables: Sequence[Dataset],
+    config: FinetuneConfig,
+    regime: str,
+    reference: ReferenceLTM,
+) -> JointSchedule:
+    """The steps and records of a joint run (App. D): every dataset's run data, and the vanilla losses measured on
+    the members the probe will score (collapse test, Tab. 10's Delta L_v)."""
+    data: dict[str, RunData] = {
+        m.dataset: prepare_run_data(m, t, config, reference.max_classes) for m, t in zip(manifests, tables, strict=True)
+    }
+    planned = _planned_probed(manifests, tables, regime, config)
+    vanilla = {
+        m.dataset: prepare_run_data(probed_view(m, planned[m.dataset]), t, config, reference.max_classes)
+        for m, t in zip(manifests, tables, strict=True)
+    }
+    scores = {n: vanilla_scores(reference, d) for n, d in vanilla.items()}
+    return JointSchedule(regime, manifests, tables, config, data, vanilla, scores)
+
+
+def _computed_here(
+    manifests: Sequence[SplitManifest],
+    tables: Sequence[Dataset],
+    config: FinetuneConfig,
+    regime: str,
+    reference: ReferenceLTM,
+    results_dir: str | Path | None,
+) -> JointRun:
+    """The joint run computed in this store, a bundle aside: for the weights a bundle does not keep."""
+    with bundles_off():
+        return train_joint(manifests, tables, config, regime, reference, results_dir, progress=False)
 
 
 class JointSchedule:

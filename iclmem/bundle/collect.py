@@ -5,8 +5,7 @@
 (``probe``), each under its input key (:func:`iclmem.store.input_key`), each sealed with its completion record.
 An item already in the bundle is never written again: a bundle only grows, and a store whose numbers differ for
 an item the bundle holds is reported, not copied. Each item is written to a temporary folder and renamed; the
-manifest is written last. Tasks of the multi-task regimes are not bundled yet (their runs are computed by the
-book): the manifest lists them.
+manifest is written last. A joint run of App. D's regimes (``multitask``) is bundled with every dataset's view.
 """
 
 from __future__ import annotations
@@ -18,19 +17,19 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..data import SplitManifest
+from ..data import SplitManifest, prepared_table
 from ..grid import RunSpec
 from ..imports import PACKAGE_ROOT
 from ..integrity import seal as seal_record
 from ..integrity import served
 from ..ltm import ReferenceLTM
-from ..probe.run import probe_params, reference_owner_of
-from ..regimes import SINGLE_TASK_FIXED
-from ..store import canonical_json, input_key, results_root
+from ..probe.run import probe_params, reference_owner, reference_owner_of
+from ..regimes import SINGLE_TASK_FIXED, _load, joint_input_key
+from ..store import canonical_json, content_key, input_key, results_root
 from ..sweep.gridfile import Grid
 from ..sweep.tasks import read_summary, reference_sha, spec_input_key, summary_dir, task_reference
 from .layout import ITEMS, KINDS, MANIFEST, Bundle, BundleError, item_entry, read_bundle, write_manifest
@@ -121,34 +120,78 @@ def _stored_run(store: Path, run_key: str, reference: ReferenceLTM) -> tuple[Pat
     return folder, input_key(manifest.identity(), stored["config"], reference.store_identity), manifest
 
 
+@dataclass(frozen=True)
+class _Probed:
+    """One probed run of a task: its dataset, whose scores it is in the store and in the bundle, and M_ref's owner."""
+
+    dataset: str
+    store_key: str
+    bundle_key: str
+    ref_owner: str
+
+
+def _single(store: Path, summary: dict, reference: ReferenceLTM, writer: _Writer) -> tuple[list[_Probed], str, str]:
+    spec = RunSpec(**summary["spec"])
+    store_key = summary["rows"][0]["run_key"]
+    folder, run_key, manifest = _stored_run(store, store_key, reference)
+    writer.add("finetune", run_key, _copy(KINDS["finetune"], folder), {"dataset": spec.dataset})
+    owner = reference_owner_of(manifest, spec.config())
+    return [_Probed(spec.dataset, store_key, run_key, owner)], manifest.task, run_key
+
+
+def _joint(
+    store: Path, summary: dict, reference: ReferenceLTM, writer: _Writer, grid: Grid
+) -> tuple[list[_Probed], str, str]:
+    """A joint run of the store (App. D), found by its views' keys, and each dataset's view."""
+    views = {r["dataset"]: r["run_key"] for r in summary["rows"]}
+    found = [
+        f
+        for f in sorted((store / "multitask").glob("*/"))
+        if all(content_key(f.name, d) == k for d, k in views.items())
+    ]
+    if not found or not served(found[0], store):
+        raise BundleError(f"the joint run of {summary['spec']} is not finished in the store {store}")
+    folder, spec = found[0], RunSpec(**summary["spec"])
+    stored = json.loads((folder / "run.json").read_text())
+    manifests = [SplitManifest.from_dict(m) for m in stored["manifests"]]
+    config = spec.config().checked(reference.cfg.max_context)
+    if canonical_json(asdict(config)) != canonical_json(stored["config"]):
+        raise BundleError(f"the joint run {folder.name} was made with another configuration than {spec}")
+    tables = {m.dataset: grid.sources[m.dataset].load() if m.dataset in grid.sources else m.dataset for m in manifests}
+    tables = {d: t if not isinstance(t, str) else prepared_table(t) for d, t in tables.items()}
+    ikey = joint_input_key(stored["regime"], manifests, config, reference)
+    run = _load(folder, folder.name, stored["regime"], {m.dataset: m for m in manifests}, tables, config, ikey)
+    writer.add("multitask", ikey, _copy(KINDS["multitask"], folder), {"datasets": run.datasets})
+    probed = [_Probed(d, v.key, v.input_key, reference_owner(v)) for d, v in ((d, run.view(d)) for d in run.datasets)]
+    kinds = {m.task for m in manifests}
+    return probed, kinds.pop() if len(kinds) == 1 else "mixed", ikey
+
+
 def _bundle_task(writer: _Writer, grid: Grid, summary: dict, reference: ReferenceLTM, store: Path, index: dict):
     """One task's items, from what the store holds: its run, every model's scores at its probed epochs, its summary."""
     spec = RunSpec(**summary["spec"])
-    rows = summary["rows"]
-    folder, run_key, manifest = _stored_run(store, rows[0]["run_key"], reference)
-    writer.add("finetune", run_key, _copy(KINDS["finetune"], folder), {"dataset": spec.dataset})
+    if spec.regime == SINGLE_TASK_FIXED:
+        probed, kind, run_key = _single(store, summary, reference, writer)
+    else:
+        probed, kind, run_key = _joint(store, summary, reference, writer, grid)
     p = grid.probe
-    params = canonical_json(probe_params(p.n_candidates, p.manipulations, p.seed, p.max_queries))
-    owner = reference_owner_of(manifest, spec.config())
-    epochs = sorted({int(r["epoch"]) for r in rows})
-    for which in ["ref", *(f"theta-{e}" for e in epochs)]:
-        source = index.get((owner if which == "ref" else rows[0]["run_key"], which, params))
-        if source is None:
-            raise BundleError(f"the {which} scores of {spec} are not in the store {store}: run the sweep again")
-        key = input_key(owner if which == "ref" else run_key, which, json.loads(params), reference.store_identity)
-        meta = {"run": run_key, "model": which, "dataset": spec.dataset}
-        writer.add("probe", key, _copy(KINDS["probe"], source), meta)
+    params = probe_params(p.n_candidates, p.manipulations, p.seed, p.max_queries)
+    epochs = sorted({int(r["epoch"]) for r in summary["rows"]})
+    for view in probed:
+        for which in ["ref", *(f"theta-{e}" for e in epochs)]:
+            source = index.get((view.ref_owner if which == "ref" else view.store_key, which, canonical_json(params)))
+            if source is None:
+                raise BundleError(f"the {which} scores of {spec} ({view.dataset}) are not in the store {store}")
+            owner = view.ref_owner if which == "ref" else view.bundle_key
+            meta = {"run": view.bundle_key, "model": which, "dataset": view.dataset}
+            writer.add(
+                "probe", input_key(owner, which, params, reference.store_identity), _copy(KINDS["probe"], source), meta
+            )
 
     def fill(folder: Path) -> None:
         (folder / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
 
-    meta = {
-        "spec": spec.to_dict(),
-        "run": run_key,
-        "task": manifest.task,
-        "epochs": epochs,
-        "wall_s": summary["wall_s"],
-    }
+    meta = {"spec": spec.to_dict(), "run": run_key, "task": kind, "epochs": epochs, "wall_s": summary["wall_s"]}
     writer.add("sweep", spec_input_key(spec, p, grid.sources, summary["reference_sha256"]), fill, meta)
 
 
@@ -177,11 +220,11 @@ def make_bundle(
     command: str = "",
     grid_file: str | Path | None = None,
 ) -> tuple[Bundle, dict]:
-    """Copy ``grid``'s finished single-task tasks from the store into the bundle at ``out`` (made if absent).
+    """Copy ``grid``'s finished tasks from the store into the bundle at ``out`` (made if absent).
 
-    Returns the bundle and a report: tasks bundled now, already there, pending (not finished in the store), and
-    the joint tasks left out. The manifest records the command, the code's git commit, the machine, the date and
-    the CPU-hours the bundled tasks took (their summaries' wall times, one thread each).
+    Returns the bundle and a report: tasks bundled now, already there, pending (not finished in the store). The
+    manifest records the command, the code's git commit, the machine, the date and the CPU-hours the bundled tasks
+    took (their summaries' wall times, one thread each).
     """
     out, store = Path(out), results_root(results_dir).resolve()
     old = read_bundle(out).manifest if (out / MANIFEST).is_file() else {}
@@ -189,12 +232,10 @@ def make_bundle(
     ref = task_reference(reference)
     ref_sha = reference_sha(ref)
     finished, index = _finished(grid, store, ref_sha), _probe_index(store)
-    report = {"bundled": 0, "already": 0, "pending": 0, "joint": 0}
+    report = {"bundled": 0, "already": 0, "pending": 0}
     for spec in grid.specs:
         key = spec_input_key(spec, grid.probe, grid.sources, ref_sha)
-        if spec.regime != SINGLE_TASK_FIXED:
-            report["joint"] += 1
-        elif f"sweep/{key}" in writer.items:
+        if f"sweep/{key}" in writer.items:
             report["already"] += 1
         elif key not in finished:
             report["pending"] += 1

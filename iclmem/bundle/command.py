@@ -63,7 +63,7 @@ def cmd_bundle_make(args: argparse.Namespace) -> int:
     bundle, report = make_bundle(grid, args.out, results_dir=args.results, command=command, grid_file=args.grid)
     print(
         f"bundle {bundle.name}: {report['bundled']} tasks added, {report['already']} already there, "
-        f"{report['pending']} not finished in the store, {report['joint']} joint tasks left out; "
+        f"{report['pending']} not finished in the store; "
         f"{bundle.manifest['tasks_bundled']} of {len(grid.specs)} tasks bundled "
         f"({bundle.manifest['cpu_hours']} CPU-hours)"
     )

@@ -35,6 +35,7 @@ FORMAT = 1
 #: The kinds of item a bundle holds, and what of the store's artifact each keeps (Sec. 4.1-4.2's outputs).
 KINDS: dict[str, tuple[str, ...]] = {
     "finetune": ("log.json.gz", "metrics.csv", "train_curve.csv"),
+    "multitask": ("log.json.gz", "metrics.csv", "train_curve.csv"),
     "probe": ("params.json", "scores.parquet"),
     "sweep": ("summary.json",),
 }

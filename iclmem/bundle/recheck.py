@@ -29,6 +29,7 @@ import os
 import shutil
 import tempfile
 import time
+import zlib
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,22 +38,34 @@ import numpy as np
 import pandas as pd
 
 from ..atomic import atomic_write_text
-from ..finetune import FinetuneRun, SingleTaskSchedule, prepare_run_data, vanilla_scores
-from ..grid import RunSpec
-from ..integrity import seal
+from ..data import split_manifest
+from ..finetune import (
+    FinetuneRun,
+    SingleTaskSchedule,
+    prepare_run_data,
+    run_input_key,
+    vanilla_scores,
+    verify_ground_truth,
+)
+from ..grid import RunSpec, run_views
 from ..ltm import ReferenceLTM
 from ..privacy import DPStep
 from ..probe import probe_run
-from ..probe.run import probe_params, reference_owner_of
+from ..probe.run import probe_params, reference_owner
+from ..regimes import MULTI_TASK, JointRun, _load, joint_input_key, joint_schedule
 from ..store import input_key
 from ..sweep.gridfile import DatasetSource
 from ..sweep.tasks import task_reference
-from ..training import train
+from ..training import train, write_finished
 from ..workers import in_workers, worker_count
 from . import serve
 from .collect import machine
 from .layout import Bundle
 
+#: Members (and as many non-members) each draw probes again, a seeded subset of the bundle's (:func:`recheck_queries`).
+RECHECK_QUERIES = 16
+#: A joint run's draws stop at this epoch (its training to epoch 100 costs more than the rest of a sample).
+JOINT_MAX_EPOCH = 1
 #: Draws of a check by default: with 29 draws a change that moves a tenth of the bundle is seen with
 #: probability 1 - 0.9^29 = 95.3%.
 DEFAULT_DRAWS = 29
@@ -137,7 +150,8 @@ def all_draws(bundle: Bundle) -> list[Draw]:
         if entry["kind"] != "sweep":
             continue
         spec = entry["spec"]
-        for epoch in entry["epochs"]:
+        joint = spec["regime"] in MULTI_TASK  # a joint run trained to epoch 100 costs more than the rest of a sample
+        for epoch in (e for e in entry["epochs"] if not joint or e <= JOINT_MAX_EPOCH):
             out.append(
                 Draw(key.split("/", 1)[1], spec["dataset"], entry["task"], int(spec["query_size"]), spec["regime"],
                      float(spec["learning_rate"]), int(epoch))
@@ -146,7 +160,8 @@ def all_draws(bundle: Bundle) -> list[Draw]:
 
 
 def sample_draws(bundle: Bundle, n: int = DEFAULT_DRAWS, seed: int = 0) -> list[Draw]:
-    """One draw per stratum (:attr:`Draw.stratum`), then uniformly at random without replacement up to ``n``."""
+    """One draw per stratum (:attr:`Draw.stratum`; all of them, even past ``n``), then uniformly at random without
+    replacement up to ``n``."""
     rng = np.random.default_rng(seed)
     draws = all_draws(bundle)
     by_stratum: dict[tuple, list[int]] = defaultdict(list)
@@ -174,9 +189,9 @@ def _compare_scores(landing: Landing, name: str, mine: pd.DataFrame, theirs: pd.
         landing.problem = f"the bundle holds no {name} scores for this run as this code splits and keys it"
         return
     keys = ["query_id", "manipulation"]
-    merged = mine.merge(theirs, on=keys, suffixes=("", "_b"), how="outer", indicator=True)
-    if (merged["_merge"] != "both").any():
-        landing.problem = f"{name}: the recomputed queries or manipulations are not the bundle's"
+    merged = mine.merge(theirs, on=keys, suffixes=("", "_b"), how="left", indicator=True)
+    if mine.empty or (merged["_merge"] != "both").any():
+        landing.problem = f"{name}: the recomputed queries or manipulations are not among the bundle's"
         return
     for col in SCORE_COLUMNS:
         label = f"{name} {col}"
@@ -184,34 +199,38 @@ def _compare_scores(landing: Landing, name: str, mine: pd.DataFrame, theirs: pd.
         landing.max_abs[label] = max_abs(merged[col], merged[f"{col}_b"])
 
 
+def _table(name: str, sources: dict):
+    return (DatasetSource(**sources[name]) if name in sources else DatasetSource(name)).load()
+
+
 def _recompute(draw: Draw, root: str, sources: dict, probe: dict, tol: Tolerance, reference: ReferenceLTM) -> Landing:
-    """Train the draw's run to its epoch and probe it, in a temporary store, and compare with the bundle."""
+    """Train the draw's run to its epoch and probe it (one dataset of a joint run, chosen by the draw), in a
+    temporary store, on a seeded subset of its queries, and compare with the bundle."""
     from .layout import read_bundle
 
     started, bundle = time.perf_counter(), read_bundle(root)
     entry = bundle.items[f"sweep/{draw.task}"]
     spec = RunSpec(**entry["spec"])
-    source = DatasetSource(**sources[draw.dataset]) if draw.dataset in sources else DatasetSource(draw.dataset)
-    table = source.load()
+    tables = {d: _table(d, sources) for d in spec.datasets}
     landing = Landing(draw)
     work = Path(tempfile.mkdtemp(prefix="iclmem-recheck-"))
     try:
         with serve.bundles_off():
-            run = _train_to(spec, table, draw.epoch, reference, work)
-            params = probe_params(probe["n_candidates"], probe["manipulations"], probe["seed"], probe["max_queries"])
-            scores = probe_run(
-                run, table, [draw.epoch], reference, results_dir=work, progress=False, **_probe_args(probe)
-            )
-        run_key = entry["run"]
-        if run.input_key != run_key:
+            run = _train_to(spec, tables, draw.epoch, reference, work)
+            views = run_views(run)
+            view = views[zlib.crc32(f"{draw.task}-{draw.epoch}".encode()) % len(views)]
+            args = {**_probe_args(probe), "max_queries": recheck_queries(probe["max_queries"])}
+            scores = probe_run(view, tables[view.manifest.dataset], [draw.epoch], reference, results_dir=work,
+                               progress=False, **args)  # fmt: skip
+        if run.input_key != entry["run"]:
             landing.problem = (
                 "this code splits or configures the run otherwise (its input key differs from the bundle's)"
             )
             return landing
         _compare_run(landing, bundle, run, draw.epoch, tol)
-        owner = reference_owner_of(run.manifest, run.config)
-        ref_key = input_key(owner, "ref", params, reference.store_identity)
-        theta_key = input_key(run_key, f"theta-{draw.epoch}", params, reference.store_identity)
+        params = probe_params(probe["n_candidates"], probe["manipulations"], probe["seed"], probe["max_queries"])
+        ref_key = input_key(reference_owner(view), "ref", params, reference.store_identity)
+        theta_key = input_key(view.input_key, f"theta-{draw.epoch}", params, reference.store_identity)
         _compare_scores(landing, "M_ref", scores[scores.model == "ref"], _bundled_scores(bundle, ref_key), tol)
         theta = scores[(scores.model == "theta") & (scores.epoch == draw.epoch)]
         _compare_scores(landing, "M_theta", theta, _bundled_scores(bundle, theta_key), tol)
@@ -219,6 +238,13 @@ def _recompute(draw: Draw, root: str, sources: dict, probe: dict, tol: Tolerance
         shutil.rmtree(work, ignore_errors=True)
     landing.seconds = round(time.perf_counter() - started, 2)
     return landing
+
+
+def recheck_queries(bundled: int | None) -> int:
+    """Members (and non-members) a draw probes again: :data:`RECHECK_QUERIES`, or the bundle's own cap when it is
+    smaller (then the seeded subset is the bundle's). Each query's contexts are seeded by its own id
+    (:mod:`iclmem.probe.contexts`), so a subset scores every query as the full probe did."""
+    return RECHECK_QUERIES if bundled is None else min(int(bundled), RECHECK_QUERIES)
 
 
 def _probe_args(probe: dict) -> dict:
@@ -231,15 +257,20 @@ def _probe_args(probe: dict) -> dict:
     }
 
 
-def _train_to(spec: RunSpec, table, epoch: int, reference: ReferenceLTM, work: Path) -> FinetuneRun:
-    """The spec's run trained from M_ref up to ``epoch`` in ``work`` (weights kept at the probing epochs up to it)."""
-    from ..data import split_manifest
-    from ..finetune import run_input_key, verify_ground_truth
-
-    manifest = split_manifest(table, spec.query_size, spec.seed, spec.label_condition, results_dir=work)
+def _train_to(spec: RunSpec, tables: dict, epoch: int, reference: ReferenceLTM, work: Path) -> FinetuneRun | JointRun:
+    """The spec's run (single-task or joint, App. D) trained from M_ref up to ``epoch`` in ``work``, with the
+    weights kept at the probing epochs up to it and its log, curve and metrics written as a finished run's."""
+    manifests = [
+        split_manifest(tables[d], spec.query_size, spec.seed, spec.label_condition, results_dir=work)
+        for d in spec.datasets
+    ]
     config = spec.config().checked(reference.cfg.max_context)
-    data = prepare_run_data(manifest, table, config, reference.max_classes)
-    schedule = SingleTaskSchedule(data, vanilla_scores(reference, data))
+    joint = spec.regime in MULTI_TASK
+    if joint:
+        schedule = joint_schedule(manifests, [tables[d] for d in spec.datasets], config, spec.regime, reference)
+    else:
+        data = prepare_run_data(manifests[0], tables[spec.dataset], config, reference.max_classes)
+        schedule = SingleTaskSchedule(data, vanilla_scores(reference, data))
     run_dir = work / "run"
     run_dir.mkdir()
     privacy = None if config.privacy is None else DPStep.of(config.privacy, config.epochs, config.context_seed)
@@ -248,16 +279,19 @@ def _train_to(spec: RunSpec, table, epoch: int, reference: ReferenceLTM, work: P
         epochs=config.epochs, probe_epochs=config.probe_epochs, run_dir=run_dir, progress=False,
         checkpoint_every=10**9, privacy=privacy, stop_after=epoch,
     )  # fmt: skip
-    seal(run_dir, "iclmem.bundle.recheck", "")
+    write_finished(run_dir, trained, schedule.curve_columns)
+    if joint:
+        key = joint_input_key(spec.regime, manifests, config, reference)
+        return _load(run_dir, "recheck", spec.regime, {m.dataset: m for m in manifests}, tables, config, key)
     curve = pd.DataFrame(trained.curve, columns=list(schedule.curve_columns))
-    members = verify_ground_truth(trained.log, manifest)
-    key = run_input_key(manifest, config, reference)
-    return FinetuneRun("recheck", run_dir, manifest, config, pd.DataFrame(trained.rows), members, curve, key)
+    members = verify_ground_truth(trained.log, manifests[0])
+    key = run_input_key(manifests[0], config, reference)
+    return FinetuneRun("recheck", run_dir, manifests[0], config, pd.DataFrame(trained.rows), members, curve, key)
 
 
-def _compare_run(landing: Landing, bundle: Bundle, run: FinetuneRun, epoch: int, tol: Tolerance) -> None:
+def _compare_run(landing: Landing, bundle: Bundle, run: FinetuneRun | JointRun, epoch: int, tol: Tolerance) -> None:
     """The training losses up to ``epoch`` and the vanilla metrics at ``epoch``, against the bundle's run."""
-    folder = bundle.item_dir("finetune", run.input_key)
+    folder = bundle.item_dir("multitask" if isinstance(run, JointRun) else "finetune", run.input_key)
     curve = pd.read_csv(folder / "train_curve.csv")
     steps = len(run.curve)
     landing.excess["train loss"] = tol.excess(run.curve["train_loss"], curve["train_loss"].iloc[:steps])

@@ -20,7 +20,7 @@ from iclmem.bundle.command import verify_bundle
 from iclmem.bundle.layout import ITEMS, MANIFEST
 from iclmem.bundle.recheck import check_bundle, detection_probability, sample_draws
 from iclmem.cli import main
-from iclmem.grid import RunSpec, probe_grid, run_grid
+from iclmem.grid import probe_grid, probe_views, run_grid, run_spec
 from iclmem.imports import PACKAGE_ROOT
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.store import code_version
@@ -48,13 +48,15 @@ def reference() -> ReferenceLTM:
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory, reference: ReferenceLTM) -> dict:
-    """A two-task sweep (one classification, one regression table; epochs 0-2 probed) and its bundle."""
+    """A three-task sweep (a classification and a regression table, and App. D's joint run of both; epochs 0-2
+    probed) and its bundle."""
     tmp = tmp_path_factory.mktemp("bundle")
     grid = {
         "name": "tiny",
         "datasets": [_csv(tmp, "cls", "classification"), _csv(tmp, "reg", "regression")],
         "learning_rates": [1e-2],
         "query_sizes": [30],
+        "regimes": ["single_task_fixed", "multi_task_fixed"],
         "epochs": 2,
         "context_size": 30,
         "probe": PROBE,
@@ -81,14 +83,15 @@ def in_use(made: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
 
 def test_a_bundle_holds_every_task_without_weights_and_names_its_making(made: dict):
     bundle = made["bundle"]
-    assert made["report"] == {"bundled": 2, "already": 0, "pending": 0, "joint": 0}
+    assert made["report"] == {"bundled": 3, "already": 0, "pending": 0}
     kinds = pd.Series([e["kind"] for e in bundle.items.values()]).value_counts().to_dict()
-    assert kinds == {"probe": 8, "finetune": 2, "sweep": 2}  # per task: M_ref + M_theta at epochs 0, 1 and 2
+    # per probed run (2 single-task runs, the joint run's 2 views): M_ref + M_theta at epochs 0, 1 and 2
+    assert kinds == {"probe": 16, "sweep": 3, "finetune": 2, "multitask": 1}
     files = [p.name for p in (bundle.root / ITEMS).rglob("*") if p.is_file()]
     assert files and not [f for f in files if f.endswith(".pt")]
     made_by = bundle.manifest["made"][-1]
     assert made_by["command"] == "t" and made_by["date"] and made_by["machine"]["cpus"] >= 1
-    assert bundle.manifest["cpu_hours"] > 0 and bundle.manifest["tasks_bundled"] == 2
+    assert bundle.manifest["cpu_hours"] > 0 and bundle.manifest["tasks_bundled"] == 3
     assert verify_bundle(bundle) == []
 
 
@@ -97,7 +100,7 @@ def test_making_again_adds_nothing_and_rewrites_nothing(made: dict, reference: R
     again, report = make_bundle(
         made["grid"], made["bundle"].root, results_dir=made["tmp"] / "store", reference=reference, command="again"
     )
-    assert report == {"bundled": 0, "already": 2, "pending": 0, "joint": 0}
+    assert report == {"bundled": 0, "already": 3, "pending": 0}
     assert again.items == before
     assert [m["command"] for m in again.manifest["made"]] == ["t", "again"]
     made["bundle"] = again
@@ -110,16 +113,18 @@ def test_an_unchecked_bundle_is_not_served(in_use: dict):
 
 def test_a_check_recomputes_one_draw_per_stratum_and_lands_exactly_here(in_use: dict, reference: ReferenceLTM):
     bundle = read_bundle(in_use["bundle"].root)
-    draws = sample_draws(bundle, n=4, seed=3)
-    assert len({d.stratum for d in draws}) == 4  # classification and regression, each trained and at epoch 0
-    assert sample_draws(bundle, n=4, seed=3) == draws  # the seed fixes the draw
-    report = check_bundle(bundle, n=4, seed=3, workers=1, reference=reference, progress=False)
+    draws = sample_draws(bundle, n=2, seed=3)  # every stratum, even past n
+    # classification, regression and the joint run, each trained and at epoch 0
+    assert len(draws) == len({d.stratum for d in draws}) == 6
+    assert {d.epoch for d in draws if d.regime == "multi_task_fixed"} <= {0, 1}  # a joint draw stops at epoch 1
+    assert sample_draws(bundle, n=2, seed=3) == draws  # the seed fixes the draw
+    report = check_bundle(bundle, n=2, seed=3, workers=1, reference=reference, progress=False)
     assert report.verdict == "accepted"
     # one machine, one thread count: the recomputation lands bitwise (train(stop_after=e) is the full run to e)
     assert all(v == 0.0 for x in report.landings for v in x.max_abs.values())
     record = json.loads(serve.check_path(bundle).read_text())
-    assert record["verdict"] == "accepted" and record["seed"] == 3 and record["draws"] == 4
-    assert record["detection_probability_share_0.1"] == pytest.approx(detection_probability(4))
+    assert record["verdict"] == "accepted" and record["seed"] == 3 and record["draws"] == 6
+    assert record["detection_probability_share_0.1"] == pytest.approx(detection_probability(6))
     key = next(e["key"] for e in bundle.items.values() if e["kind"] == "finetune")
     assert lookup("finetune", key) == bundle.item_dir("finetune", key)
 
@@ -137,7 +142,7 @@ def test_an_accepted_bundle_serves_runs_scores_and_summaries_computing_nothing(
     monkeypatch.setattr("iclmem.finetune._finetune", lambda *a, **k: pytest.fail("a bundled run was trained"))
     monkeypatch.setattr("iclmem.probe.run._Suite.scores", lambda *a, **k: pytest.fail("bundled scores were computed"))
     tables = {name: source.load() for name, source in grid.sources.items()}
-    specs = [RunSpec(s.dataset, s.learning_rate, s.query_size, s.label_condition, 2, 0, 30) for s in grid.specs]
+    specs = [s for s in grid.specs if s.regime == "single_task_fixed"]
     runs = run_grid(specs, reference, in_use["results"], progress=False, tables=tables, workers=1)
     assert all(r.path.is_relative_to(in_use["bundle"].root) for r in runs)
     summary, scores = probe_grid(
@@ -147,15 +152,20 @@ def test_an_accepted_bundle_serves_runs_scores_and_summaries_computing_nothing(
     assert len(summary) == 2 * 3 and all(len(s) for s in scores.values())
     assert not list((in_use["bundle"].root).rglob("probe/*/*.parquet.tmp*"))
     assert verify_bundle(read_bundle(in_use["bundle"].root)) == []  # nothing was written into it
+    [joint_spec] = [s for s in grid.specs if s.regime == "multi_task_fixed"]
+    joint = run_spec(joint_spec, reference, in_use["results"], tables=tables)  # App. D's joint run, both views
+    assert joint.path.is_relative_to(in_use["bundle"].root)
+    views = probe_views(joint, tables, [0, 1, 2], reference, 10, None, 0, 4, 10, in_use["results"])
+    assert [len(summary) for _, summary, _ in views] == [3, 3]
     swept = collect_sweep(grid, results_dir=in_use["results"], reference=reference)
-    assert swept.from_store == 2 and [s["status"] for s in swept.summaries] == ["ok", "ok"]
+    assert swept.from_store == 3 and [s["status"] for s in swept.summaries] == ["ok"] * 3
 
 
 def test_weights_a_bundle_lacks_are_computed_here(in_use: dict, reference: ReferenceLTM):
     _accept(in_use, reference)
     grid = in_use["grid"]
     tables = {name: source.load() for name, source in grid.sources.items()}
-    spec = RunSpec("cls", 1e-2, 30, "none", 2, 0, 30)
+    spec = next(s for s in grid.specs if s.dataset == "cls")
     [run] = run_grid([spec], reference, in_use["results"], progress=False, tables=tables, workers=1)
     model = run.model(2, reference)  # the bundle keeps no weights: the run is fine-tuned in the reader's store
     assert list((in_use["results"] / "finetune").glob("*/weights_epoch0002.pt"))
@@ -173,7 +183,7 @@ def test_a_change_that_moves_a_number_is_rejected_and_the_build_computes(
 
     monkeypatch.setattr(training.TrainingState, "start", classmethod(faster))
     bundle = read_bundle(in_use["bundle"].root)
-    report = check_bundle(bundle, n=6, workers=1, reference=reference, progress=False)
+    report = check_bundle(bundle, n=9, workers=1, reference=reference, progress=False)
     assert report.verdict == "rejected"
     lines = report.disagreements()
     assert lines and all("epoch" in line and "x the tolerance" in line for line in lines)
@@ -182,6 +192,7 @@ def test_a_change_that_moves_a_number_is_rejected_and_the_build_computes(
     key = next(e["key"] for e in bundle.items.values() if e["kind"] == "finetune")
     assert lookup("finetune", key) is None
     assert collect_sweep(in_use["grid"], results_dir=in_use["results"], reference=reference).from_store == 0
+    assert any(x.draw.regime == "multi_task_fixed" and x.draw.epoch == 1 and not x.within for x in report.landings)
 
 
 def test_a_change_that_moves_no_number_keeps_the_bundle(
@@ -235,7 +246,7 @@ def test_flipped_bits_are_refused_never_served(in_use: dict, reference: Referenc
 def test_the_command_line_verifies_and_checks(in_use: dict, reference: ReferenceLTM, capsys):
     root = in_use["bundle"].root
     assert main(["bundle", "verify", "--bundle", str(root)]) == 0
-    assert "12 of 12 items intact" in capsys.readouterr().out
+    assert "22 of 22 items intact" in capsys.readouterr().out
     victim = next((root / ITEMS / "probe").glob("*/scores.parquet"))
     original = victim.read_bytes()
     victim.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))
