@@ -257,3 +257,22 @@ def test_the_command_line_verifies_and_checks(in_use: dict, reference: Reference
     finally:
         victim.write_bytes(original)
     assert main(["bundle", "verify", "--bundle", str(root)]) == 0
+
+
+def test_the_book_checks_each_bundle_once_per_code_version_or_serves_none(
+    in_use: dict, reference: ReferenceLTM, monkeypatch: pytest.MonkeyPatch
+):
+    import iclmem.bundle.recheck as recheck
+    from iclmem.bundle.command import ensure_checked
+    from iclmem.cli import _bundles_for_build
+
+    monkeypatch.setattr(recheck, "task_reference", lambda _: reference)
+    first = ensure_checked(progress=False)
+    assert len(first) == 1 and "accepted" in first[0] and "draws recomputed" in first[0]
+    again = ensure_checked(progress=False)  # the record holds for this code: nothing is recomputed
+    assert again == ["bundle bundle: accepted (checked under this code: 8 draws)"]  # every draw of the tiny bundle
+    key = next(e["key"] for e in in_use["bundle"].items.values() if e["kind"] == "finetune")
+    assert lookup("finetune", key) is not None
+    _bundles_for_build(recompute=True)  # iclmem book --recompute: the kernels inherit ICLMEM_BUNDLE=off
+    serve.reset()
+    assert lookup("finetune", key) is None

@@ -26,10 +26,10 @@ SCRIPT = textwrap.dedent("""
 
     stored = 0
     cached = probe_run_module._cached
-    def noted(path, compute, params=None):
+    def noted(path, compute, params=None, bundle_key=""):
         global stored
         existed = path.exists()
-        out = cached(path, compute, params)
+        out = cached(path, compute, params, bundle_key)
         if not existed:
             stored += 1
             note(stored=path.parent.name)
