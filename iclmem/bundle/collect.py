@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pandas as pd
+
 from ..data import SplitManifest, prepared_table
 from ..grid import RunSpec
 from ..imports import PACKAGE_ROOT
@@ -33,6 +35,7 @@ from ..store import canonical_json, content_key, input_key, results_root
 from ..sweep.gridfile import Grid
 from ..sweep.tasks import read_summary, reference_sha, spec_input_key, summary_dir, task_reference
 from .layout import ITEMS, KINDS, MANIFEST, Bundle, BundleError, item_entry, read_bundle, write_manifest
+from .scores import encode
 
 
 def _git_commit() -> str:
@@ -82,6 +85,16 @@ class _Writer:
             shutil.rmtree(tmp, ignore_errors=True)
         self.items[f"{kind}/{key}"] = item_entry(kind, key, final, meta)
         self.added += 1
+
+
+def _scores(source: Path) -> Callable[[Path], None]:
+    """A probe-score item: its params.json as stored, its scores as :func:`iclmem.bundle.scores.encode` keeps them."""
+
+    def fill(folder: Path) -> None:
+        shutil.copyfile(source / "params.json", folder / "params.json")
+        (folder / "scores.parquet").write_bytes(encode(pd.read_parquet(source / "scores.parquet")))
+
+    return fill
 
 
 def _copy(files: tuple[str, ...], source: Path) -> Callable[[Path], None]:
@@ -184,9 +197,8 @@ def _bundle_task(writer: _Writer, grid: Grid, summary: dict, reference: Referenc
                 raise BundleError(f"the {which} scores of {spec} ({view.dataset}) are not in the store {store}")
             owner = view.ref_owner if which == "ref" else view.bundle_key
             meta = {"run": view.bundle_key, "model": which, "dataset": view.dataset}
-            writer.add(
-                "probe", input_key(owner, which, params, reference.store_identity), _copy(KINDS["probe"], source), meta
-            )
+            key = input_key(owner, which, params, reference.store_identity)
+            writer.add("probe", key, _scores(source), meta)
 
     def fill(folder: Path) -> None:
         (folder / "summary.json").write_text(json.dumps(summary, indent=1, default=str))

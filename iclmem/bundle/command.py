@@ -40,14 +40,14 @@ def _bundle_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def _bundles(folder: Path | None) -> list:
-    from iclmem.book.execute import UsageError
-
-    from .layout import read_bundle
+    from .layout import BundleError, read_bundle
     from .serve import bundle_roots
 
     roots = bundle_roots(str(folder)) if folder else bundle_roots()
     if not roots:
-        raise UsageError(f"no bundle at {folder or 'bundle/'} (a folder with BUNDLE.json, or a folder of them)")
+        raise BundleError(
+            f"no bundle at {folder or 'bundle/'}: give a folder with BUNDLE.json, or a folder of them (--bundle)"
+        )
     return [read_bundle(r) for r in roots]
 
 

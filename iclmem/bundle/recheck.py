@@ -61,6 +61,7 @@ from ..workers import in_workers, worker_count
 from . import serve
 from .collect import machine
 from .layout import Bundle
+from .scores import decode
 
 #: Members (and as many non-members) each draw probes again, a seeded subset of the bundle's (:func:`recheck_queries`).
 RECHECK_QUERIES = 16
@@ -180,8 +181,10 @@ def detection_probability(n: int, share: float = 0.1) -> float:
 
 
 def _bundled_scores(bundle: Bundle, key: str) -> pd.DataFrame | None:
+    if not bundle.holds("probe", key):
+        return None
     folder = bundle.item_dir("probe", key)
-    return pd.read_parquet(folder / "scores.parquet") if bundle.holds("probe", key) else None
+    return decode(folder / "scores.parquet", json.loads((folder / "params.json").read_text())["model"])
 
 
 def _compare_scores(landing: Landing, name: str, mine: pd.DataFrame, theirs: pd.DataFrame | None, tol: Tolerance):

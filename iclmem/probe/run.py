@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 
 from ..atomic import atomic_write_bytes, atomic_write_text
+from ..bundle.scores import decode
 from ..bundle.serve import lookup
 from ..data import SplitManifest
 from ..data.dataset import Dataset
@@ -169,7 +170,7 @@ def _cached(path: Path, compute, params: dict | None = None, bundle_key: str = "
     if not served(path.parent):
         bundled = lookup("probe", bundle_key)
         if bundled is not None:
-            return pd.read_parquet(bundled / path.name)
+            return decode(bundled / path.name, json.loads((bundled / "params.json").read_text())["model"])
 
     def write() -> pd.DataFrame:
         frame = compute()

@@ -276,3 +276,20 @@ def test_the_book_checks_each_bundle_once_per_code_version_or_serves_none(
     _bundles_for_build(recompute=True)  # iclmem book --recompute: the kernels inherit ICLMEM_BUNDLE=off
     serve.reset()
     assert lookup("finetune", key) is None
+
+
+def test_bundled_scores_decode_to_the_stores_frames_bit_for_bit(made: dict):
+    from iclmem.bundle.scores import decode, encode
+
+    files = sorted((made["tmp"] / "store" / "probe").glob("*/scores.parquet"))
+    assert len(files) >= 16
+    for path in files:
+        stored = pd.read_parquet(path)
+        model = json.loads((path.parent / "params.json").read_text())["model"]
+        data = encode(stored)
+        pd.testing.assert_frame_equal(decode(data, model, template=stored), stored, check_exact=True)
+        assert len(data) < path.stat().st_size  # derived columns and float64 padding are not kept
+    bundled = {p.read_bytes() for p in (made["bundle"].root / ITEMS / "probe").glob("*/scores.parquet")}
+    assert bundled <= {encode(pd.read_parquet(p)) for p in files}  # the bundle holds the store's scores, encoded
+    with pytest.raises(ValueError, match="float32"):
+        encode(pd.read_parquet(files[0]).assign(loss=lambda f: f.loss + 1e-12))
