@@ -293,3 +293,48 @@ def test_bundled_scores_decode_to_the_stores_frames_bit_for_bit(made: dict):
     assert bundled <= {encode(pd.read_parquet(p)) for p in files}  # the bundle holds the store's scores, encoded
     with pytest.raises(ValueError, match="float32"):
         encode(pd.read_parquet(files[0]).assign(loss=lambda f: f.loss + 1e-12))
+
+
+MOVED_CHECK = """
+import json, os, sys
+import torch
+from iclmem.bundle import lookup, read_bundle
+from iclmem.bundle.recheck import check_bundle
+from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
+from iclmem.sweep import collect_sweep, load_grid
+import iclmem.runtime_progress  # the moved module
+assert not os.path.exists(os.path.join(os.path.dirname(iclmem.__file__), "progress.py"))
+torch.manual_seed(0)
+cfg = LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16, max_context=128)
+reference = ReferenceLTM(TabularICLTransformer(cfg).eval(), checkpoint_sha256="tiny-bundle-model")
+bundle = read_bundle(sys.argv[1])
+verdict = check_bundle(bundle, n=2, workers=1, reference=reference, progress=False).verdict
+swept = collect_sweep(load_grid(sys.argv[2]), results_dir=sys.argv[3], reference=reference)
+print(json.dumps({"verdict": verdict, "from_bundle": swept.from_store}))
+"""
+
+
+def test_a_moved_module_keeps_the_bundle_served(in_use: dict, tmp_path: Path):
+    """A real move in a copy of the package (iclmem/progress.py -> iclmem/runtime_progress.py, every import
+    rewritten): its store keys move, the bundle's input keys do not, its check passes and the bundle is served."""
+    import re
+    import subprocess
+    import sys
+
+    copy = tmp_path / "pkg" / "iclmem"
+    shutil.copytree(PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "progress.py").rename(copy / "runtime_progress.py")
+    for source in copy.rglob("*.py"):
+        text = source.read_text()
+        moved = re.sub(r"(from \.+)progress import", r"\1runtime_progress import", text)
+        moved = moved.replace("iclmem.progress", "iclmem.runtime_progress")
+        if moved != text:
+            source.write_text(moved)
+    assert code_version("iclmem.finetune", copy) != code_version("iclmem.finetune")
+    env = {**__import__("os").environ, "PYTHONPATH": str(copy.parent), "ICLMEM_CACHE": str(tmp_path / "cache")}
+    args = [str(in_use["bundle"].root), str(in_use["tmp"] / "tiny.yaml"), str(tmp_path / "empty")]
+    out = subprocess.run(
+        [sys.executable, "-c", MOVED_CHECK, *args], env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path
+    )  # cwd: not the repository, whose iclmem/ would come first on the path
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"verdict": "accepted", "from_bundle": 3}
