@@ -390,6 +390,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 "for the shipped reference LTM"
             )
         reference = _sweep_model(args.model, args.reference)
+        _bundles_for_build(recompute=False)  # a checked bundle's tasks count as done: a sweep resumes from it
         if args.list:
             found = collect_sweep(grid, args.results, reference)
             for s in found.summaries:

@@ -338,3 +338,9 @@ def test_a_moved_module_keeps_the_bundle_served(in_use: dict, tmp_path: Path):
     )  # cwd: not the repository, whose iclmem/ would come first on the path
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"verdict": "accepted", "from_bundle": 3}
+
+
+def test_a_sweep_resumes_from_a_checked_bundle_on_another_store(in_use: dict, reference: ReferenceLTM):
+    _accept(in_use, reference)
+    result = run_sweep(in_use["grid"], results_dir=in_use["results"], workers=0, reference=reference, progress=False)
+    assert (result.ran, result.from_store, len(result.failed)) == (0, 3, 0)
