@@ -523,6 +523,8 @@ def _calibration(stack: SummaryStack) -> list[Evidence]:
     """C11's statistic (App. A.4): the share of raw TPR@10% signals that the calibrated margin removes (paper: 230 of
     241), from :func:`~.tables.calibration_counts` as the chapter's table shows them."""
     num = stack.numbers
+    if stack.collapsed is None:
+        raise ValueError("C11 reads the summary's collapsed column (App. A.4 counts the non-collapsed configurations)")
     counts = calibration_counts(num["raw_tpr10_loss"], num["ref_tpr10_loss"], num["tpr10_loss"], ~stack.collapsed)
     paper = PAPER_CALIBRATION["vanished"] / PAPER_CALIBRATION["raw_tpr10_signals"]
     out = []

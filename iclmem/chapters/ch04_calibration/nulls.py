@@ -42,13 +42,15 @@ NUMBERS = (
     "raw_tpr10_loss",
     "ref_tpr10_loss",
 )
-#: The columns every summary of a stack must have.
-REQUIRED = ("dataset", "query_size", "epoch", "outcome", "collapsed")
+#: The columns every summary of a stack must have (a rule reads the others it needs, e.g. ``dataset``, ``collapsed``).
+REQUIRED = ("epoch", "outcome")
 
+#: Which rows of a summary a rule reads (the stack keeps their fine-tuned ones), e.g. ``membership_rows``.
 Select = Callable[[pd.DataFrame], pd.DataFrame]
 
 
 def _every_row(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every row of ``frame`` (the default :data:`Select`)."""
     return frame
 
 
@@ -57,49 +59,61 @@ class SummaryStack:
     """Summaries that share their fine-tuned rows (epoch > 0: M_ref's rows are never a rule's draw), one draw each.
 
     ``rows``: the shared rows' :data:`STRUCTURE` columns; per draw (axis 0) x row (axis 1): ``outcome``, the
-    ``collapsed`` flags and ``numbers`` (:data:`NUMBERS`).
+    ``collapsed`` flags (None where the summaries have none) and ``numbers`` (:data:`NUMBERS`).
     """
 
     rows: pd.DataFrame
     outcome: np.ndarray
-    collapsed: np.ndarray
+    collapsed: np.ndarray | None
     numbers: dict[str, np.ndarray]
 
     @classmethod
     def of(cls, frames: Sequence[pd.DataFrame], select: Select = _every_row) -> SummaryStack:
         """The stack of the fine-tuned rows ``select`` keeps of ``frames``; ValueError when the frames do not share
-        their rows (:data:`STRUCTURE`, row by row) or lack a column of :data:`REQUIRED`."""
-        if not frames or _shared_run(frames) != len(frames):
+        those rows (:data:`STRUCTURE`, row by row) or lack a column of :data:`REQUIRED`."""
+        stacks = stacks_of(frames, select)
+        if len(stacks) != 1:
             raise ValueError("a stack needs one summary or more, all sharing their rows")
-        return cls._shared(frames, select)
+        return stacks[0]
 
     @classmethod
-    def _shared(cls, frames: Sequence[pd.DataFrame], select: Select) -> SummaryStack:
-        """:meth:`of` for frames known to share their rows."""
-        first, draws = frames[0], len(frames)
+    def leading(cls, frames: Sequence[pd.DataFrame], select: Select = _every_row) -> tuple[SummaryStack, int]:
+        """(the stack of the leading ``frames`` that share the first one's rows: its length, columns and
+        :data:`STRUCTURE`, row by row; how many they are)."""
+        first, n = frames[0], len(frames[0])
         missing = [c for c in REQUIRED if c not in first.columns]
         if missing:
             raise ValueError(f"a rule's summary needs the columns {', '.join(missing)}")
+        same = 1
+        while same < len(frames) and len(frames[same]) == n and list(frames[same].columns) == list(first.columns):
+            same += 1
+        big = pd.concat(frames[:same], ignore_index=True)  # one frame, then each column's draws x rows
+        for c in (c for c in STRUCTURE if c in first.columns):
+            values = big[c].to_numpy()[: same * n].reshape(same, n)
+            equal = (values == values[:1]).all(axis=1)
+            same = same if equal.all() else int(np.argmin(equal))
         kept = select(first.reset_index(drop=True))
         take = kept.index[kept.epoch.to_numpy() > 0].to_numpy()
-        cols = [c for c in (*REQUIRED, *NUMBERS) if c in first.columns]
-        big = pd.concat([f[cols] for f in frames], ignore_index=True)  # one frame, then each column's draws x rows
 
         def grid(column: str, dtype: type | None = None) -> np.ndarray:
             if column not in big.columns:
-                return np.full((draws, len(take)), np.nan)
-            return big[column].to_numpy(dtype=dtype).reshape(draws, len(first))[:, take]
+                return np.full((same, len(take)), np.nan)
+            return big[column].to_numpy(dtype=dtype)[: same * n].reshape(same, n)[:, take]
 
         rows = first[[c for c in STRUCTURE if c in first.columns]].iloc[take].reset_index(drop=True)
-        collapsed = big.collapsed.astype(bool).to_numpy().reshape(draws, len(first))[:, take]
-        return cls(rows, grid("outcome"), collapsed, {c: grid(c, float) for c in NUMBERS})
+        collapsed = (
+            big.collapsed.astype(bool).to_numpy()[: same * n].reshape(same, n)[:, take] if "collapsed" in big else None
+        )
+        return cls(rows, grid("outcome"), collapsed, {c: grid(c, float) for c in NUMBERS}), same
 
     def joined(self, other: SummaryStack) -> SummaryStack:
         """This stack's draws, then ``other``'s (the same rows)."""
         return SummaryStack(
             self.rows,
             np.concatenate([self.outcome, other.outcome]),
-            np.concatenate([self.collapsed, other.collapsed]),
+            None
+            if self.collapsed is None or other.collapsed is None
+            else np.concatenate([self.collapsed, other.collapsed]),
             {c: np.concatenate([self.numbers[c], other.numbers[c]]) for c in NUMBERS},
         )
 
@@ -119,36 +133,18 @@ class SummaryStack:
         return self.outcome.shape[0]
 
 
-def _shared_run(frames: Sequence[pd.DataFrame]) -> int:
-    """How many leading ``frames`` share the first one's rows (length, columns and :data:`STRUCTURE`, row by row)."""
-    first = frames[0]
-    same = 1
-    while same < len(frames) and len(frames[same]) == len(first) and list(frames[same].columns) == list(first.columns):
-        same += 1
-    cols = [c for c in STRUCTURE if c in first.columns]
-    if same == 1 or not cols:
-        return same
-    big = pd.concat([f[cols] for f in frames[:same]], ignore_index=True)
-    equal = np.ones(same, dtype=bool)
-    for c in cols:
-        values = big[c].to_numpy().reshape(same, len(first))
-        equal &= (values == values[:1]).all(axis=1)
-    return same if equal.all() else int(np.argmin(equal))
-
-
 def stacks_of(frames: Sequence[pd.DataFrame], select: Select = _every_row) -> list[SummaryStack]:
     """``frames`` as stacks, in order: each run of frames that share their rows is one stack, and neighbouring stacks
     whose selected rows agree are joined (the build's summary and the null's draws, when their rows line up)."""
     frames, out = list(frames), []
     start = 0
     while start < len(frames):
-        end = start + _shared_run(frames[start:])
-        stack = SummaryStack._shared(frames[start:end], select)
+        stack, count = SummaryStack.leading(frames[start:], select)
         if out and out[-1].rows.equals(stack.rows):
             out[-1] = out[-1].joined(stack)
         else:
             out.append(stack)
-        start = end
+        start += count
     return out
 
 

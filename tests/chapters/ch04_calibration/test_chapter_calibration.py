@@ -620,6 +620,23 @@ def test_each_rule_gives_its_known_value_on_a_constructed_summary():
     assert not _alone("C9", few).testable
 
 
+def test_the_share_rules_read_the_bootstrap_over_runs_of_each_draw():
+    """C5-C7's intervals are :func:`~iclmem.report.verdicts.cluster_share_interval` of the draw's own rows (N and All,
+    fine-tuned, in the summary's order), whether the draw is read alone or stacked with others."""
+    from iclmem.report.verdicts import cluster_share_interval
+
+    frames = [_seeded_grid(s) for s in range(4)]
+    for frame, ev in zip(frames, _stacked("C7", frames), strict=True):
+        rows = frame[(frame.epoch > 0) & frame.label_condition.isin(["none", "all"])]
+        expected = []
+        for outcome in ("context_overfitting", NOSIG):
+            for q in (50, 512):
+                at = rows[rows.query_size == q]
+                lo, hi = cluster_share_interval((at.outcome == outcome).to_numpy(), list(at.run_key))
+                expected.append((float((at.outcome == outcome).mean()), lo, hi))
+        assert [(p["build"], p["lo"], p["hi"]) for p in ev.points] == expected
+
+
 def test_c2_skips_a_detectable_row_without_an_auc():
     ours = _grid(4, 0, auc=0.7)
     holes = ours.assign(auc_loss=np.where(ours.index == 0, np.nan, ours.auc_loss))  # row 0 is detectable
@@ -643,8 +660,11 @@ def test_a_stack_holds_the_fine_tuned_rows_its_draws_share():
     no_ref = [*null[:3], null[3].iloc[1:], *null[4:]]  # one lacks an epoch-0 row: its fine-tuned rows still line up
     assert [s.draws for s in stacks_of(no_ref)] == [6]
     assert [s.draws for s in stacks_of([*null, null[0].sample(frac=1.0, random_state=0)])] == [6, 1]
-    with pytest.raises(ValueError, match="collapsed"):
-        SummaryStack.of([null[0].drop(columns="collapsed")])
+    with pytest.raises(ValueError, match="outcome"):
+        SummaryStack.of([null[0].drop(columns="outcome")])
+    with pytest.raises(ValueError, match="collapsed column"):
+        _alone("C11", null[0].drop(columns="collapsed"))
+    assert _alone("C1", null[0].drop(columns="collapsed")) == _alone("C1", null[0])  # C1 reads no collapse
 
 
 def test_tables_needed_reads_every_k_at_once_as_the_scalar_interval_did():
