@@ -113,13 +113,17 @@ def cluster_share_agreement(
     if not len(f):
         return None, "no configuration of this kind in the build's grid", (math.nan, math.nan)
     lo, hi = cluster_share_interval(f, clusters, seed=seed)
+    return bool(lo <= paper_share <= hi), cluster_share_reason(paper_share, lo, hi, n_units, len(f)), (lo, hi)
+
+
+def cluster_share_reason(paper_share: float, lo: float, hi: float, n_units: int, n_rows: int) -> str:
+    """Why a share claim over clustered rows agrees or not: where the paper's share lies against this build's
+    interval ``[lo, hi]``, bootstrapped over ``n_units`` runs of ``n_rows`` rows (:func:`cluster_share_agreement`)."""
     inside = lo <= paper_share <= hi
     where = "inside" if inside else ("below" if paper_share < lo else "above")
     return (
-        bool(inside),
         f"the paper's {percent(paper_share)} lies {where} this build's 95% interval [{percent(lo)}, {percent(hi)}] "
-        f"(bootstrap over {n_units} runs, their {len(f)} probed epochs kept together)",
-        (lo, hi),
+        f"(bootstrap over {n_units} runs, their {n_rows} probed epochs kept together)"
     )
 
 
@@ -254,6 +258,7 @@ __all__ = [
     "NullSummary",
     "cluster_share_agreement",
     "cluster_share_interval",
+    "cluster_share_reason",
     "monte_carlo_error",
     "direction_agreement",
     "directional_answers",

@@ -1,8 +1,10 @@
 """Paper 1, Sec. 4.2, Sec. 5, Sec. 6, App. A.4, App. B.3 (Tab. 1, Tab. 3, Fig. 2, Fig. 5): the rule of every claim
 notebook 04 records, C1-C9, C11, C15, C16 and the instrument rows P1, P2, P3, and their records for the scorecard.
 
-Where each claim's rule is (each outcome rule returns an :class:`~iclmem.chapters.ch04_calibration.evidence.Evidence`
-that :func:`~iclmem.chapters.ch04_calibration.evidence.judge` reads against the membership null):
+Where each claim's rule is (each membership-null rule reads a stack of summaries, :class:`.nulls.SummaryStack`, and
+returns one :class:`~iclmem.chapters.ch04_calibration.evidence.Evidence` per draw, which
+:func:`~iclmem.chapters.ch04_calibration.evidence.judge` reads: draw 0 is the build's summary, draws 1..n the
+membership null's; :data:`RULES` maps each claim to its rule):
 
 * C1 :func:`detectable_tables`, C2 :func:`_peak`, C3 :func:`tpr1_tables`, C4 :func:`collapse_claim`, C5 and C7
   :func:`_share_rule`, C6 :func:`_detectable_by_q`, C8 :func:`binary_claim`, C9 :func:`_temporal`, C11
@@ -12,7 +14,7 @@ that :func:`~iclmem.chapters.ch04_calibration.evidence.judge` reads against the 
   of :mod:`.controls`), both: :func:`instrument_claims`; P3 :func:`p3_record` (the member-only control of
   :mod:`.label_control`).
 
-The paper's values are :mod:`.paper`; each rule on every null draw at once is :mod:`.nulls`.
+The paper's values are :mod:`.paper`; the stacks, and the membership null they hold, are :mod:`.nulls`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ import pandas as pd
 from iclmem.chapters.ch03_probing.probing import (
     MEMBERSHIP_CONDITIONS,
     PAPER_PEAKS,
-    detectable_rows,
     fine_tuned,
     membership_rows,
 )
@@ -36,12 +37,18 @@ from iclmem.chapters.ch04_calibration.evidence import (
     Evidence,
     JudgeOptions,
     judge,
-    null_evidence,
     share_point,
 )
 from iclmem.chapters.ch04_calibration.instrument_cells import cell_text, strongest_setting
 from iclmem.chapters.ch04_calibration.member_control import DETECTABLE
-from iclmem.chapters.ch04_calibration.nulls import NullStack, Selected, draws_of
+from iclmem.chapters.ch04_calibration.nulls import (
+    SummaryStack,
+    cluster_intervals,
+    on_stacks,
+    on_summary,
+    row_clusters,
+    stacks_of,
+)
 from iclmem.chapters.ch04_calibration.paper import (
     DETECT_MIN_TPR10,
     LOCALIZED_MAX_AUC,
@@ -53,15 +60,14 @@ from iclmem.chapters.ch04_calibration.paper import (
     PAPER_TEMPORAL,
     PAPER_TPR1_TASKS,
 )
-from iclmem.chapters.ch04_calibration.tables import MEMORIZATION, calibration_effect
+from iclmem.chapters.ch04_calibration.tables import MEMORIZATION, calibration_counts
 from iclmem.intervals import wilson
-from iclmem.outcomes import OUTCOME_ORDER, SHORT, Outcome, reclassify, with_primary_metric
+from iclmem.outcomes import OUTCOME_ORDER, SHORT, Outcome, reclassify
 from iclmem.probe.null import null_summaries, permutations
 from iclmem.report.records import claim_record
 from iclmem.report.verdicts import (
     WILSON_Z,
-    cluster_share_agreement,
-    cluster_share_interval,
+    cluster_share_reason,
     evidence_verdict,
     percent,
     share_agreement,
@@ -76,157 +82,198 @@ RULE_DRAWS = 1000
 MIN_TABLES_PER_GROUP = 3
 
 
-def _clusters(frame: pd.DataFrame) -> list:
-    """The independent unit of each row: its fine-tuning run (``run_key``; each row its own unit without one)."""
-    return list(frame.run_key) if "run_key" in frame.columns else list(range(len(frame)))
-
-
-def _cluster_point(label: str, paper: float, flags, clusters) -> dict:
-    """A share's point for the scorecard's figure, its interval bootstrapped over runs."""
-    f = np.asarray(flags, dtype=bool)
-    lo, hi = cluster_share_interval(f, clusters)
-    return {"label": label, "paper": float(paper), "build": float(f.mean()) if len(f) else math.nan, "lo": lo, "hi": hi}
-
-
-def _rows_at_q(summary: pd.DataFrame, q: int) -> pd.DataFrame:
-    """The fine-tuned rows of ``summary`` at query size ``q``."""
-    s = fine_tuned(summary)
-    return s[s.query_size == q]
-
-
-def _share_by_q(summary: pd.DataFrame, outcome: str, q: int) -> tuple[int, int]:
-    """(rows with ``outcome``, rows) among the fine-tuned rows at query size ``q`` (Fig. 5's share)."""
-    s = _rows_at_q(summary, q)
-    return int((s.outcome == outcome).sum()), int(len(s))
-
-
 # --- The outcome claims C1-C9, C11, C15, C16 (Sec. 5, Sec. 6, App. A.4, App. B.3), one rule each ----------------
+#
+# Every membership-null rule is written once, over a stack of summaries (:class:`.nulls.SummaryStack`, the fine-tuned
+# rows every draw shares), and returns one Evidence per draw: on ``[build, *null]`` draw 0 is the build's evidence
+# (the verdict) and draws 1..n the null's (the null rate), :func:`calibration_claims`.
+
+#: A claim's rule: one :class:`~iclmem.chapters.ch04_calibration.evidence.Evidence` per draw of a stack.
+Rule = Callable[[SummaryStack], list[Evidence]]
 
 
-def _share_rule(outcomes: Sequence[str], label: str = "") -> Callable[[pd.DataFrame], Evidence]:
-    """Value rule: for every outcome and Q in {50, 512}, the paper's share lies in this build's 95% interval, a
-    bootstrap over runs (the probed epochs of one run are one unit, not independent rows)."""
+def _untestable(stack: SummaryStack, ours: str, reason: str) -> list[Evidence]:
+    """Every draw of ``stack`` untestable: its rows lack what the claim needs."""
+    return [Evidence(math.nan, ours, reason, testable=False)] * stack.draws
 
-    def rule(summary: pd.DataFrame) -> Evidence:
-        parts, intervals, reasons, answers, points = [], [], [], [], []
-        first = math.nan
-        for outcome in outcomes:
-            for q in (50, 512):
-                rows = _rows_at_q(summary, q)
-                flags, clusters = (rows.outcome == outcome).to_numpy(), _clusters(rows)
-                k, n = int(flags.sum()), int(len(flags))
-                paper = PAPER_OUTCOME_SHARES.loc[outcome, f"Q={q}"] / 100
-                agrees, why, (lo, hi) = cluster_share_agreement(flags, clusters, paper)
-                name = f"{SHORT[outcome]} Q={q}" if len(outcomes) > 1 else f"Q={q}"
-                parts.append(f"{name}: {k}/{n} = {percent(k / n if n else math.nan)}")
-                intervals.append(f"{name}: [{percent(lo)}, {percent(hi)}]")
-                reasons.append(f"{name}: {why}")
-                answers.append(agrees)
-                if n:
-                    points.append(_cluster_point(name, paper, flags, clusters))
-                if math.isnan(first) and n:
-                    first = k / n
-        if all(a is None for a in answers):
-            return Evidence(
-                math.nan, "; ".join(parts), "the grid has no configuration at Q=50 or Q=512", testable=False
-            )
-        known = [a for a in answers if a is not None]
-        return Evidence(
-            first,
-            "; ".join(parts),
-            label + "; ".join(reasons),
-            agrees=all(known),
-            contradicted=not all(known),
-            interval="; ".join(intervals),
-            points=tuple(points),
-        )
+
+def _first_max(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Per draw, the first row holding the largest of ``values`` among the ``valid`` rows (as pandas' idxmax; 0 where
+    no row is valid: read ``valid`` there)."""
+    if not values.shape[1]:
+        return np.zeros(values.shape[0], dtype=int)
+    return np.argmax(np.where(valid, values, -np.inf), axis=1)
+
+
+def _share_slots(stack: SummaryStack, outcomes: Sequence[str]) -> list[tuple]:
+    """Per outcome and Q in {50, 512}: (name, the paper's share, the rows' flags (draws x rows at Q), each draw's 95%
+    interval over runs (lo, hi), the runs)."""
+    slots = []
+    for outcome in outcomes:
+        for q in (50, 512):
+            at = (stack.rows.query_size == q).to_numpy()
+            flags, clusters = stack.outcome[:, at] == outcome, row_clusters(stack.rows[at])
+            none = np.full(stack.draws, math.nan)
+            lo, hi = cluster_intervals(flags, clusters) if at.any() else (none, none)
+            name = f"{SHORT[outcome]} Q={q}" if len(outcomes) > 1 else f"Q={q}"
+            paper = PAPER_OUTCOME_SHARES.loc[outcome, f"Q={q}"] / 100
+            slots.append((name, paper, flags, lo, hi, len(set(clusters))))
+    return slots
+
+
+def _share_evidence(slots: list[tuple], draw: int) -> Evidence:
+    """A share rule's evidence on one draw of its :func:`_share_slots`."""
+    parts, intervals, reasons, answers, points = [], [], [], [], []
+    first = math.nan
+    for name, paper, flags, lo_all, hi_all, units in slots:
+        f, lo, hi = flags[draw], float(lo_all[draw]), float(hi_all[draw])
+        k, n = int(f.sum()), len(f)
+        parts.append(f"{name}: {k}/{n} = {percent(k / n if n else math.nan)}")
+        intervals.append(f"{name}: [{percent(lo)}, {percent(hi)}]")
+        if not n:
+            reasons.append(f"{name}: no configuration of this kind in the build's grid")
+            answers.append(None)
+            continue
+        reasons.append(f"{name}: " + cluster_share_reason(paper, lo, hi, units, n))
+        answers.append(bool(lo <= paper <= hi))
+        points.append({"label": name, "paper": float(paper), "build": float(f.mean()), "lo": lo, "hi": hi})
+        if math.isnan(first):
+            first = k / n
+    if all(a is None for a in answers):
+        return Evidence(math.nan, "; ".join(parts), "the grid has no configuration at Q=50 or Q=512", testable=False)
+    known = [a for a in answers if a is not None]
+    return Evidence(
+        first,
+        "; ".join(parts),
+        "; ".join(reasons),
+        agrees=all(known),
+        contradicted=not all(known),
+        interval="; ".join(intervals),
+        points=tuple(points),
+    )
+
+
+def _share_rule(outcomes: Sequence[str]) -> Rule:
+    """Value rule (C4's shares, C5, C6's shares, C7): for every outcome and Q in {50, 512}, the paper's share lies in
+    this build's 95% interval, a bootstrap over runs (the probed epochs of one run are one unit, not independent
+    rows)."""
+
+    def rule(stack: SummaryStack) -> list[Evidence]:
+        slots = _share_slots(stack, outcomes)
+        return [_share_evidence(slots, draw) for draw in range(stack.draws)]
 
     return rule
 
 
-def detectable_tables(summary: pd.DataFrame) -> Evidence:
-    """C1: tables with a detectable configuration (label condition N) whose TPR@10% exceeds 0.1, against the paper's
-    8 of 10."""
-    s = with_primary_metric(fine_tuned(summary))
-    s = s[s.label_condition == "none"] if "label_condition" in s else s
-    n = int(s.dataset.nunique())
-    hit = s[(s.outcome == MEMORIZATION) & (s.tpr10 > DETECT_MIN_TPR10)]
-    k = int(hit.dataset.nunique())
-    if not n:
+def _tables_with(stack: SummaryStack, keep: np.ndarray, hit: np.ndarray) -> tuple[int, np.ndarray]:
+    """(the tables of the rows ``keep``, per draw the tables with a ``hit`` among those rows)."""
+    codes, tables = pd.factorize(stack.rows.dataset[keep])
+    onehot = np.zeros((len(codes), len(tables)))
+    onehot[np.flatnonzero(codes >= 0), codes[codes >= 0]] = 1.0
+    return len(tables), ((hit[:, keep].astype(float) @ onehot) > 0).sum(axis=1)
+
+
+def _tables_evidence(hits: np.ndarray, n: int, paper: float, what: str) -> list[Evidence]:
+    """A count of tables (C1, C3) on every draw: ``hits`` of ``n`` tables, the paper's share inside its Wilson
+    interval."""
+
+    def one(k: int) -> Evidence:
+        value, interval = share_text(k, n)
+        agrees, why = share_agreement(k, n, paper)
         return Evidence(
-            math.nan,
+            k / n,
+            f"{value} tables",
+            why + what,
+            agrees=agrees,
+            contradicted=not agrees,
+            interval=interval,
+            points=(share_point("tables", paper, k, n),),
+        )
+
+    made = {k: one(k) for k in {int(k) for k in hits}}
+    return [made[int(k)] for k in hits]
+
+
+def detectable_tables(stack: SummaryStack) -> list[Evidence]:
+    """C1 (Sec. 5): tables with a detectable configuration (label condition N) whose TPR@10% exceeds 0.1, against the
+    paper's 8 of 10."""
+    rows = stack.rows
+    keep = (rows.label_condition == "none").to_numpy() if "label_condition" in rows else np.ones(len(rows), bool)
+    hit = (stack.outcome == MEMORIZATION) & (stack.primary("tpr10") > DETECT_MIN_TPR10)
+    n, hits = _tables_with(stack, keep, hit)
+    if not n:
+        return _untestable(
+            stack,
             "no fine-tuned configuration under label condition N",
             "C1 is stated for the controlled setup (N)",
-            testable=False,
         )
-    value, interval = share_text(k, n)
-    agrees, why = share_agreement(k, n, PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1])
-    return Evidence(
-        k / n,
-        f"{value} tables",
-        why + f"; a table counts when one of its configurations under label condition N "
-        f"(the paper's controlled setup) is detectable and has TPR@10% > {DETECT_MIN_TPR10:g} on its primary metric",
-        agrees=agrees,
-        contradicted=not agrees,
-        interval=interval,
-        points=(share_point("tables", PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1], k, n),),
+    what = (
+        f"; a table counts when one of its configurations under label condition N "
+        f"(the paper's controlled setup) is detectable and has TPR@10% > {DETECT_MIN_TPR10:g} on its primary metric"
     )
+    return _tables_evidence(hits, n, PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1], what)
 
 
-def _peak(summary: pd.DataFrame) -> Evidence:
-    """C2: the grid's largest detectable AUC(Delta S), judged against the null distribution of that maximum."""
-    det = detectable_rows(summary)
-    if det.empty:
-        return Evidence(
-            0.5,
-            "no detectable configuration",
-            "no configuration was classified as detectable memorization",
-            directions=(0.5,),
-        )
-    top = det.loc[det.auc.idxmax()]
-    inside = bool(top.auc_lo <= PAPER_PEAKS["auc"] <= top.auc_hi)
+def _peak_at(row: pd.Series, auc: float, lo: float, hi: float, metric: str) -> Evidence:
+    """C2's evidence on one draw whose largest detectable AUC(Delta S) is ``auc`` [``lo``, ``hi``] at ``row``."""
+    inside = bool(lo <= PAPER_PEAKS["auc"] <= hi)
     return Evidence(
-        float(top.auc),
-        f"{top.auc:.3f} ({top.dataset}, lr {top.learning_rate:g}, epoch {int(top.epoch)}, "
-        f"Q={int(top.query_size)}, {top.label_condition}, {top.metric})",
+        auc,
+        f"{auc:.3f} ({row.dataset}, lr {row.learning_rate:g}, epoch {int(row.epoch)}, "
+        f"Q={int(row.query_size)}, {row.label_condition}, {metric})",
         f"the paper's peak lies {'inside' if inside else 'outside'} the bootstrap interval of this build's peak; the "
-        "peak "
-        "is the largest of many configurations, so it is compared with the largest of the permuted grids",
+        "peak is the largest of many configurations, so it is compared with the largest of the permuted grids",
         agrees=inside,
         contradicted=not inside,
-        interval=f"[{top.auc_lo:.3f}, {top.auc_hi:.3f}]",
-        directions=(float(top.auc),),
-        points=(
-            {
-                "label": "peak AUC",
-                "paper": PAPER_PEAKS["auc"],
-                "build": float(top.auc),
-                "lo": float(top.auc_lo),
-                "hi": float(top.auc_hi),
-            },
-        ),
+        interval=f"[{lo:.3f}, {hi:.3f}]",
+        directions=(auc,),
+        points=({"label": "peak AUC", "paper": PAPER_PEAKS["auc"], "build": auc, "lo": lo, "hi": hi},),
     )
 
 
-def tpr1_tables(summary: pd.DataFrame) -> Evidence:
-    """C3: tables with TPR@1% > 0.1 in a detectable configuration, against the paper's 2 of 10 (a share rule)."""
-    s = fine_tuned(summary)
-    det = detectable_rows(summary)
-    n = int(s.dataset.nunique())
-    k = int(det[det.tpr1 > 0.1].dataset.nunique())
+def _peak(stack: SummaryStack) -> list[Evidence]:
+    """C2 (Sec. 5, Tab. 1): the grid's largest detectable AUC(Delta S), judged against the null distribution of that
+    maximum (a detectable row without an AUC is skipped; none with one: not testable)."""
+    auc, lo, hi = (stack.primary(c) for c in ("auc", "auc_lo", "auc_hi"))
+    detectable = stack.outcome == MEMORIZATION
+    valid = detectable & ~np.isnan(auc)
+    entropy = stack.entropy()
+    out = []
+    for draw, i in enumerate(_first_max(auc, valid)):
+        if not detectable[draw].any():
+            out.append(
+                Evidence(
+                    0.5,
+                    "no detectable configuration",
+                    "no configuration was classified as detectable memorization",
+                    directions=(0.5,),
+                )
+            )
+        elif not valid[draw, i]:
+            out.append(
+                Evidence(
+                    math.nan,
+                    "no detectable configuration has an AUC",
+                    "the peak needs an AUC(Delta S)",
+                    testable=False,
+                    directions=(math.nan,),
+                )
+            )
+        else:
+            metric = "entropy" if entropy[draw, i] else "loss"
+            out.append(_peak_at(stack.rows.iloc[i], *(float(a[draw, i]) for a in (auc, lo, hi)), metric))
+    return out
+
+
+def tpr1_tables(stack: SummaryStack) -> list[Evidence]:
+    """C3 (Sec. 5): tables with TPR@1% > 0.1 in a detectable configuration, against the paper's 2 of 10 (a share
+    rule)."""
+    hit = (stack.outcome == MEMORIZATION) & (stack.primary("tpr1") > 0.1)
+    n, hits = _tables_with(stack, np.ones(len(stack.rows), bool), hit)
     if not n:
-        return Evidence(math.nan, "no fine-tuned configuration", "the grid is empty", testable=False)
-    value, interval = share_text(k, n)
-    agrees, why = share_agreement(k, n, PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1])
-    return Evidence(
-        k / n,
-        f"{value} tables",
-        why + "; threshold: TPR@1% > 0.1 on the primary metric of a detectable configuration",
-        agrees=agrees,
-        contradicted=not agrees,
-        interval=interval,
-        points=(share_point("tables", PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1], k, n),),
-    )
+        return _untestable(stack, "no fine-tuned configuration", "the grid is empty")
+    what = "; threshold: TPR@1% > 0.1 on the primary metric of a detectable configuration"
+    return _tables_evidence(hits, n, PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1], what)
 
 
 def _collapse_contrast(s: pd.DataFrame, high: np.ndarray) -> float:
@@ -288,7 +335,7 @@ def collapse_claim(summary: pd.DataFrame, paper: str, n_perm: int = RULE_DRAWS, 
     so the null here is over learning rates: under it, the shares and the most-frequent test are unchanged and the
     contrast is what any assignment of learning rates to the same runs gives.
     """
-    ev = _share_rule([Outcome.COLLAPSE.value])(summary)
+    ev = on_summary(_share_rule([Outcome.COLLAPSE.value]), summary)
     if not ev.testable:
         return claim_record("C4", paper, ev.ours, "not testable here", ev.reason, ev.interval)
     s = fine_tuned(summary)
@@ -337,26 +384,33 @@ def collapse_claim(summary: pd.DataFrame, paper: str, n_perm: int = RULE_DRAWS, 
     )
 
 
-def _detectable_by_q(summary: pd.DataFrame) -> Evidence:
-    """C6: the detectable shares at both Q, and Q=50 above Q=512 beyond what chance gives."""
-    ev = _share_rule([MEMORIZATION])(summary)
-    if not ev.testable:
-        return ev
-    k50, n50 = _share_by_q(summary, MEMORIZATION, 50)
-    k512, n512 = _share_by_q(summary, MEMORIZATION, 512)
-    if not (n50 and n512):
-        return Evidence(ev.statistic, ev.ours, ev.reason + "; the direction needs both Q", testable=False)
-    diff = k50 / n50 - k512 / n512
-    return Evidence(
-        ev.statistic,
-        ev.ours + f"; Q=50 minus Q=512: {100 * diff:+.1f} points",
-        ev.reason + f"; direction (Q=50 above Q=512): {100 * diff:+.1f} points",
-        agrees=ev.agrees,
-        contradicted=ev.contradicted,
-        interval=ev.interval,
-        directions=(diff,),
-        points=ev.points,
-    )
+def _detectable_by_q(stack: SummaryStack) -> list[Evidence]:
+    """C6 (Sec. 5, Fig. 5): the detectable shares at both Q, and Q=50 above Q=512 beyond what chance gives."""
+    at = {q: (stack.rows.query_size == q).to_numpy() for q in (50, 512)}
+    n50, n512 = int(at[50].sum()), int(at[512].sum())
+    k50, k512 = ((stack.outcome[:, at[q]] == MEMORIZATION).sum(axis=1) for q in (50, 512))
+    out = []
+    for draw, ev in enumerate(_share_rule([MEMORIZATION])(stack)):
+        if not ev.testable:
+            out.append(ev)
+            continue
+        if not (n50 and n512):
+            out.append(Evidence(ev.statistic, ev.ours, ev.reason + "; the direction needs both Q", testable=False))
+            continue
+        diff = int(k50[draw]) / n50 - int(k512[draw]) / n512
+        out.append(
+            Evidence(
+                ev.statistic,
+                ev.ours + f"; Q=50 minus Q=512: {100 * diff:+.1f} points",
+                ev.reason + f"; direction (Q=50 above Q=512): {100 * diff:+.1f} points",
+                agrees=ev.agrees,
+                contradicted=ev.contradicted,
+                interval=ev.interval,
+                directions=(diff,),
+                points=ev.points,
+            )
+        )
+    return out
 
 
 def _table_shares(summary: pd.DataFrame) -> pd.DataFrame:
@@ -424,73 +478,96 @@ def binary_claim(summary: pd.DataFrame, paper: str, n_perm: int = RULE_DRAWS, se
     )
 
 
-def _temporal(summary: pd.DataFrame) -> Evidence:
-    """C9: rise (Q=50), peak and decay (Q=512) of the detectable share over the probed epochs, each against the null."""
-    s = fine_tuned(summary)
-    per = s.assign(det=s.outcome == MEMORIZATION).groupby(["query_size", "epoch"]).det.mean()
-    qs = set(per.index.get_level_values(0))
-    if 50 not in qs or 512 not in qs or per.loc[512].size < 3 or per.loc[50].size < 2:
-        return Evidence(
-            math.nan,
+def _temporal(stack: SummaryStack) -> list[Evidence]:
+    """C9 (Sec. 5, Fig. 2): rise (Q=50), peak and decay (Q=512) of the detectable share over the probed epochs, each
+    against the null."""
+    rows = stack.rows
+    cells = sorted(set(zip(rows.query_size.tolist(), rows.epoch.tolist(), strict=True)))
+    epochs = {q: [e for g, e in cells if g == q] for q in (50, 512)}
+    if len(epochs[512]) < 3 or len(epochs[50]) < 2:
+        return _untestable(
+            stack,
             "the grid lacks Q=50 or Q=512, or three probed epochs",
             "rise, peak and decay need both query sizes and at least three fine-tuned probing epochs",
-            testable=False,
         )
-    q50, q512 = per.loc[50], per.loc[512]
-    text = "; ".join(
-        f"Q={q}: " + ", ".join(f"ep {int(e)} {percent(v)}" for e, v in per.loc[q].items()) for q in (50, 512)
-    )
-    rise = float(q50.iloc[-1] - q50.iloc[0])
-    middle = float(q512.iloc[1:-1].max())
-    peak, decay = middle - float(q512.iloc[0]), middle - float(q512.iloc[-1])
-    return Evidence(
-        rise,
-        text,
-        f"rise (Q=50, last minus first epoch) {100 * rise:+.1f} points, peak (Q=512, best middle epoch minus "
-        f"the first) {100 * peak:+.1f}, decay (Q=512, best middle minus the last) {100 * decay:+.1f}",
-        directions=(rise, peak, decay),
-    )
+    detectable = stack.outcome == MEMORIZATION
+
+    def share(q: int, e: int) -> np.ndarray:
+        at = ((rows.query_size == q) & (rows.epoch == e)).to_numpy()
+        return detectable[:, at].sum(axis=1) / int(at.sum())
+
+    shares = {q: [share(q, e) for e in epochs[q]] for q in (50, 512)}
+    rise = shares[50][-1] - shares[50][0]
+    middle = np.max(shares[512][1:-1], axis=0)
+    peak, decay = middle - shares[512][0], middle - shares[512][-1]
+    out = []
+    for draw in range(stack.draws):
+        text = "; ".join(
+            f"Q={q}: " + ", ".join(f"ep {int(e)} {percent(v[draw])}" for e, v in zip(epochs[q], shares[q], strict=True))
+            for q in (50, 512)
+        )
+        r, p, d = float(rise[draw]), float(peak[draw]), float(decay[draw])
+        out.append(
+            Evidence(
+                r,
+                text,
+                f"rise (Q=50, last minus first epoch) {100 * r:+.1f} points, peak (Q=512, best middle epoch minus "
+                f"the first) {100 * p:+.1f}, decay (Q=512, best middle minus the last) {100 * d:+.1f}",
+                directions=(r, p, d),
+            )
+        )
+    return out
 
 
-def _calibration(summary: pd.DataFrame) -> Evidence:
-    """C11's statistic: the share of raw TPR@10% signals that the calibrated margin removes (paper: 230 of 241)."""
-    e = calibration_effect(summary)
+def _calibration(stack: SummaryStack) -> list[Evidence]:
+    """C11's statistic (App. A.4): the share of raw TPR@10% signals that the calibrated margin removes (paper: 230 of
+    241), from :func:`~.tables.calibration_counts` as the chapter's table shows them."""
+    num = stack.numbers
+    if stack.collapsed is None:
+        raise ValueError("C11 reads the summary's collapsed column (App. A.4 counts the non-collapsed configurations)")
+    counts = calibration_counts(num["raw_tpr10_loss"], num["ref_tpr10_loss"], num["tpr10_loss"], ~stack.collapsed)
     paper = PAPER_CALIBRATION["vanished"] / PAPER_CALIBRATION["raw_tpr10_signals"]
-    value, interval = share_text(e["vanished"], e["raw_tpr10_signals"])
-    agrees, why = share_agreement(e["vanished"], e["raw_tpr10_signals"], paper)
-    if agrees is None:
-        return Evidence(
-            math.nan, "no raw signal", "no non-collapsed configuration has a raw TPR@10% signal", testable=False
+    out = []
+    for draw in range(stack.draws):
+        e = {key: int(value[draw]) for key, value in counts.items()}
+        value, interval = share_text(e["vanished"], e["raw_tpr10_signals"])
+        agrees, why = share_agreement(e["vanished"], e["raw_tpr10_signals"], paper)
+        if agrees is None:
+            out.append(
+                Evidence(
+                    math.nan, "no raw signal", "no non-collapsed configuration has a raw TPR@10% signal", testable=False
+                )
+            )
+            continue
+        out.append(
+            Evidence(
+                e["vanished"] / e["raw_tpr10_signals"],
+                f"{value} of raw signals vanish ({e['calibrated_signals']} remain, of {e['non_collapsed']} "
+                "non-collapsed)",
+                why + "; calibrated margin: Delta TPR@10% >= 0.10 (notebook 04 explains the reading)",
+                agrees=agrees,
+                contradicted=not agrees,
+                interval=interval,
+                points=(share_point("vanish", paper, e["vanished"], e["raw_tpr10_signals"]),),
+            )
         )
-    return Evidence(
-        e["vanished"] / e["raw_tpr10_signals"],
-        f"{value} of raw signals vanish ({e['calibrated_signals']} remain, of {e['non_collapsed']} non-collapsed)",
-        why + "; calibrated margin: Delta TPR@10% >= 0.10 (notebook 04 explains the reading)",
-        agrees=agrees,
-        contradicted=not agrees,
-        interval=interval,
-        points=(share_point("vanish", paper, e["vanished"], e["raw_tpr10_signals"]),),
-    )
+    return out
 
 
-def calibration_claim(
-    summary: pd.DataFrame,
-    null: Sequence[pd.DataFrame] | None,
-    paper: str,
-    null_draws: Callable[[], Sequence[Evidence] | None] | None = None,
-) -> dict:
+def calibration_claim(evidence: Sequence[Evidence], paper: str) -> dict:
     """C11 (App. A.4): computed and shown, but *not testable here* against a membership null.
 
+    ``evidence``: :func:`_calibration` on the build's summary (element 0) and on each permuted summary (1..n).
     C11 says that most raw TPR@10% signals are difficulty artifacts, i.e. not membership. Permuting membership
     makes every raw signal an artifact, so the null agrees with the claim by design: its rule's null rate is high
     exactly when the paper is right, and no rule on this statistic can read "reproduced" under this null. Testing C11
     needs a known artifact to remove (pools that differ in difficulty, which a distribution-matched split, C14, rules
     out), not a permutation of membership. The record still carries the build's value and the null's.
     """
-    ev = _calibration(summary)
+    ev = evidence[0]
     if not ev.testable:
         return claim_record("C11", paper, ev.ours, "not testable here", ev.reason, ev.interval)
-    draws = [d for d in null_evidence(_calibration, null, null_draws) if d.testable]
+    draws = [d for d in evidence[1:] if d.testable]
     fields: dict = {}
     if draws:
         summary_null = summarize_null(ev.statistic, [d.statistic for d in draws], [bool(d.agrees) for d in draws])
@@ -550,54 +627,51 @@ def _tables_size(paper_share: float) -> Callable[[Sequence[Evidence]], str]:
     return size
 
 
-def _localized(summary: pd.DataFrame) -> Evidence:
-    """C15: a detectable configuration with a modest AUC (at most 0.65) and a high TPR@10% (at least 0.30)."""
-    det = detectable_rows(summary)
-    modest = det[det.auc <= LOCALIZED_MAX_AUC]
-    best = float(modest.tpr10.max()) if len(modest) else 0.0
-    found = best >= LOCALIZED_MIN_TPR10
-    where = ""
-    if len(modest):
-        top = modest.loc[modest.tpr10.idxmax()]
-        where = (
-            f" ({top.dataset}, lr {top.learning_rate:g}, Q={int(top.query_size)}, epoch {int(top.epoch)}, "
-            f"AUC {top.auc:.3f})"
+def _localized(stack: SummaryStack) -> list[Evidence]:
+    """C15 (Sec. 6): a detectable configuration with a modest AUC (at most 0.65) and a high TPR@10% (at least 0.30)."""
+    auc, tpr10 = stack.primary("auc"), stack.primary("tpr10")
+    detectable = stack.outcome == MEMORIZATION
+    modest = detectable & (auc <= LOCALIZED_MAX_AUC)
+    valid = modest & ~np.isnan(tpr10)
+    out = []
+    for draw, i in enumerate(_first_max(tpr10, valid)):
+        best, where = (float(tpr10[draw, i]) if valid[draw, i] else math.nan) if modest[draw].any() else 0.0, ""
+        if valid[draw, i]:
+            top = stack.rows.iloc[i]
+            where = (
+                f" ({top.dataset}, lr {top.learning_rate:g}, Q={int(top.query_size)}, epoch {int(top.epoch)}, "
+                f"AUC {auc[draw, i]:.3f})"
+            )
+        found = best >= LOCALIZED_MIN_TPR10
+        out.append(
+            Evidence(
+                best,
+                f"highest TPR@10% at a detectable AUC <= {LOCALIZED_MAX_AUC:g}: {best:.2f}{where}",
+                f"stated thresholds: a modest AUC(Delta S) <= {LOCALIZED_MAX_AUC:g} with TPR@10% >= "
+                f"{LOCALIZED_MIN_TPR10:g} (3x chance); {'found' if found else 'not found'} among "
+                f"{int(detectable[draw].sum())} detectable configurations",
+                agrees=found,
+                contradicted=False,
+            )
         )
-    return Evidence(
-        best,
-        f"highest TPR@10% at a detectable AUC <= {LOCALIZED_MAX_AUC:g}: {best:.2f}{where}",
-        f"stated thresholds: a modest AUC(Delta S) <= {LOCALIZED_MAX_AUC:g} with TPR@10% >= {LOCALIZED_MIN_TPR10:g} "
-        "(3x "
-        f"chance); {'found' if found else 'not found'} among {len(det)} detectable configurations",
-        agrees=found,
-        contradicted=False,
-    )
+    return out
+
+
+#: The rule of every membership-null claim (Sec. 5, Sec. 6, App. A.4), each over a stack of summaries.
+RULES: dict[str, Rule] = {
+    "C1": detectable_tables,
+    "C2": _peak,
+    "C3": tpr1_tables,
+    "C5": _share_rule([Outcome.INVERSION.value]),
+    "C6": _detectable_by_q,
+    "C7": _share_rule([Outcome.CONTEXT_OVERFITTING.value, Outcome.NO_SIGNAL.value]),
+    "C9": _temporal,
+    "C11": _calibration,
+    "C15": _localized,
+}
 
 
 # --- All outcome claims at once: their paper values, their records and the scorecard's rows ------------------------
-
-
-def _membership_null(
-    null: Sequence[pd.DataFrame] | None, vectorized: bool
-) -> tuple[Selected | None, Callable[[str], Callable[[], list[Evidence] | None] | None]]:
-    """The membership null on label conditions N and All (:func:`membership_rows`), and per claim id the answer of its
-    rule on every draw at once (:mod:`.nulls`; None when ``vectorized`` is False: draw by draw)."""
-
-    def select(frame: pd.DataFrame) -> pd.DataFrame:
-        return fine_tuned(membership_rows(frame))
-
-    null_m = None if null is None else Selected(null, select)
-    stacked: list[NullStack | None] = []
-
-    def fast(claim_id: str) -> Callable[[], list[Evidence] | None] | None:
-        def answer() -> list[Evidence] | None:
-            if not stacked:
-                stacked.append(NullStack.of(null_m.frames if null_m is not None else [], select))
-            return draws_of(claim_id, stacked[0])
-
-        return answer if vectorized else None
-
-    return null_m, fast
 
 
 def _paper_shares() -> dict[str, str]:
@@ -607,55 +681,40 @@ def _paper_shares() -> dict[str, str]:
     }
 
 
-def _outcome_records(
-    summary: pd.DataFrame,
-    ours: pd.DataFrame,
-    null_m: Selected | None,
-    fast: Callable[[str], Callable[[], list[Evidence] | None] | None],
-) -> list[dict]:
-    """The records of C1-C9, C11 and C15 (Sec. 5, Sec. 6, App. A.4, App. B.3), each under its rule above."""
+def _outcome_records(summary: pd.DataFrame, stacks: Sequence[SummaryStack]) -> list[dict]:
+    """The records of C1-C9, C11 and C15 (Sec. 5, Sec. 6, App. A.4, App. B.3), each under its rule above.
+
+    ``stacks``: the build's summary (draw 0) and the membership null's permuted summaries (draws 1..n) on label
+    conditions N and All, as every membership-null rule of :data:`RULES` reads them."""
     paper_shares = _paper_shares()
     c1_paper = PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1]
     c3_paper = PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1]
 
-    def membership(claim_id: str, paper: str, rule: Callable[[pd.DataFrame], Evidence], **options) -> dict:
-        """A membership-null claim's record (:func:`judge` on the N and All rows and the null's draws)."""
-        return judge(claim_id, paper, rule, ours, null_m, JudgeOptions(**options), fast(claim_id))
+    def membership(claim_id: str, paper: str, **options) -> dict:
+        """A membership-null claim's record (:func:`judge` of its rule's evidence on every draw)."""
+        return judge(claim_id, paper, on_stacks(RULES[claim_id], stacks), JudgeOptions(**options))
 
     return [
         membership(
             "C1",
             f"{PAPER_DETECTABLE_TASKS[0]}/{PAPER_DETECTABLE_TASKS[1]} tasks",
-            detectable_tables,
             fmt="{:.2f}",
             structural=_tables_size(c1_paper),
         ),
-        membership("C2", f"max AUC(Delta S) {PAPER_PEAKS['auc']:.3f}", _peak, fmt="{:.3f}"),
+        membership("C2", f"max AUC(Delta S) {PAPER_PEAKS['auc']:.3f}", fmt="{:.3f}"),
         membership(
             "C3",
             f"{PAPER_TPR1_TASKS[0]}/{PAPER_TPR1_TASKS[1]} tasks",
-            tpr1_tables,
             fmt="{:.2f}",
             structural=_tables_size(c3_paper),
         ),
         collapse_claim(summary, paper_shares[Outcome.COLLAPSE.value] + "; the most frequent; at lr >= 1e-2"),
-        membership(
-            "C5",
-            paper_shares[Outcome.INVERSION.value],
-            _share_rule([Outcome.INVERSION.value]),
-            fmt="{:.3f}",
-        ),
-        membership(
-            "C6",
-            paper_shares[MEMORIZATION] + "; Q=50 above Q=512",
-            _detectable_by_q,
-            fmt="{:.3f}",
-        ),
+        membership("C5", paper_shares[Outcome.INVERSION.value], fmt="{:.3f}"),
+        membership("C6", paper_shares[MEMORIZATION] + "; Q=50 above Q=512", fmt="{:.3f}"),
         membership(
             "C7",
             f"context overfitting {paper_shares[Outcome.CONTEXT_OVERFITTING.value]}; no signal "
             f"{paper_shares[Outcome.NO_SIGNAL.value]}",
-            _share_rule([Outcome.CONTEXT_OVERFITTING.value, Outcome.NO_SIGNAL.value]),
             fmt="{:.3f}",
         ),
         binary_claim(summary, "binary tasks most vulnerable at Q=50 (chocolate_bar 13 configs, coffee 8)"),
@@ -665,21 +724,17 @@ def _outcome_records(
             "epoch "
             f"250; Q=512: peak {percent(PAPER_TEMPORAL['q512_peak'])} at epoch {PAPER_TEMPORAL['q512_peak_epoch']}, "
             "then vanishes",
-            _temporal,
             fmt="{:+.3f}",
         ),
         calibration_claim(
-            ours,
-            null_m,
+            on_stacks(RULES["C11"], stacks),
             f"{PAPER_CALIBRATION['vanished']} of {PAPER_CALIBRATION['raw_tpr10_signals']} raw TPR@10% signals vanish "
             f"({percent(PAPER_CALIBRATION['vanished'] / PAPER_CALIBRATION['raw_tpr10_signals'])}), "
             f"{PAPER_CALIBRATION['calibrated_signals']} remain",
-            fast("C11"),
         ),
         membership(
             "C15",
             f"beer_ratings Q=512: AUC {PAPER_LOCALIZED['auc']:.2f} but TPR@10% {PAPER_LOCALIZED['tpr10']:.2f}",
-            _localized,
             fmt="{:.2f}",
         ),
     ]
@@ -704,7 +759,6 @@ def calibration_claims(
     summary: pd.DataFrame,
     null: pd.DataFrame | Sequence[pd.DataFrame] | None = None,
     reading: str = "bound",
-    vectorized: bool = True,
 ) -> list[dict]:
     """Claim records C1-C9, C11, C15, C16 from the chapter's probing summary (one row per run x epoch).
 
@@ -712,21 +766,19 @@ def calibration_claims(
     :func:`~iclmem.probe.null.permutations`. ``summary`` holds its outcomes under ``reading`` of Tab. 3
     (:func:`iclmem.outcomes.reclassify`; default: the book's ``bound`` reading), and so does every permuted summary
     (reclassified here), and the records name it. Membership-null claims read label conditions N and All only
-    (:func:`membership_rows`); C4 (collapse, no membership) reads every run with a learning-rate null, C8 its own
-    table-level null. Without ``null`` no membership-null claim can read "reproduced". ``vectorized``: each rule
-    reads all null draws at once (:mod:`iclmem.chapters.ch04_calibration.nulls`, the same numbers); False runs it
-    draw by draw.
+    (:func:`membership_rows`): each rule of :data:`RULES` reads ``[summary, *null]`` stacked (:mod:`.nulls`), its
+    verdict draw 0 and its null rate draws 1..n. C4 (collapse, no membership) reads every run with a learning-rate
+    null, C8 its own table-level null. Without ``null`` no membership-null claim can read "reproduced".
     """
     if isinstance(null, pd.DataFrame):
         null = permutations(reclassify(null, reading))
     which = f" (outcome rule: {reading} reading of Tab. 3)"
-    ours = membership_rows(summary)
-    null_m, fast = _membership_null(null, vectorized)
+    stacks = stacks_of([summary, *(null or [])], membership_rows)
     where = (
         f"; membership-null rules read label conditions {' and '.join(MEMBERSHIP_CONDITIONS)} only "
-        f"({len(fine_tuned(ours))} of {len(fine_tuned(summary))} fine-tuned rows)"
+        f"({len(fine_tuned(membership_rows(summary)))} of {len(fine_tuned(summary))} fine-tuned rows)"
     )
-    records = [*_outcome_records(summary, ours, null_m, fast), c16_record(summary)]
+    records = [*_outcome_records(summary, stacks), c16_record(summary)]
     outcome_claims = {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C15"}
     membership_claims = {"C1", "C2", "C3", "C5", "C6", "C7", "C9", "C11", "C15"}
     return [

@@ -1,11 +1,12 @@
 """Paper 1, Sec. 5, App. A.4 (claims C1-C9, C11, C15 of chapter 4): how one claim's rule is judged against the
 membership null (notebook 04).
 
-Each claim is a rule over a probing summary (one row per run x epoch, outcomes under one reading of Tab. 3). The rule
-runs on the build's summary and on every permuted summary of the membership null
-(:func:`iclmem.probe.null.null_summaries`): how often it says "reproduced" there is the claim's null rate, and the
-spread of its statistic there is the null range the scorecard shows. :class:`Evidence` is what a rule returns;
-:func:`judge` turns it into the claim's record, with the options of :class:`JudgeOptions`. The rules are
+Each claim is a rule over a stack of probing summaries (one row per run x epoch, outcomes under one reading of Tab. 3;
+:class:`iclmem.chapters.ch04_calibration.nulls.SummaryStack`) that returns one :class:`Evidence` per summary. Draw 0
+is the build's summary, draws 1..n the permuted summaries of the membership null
+(:func:`iclmem.probe.null.null_summaries`): how often the rule says "reproduced" there is the claim's null rate, and
+the spread of its statistic there is the null range the scorecard shows. :func:`judge` turns the evidence of every
+draw into the claim's record, with the options of :class:`JudgeOptions`. The rules are
 :mod:`iclmem.chapters.ch04_calibration.claims`.
 """
 
@@ -16,7 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from iclmem.report.records import claim_record
 from iclmem.report.verdicts import evidence_verdict, summarize_null, wilson_interval
@@ -70,17 +70,6 @@ def share_point(label: str, paper: float, k: int, n: int) -> dict:
     return {"label": label, "paper": float(paper), "build": k / n if n else math.nan, "lo": lo, "hi": hi}
 
 
-def null_evidence(
-    rule: Callable[[pd.DataFrame], Evidence],
-    null: Sequence[pd.DataFrame] | None,
-    null_draws: Callable[[], Sequence[Evidence] | None] | None = None,
-) -> list[Evidence]:
-    """``rule`` on every permuted summary of ``null``: from ``null_draws`` (all draws at once) where it answers, else
-    draw by draw."""
-    found = null_draws() if null_draws is not None and null else None
-    return list(found) if found is not None else [rule(frame) for frame in (null or [])]
-
-
 def _against_directions(ev: Evidence, draws: Sequence[Evidence]) -> tuple[bool, bool, list[bool], str]:
     """A direction rule decided against its null: (agrees, contradicted, each draw's agreement, the reason).
 
@@ -119,28 +108,20 @@ def _null_reason(reason: str, verdict: str, agrees: bool | None, rate: float, st
     return reason
 
 
-def judge(
-    claim_id: str,
-    paper: str,
-    rule: Callable[[pd.DataFrame], Evidence],
-    summary: pd.DataFrame,
-    null: Sequence[pd.DataFrame] | None,
-    options: JudgeOptions = JudgeOptions(),
-    null_draws: Callable[[], Sequence[Evidence] | None] | None = None,
-) -> dict:
-    """The record of one claim: ``rule`` on ``summary``, its null rate over the permuted summaries ``null``.
+def judge(claim_id: str, paper: str, evidence: Sequence[Evidence], options: JudgeOptions = JudgeOptions()) -> dict:
+    """The record of one claim from its rule's ``evidence`` on every draw: element 0 on the build's summary, 1..n on
+    the permuted summaries of the membership null (:func:`iclmem.chapters.ch04_calibration.nulls.on_draws`; only
+    element 0 when no null was computed).
 
     Direction rules (``Evidence.directions``: one or more statistics that must each exceed the 95%
     quantile of their null distributions) are decided here; value rules carry their own answer.
-    ``options.no_null``: why no membership null applies (the rule does not read membership), in place of ``null``.
+    ``options.no_null``: why no membership null applies (the rule does not read membership), in place of the null.
     When the rule agrees in more than :data:`~iclmem.stats.NULL_LEVEL` of the null draws, no build of this grid's
     size can read reproduced whatever its data, and the reason says so ("structural"); ``options.structural`` (given
-    the null draws' evidence) names the size at which the rule could decide. ``null_draws``: the rule's evidence on
-    every draw of ``null`` computed at once (:mod:`iclmem.chapters.ch04_calibration.nulls`), or None to run it draw by
-    draw.
+    the null draws' evidence) names the size at which the rule could decide.
     """
     fmt = options.fmt
-    ev = rule(summary)
+    ev, draws = evidence[0], list(evidence[1:])
     points = [p for p in ev.points if np.isfinite(p["build"])] or None
     if not ev.testable:
         return claim_record(claim_id, paper, ev.ours, "not testable here", ev.reason, ev.interval)
@@ -157,7 +138,6 @@ def judge(
             observed=fmt.format(ev.statistic),
             points=points,
         )
-    draws = null_evidence(rule, null, null_draws)
     if not draws:
         verdict = (
             "inconclusive"

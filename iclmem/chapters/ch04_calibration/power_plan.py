@@ -27,6 +27,7 @@ from scipy import stats as st
 
 from iclmem.chapters.ch03_probing.probing import PAPER_PEAKS, fine_tuned, membership_rows
 from iclmem.chapters.ch04_calibration.claims import detectable_tables, tables_needed, tpr1_tables
+from iclmem.chapters.ch04_calibration.nulls import on_draws
 from iclmem.chapters.ch04_calibration.paper import (
     PAPER_DETECTABLE_TASKS,
     PAPER_OUTCOME_SHARES,
@@ -110,7 +111,7 @@ def _table_rows(ours: pd.DataFrame, null: Sequence[pd.DataFrame]) -> list[dict]:
         ("C1", detectable_tables, PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1]),
         ("C3", tpr1_tables, PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1]),
     ):
-        rates = [rule(f).statistic for f in null]
+        rates = [e.statistic for e in on_draws(rule, null)]  # the claim's own rule on every null draw
         p0 = float(np.nanmean(rates)) if rates else math.nan
         n = tables_needed(p0, paper) if np.isfinite(p0) else None
         rows.append(

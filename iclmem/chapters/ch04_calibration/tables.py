@@ -216,24 +216,36 @@ def detectable_table(summary: pd.DataFrame) -> pd.DataFrame:
     return top[DETECTABLE_COLUMNS].reset_index(drop=True)
 
 
+def calibration_counts(
+    raw_tpr: np.ndarray,
+    ref_tpr: np.ndarray,
+    calibrated_tpr: np.ndarray,
+    kept: np.ndarray,
+    threshold: float = 0.10,
+    rule: str = DEFAULT_MARGIN_RULE,
+) -> dict[str, np.ndarray]:
+    """App. A.4's counts per draw (axis 0) over the rows ``kept`` (the non-collapsed ones): the rows, their raw
+    TPR@10% >= ``threshold`` signals, those the calibrated margin removes and those it keeps (C11's statistic is
+    ``vanished / raw_tpr10_signals``)."""
+    raw = (np.asarray(raw_tpr, dtype=float) >= threshold) & kept
+    calibrated = raw & calibrated_margin(raw_tpr, ref_tpr, calibrated_tpr, rule, threshold)
+    return {
+        "non_collapsed": kept.sum(axis=1),
+        "raw_tpr10_signals": raw.sum(axis=1),
+        "vanished": (raw & ~calibrated).sum(axis=1),
+        "calibrated_signals": calibrated.sum(axis=1),
+    }
+
+
 def calibration_effect(
     summary: pd.DataFrame, threshold: float = 0.10, rule: str = DEFAULT_MARGIN_RULE, metric: str = "loss"
 ) -> dict[str, int]:
     """App. A.4: among non-collapsed configurations, raw TPR@10% >= threshold signals, and how many keep the
-    calibrated margin."""
+    calibrated margin (:func:`calibration_counts` of the summary's fine-tuned rows)."""
     s = fine_tuned(summary)
-    s = s[~s.collapsed.astype(bool)]
-    raw = (s[f"raw_tpr10_{metric}"] >= threshold).to_numpy()
-    margin = calibrated_margin(
-        s[f"raw_tpr10_{metric}"], s[f"ref_tpr10_{metric}"], s[f"tpr10_{metric}"], rule, threshold
-    )
-    calibrated = raw & margin
-    return {
-        "non_collapsed": int(len(s)),
-        "raw_tpr10_signals": int(raw.sum()),
-        "vanished": int((raw & ~calibrated).sum()),
-        "calibrated_signals": int(calibrated.sum()),
-    }
+    tprs = [s[f"{c}_{metric}"].to_numpy(dtype=float)[None, :] for c in ("raw_tpr10", "ref_tpr10", "tpr10")]
+    counts = calibration_counts(*tprs, ~s.collapsed.astype(bool).to_numpy()[None, :], threshold, rule)
+    return {key: int(value[0]) for key, value in counts.items()}
 
 
 def outcome_shares(summary: pd.DataFrame) -> pd.DataFrame:

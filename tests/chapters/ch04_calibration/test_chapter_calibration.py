@@ -186,17 +186,20 @@ def _stat_rule(frame: pd.DataFrame) -> Evidence:
     return _evidence(value, directions=(value,))
 
 
+def _judged(rule, ours: pd.DataFrame, null: list[pd.DataFrame] | None, options: JudgeOptions | None = None) -> dict:
+    """:func:`judge` of ``rule`` read on the build's frame (draw 0) and on each null frame (draws 1..n)."""
+    return judge("C8", "p", [rule(frame) for frame in [ours, *(null or [])]], options or JudgeOptions())
+
+
 def test_a_direction_rule_is_judged_against_its_null():
     null = [pd.DataFrame({"stat": [v]}) for v in np.linspace(-0.1, 0.1, 200)]
-    high = judge("C8", "p", _stat_rule, pd.DataFrame({"stat": [0.3]}), null)
+    high = _judged(_stat_rule, pd.DataFrame({"stat": [0.3]}), null)
     assert high["verdict"] == "reproduced" and high["null_rate"] <= 0.05 and high["null_range"].startswith("[-0.095")
-    inside = judge("C8", "p", _stat_rule, pd.DataFrame({"stat": [0.05]}), null)
+    inside = _judged(_stat_rule, pd.DataFrame({"stat": [0.05]}), null)
     assert inside["verdict"] == "inconclusive"  # the effect has the claimed sign, but chance gives as much
-    low = judge("C8", "p", _stat_rule, pd.DataFrame({"stat": [-0.3]}), null)
+    low = _judged(_stat_rule, pd.DataFrame({"stat": [-0.3]}), null)
     assert low["verdict"] == "differs"
-    assert (
-        judge("C8", "p", _stat_rule, pd.DataFrame({"stat": [0.3]}), None)["verdict"] == "inconclusive"
-    )  # no null computed
+    assert _judged(_stat_rule, pd.DataFrame({"stat": [0.3]}), None)["verdict"] == "inconclusive"  # no null computed
 
 
 def test_a_value_rule_that_chance_satisfies_is_inconclusive():
@@ -204,18 +207,16 @@ def test_a_value_rule_that_chance_satisfies_is_inconclusive():
         return _evidence(float(frame.stat.iloc[0]), agrees=bool(frame.stat.iloc[0] > 0.5))
 
     often = [pd.DataFrame({"stat": [v]}) for v in np.linspace(0, 1, 100)]  # agrees in half of the draws
-    record = judge("C5", "p", rule, pd.DataFrame({"stat": [0.9]}), often)
+    record = _judged(rule, pd.DataFrame({"stat": [0.9]}), often)
     assert (
         record["verdict"] == "inconclusive"
         and record["null_rate"] == pytest.approx(0.5)
         and "chance alone" in record["reason"]
     )
     rare = [pd.DataFrame({"stat": [v]}) for v in np.linspace(0, 0.52, 100)]  # agrees in 2 of 100
-    assert judge("C5", "p", rule, pd.DataFrame({"stat": [0.9]}), rare)["verdict"] == "reproduced"
-    assert judge("C5", "p", rule, pd.DataFrame({"stat": [0.1]}), rare)["verdict"] == "differs"
-    no_null = judge(
-        "C4", "p", rule, pd.DataFrame({"stat": [0.9]}), None, JudgeOptions(no_null="the rule reads no membership")
-    )
+    assert _judged(rule, pd.DataFrame({"stat": [0.9]}), rare)["verdict"] == "reproduced"
+    assert _judged(rule, pd.DataFrame({"stat": [0.1]}), rare)["verdict"] == "differs"
+    no_null = _judged(rule, pd.DataFrame({"stat": [0.9]}), None, JudgeOptions(no_null="the rule reads no membership"))
     assert (
         no_null["verdict"] == "reproduced"
         and no_null["null"].startswith("no null applies")
@@ -502,7 +503,7 @@ def test_condition_m_is_read_against_all_not_pooled():
     assert np.isnan(without_all.loc[50, "M minus All"]) and "label condition(s) all" in without_all.loc[50, "reading"]
 
 
-# --- every null draw at once (iclmem.chapters.ch04_calibration.nulls)
+# --- one rule per claim, over a stack of summaries: draw 0 the build's, draws 1..n the null's (.nulls, .claims.RULES)
 # ----------------------------------------------------
 
 
@@ -530,25 +531,140 @@ def _seeded_grid(seed: int, epochs=(0, 1, 10, 100)) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@pytest.mark.slow
-def test_the_null_draws_read_at_once_give_the_loop_s_records_to_the_bit():
-    """:mod:`iclmem.chapters.ch04_calibration.nulls` against the draw-by-draw loop on a small case (20 draws), and with
-    missing AUCs and a draw that lacks a row (left to the loop)."""
-    from iclmem.chapters.ch04_calibration.nulls import NullStack, Selected
+def _rule_ids() -> list[str]:
+    from iclmem.chapters.ch04_calibration.claims import RULES
 
-    ours, null = _seeded_grid(0), [_seeded_grid(s) for s in range(1, 21)]
-    assert calibration_claims(ours, null, "bound", vectorized=True) == calibration_claims(
-        ours, null, "bound", vectorized=False
-    )
-    holes = [f.assign(auc_entropy=np.where(f.index % 7 == 0, np.nan, f.auc_entropy)) for f in null]
-    assert NullStack.of(holes, lambda f: f[f.epoch > 0]) is not None
-    assert NullStack.of(holes) is None  # epoch-0 rows (M_ref) are never a rule's draw
-    assert calibration_claims(ours, holes, "bound") == calibration_claims(ours, holes, "bound", vectorized=False)
-    short = [*null[:5], null[5].iloc[1:]]
-    assert NullStack.of(short, lambda f: f[f.epoch > 0]) is None  # not the same rows: every rule runs draw by draw
-    assert calibration_claims(ours, short, "bound") == calibration_claims(ours, short, "bound", vectorized=False)
-    picked = Selected(null, lambda f: f[f.epoch > 0])
-    assert len(picked) == 20 and not picked._made and (picked[3].epoch > 0).all() and list(picked._made) == [3]
+    return sorted(RULES)
+
+
+def _alone(claim_id: str, frame: pd.DataFrame) -> Evidence:
+    """Claim ``claim_id``'s rule on ``frame`` alone (a stack of one draw), on label conditions N and All."""
+    from iclmem.chapters.ch03_probing.probing import membership_rows
+    from iclmem.chapters.ch04_calibration.claims import RULES
+    from iclmem.chapters.ch04_calibration.nulls import on_summary
+
+    return on_summary(RULES[claim_id], membership_rows(frame))
+
+
+def _stacked(claim_id: str, frames: list[pd.DataFrame]) -> list[Evidence]:
+    """Claim ``claim_id``'s rule on ``frames`` stacked (draw i is frames[i]), on label conditions N and All."""
+    from iclmem.chapters.ch03_probing.probing import membership_rows
+    from iclmem.chapters.ch04_calibration.claims import RULES
+    from iclmem.chapters.ch04_calibration.nulls import on_draws
+
+    return on_draws(RULES[claim_id], frames, membership_rows)
+
+
+def _shuffled(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """``frame`` with its probe numbers and outcomes moved between its fine-tuned rows (a stand-in for a membership
+    permutation: the same rows, other numbers), without epoch-0 rows (as :func:`iclmem.probe.null.null_summaries`)."""
+    from iclmem.chapters.ch04_calibration.nulls import NUMBERS
+
+    fine = frame[frame.epoch > 0].reset_index(drop=True)
+    cols = [*NUMBERS, "outcome", "collapsed"]
+    order = np.random.default_rng(seed).permutation(len(fine))
+    return fine.assign(**{c: fine[c].to_numpy()[order] for c in cols})
+
+
+@pytest.mark.parametrize("claim_id", _rule_ids())
+def test_draw_zero_of_the_stack_is_the_rule_on_the_build_alone(claim_id):
+    """The verdict reads draw 0 of the same computation the null rate reads: stacking the build with the null's draws
+    changes no draw's evidence (texts included), whether the rows line up (one stack) or not (several)."""
+    from iclmem.chapters.ch03_probing.probing import membership_rows
+    from iclmem.chapters.ch04_calibration.nulls import stacks_of
+
+    ours = _seeded_grid(0)
+    null = [_shuffled(_seeded_grid(s), s) for s in range(1, 9)]
+    frames = [ours, *null]
+    assert len(stacks_of(frames, membership_rows)) == 1  # the build's fine-tuned rows line up with the null's
+    stacked = _stacked(claim_id, frames)
+    assert len(stacked) == len(frames)
+    assert stacked[0] == _alone(claim_id, ours)
+    assert stacked[1:] == [_alone(claim_id, f) for f in null]
+    # the build in another row order than the null: its own stack, the same evidence on every draw
+    reordered = ours.sort_values(["epoch", "run_key"], kind="stable").reset_index(drop=True)
+    assert len(stacks_of([reordered, *null], membership_rows)) == 2
+    again = _stacked(claim_id, [reordered, *null])
+    assert again[1:] == stacked[1:]
+    assert again[0] == _alone(claim_id, reordered)
+
+
+@pytest.mark.parametrize("claim_id", _rule_ids())
+def test_permuting_membership_moves_the_null_draws_and_never_draw_zero(claim_id):
+    ours = _seeded_grid(0)
+    one = _stacked(claim_id, [ours, *[_shuffled(ours, s) for s in range(1, 31)]])
+    other = _stacked(claim_id, [ours, *[_shuffled(ours, s) for s in range(31, 61)]])
+    assert one[0] == other[0]  # the verdict reads the build alone, whatever the null drew
+    assert [(e.statistic, e.agrees, e.directions) for e in one[1:]] != [
+        (e.statistic, e.agrees, e.directions) for e in other[1:]
+    ]  # the null rate reads the permutations
+
+
+def test_each_rule_gives_its_known_value_on_a_constructed_summary():
+    """On :func:`_epochs`' shape (8 configurations per Q and epoch; the detectable ones AUC 0.7 [0.6, 0.8] on loss,
+    TPR@10% 0.2, TPR@1% 0.05; raw TPR@10% 0.3, M_ref's 0.1), every rule's statistic and answer, worked by hand."""
+    shape = {(50, 1): 0, (50, 10): 3, (50, 100): 6, (512, 1): 0, (512, 10): 5, (512, 100): 0}
+    ours = _epochs(shape)
+    ev = {cid: _alone(cid, ours) for cid in _rule_ids()}
+    assert (ev["C1"].statistic, ev["C1"].agrees) == (1.0, True)  # both tables: 2/2, the paper's 80% inside
+    assert ev["C1"].ours.startswith("2/2")
+    assert (ev["C2"].statistic, ev["C2"].agrees) == (0.7, True) and ev["C2"].interval == "[0.600, 0.800]"
+    assert (ev["C3"].statistic, ev["C3"].agrees) == (0.0, True)  # TPR@1% 0.05: no table; 20% inside [0%, 66%]
+    assert ev["C5"].statistic == 0.0 and ev["C7"].statistic == 0.0  # no inversion, no context overfitting
+    assert ev["C6"].statistic == 9 / 24 and ev["C6"].directions == pytest.approx((9 / 24 - 5 / 24,))
+    assert ev["C9"].directions == (0.75, 0.625, 0.625)  # rise 0 -> 6/8; peak 5/8 above 0, decay 5/8 to 0
+    assert (ev["C11"].statistic, ev["C11"].ours) == (0.0, "0/48 = 0.0% of raw signals vanish (48 remain, of 48 "
+                                                           "non-collapsed)")  # fmt: skip
+    assert (ev["C15"].statistic, ev["C15"].agrees) == (0.0, False)  # no detectable AUC is modest (<= 0.65)
+    few = _epochs({(50, 1): 0, (50, 10): 3, (512, 1): 0, (512, 10): 5})  # two epochs at Q=512
+    assert not _alone("C9", few).testable
+
+
+def test_the_share_rules_read_the_bootstrap_over_runs_of_each_draw():
+    """C5-C7's intervals are :func:`~iclmem.report.verdicts.cluster_share_interval` of the draw's own rows (N and All,
+    fine-tuned, in the summary's order), whether the draw is read alone or stacked with others."""
+    from iclmem.report.verdicts import cluster_share_interval
+
+    frames = [_seeded_grid(s) for s in range(4)]
+    for frame, ev in zip(frames, _stacked("C7", frames), strict=True):
+        rows = frame[(frame.epoch > 0) & frame.label_condition.isin(["none", "all"])]
+        expected = []
+        for outcome in ("context_overfitting", NOSIG):
+            for q in (50, 512):
+                at = rows[rows.query_size == q]
+                lo, hi = cluster_share_interval((at.outcome == outcome).to_numpy(), list(at.run_key))
+                expected.append((float((at.outcome == outcome).mean()), lo, hi))
+        assert [(p["build"], p["lo"], p["hi"]) for p in ev.points] == expected
+
+
+def test_c2_skips_a_detectable_row_without_an_auc():
+    ours = _grid(4, 0, auc=0.7)
+    holes = ours.assign(auc_loss=np.where(ours.index == 0, np.nan, ours.auc_loss))  # row 0 is detectable
+    assert _alone("C2", holes).statistic == 0.7 and _alone("C2", holes).testable
+    none = ours.assign(auc_loss=np.where(ours.outcome == MEM, np.nan, ours.auc_loss))
+    assert not _alone("C2", none).testable
+
+
+def test_a_stack_holds_the_fine_tuned_rows_its_draws_share():
+    from iclmem.chapters.ch03_probing.probing import membership_rows
+    from iclmem.chapters.ch04_calibration.nulls import SummaryStack, stacks_of
+
+    null = [_seeded_grid(s) for s in range(1, 7)]
+    stack = SummaryStack.of(null, membership_rows)
+    assert stack.draws == 6 and (stack.rows.epoch > 0).all()  # epoch-0 rows (M_ref) are never a rule's draw
+    assert set(stack.rows.label_condition) == {"none", "all"} and stack.outcome.shape == (6, len(stack.rows))
+    short = [*null[:3], null[3].iloc[:-1], *null[4:]]  # one draw lacks a fine-tuned row: the others stack apart
+    with pytest.raises(ValueError, match="sharing their rows"):
+        SummaryStack.of(short)
+    assert [s.draws for s in stacks_of(short)] == [3, 1, 2]
+    no_ref = [*null[:3], null[3].iloc[1:], *null[4:]]  # one lacks an epoch-0 row: its fine-tuned rows still line up
+    assert [s.draws for s in stacks_of(no_ref)] == [6]
+    assert [s.draws for s in stacks_of([*null, null[0].sample(frac=1.0, random_state=0)])] == [6, 1]
+    with pytest.raises(ValueError, match="outcome"):
+        SummaryStack.of([null[0].drop(columns="outcome")])
+    with pytest.raises(ValueError, match="collapsed column"):
+        _alone("C11", null[0].drop(columns="collapsed"))
+    assert _alone("C1", null[0].drop(columns="collapsed")) == _alone("C1", null[0])  # C1 reads no collapse
 
 
 def test_tables_needed_reads_every_k_at_once_as_the_scalar_interval_did():
