@@ -27,6 +27,14 @@
 #
 # This build: {glue:text}`a5-bundles`.
 
+# %% tags=["parameters"]
+check_here: bool = True  # recompute a bundle's sample when this machine has no check of it under this code
+
+# %% tags=["remove-cell"]
+from iclmem.book.parameter_check import check_notebook_parameters
+
+check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` checks them, for papermill and Jupyter
+
 # %% tags=["remove-cell"]
 from IPython.display import display
 from myst_nb import glue
@@ -35,7 +43,7 @@ from iclmem.chapters.ch_a5_bundle import bundle_table, bundle_texts, bundles_in_
 from iclmem.report.display import use_book_tables
 
 use_book_tables()
-views = bundles_in_use()
+views = bundles_in_use(check=check_here)
 for key, text in bundle_texts(views).items():
     glue(key, text, display=False)
 
