@@ -39,7 +39,14 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 from IPython.display import display
 from myst_nb import glue
 
-from iclmem.chapters.ch_a5_bundle import bundle_table, bundle_texts, bundles_in_use, landing_table, plot_landings
+from iclmem.chapters.ch_a5_bundle import (
+    bundle_table,
+    bundle_texts,
+    bundles_in_use,
+    drift_table,
+    landing_table,
+    plot_landings,
+)
 from iclmem.report.display import use_book_tables
 
 use_book_tables()
@@ -70,3 +77,16 @@ bundle_table(views)
 for view in views:
     display(landing_table(view))
     plot_landings(view)
+
+# %% [markdown]
+# ## How far a recomputation drifts, and where the tolerance sits
+#
+# `benchmarks/bundle_drift.py` computes the same run three times on this project's machine (the book's control
+# tables, $Q = 50$, 100 epochs, 16 + 16 queries probed as a draw probes them): with one torch thread, with two
+# (float32 sums in another order, as on another CPU), and with one thread and the learning rate moved by a relative
+# $10^{-3}$ (a change to one number of the engine). Each row gives the largest excess over the tolerance at a
+# probed epoch: the tolerance must hold the drift (at most 1) and miss the change (above 1). An empty table means
+# the benchmark has not been run on this commit.
+
+# %% tags=["hide-input"]
+drift_table("benchmarks/results/bundle_drift.json")

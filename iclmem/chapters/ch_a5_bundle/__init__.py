@@ -9,8 +9,17 @@ from iclmem.chapters.ch_a5_bundle.pages import (
     bundle_table,
     bundle_texts,
     bundles_in_use,
+    drift_table,
     landing_table,
     plot_landings,
 )
 
-__all__ = ["BundleView", "bundle_table", "bundle_texts", "bundles_in_use", "landing_table", "plot_landings"]
+__all__ = [
+    "BundleView",
+    "bundle_table",
+    "bundle_texts",
+    "bundles_in_use",
+    "drift_table",
+    "landing_table",
+    "plot_landings",
+]

@@ -8,7 +8,9 @@ change moving a tenth of the bundle would have been caught.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -95,6 +97,31 @@ def plot_landings(view: BundleView) -> plt.Figure:
     ax.legend(loc="lower right")
     fig.tight_layout()
     return fig
+
+
+def drift_table(path: str | Path) -> pd.DataFrame:
+    """``benchmarks/bundle_drift.py``'s result: per table, learning rate and probed epoch, how far the same run
+    lands with two threads instead of one (drift) and with the learning rate moved by a relative 1e-3 (a change),
+    as the largest excess over the tolerance of the scores, the training losses and the metrics (empty if absent)."""
+    path = Path(path)
+    if not path.is_file():
+        return pd.DataFrame()
+    rows = json.loads(path.read_text())["rows"]
+    out = []
+    for r in rows:
+        out.append(
+            {
+                "table": r["table"],
+                "lr": r["learning_rate"],
+                "epoch": r["epoch"],
+                "compared": r["compared"],
+                "scores x tolerance": max(r["scores loss x_tolerance"], r["scores entropy x_tolerance"]),
+                "train loss x tolerance": r["train loss x_tolerance"],
+                "metrics x tolerance": r["metrics x_tolerance"],
+                "scores max |difference|": max(r["scores loss max_abs"], r["scores entropy max_abs"]),
+            }
+        )
+    return pd.DataFrame(out)
 
 
 def bundle_texts(views: list[BundleView]) -> dict[str, str]:

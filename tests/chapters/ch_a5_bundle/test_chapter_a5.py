@@ -52,3 +52,20 @@ def test_the_texts_state_the_draw_and_its_detection_probability(tmp_path):
     assert texts["a5-detection"] == "95.3%"  # 1 - 0.9^29
     none = bundle_texts([])
     assert set(none) == set(texts) and "no results bundle" in none["a5-bundles"]
+
+
+def test_the_drift_table_reads_the_benchmark_and_is_empty_without_it(tmp_path):
+    import json
+
+    from iclmem.chapters.ch_a5_bundle import drift_table
+
+    assert drift_table(tmp_path / "missing.json").empty
+    diffs = {
+        f"{name} {stat}": value
+        for name, value in (("train loss", 0.1), ("metrics", 0.2), ("scores loss", 0.3), ("scores entropy", 0.4))
+        for stat, value in (("max_abs", value * 1e-4), ("x_tolerance", value))
+    }
+    row = {"table": "breast_cancer", "learning_rate": 1e-3, "epoch": 100, "compared": "two threads", **diffs}
+    (tmp_path / "drift.json").write_text(json.dumps({"rows": [row]}))
+    table = drift_table(tmp_path / "drift.json")
+    assert table["scores x tolerance"].tolist() == [0.4] and table["train loss x tolerance"].tolist() == [0.1]
