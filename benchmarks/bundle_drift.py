@@ -15,7 +15,8 @@ temporary stores: one thread (the "bundle"), two threads (drift), one thread wit
 (change). Per probed epoch: the largest absolute and relative differences of the training losses up to it, the
 vanilla metrics at it, and M_theta's probe scores (loss and entropy per query and manipulation); and the largest
 excess over the shipped tolerance (at most 1 is within). The tables are the book's control tables, not suite tables:
-no AUC is read. Writes ``benchmarks/results/bundle_drift.json``.
+no AUC is read. Writes ``benchmarks/results/bundle_drift.json``, keeping the rows of (table, learning rate) pairs
+measured before.
 
     python benchmarks/bundle_drift.py [--tables breast_cancer diabetes] [--learning-rates 1e-3 1e-1]
 """
@@ -104,6 +105,9 @@ def main() -> None:
                     rows.append({**row, "compared": "two threads", **_flat(_differences(base, drift, epoch))})
                     rows.append({**row, "compared": "lr changed", **_flat(_differences(base, change, epoch))})
                 print(f"{name} lr={lr:g}: done ({time.perf_counter() - started:.0f} s)", flush=True)
+    done = {(r["table"], r["learning_rate"]) for r in rows}
+    if OUT.is_file():  # rows of other (table, learning rate) pairs measured before are kept
+        rows = [r for r in json.loads(OUT.read_text())["rows"] if (r["table"], r["learning_rate"]) not in done] + rows
     result = {
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "torch": torch.__version__},
         "settings": {"Q": 50, "context_size": 256, "epochs": 100, "max_queries": 16, "change": args.change},

@@ -67,6 +67,26 @@ from .scores import decode
 RECHECK_QUERIES = 16
 #: A joint run's draws stop at this epoch (its training to epoch 100 costs more than the rest of a sample).
 JOINT_MAX_EPOCH = 1
+#: (learning rate at or above which, the last epoch a draw may take). Fine-tuning at the aggressive rates is chaotic:
+#: past these epochs the same run with two torch threads instead of one lands as far from itself as with a changed
+#: learning rate (``benchmarks/bundle_drift.py``: at lr 1e-1 breast_cancer's scores drift 0.04x the tolerance at epoch
+#: 1 and 235x at epoch 10), so another machine can recompute only the earlier epochs of such a run.
+CHAOTIC_EPOCHS: tuple[tuple[float, int], ...] = ((1e-1, 1),)
+
+
+def last_recomputable_epoch(learning_rate: float, joint: bool) -> int | None:
+    """The last epoch of a run a draw may take (None: any), from :data:`JOINT_MAX_EPOCH` and :data:`CHAOTIC_EPOCHS`."""
+    caps = [JOINT_MAX_EPOCH] if joint else []
+    caps += [epoch for rate, epoch in CHAOTIC_EPOCHS if learning_rate >= rate * (1 - 1e-9)]
+    return min(caps) if caps else None
+
+
+def recomputable_text() -> str:
+    """What :func:`last_recomputable_epoch` allows, in words (appendix A5)."""
+    rates = "; ".join(f"learning rate {rate:g} and above: up to epoch {epoch}" for rate, epoch in CHAOTIC_EPOCHS)
+    return f"{rates}; a joint run: up to epoch {JOINT_MAX_EPOCH}"
+
+
 #: Draws of a check by default: with 29 draws a change that moves a tenth of the bundle is seen with
 #: probability 1 - 0.9^29 = 95.3%.
 DEFAULT_DRAWS = 29
@@ -151,8 +171,8 @@ def all_draws(bundle: Bundle) -> list[Draw]:
         if entry["kind"] != "sweep":
             continue
         spec = entry["spec"]
-        joint = spec["regime"] in MULTI_TASK  # a joint run trained to epoch 100 costs more than the rest of a sample
-        for epoch in (e for e in entry["epochs"] if not joint or e <= JOINT_MAX_EPOCH):
+        last = last_recomputable_epoch(float(spec["learning_rate"]), spec["regime"] in MULTI_TASK)
+        for epoch in (e for e in entry["epochs"] if last is None or e <= last):
             out.append(
                 Draw(key.split("/", 1)[1], spec["dataset"], entry["task"], int(spec["query_size"]), spec["regime"],
                      float(spec["learning_rate"]), int(epoch))
@@ -385,6 +405,8 @@ __all__ = [
     "Landing",
     "Tolerance",
     "all_draws",
+    "last_recomputable_epoch",
+    "recomputable_text",
     "check_bundle",
     "detection_probability",
     "sample_draws",

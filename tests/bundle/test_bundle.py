@@ -344,3 +344,21 @@ def test_a_sweep_resumes_from_a_checked_bundle_on_another_store(in_use: dict, re
     _accept(in_use, reference)
     result = run_sweep(in_use["grid"], results_dir=in_use["results"], workers=0, reference=reference, progress=False)
     assert (result.ran, result.from_store, len(result.failed)) == (0, 3, 0)
+
+
+def test_draws_of_chaotic_and_joint_runs_stop_where_another_machine_can_recompute_them(tmp_path: Path):
+    from iclmem.bundle.layout import Bundle
+    from iclmem.bundle.recheck import all_draws
+
+    def task(lr: float, regime: str) -> dict:
+        spec = {"dataset": "t", "query_size": 50, "regime": regime, "learning_rate": lr}
+        return {"kind": "sweep", "spec": spec, "task": "classification", "epochs": [0, 1, 50, 100]}
+
+    items = {
+        "sweep/a": task(1e-1, "single_task_fixed"),
+        "sweep/b": task(1e-3, "single_task_fixed"),
+        "sweep/c": task(1e-4, "multi_task_fixed"),
+    }
+    draws = all_draws(Bundle(tmp_path, {"name": "x", "digest": "0" * 64, "items": items}))
+    epochs = {key: sorted(d.epoch for d in draws if d.task == key) for key in "abc"}
+    assert epochs == {"a": [0, 1], "b": [0, 1, 50, 100], "c": [0, 1]}  # lr 1e-1: chaotic past epoch 1 (bundle_drift)

@@ -19,7 +19,7 @@ from iclmem.atomic import size_text
 from iclmem.bundle import read_bundle
 from iclmem.bundle.command import ensure_checked
 from iclmem.bundle.layout import Bundle
-from iclmem.bundle.recheck import detection_probability
+from iclmem.bundle.recheck import detection_probability, recomputable_text
 from iclmem.bundle.serve import bundle_roots, read_check
 
 
@@ -126,11 +126,13 @@ def drift_table(path: str | Path) -> pd.DataFrame:
 
 def bundle_texts(views: list[BundleView]) -> dict[str, str]:
     """The values the page's prose states, to glue."""
+    chaotic = {"a5-chaotic": recomputable_text()}
     if not views:
         none = "none (no bundle in use)"
         return {
             "a5-bundles": "no results bundle is in use: every result was computed by this build",
             **{k: none for k in ("a5-detection", "a5-draws", "a5-seed", "a5-tolerance", "a5-verdict")},
+            **chaotic,
         }
     v = views[0]
     check = v.check or {}
@@ -143,6 +145,7 @@ def bundle_texts(views: list[BundleView]) -> dict[str, str]:
         "a5-seed": str(check.get("seed", "")),
         "a5-tolerance": f"|a - b| <= {tol.get('atol', '')} + {tol.get('rtol', '')} |b|",
         "a5-verdict": check.get("verdict", "not checked"),
+        **chaotic,
     }
 
 
