@@ -358,7 +358,9 @@ def test_draws_of_chaotic_and_joint_runs_stop_where_another_machine_can_recomput
         "sweep/a": task(1e-1, "single_task_fixed"),
         "sweep/b": task(1e-3, "single_task_fixed"),
         "sweep/c": task(1e-4, "multi_task_fixed"),
+        "sweep/d": task(1e-2, "single_task_fixed"),
     }
     draws = all_draws(Bundle(tmp_path, {"name": "x", "digest": "0" * 64, "items": items}))
-    epochs = {key: sorted(d.epoch for d in draws if d.task == key) for key in "abc"}
-    assert epochs == {"a": [0, 1], "b": [0, 1, 50, 100], "c": [0, 1]}  # lr 1e-1: chaotic past epoch 1 (bundle_drift)
+    epochs = {key: sorted(d.epoch for d in draws if d.task == key) for key in "abcd"}
+    # chaotic past epoch 1 at lr 1e-1 and past epoch 10 at 1e-2 (benchmarks/bundle_drift.py); joint: cost
+    assert epochs == {"a": [0, 1], "b": [0, 1, 50, 100], "c": [0, 1], "d": [0, 1]}
