@@ -263,6 +263,7 @@ def make_bundle(
         "reference_sha256": ref_sha,
         "made": [*old.get("made", []), _made_entry(command, report)],
         "tasks_bundled": len(tasks),
+        "cpu_seconds": round(sum(float(e.get("wall_s") or 0) for e in tasks), 3),
         "cpu_hours": round(sum(float(e.get("wall_s") or 0) for e in tasks) / 3600, 3),
         "items": writer.items,
     }
