@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..data import SplitManifest, prepared_table
@@ -29,12 +30,15 @@ from ..imports import PACKAGE_ROOT
 from ..integrity import seal as seal_record
 from ..integrity import served
 from ..ltm import ReferenceLTM
-from ..probe.run import probe_params, reference_owner, reference_owner_of
+from ..probe.null import run_null
+from ..probe.run import probe_params, query_subset, reference_owner, reference_owner_of
 from ..regimes import SINGLE_TASK_FIXED, _load, joint_input_key
 from ..store import canonical_json, content_key, input_key, results_root
 from ..sweep.gridfile import Grid
 from ..sweep.tasks import read_summary, reference_sha, spec_input_key, summary_dir, task_reference
 from .layout import ITEMS, KINDS, MANIFEST, Bundle, BundleError, item_entry, read_bundle, write_manifest
+from .nulls import NullSettings, null_input_key
+from .nulls import encode as encode_null
 from .scores import encode
 
 
@@ -87,12 +91,29 @@ class _Writer:
         self.added += 1
 
 
-def _scores(source: Path) -> Callable[[Path], None]:
-    """A probe-score item: its params.json as stored, its scores as :func:`iclmem.bundle.scores.encode` keeps them."""
+def _scores(source: Path, queries: set[int] | None = None) -> Callable[[Path], None]:
+    """A probe-score item: its params.json as stored, its scores (of ``queries`` only, if given) as
+    :func:`iclmem.bundle.scores.encode` keeps them."""
 
     def fill(folder: Path) -> None:
         shutil.copyfile(source / "params.json", folder / "params.json")
-        (folder / "scores.parquet").write_bytes(encode(pd.read_parquet(source / "scores.parquet")))
+        frame = pd.read_parquet(source / "scores.parquet")
+        if queries is not None:
+            frame = frame[frame.query_id.isin(queries)].reset_index(drop=True)
+        (folder / "scores.parquet").write_bytes(encode(frame))
+
+    return fill
+
+
+def _null(found: dict[str, Path], epochs: list[int], null: NullSettings) -> Callable[[Path], None]:
+    """A null item: :func:`iclmem.probe.null.run_null` of the run's stored scores, as :mod:`.nulls` keeps it."""
+
+    def fill(folder: Path) -> None:
+        scores = pd.concat([pd.read_parquet(path / "scores.parquet") for path in found.values()], ignore_index=True)
+        rows = run_null(scores, epochs, null.n_perm, null.seed, null.n_boot)
+        ref = scores[scores.model == "ref"].drop_duplicates("query_id")
+        n_members = int(ref.is_member.astype(bool).sum())
+        (folder / "null.parquet").write_bytes(encode_null(rows, n_members, len(ref) - n_members))
 
     return fill
 
@@ -135,12 +156,41 @@ def _stored_run(store: Path, run_key: str, reference: ReferenceLTM) -> tuple[Pat
 
 @dataclass(frozen=True)
 class _Probed:
-    """One probed run of a task: its dataset, whose scores it is in the store and in the bundle, and M_ref's owner."""
+    """One probed run of a task: its dataset, whose scores it is in the store and in the bundle, M_ref's owner, and
+    its split (whose members and non-members were probed)."""
 
     dataset: str
     store_key: str
     bundle_key: str
     ref_owner: str
+    manifest: SplitManifest
+
+
+@dataclass(frozen=True)
+class Contents:
+    """What a bundle keeps of each probed run: every probe score (``scores="full"``), or only the scores a check
+    probes again (``"witness"``); and, with ``null_permutations`` > 0, its membership null at that many permutations
+    (with the grid's probe seed and bootstrap resamples, as the notebooks draw it)."""
+
+    scores: str = "full"
+    null_permutations: int = 0
+
+    def __post_init__(self) -> None:
+        if self.scores not in ("full", "witness"):
+            raise BundleError(f"scores={self.scores!r}: a bundle keeps every score ('full') or a check's ('witness')")
+        if self.null_permutations < 0:
+            raise BundleError(f"null_permutations={self.null_permutations}: give 0 (no null) or more")
+
+
+def witness_ids(manifest: SplitManifest, seed: int, max_queries: int | None) -> set[int]:
+    """The queries a check probes again of a run split by ``manifest`` and probed with ``seed`` and ``max_queries``
+    (:func:`iclmem.bundle.recheck.recheck_queries` members and as many non-members: the probe's own seeded subset,
+    :func:`iclmem.probe.run.query_subset`)."""
+    from .recheck import recheck_queries
+
+    members, non_members = np.asarray(manifest.members), np.asarray(manifest.non_members)
+    keep_m, keep_n = query_subset(len(members), len(non_members), seed, recheck_queries(max_queries))
+    return {int(q) for q in (*members[keep_m], *non_members[keep_n])}
 
 
 def _single(store: Path, summary: dict, reference: ReferenceLTM, writer: _Writer) -> tuple[list[_Probed], str, str]:
@@ -149,7 +199,7 @@ def _single(store: Path, summary: dict, reference: ReferenceLTM, writer: _Writer
     folder, run_key, manifest = _stored_run(store, store_key, reference)
     writer.add("finetune", run_key, _copy(KINDS["finetune"], folder), {"dataset": spec.dataset})
     owner = reference_owner_of(manifest, spec.config())
-    return [_Probed(spec.dataset, store_key, run_key, owner)], manifest.task, run_key
+    return [_Probed(spec.dataset, store_key, run_key, owner, manifest)], manifest.task, run_key
 
 
 def _joint(
@@ -175,13 +225,40 @@ def _joint(
     ikey = joint_input_key(stored["regime"], manifests, config, reference)
     run = _load(folder, folder.name, stored["regime"], {m.dataset: m for m in manifests}, tables, config, ikey)
     writer.add("multitask", ikey, _copy(KINDS["multitask"], folder), {"datasets": run.datasets})
-    probed = [_Probed(d, v.key, v.input_key, reference_owner(v)) for d, v in ((d, run.view(d)) for d in run.datasets)]
+    probed = [
+        _Probed(d, v.key, v.input_key, reference_owner(v), v.manifest)
+        for d, v in ((d, run.view(d)) for d in run.datasets)
+    ]
     kinds = {m.task for m in manifests}
     return probed, kinds.pop() if len(kinds) == 1 else "mixed", ikey
 
 
-def _bundle_task(writer: _Writer, grid: Grid, summary: dict, reference: ReferenceLTM, store: Path, index: dict):
-    """One task's items, from what the store holds: its run, every model's scores at its probed epochs, its summary."""
+def _bundle_scores(
+    writer: _Writer, view: _Probed, epochs: list[int], found: dict[str, Path], grid: Grid, contents: Contents,
+    reference: ReferenceLTM,
+) -> None:  # fmt: skip
+    """One probed run's score items (``probe`` or ``witness``, per model) and, if asked, its ``null`` item."""
+    p = grid.probe
+    params = probe_params(p.n_candidates, p.manipulations, p.seed, p.max_queries)
+    witness = witness_ids(view.manifest, p.seed, p.max_queries) if contents.scores == "witness" else None
+    for which, source in found.items():
+        owner = view.ref_owner if which == "ref" else view.bundle_key
+        meta = {"run": view.bundle_key, "model": which, "dataset": view.dataset}
+        key = input_key(owner, which, params, reference.store_identity)
+        writer.add("probe" if witness is None else "witness", key, _scores(source, witness), meta)
+    fine = [e for e in epochs if e > 0]
+    if contents.null_permutations and fine:
+        null = NullSettings(contents.null_permutations, p.seed, p.n_boot)
+        key = null_input_key(view.bundle_key, params, fine, null, reference.store_identity)
+        meta = {"run": view.bundle_key, "dataset": view.dataset, "epochs": fine, **asdict(null)}
+        writer.add("null", key, _null(found, fine, null), meta)
+
+
+def _bundle_task(
+    writer: _Writer, grid: Grid, summary: dict, reference: ReferenceLTM, store: Path, index: dict, contents: Contents
+) -> None:
+    """One task's items, from what the store holds: its run, every model's scores at its probed epochs (or their
+    witnesses, and the null), its summary."""
     spec = RunSpec(**summary["spec"])
     if spec.regime == SINGLE_TASK_FIXED:
         probed, kind, run_key = _single(store, summary, reference, writer)
@@ -191,14 +268,13 @@ def _bundle_task(writer: _Writer, grid: Grid, summary: dict, reference: Referenc
     params = probe_params(p.n_candidates, p.manipulations, p.seed, p.max_queries)
     epochs = sorted({int(r["epoch"]) for r in summary["rows"]})
     for view in probed:
+        found = {}
         for which in ["ref", *(f"theta-{e}" for e in epochs)]:
             source = index.get((view.ref_owner if which == "ref" else view.store_key, which, canonical_json(params)))
             if source is None:
                 raise BundleError(f"the {which} scores of {spec} ({view.dataset}) are not in the store {store}")
-            owner = view.ref_owner if which == "ref" else view.bundle_key
-            meta = {"run": view.bundle_key, "model": which, "dataset": view.dataset}
-            key = input_key(owner, which, params, reference.store_identity)
-            writer.add("probe", key, _scores(source), meta)
+            found[which] = source
+        _bundle_scores(writer, view, epochs, found, grid, contents, reference)
 
     def fill(folder: Path) -> None:
         (folder / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
@@ -231,8 +307,10 @@ def make_bundle(
     reference: ReferenceLTM | str | Path | None = None,
     command: str = "",
     grid_file: str | Path | None = None,
+    contents: Contents = Contents(),
 ) -> tuple[Bundle, dict]:
-    """Copy ``grid``'s finished tasks from the store into the bundle at ``out`` (made if absent).
+    """Copy ``grid``'s finished tasks from the store into the bundle at ``out`` (made if absent), each probed run as
+    ``contents`` says.
 
     Returns the bundle and a report: tasks bundled now, already there, pending (not finished in the store). The
     manifest records the command, the code's git commit, the machine, the date and the CPU-hours the bundled tasks
@@ -252,7 +330,7 @@ def make_bundle(
         elif key not in finished:
             report["pending"] += 1
         else:
-            _bundle_task(writer, grid, finished[key], ref, store, index)
+            _bundle_task(writer, grid, finished[key], ref, store, index, contents)
             report["bundled"] += 1
     tasks = [e for e in writer.items.values() if e["kind"] == "sweep"]
     body = {
@@ -260,6 +338,7 @@ def make_bundle(
         "grid": {"name": grid.name, "file": str(grid_file or ""), "tasks": len(grid.specs)},
         "sources": {k: asdict(v) for k, v in grid.sources.items()},
         "probe": asdict(grid.probe),
+        "contents": _contents(old, contents),
         "reference_sha256": ref_sha,
         "made": [*old.get("made", []), _made_entry(command, report)],
         "tasks_bundled": len(tasks),
@@ -268,6 +347,18 @@ def make_bundle(
         "items": writer.items,
     }
     return write_manifest(out, body), report
+
+
+def _contents(old: dict, contents: Contents) -> dict:
+    """The bundle's :class:`Contents`; a :class:`BundleError` when it was made with other contents (a bundle keeps
+    one kind of item per probed run)."""
+    before = old.get("contents", asdict(Contents()) if old.get("items") else None)
+    if before is not None and before != asdict(contents):
+        raise BundleError(
+            f"the bundle was made with {before}, not {asdict(contents)}: make it with the same --scores and "
+            "--null-permutations, or into a new folder"
+        )
+    return asdict(contents)
 
 
 def _made_entry(command: str, report: dict) -> dict:
@@ -280,4 +371,4 @@ def _made_entry(command: str, report: dict) -> dict:
     }
 
 
-__all__ = ["machine", "make_bundle"]
+__all__ = ["Contents", "machine", "make_bundle", "witness_ids"]

@@ -20,6 +20,14 @@ def add_bundle(subparsers: Any) -> None:
     make.add_argument("grid", type=Path, metavar="GRID.yaml")
     make.add_argument("--out", type=Path, required=True, metavar="FOLDER", help="the bundle (made, or extended)")
     make.add_argument("--results", type=Path, metavar="STORE", help="the sweep's store (default: $ICLMEM_RESULTS)")
+    make.add_argument(
+        "--scores", choices=("full", "witness"), default="full",
+        help="keep every probe score (default), or only those a check probes again (a design too large for its scores)",
+    )  # fmt: skip
+    make.add_argument(
+        "--null-permutations", type=int, default=0, metavar="N",
+        help="also keep each probed run's membership null at N permutations (the notebooks draw 1000; default 0: none)",
+    )  # fmt: skip
     make.set_defaults(func=cmd_bundle_make)
     check = actions.add_parser("check", help="recompute a random sample of each bundle here; accept or reject it")
     _bundle_arg(check)
@@ -54,13 +62,19 @@ def _bundles(folder: Path | None) -> list:
 def cmd_bundle_make(args: argparse.Namespace) -> int:
     from iclmem.sweep import load_grid
 
-    from .collect import make_bundle
+    from .collect import Contents, make_bundle
 
     grid = load_grid(args.grid)
-    command = f"iclmem bundle make {args.grid} --out {args.out}" + (
-        f" --results {args.results}" if args.results else ""
+    contents = Contents(args.scores, args.null_permutations)
+    command = (
+        f"iclmem bundle make {args.grid} --out {args.out}"
+        + (f" --results {args.results}" if args.results else "")
+        + (f" --scores {args.scores}" if args.scores != "full" else "")
+        + (f" --null-permutations {args.null_permutations}" if args.null_permutations else "")
     )
-    bundle, report = make_bundle(grid, args.out, results_dir=args.results, command=command, grid_file=args.grid)
+    bundle, report = make_bundle(
+        grid, args.out, results_dir=args.results, command=command, grid_file=args.grid, contents=contents
+    )
     print(
         f"bundle {bundle.name}: {report['bundled']} tasks added, {report['already']} already there, "
         f"{report['pending']} not finished in the store; "

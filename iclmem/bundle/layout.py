@@ -7,7 +7,10 @@ A bundle is a folder (``bundle/<name>/`` in the repository) holding::
 
 An item is one store artifact without what the book never reads (model weights, the run's copy of its
 manifest): a fine-tuning run's log, metrics and curve (``finetune``), one model's probe scores (``probe``), a
-sweep task's summary (``sweep``). It is named by its *input key*: the hash of everything that determines it
+sweep task's summary (``sweep``). A design too large to keep its scores keeps, instead of ``probe`` items, each
+probed run's membership null (``null``, :mod:`iclmem.bundle.nulls`) and each model's scores of the few queries a
+check probes again (``witness``, :func:`iclmem.bundle.collect.witness_ids`); the engine never serves a witness.
+An item is named by its *input key*: the hash of everything that determines it
 except the code (:func:`iclmem.store.input_key`). A bundle is therefore found again after a change that moves
 no number (a module moved, a function renamed); that the code still computes its numbers is shown by recomputing
 a sample of it on every build (:mod:`iclmem.bundle.recheck`), not by hashes.
@@ -37,6 +40,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     "finetune": ("log.json.gz", "metrics.csv", "train_curve.csv"),
     "multitask": ("log.json.gz", "metrics.csv", "train_curve.csv"),
     "probe": ("params.json", "scores.parquet"),
+    "witness": ("params.json", "scores.parquet"),
+    "null": ("null.parquet",),
     "sweep": ("summary.json",),
 }
 

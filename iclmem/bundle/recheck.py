@@ -51,6 +51,7 @@ from ..grid import RunSpec, run_views
 from ..ltm import ReferenceLTM
 from ..privacy import DPStep
 from ..probe import probe_run
+from ..probe.null import run_null
 from ..probe.run import probe_params, reference_owner
 from ..regimes import MULTI_TASK, JointRun, _load, joint_input_key, joint_schedule
 from ..store import input_key
@@ -61,10 +62,15 @@ from ..workers import in_workers, worker_count
 from . import serve
 from .collect import machine
 from .layout import Bundle
+from .nulls import NullSettings
+from .nulls import decode as decode_null
 from .scores import decode
 
 #: Members (and as many non-members) each draw probes again, a seeded subset of the bundle's (:func:`recheck_queries`).
 RECHECK_QUERIES = 16
+#: A draw of a run with at most this many members probes all of its queries, and recomputes its membership null
+#: too when the bundle keeps one (:mod:`iclmem.bundle.nulls`): the Q = 50 runs of a design, in about a minute each.
+NULL_RECHECK_QUERIES = 64
 #: A joint run's draws stop at this epoch (its training to epoch 100 costs more than the rest of a sample).
 JOINT_MAX_EPOCH = 1
 #: (learning rate at or above which, the last epoch a draw may take). Fine-tuning at the aggressive rates is chaotic:
@@ -202,20 +208,25 @@ def detection_probability(n: int, share: float = 0.1) -> float:
 
 
 def _bundled_scores(bundle: Bundle, key: str) -> pd.DataFrame | None:
-    if not bundle.holds("probe", key):
+    """The bundle's scores of one model: all of them (a ``probe`` item) or a check's witness (a ``witness`` item)."""
+    kind = next((k for k in ("probe", "witness") if bundle.holds(k, key)), None)
+    if kind is None:
         return None
-    folder = bundle.item_dir("probe", key)
+    folder = bundle.item_dir(kind, key)
     return decode(folder / "scores.parquet", json.loads((folder / "params.json").read_text())["model"])
 
 
 def _compare_scores(landing: Landing, name: str, mine: pd.DataFrame, theirs: pd.DataFrame | None, tol: Tolerance):
+    """Every recomputed score the bundle holds (all it holds must be recomputed) against the bundle's."""
     if theirs is None:
         landing.problem = f"the bundle holds no {name} scores for this run as this code splits and keys it"
         return
     keys = ["query_id", "manipulation"]
+    if len(theirs) < len(mine):  # a witness: the recomputed queries it holds
+        mine = mine[mine.query_id.isin(set(theirs.query_id))]
     merged = mine.merge(theirs, on=keys, suffixes=("", "_b"), how="left", indicator=True)
-    if mine.empty or (merged["_merge"] != "both").any():
-        landing.problem = f"{name}: the recomputed queries or manipulations are not among the bundle's"
+    if mine.empty or (merged["_merge"] != "both").any() or len(merged) != len(theirs):
+        landing.problem = f"{name}: the recomputed queries or manipulations are not the bundle's"
         return
     for col in SCORE_COLUMNS:
         label = f"{name} {col}"
@@ -243,7 +254,12 @@ def _recompute(draw: Draw, root: str, sources: dict, probe: dict, tol: Tolerance
             run = _train_to(spec, tables, draw.epoch, reference, work)
             views = run_views(run)
             view = views[zlib.crc32(f"{draw.task}-{draw.epoch}".encode()) % len(views)]
-            args = {**_probe_args(probe), "max_queries": recheck_queries(probe["max_queries"])}
+            null = _bundled_null(bundle, view.input_key, draw.epoch) if draw.epoch > 0 else None
+            full = null is not None and len(view.manifest.members) <= NULL_RECHECK_QUERIES
+            args = {
+                **_probe_args(probe),
+                "max_queries": probe["max_queries"] if full else recheck_queries(probe["max_queries"]),
+            }
             scores = probe_run(view, tables[view.manifest.dataset], [draw.epoch], reference, results_dir=work,
                                progress=False, **args)  # fmt: skip
         if run.input_key != entry["run"]:
@@ -258,10 +274,36 @@ def _recompute(draw: Draw, root: str, sources: dict, probe: dict, tol: Tolerance
         _compare_scores(landing, "M_ref", scores[scores.model == "ref"], _bundled_scores(bundle, ref_key), tol)
         theta = scores[(scores.model == "theta") & (scores.epoch == draw.epoch)]
         _compare_scores(landing, "M_theta", theta, _bundled_scores(bundle, theta_key), tol)
+        if full and null is not None:
+            _compare_null(landing, scores, draw.epoch, null, tol)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     landing.seconds = round(time.perf_counter() - started, 2)
     return landing
+
+
+def _bundled_null(bundle: Bundle, run: str, epoch: int) -> tuple[NullSettings, pd.DataFrame] | None:
+    """How the bundle's null of ``run`` was drawn and its rows at ``epoch``; None if it holds none there."""
+    for key, entry in bundle.items.items():
+        if entry["kind"] == "null" and entry["run"] == run and epoch in entry["epochs"]:
+            rows = decode_null(bundle.item_dir("null", key.split("/", 1)[1]) / "null.parquet")
+            settings = NullSettings(int(entry["n_perm"]), int(entry["seed"]), int(entry["n_boot"]))
+            return settings, rows[rows.epoch == epoch].reset_index(drop=True)
+    return None
+
+
+def _compare_null(
+    landing: Landing, scores: pd.DataFrame, epoch: int, bundled: tuple[NullSettings, pd.DataFrame], tol: Tolerance
+) -> None:
+    """The run's membership null at ``epoch`` recomputed from every recomputed score, against the bundle's rows."""
+    settings, theirs = bundled
+    mine = run_null(scores, [epoch], settings.n_perm, settings.seed, settings.n_boot)
+    if list(mine.columns) != list(theirs.columns) or len(mine) != len(theirs):
+        landing.problem = "null: the recomputed permutations are not the bundle's (other columns or count)"
+        return
+    values = [c for c in mine.columns if c not in ("perm", "epoch")]
+    landing.excess["null"] = tol.excess(mine[values].to_numpy(float), theirs[values].to_numpy(float))
+    landing.max_abs["null"] = max_abs(mine[values], theirs[values])
 
 
 def recheck_queries(bundled: int | None) -> int:

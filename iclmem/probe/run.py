@@ -35,6 +35,21 @@ from .manipulations import Manipulation, resolve_manipulations
 from .scoring import DEFAULT_CHUNK, ProbeQuery, ScoringBatches, architecture, build_probe_tasks, scored_frame
 
 
+def query_subset(
+    n_members: int, n_non_members: int, seed: int, max_queries: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of the members and of the non-members a probe keeps (Sec. 4.2): all of them, or, above
+    ``max_queries``, a seeded random ``max_queries`` of each (members drawn first, from one generator)."""
+    rng = np.random.default_rng(seed)
+    kept = []
+    for n in (n_members, n_non_members):
+        keep = np.arange(n)
+        if max_queries is not None and n > max_queries:
+            keep = np.sort(rng.choice(n, size=max_queries, replace=False))
+        kept.append(keep)
+    return kept[0], kept[1]
+
+
 def run_queries(
     data: RunData,
     table: Dataset,
@@ -66,15 +81,16 @@ def run_queries(
                 f"than n_candidates={n_candidates} (the true value and {n_candidates - 1} distractors drawn from the "
                 f"pool): {lower}use a smaller query size (query_sizes) so that more rows stay in the context pool."
             )
-    rng = np.random.default_rng(seed)
     out: list[ProbeQuery] = []
-    for ids, xs, ys, is_member in (
-        (data.member_ids, data.member_x, data.member_y, True),
-        (data.non_member_ids, data.non_member_x, data.non_member_y, False),
+    kept = query_subset(len(data.member_ids), len(data.non_member_ids), seed, max_queries)
+    for keep, (ids, xs, ys, is_member) in zip(
+        kept,
+        (
+            (data.member_ids, data.member_x, data.member_y, True),
+            (data.non_member_ids, data.non_member_x, data.non_member_y, False),
+        ),
+        strict=True,
     ):
-        keep = np.arange(len(ids))
-        if max_queries is not None and len(ids) > max_queries:
-            keep = np.sort(rng.choice(len(ids), size=max_queries, replace=False))
         for i in keep:
             qid = int(ids[i])
             cands = (
@@ -336,4 +352,4 @@ class _Suite:
         return scored_frame(frame, self._batches.score(model, progress)[group], columns)
 
 
-__all__ = ["probe_run", "reference_owner", "run_queries"]
+__all__ = ["probe_run", "query_subset", "reference_owner", "run_queries"]

@@ -1,0 +1,101 @@
+"""A design's bundle (issue 55, item 1): too large to keep its probe scores, it keeps each probed run's membership
+null, exactly, and the few scores a check probes again; a check recomputes a small run's null in full."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from iclmem.bundle import read_bundle, serve
+from iclmem.bundle.collect import Contents, make_bundle, witness_ids
+from iclmem.bundle.layout import ITEMS, BundleError
+from iclmem.bundle.nulls import decode as decode_null
+from iclmem.bundle.recheck import check_bundle
+from iclmem.bundle.scores import decode
+from iclmem.grid import probe_grid, run_grid
+from iclmem.ltm import ReferenceLTM
+from iclmem.probe.null import run_null
+
+pytestmark = pytest.mark.slow
+N_PERM = 40
+
+
+@pytest.fixture(scope="module")
+def design(made: dict, reference: ReferenceLTM) -> dict:
+    """The sweep of ``made`` bundled as a design: witnesses and nulls instead of every score."""
+    contents = Contents(scores="witness", null_permutations=N_PERM)
+    bundle, report = make_bundle(
+        made["grid"], made["tmp"] / "design", results_dir=made["tmp"] / "store", reference=reference, contents=contents
+    )
+    return {**made, "design": bundle, "design_report": report}
+
+
+def _kinds(bundle) -> dict:
+    return pd.Series([e["kind"] for e in bundle.items.values()]).value_counts().to_dict()
+
+
+def test_a_design_bundle_keeps_nulls_and_witnesses_never_every_score(design: dict):
+    bundle = design["design"]
+    assert design["design_report"] == {"bundled": 3, "already": 0, "pending": 0}
+    # 4 probed runs (2 single-task, the joint run's 2 views): M_ref + 3 epochs of witnesses each, one null each
+    assert _kinds(bundle) == {"witness": 16, "null": 4, "sweep": 3, "finetune": 2, "multitask": 1}
+    assert bundle.manifest["contents"] == {"scores": "witness", "null_permutations": N_PERM}
+    nulls = [e for e in bundle.items.values() if e["kind"] == "null"]
+    assert all(e["epochs"] == [1, 2] and e["n_perm"] == N_PERM and e["n_boot"] == 10 for e in nulls)
+
+
+def test_bundled_nulls_are_the_engines_bit_for_bit(design: dict, reference: ReferenceLTM, monkeypatch):
+    monkeypatch.setenv("ICLMEM_BUNDLE", "off")
+    grid = design["grid"]
+    tables = {name: source.load() for name, source in grid.sources.items()}
+    specs = [s for s in grid.specs if s.regime == "single_task_fixed"]
+    store = design["tmp"] / "store"
+    runs = run_grid(specs, reference, store, progress=False, tables=tables, workers=1)
+    _, scores = probe_grid(
+        specs, runs, reference, n_candidates=10, max_queries=4, seed=0, n_boot=10, results_dir=store,
+        progress=False, tables=tables, workers=1,
+    )  # fmt: skip
+    bundle = design["design"]
+    for run in runs:
+        [entry] = [e for e in bundle.items.values() if e["kind"] == "null" and e["run"] == run.input_key]
+        kept = decode_null(bundle.item_dir("null", entry["key"]) / "null.parquet")
+        pd.testing.assert_frame_equal(kept, run_null(scores[run.key], [1, 2], N_PERM, 0, 10), check_exact=True)
+    witnessed = {
+        frozenset(decode(p / "scores.parquet", "ref").query_id) for p in (bundle.root / ITEMS / "witness").glob("*/")
+    }
+    for run in runs:  # max_queries 4: the check's subset is the probe's own, 4 members and 4 non-members
+        assert frozenset(witness_ids(run.manifest, 0, 4)) in witnessed
+        assert set(scores[run.key].query_id) == witness_ids(run.manifest, 0, 4)
+
+
+def test_a_check_of_a_design_bundle_recomputes_witnesses_and_small_runs_nulls(
+    design: dict, reference: ReferenceLTM, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("ICLMEM_CACHE", str(tmp_path / "cache"))
+    serve.reset()
+    bundle = read_bundle(design["design"].root)
+    report = check_bundle(bundle, n=2, seed=3, workers=1, reference=reference, progress=False)
+    assert report.verdict == "accepted", report.disagreements()
+    trained = [x for x in report.landings if x.draw.epoch > 0]
+    assert trained and all("null" in x.excess for x in trained)  # Q = 30 <= 64 members: each null recomputed
+    assert all(v == 0.0 for x in report.landings for v in x.max_abs.values())
+    serve.reset()
+
+
+def test_a_bundle_keeps_one_kind_of_contents(design: dict, reference: ReferenceLTM):
+    with pytest.raises(BundleError, match="null-permutations"):
+        make_bundle(design["grid"], design["design"].root, results_dir=design["tmp"] / "store", reference=reference)
+    with pytest.raises(BundleError, match="scores"):
+        Contents(scores="some")
+
+
+def test_witness_ids_are_the_probes_seeded_subset():
+    class Split:
+        members = np.arange(100, 150)
+        non_members = np.arange(200, 260)
+
+    ids = witness_ids(Split(), seed=0, max_queries=512)
+    assert len(ids) == 32 and len(ids & set(range(100, 150))) == 16
+    assert witness_ids(Split(), seed=0, max_queries=512) == ids and witness_ids(Split(), seed=1, max_queries=512) != ids
+    assert len(witness_ids(Split(), seed=0, max_queries=4)) == 8
