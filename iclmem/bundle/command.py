@@ -135,8 +135,8 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
 
 
 def ensure_checked(progress: bool = True) -> list[str]:
-    """Check every bundle in use that has no check record for this machine and code (``iclmem book``'s first step);
-    one line per bundle: served, or rejected and why."""
+    """Check every complete bundle in use that has no check record for this machine and code (``iclmem book``'s first
+    step); one line per bundle: served, rejected and why, or not read yet (a design whose sweep is still running)."""
     from .layout import BundleError, read_bundle
     from .recheck import check_bundle
     from .serve import bundle_roots, read_check, reset
@@ -147,6 +147,13 @@ def ensure_checked(progress: bool = True) -> list[str]:
             bundle = read_bundle(root)
         except BundleError as err:
             lines.append(f"bundle {root.name}: not served: {err}")
+            continue
+        done, tasks = bundle.manifest.get("tasks_bundled", 0), bundle.manifest.get("grid", {}).get("tasks", 0)
+        if done < tasks:
+            lines.append(
+                f"bundle {bundle.name}: {done} of {tasks} tasks, a design still running (`iclmem sweep` resumes from "
+                "it, after its own check); the book does not read it yet"
+            )
             continue
         record = read_check(bundle)
         if record is None:

@@ -66,8 +66,10 @@ from .nulls import NullSettings
 from .nulls import decode as decode_null
 from .scores import decode
 
-#: Members (and as many non-members) each draw probes again, a seeded subset of the bundle's (:func:`recheck_queries`).
-RECHECK_QUERIES = 16
+#: Members (and as many non-members) each draw probes again, a seeded subset of the bundle's (:func:`recheck_queries`):
+#: 8 + 8 queries x 48 manipulations compare 768 scores per model, and a design bundle's witnesses (the scores it keeps
+#: for them) stay near a tenth of its nulls' size.
+RECHECK_QUERIES = 8
 #: A draw of a run with at most this many members probes all of its queries, and recomputes its membership null
 #: too when the bundle keeps one (:mod:`iclmem.bundle.nulls`): the Q = 50 runs of a design, in about a minute each.
 NULL_RECHECK_QUERIES = 64

@@ -11,7 +11,7 @@ from iclmem.bundle import read_bundle, serve
 from iclmem.bundle.collect import Contents, make_bundle, witness_ids
 from iclmem.bundle.layout import ITEMS, BundleError
 from iclmem.bundle.nulls import decode as decode_null
-from iclmem.bundle.recheck import check_bundle
+from iclmem.bundle.recheck import RECHECK_QUERIES, check_bundle
 from iclmem.bundle.scores import decode
 from iclmem.grid import probe_grid, run_grid
 from iclmem.ltm import ReferenceLTM
@@ -96,6 +96,25 @@ def test_witness_ids_are_the_probes_seeded_subset():
         non_members = np.arange(200, 260)
 
     ids = witness_ids(Split(), seed=0, max_queries=512)
-    assert len(ids) == 32 and len(ids & set(range(100, 150))) == 16
+    assert len(ids) == 2 * RECHECK_QUERIES and len(ids & set(range(100, 150))) == RECHECK_QUERIES
     assert witness_ids(Split(), seed=0, max_queries=512) == ids and witness_ids(Split(), seed=1, max_queries=512) != ids
     assert len(witness_ids(Split(), seed=0, max_queries=4)) == 8
+
+
+def test_the_book_does_not_check_or_read_a_design_still_running(design: dict, tmp_path, monkeypatch):
+    import shutil
+
+    from iclmem.bundle.command import ensure_checked
+    from iclmem.bundle.layout import write_manifest
+
+    partial = tmp_path / "partial"
+    shutil.copytree(design["design"].root, partial)
+    body = {k: v for k, v in read_bundle(partial).manifest.items() if k != "digest"}
+    write_manifest(partial, {**body, "grid": {**body["grid"], "tasks": body["grid"]["tasks"] + 1}})
+    monkeypatch.setenv("ICLMEM_BUNDLE", str(partial))
+    monkeypatch.setenv("ICLMEM_CACHE", str(tmp_path / "cache"))
+    serve.reset()
+    [line] = ensure_checked(progress=False)
+    assert "3 of 4 tasks" in line and "does not read it yet" in line
+    assert serve.read_check(read_bundle(partial)) is None  # nothing was recomputed, nothing is served
+    serve.reset()
