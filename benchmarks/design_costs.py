@@ -110,7 +110,8 @@ PILOT_CATEGORIES = ("skew_true", "feature_reduction", "distractor_injection")
 
 def pilot() -> dict:
     """The null noise of one configuration on a non-suite table (module docstring): permuted draws only."""
-    from iclmem.chapters.ch03_probing.claims import config_scores, effect_draws
+    from iclmem.chapters.ch03_probing.claims import effect_draws
+    from iclmem.probe.effects import group_ranks
 
     ref, data = load_reference(), DatasetSource(PILOT_TABLE).load()
     with tempfile.TemporaryDirectory() as store:
@@ -122,7 +123,7 @@ def pilot() -> dict:
         null = null_summaries(summary, {run.key: scores}, N_PERM, 0, N_BOOT, reading="bound", progress=False, workers=1)
         spread, draws = {}, {}
         for e in PILOT_EPOCHS:
-            d = effect_draws([config_scores(scores, e)], N_PERM, 0)
+            d = effect_draws([group_ranks(scores, e)], N_PERM, 0)
             for cat in PILOT_CATEGORIES:
                 stat = d.statistic(cat)
                 draws.setdefault(cat, []).append(stat[1:])  # row 0 (the real labels) is never read

@@ -65,8 +65,8 @@ from IPython.display import Markdown
 from iclmem.report.glue import claims_table, glue_claims, glue_text
 from iclmem.report.display import use_book_tables
 from iclmem.ltm.reference import parameter_count_text
-from iclmem.chapters.ch03_probing import (NEUTRAL_DELTA, config_scores, delta_frame, example_probe_contexts, manipulation_aucs, membership_rows,
-    perturbation_claims, perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness,
+from iclmem.chapters.ch03_probing import (NEUTRAL_DELTA, delta_frame, example_probe_contexts, manipulation_aucs, membership_rows,
+    group_ranks, perturbation_claims, perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness,
     plot_roc_loglog, probing_vs_paper, replayed_selection, roc_frame, strongest_configuration)
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 
@@ -269,7 +269,7 @@ baseline_twins = same_as_baseline(model_invariances(reference))  # the baseline'
 glue_text("baseline_twins", ", ".join(baseline_twins) or "none")
 null = null_summaries(fine, scores, n_permutations, seed, n_boot, reading=outcome_rule, progress=False) if len(fine) else None
 selected = None if null is None else replayed_selection(fine, null)  # the basis, chosen again in each permutation
-configs = [config_scores(scores[key], epoch) for key, epoch in zip(fine.run_key, fine.epoch)]
+configs = [group_ranks(scores[key], epoch) for key, epoch in zip(fine.run_key, fine.epoch)]
 claims = perturbation_claims(configs, "detectable-memorization" if len(detected) else "non-collapsed",
                              model_invariances(reference).row_order, seed=seed, n_perm=n_permutations, selected=selected,
                              same_as_base=baseline_twins)

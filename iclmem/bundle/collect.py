@@ -30,12 +30,14 @@ from ..imports import PACKAGE_ROOT
 from ..integrity import seal as seal_record
 from ..integrity import served
 from ..ltm import ReferenceLTM
+from ..probe.effects import NAMED, group_ranks, manipulation_aucs
 from ..probe.null import run_null
 from ..probe.run import probe_params, query_subset, reference_owner, reference_owner_of
-from ..regimes import SINGLE_TASK_FIXED, _load, joint_input_key
+from ..regimes import MULTI_TASK, SINGLE_TASK_FIXED, _load, joint_input_key
 from ..store import canonical_json, content_key, input_key, results_root
 from ..sweep.gridfile import Grid
 from ..sweep.tasks import read_summary, reference_sha, spec_input_key, summary_dir, task_reference
+from .effects import encode_aucs, encode_ranks
 from .layout import ITEMS, KINDS, MANIFEST, Bundle, BundleError, item_entry, read_bundle, write_manifest
 from .nulls import NullSettings, null_input_key
 from .nulls import encode as encode_null
@@ -101,6 +103,17 @@ def _scores(source: Path, queries: set[int] | None = None) -> Callable[[Path], N
         if queries is not None:
             frame = frame[frame.query_id.isin(queries)].reset_index(drop=True)
         (folder / "scores.parquet").write_bytes(encode(frame))
+
+    return fill
+
+
+def _effects(found: dict[str, Path], epochs: list[int]) -> Callable[[Path], None]:
+    """An effects item: the run's group rank sums and per-manipulation AUCs at ``epochs`` (:mod:`.effects`)."""
+
+    def fill(folder: Path) -> None:
+        scores = pd.concat([pd.read_parquet(path / "scores.parquet") for path in found.values()], ignore_index=True)
+        (folder / "ranks.parquet").write_bytes(encode_ranks({e: group_ranks(scores, e) for e in epochs}))
+        (folder / "aucs.parquet").write_bytes(encode_aucs(manipulation_aucs(scores, epochs=epochs)))
 
     return fill
 
@@ -235,18 +248,25 @@ def _joint(
 
 def _bundle_scores(
     writer: _Writer, view: _Probed, epochs: list[int], found: dict[str, Path], grid: Grid, contents: Contents,
-    reference: ReferenceLTM,
+    reference: ReferenceLTM, last: int | None,
 ) -> None:  # fmt: skip
-    """One probed run's score items (``probe`` or ``witness``, per model) and, if asked, its ``null`` item."""
+    """One probed run's score items (``probe`` or ``witness``, per model: witnesses up to ``last``, the last epoch a
+    check may draw, :func:`iclmem.bundle.recheck.last_recomputable_epoch`) and, if asked, its ``null`` item."""
     p = grid.probe
     params = probe_params(p.n_candidates, p.manipulations, p.seed, p.max_queries)
     witness = witness_ids(view.manifest, p.seed, p.max_queries) if contents.scores == "witness" else None
     for which, source in found.items():
+        if witness is not None and which != "ref" and int(which.split("-", 1)[1]) > (last or 10**9):
+            continue  # a check never draws this epoch: no other machine can recompute it
         owner = view.ref_owner if which == "ref" else view.bundle_key
         meta = {"run": view.bundle_key, "model": which, "dataset": view.dataset}
         key = input_key(owner, which, params, reference.store_identity)
         writer.add("probe" if witness is None else "witness", key, _scores(source, witness), meta)
     fine = [e for e in epochs if e > 0]
+    if witness is not None and fine:
+        key = input_key(view.bundle_key, "effects", params, fine, "loss", list(NAMED), reference.store_identity)
+        meta = {"run": view.bundle_key, "dataset": view.dataset, "epochs": fine, "metric": "loss"}
+        writer.add("effects", key, _effects(found, fine), meta)
     if contents.null_permutations and fine:
         null = NullSettings(contents.null_permutations, p.seed, p.n_boot)
         key = null_input_key(view.bundle_key, params, fine, null, reference.store_identity)
@@ -259,6 +279,8 @@ def _bundle_task(
 ) -> None:
     """One task's items, from what the store holds: its run, every model's scores at its probed epochs (or their
     witnesses, and the null), its summary."""
+    from .recheck import last_recomputable_epoch
+
     spec = RunSpec(**summary["spec"])
     if spec.regime == SINGLE_TASK_FIXED:
         probed, kind, run_key = _single(store, summary, reference, writer)
@@ -274,7 +296,8 @@ def _bundle_task(
             if source is None:
                 raise BundleError(f"the {which} scores of {spec} ({view.dataset}) are not in the store {store}")
             found[which] = source
-        _bundle_scores(writer, view, epochs, found, grid, contents, reference)
+        last = last_recomputable_epoch(spec.learning_rate, spec.regime in MULTI_TASK)
+        _bundle_scores(writer, view, epochs, found, grid, contents, reference, last)
 
     def fill(folder: Path) -> None:
         (folder / "summary.json").write_text(json.dumps(summary, indent=1, default=str))

@@ -9,12 +9,14 @@ import pytest
 
 from iclmem.bundle import read_bundle, serve
 from iclmem.bundle.collect import Contents, make_bundle, witness_ids
+from iclmem.bundle.effects import decode_aucs, decode_ranks
 from iclmem.bundle.layout import ITEMS, BundleError
 from iclmem.bundle.nulls import decode as decode_null
 from iclmem.bundle.recheck import RECHECK_QUERIES, check_bundle
 from iclmem.bundle.scores import decode
 from iclmem.grid import probe_grid, run_grid
 from iclmem.ltm import ReferenceLTM
+from iclmem.probe.effects import group_ranks, manipulation_aucs
 from iclmem.probe.null import run_null
 
 pytestmark = pytest.mark.slow
@@ -38,14 +40,16 @@ def _kinds(bundle) -> dict:
 def test_a_design_bundle_keeps_nulls_and_witnesses_never_every_score(design: dict):
     bundle = design["design"]
     assert design["design_report"] == {"bundled": 3, "already": 0, "pending": 0}
-    # 4 probed runs (2 single-task, the joint run's 2 views): M_ref + 3 epochs of witnesses each, one null each
-    assert _kinds(bundle) == {"witness": 16, "null": 4, "sweep": 3, "finetune": 2, "multitask": 1}
+    # 4 probed runs (2 single-task, the joint run's 2 views), one null each; witnesses of M_ref and of the epochs a
+    # check may draw: 0-2 of a single-task run, 0-1 of a joint run's views (JOINT_MAX_EPOCH)
+    kinds = {"witness": 2 * 4 + 2 * 3, "null": 4, "effects": 4, "sweep": 3, "finetune": 2, "multitask": 1}
+    assert _kinds(bundle) == kinds
     assert bundle.manifest["contents"] == {"scores": "witness", "null_permutations": N_PERM}
     nulls = [e for e in bundle.items.values() if e["kind"] == "null"]
     assert all(e["epochs"] == [1, 2] and e["n_perm"] == N_PERM and e["n_boot"] == 10 for e in nulls)
 
 
-def test_bundled_nulls_are_the_engines_bit_for_bit(design: dict, reference: ReferenceLTM, monkeypatch):
+def test_bundled_nulls_and_effects_are_the_engines_bit_for_bit(design: dict, reference: ReferenceLTM, monkeypatch):
     monkeypatch.setenv("ICLMEM_BUNDLE", "off")
     grid = design["grid"]
     tables = {name: source.load() for name, source in grid.sources.items()}
@@ -61,6 +65,16 @@ def test_bundled_nulls_are_the_engines_bit_for_bit(design: dict, reference: Refe
         [entry] = [e for e in bundle.items.values() if e["kind"] == "null" and e["run"] == run.input_key]
         kept = decode_null(bundle.item_dir("null", entry["key"]) / "null.parquet")
         pd.testing.assert_frame_equal(kept, run_null(scores[run.key], [1, 2], N_PERM, 0, 10), check_exact=True)
+    for run in runs:  # C12's rank sums and Fig. 4's AUCs, as the chapters compute them from every score
+        [entry] = [e for e in bundle.items.values() if e["kind"] == "effects" and e["run"] == run.input_key]
+        folder = bundle.item_dir("effects", entry["key"])
+        for epoch, kept in decode_ranks(folder / "ranks.parquet").items():
+            mine = group_ranks(scores[run.key], epoch)
+            assert kept.groups == mine.groups and kept.sizes == mine.sizes
+            assert np.array_equal(kept.sums, mine.sums) and np.array_equal(kept.query_ids, mine.query_ids)
+            assert np.array_equal(kept.is_member, mine.is_member)
+        aucs = manipulation_aucs(scores[run.key], epochs=[1, 2])
+        pd.testing.assert_frame_equal(decode_aucs(folder / "aucs.parquet"), aucs, check_exact=True)
     witnessed = {
         frozenset(decode(p / "scores.parquet", "ref").query_id) for p in (bundle.root / ITEMS / "witness").glob("*/")
     }

@@ -1,8 +1,8 @@
 """Paper 1, Sec. 4.2 ("Context Manipulations"), Sec. 5 ("Perturbation Effectiveness"), App. A.3 (Fig. 4): the
 perturbation claims C12a-c with their permutation nulls (notebook 03).
 
-The paper's perturbation effects, one configuration's calibrated per-manipulation scores (:class:`ConfigScores`),
-the Delta AUCs of each manipulation over the baseline under permuted membership (:func:`effect_draws`), the
+The paper's perturbation effects, the mean Delta AUC of each manipulation group over the baseline under permuted
+membership (:func:`effect_draws`, from each configuration's :class:`iclmem.probe.effects.GroupRanks`), the
 equivalence rule of C12b and C12c, and the records of the three sub-claims (:func:`perturbation_claims`).
 Re-exported by :mod:`iclmem.chapters.ch03_probing.probing`.
 """
@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
-from iclmem.metrics import membership_score
+from iclmem.probe.effects import GroupRanks
 from iclmem.probe.manipulations import manipulation_names
 from iclmem.report.records import claim_record
 from iclmem.report.verdicts import direction_agreement, evidence_verdict, summarize_null
@@ -51,108 +50,33 @@ _REPLAY_TEXT = (
 
 
 @dataclass(frozen=True)
-class ConfigScores:
-    """One configuration's calibrated per-manipulation scores ``Delta L_k(q)`` (App. A.3), oriented so higher = member.
-
-    ``score``: ``(n_queries, K)``, queries in ascending id order (``query_ids``), one column per
-    manipulation (``manipulations``, with their ``categories``); ``is_member``: ``(n_queries,)``.
-    """
-
-    score: np.ndarray
-    is_member: np.ndarray
-    query_ids: np.ndarray
-    manipulations: tuple[str, ...]
-    categories: tuple[str, ...]
-
-
-def config_scores(scores: pd.DataFrame, epoch: int, metric: str = "loss") -> ConfigScores:
-    """The :class:`ConfigScores` of one run at one epoch: ``L_k,theta(q) - L_k,ref(q)`` per query and manipulation.
-
-    The same scores as :func:`manipulation_aucs` ranks, as a matrix the permutation null of
-    :func:`perturbation_claims` reuses for every permutation.
-    """
-
-    def wide(frame: pd.DataFrame) -> pd.DataFrame:
-        return frame.pivot(index="query_id", columns="manipulation", values=metric).sort_index()
-
-    theta = scores[(scores.model == "theta") & (scores.epoch == epoch)]
-    if theta.empty:
-        raise ValueError(f"the scores hold no fine-tuned epoch {epoch}; probe it first.")
-    t = wide(theta)
-    delta = t - wide(scores[scores.model == "ref"]).reindex(index=t.index, columns=t.columns)
-    if delta.isna().any().any():
-        raise ValueError(
-            "every query needs a score under every manipulation, for M_theta and M_ref, to form a permutation null; "
-            "a probe failed (NaN) or a manipulation is missing for some query."
-        )
-    members = theta.drop_duplicates("query_id").set_index("query_id").is_member.astype(bool).reindex(t.index)
-    category = theta.drop_duplicates("manipulation").set_index("manipulation").category
-    names = tuple(str(c) for c in t.columns)
-    return ConfigScores(
-        membership_score(metric, delta.to_numpy(dtype=np.float64)),
-        members.to_numpy(dtype=bool),
-        t.index.to_numpy(),
-        names,
-        tuple(str(category[n]) for n in names),
-    )
-
-
-def permuted_delta_aucs(config: ConfigScores, labels: np.ndarray) -> np.ndarray:
-    """``(n_rows, K)``: AUC(manipulation k) - AUC(baseline) of ``config`` under each row of ``labels`` ``(n_rows,
-    n_queries)``.
-
-    Vectorized: the scores are ranked once per manipulation (ties averaged), and the member rank
-    sums of every label row and manipulation are one matrix product (Mann-Whitney: the same AUC as
-    :func:`iclmem.metrics.auc`, ties counted half).
-    """
-    if "baseline" not in config.manipulations:
-        raise ValueError("the configuration has no baseline manipulation to take Delta AUC over.")
-    lab = np.asarray(labels, dtype=bool)
-    if lab.ndim != 2 or lab.shape[1] != config.score.shape[0]:
-        raise ValueError(f"labels must have shape (n_rows, {config.score.shape[0]}), got {lab.shape}.")
-    n_m = lab.sum(axis=1, keepdims=True).astype(np.float64)
-    n_n = lab.shape[1] - n_m
-    if (n_m == 0).any() or (n_n == 0).any():
-        raise ValueError("every label row needs members and non-members.")
-    ranks = rankdata(config.score, axis=0)  # average ranks per manipulation
-    aucs = (lab.astype(np.float64) @ ranks - n_m * (n_m + 1) / 2) / (n_m * n_n)
-    return aucs - aucs[:, [config.manipulations.index("baseline")]]
-
-
-@dataclass(frozen=True)
 class EffectDraws:
-    """Mean Delta AUC over configurations per manipulation: row 0 on the real labels, rows 1.. under permuted
-    membership."""
+    """Mean Delta AUC over configurations per group (a Tab. 7 category, or a named manipulation,
+    :class:`iclmem.probe.effects.GroupRanks`): row 0 on the real labels, rows 1.. under permuted membership."""
 
-    values: np.ndarray  # (1 + n_perm, K)
-    manipulations: tuple[str, ...]
-    categories: tuple[str, ...]
+    values: np.ndarray  # (1 + n_perm, n_groups)
+    groups: tuple[str, ...]
 
-    def statistic(self, categories: str | Sequence[str] | None = None, name: str | None = None) -> np.ndarray | None:
-        """``(1 + n_perm,)``: the mean over the manipulations of ``categories`` (or the one ``name``); None if none
-        was probed."""
-        cats = (categories,) if isinstance(categories, str) else tuple(categories or ())
-        cols = [
-            i
-            for i, (m, c) in enumerate(zip(self.manipulations, self.categories, strict=True))
-            if m == name or (m != "baseline" and c in cats)
-        ]
-        return self.values[:, cols].mean(axis=1) if cols else None
+    def statistic(self, group: str) -> np.ndarray | None:
+        """``(1 + n_perm,)``: ``group``'s mean Delta AUC over the baseline per draw; None if no configuration probed
+        it."""
+        return self.values[:, self.groups.index(group)] if group in self.groups else None
 
 
 def effect_draws(
-    configs: Sequence[ConfigScores],
+    configs: Sequence[GroupRanks],
     n_perm: int = N_PERMUTATIONS,
     seed: int = 0,
     selected: np.ndarray | None = None,
 ) -> EffectDraws:
-    """The observed and permuted mean Delta AUC per manipulation over ``configs`` (the statistic of Fig. 4 and C12).
+    """The observed and permuted mean Delta AUC per group over ``configs`` (the statistic of Fig. 4 and C12).
 
     Each configuration's membership is permuted ``n_perm`` times across its probed queries with
     :func:`iclmem.stats.permuted_labels`, seeded by its query set (:func:`iclmem.stats.query_set_seed`),
     so configurations probing the same queries (epochs of one run, learning rates of one table) are
-    permuted alike, as their real membership is the same. A manipulation's mean is over the
-    configurations that probed it, as in :func:`manipulation_effects`.
+    permuted alike, as their real membership is the same. A group's mean is over the configurations that probed
+    it, each configuration's the mean over its probed manipulations of the group (:meth:`GroupRanks.deltas`: exact
+    integer rank sums, one division).
 
     ``selected``: ``(1 + n_perm, len(configs))`` which configurations each draw averages over (row 0: the real
     labels' selection), as :func:`replayed_selection` gives it: a selection made with the real labels (the detectable
@@ -167,26 +91,20 @@ def effect_draws(
                 f"{selected.shape}; pass the selection of the same configurations under the same n_perm."
             )
         selected = np.where(selected.any(axis=1, keepdims=True), selected, True)
-    names: list[str] = []
-    cats: dict[str, str] = {}
-    for c in configs:
-        for m, cat in zip(c.manipulations, c.categories, strict=True):
-            if m not in cats:
-                names.append(m)
-                cats[m] = cat
-    pos = {m: i for i, m in enumerate(names)}
+    names = list(dict.fromkeys(g for c in configs for g in c.groups))
+    pos = {g: i for i, g in enumerate(names)}
     total = np.zeros((1 + n_perm, len(names)))
     count = np.zeros((1 + n_perm, len(names)))
     for j, c in enumerate(configs):
         labels = np.vstack(
             [c.is_member[None, :], permuted_labels(c.is_member, n_perm, query_set_seed(c.query_ids, seed))]
         )
-        idx = [pos[m] for m in c.manipulations]
+        idx = [pos[g] for g in c.groups]
         weight = np.ones((1 + n_perm, 1)) if selected is None else selected[:, [j]].astype(float)
-        total[:, idx] += weight * permuted_delta_aucs(c, labels)
+        total[:, idx] += weight * c.deltas(labels)
         count[:, idx] += weight
     with np.errstate(invalid="ignore", divide="ignore"):
-        return EffectDraws(total / count, tuple(names), tuple(cats[m] for m in names))
+        return EffectDraws(total / count, tuple(names))
 
 
 def replayed_selection(rows: pd.DataFrame, null: pd.DataFrame, outcome: str = "detectable_memorization") -> np.ndarray:
@@ -285,7 +203,7 @@ def _skew_claim(draws: EffectDraws, paper: str, scope: str, same_as_base: Sequen
     agrees, contradicted = direction_agreement(observed, null, "greater")
     summary = summarize_null(observed, null, [direction_agreement(v, null, "greater")[0] for v in null])
     best = PAPER_PERTURBATION["best_single"]
-    mixed = draws.statistic(name=best)
+    mixed = draws.statistic(best)
     mixed_value = "not probed" if mixed is None else f"{mixed[0]:+.3f}"
     mixed_text = mixed_value if mixed is None else f"{mixed_value} (one-sided permutation p = {_p_greater(mixed):.2f})"
     if mixed is not None and best in same_as_base:
@@ -367,7 +285,7 @@ def _equivalence_claim(
 
 
 def perturbation_claims(
-    configs: Sequence[ConfigScores],
+    configs: Sequence[GroupRanks],
     basis: str,
     row_order_invariant: bool,
     *,
@@ -383,7 +301,7 @@ def perturbation_claims(
     (:func:`iclmem.probe.same_context.same_as_baseline` of its invariances); C12a names them and holds by construction
     when every true-label skew is one of them.
 
-    ``configs``: the :func:`config_scores` of the configurations averaged over (the paper: its
+    ``configs``: the :func:`iclmem.probe.effects.group_ranks` of the configurations averaged over (the paper: its
     detectable-memorization ones); ``basis`` names them for the records; ``row_order_invariant``:
     whether the probed model declares row-order invariance
     (``iclmem.probe.invariances.model_invariances(model).row_order``).
@@ -415,7 +333,7 @@ def perturbation_claims(
     paper_c = (
         "feature reduction and distractor injection: negligible gains (AUC 0.543-0.546 against the baseline's 0.543)"
     )
-    keep = [i for i, c in enumerate(configs) if "baseline" in c.manipulations]
+    keep = [i for i, c in enumerate(configs) if c.groups]
     configs = [configs[i] for i in keep]
     if selected is not None:
         selected = np.asarray(selected, dtype=bool)[:, keep]

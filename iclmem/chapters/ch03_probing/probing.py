@@ -21,8 +21,9 @@ import seaborn as sns
 from iclmem.chapters.ch03_probing.claims import (
     PAPER_PERTURBATION,
 )
-from iclmem.metrics import auc, membership_score
+from iclmem.metrics import membership_score
 from iclmem.outcomes import Outcome, with_primary_metric
+from iclmem.probe.effects import manipulation_aucs
 
 # --- tables -------------------------------------------------------------------------------------
 
@@ -59,30 +60,6 @@ def detectable_rows(summary: pd.DataFrame) -> pd.DataFrame:
     metric."""
     s = fine_tuned(summary)
     return with_primary_metric(s[s.outcome == Outcome.MEMORIZATION.value])
-
-
-def manipulation_aucs(scores: pd.DataFrame, metric: str = "loss", epochs: list[int] | None = None) -> pd.DataFrame:
-    """AUC of the calibrated per-manipulation score Delta L_k(q) = L_k,theta(q) - L_k,ref(q), per epoch (App. A.3)."""
-    ref = scores[scores.model == "ref"].set_index(["query_id", "manipulation"])[metric]
-    theta_all = scores[scores.model == "theta"]
-    if epochs is not None:
-        theta_all = theta_all[theta_all.epoch.isin(epochs)]
-    rows = []
-    for epoch, theta in theta_all.groupby("epoch"):
-        t = theta.set_index(["query_id", "manipulation"])
-        delta = membership_score(metric, (t[metric] - ref.reindex(t.index)).to_numpy())
-        frame = t.assign(score=delta).reset_index()
-        for (name, category), part in frame.groupby(["manipulation", "category"]):
-            member = part.is_member.astype(bool)
-            rows.append(
-                {
-                    "epoch": int(epoch),
-                    "manipulation": name,
-                    "category": category,
-                    "auc": auc(part.score[member].to_numpy(), part.score[~member].to_numpy()),
-                }
-            )
-    return pd.DataFrame(rows)
 
 
 def _deltas_over_baseline(per_config: list[pd.DataFrame]) -> pd.DataFrame:

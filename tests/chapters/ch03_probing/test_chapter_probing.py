@@ -9,14 +9,13 @@ import pytest
 from iclmem.chapters.ch03_probing.claims import (
     NEUTRAL_DELTA,
     about_zero_agreement,
-    config_scores,
     effect_draws,
     equivalence_null_rate,
-    permuted_delta_aucs,
     perturbation_claims,
 )
 from iclmem.chapters.ch03_probing.probing import manipulation_aucs, manipulation_effects
-from iclmem.metrics import auc
+from iclmem.metrics import auc, membership_score
+from iclmem.probe.effects import group_ranks, group_ranks_of
 from iclmem.report.records import record_from
 from iclmem.report.registry import CLAIMS
 from iclmem.stats import permuted_labels
@@ -77,7 +76,7 @@ def _frame(
 
 
 def _claims(frames: list[pd.DataFrame], invariant: bool = False, **kw) -> dict[str, dict]:
-    records = perturbation_claims([config_scores(f, 1) for f in frames], "synthetic", invariant, **kw)
+    records = perturbation_claims([group_ranks(f, 1) for f in frames], "synthetic", invariant, **kw)
     for r in records:
         record_from(r)  # a valid claim record (the reproduced ones carry their null and a null rate <= 5%)
     return {r["id"]: r for r in records}
@@ -93,34 +92,41 @@ NOISY = {k: 0.3 for k in SUITE if k != "baseline"}
 # --- the null's computation ---------------------------------------------------------------------------
 
 
-def test_permuted_delta_aucs_equal_a_slow_per_permutation_auc():
+def test_group_deltas_equal_a_slow_per_permutation_auc_averaged_over_the_group():
     frame = _frame(3, n=14, noise=NOISY)
     frame["loss"] = frame.loss.round(1)  # ties, counted half by both
-    cfg = config_scores(frame, 1)
-    labels = np.vstack([cfg.is_member, permuted_labels(cfg.is_member, 12, seed=5)])
-    fast = permuted_delta_aucs(cfg, labels)
-    base = cfg.manipulations.index("baseline")
+    ranks = group_ranks(frame, 1)
+    labels = np.vstack([ranks.is_member, permuted_labels(ranks.is_member, 12, seed=5)])
+    fast = ranks.deltas(labels)
+    wide = {m: f.pivot(index="query_id", columns="manipulation", values="loss") for m, f in frame.groupby("model")}
+    score = membership_score("loss", (wide["theta"] - wide["ref"]).to_numpy())
+    names = list(wide["theta"].columns)
+    members_of = {g: [k for k in SUITE if k != "baseline" and g in (SUITE[k], k)] for g in ranks.groups}
+    assert ranks.groups == (*dict.fromkeys(c for k, c in SUITE.items() if k != "baseline"), "mixed_true_5_non_true_5")
     for p, lab in enumerate(labels):
-        slow = [auc(cfg.score[lab, k], cfg.score[~lab, k]) for k in range(len(cfg.manipulations))]
-        assert fast[p] == pytest.approx(np.array(slow) - slow[base], abs=1e-12)
+        slow = {k: auc(score[lab, names.index(k)], score[~lab, names.index(k)]) for k in SUITE}
+        for g, group in enumerate(ranks.groups):
+            expected = np.mean([slow[k] - slow["baseline"] for k in members_of[group]])
+            assert fast[p, g] == pytest.approx(expected, abs=1e-12)
+    again = group_ranks_of(ranks.frame(), dict(zip(ranks.groups, ranks.sizes, strict=True)))
+    assert np.array_equal(again.deltas(labels), fast)  # the frame a bundle keeps gives every draw back exactly
 
 
 def test_effect_draws_observed_row_is_fig4s_mean_delta_auc():
     frames = [_frame(s, noise=NOISY, effect={"skew_true_2": 0.3}) for s in (1, 2)]
-    draws = effect_draws([config_scores(f, 1) for f in frames], n_perm=20, seed=0)
+    draws = effect_draws([group_ranks(f, 1) for f in frames], n_perm=20, seed=0)
     effects = (
         manipulation_effects([manipulation_aucs(f, epochs=[1]) for f in frames])
         .set_index("manipulation")
         .mean_delta_auc
     )
-    observed = pd.Series(draws.values[0], index=draws.manipulations)
-    assert np.allclose(observed[effects.index], effects)
-    assert draws.values.shape == (21, len(SUITE)) and np.all(
-        draws.values[:, draws.manipulations.index("baseline")] == 0
-    )
+    skew = [k for k, c in SUITE.items() if c == "skew_true"]
+    assert draws.statistic("skew_true")[0] == pytest.approx(effects[skew].mean(), abs=1e-12)
+    assert draws.statistic("mixed_true_5_non_true_5")[0] == pytest.approx(effects["mixed_true_5_non_true_5"])
+    assert draws.values.shape == (21, 6) and draws.statistic("baseline") is None
     # configurations probing the same queries are permuted alike: the same frame twice gives the same null as once
-    once = effect_draws([config_scores(frames[0], 1)], n_perm=20, seed=0).values
-    assert np.allclose(effect_draws([config_scores(frames[0], 1)] * 2, n_perm=20, seed=0).values, once)
+    once = effect_draws([group_ranks(frames[0], 1)], n_perm=20, seed=0).values
+    assert np.allclose(effect_draws([group_ranks(frames[0], 1)] * 2, n_perm=20, seed=0).values, once)
 
 
 def test_equivalence_rule_and_its_null_rate_at_the_margin():
@@ -230,13 +236,13 @@ def test_c12c_is_not_testable_without_feature_manipulations_and_reads_the_one_pr
 
 
 def test_the_three_records_are_the_registrys_c12_subclaims():
-    ids = [r["id"] for r in perturbation_claims([config_scores(_frame(1), 1)], "synthetic", True)]
+    ids = [r["id"] for r in perturbation_claims([group_ranks(_frame(1), 1)], "synthetic", True)]
     chapters = {c.id: c.chapter for c in CLAIMS}
     assert ids == ["C12a", "C12b", "C12c"] and {chapters[i] for i in ids} == {"notebooks/03_multiple_choice_probing"}
 
 
 def test_a_selection_replayed_in_every_draw_averages_each_draws_own_configurations():
-    configs = [config_scores(_frame(s, noise=NOISY), 1) for s in (1, 2, 3)]
+    configs = [group_ranks(_frame(s, noise=NOISY), 1) for s in (1, 2, 3)]
     n_perm = 40
     everyone = np.ones((1 + n_perm, 3), dtype=bool)
     np.testing.assert_allclose(
