@@ -224,12 +224,26 @@ def null_summaries(
     with ThreadPoolExecutor(max(threads, 1)) as pool:
         done = pool.map(permuted, groups) if threads > 1 else map(permuted, groups)
         bar = Bar(done, total=len(groups), desc="permutation null", disable=not progress, leave=False)
-        parts = [
-            rows.drop(columns=[c for c in PERMUTED_COLUMNS if c in rows.columns]).merge(
-                part, on="epoch", how="inner", validate="one_to_many"
-            )
-            for (_, rows), part in zip(groups, bar, strict=True)
-        ]
+        per_run = {key: part for (key, _), part in zip(groups, bar, strict=True)}
+    return assemble_null(fine, per_run, reading)
+
+
+def assemble_null(
+    summary: pd.DataFrame, per_run: Mapping[str, pd.DataFrame], reading: str | None = None
+) -> pd.DataFrame:
+    """:func:`null_summaries`' frame from each run's :func:`run_null` rows (``per_run``, by run key; computed here, or
+    kept in a results bundle, :mod:`iclmem.bundle.nulls`): every fine-tuned row of ``summary`` per permutation, with
+    :data:`PERMUTED_COLUMNS` replaced by their permuted values and, with ``reading``, the outcome recomputed."""
+    fine = summary[summary.epoch > 0]
+    missing = sorted(set(fine.run_key) - set(per_run))
+    if missing:
+        raise ProbeError(f"no membership null for runs {missing[:3]}; compute it from their scores first.")
+    parts = [
+        rows.drop(columns=[c for c in PERMUTED_COLUMNS if c in rows.columns]).merge(
+            per_run[key], on="epoch", how="inner", validate="one_to_many"
+        )
+        for key, rows in fine.groupby("run_key", sort=False)
+    ]
     out = pd.concat(parts, ignore_index=True)
     if reading is not None:
         out = reclassify(out, reading)
@@ -241,4 +255,12 @@ def permutations(null: pd.DataFrame) -> list[pd.DataFrame]:
     return [part.drop(columns="perm").reset_index(drop=True) for _, part in null.groupby("perm", sort=True)]
 
 
-__all__ = ["PERMUTED_COLUMNS", "RANK_PATH_PAIRS", "auc_lower_bounds", "null_summaries", "permutations", "run_null"]
+__all__ = [
+    "PERMUTED_COLUMNS",
+    "RANK_PATH_PAIRS",
+    "assemble_null",
+    "auc_lower_bounds",
+    "null_summaries",
+    "permutations",
+    "run_null",
+]

@@ -132,3 +132,38 @@ def test_the_book_does_not_check_or_read_a_design_still_running(design: dict, tm
     assert "3 of 4 tasks" in line and "does not read it yet" in line
     assert serve.read_check(read_bundle(partial)) is None  # nothing was recomputed, nothing is served
     serve.reset()
+
+
+def test_a_design_reads_the_null_and_effects_the_notebooks_compute_from_scores(design: dict, reference, monkeypatch):
+    from iclmem.bundle.design import Design
+    from iclmem.chapters.ch03_probing.claims import effect_draws
+    from iclmem.probe.null import null_summaries
+
+    monkeypatch.setenv("ICLMEM_BUNDLE", "off")
+    grid = design["grid"]
+    tables = {name: source.load() for name, source in grid.sources.items()}
+    specs = [s for s in grid.specs if s.regime == "single_task_fixed"]
+    store = design["tmp"] / "store"
+    runs = run_grid(specs, reference, store, progress=False, tables=tables, workers=1)
+    summary, scores = probe_grid(
+        specs, runs, reference, n_candidates=10, max_queries=4, seed=0, n_boot=10, results_dir=store,
+        progress=False, tables=tables, workers=1,
+    )  # fmt: skip
+    to_bundle = {r.key: r.input_key for r in runs}
+    computed = null_summaries(summary, scores, N_PERM, 0, 10, reading="bound", progress=False, workers=1)
+    read = Design(read_bundle(design["design"].root))
+    mine = read.summary[read.summary.run_key.isin(set(to_bundle.values()))]
+    kept = read.null("bound", mine)
+    assert len(read.summary) == 4 * 3  # 4 probed runs (the joint run's 2 views among them) x 3 epochs
+    columns = ["perm", "epoch", "auc_loss", "auc_loss_lo", "tpr10_entropy", "mu_gap", "sigma_gap", "outcome"]
+    pd.testing.assert_frame_equal(
+        kept.sort_values(["perm", "store_run_key", "epoch"])[columns].reset_index(drop=True),
+        computed.sort_values(["perm", "run_key", "epoch"])[columns].reset_index(drop=True),
+        check_exact=True,
+    )
+    configs = list(summary[summary.epoch > 0][["run_key", "epoch"]].itertuples(index=False))
+    from_scores = effect_draws([group_ranks(scores[k], e) for k, e in configs], N_PERM, 0)
+    from_bundle = effect_draws([read.group_ranks(to_bundle[k], e) for k, e in configs], N_PERM, 0)
+    assert from_bundle.groups == from_scores.groups and np.array_equal(from_bundle.values, from_scores.values)
+    aucs = read.manipulation_aucs(to_bundle[runs[0].key], [1])
+    pd.testing.assert_frame_equal(aucs, manipulation_aucs(scores[runs[0].key], epochs=[1]), check_exact=True)

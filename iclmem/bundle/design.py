@@ -1,0 +1,92 @@
+"""A design's results as the book reads them from its bundle: summaries, membership nulls, manipulation effects and
+fine-tuning metrics of every task, without a probe score (issue 57, item 4).
+
+A design bundle (``iclmem bundle make --scores witness --null-permutations N``) keeps, per probed run, what the
+tabular claims' rules read: its per-epoch summary rows (Sec. 4.2, Tab. 3), its membership null
+(:func:`iclmem.probe.null.run_null`'s rows), its group rank sums and per-manipulation AUCs
+(:mod:`iclmem.probe.effects`, C12 and Fig. 4), and its fine-tuning metrics and curve (Sec. 4.1). :class:`Design`
+reads them under the bundle's run keys (its input keys: a joint run's view is ``content_key(joint key, dataset)``),
+and gives the same frames the notebooks compute from scores: :meth:`Design.null` is
+:func:`iclmem.probe.null.null_summaries`' frame (:func:`iclmem.probe.null.assemble_null` on the kept rows).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import pandas as pd
+
+from ..probe.effects import GroupRanks
+from ..probe.null import assemble_null
+from ..store import content_key
+from .effects import decode_aucs, decode_ranks
+from .layout import Bundle, BundleError
+from .nulls import decode as decode_null
+
+
+def _item_key(entry_key: str) -> str:
+    return entry_key.split("/", 1)[1]
+
+
+@dataclass
+class Design:
+    """The results of the design held by ``bundle`` (read lazily, once)."""
+
+    bundle: Bundle
+    _by_run: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for key, entry in self.bundle.items.items():
+            if entry["kind"] in ("null", "effects"):
+                self._by_run.setdefault(entry["run"], {})[entry["kind"]] = _item_key(key)
+
+    @cached_property
+    def summary(self) -> pd.DataFrame:
+        """Every task's summary rows, one per (probed run, epoch): ``run_key`` is the bundle's run key, ``task`` the
+        task's, ``store_run_key`` the key of the store that computed it."""
+        frames = []
+        for key, entry in sorted(self.bundle.items.items()):
+            if entry["kind"] != "sweep":
+                continue
+            summary = json.loads((self.bundle.item_dir("sweep", _item_key(key)) / "summary.json").read_text())
+            rows = pd.DataFrame(summary["rows"]).rename(columns={"run_key": "store_run_key"})
+            joint = entry["spec"]["regime"] != "single_task_fixed"
+            run = rows.dataset.map(lambda d, r=entry["run"]: content_key(r, d)) if joint else entry["run"]
+            frames.append(rows.assign(run_key=run, task=_item_key(key)))
+        if not frames:
+            raise BundleError(f"the bundle {self.bundle.name} holds no finished task")
+        return pd.concat(frames, ignore_index=True)
+
+    def _item(self, run: str, kind: str) -> str:
+        try:
+            return self._by_run[run][kind]
+        except KeyError:
+            raise BundleError(
+                f"the bundle {self.bundle.name} keeps no {kind} for run {run}: make it with --scores witness "
+                "--null-permutations N (a design bundle)"
+            ) from None
+
+    def null(self, reading: str | None = None, rows: pd.DataFrame | None = None) -> pd.DataFrame:
+        """:func:`iclmem.probe.null.null_summaries`' frame of the fine-tuned ``rows`` of :attr:`summary` (default:
+        all), from the kept nulls; with ``reading``, each permuted outcome under that reading of Tab. 3."""
+        rows = self.summary if rows is None else rows
+        runs = rows[rows.epoch > 0].run_key.unique()
+        per_run = {r: decode_null(self.bundle.item_dir("null", self._item(r, "null")) / "null.parquet") for r in runs}
+        return assemble_null(rows, per_run, reading)
+
+    def group_ranks(self, run: str, epoch: int) -> GroupRanks:
+        """The :class:`~iclmem.probe.effects.GroupRanks` of ``run`` at fine-tuned ``epoch`` (C12)."""
+        ranks = decode_ranks(self.bundle.item_dir("effects", self._item(run, "effects")) / "ranks.parquet")
+        if epoch not in ranks:
+            raise BundleError(f"the bundle keeps run {run}'s effects at epochs {sorted(ranks)}, not {epoch}")
+        return ranks[epoch]
+
+    def manipulation_aucs(self, run: str, epochs: list[int] | None = None) -> pd.DataFrame:
+        """:func:`iclmem.probe.effects.manipulation_aucs`' rows of ``run`` (at ``epochs``, default all kept)."""
+        aucs = decode_aucs(self.bundle.item_dir("effects", self._item(run, "effects")) / "aucs.parquet")
+        return aucs if epochs is None else aucs[aucs.epoch.isin(epochs)].reset_index(drop=True)
+
+
+__all__ = ["Design"]
