@@ -213,9 +213,10 @@ def cmd_book(args: argparse.Namespace) -> int:
     return _report_build(result, args.no_html)
 
 
-def _bundles_for_build(recompute: bool) -> None:
+def _bundles_for_build(recompute: bool, grid: str | None = None) -> None:
     """``--recompute``: no bundle served (the notebooks' kernels inherit ``ICLMEM_BUNDLE=off``); else each bundle in
-    use is checked on this machine first (:func:`iclmem.bundle.command.ensure_checked`), one line each."""
+    use (a sweep's: those of its ``grid``) is checked on this machine first
+    (:func:`iclmem.bundle.command.ensure_checked`), one line each."""
     import os
 
     from iclmem.bundle.command import ensure_checked
@@ -225,7 +226,7 @@ def _bundles_for_build(recompute: bool) -> None:
         os.environ[ENV] = "off"
         print("results bundles: none served (--recompute): the book computes everything")
         return
-    for line in ensure_checked():
+    for line in ensure_checked(grid=grid):
         print(line)
 
 
@@ -390,7 +391,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 "for the shipped reference LTM"
             )
         reference = _sweep_model(args.model, args.reference)
-        _bundles_for_build(recompute=False)  # a checked bundle's tasks count as done: a sweep resumes from it
+        _bundles_for_build(recompute=False, grid=grid.name)  # its checked bundle's tasks count as done: it resumes
         if args.list:
             found = collect_sweep(grid, args.results, reference)
             for s in found.summaries:

@@ -43,9 +43,11 @@ from iclmem.chapters.ch_a5_bundle import (
     bundle_table,
     bundle_texts,
     bundles_in_use,
+    contents_table,
     drift_table,
     landing_table,
     plot_landings,
+    size_projection,
 )
 from iclmem.report.display import use_book_tables
 
@@ -62,6 +64,21 @@ for key, text in bundle_texts(views).items():
 
 # %% tags=["hide-input"]
 bundle_table(views)
+
+# %% [markdown]
+# ## What a bundle keeps, and what the whole design would take
+#
+# A small grid's bundle keeps every probe score. A design's would not fit the repository, so a design bundle keeps,
+# per probed run, what the claims read instead: its membership null (every permuted value exactly, the AUCs and
+# TPRs as the integer counts they are), its manipulation effects (C12's rank sums per category, Fig. 4's AUCs),
+# and the scores of the few queries a check probes again (witnesses). Per kind of item, then per stratum
+# ($Q$ x regime) with the size the bundle's whole grid would take at the bytes per task measured so far:
+# {glue:text}`a5-grid-size`.
+
+# %% tags=["hide-input"]
+for view in views:
+    display(contents_table(view))
+    display(size_projection(view).drop(columns="bytes"))
 
 # %% [markdown]
 # ## The sample recomputed here

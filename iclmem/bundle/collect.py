@@ -358,7 +358,7 @@ def make_bundle(
     tasks = [e for e in writer.items.values() if e["kind"] == "sweep"]
     body = {
         "name": old.get("name", out.name),
-        "grid": {"name": grid.name, "file": str(grid_file or ""), "tasks": len(grid.specs)},
+        "grid": {"name": grid.name, "file": str(grid_file or ""), "tasks": len(grid.specs), "strata": _strata(grid)},
         "sources": {k: asdict(v) for k, v in grid.sources.items()},
         "probe": asdict(grid.probe),
         "contents": _contents(old, contents),
@@ -370,6 +370,16 @@ def make_bundle(
         "items": writer.items,
     }
     return write_manifest(out, body), report
+
+
+def stratum(spec: RunSpec) -> str:
+    """A task's stratum for a bundle's size projection: its Q and regime (the two that set its items' sizes)."""
+    return f"Q{spec.query_size} {spec.regime}"
+
+
+def _strata(grid: Grid) -> dict[str, int]:
+    """The grid's tasks per :func:`stratum`."""
+    return {k: int(v) for k, v in pd.Series([stratum(s) for s in grid.specs]).value_counts().sort_index().items()}
 
 
 def _contents(old: dict, contents: Contents) -> dict:
@@ -394,4 +404,4 @@ def _made_entry(command: str, report: dict) -> dict:
     }
 
 
-__all__ = ["Contents", "machine", "make_bundle", "witness_ids"]
+__all__ = ["Contents", "machine", "make_bundle", "stratum", "witness_ids"]

@@ -134,9 +134,11 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def ensure_checked(progress: bool = True) -> list[str]:
+def ensure_checked(progress: bool = True, grid: str | None = None) -> list[str]:
     """Check every complete bundle in use that has no check record for this machine and code (``iclmem book``'s first
-    step); one line per bundle: served, rejected and why, or not read yet (a design whose sweep is still running)."""
+    step); one line per bundle: served, rejected and why, or not read yet (a design whose sweep is still running).
+    With ``grid`` (``iclmem sweep``'s first step) only the bundles of that grid, finished or not: a sweep resumes from
+    its own checked bundle."""
     from .layout import BundleError, read_bundle
     from .recheck import check_bundle
     from .serve import bundle_roots, read_check, reset
@@ -149,7 +151,9 @@ def ensure_checked(progress: bool = True) -> list[str]:
             lines.append(f"bundle {root.name}: not served: {err}")
             continue
         done, tasks = bundle.manifest.get("tasks_bundled", 0), bundle.manifest.get("grid", {}).get("tasks", 0)
-        if done < tasks:
+        if grid is not None and bundle.manifest.get("grid", {}).get("name") != grid:
+            continue
+        if grid is None and done < tasks:
             lines.append(
                 f"bundle {bundle.name}: {done} of {tasks} tasks, a design still running (`iclmem sweep` resumes from "
                 "it, after its own check); the book does not read it yet"

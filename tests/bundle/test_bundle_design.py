@@ -131,6 +131,7 @@ def test_the_book_does_not_check_or_read_a_design_still_running(design: dict, tm
     [line] = ensure_checked(progress=False)
     assert "3 of 4 tasks" in line and "does not read it yet" in line
     assert serve.read_check(read_bundle(partial)) is None  # nothing was recomputed, nothing is served
+    assert ensure_checked(progress=False, grid="another grid") == []  # a sweep checks its own grid's bundles only
     serve.reset()
 
 

@@ -9,9 +9,11 @@ from iclmem.chapters.ch_a5_bundle.pages import (
     bundle_table,
     bundle_texts,
     bundles_in_use,
+    contents_table,
     drift_table,
     landing_table,
     plot_landings,
+    size_projection,
 )
 
 __all__ = [
@@ -19,7 +21,9 @@ __all__ = [
     "bundle_table",
     "bundle_texts",
     "bundles_in_use",
+    "contents_table",
     "drift_table",
     "landing_table",
     "plot_landings",
+    "size_projection",
 ]

@@ -17,10 +17,13 @@ import pandas as pd
 
 from iclmem.atomic import size_text
 from iclmem.bundle import read_bundle
+from iclmem.bundle.collect import stratum
 from iclmem.bundle.command import ensure_checked
 from iclmem.bundle.layout import Bundle
 from iclmem.bundle.recheck import detection_probability, recomputable_text
 from iclmem.bundle.serve import bundle_roots, read_check
+from iclmem.grid import RunSpec
+from iclmem.store import content_key
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,54 @@ def bundle_table(views: list[BundleView]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def _item_bytes(bundle: Bundle) -> pd.DataFrame:
+    """One row per item: its kind, run (or key) and bytes on disk."""
+    rows = []
+    for key, entry in bundle.items.items():
+        kind, name = key.split("/", 1)
+        size = sum(p.stat().st_size for p in bundle.item_dir(kind, name).iterdir() if p.is_file())
+        rows.append({"kind": kind, "run": entry.get("run", name), "key": name, "bytes": size})
+    return pd.DataFrame(rows, columns=["kind", "run", "key", "bytes"])
+
+
+def contents_table(view: BundleView) -> pd.DataFrame:
+    """What a bundle keeps, per kind of item: how many, their size and share of the bundle."""
+    items = _item_bytes(view.bundle)
+    table = items.groupby("kind").bytes.agg(items="size", bytes="sum").sort_values("bytes", ascending=False)
+    table["share"] = (table.bytes / table.bytes.sum()).map("{:.1%}".format)
+    table["size"] = table.bytes.map(size_text)
+    return table.reset_index()[["kind", "items", "size", "share"]]
+
+
+def _task_bytes(bundle: Bundle) -> pd.DataFrame:
+    """Bytes per bundled task (its summary, run, and every item of its probed runs) and its stratum."""
+    items = _item_bytes(bundle)
+    rows = []
+    for key, entry in bundle.items.items():
+        if entry["kind"] != "sweep":
+            continue
+        spec, run = entry["spec"], entry["run"]
+        runs = {run, *(content_key(run, d) for d in spec.get("datasets") or [spec["dataset"]])}
+        mine = items[items.run.isin(runs) | items.key.isin(runs) | (items.key == key.split("/", 1)[1])]
+        rows.append({"stratum": stratum(RunSpec(**spec)), "bytes": int(mine.bytes.sum())})
+    return pd.DataFrame(rows, columns=["stratum", "bytes"])
+
+
+def size_projection(view: BundleView) -> pd.DataFrame:
+    """Per stratum (Q x regime) of the bundle's grid: tasks bundled of the grid's, bytes per bundled task, and the
+    size the whole grid would take (a stratum not bundled yet at the mean bytes per task of those that are)."""
+    per_task = _task_bytes(view.bundle)
+    strata = view.bundle.manifest["grid"].get("strata") or {}
+    mean = per_task.bytes.mean() if len(per_task) else float("nan")
+    rows = []
+    for name, n in sorted(strata.items()):
+        done = per_task[per_task.stratum == name].bytes
+        each = done.mean() if len(done) else mean
+        rows.append({"stratum": name, "bundled": f"{len(done)} of {n}", "per task": size_text(int(each)),
+                     "projected": size_text(int(each * n)), "bytes": each * n})  # fmt: skip
+    return pd.DataFrame(rows, columns=["stratum", "bundled", "per task", "projected", "bytes"])
 
 
 def landing_table(view: BundleView) -> pd.DataFrame:
@@ -131,11 +182,13 @@ def bundle_texts(views: list[BundleView]) -> dict[str, str]:
         none = "none (no bundle in use)"
         return {
             "a5-bundles": "no results bundle is in use: every result was computed by this build",
-            **{k: none for k in ("a5-detection", "a5-draws", "a5-seed", "a5-tolerance", "a5-verdict")},
+            **{k: none for k in ("a5-detection", "a5-draws", "a5-seed", "a5-tolerance", "a5-verdict", "a5-grid-size")},
             **chaotic,
         }
     v = views[0]
     check = v.check or {}
+    projection = size_projection(v)
+    grid_size = size_text(int(projection.bytes.sum())) if len(projection) else "not projected (no strata recorded)"
     n = int(check.get("draws", 0))
     tol = check.get("tolerance", {})
     return {
@@ -145,8 +198,18 @@ def bundle_texts(views: list[BundleView]) -> dict[str, str]:
         "a5-seed": str(check.get("seed", "")),
         "a5-tolerance": f"|a - b| <= {tol.get('atol', '')} + {tol.get('rtol', '')} |b|",
         "a5-verdict": check.get("verdict", "not checked"),
+        "a5-grid-size": grid_size,
         **chaotic,
     }
 
 
-__all__ = ["BundleView", "bundle_table", "bundle_texts", "bundles_in_use", "landing_table", "plot_landings"]
+__all__ = [
+    "BundleView",
+    "bundle_table",
+    "bundle_texts",
+    "bundles_in_use",
+    "contents_table",
+    "landing_table",
+    "plot_landings",
+    "size_projection",
+]

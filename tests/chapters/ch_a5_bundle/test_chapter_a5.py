@@ -69,3 +69,40 @@ def test_the_drift_table_reads_the_benchmark_and_is_empty_without_it(tmp_path):
     (tmp_path / "drift.json").write_text(json.dumps({"rows": [row]}))
     table = drift_table(tmp_path / "drift.json")
     assert table["scores x tolerance"].tolist() == [0.4] and table["train loss x tolerance"].tolist() == [0.1]
+
+
+def _fake_design(tmp_path) -> BundleView:
+    """Two bundled tasks of a grid of 14 (Q = 50 and Q = 512, single-task), items of known sizes."""
+    items = {}
+
+    def item(kind: str, key: str, size: int, **meta) -> None:
+        folder = tmp_path / "items" / kind / key
+        folder.mkdir(parents=True)
+        (folder / "data").write_bytes(b"x" * size)
+        items[f"{kind}/{key}"] = {"kind": kind, "key": key, **meta}
+
+    for q, run, size in ((50, "r50", 100), (512, "r512", 1000)):
+        spec = {"dataset": "t", "learning_rate": 1e-4, "query_size": q, "label_condition": "none", "epochs": 100,
+                "seed": 0, "context_size": 256, "regime": "single_task_fixed"}  # fmt: skip
+        item("sweep", f"task{q}", 10, spec=spec, run=run)
+        item("finetune", run, 20)
+        item("null", f"n{q}", size, run=run)
+        item("witness", f"w{q}", size // 10, run=run)
+    view = _view(tmp_path, [], "accepted")
+    strata = {"Q50 single_task_fixed": 10, "Q512 single_task_fixed": 4}
+    manifest = {**view.bundle.manifest, "items": items, "grid": {"name": "decide", "tasks": 14, "strata": strata}}
+    return BundleView(Bundle(tmp_path, manifest), view.check)
+
+
+def test_a_bundle_shows_what_it_keeps_and_projects_its_whole_grid(tmp_path):
+    from iclmem.chapters.ch_a5_bundle import contents_table, size_projection
+
+    view = _fake_design(tmp_path)
+    kinds = contents_table(view).set_index("kind")
+    assert list(kinds.index) == ["null", "witness", "finetune", "sweep"]  # largest first
+    assert kinds.loc["null", "items"] == 2 and kinds.loc["null", "share"] == f"{1100 / (1100 + 110 + 40 + 20):.1%}"
+    projection = size_projection(view).set_index("stratum")
+    assert projection.loc["Q50 single_task_fixed", "bytes"] == 10 * (10 + 20 + 100 + 10)
+    assert projection.loc["Q512 single_task_fixed", "bytes"] == 4 * (10 + 20 + 1000 + 100)
+    assert projection.loc["Q50 single_task_fixed", "bundled"] == "1 of 10"
+    assert bundle_texts([view])["a5-grid-size"] != "not projected (no strata recorded)"
