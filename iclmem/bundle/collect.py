@@ -30,7 +30,7 @@ from ..imports import PACKAGE_ROOT
 from ..integrity import seal as seal_record
 from ..integrity import served
 from ..ltm import ReferenceLTM
-from ..probe.effects import NAMED, group_ranks, manipulation_aucs
+from ..probe.effects import GROUPS, group_ranks, manipulation_aucs
 from ..probe.null import run_null
 from ..probe.run import probe_params, query_subset, reference_owner, reference_owner_of
 from ..regimes import MULTI_TASK, SINGLE_TASK_FIXED, _load, joint_input_key
@@ -41,7 +41,7 @@ from .effects import encode_aucs, encode_ranks
 from .layout import ITEMS, KINDS, MANIFEST, Bundle, BundleError, item_entry, read_bundle, write_manifest
 from .nulls import NullSettings, null_input_key
 from .nulls import encode as encode_null
-from .scores import encode
+from .scores import encode, encode_witness
 
 
 def _git_commit() -> str:
@@ -93,16 +93,31 @@ class _Writer:
         self.added += 1
 
 
-def _scores(source: Path, queries: set[int] | None = None) -> Callable[[Path], None]:
-    """A probe-score item: its params.json as stored, its scores (of ``queries`` only, if given) as
-    :func:`iclmem.bundle.scores.encode` keeps them."""
+def _scores(source: Path) -> Callable[[Path], None]:
+    """A probe-score item: its params.json as stored, its scores as :func:`iclmem.bundle.scores.encode` keeps them."""
 
     def fill(folder: Path) -> None:
         shutil.copyfile(source / "params.json", folder / "params.json")
-        frame = pd.read_parquet(source / "scores.parquet")
-        if queries is not None:
-            frame = frame[frame.query_id.isin(queries)].reset_index(drop=True)
-        (folder / "scores.parquet").write_bytes(encode(frame))
+        (folder / "scores.parquet").write_bytes(encode(pd.read_parquet(source / "scores.parquet")))
+
+    return fill
+
+
+def witness_key(run: str, probe: dict, reference: dict) -> str:
+    """The input key of a run's witness: the run's, and its probe's parameters."""
+    return input_key(run, "witness", probe, reference)
+
+
+def _witness(found: dict[str, Path], queries: set[int]) -> Callable[[Path], None]:
+    """A witness item: the run's models' scores of ``queries`` only, in one file
+    (:func:`iclmem.bundle.scores.encode_witness`)."""
+
+    def fill(folder: Path) -> None:
+        frames = {}
+        for which, source in found.items():
+            frame = pd.read_parquet(source / "scores.parquet")
+            frames[which] = frame[frame.query_id.isin(queries)].reset_index(drop=True)
+        (folder / "scores.parquet").write_bytes(encode_witness(frames))
 
     return fill
 
@@ -255,16 +270,19 @@ def _bundle_scores(
     p = grid.probe
     params = probe_params(p.n_candidates, p.manipulations, p.seed, p.max_queries)
     witness = witness_ids(view.manifest, p.seed, p.max_queries) if contents.scores == "witness" else None
-    for which, source in found.items():
-        if witness is not None and which != "ref" and int(which.split("-", 1)[1]) > (last or 10**9):
-            continue  # a check never draws this epoch: no other machine can recompute it
-        owner = view.ref_owner if which == "ref" else view.bundle_key
-        meta = {"run": view.bundle_key, "model": which, "dataset": view.dataset}
-        key = input_key(owner, which, params, reference.store_identity)
-        writer.add("probe" if witness is None else "witness", key, _scores(source, witness), meta)
+    if witness is None:
+        for which, source in found.items():
+            owner = view.ref_owner if which == "ref" else view.bundle_key
+            meta = {"run": view.bundle_key, "model": which, "dataset": view.dataset}
+            writer.add("probe", input_key(owner, which, params, reference.store_identity), _scores(source), meta)
+    else:  # the models a check may draw: no other machine can recompute a chaotic run's later epochs
+        drawn = {w: s for w, s in found.items() if w == "ref" or int(w.split("-", 1)[1]) <= (last or 10**9)}
+        meta = {"run": view.bundle_key, "models": list(drawn), "dataset": view.dataset}
+        key = witness_key(view.bundle_key, params, reference.store_identity)
+        writer.add("witness", key, _witness(drawn, witness), meta)
     fine = [e for e in epochs if e > 0]
     if witness is not None and fine:
-        key = input_key(view.bundle_key, "effects", params, fine, "loss", list(NAMED), reference.store_identity)
+        key = input_key(view.bundle_key, "effects", params, fine, "loss", list(GROUPS), reference.store_identity)
         meta = {"run": view.bundle_key, "dataset": view.dataset, "epochs": fine, "metric": "loss"}
         writer.add("effects", key, _effects(found, fine), meta)
     if contents.null_permutations and fine:
@@ -300,7 +318,7 @@ def _bundle_task(
         _bundle_scores(writer, view, epochs, found, grid, contents, reference, last)
 
     def fill(folder: Path) -> None:
-        (folder / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+        (folder / "summary.json").write_text(json.dumps(summary, separators=(",", ":"), default=str))
 
     meta = {"spec": spec.to_dict(), "run": run_key, "task": kind, "epochs": epochs, "wall_s": summary["wall_s"]}
     writer.add("sweep", spec_input_key(spec, p, grid.sources, summary["reference_sha256"]), fill, meta)
@@ -404,4 +422,4 @@ def _made_entry(command: str, report: dict) -> dict:
     }
 
 
-__all__ = ["Contents", "machine", "make_bundle", "stratum", "witness_ids"]
+__all__ = ["Contents", "machine", "make_bundle", "stratum", "witness_ids", "witness_key"]

@@ -41,7 +41,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "finetune": ("log.json.gz", "metrics.csv", "train_curve.csv"),
     "multitask": ("log.json.gz", "metrics.csv", "train_curve.csv"),
     "probe": ("params.json", "scores.parquet"),
-    "witness": ("params.json", "scores.parquet"),
+    "witness": ("scores.parquet",),
     "null": ("null.parquet",),
     "effects": ("ranks.parquet", "aucs.parquet"),
     "sweep": ("summary.json",),

@@ -60,11 +60,11 @@ from ..sweep.tasks import task_reference
 from ..training import train, write_finished
 from ..workers import in_workers, worker_count
 from . import serve
-from .collect import machine
+from .collect import machine, witness_key
 from .layout import Bundle
 from .nulls import NullSettings
 from .nulls import decode as decode_null
-from .scores import decode
+from .scores import decode, decode_witness
 
 #: Members (and as many non-members) each draw probes again, a seeded subset of the bundle's (:func:`recheck_queries`):
 #: 8 + 8 queries x 48 manipulations compare 768 scores per model, and a design bundle's witnesses (the scores it keeps
@@ -209,13 +209,15 @@ def detection_probability(n: int, share: float = 0.1) -> float:
     return 1.0 - (1.0 - share) ** n
 
 
-def _bundled_scores(bundle: Bundle, key: str) -> pd.DataFrame | None:
-    """The bundle's scores of one model: all of them (a ``probe`` item) or a check's witness (a ``witness`` item)."""
-    kind = next((k for k in ("probe", "witness") if bundle.holds(k, key)), None)
-    if kind is None:
-        return None
-    folder = bundle.item_dir(kind, key)
-    return decode(folder / "scores.parquet", json.loads((folder / "params.json").read_text())["model"])
+def _bundled_scores(bundle: Bundle, key: str, witness: str, which: str) -> pd.DataFrame | None:
+    """The bundle's scores of one model: all of them (a ``probe`` item, ``key``), or the queries a check probes again
+    (the run's ``witness`` item, model ``which``)."""
+    if bundle.holds("probe", key):
+        folder = bundle.item_dir("probe", key)
+        return decode(folder / "scores.parquet", json.loads((folder / "params.json").read_text())["model"])
+    if bundle.holds("witness", witness):
+        return decode_witness(bundle.item_dir("witness", witness) / "scores.parquet", which)
+    return None
 
 
 def _compare_scores(landing: Landing, name: str, mine: pd.DataFrame, theirs: pd.DataFrame | None, tol: Tolerance):
@@ -273,9 +275,12 @@ def _recompute(draw: Draw, root: str, sources: dict, probe: dict, tol: Tolerance
         params = probe_params(probe["n_candidates"], probe["manipulations"], probe["seed"], probe["max_queries"])
         ref_key = input_key(reference_owner(view), "ref", params, reference.store_identity)
         theta_key = input_key(view.input_key, f"theta-{draw.epoch}", params, reference.store_identity)
-        _compare_scores(landing, "M_ref", scores[scores.model == "ref"], _bundled_scores(bundle, ref_key), tol)
+        witness = witness_key(view.input_key, params, reference.store_identity)
+        bundled_ref = _bundled_scores(bundle, ref_key, witness, "ref")
+        _compare_scores(landing, "M_ref", scores[scores.model == "ref"], bundled_ref, tol)
         theta = scores[(scores.model == "theta") & (scores.epoch == draw.epoch)]
-        _compare_scores(landing, "M_theta", theta, _bundled_scores(bundle, theta_key), tol)
+        bundled_theta = _bundled_scores(bundle, theta_key, witness, f"theta-{draw.epoch}")
+        _compare_scores(landing, "M_theta", theta, bundled_theta, tol)
         if full and null is not None:
             _compare_null(landing, scores, draw.epoch, null, tol)
     finally:

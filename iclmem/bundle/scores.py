@@ -41,6 +41,29 @@ def encode(frame: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
+def encode_witness(frames: dict[str, pd.DataFrame]) -> bytes:
+    """One parquet file of several models' scores (``"ref"``, ``"theta-<epoch>"`` -> frame), each as :func:`encode`
+    keeps it, with a ``which`` column: a run's witness, in one file instead of one per model."""
+    parts = [pd.read_parquet(io.BytesIO(encode(frame))).assign(which=which) for which, frame in frames.items()]
+    slim = pd.concat(parts, ignore_index=True)
+    slim["manipulation"] = pd.Categorical(slim["manipulation"].astype(str))
+    slim["which"] = pd.Categorical(slim["which"])
+    buffer = io.BytesIO()
+    slim.to_parquet(buffer, index=False, compression="zstd")
+    return buffer.getvalue()
+
+
+def decode_witness(data: bytes | str, which: str) -> pd.DataFrame | None:
+    """The store's frame of model ``which``'s scores in a witness (:func:`encode_witness`); None if it has none."""
+    slim = pd.read_parquet(io.BytesIO(data) if isinstance(data, bytes) else data)
+    part = slim[slim["which"].astype(str) == which].drop(columns="which").reset_index(drop=True)
+    if part.empty:
+        return None
+    buffer = io.BytesIO()
+    part.to_parquet(buffer, index=False)
+    return decode(buffer.getvalue(), which)
+
+
 def decode(data: bytes | str, which: str, template: pd.DataFrame | None = None) -> pd.DataFrame:
     """The store's frame of the scores ``which`` (``"ref"`` or ``"theta-<epoch>"``) from :func:`encode`'s bytes
     (or a file of them); ``template``: a frame whose column dtypes the result takes (the store's, in tests)."""
@@ -65,4 +88,4 @@ def decode(data: bytes | str, which: str, template: pd.DataFrame | None = None) 
     return out
 
 
-__all__ = ["KEPT", "decode", "encode"]
+__all__ = ["KEPT", "decode", "decode_witness", "encode", "encode_witness"]

@@ -8,9 +8,9 @@ and a group ``G`` of manipulations (a Tab. 7 category, or one named manipulation
 
     ``l . s_G / (2 |G| n_m n_n)``, with ``s_G = sum_{k in G} 2 r_k - 2 |G| r_base``,
 
-an integer vector per group. :class:`GroupRanks` keeps one per group: every permutation of membership gives its
-statistic from them exactly (integer products, one division), and a results bundle keeps them in a fraction of
-the scores' bytes (:mod:`iclmem.bundle.collect`).
+an integer vector per group. :class:`GroupRanks` keeps one per group (:data:`GROUPS`: those C12 reads): every
+permutation of membership gives its statistic from them exactly (integer products, one division), and a results
+bundle keeps them in a fraction of the scores' bytes (:mod:`iclmem.bundle.collect`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,16 @@ from scipy.stats import rankdata
 from ..metrics import auc, membership_score
 from .manipulations import CATEGORIES, MANIPULATIONS
 
-#: Fig. 4's best single manipulation in the paper: a group of its own beside the categories (C12a reports it).
-NAMED: tuple[str, ...] = ("mixed_true_5_non_true_5",)
+#: The groups C12's rules read (Sec. 5 "Perturbation Effectiveness"): the Tab. 7 categories of C12a (true-label
+#: skew), C12b (positional shuffling) and C12c (feature reduction, distractors), and Fig. 4's best single
+#: manipulation in the paper, a group of its own that C12a reports.
+GROUPS: tuple[str, ...] = (
+    "skew_true",
+    "positional_shuffling",
+    "feature_reduction",
+    "distractor_injection",
+    "mixed_true_5_non_true_5",
+)
 
 
 @dataclass(frozen=True)
@@ -59,19 +67,23 @@ class GroupRanks:
         return pd.DataFrame({"query_id": self.query_ids, "is_member": self.is_member, **columns})
 
 
-def _groups(manipulations: Sequence[str], named: Sequence[str]) -> list[tuple[str, list[int]]]:
-    """(group, column positions): each Tab. 7 category but the baseline's, then each of ``named``, as probed."""
+def _groups(manipulations: Sequence[str], groups: Sequence[str]) -> list[tuple[str, list[int]]]:
+    """(group, column positions) of each of ``groups`` the configuration probed: a Tab. 7 category (its
+    manipulations but the baseline), or one manipulation by name."""
     out = []
-    for category in CATEGORIES:
-        idx = [i for i, m in enumerate(manipulations) if MANIPULATIONS[m].category == category and m != "baseline"]
-        if idx and category != "baseline":
-            out.append((category, idx))
-    out += [(name, [manipulations.index(name)]) for name in named if name in manipulations]
+    for group in groups:
+        if group in CATEGORIES:
+            idx = [i for i, m in enumerate(manipulations) if MANIPULATIONS[m].category == group and m != "baseline"]
+        else:
+            idx = [manipulations.index(group)] if group in manipulations else []
+        if idx:
+            out.append((group, idx))
     return out
 
 
-def group_ranks(scores: pd.DataFrame, epoch: int, metric: str = "loss", named: Sequence[str] = NAMED) -> GroupRanks:
-    """The :class:`GroupRanks` of one run's probe scores (:func:`iclmem.probe.probe_run`) at fine-tuned ``epoch``."""
+def group_ranks(scores: pd.DataFrame, epoch: int, metric: str = "loss", groups: Sequence[str] = GROUPS) -> GroupRanks:
+    """The :class:`GroupRanks` of ``groups`` (Tab. 7 categories or manipulation names) of one run's probe scores
+    (:func:`iclmem.probe.probe_run`) at fine-tuned ``epoch``."""
 
     def wide(frame: pd.DataFrame) -> pd.DataFrame:
         return frame.pivot(index="query_id", columns="manipulation", values=metric).sort_index()
@@ -91,11 +103,11 @@ def group_ranks(scores: pd.DataFrame, epoch: int, metric: str = "loss", named: S
         raise ValueError("the configuration has no baseline manipulation to take Delta AUC over.")
     twice = np.rint(2 * rankdata(membership_score(metric, delta.to_numpy(np.float64)), axis=0)).astype(np.int64)
     base = twice[:, names.index("baseline")]
-    groups = _groups(names, named)
-    sums = np.column_stack([twice[:, idx].sum(axis=1) - len(idx) * base for _, idx in groups])
+    found = _groups(names, groups)
+    sums = np.column_stack([twice[:, idx].sum(axis=1) - len(idx) * base for _, idx in found])
     members = theta.drop_duplicates("query_id").set_index("query_id").is_member.astype(bool).reindex(t.index)
     return GroupRanks(
-        t.index.to_numpy(), members.to_numpy(bool), tuple(g for g, _ in groups), tuple(len(i) for _, i in groups), sums
+        t.index.to_numpy(), members.to_numpy(bool), tuple(g for g, _ in found), tuple(len(i) for _, i in found), sums
     )
 
 
@@ -133,4 +145,4 @@ def group_ranks_of(frame: pd.DataFrame, sizes: dict[str, int]) -> GroupRanks:
     )  # fmt: skip
 
 
-__all__ = ["NAMED", "GroupRanks", "group_ranks", "group_ranks_of", "manipulation_aucs"]
+__all__ = ["GROUPS", "GroupRanks", "group_ranks", "group_ranks_of", "manipulation_aucs"]

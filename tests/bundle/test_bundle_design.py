@@ -13,7 +13,7 @@ from iclmem.bundle.effects import decode_aucs, decode_ranks
 from iclmem.bundle.layout import ITEMS, BundleError
 from iclmem.bundle.nulls import decode as decode_null
 from iclmem.bundle.recheck import RECHECK_QUERIES, check_bundle
-from iclmem.bundle.scores import decode
+from iclmem.bundle.scores import decode_witness
 from iclmem.grid import probe_grid, run_grid
 from iclmem.ltm import ReferenceLTM
 from iclmem.probe.effects import group_ranks, manipulation_aucs
@@ -40,10 +40,12 @@ def _kinds(bundle) -> dict:
 def test_a_design_bundle_keeps_nulls_and_witnesses_never_every_score(design: dict):
     bundle = design["design"]
     assert design["design_report"] == {"bundled": 3, "already": 0, "pending": 0}
-    # 4 probed runs (2 single-task, the joint run's 2 views), one null each; witnesses of M_ref and of the epochs a
-    # check may draw: 0-2 of a single-task run, 0-1 of a joint run's views (JOINT_MAX_EPOCH)
-    kinds = {"witness": 2 * 4 + 2 * 3, "null": 4, "effects": 4, "sweep": 3, "finetune": 2, "multitask": 1}
+    # 4 probed runs (2 single-task, the joint run's 2 views), one null, effects and witness each
+    kinds = {"witness": 4, "null": 4, "effects": 4, "sweep": 3, "finetune": 2, "multitask": 1}
     assert _kinds(bundle) == kinds
+    # a witness holds M_ref and the epochs a check may draw: 0-2 of a single-task run, 0-1 of a joint run's views
+    models = sorted(len(e["models"]) for e in bundle.items.values() if e["kind"] == "witness")
+    assert models == [3, 3, 4, 4]
     assert bundle.manifest["contents"] == {"scores": "witness", "null_permutations": N_PERM}
     nulls = [e for e in bundle.items.values() if e["kind"] == "null"]
     assert all(e["epochs"] == [1, 2] and e["n_perm"] == N_PERM and e["n_boot"] == 10 for e in nulls)
@@ -76,11 +78,18 @@ def test_bundled_nulls_and_effects_are_the_engines_bit_for_bit(design: dict, ref
         aucs = manipulation_aucs(scores[run.key], epochs=[1, 2])
         pd.testing.assert_frame_equal(decode_aucs(folder / "aucs.parquet"), aucs, check_exact=True)
     witnessed = {
-        frozenset(decode(p / "scores.parquet", "ref").query_id) for p in (bundle.root / ITEMS / "witness").glob("*/")
+        frozenset(decode_witness(p / "scores.parquet", "ref").query_id)
+        for p in (bundle.root / ITEMS / "witness").glob("*/")
     }
     for run in runs:  # max_queries 4: the check's subset is the probe's own, 4 members and 4 non-members
         assert frozenset(witness_ids(run.manifest, 0, 4)) in witnessed
         assert set(scores[run.key].query_id) == witness_ids(run.manifest, 0, 4)
+        [entry] = [e for e in bundle.items.values() if e["kind"] == "witness" and e["run"] == run.input_key]
+        kept = decode_witness(bundle.item_dir("witness", entry["key"]) / "scores.parquet", "theta-2")
+        theirs = scores[run.key][(scores[run.key].model == "theta") & (scores[run.key].epoch == 2)]
+        order = ["query_id", "manipulation"]
+        kept, theirs = (f.sort_values(order, ignore_index=True) for f in (kept, theirs))
+        assert np.array_equal(kept.loss, theirs.loss) and np.array_equal(kept.entropy, theirs.entropy)
 
 
 def test_a_check_of_a_design_bundle_recomputes_witnesses_and_small_runs_nulls(

@@ -7,7 +7,11 @@ import pandas as pd
 import pytest
 
 from iclmem.chapters.ch03_probing.claims import (
+    FEATURE_CATEGORIES,
     NEUTRAL_DELTA,
+    PAPER_PERTURBATION,
+    SHUFFLE_CATEGORY,
+    SKEW_CATEGORY,
     about_zero_agreement,
     effect_draws,
     equivalence_null_rate,
@@ -15,7 +19,7 @@ from iclmem.chapters.ch03_probing.claims import (
 )
 from iclmem.chapters.ch03_probing.probing import manipulation_aucs, manipulation_effects
 from iclmem.metrics import auc, membership_score
-from iclmem.probe.effects import group_ranks, group_ranks_of
+from iclmem.probe.effects import GROUPS, group_ranks, group_ranks_of
 from iclmem.report.records import record_from
 from iclmem.report.registry import CLAIMS
 from iclmem.stats import permuted_labels
@@ -102,7 +106,8 @@ def test_group_deltas_equal_a_slow_per_permutation_auc_averaged_over_the_group()
     score = membership_score("loss", (wide["theta"] - wide["ref"]).to_numpy())
     names = list(wide["theta"].columns)
     members_of = {g: [k for k in SUITE if k != "baseline" and g in (SUITE[k], k)] for g in ranks.groups}
-    assert ranks.groups == (*dict.fromkeys(c for k, c in SUITE.items() if k != "baseline"), "mixed_true_5_non_true_5")
+    assert ranks.groups == GROUPS  # every group C12 reads is in the suite
+    assert {SKEW_CATEGORY, SHUFFLE_CATEGORY, *FEATURE_CATEGORIES, PAPER_PERTURBATION["best_single"]} == set(GROUPS)
     for p, lab in enumerate(labels):
         slow = {k: auc(score[lab, names.index(k)], score[~lab, names.index(k)]) for k in SUITE}
         for g, group in enumerate(ranks.groups):
@@ -123,7 +128,7 @@ def test_effect_draws_observed_row_is_fig4s_mean_delta_auc():
     skew = [k for k, c in SUITE.items() if c == "skew_true"]
     assert draws.statistic("skew_true")[0] == pytest.approx(effects[skew].mean(), abs=1e-12)
     assert draws.statistic("mixed_true_5_non_true_5")[0] == pytest.approx(effects["mixed_true_5_non_true_5"])
-    assert draws.values.shape == (21, 6) and draws.statistic("baseline") is None
+    assert draws.values.shape == (21, len(GROUPS)) and draws.statistic("baseline") is None
     # configurations probing the same queries are permuted alike: the same frame twice gives the same null as once
     once = effect_draws([group_ranks(frames[0], 1)], n_perm=20, seed=0).values
     assert np.allclose(effect_draws([group_ranks(frames[0], 1)] * 2, n_perm=20, seed=0).values, once)
