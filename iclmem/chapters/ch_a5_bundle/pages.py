@@ -99,14 +99,16 @@ def _task_bytes(bundle: Bundle) -> pd.DataFrame:
 
 def size_projection(view: BundleView) -> pd.DataFrame:
     """Per stratum (Q x regime) of the bundle's grid: tasks bundled of the grid's, bytes per bundled task, and the
-    size the whole grid would take (a stratum not bundled yet at the mean bytes per task of those that are)."""
+    size the whole grid would take. A stratum not bundled yet is taken at the mean bytes per task of the bundled
+    ones of its regime (at another Q; of any regime if none): an upper bound for a smaller Q."""
     per_task = _task_bytes(view.bundle)
     strata = view.bundle.manifest["grid"].get("strata") or {}
-    mean = per_task.bytes.mean() if len(per_task) else float("nan")
+    regime = per_task.stratum.str.split(" ").str[-1]
     rows = []
     for name, n in sorted(strata.items()):
         done = per_task[per_task.stratum == name].bytes
-        each = done.mean() if len(done) else mean
+        alike = per_task[regime == name.split(" ")[-1]].bytes
+        each = done.mean() if len(done) else alike.mean() if len(alike) else per_task.bytes.mean()
         rows.append({"stratum": name, "bundled": f"{len(done)} of {n}", "per task": size_text(int(each)),
                      "projected": size_text(int(each * n)), "bytes": each * n})  # fmt: skip
     return pd.DataFrame(rows, columns=["stratum", "bundled", "per task", "projected", "bytes"])
