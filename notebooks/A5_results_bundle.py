@@ -39,16 +39,8 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 from IPython.display import display
 from myst_nb import glue
 
-from iclmem.chapters.ch_a5_bundle import (
-    bundle_table,
-    bundle_texts,
-    bundles_in_use,
-    contents_table,
-    drift_table,
-    landing_table,
-    plot_landings,
-    size_projection,
-)
+from iclmem.chapters.ch_a5_bundle import (bundle_table, bundle_texts, bundles_in_use, contents_table, drift_table,
+    landing_table, plot_landings, size_projection)
 from iclmem.report.display import use_book_tables
 
 use_book_tables()

@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ..data import SplitManifest, prepared_table
@@ -32,15 +31,16 @@ from ..integrity import served
 from ..ltm import ReferenceLTM
 from ..probe.effects import GROUPS, group_ranks, manipulation_aucs
 from ..probe.null import run_null
-from ..probe.run import probe_params, query_subset, reference_owner, reference_owner_of
+from ..probe.run import probe_params, reference_owner, reference_owner_of
 from ..regimes import MULTI_TASK, SINGLE_TASK_FIXED, _load, joint_input_key
 from ..store import canonical_json, content_key, input_key, results_root
 from ..sweep.gridfile import Grid
 from ..sweep.tasks import read_summary, reference_sha, spec_input_key, summary_dir, task_reference
-from .effects import encode_aucs, encode_ranks
+from .effect_codec import encode_aucs, encode_ranks
 from .layout import ITEMS, KINDS, MANIFEST, Bundle, BundleError, item_entry, read_bundle, write_manifest
-from .nulls import NullSettings, null_input_key
-from .nulls import encode as encode_null
+from .null_codec import NullSettings, null_input_key
+from .null_codec import encode as encode_null
+from .sampling import last_recomputable_epoch, witness_ids, witness_key
 from .scores import encode, encode_witness
 
 
@@ -103,11 +103,6 @@ def _scores(source: Path) -> Callable[[Path], None]:
     return fill
 
 
-def witness_key(run: str, probe: dict, reference: dict) -> str:
-    """The input key of a run's witness: the run's, and its probe's parameters."""
-    return input_key(run, "witness", probe, reference)
-
-
 def _witness(found: dict[str, Path], queries: set[int]) -> Callable[[Path], None]:
     """A witness item: the run's models' scores of ``queries`` only, in one file
     (:func:`iclmem.bundle.scores.encode_witness`)."""
@@ -123,7 +118,7 @@ def _witness(found: dict[str, Path], queries: set[int]) -> Callable[[Path], None
 
 
 def _effects(found: dict[str, Path], epochs: list[int]) -> Callable[[Path], None]:
-    """An effects item: the run's group rank sums and per-manipulation AUCs at ``epochs`` (:mod:`.effects`)."""
+    """An effects item: the run's group rank sums and per-manipulation AUCs at ``epochs`` (:mod:`.effect_codec`)."""
 
     def fill(folder: Path) -> None:
         scores = pd.concat([pd.read_parquet(path / "scores.parquet") for path in found.values()], ignore_index=True)
@@ -134,7 +129,7 @@ def _effects(found: dict[str, Path], epochs: list[int]) -> Callable[[Path], None
 
 
 def _null(found: dict[str, Path], epochs: list[int], null: NullSettings) -> Callable[[Path], None]:
-    """A null item: :func:`iclmem.probe.null.run_null` of the run's stored scores, as :mod:`.nulls` keeps it."""
+    """A null item: :func:`iclmem.probe.null.run_null` of the run's stored scores, as :mod:`.null_codec` keeps it."""
 
     def fill(folder: Path) -> None:
         scores = pd.concat([pd.read_parquet(path / "scores.parquet") for path in found.values()], ignore_index=True)
@@ -208,17 +203,6 @@ class Contents:
             raise BundleError(f"scores={self.scores!r}: a bundle keeps every score ('full') or a check's ('witness')")
         if self.null_permutations < 0:
             raise BundleError(f"null_permutations={self.null_permutations}: give 0 (no null) or more")
-
-
-def witness_ids(manifest: SplitManifest, seed: int, max_queries: int | None) -> set[int]:
-    """The queries a check probes again of a run split by ``manifest`` and probed with ``seed`` and ``max_queries``
-    (:func:`iclmem.bundle.recheck.recheck_queries` members and as many non-members: the probe's own seeded subset,
-    :func:`iclmem.probe.run.query_subset`)."""
-    from .recheck import recheck_queries
-
-    members, non_members = np.asarray(manifest.members), np.asarray(manifest.non_members)
-    keep_m, keep_n = query_subset(len(members), len(non_members), seed, recheck_queries(max_queries))
-    return {int(q) for q in (*members[keep_m], *non_members[keep_n])}
 
 
 def _single(store: Path, summary: dict, reference: ReferenceLTM, writer: _Writer) -> tuple[list[_Probed], str, str]:
@@ -297,7 +281,6 @@ def _bundle_task(
 ) -> None:
     """One task's items, from what the store holds: its run, every model's scores at its probed epochs (or their
     witnesses, and the null), its summary."""
-    from .recheck import last_recomputable_epoch
 
     spec = RunSpec(**summary["spec"])
     if spec.regime == SINGLE_TASK_FIXED:
@@ -422,4 +405,4 @@ def _made_entry(command: str, report: dict) -> dict:
     }
 
 
-__all__ = ["Contents", "machine", "make_bundle", "stratum", "witness_ids", "witness_key"]
+__all__ = ["Contents", "machine", "make_bundle", "stratum"]

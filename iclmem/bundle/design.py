@@ -21,9 +21,9 @@ import pandas as pd
 from ..probe.effects import GroupRanks
 from ..probe.null import assemble_null
 from ..store import content_key
-from .effects import decode_aucs, decode_ranks
+from .effect_codec import decode_aucs, decode_ranks
 from .layout import Bundle, BundleError
-from .nulls import decode as decode_null
+from .null_codec import decode as decode_null
 
 
 def _item_key(entry_key: str) -> str:

@@ -8,8 +8,8 @@ A bundle is a folder (``bundle/<name>/`` in the repository) holding::
 An item is one store artifact without what the book never reads (model weights, the run's copy of its
 manifest): a fine-tuning run's log, metrics and curve (``finetune``), one model's probe scores (``probe``), a
 sweep task's summary (``sweep``). A design too large to keep its scores keeps, instead of ``probe`` items, each
-probed run's membership null (``null``, :mod:`iclmem.bundle.nulls`), its manipulation effects (``effects``,
-:mod:`iclmem.bundle.effects`) and each model's scores of the few queries a
+probed run's membership null (``null``, :mod:`iclmem.bundle.null_codec`), its manipulation effects (``effects``,
+:mod:`iclmem.bundle.effect_codec`) and each model's scores of the few queries a
 check probes again (``witness``, :func:`iclmem.bundle.collect.witness_ids`); the engine never serves a witness.
 An item is named by its *input key*: the hash of everything that determines it
 except the code (:func:`iclmem.store.input_key`). A bundle is therefore found again after a change that moves

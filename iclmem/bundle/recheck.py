@@ -60,41 +60,17 @@ from ..sweep.tasks import task_reference
 from ..training import train, write_finished
 from ..workers import in_workers, worker_count
 from . import serve
-from .collect import machine, witness_key
+from .collect import machine
 from .layout import Bundle
-from .nulls import NullSettings
-from .nulls import decode as decode_null
+from .null_codec import NullSettings
+from .null_codec import decode as decode_null
+from .sampling import (
+    NULL_RECHECK_QUERIES,
+    last_recomputable_epoch,
+    recheck_queries,
+    witness_key,
+)
 from .scores import decode, decode_witness
-
-#: Members (and as many non-members) each draw probes again, a seeded subset of the bundle's (:func:`recheck_queries`):
-#: 8 + 8 queries x 48 manipulations compare 768 scores per model, and a design bundle's witnesses (the scores it keeps
-#: for them) stay near a tenth of its nulls' size.
-RECHECK_QUERIES = 8
-#: A draw of a run with at most this many members probes all of its queries, and recomputes its membership null
-#: too when the bundle keeps one (:mod:`iclmem.bundle.nulls`): the Q = 50 runs of a design, in about a minute each.
-NULL_RECHECK_QUERIES = 64
-#: A joint run's draws stop at this epoch (its training to epoch 100 costs more than the rest of a sample).
-JOINT_MAX_EPOCH = 1
-#: (learning rate at or above which, the last epoch a draw may take). Fine-tuning at the aggressive rates is chaotic:
-#: past these epochs the same run with two torch threads instead of one lands as far from itself as with a changed
-#: learning rate (``benchmarks/bundle_drift.py``, breast_cancer and diabetes: at lr 1e-2 the scores drift at most
-#: 0.06x the tolerance up to epoch 10 and 2,300-9,100x at epochs 50-100; at lr 1e-1 0.04x at epoch 1 and 235x at
-#: epoch 10), so another machine can recompute only the earlier epochs of such a run.
-CHAOTIC_EPOCHS: tuple[tuple[float, int], ...] = ((1e-2, 10), (1e-1, 1))
-
-
-def last_recomputable_epoch(learning_rate: float, joint: bool) -> int | None:
-    """The last epoch of a run a draw may take (None: any), from :data:`JOINT_MAX_EPOCH` and :data:`CHAOTIC_EPOCHS`."""
-    caps = [JOINT_MAX_EPOCH] if joint else []
-    caps += [epoch for rate, epoch in CHAOTIC_EPOCHS if learning_rate >= rate * (1 - 1e-9)]
-    return min(caps) if caps else None
-
-
-def recomputable_text() -> str:
-    """What :func:`last_recomputable_epoch` allows, in words (appendix A5)."""
-    rates = "; ".join(f"learning rate {rate:g} and above: up to epoch {epoch}" for rate, epoch in CHAOTIC_EPOCHS)
-    return f"{rates}; a joint run: up to epoch {JOINT_MAX_EPOCH}"
-
 
 #: Draws of a check by default: with 29 draws a change that moves a tenth of the bundle is seen with
 #: probability 1 - 0.9^29 = 95.3%.
@@ -313,13 +289,6 @@ def _compare_null(
     landing.max_abs["null"] = max_abs(mine[values], theirs[values])
 
 
-def recheck_queries(bundled: int | None) -> int:
-    """Members (and non-members) a draw probes again: :data:`RECHECK_QUERIES`, or the bundle's own cap when it is
-    smaller (then the seeded subset is the bundle's). Each query's contexts are seeded by its own id
-    (:mod:`iclmem.probe.contexts`), so a subset scores every query as the full probe did."""
-    return RECHECK_QUERIES if bundled is None else min(int(bundled), RECHECK_QUERIES)
-
-
 def _probe_args(probe: dict) -> dict:
     manipulations = probe["manipulations"]
     return {
@@ -455,8 +424,6 @@ __all__ = [
     "Landing",
     "Tolerance",
     "all_draws",
-    "last_recomputable_epoch",
-    "recomputable_text",
     "check_bundle",
     "detection_probability",
     "sample_draws",

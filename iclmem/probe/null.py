@@ -231,9 +231,10 @@ def null_summaries(
 def assemble_null(
     summary: pd.DataFrame, per_run: Mapping[str, pd.DataFrame], reading: str | None = None
 ) -> pd.DataFrame:
-    """:func:`null_summaries`' frame from each run's :func:`run_null` rows (``per_run``, by run key; computed here, or
-    kept in a results bundle, :mod:`iclmem.bundle.nulls`): every fine-tuned row of ``summary`` per permutation, with
-    :data:`PERMUTED_COLUMNS` replaced by their permuted values and, with ``reading``, the outcome recomputed."""
+    """:func:`null_summaries`' frame from each run's :func:`run_null` rows (``per_run``, by run key; computed here,
+    or kept in a results bundle, :mod:`iclmem.bundle.null_codec`): every fine-tuned row of ``summary`` per
+    permutation, with :data:`PERMUTED_COLUMNS` replaced by their permuted values and, with ``reading``, the outcome
+    recomputed."""
     fine = summary[summary.epoch > 0]
     missing = sorted(set(fine.run_key) - set(per_run))
     if missing:

@@ -8,11 +8,12 @@ import pandas as pd
 import pytest
 
 from iclmem.bundle import read_bundle, serve
-from iclmem.bundle.collect import Contents, make_bundle, witness_ids
-from iclmem.bundle.effects import decode_aucs, decode_ranks
+from iclmem.bundle.collect import Contents, make_bundle
+from iclmem.bundle.effect_codec import decode_aucs, decode_ranks
 from iclmem.bundle.layout import ITEMS, BundleError
-from iclmem.bundle.nulls import decode as decode_null
-from iclmem.bundle.recheck import RECHECK_QUERIES, check_bundle
+from iclmem.bundle.null_codec import decode as decode_null
+from iclmem.bundle.recheck import check_bundle
+from iclmem.bundle.sampling import RECHECK_QUERIES, witness_ids
 from iclmem.bundle.scores import decode_witness
 from iclmem.grid import probe_grid, run_grid
 from iclmem.ltm import ReferenceLTM

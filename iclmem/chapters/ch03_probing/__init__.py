@@ -1,14 +1,13 @@
 """Notebook 03, multiple-choice probing: IclMem Sec. 4.2, Sec. 5 ("Perturbation Effectiveness"), App. A.3.
 
-The names notebook 03 uses: claims C12a-c and the group rank sums and selection they rest on (:mod:`.claims`,
-:mod:`iclmem.probe.effects`), and the probing tables and figures (:mod:`.probing`).
+The names notebook 03 uses: claims C12a-c and the selection they rest on (:mod:`.claims`; the group rank sums and
+per-manipulation AUCs come from :mod:`iclmem.probe.effects`), and the probing tables and figures (:mod:`.probing`).
 """
 
 from iclmem.chapters.ch03_probing.claims import NEUTRAL_DELTA, perturbation_claims, replayed_selection
 from iclmem.chapters.ch03_probing.probing import (
     delta_frame,
     example_probe_contexts,
-    manipulation_aucs,
     membership_rows,
     perturbation_effectiveness,
     plot_delta_distributions,
@@ -18,14 +17,11 @@ from iclmem.chapters.ch03_probing.probing import (
     roc_frame,
     strongest_configuration,
 )
-from iclmem.probe.effects import group_ranks
 
 __all__ = [
     "NEUTRAL_DELTA",
-    "group_ranks",
     "delta_frame",
     "example_probe_contexts",
-    "manipulation_aucs",
     "membership_rows",
     "perturbation_claims",
     "perturbation_effectiveness",

@@ -23,7 +23,6 @@ from iclmem.chapters.ch03_probing.claims import (
 )
 from iclmem.metrics import membership_score
 from iclmem.outcomes import Outcome, with_primary_metric
-from iclmem.probe.effects import manipulation_aucs
 
 # --- tables -------------------------------------------------------------------------------------
 
@@ -88,7 +87,7 @@ def manipulation_effects(per_config: list[pd.DataFrame]) -> pd.DataFrame:
 def probing_vs_paper(summary: pd.DataFrame, per_config: list[pd.DataFrame]) -> pd.DataFrame:
     """Our probing headline numbers beside the paper's (Tab. 8 peaks; Sec. 5 / Fig. 4 perturbation effects).
 
-    ``per_config``: :func:`manipulation_aucs` frames of the configurations Fig. 4 averages over.
+    ``per_config``: :func:`iclmem.probe.effects.manipulation_aucs` frames of the configurations Fig. 4 averages over.
     Peaks are over the detectable-memorization configurations (epoch > 0), as Tab. 8 reports them,
     each AUC with the TPRs of its own primary metric (:func:`with_primary_metric`).
     """
@@ -132,7 +131,7 @@ def _fmt(v: object) -> str:
 def perturbation_effectiveness(per_config: list[pd.DataFrame]) -> pd.DataFrame:
     """Fig. 4: mean change of per-manipulation AUC over the baseline manipulation, by category.
 
-    ``per_config`` holds :func:`manipulation_aucs` frames of the configurations to average over
+    ``per_config`` holds :func:`iclmem.probe.effects.manipulation_aucs` frames of the configurations to average over
     (the paper uses its detectable-memorization configurations).
     """
     if not per_config:
@@ -281,7 +280,6 @@ __all__ = [
     "detectable_rows",
     "example_probe_contexts",
     "fine_tuned",
-    "manipulation_aucs",
     "manipulation_effects",
     "perturbation_effectiveness",
     "plot_delta_distributions",

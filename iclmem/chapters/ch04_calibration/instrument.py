@@ -297,7 +297,7 @@ def run_sensitivity(spec: SensitivitySpec, reference, probe: ProbeSettings = DEF
 def category_aucs(scores: pd.DataFrame, epoch: int) -> pd.DataFrame:
     """Per manipulation category: the mean AUC of the calibrated per-manipulation loss delta at ``epoch`` (App. A.3),
     highest first."""
-    from iclmem.chapters.ch03_probing.probing import manipulation_aucs
+    from iclmem.probe.effects import manipulation_aucs
 
     per = manipulation_aucs(scores, epochs=[epoch])
     return (

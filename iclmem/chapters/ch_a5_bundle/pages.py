@@ -20,7 +20,8 @@ from iclmem.bundle import read_bundle
 from iclmem.bundle.collect import stratum
 from iclmem.bundle.command import ensure_checked
 from iclmem.bundle.layout import Bundle
-from iclmem.bundle.recheck import detection_probability, recomputable_text
+from iclmem.bundle.recheck import detection_probability
+from iclmem.bundle.sampling import recomputable_text
 from iclmem.bundle.serve import bundle_roots, read_check
 from iclmem.grid import RunSpec
 from iclmem.store import content_key

@@ -17,9 +17,9 @@ from iclmem.chapters.ch03_probing.claims import (
     equivalence_null_rate,
     perturbation_claims,
 )
-from iclmem.chapters.ch03_probing.probing import manipulation_aucs, manipulation_effects
+from iclmem.chapters.ch03_probing.probing import manipulation_effects
 from iclmem.metrics import auc, membership_score
-from iclmem.probe.effects import GROUPS, group_ranks, group_ranks_of
+from iclmem.probe.effects import GROUPS, group_ranks, group_ranks_of, manipulation_aucs
 from iclmem.report.records import record_from
 from iclmem.report.registry import CLAIMS
 from iclmem.stats import permuted_labels
