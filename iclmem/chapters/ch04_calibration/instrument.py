@@ -309,17 +309,22 @@ def category_aucs(scores: pd.DataFrame, epoch: int) -> pd.DataFrame:
     )
 
 
+def error_bars(rows: pd.DataFrame, name: str) -> list[np.ndarray]:
+    """The lower and upper error bars of ``<name> AUC`` from its interval (``<name> lo``, ``<name> hi``), at least 0:
+    a percentile bootstrap of few resamples (a small ``n_boot``) can leave the point estimate outside its interval."""
+    auc = rows[f"{name} AUC"].to_numpy(dtype=float)
+    low, high = auc - rows[f"{name} lo"].to_numpy(dtype=float), rows[f"{name} hi"].to_numpy(dtype=float) - auc
+    return [np.clip(low, 0, None), np.clip(high, 0, None)]
+
+
 def plot_sensitivity(curve: pd.DataFrame) -> plt.Figure:
     """Probe AUC(Delta S) and the half-context attack against the vanilla attack's AUC, with intervals, the diagonal
     and 0.5."""
     fig, ax = plt.subplots(figsize=(5.2, 4.4))
-    x, xerr = (
-        curve["vanilla AUC"],
-        [curve["vanilla AUC"] - curve["vanilla lo"], curve["vanilla hi"] - curve["vanilla AUC"]],
-    )
+    x, xerr = curve["vanilla AUC"], error_bars(curve, "vanilla")
     for name, colour, marker in (("probe", "#d62728", "o"), ("half-context", "#1f77b4", "s")):
         y = curve[f"{name} AUC"]
-        yerr = [y - curve[f"{name} lo"], curve[f"{name} hi"] - y]
+        yerr = error_bars(curve, name)
         ax.errorbar(
             x,
             y,
@@ -349,6 +354,7 @@ __all__ = [
     "SensitivitySpec",
     "category_aucs",
     "context_attack",
+    "error_bars",
     "run_sensitivity",
     "plot_sensitivity",
     "sensitivity_specs",

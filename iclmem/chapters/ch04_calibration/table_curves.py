@@ -28,7 +28,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch04_calibration.instrument import sensitivity_specs, sensitivity_table
+from iclmem.chapters.ch04_calibration.instrument import error_bars, sensitivity_specs, sensitivity_table
 from iclmem.chapters.ch04_calibration.probe_settings import DEFAULT_PROBE, ProbeSettings
 from iclmem.data import Dataset
 from iclmem.grid import RunSpec, probe_grid, run_grid, table_of
@@ -214,8 +214,8 @@ def plot_table_curves(curve: pd.DataFrame) -> plt.Figure:
             ax.errorbar(
                 x,
                 y,
-                xerr=[x - rows["vanilla lo"], rows["vanilla hi"] - x],
-                yerr=[y - rows["probe lo"], rows["probe hi"] - y],
+                xerr=error_bars(rows, "vanilla"),
+                yerr=error_bars(rows, "probe"),
                 fmt=marker,
                 color=colour,
                 ms=4,
