@@ -72,6 +72,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         shared_file_values,
         with_shared_defaults,
     )
+    from iclmem.book.own_book import own_table_controls
 
     declared = notebook_parameters(read_notebook(args.notebook))
     file_values: dict[str, Any] = {}
@@ -83,6 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if skipped:
             print(f"{args.parameters_file}: not parameters of {args.notebook.name}, skipped: {', '.join(skipped)}")
     values = parse_cli_parameters(declared, [tuple(p) for p in args.parameter], file_values)
+    values = {**own_table_controls(declared, values), **values}  # your table's controls run on it (notebook 04)
     shared = read_shared_defaults(project_root(args.notebook.resolve().parent) / SHARED_DEFAULTS)
     values = with_shared_defaults(declared, shared_defaults_of(shared, args.notebook.stem), values)  # -p and -f win
     out = run_notebook(args.notebook, values, args.output, progress=not args.no_progress)
@@ -111,7 +113,12 @@ def cmd_params(args: argparse.Namespace) -> int:
 
 def add_book(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("book", help="execute the notebooks of _toc.yml (cached) and build the html book")
-    p.add_argument("--root", type=Path, help="project folder with _config.yml and _toc.yml (default: this project)")
+    p.add_argument(
+        "--root",
+        type=Path,
+        help="project folder with _config.yml and _toc.yml (default: the one at or above this folder, else the "
+        "checkout the iclmem package was installed from)",
+    )
     p.add_argument(
         "--build-dir", type=Path, help="build folder (default: <root>/_build); html lands in <build-dir>/html"
     )
@@ -152,7 +159,10 @@ def add_book(subparsers: Subparsers) -> None:
         "_build/<grid name>)",
     )
     p.add_argument(
-        "--out", type=Path, help="with --chapters or --grid: the build folder (default: _build/<table or grid name>)"
+        "--out",
+        type=Path,
+        help="with --chapters or --grid: the build folder (default: _build/<table or grid name> of the project, or of "
+        "this folder when run outside the project)",
     )
     _results_arg(p, "with --chapters: its results store (default: <out>/results); with --grid: the sweep's store")
     p.add_argument(
@@ -166,14 +176,14 @@ def add_book(subparsers: Subparsers) -> None:
 def cmd_book(args: argparse.Namespace) -> int:
     from iclmem.book.build import build_book, notebook_pages, resolve_notebook_key
     from iclmem.book.execute import (
+        book_root,
         notebook_parameters,
         parse_cli_value,
-        project_root,
         read_notebook,
         read_parameters_file,
     )
 
-    root = args.root.resolve() if args.root else project_root()
+    root = args.root.resolve() if args.root else book_root()
     _bundles_for_build(args.recompute)
     if args.grid:
         return _grid_book(args, root)
@@ -239,6 +249,14 @@ def _report_build(result: Any, no_html: bool) -> int:
     return 0
 
 
+def _default_build(root: Path, name: str) -> Path:
+    """The build folder of a book of your own table or grid without ``--out``: ``_build/<name>`` of the project when
+    run inside it, else of the folder the command runs in (the project may be a checkout elsewhere)."""
+    here = Path.cwd().resolve()
+    base = root if here == root or root in here.parents else here
+    return base / "_build" / name
+
+
 def _own_book(args: argparse.Namespace, root: Path) -> int:
     from iclmem.book.execute import read_parameters_file
     from iclmem.book.own_book import build_own_book
@@ -254,7 +272,7 @@ def _own_book(args: argparse.Namespace, root: Path) -> int:
             "target: ...), shared by every chapter; per-notebook sections are for the main book."
         )
     name = Path(str(values["data_path"])).stem if values.get("data_path") else "own_tables"
-    out = args.out or root / "_build" / name
+    out = args.out or _default_build(root, name)
     result = build_own_book(
         root,
         values,
@@ -290,7 +308,7 @@ def _grid_book(args: argparse.Namespace, root: Path) -> int:
             "runs only with the grid's values: leave them out of -f"
         )
     chapters = [c.strip() for c in args.chapters.split(",") if c.strip()] if args.chapters else list(GRID_CHAPTERS)
-    out = args.out or root / "_build" / grid.name
+    out = args.out or _default_build(root, grid.name)
     store = results_root(args.results).resolve()
     print(f"rendering {', '.join(chapters)} from the store {store} (grid {grid.name!r}: {len(grid.specs)} tasks)")
     result = build_own_book(

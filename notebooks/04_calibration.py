@@ -60,19 +60,19 @@ margin_rule: str = "delta_tpr"  # App. A.4's calibrated margin: delta_tpr | tpr_
 outcome_rule: str = "bound"  # the reading of Tab. 3 the claims use: text | printed | bound (all three are shown)
 n_permutations: int = 1000  # membership permutations of every claim's null (0: no null, no claim can read "reproduced")
 shuffled_condition: str = "members"  # the label condition Tab. 3's shuffled-label check compares with N
-control_dataset: str = "breast_cancer"  # positive control: labels of members and non-members randomized (scikit-learn's table)
+control_dataset: str = "breast_cancer"  # positive control: labels of members and non-members randomized (your own table: it)
 control_query_size: int = 50  # 50 + 50 probed queries: enough for an interval that can exclude chance
 control_context_size: int = 64
 control_epochs: list = [10, 50, 250]  # probing epochs of the sensitivity curve (Tab. 2's: 1, 2, 5, 10, 50, 100, 250, 500)
 control_learning_rates: list = [0.0003, 0.001, 0.003]  # memorization strengths of the sensitivity curve, with the epochs
 control_label_condition: str = "all"  # all: permuted labels in both pools | flip: every label moved to another class
-curve_datasets: list = ["spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices"]  # the curve on every table (and control_dataset)
+curve_datasets: list = ["spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices"]  # the curve on every table (and control_dataset; your own table: it)
 curve_learning_rates: list = [0.01, 0.001]  # memorization strengths of the curve on those tables, at Q of control_query_size ...
 curve_epochs: list = [10, 100]  # ... and probing epochs (at context_size: their N runs are runs of the grid)
 curve_conditions: list = ["none", "all"]  # N and All (both pools permuted)
 p1_vanilla_bound: float = 0.7  # the rule of P1: the weakest cell under All whose vanilla-attack lower bound exceeds this
 member_control: bool = True  # P3: score the non-members of M rows on a shuffled label too (one probe pass per M row)
-factor_seen: str = "wine_pl"  # the table where the probe sees: one factor at a time from it and from the control ("": skip)
+factor_seen: str = "wine_pl"  # the table where the probe sees: one factor at a time from it and from the control ("": skip; your own table: it)
 strong_seeds: list = [0, 1]  # seeds of the strong signal (the seen cell of factor_seen) read again ([]: skip)
 
 # %% tags=["remove-cell"]
@@ -103,7 +103,8 @@ from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of
 from iclmem.adapters import load_model
 from iclmem.chapters.ch04_calibration import (binned_table, context_ladder, curve_settings, factor_cases, factor_table,
     ladder_drop, member_only_control, p1_cells, p3_record, plot_table_curves, pretraining_min_context, recall_cells,
-    recall_sensitivity, rule_p1, run_table_curves, strong_signal, strongest_factor, weakest_per_table, weakest_text)
+    recall_sensitivity, rule_p1, run_table_curves, strong_signal, strongest_factor, weakest_per_table, weakest_text,
+    factors_unfit, not_run_note)
 from iclmem.chapters.ch04_calibration import HEALTHY_MAX_RATIO, LADDER_KS
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
@@ -446,15 +447,17 @@ pd.Series(null).to_frame("negative control")
 # %%
 control_spec = SensitivitySpec(control_dataset, control_learning_rates, control_epochs, control_query_size,
                               control_context_size, control_label_condition, n_permutations)
-sens = run_sensitivity(control_spec, reference, probe_settings)
+sens = run_sensitivity(control_spec, reference, probe_settings, tables)  # on control_dataset, or skipped (sens.skipped)
 weakest = weakest_detection(sens.curve)
-glue_text("weakest", weakest["text"])
+glue_text("weakest", f"the control was not run ({sens.skipped})" if sens.skipped else weakest["text"])
 glue_text("control_setting", f"{control_query_size} members of {control_dataset} (label condition {control_label_condition}), "
           f"a {control_context_size}-row context")
-fig = plot_sensitivity(sens.curve)
+fig = None if sens.skipped else plot_sensitivity(sens.curve)
+note = not_run_note({f"the positive control on `{control_dataset}`": sens.skipped})
+Markdown(note) if note else None
 
 # %%
-sens.curve.drop(columns="run_key")
+sens.curve.drop(columns="run_key", errors="ignore")
 
 # %% [markdown]
 # Across the curve, {glue:text}`weakest`. Points on the diagonal would mean the probe reads all
@@ -467,8 +470,8 @@ sens.curve.drop(columns="run_key")
 # the curve (mean AUC of the calibrated per-manipulation loss delta):
 
 # %%
-top = sens.strongest()
-category_aucs(sens.scores[top.run_key], int(top.epoch))
+top = sens.strongest()  # None when the control was not run
+category_aucs(sens.scores[top.run_key], int(top.epoch)) if top is not None else pd.DataFrame()
 
 # %% [markdown]
 # ## Where the probe sees: the curve on every table
@@ -480,14 +483,20 @@ category_aucs(sens.scores[top.run_key], int(top.epoch))
 # runs are the grid's own runs, read from the store), the control's table at the control's settings
 # (its All runs are the control's). Each point is one (run, probing epoch) at $Q$ =
 # `control_query_size`, the vanilla attack's AUC against the probe's, both with 95% intervals.
+# A book of your own table (`iclmem book --chapters`, `iclmem run` with `data_path`) names it as
+# `control_dataset`, `curve_datasets` and `factor_seen`: its controls run on your table alone, and a
+# control your table cannot carry is skipped with one line that says why.
 
 # %%
 settings = curve_settings(list(tables) if data_path else curve_datasets, curve_learning_rates, curve_epochs, context_size,
-                          control_dataset, control_learning_rates, control_epochs, control_context_size)
+                          None if sens.skipped else control_dataset, control_learning_rates, control_epochs,
+                          control_context_size)
 curves = run_table_curves(settings, curve_conditions, control_query_size, reference, probe_settings, tables=tables)
 weakest_tables = weakest_per_table(curves.curve)
 glue_text("weakest_tables", weakest_text(weakest_tables))
 fig = plot_table_curves(curves.curve)
+note = not_run_note({f"the curve on `{table}`": why for table, why in curves.skipped.items()})
+Markdown(note) if note else None
 
 # %%
 weakest_tables
@@ -497,7 +506,7 @@ weakest_tables
 # {glue:text}`weakest_tables`. The full curve:
 
 # %%
-curves.curve.drop(columns="run_key")
+curves.curve.drop(columns="run_key", errors="ignore")
 
 # %% [markdown]
 # ## P1 at a cell chosen by a stated rule
@@ -515,7 +524,7 @@ p1_rule = f"the rule 'weakest cell under All whose vanilla lower bound exceeds {
 p1_cell, p1_null, p1_bounds = rule_p1(curves.curve, curves.vanilla_scores, curves.summary, curves.scores,
                                       p1_vanilla_bound, n_permutations, seed, n_boot)
 glue_text("p1_bound", f"{p1_vanilla_bound:g}")
-p1_cells({"strongest memorization (the control)": sens.strongest(), "P1's rule": p1_cell})
+p1_cells({**({"strongest memorization (the control)": top} if top is not None else {}), "P1's rule": p1_cell})
 
 # %% [markdown]
 # ## The probe where the model is healthy: a recall control
@@ -547,15 +556,18 @@ recall
 # AUC($\Delta S$) on the loss, its change from the starting cell, and the vanilla attack beside it:
 
 # %%
+curve_tables = [s.dataset for s in settings if s.dataset not in curves.skipped]
+seen_task = table_of(factor_seen, tables).task if factor_seen in curve_tables else None
+factors_skip = factors_unfit(factor_seen, curve_tables, seen_task, top is not None)  # "" when the factors run
+run_factors = not factors_skip
 seen_spec = RunSpec(factor_seen, max(curve_learning_rates), control_query_size, "none", max(curve_epochs), seed, context_size)
-blind_spec = RunSpec(control_dataset, float(top.learning_rate), control_query_size, control_label_condition,
-                     max(control_epochs), seed, control_context_size)
-run_factors = factor_seen in {s.dataset for s in settings} and table_of(factor_seen, tables).task == "regression"
+blind_spec = (RunSpec(control_dataset, float(top.learning_rate), control_query_size, control_label_condition,
+                      max(control_epochs), seed, control_context_size) if top is not None else None)
 binned = {f"{factor_seen}_binned": binned_table(table_of(factor_seen, tables))} if run_factors else {}
 factors = (factor_table(factor_cases(seen_spec, max(curve_epochs), blind_spec, int(top.epoch), f"{factor_seen}_binned",
                                      n_candidates), reference, {**tables, **binned}, max_queries, n_boot, seed)
            if run_factors else pd.DataFrame())
-glue_text("strongest_factor", strongest_factor(factors) if run_factors else "not run (no regression factor_seen table)")
+glue_text("strongest_factor", strongest_factor(factors) if run_factors else f"not run ({factors_skip})")
 glue_text("n_bins", next(iter(binned.values())).target.nunique() if binned else "-")
 factors
 
@@ -599,10 +611,10 @@ strong[2]
 glue_text("ladder_ks", and_list(LADDER_KS))
 glue_text("pretrain_min_context", pretraining_min_context(model))
 glue_text("v1_min_context", pretraining_min_context("reference-v1"))
-ladder = context_ladder(sens.runs[top.run_key], table_of(control_dataset, tables),
-                        int(top.epoch), reference, n_candidates, seed, n_boot)
-glue_text("ladder_drop", ladder_drop(ladder))
-glue_text("ladder_drop_changed", ladder_drop(ladder, "label changed"))
+ladder = (context_ladder(sens.runs[top.run_key], table_of(control_dataset, tables), int(top.epoch), reference,
+                         n_candidates, seed, n_boot) if top is not None else pd.DataFrame())
+glue_text("ladder_drop", ladder_drop(ladder) if top is not None else "not run (no positive control)")
+glue_text("ladder_drop_changed", ladder_drop(ladder, "label changed") if top is not None else "not run")
 ladder
 
 # %% [markdown]

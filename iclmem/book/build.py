@@ -45,10 +45,10 @@ from iclmem.atomic import remove_dead_leftovers, remove_leftovers
 from iclmem.book.execute import (
     SHARED_DEFAULTS,
     UsageError,
+    book_root,
     check_parameters,
     execute,
     notebook_parameters,
-    project_root,
     read_notebook,
     read_shared_defaults,
     shared_defaults_of,
@@ -457,13 +457,14 @@ def build_book(
     ``overrides`` maps a notebook (toc name such as ``notebooks/01_split_validation``, or its
     stem) to parameter values; they are checked like ``iclmem run``'s, all before anything runs, and
     win over the shared defaults of ``<root>/book/defaults.yaml`` (:func:`iclmem.book.execute.with_shared_defaults`).
-    Notebooks run with the project root as working directory. ``force`` re-executes every notebook.
+    Notebooks run with the project root as working directory (``root`` None: :func:`~iclmem.book.execute.book_root`).
+    ``force`` re-executes every notebook.
     Reader pages (see :data:`READER_PARAMETER`) run after all other notebooks, with
     ``executed_dir`` set to this build's executed folder unless an override sets it (it is passed
     only where it differs from the notebook's default). ``jobs`` > 1 executes the lanes of
     ``book/lanes.yaml`` side by side (:mod:`iclmem.book.lanes`), each notebook as it would alone.
     """
-    root = Path(root).resolve() if root is not None else project_root()
+    root = Path(root).resolve() if root is not None else book_root()
     build = Path(build_dir).resolve() if build_dir is not None else root / "_build"
     pages = toc_pages(root)
     notebooks = {p.name: p for p in pages if p.is_notebook}

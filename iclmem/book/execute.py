@@ -504,6 +504,44 @@ def project_root(start: str | Path | None = None) -> Path:
     return here
 
 
+#: The files that make a folder a book project ``iclmem book`` can build (the checkout, or a copy of its book files).
+BOOK_FILES: tuple[str, ...] = ("_config.yml", "_toc.yml")
+
+
+def is_book_project(folder: Path) -> bool:
+    """Whether ``folder`` holds every file of :data:`BOOK_FILES`."""
+    return all((folder / name).is_file() for name in BOOK_FILES)
+
+
+def package_checkout() -> Path | None:
+    """The checkout the imported ``iclmem`` package lives in (an editable install, or ``PYTHONPATH``) when it is a
+    book project; None for an installed copy without the book (a wheel in ``site-packages``)."""
+    folder = Path(__file__).resolve().parents[2]  # <checkout>/iclmem/book/execute.py
+    return folder if is_book_project(folder) else None
+
+
+def book_root(start: str | Path | None = None) -> Path:
+    """The book project ``iclmem book`` builds when ``--root`` is not given.
+
+    The nearest folder at or above ``start`` (default: cwd) that is a book project (:data:`BOOK_FILES`), so a
+    checkout, or a copy of its book files, is found from inside it; else the checkout of the imported package, so the
+    command also runs from a folder of your own (your table and parameters file beside you); else a
+    :class:`UsageError` that says what was searched.
+    """
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if is_book_project(folder):
+            return folder
+    checkout = package_checkout()
+    if checkout is None:
+        raise UsageError(
+            f"no book project found: no folder at or above {here} holds {' and '.join(BOOK_FILES)}, and the iclmem "
+            f"package ({Path(__file__).resolve().parents[1]}) is not in a checkout of the project; run from the "
+            "project's folder or pass --root PATH (the folder that holds _config.yml and _toc.yml)"
+        )
+    return checkout
+
+
 def default_output_path(notebook: str | Path) -> Path:
     """Where ``iclmem run`` writes an executed notebook by default: ``_build/runs/<stem>.ipynb``."""
     return project_root() / "_build" / "runs" / f"{Path(notebook).stem}.ipynb"

@@ -9,13 +9,18 @@ parameters file is one flat mapping shared by every chapter (``data_path``, ``ta
 store, ``<out>/results`` unless ``results`` says otherwise, so nothing of the main book's build
 folder or store is read or written, and a chapter reuses what an earlier one computed (notebook
 03 and 04 probe the runs notebook 02 fine-tuned).
+
+The controls run on your table too (:func:`own_table_controls`): notebook 04's ``control_dataset``,
+``curve_datasets`` and ``factor_seen`` name it unless the file sets them, so no shipped table is fine-tuned for a
+book of yours; a control your table cannot carry is skipped on the page with one line that says why
+(:mod:`iclmem.chapters.ch04_calibration.instrument_fit`). ``iclmem run`` with ``data_path`` does the same.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +43,25 @@ CHAPTER_GROUPS: dict[str, tuple[str, ...]] = {
     "regimes": ("05_realistic_regimes",),
 }
 #: Parameters holding a path (:mod:`iclmem.book.shareable`) are made absolute against the directory the command runs in.
+
+#: Notebook 04's parameters that name the tables of its controls (the positive control, the per-table sensitivity
+#: curve, the factor table's seen cell), each as its parameter takes a table's name.
+OWN_TABLE_CONTROLS: dict[str, Callable[[str], Any]] = {
+    "control_dataset": str,
+    "curve_datasets": lambda name: [name],
+    "factor_seen": str,
+}
+
+
+def own_table_controls(declared: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The control parameters of :data:`OWN_TABLE_CONTROLS` that a notebook declares and ``values`` leave out, set to
+    the table of ``values["data_path"]`` by its name (the file's stem, as
+    :func:`~iclmem.book.table_parameters.notebook_tables` names it); {} without a table of your own."""
+    path = values.get("data_path")
+    if not path:
+        return {}
+    name = Path(str(path)).stem
+    return {k: as_value(name) for k, as_value in OWN_TABLE_CONTROLS.items() if k in declared and k not in values}
 
 
 def chapter_stems(chapters: Sequence[str], available: Sequence[str]) -> list[str]:
@@ -122,7 +146,11 @@ def build_own_book(
     declared = {s: notebook_parameters(read_notebook(root / "notebooks" / f"{s}.py")) for s in stems}
     known = project_parameter_names(root)
     overrides = {
-        f"notebooks/{s}": shared_file_values(declared[s], values, known, "the parameters file")[0] for s in stems
+        f"notebooks/{s}": {
+            **own_table_controls(declared[s], values),
+            **shared_file_values(declared[s], values, known, "the parameters file")[0],
+        }
+        for s in stems
     }
     table = (
         Path(str(values["data_path"])).stem
@@ -145,8 +173,10 @@ def build_own_book(
 
 __all__ = [
     "CHAPTER_GROUPS",
+    "OWN_TABLE_CONTROLS",
     "absolute_paths",
     "build_own_book",
     "chapter_stems",
+    "own_table_controls",
     "write_project",
 ]

@@ -111,11 +111,17 @@ def test_one_file_drives_01_to_04_and_runs_are_fine_tuned_once(chain):
     assert len(made) == 2  # one learning rate x one Q x two label conditions
     assert runs_after["03_multiple_choice_probing"] == made  # 03 probed 02's runs: no second fine-tuning
     control = set(runs_after["04_calibration"]) - set(made)
-    # 04 adds its positive control (breast_cancer, All) and the curve on every table: breast_cancer under N, and the
-    # table under N and All at control_query_size (20, not the grid's 24); the grid's runs are reused
-    assert len(control) == 4
-    manifests = [p for p in (store / "manifests").glob("my_table-Q24-*.json") if not p.name.endswith(".complete.json")]
-    assert len(manifests) == 2  # 01's manifests, reused by 02 (each beside its completion record)
+    # 04 adds its positive control on the table itself (All) and the table's curve, which is the control's setting
+    # under N and All at control_query_size (20, not the grid's 24): its All run is the control's; the grid's runs
+    # are reused, and no shipped table is fine-tuned (issue 57: breast_cancer's control used to run here too)
+    assert len(control) == 2
+    manifests = [p for p in (store / "manifests").glob("*.json") if not p.name.endswith(".complete.json")]
+    assert sorted(p.name for p in manifests) == [
+        "my_table-Q20-s3-all.json",
+        "my_table-Q20-s3-none.json",
+        "my_table-Q24-s3-members.json",
+        "my_table-Q24-s3-none.json",
+    ]  # 01's manifests (Q24), reused by 02, and the controls' (Q20), each beside its completion record
     assert runs_after["book"] == runs_after["04_calibration"]  # the book trained nothing again
     nb04 = nbformat.read(tmp / "_build" / "runs" / "04_calibration.ipynb", as_version=4)
     outputs = [
@@ -127,6 +133,28 @@ def test_one_file_drives_01_to_04_and_runs_are_fine_tuned_once(chain):
         TINY["probe_epochs"][1:]
     )  # one row per configuration (dataset, Q, lr, epoch > 0)
     assert "my_table" in body
+
+
+def test_the_controls_of_a_book_of_your_table_ran_on_it(chain):
+    """Notebook 04's controls name your table, in the commands' run and in the book's; the page says so."""
+    tmp = chain[0]
+    for path in (
+        tmp / "_build" / "runs" / "04_calibration.ipynb",
+        tmp / "_build" / "my_table" / "executed" / "notebooks" / "04_calibration.ipynb",
+    ):
+        nb = nbformat.read(path, as_version=4)
+        recorded = nb.metadata["papermill"]["parameters"]
+        assert (recorded["control_dataset"], recorded["curve_datasets"], recorded["factor_seen"]) == (
+            "my_table",
+            ["my_table"],
+            "my_table",
+        )
+        glued = {k: v.get("application/papermill.record/text/plain", "") for k, v in _glued(path).items()}
+        assert "20 members of my_table" in glued["control_setting"]
+        assert "'my_table' is a classification table" in glued["strongest_factor"]  # one line says why: not run
+        shown = [c for c in nb.cells if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", [])]
+        text = json.dumps([o.get("data", {}) for c in shown for o in c.get("outputs", [])])
+        assert "breast_cancer" not in text and "wine_pl" not in text  # no shipped table on the page
 
 
 def test_the_pages_say_which_table_they_ran_on(chain):

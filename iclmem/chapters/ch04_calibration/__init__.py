@@ -35,6 +35,7 @@ from iclmem.chapters.ch04_calibration.instrument_factors import (
     factor_table,
     strongest_factor,
 )
+from iclmem.chapters.ch04_calibration.instrument_fit import factors_unfit, not_run_note
 from iclmem.chapters.ch04_calibration.instrument_recall import (
     HEALTHY_MAX_RATIO,
     HEALTHY_MIN_HELD_OUT_GAIN,
@@ -95,12 +96,14 @@ __all__ = [
     "exhaustive_table",
     "factor_cases",
     "factor_table",
+    "factors_unfit",
     "fit_printed_reading",
     "grid_options",
     "instrument_claims",
     "ladder_drop",
     "member_only_control",
     "negative_control",
+    "not_run_note",
     "outcome_null_shares",
     "outcome_shares",
     "outcomes_with_null",

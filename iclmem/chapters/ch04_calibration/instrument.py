@@ -26,7 +26,7 @@ module builds that evidence on one table:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
@@ -39,6 +39,7 @@ from iclmem.chapters.ch04_calibration.instrument_cells import (
     selection_null,
     strongest_setting,
 )
+from iclmem.chapters.ch04_calibration.instrument_fit import control_unfit
 from iclmem.chapters.ch04_calibration.probe_settings import DEFAULT_PROBE, ProbeSettings
 from iclmem.data import Dataset
 from iclmem.finetune import FinetuneRun, prepare_run_data
@@ -243,10 +244,11 @@ class Sensitivity:
     ]  # "<run key>@<epoch>" -> the probe's lower bounds under membership permutations
     null_selection: np.ndarray | None = None  # per null draw, the curve row it chooses (selection_null)
     runs: dict[str, FinetuneRun] | None = None  # the control's runs by key (the context ladder reads them)
+    skipped: str = ""  # why the control was not run on its table (:func:`.instrument_fit.control_unfit`); "" if run
 
-    def strongest(self) -> pd.Series:
-        """The curve's row with the strongest memorization (:func:`strongest_setting`)."""
-        return strongest_setting(self.curve)
+    def strongest(self) -> pd.Series | None:
+        """The curve's row with the strongest memorization (:func:`strongest_setting`); None when nothing was run."""
+        return None if self.curve.empty else strongest_setting(self.curve)
 
 
 @dataclass(frozen=True)
@@ -264,27 +266,43 @@ class SensitivitySpec:
     n_permutations: int = 100
 
 
-def run_sensitivity(spec: SensitivitySpec, reference, probe: ProbeSettings = DEFAULT_PROBE) -> Sensitivity:
+def run_sensitivity(
+    spec: SensitivitySpec,
+    reference,
+    probe: ProbeSettings = DEFAULT_PROBE,
+    tables: Mapping[str, Dataset] | None = None,
+) -> Sensitivity:
     """Fine-tune (or load) the control's runs, probe them at ``spec.epochs``, and build the curve and the probe's null
     bounds.
 
-    The runs are cached in the results store like every other run.
+    ``spec.dataset`` is a table of ``tables`` (a file of your own) or a table's name. The runs are cached in the
+    results store like every other run. A table that cannot carry the control (:func:`.instrument_fit.control_unfit`)
+    runs nothing: the result is empty and ``skipped`` says why.
     """
-    from iclmem.data import prepared_table
-    from iclmem.grid import probe_grid, run_grid
+    from iclmem.grid import probe_grid, run_grid, table_of
 
+    table = table_of(spec.dataset, tables)
+    skipped = control_unfit(table, spec.query_size, [spec.label_condition])
+    if skipped:
+        return Sensitivity(pd.DataFrame(), pd.DataFrame(), {}, {}, skipped=skipped)
     seed, n_boot, n_permutations, epochs = probe.seed, probe.n_boot, spec.n_permutations, spec.epochs
     specs = sensitivity_specs(
         spec.dataset, spec.learning_rates, epochs, spec.query_size, spec.context_size, seed, spec.label_condition
     )
-    runs = run_grid(specs, reference)
+    runs = run_grid(specs, reference, tables={spec.dataset: table})
     summary, scores = probe_grid(
-        specs, runs, reference, list(epochs), probe.n_candidates, probe.max_queries, seed, n_boot
+        specs,
+        runs,
+        reference,
+        list(epochs),
+        probe.n_candidates,
+        probe.max_queries,
+        seed,
+        n_boot,
+        tables={spec.dataset: table},
     )
     vanilla: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    curve = sensitivity_table(
-        specs, runs, summary, prepared_table(spec.dataset), reference, epochs, n_boot, seed, vanilla
-    )
+    curve = sensitivity_table(specs, runs, summary, table, reference, epochs, n_boot, seed, vanilla)
     bounds: dict[str, np.ndarray] = {}
     selection = None
     if n_permutations:
@@ -309,17 +327,22 @@ def category_aucs(scores: pd.DataFrame, epoch: int) -> pd.DataFrame:
     )
 
 
+def error_bars(rows: pd.DataFrame, name: str) -> list[np.ndarray]:
+    """The lower and upper error bars of ``<name> AUC`` from its interval (``<name> lo``, ``<name> hi``), at least 0:
+    a percentile bootstrap of few resamples (a small ``n_boot``) can leave the point estimate outside its interval."""
+    auc = rows[f"{name} AUC"].to_numpy(dtype=float)
+    low, high = auc - rows[f"{name} lo"].to_numpy(dtype=float), rows[f"{name} hi"].to_numpy(dtype=float) - auc
+    return [np.clip(low, 0, None), np.clip(high, 0, None)]
+
+
 def plot_sensitivity(curve: pd.DataFrame) -> plt.Figure:
     """Probe AUC(Delta S) and the half-context attack against the vanilla attack's AUC, with intervals, the diagonal
     and 0.5."""
     fig, ax = plt.subplots(figsize=(5.2, 4.4))
-    x, xerr = (
-        curve["vanilla AUC"],
-        [curve["vanilla AUC"] - curve["vanilla lo"], curve["vanilla hi"] - curve["vanilla AUC"]],
-    )
+    x, xerr = curve["vanilla AUC"], error_bars(curve, "vanilla")
     for name, colour, marker in (("probe", "#d62728", "o"), ("half-context", "#1f77b4", "s")):
         y = curve[f"{name} AUC"]
-        yerr = [y - curve[f"{name} lo"], curve[f"{name} hi"] - y]
+        yerr = error_bars(curve, name)
         ax.errorbar(
             x,
             y,
@@ -349,6 +372,7 @@ __all__ = [
     "SensitivitySpec",
     "category_aucs",
     "context_attack",
+    "error_bars",
     "run_sensitivity",
     "plot_sensitivity",
     "sensitivity_specs",

@@ -41,6 +41,8 @@ def rule_setting(
     is clearly there, with the least fine-tuning pressure on it (nearest the paper's settings, farthest from
     collapse). None when no cell clears the bound.
     """
+    if curve.empty:
+        return None
     part = curve if "condition" not in curve.columns else curve[curve.condition == condition]
     clear = part[part["vanilla lo"] > bound]
     return None if clear.empty else clear.loc[clear["vanilla AUC"].idxmin()]

@@ -28,7 +28,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch04_calibration.instrument import sensitivity_specs, sensitivity_table
+from iclmem.chapters.ch04_calibration.instrument import error_bars, sensitivity_specs, sensitivity_table
+from iclmem.chapters.ch04_calibration.instrument_fit import control_unfit
 from iclmem.chapters.ch04_calibration.probe_settings import DEFAULT_PROBE, ProbeSettings
 from iclmem.data import Dataset
 from iclmem.grid import RunSpec, probe_grid, run_grid, table_of
@@ -98,6 +99,7 @@ class TableCurves:
     scores: dict[str, pd.DataFrame]
     vanilla_scores: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     specs: list[RunSpec] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # table -> why its curve was not run (control_unfit)
 
 
 def run_table_curves(
@@ -114,9 +116,12 @@ def run_table_curves(
 
     All runs are fine-tuned in one :func:`~iclmem.grid.run_grid` call (so ``$ICLMEM_WORKERS`` share them); each
     table is probed at its own epochs. Runs that equal the grid's or the control's (same spec) are read, not
-    computed.
+    computed. A table that cannot carry the curve at ``query_size`` under ``conditions``
+    (:func:`.instrument_fit.control_unfit`) is left out, and ``skipped`` says why.
     """
     seed, n_candidates, max_queries, n_boot = probe.seed, probe.n_candidates, probe.max_queries, probe.n_boot
+    unfit = {s.dataset: control_unfit(table_of(s.dataset, tables), query_size, conditions) for s in settings}
+    settings = [s for s in settings if not unfit[s.dataset]]
     specs_of = {(s.dataset, c): s.specs(c, query_size, seed) for s in settings for c in conditions}
     every = [spec for specs in specs_of.values() for spec in specs]
     runs = dict(zip(every, run_grid(every, reference, tables=tables, progress=progress), strict=True))
@@ -147,7 +152,7 @@ def run_table_curves(
         first = ["dataset", "condition"]
         curve = curve[first + [c for c in curve.columns if c not in first]]
     summary = pd.concat(summaries, ignore_index=True) if summaries else pd.DataFrame()
-    return TableCurves(curve, summary, scores, vanilla, every)
+    return TableCurves(curve, summary, scores, vanilla, every, {d: why for d, why in unfit.items() if why})
 
 
 def weakest_per_table(curve: pd.DataFrame) -> pd.DataFrame:
@@ -157,7 +162,7 @@ def weakest_per_table(curve: pd.DataFrame) -> pd.DataFrame:
     and probe AUC with interval; ``settings`` and ``with memorization`` (vanilla interval above 0.5) count the rows.
     """
     rows = []
-    for dataset, part in curve.groupby("dataset", sort=False):
+    for dataset, part in curve.groupby("dataset", sort=False) if not curve.empty else ():
         hits = part[part["probe detects"]]
         row: dict = {
             "dataset": dataset,
@@ -214,8 +219,8 @@ def plot_table_curves(curve: pd.DataFrame) -> plt.Figure:
             ax.errorbar(
                 x,
                 y,
-                xerr=[x - rows["vanilla lo"], rows["vanilla hi"] - x],
-                yerr=[y - rows["probe lo"], rows["probe hi"] - y],
+                xerr=error_bars(rows, "vanilla"),
+                yerr=error_bars(rows, "probe"),
                 fmt=marker,
                 color=colour,
                 ms=4,

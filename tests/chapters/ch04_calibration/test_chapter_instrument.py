@@ -157,3 +157,29 @@ def test_p1s_choice_of_setting_is_made_again_in_every_null_draw():
     choice = selection_null(curve, scores, 50)
     assert choice.shape == (50,) and set(choice) <= {0, 1, 2}
     np.testing.assert_array_equal(choice, selection_null(curve, scores, 50))  # seeded
+
+
+def test_error_bars_stay_at_least_zero_when_a_small_bootstrap_leaves_the_estimate_outside_its_interval():
+    """With few resamples (an own table's tiny n_boot) a percentile interval can miss its point estimate; matplotlib
+    refuses negative error bars, so the curves' figures clip them at 0 (the interval itself is shown as computed)."""
+    import matplotlib.pyplot as plt
+
+    from iclmem.chapters.ch04_calibration.instrument import error_bars, plot_sensitivity
+    from iclmem.chapters.ch04_calibration.table_curves import plot_table_curves
+
+    curve = pd.DataFrame(
+        {
+            "dataset": "mine",
+            "condition": ["none", "all"],
+            "vanilla AUC": [0.6, 0.5],
+            "vanilla lo": [0.62, 0.4],
+            "vanilla hi": [0.7, 0.55],
+        }
+    )
+    for name in ("probe", "half-context"):
+        curve[[f"{name} AUC", f"{name} lo", f"{name} hi"]] = [[0.5, 0.45, 0.49], [0.55, 0.5, 0.6]]
+    low, high = error_bars(curve, "vanilla")
+    assert np.allclose(low, [0, 0.1]) and np.allclose(high, [0.1, 0.05])
+    assert np.allclose(error_bars(curve, "probe")[1], [0, 0.05])
+    plt.close(plot_table_curves(curve))
+    plt.close(plot_sensitivity(curve))
