@@ -59,6 +59,26 @@ class Design:
             raise BundleError(f"the bundle {self.bundle.name} holds no finished task")
         return pd.concat(frames, ignore_index=True)
 
+    @cached_property
+    def metrics(self) -> pd.DataFrame:
+        """Every run's per-epoch fine-tuning metrics (Sec. 4.1: losses, accuracy, the loss ratio and collapse), one
+        row per (run, epoch) under the same ``run_key`` and ``task`` as :attr:`summary` (a joint run: one per view)."""
+        frames = []
+        for key, entry in sorted(self.bundle.items.items()):
+            if entry["kind"] != "sweep":
+                continue
+            joint = entry["spec"]["regime"] != "single_task_fixed"
+            folder = self.bundle.item_dir("multitask" if joint else "finetune", entry["run"])
+            metrics = pd.read_csv(folder / "metrics.csv")
+            if joint:
+                run = metrics.dataset.map(lambda d, r=entry["run"]: content_key(r, d))
+            else:
+                metrics, run = metrics.assign(dataset=entry["spec"]["dataset"]), entry["run"]
+            frames.append(metrics.assign(run_key=run, task=_item_key(key)))
+        if not frames:
+            raise BundleError(f"the bundle {self.bundle.name} holds no finished task")
+        return pd.concat(frames, ignore_index=True)
+
     def _item(self, run: str, kind: str) -> str:
         try:
             return self._by_run[run][kind]

@@ -176,5 +176,10 @@ def test_a_design_reads_the_null_and_effects_the_notebooks_compute_from_scores(d
     from_scores = effect_draws([group_ranks(scores[k], e) for k, e in configs], N_PERM, 0)
     from_bundle = effect_draws([read.group_ranks(to_bundle[k], e) for k, e in configs], N_PERM, 0)
     assert from_bundle.groups == from_scores.groups and np.array_equal(from_bundle.values, from_scores.values)
+    for run in runs:  # Sec. 4.1's metrics of each run, under the summary's run keys
+        kept = read.metrics[read.metrics.run_key == run.input_key].drop(columns=["run_key", "task", "dataset"])
+        kept = kept.dropna(axis=1, how="all").reset_index(drop=True)  # its task's columns of the union
+        pd.testing.assert_frame_equal(kept[list(run.metrics.columns)], run.metrics, check_dtype=False)
+    assert set(read.metrics.run_key) == set(read.summary.run_key)
     aucs = read.manipulation_aucs(to_bundle[runs[0].key], [1])
     pd.testing.assert_frame_equal(aucs, manipulation_aucs(scores[runs[0].key], epochs=[1]), check_exact=True)
