@@ -66,7 +66,8 @@ from iclmem.report.glue import claims_table, glue_claims, glue_text
 from iclmem.report.display import use_book_tables
 from iclmem.ltm.reference import parameter_count_text
 from iclmem.probe.effects import group_ranks, manipulation_aucs
-from iclmem.chapters.ch03_probing import (NEUTRAL_DELTA, delta_frame, example_probe_contexts, membership_rows,
+from iclmem.probe.summary import membership_rows
+from iclmem.chapters.ch03_probing import (NEUTRAL_DELTA, delta_frame, example_probe_contexts,
     perturbation_claims, perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness,
     plot_roc_loglog, probing_vs_paper, replayed_selection, roc_frame, strongest_configuration)
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner

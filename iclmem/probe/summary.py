@@ -30,6 +30,24 @@ from ..metrics import (
 from ..outcomes import DETECT_METRICS, classify_outcome
 from .contexts import ProbeError
 
+#: The label conditions whose members and non-members are scored alike (N: true labels in both pools; All: shuffled
+#: in both), so that permuting membership is a valid null. Under M only the members carry shuffled labels, so Delta S
+#: can separate "shuffled" from "true" labels with no memorization: M rows are judged by their contrast with All
+#: (chapter 04's shuffled-label contrast), never pooled into a membership-null claim.
+MEMBERSHIP_CONDITIONS: tuple[str, ...] = ("none", "all")
+
+
+def membership_rows(summary: pd.DataFrame) -> pd.DataFrame:
+    """The rows a membership-null claim may read: label conditions N and All (:data:`MEMBERSHIP_CONDITIONS`)."""
+    if "label_condition" not in summary.columns:
+        return summary
+    return summary[summary.label_condition.isin(MEMBERSHIP_CONDITIONS)]
+
+
+def fine_tuned(summary: pd.DataFrame) -> pd.DataFrame:
+    """Rows of fine-tuned models only (epoch 0 is M_ref itself)."""
+    return summary[summary.epoch > 0]
+
 
 def summarize_scores(
     theta: pd.DataFrame, ref: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, metrics: Sequence[str] = METRICS
@@ -126,4 +144,10 @@ def summarize_run(
     return pd.DataFrame(rows)
 
 
-__all__ = ["summarize_run", "summarize_scores"]
+__all__ = [
+    "MEMBERSHIP_CONDITIONS",
+    "fine_tuned",
+    "membership_rows",
+    "summarize_run",
+    "summarize_scores",
+]

@@ -8,7 +8,6 @@ from iclmem.chapters.ch03_probing.claims import NEUTRAL_DELTA, perturbation_clai
 from iclmem.chapters.ch03_probing.probing import (
     delta_frame,
     example_probe_contexts,
-    membership_rows,
     perturbation_effectiveness,
     plot_delta_distributions,
     plot_perturbation_effectiveness,
@@ -22,7 +21,6 @@ __all__ = [
     "NEUTRAL_DELTA",
     "delta_frame",
     "example_probe_contexts",
-    "membership_rows",
     "perturbation_claims",
     "perturbation_effectiveness",
     "plot_delta_distributions",

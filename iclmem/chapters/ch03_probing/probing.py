@@ -23,30 +23,12 @@ from iclmem.chapters.ch03_probing.claims import (
 )
 from iclmem.metrics import membership_score
 from iclmem.outcomes import Outcome, with_primary_metric
+from iclmem.probe.summary import fine_tuned
 
 # --- tables -------------------------------------------------------------------------------------
 
 #: Tab. 8 of the paper: the highest peak AUC(Delta S) and the highest TPRs over its detectable configurations.
 PAPER_PEAKS = {"auc": 0.668, "tpr10": 0.494, "tpr1": 0.166}
-
-
-#: The label conditions whose members and non-members are scored alike (N: true labels in both pools; All: shuffled
-#: in both), so that permuting membership is a valid null. Under M only the members carry shuffled labels, so Delta S
-#: can separate "shuffled" from "true" labels with no memorization: M rows are judged by their contrast with All
-#: (:func:`iclmem.chapters.ch04_calibration.tables.shuffled_contrast`), never pooled into a membership-null claim.
-MEMBERSHIP_CONDITIONS: tuple[str, ...] = ("none", "all")
-
-
-def membership_rows(summary: pd.DataFrame) -> pd.DataFrame:
-    """The rows a membership-null claim may read: label conditions N and All (:data:`MEMBERSHIP_CONDITIONS`)."""
-    if "label_condition" not in summary.columns:
-        return summary
-    return summary[summary.label_condition.isin(MEMBERSHIP_CONDITIONS)]
-
-
-def fine_tuned(summary: pd.DataFrame) -> pd.DataFrame:
-    """Rows of fine-tuned models only (epoch 0 is M_ref itself)."""
-    return summary[summary.epoch > 0]
 
 
 def best_auc(summary: pd.DataFrame) -> pd.Series:
@@ -273,13 +255,10 @@ def plot_perturbation_effectiveness(effect: pd.DataFrame) -> plt.Figure:
 
 __all__ = [
     "PAPER_PEAKS",
-    "MEMBERSHIP_CONDITIONS",
     "best_auc",
-    "membership_rows",
     "delta_frame",
     "detectable_rows",
     "example_probe_contexts",
-    "fine_tuned",
     "manipulation_effects",
     "perturbation_effectiveness",
     "plot_delta_distributions",

@@ -25,12 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch03_probing.probing import (
-    MEMBERSHIP_CONDITIONS,
-    PAPER_PEAKS,
-    fine_tuned,
-    membership_rows,
-)
+from iclmem.chapters.ch03_probing.probing import PAPER_PEAKS
 from iclmem.chapters.ch04_calibration.controls import MIN_SETS_TO_PASS
 from iclmem.chapters.ch04_calibration.evidence import (
     MEMBERSHIP_NULL,
@@ -64,6 +59,7 @@ from iclmem.chapters.ch04_calibration.tables import MEMORIZATION, calibration_co
 from iclmem.intervals import wilson
 from iclmem.outcomes import OUTCOME_ORDER, SHORT, Outcome, reclassify
 from iclmem.probe.null import null_summaries, permutations
+from iclmem.probe.summary import MEMBERSHIP_CONDITIONS, fine_tuned, membership_rows
 from iclmem.report.records import claim_record
 from iclmem.report.verdicts import (
     WILSON_Z,

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from iclmem.chapters.ch03_probing.probing import fine_tuned
+from iclmem.probe.summary import fine_tuned
 
 #: Level of the controls' intervals and the largest share of null intervals allowed to exclude 0.5 by chance.
 CONTROL_LEVEL = 0.95

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as st
 
-from iclmem.chapters.ch03_probing.probing import PAPER_PEAKS, fine_tuned, membership_rows
+from iclmem.chapters.ch03_probing.probing import PAPER_PEAKS
 from iclmem.chapters.ch04_calibration.claims import detectable_tables, tables_needed, tpr1_tables
 from iclmem.chapters.ch04_calibration.nulls import on_draws
 from iclmem.chapters.ch04_calibration.paper import (
@@ -37,6 +37,7 @@ from iclmem.chapters.ch04_calibration.paper import (
 )
 from iclmem.chapters.ch04_calibration.tables import MEMORIZATION
 from iclmem.outcomes import Outcome
+from iclmem.probe.summary import fine_tuned, membership_rows
 from iclmem.report.verdicts import cluster_share_interval
 from iclmem.stats import ABSENCE_MARGIN as ENGINE_ABSENCE_MARGIN
 from iclmem.stats import queries_for_absence, queries_for_auc

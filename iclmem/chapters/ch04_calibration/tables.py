@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch03_probing.probing import PAPER_PEAKS, detectable_rows, fine_tuned, membership_rows
+from iclmem.chapters.ch03_probing.probing import PAPER_PEAKS, detectable_rows
 from iclmem.chapters.ch04_calibration.paper import PAPER_TABLE1
 from iclmem.outcomes import (
     DEFAULT_MARGIN_RULE,
@@ -25,6 +25,7 @@ from iclmem.outcomes import (
     reclassify,
     with_primary_metric,
 )
+from iclmem.probe.summary import fine_tuned, membership_rows
 from iclmem.report.verdicts import cluster_share_interval
 from iclmem.stats import beyond_null, min_detectable_auc, null_range
 

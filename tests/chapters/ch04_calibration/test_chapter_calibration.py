@@ -539,18 +539,18 @@ def _rule_ids() -> list[str]:
 
 def _alone(claim_id: str, frame: pd.DataFrame) -> Evidence:
     """Claim ``claim_id``'s rule on ``frame`` alone (a stack of one draw), on label conditions N and All."""
-    from iclmem.chapters.ch03_probing.probing import membership_rows
     from iclmem.chapters.ch04_calibration.claims import RULES
     from iclmem.chapters.ch04_calibration.nulls import on_summary
+    from iclmem.probe.summary import membership_rows
 
     return on_summary(RULES[claim_id], membership_rows(frame))
 
 
 def _stacked(claim_id: str, frames: list[pd.DataFrame]) -> list[Evidence]:
     """Claim ``claim_id``'s rule on ``frames`` stacked (draw i is frames[i]), on label conditions N and All."""
-    from iclmem.chapters.ch03_probing.probing import membership_rows
     from iclmem.chapters.ch04_calibration.claims import RULES
     from iclmem.chapters.ch04_calibration.nulls import on_draws
+    from iclmem.probe.summary import membership_rows
 
     return on_draws(RULES[claim_id], frames, membership_rows)
 
@@ -570,8 +570,8 @@ def _shuffled(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
 def test_draw_zero_of_the_stack_is_the_rule_on_the_build_alone(claim_id):
     """The verdict reads draw 0 of the same computation the null rate reads: stacking the build with the null's draws
     changes no draw's evidence (texts included), whether the rows line up (one stack) or not (several)."""
-    from iclmem.chapters.ch03_probing.probing import membership_rows
     from iclmem.chapters.ch04_calibration.nulls import stacks_of
+    from iclmem.probe.summary import membership_rows
 
     ours = _seeded_grid(0)
     null = [_shuffled(_seeded_grid(s), s) for s in range(1, 9)]
@@ -646,8 +646,8 @@ def test_c2_skips_a_detectable_row_without_an_auc():
 
 
 def test_a_stack_holds_the_fine_tuned_rows_its_draws_share():
-    from iclmem.chapters.ch03_probing.probing import membership_rows
     from iclmem.chapters.ch04_calibration.nulls import SummaryStack, stacks_of
+    from iclmem.probe.summary import membership_rows
 
     null = [_seeded_grid(s) for s in range(1, 7)]
     stack = SummaryStack.of(null, membership_rows)
