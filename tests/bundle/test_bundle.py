@@ -1,6 +1,8 @@
 """Results bundles (issue 55): made from a sweep's store, checked by recomputing a sample, served read-only to the
 engine, refused when damaged, rejected when the code moves a number, kept when it moves none."""
 
+# ruff: noqa: F811
+# (the test functions take the fixtures imported from tiny_sweep by name)
 from __future__ import annotations
 
 import json
@@ -11,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from tiny_sweep import made, reference  # noqa: F401 (the shared fixtures)
 
 import iclmem.training as training
 from iclmem.bundle import lookup, read_bundle, serve

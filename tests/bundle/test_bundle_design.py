@@ -1,11 +1,14 @@
 """A design's bundle (issue 55, item 1): too large to keep its probe scores, it keeps each probed run's membership
 null, exactly, and the few scores a check probes again; a check recomputes a small run's null in full."""
 
+# ruff: noqa: F811
+# (the test functions take the fixtures imported from tiny_sweep by name)
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
+from tiny_sweep import made, reference  # noqa: F401 (the shared fixtures)
 
 from iclmem.bundle import read_bundle, serve
 from iclmem.bundle.collect import Contents, make_bundle

@@ -115,8 +115,12 @@ def size_projection(view: BundleView) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["stratum", "bundled", "per task", "projected", "bytes"])
 
 
+LANDING_COLUMNS = ("dataset", "task", "Q", "lr", "epoch", "farthest", "max |difference|", "x tolerance", "seconds")
+
+
 def landing_table(view: BundleView) -> pd.DataFrame:
-    """One row per recomputed draw: which task and epoch, the quantity that landed farthest and how far."""
+    """One row per recomputed draw: which task and epoch, the quantity that landed farthest and how far (no row: the
+    bundle was not checked here)."""
     rows = []
     for x in (view.check or {}).get("landings", []):
         worst = max(x["excess"], key=x["excess"].get) if x["excess"] else ""
@@ -133,12 +137,15 @@ def landing_table(view: BundleView) -> pd.DataFrame:
                 "seconds": x["seconds"],
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(LANDING_COLUMNS))
 
 
-def plot_landings(view: BundleView) -> plt.Figure:
-    """Each draw's largest excess over the tolerance (log scale; the line at 1 is the tolerance)."""
+def plot_landings(view: BundleView) -> plt.Figure | None:
+    """Each draw's largest excess over the tolerance (log scale; the line at 1 is the tolerance); None when the
+    bundle was not checked here."""
     table = landing_table(view)
+    if table.empty:
+        return None
     fig, ax = plt.subplots(figsize=(7, 0.25 * max(len(table), 4) + 1))
     labels = [f"{r.dataset} Q={r.Q} lr={r.lr:g} e{r.epoch}" for r in table.itertuples()]
     floor = 1e-6  # a bitwise landing (0) drawn at the floor
@@ -188,6 +195,7 @@ def bundle_texts(views: list[BundleView]) -> dict[str, str]:
             **{k: none for k in ("a5-detection", "a5-draws", "a5-seed", "a5-tolerance", "a5-verdict", "a5-grid-size")},
             **chaotic,
         }
+    running = [x.bundle.name for x in views if x.bundle.manifest["tasks_bundled"] < x.bundle.manifest["grid"]["tasks"]]
     v = views[0]
     check = v.check or {}
     projection = size_projection(v)
@@ -195,7 +203,8 @@ def bundle_texts(views: list[BundleView]) -> dict[str, str]:
     n = int(check.get("draws", 0))
     tol = check.get("tolerance", {})
     return {
-        "a5-bundles": f"{len(views)} results bundle{'s' if len(views) > 1 else ''} in use",
+        "a5-bundles": f"{len(views)} results bundle{'s' if len(views) > 1 else ''} in the repository"
+        + (f" ({', '.join(running)}: a design whose sweep is still running, not read by this book)" if running else ""),
         "a5-detection": f"{detection_probability(n):.1%}",
         "a5-draws": str(n),
         "a5-seed": str(check.get("seed", "")),

@@ -106,3 +106,11 @@ def test_a_bundle_shows_what_it_keeps_and_projects_its_whole_grid(tmp_path):
     assert projection.loc["Q512 single_task_fixed", "bytes"] == 4 * (10 + 20 + 1000 + 100)
     assert projection.loc["Q50 single_task_fixed", "bundled"] == "1 of 10"
     assert bundle_texts([view])["a5-grid-size"] != "not projected (no strata recorded)"
+
+
+def test_a_bundle_not_checked_here_has_no_landings_and_no_figure(tmp_path):
+    view = BundleView(_view(tmp_path, [], "accepted").bundle, None)
+    table = landing_table(view)
+    assert table.empty and "x tolerance" in table.columns
+    assert plot_landings(view) is None
+    assert "still running, not read by this book" in bundle_texts([view])["a5-bundles"]  # 2 of 488 tasks

@@ -1,4 +1,5 @@
-"""The tiny sweep and its bundle that the bundle tests share (issue 55)."""
+"""The tiny sweep and its bundle that the bundle tests share (issue 55): fixtures the test modules import (a
+conftest.py here would shadow ``tests/conftest.py`` for the tests that import from it)."""
 
 from __future__ import annotations
 
