@@ -53,7 +53,7 @@ from ..privacy import DPStep
 from ..probe import probe_run
 from ..probe.null import run_null
 from ..probe.run import probe_params, reference_owner
-from ..regimes import MULTI_TASK, JointRun, _load, joint_input_key, joint_schedule
+from ..regimes import MULTI_TASK, MULTI_TASK_RANDOM, JointRun, _load, joint_input_key, joint_schedule
 from ..store import input_key
 from ..sweep.gridfile import DatasetSource
 from ..sweep.tasks import task_reference
@@ -299,9 +299,16 @@ def _probe_args(probe: dict) -> dict:
     }
 
 
+def _last_trained(regime: str, epoch: int) -> int:
+    """The epoch a draw at ``epoch`` trains to: ``epoch``, or at least 1 under random pairs (App. D), whose probed
+    members are the pairs its first epoch drew (an epoch-0 draw reads them from the first epoch's log)."""
+    return max(epoch, 1) if regime == MULTI_TASK_RANDOM else epoch
+
+
 def _train_to(spec: RunSpec, tables: dict, epoch: int, reference: ReferenceLTM, work: Path) -> FinetuneRun | JointRun:
-    """The spec's run (single-task or joint, App. D) trained from M_ref up to ``epoch`` in ``work``, with the
-    weights kept at the probing epochs up to it and its log, curve and metrics written as a finished run's."""
+    """The spec's run (single-task or joint, App. D) trained from M_ref up to ``epoch`` (:func:`_last_trained`) in
+    ``work``, with the weights kept at the probing epochs up to it and its log, curve and metrics written as a
+    finished run's."""
     manifests = [
         split_manifest(tables[d], spec.query_size, spec.seed, spec.label_condition, results_dir=work)
         for d in spec.datasets
@@ -319,7 +326,7 @@ def _train_to(spec: RunSpec, tables: dict, epoch: int, reference: ReferenceLTM, 
     trained = train(
         schedule, reference, learning_rate=config.learning_rate, weight_decay=config.weight_decay,
         epochs=config.epochs, probe_epochs=config.probe_epochs, run_dir=run_dir, progress=False,
-        checkpoint_every=10**9, privacy=privacy, stop_after=epoch,
+        checkpoint_every=10**9, privacy=privacy, stop_after=_last_trained(spec.regime, epoch),
     )  # fmt: skip
     write_finished(run_dir, trained, schedule.curve_columns)
     if joint:

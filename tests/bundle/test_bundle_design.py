@@ -186,3 +186,18 @@ def test_a_design_reads_the_null_and_effects_the_notebooks_compute_from_scores(d
     assert set(read.metrics.run_key) == set(read.summary.run_key)
     aucs = read.manipulation_aucs(to_bundle[runs[0].key], [1])
     pd.testing.assert_frame_equal(aucs, manipulation_aucs(scores[runs[0].key], epochs=[1]), check_exact=True)
+
+
+def test_an_epoch_0_draw_of_random_pairs_trains_the_first_epoch_its_members_come_from(made, reference, tmp_path):
+    """App. D's random pairs probe the members its first epoch drew: a check's draw at epoch 0 trains that epoch too
+    (a real check of bundle/decide failed there: no member was logged, an empty split to compare)."""
+    import dataclasses
+
+    from iclmem.bundle.recheck import _train_to
+
+    grid = made["grid"]
+    tables = {name: source.load() for name, source in grid.sources.items()}
+    [fixed] = [s for s in grid.specs if s.regime == "multi_task_fixed"]
+    run = _train_to(dataclasses.replace(fixed, regime="multi_task_random"), tables, 0, reference, tmp_path)
+    assert run.metrics.epoch.max() == 1 and set(run.probed_members) == set(fixed.datasets)
+    assert all(len(ids) > 0 for ids in run.probed_members.values())
