@@ -54,6 +54,7 @@ import numpy as np
 import torch
 
 from iclmem.atomic import atomic_write_text
+from iclmem.bundle.collect import machine
 from iclmem.grid import RunSpec, run_spec
 from iclmem.ltm import load_reference
 from iclmem.probe import probe_run, summarize_run
@@ -227,7 +228,7 @@ def main() -> None:
     result = {
         "machine": {
             "platform": platform.platform(),
-            "processor": _cpu_name(),
+            "processor": machine()["processor"],
             "torch": torch.__version__,
             "threads": 1,
             "cpus": os.cpu_count(),
@@ -255,16 +256,6 @@ def main() -> None:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(OUT, json.dumps(result, indent=1, default=float))
     print(json.dumps({k: result[k] for k in ("units", "null", "vs_paper_shipped")}, indent=1))
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 if __name__ == "__main__":
