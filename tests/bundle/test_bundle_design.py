@@ -55,17 +55,24 @@ def test_a_design_bundle_keeps_nulls_and_witnesses_never_every_score(design: dic
     assert all(e["epochs"] == [1, 2] and e["n_perm"] == N_PERM and e["n_boot"] == 10 for e in nulls)
 
 
-def test_bundled_nulls_and_effects_are_the_engines_bit_for_bit(design: dict, reference: ReferenceLTM, monkeypatch):
-    monkeypatch.setenv("ICLMEM_BUNDLE", "off")
+def _from_store(design: dict, reference: ReferenceLTM) -> tuple:
+    """The single-task runs of the tiny sweep, their summary and scores, read from its store (nothing computed)."""
     grid = design["grid"]
     tables = {name: source.load() for name, source in grid.sources.items()}
     specs = [s for s in grid.specs if s.regime == "single_task_fixed"]
     store = design["tmp"] / "store"
-    runs = run_grid(specs, reference, store, progress=False, tables=tables, workers=1)
-    _, scores = probe_grid(
-        specs, runs, reference, n_candidates=10, max_queries=4, seed=0, n_boot=10, results_dir=store,
-        progress=False, tables=tables, workers=1,
-    )  # fmt: skip
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ICLMEM_BUNDLE", "off")
+        runs = run_grid(specs, reference, store, progress=False, tables=tables, workers=1)
+        summary, scores = probe_grid(
+            specs, runs, reference, n_candidates=10, max_queries=4, seed=0, n_boot=10, results_dir=store,
+            progress=False, tables=tables, workers=1,
+        )  # fmt: skip
+    return runs, summary, scores
+
+
+def test_bundled_nulls_and_effects_are_the_engines_bit_for_bit(design: dict, reference: ReferenceLTM):
+    runs, _, scores = _from_store(design, reference)
     bundle = design["design"]
     for run in runs:
         [entry] = [e for e in bundle.items.values() if e["kind"] == "null" and e["run"] == run.input_key]
@@ -148,21 +155,12 @@ def test_the_book_does_not_check_or_read_a_design_still_running(design: dict, tm
     serve.reset()
 
 
-def test_a_design_reads_the_null_and_effects_the_notebooks_compute_from_scores(design: dict, reference, monkeypatch):
+def test_a_design_reads_the_null_and_effects_the_notebooks_compute_from_scores(design: dict, reference):
     from iclmem.bundle.design import Design
     from iclmem.chapters.ch03_probing.claims import effect_draws
     from iclmem.probe.null import null_summaries
 
-    monkeypatch.setenv("ICLMEM_BUNDLE", "off")
-    grid = design["grid"]
-    tables = {name: source.load() for name, source in grid.sources.items()}
-    specs = [s for s in grid.specs if s.regime == "single_task_fixed"]
-    store = design["tmp"] / "store"
-    runs = run_grid(specs, reference, store, progress=False, tables=tables, workers=1)
-    summary, scores = probe_grid(
-        specs, runs, reference, n_candidates=10, max_queries=4, seed=0, n_boot=10, results_dir=store,
-        progress=False, tables=tables, workers=1,
-    )  # fmt: skip
+    runs, summary, scores = _from_store(design, reference)
     to_bundle = {r.key: r.input_key for r in runs}
     computed = null_summaries(summary, scores, N_PERM, 0, 10, reading="bound", progress=False, workers=1)
     read = Design(read_bundle(design["design"].root))
