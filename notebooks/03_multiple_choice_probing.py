@@ -52,6 +52,7 @@ max_queries = None  # members and non-members probed per run: None probes all (Q
 n_boot: int = 200  # bootstrap resamples for the intervals
 outcome_rule: str = "bound"  # the reading of Tab. 3 that picks the detectable configurations: text | printed | bound (as notebook 04)
 n_permutations: int = 1000  # membership permutations of C12's null (the detectable basis is re-selected in each)
+design: str = "decide"  # the registered design whose results bundle C12 is also read on ("": skip)
 
 # %% tags=["remove-cell"]
 from iclmem.book.parameter_check import check_notebook_parameters
@@ -63,13 +64,14 @@ import pandas as pd
 from IPython.display import Markdown
 
 from iclmem.report.glue import claims_table, glue_claims, glue_text
+from iclmem.report.design_glue import read_on_design
 from iclmem.report.display import use_book_tables
 from iclmem.ltm.reference import parameter_count_text
 from iclmem.probe.effects import group_ranks, manipulation_aucs
 from iclmem.probe.summary import membership_rows
 from iclmem.chapters.ch03_probing import (NEUTRAL_DELTA, delta_frame, example_probe_contexts,
     perturbation_claims, perturbation_effectiveness, plot_delta_distributions, plot_perturbation_effectiveness,
-    plot_roc_loglog, probing_vs_paper, replayed_selection, roc_frame, strongest_configuration)
+    plot_roc_loglog, probing_vs_paper, replayed_selection, roc_frame, strongest_configuration, design_perturbation_claims)
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 
 # %% tags=["hide-input"]
@@ -279,6 +281,17 @@ glue_claims(claims)  # C12a, C12b, C12c
 for r in claims:
     glue_text(f"{r['id']}_verdict", r["verdict"])
 claims_table(claims).drop(columns="paper")
+
+# %% [markdown]
+# **The same claims on the registered design.** The grid above probes two tables, so C12 averages over a handful
+# of configurations. The registered decision design (`grids/decide.yaml`; chapter 4 reads the rest of its claims)
+# keeps each of its runs' rank sums per manipulation category and its membership null, so the same rules, with
+# the same re-selection in every permutation, read its configurations: {glue:text}`design_progress`. Interim while
+# its sweep runs; the scorecard keeps the grid's verdicts beside these.
+
+# %%
+the_design, design_claims = read_on_design(design, lambda d: design_perturbation_claims(d, outcome_rule))
+design_claims
 
 # %% [markdown]
 # **What agrees, what does not, and why.**

@@ -61,6 +61,7 @@ n_boot: int = 200
 grid_file = None  # e.g. "grids/paper.yaml": use that grid instead of the parameters above
 n_permutations: int = 1000  # membership permutations of C13's null (0: no null, C13 cannot read "reproduced")
 compute: bool = True  # False: only read the results store, run nothing (C13's null is skipped)
+design: str = "decide"  # the registered design whose results bundle C13 is also read on ("": skip)
 workers = None  # None: $ICLMEM_WORKERS (make book: 2; unset: this process); 0: run missing tasks in this process; N: a local Dask cluster of N processes
 
 # %% tags=["remove-cell"]
@@ -76,11 +77,12 @@ from IPython.display import Markdown
 from myst_nb import glue
 
 from iclmem.report.glue import glue_claims
+from iclmem.report.design_glue import read_on_design
 from iclmem.report.display import use_book_tables
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.chapters.ch05_regimes import (PAPER_TABLE12, REGIME_TITLES, RegimeGridSpec, balance_summary,
                                          configuration_texts, decay_text, encoding_balance, notebook_grid, plot_regime_decay, regime_claim,
-                                         regime_count_table, regime_evidence, regime_null, regime_peak_table, wide_table)
+                                         regime_count_table, regime_evidence, regime_null, regime_peak_table, wide_table, design_regime_claims)
 from iclmem.sweep import collect_sweep, run_sweep, sweep_workers
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
@@ -169,6 +171,17 @@ evidence = regime_evidence(rows, null, query_size)
 record = regime_claim(rows, null, query_size)
 glue_claims([record])  # C13, for the scorecard
 regime_count_table(evidence)
+
+# %% [markdown]
+# **C13 on the registered design.** The registered decision design (`grids/decide.yaml`; chapter 4 reads the rest
+# of its claims) runs both joint regimes on ten suite tables at $Q=512$ and label condition N, beside each table's
+# single-task run at the same learning rate, with every view's membership null kept in its results bundle. The same
+# rule reads them: {glue:text}`design_progress`. Interim while its sweep runs; the scorecard keeps this chapter's
+# verdict beside it.
+
+# %%
+the_design, design_claims = read_on_design(design, design_regime_claims)
+design_claims
 
 # %% [markdown]
 # ## One encoding for every regime

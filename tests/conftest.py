@@ -19,6 +19,7 @@ BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
         "query_sizes": [50],
         "epochs": 2,
         "context_size": 64,
+        "design": "",  # the design's reading of C10 is tested on a tiny design (tests/bundle/test_bundle_design.py)
     },
     "03_multiple_choice_probing": {
         "datasets": ["wine_pl"],
@@ -30,6 +31,7 @@ BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
         "max_queries": 8,
         "n_boot": 20,
         "n_permutations": 100,
+        "design": "",  # as 02: C12 on a tiny design in tests/bundle; 04 reads the shipped one, end to end
     },
     "04_calibration": {
         "datasets": ["wine_pl"],
@@ -56,6 +58,7 @@ BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
         "probe_epochs": [0, 1],
         "n_boot": 20,
         "n_permutations": 100,
+        "design": "",  # as 02
     },
     "A4_audit_your_model": {"epochs": 2, "probe_epochs": [0, 2], "max_queries": 4, "n_boot": 20},
     # tests/chapters/ch_a3_bad_inputs/test_bad_inputs.py runs every case; the page here shows three (the real

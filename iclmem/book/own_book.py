@@ -45,11 +45,13 @@ CHAPTER_GROUPS: dict[str, tuple[str, ...]] = {
 #: Parameters holding a path (:mod:`iclmem.book.shareable`) are made absolute against the directory the command runs in.
 
 #: Notebook 04's parameters that name the tables of its controls (the positive control, the per-table sensitivity
-#: curve, the factor table's seen cell), each as its parameter takes a table's name.
+#: curve, the factor table's seen cell), each as its parameter takes a table's name; and the registered design, which
+#: reads the project's table suite, not your table: an own-table book skips it.
 OWN_TABLE_CONTROLS: dict[str, Callable[[str], Any]] = {
     "control_dataset": str,
     "curve_datasets": lambda name: [name],
     "factor_seen": str,
+    "design": lambda name: "",
 }
 
 

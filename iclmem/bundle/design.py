@@ -18,9 +18,11 @@ from functools import cached_property
 
 import pandas as pd
 
+from ..data.cards import cards_frame, dataset_card
 from ..probe.effects import GroupRanks
 from ..probe.null import assemble_null
 from ..store import content_key
+from ..sweep.gridfile import DatasetSource
 from .effect_codec import decode_aucs, decode_ranks
 from .layout import Bundle, BundleError
 from .null_codec import decode as decode_null
@@ -28,6 +30,10 @@ from .null_codec import decode as decode_null
 
 def _item_key(entry_key: str) -> str:
     return entry_key.split("/", 1)[1]
+
+
+#: The spec columns :attr:`Design.metrics` carries, as the grid's metrics do (Sec. 4.1, Tab. 2's axes).
+SPEC_COLUMNS: tuple[str, ...] = ("learning_rate", "query_size", "label_condition", "seed", "regime")
 
 
 @dataclass
@@ -43,9 +49,30 @@ class Design:
                 self._by_run.setdefault(entry["run"], {})[entry["kind"]] = _item_key(key)
 
     @cached_property
+    def null_draws(self) -> tuple[int, int]:
+        """(permutations, seed) of the kept membership nulls, one pair for the whole bundle: a rule replayed on them
+        (C12's selection, :func:`iclmem.chapters.ch03_probing.claims.replayed_selection`) draws the same."""
+        pairs = {(int(e["n_perm"]), int(e["seed"])) for e in self.bundle.items.values() if e["kind"] == "null"}
+        if len(pairs) != 1:
+            raise BundleError(
+                f"the bundle {self.bundle.name} keeps nulls of {len(pairs)} (permutations, seed) pairs, not 1"
+            )
+        return pairs.pop()
+
+    @cached_property
+    def cards(self) -> pd.DataFrame:
+        """The dataset card of every table of the design (:func:`iclmem.data.cards.dataset_card` of the deduplicated
+        table its runs split, loaded offline from the bundle's sources), indexed by name."""
+        sources = self.bundle.manifest.get("sources") or {}
+        if not sources:
+            raise BundleError(f"the bundle {self.bundle.name} names no table source: make it again with this version")
+        return cards_frame([dataset_card(DatasetSource(**source).load()) for source in sources.values()])
+
+    @cached_property
     def summary(self) -> pd.DataFrame:
-        """Every task's summary rows, one per (probed run, epoch): ``run_key`` is the bundle's run key, ``task`` the
-        task's, ``store_run_key`` the key of the store that computed it."""
+        """Every task's summary rows, one per (probed run, epoch), as :func:`iclmem.grid.probe_grid` gives them (its
+        card columns ``k``, ``alpha`` and ``task`` included): ``run_key`` is the bundle's run key, ``bundle_task``
+        the bundle's task, ``store_run_key`` the key of the store that computed it."""
         frames = []
         for key, entry in sorted(self.bundle.items.items()):
             if entry["kind"] != "sweep":
@@ -54,15 +81,17 @@ class Design:
             rows = pd.DataFrame(summary["rows"]).rename(columns={"run_key": "store_run_key"})
             joint = entry["spec"]["regime"] != "single_task_fixed"
             run = rows.dataset.map(lambda d, r=entry["run"]: content_key(r, d)) if joint else entry["run"]
-            frames.append(rows.assign(run_key=run, task=_item_key(key)))
+            frames.append(rows.assign(run_key=run, bundle_task=_item_key(key)))
         if not frames:
             raise BundleError(f"the bundle {self.bundle.name} holds no finished task")
-        return pd.concat(frames, ignore_index=True)
+        cards = self.cards[["k", "alpha", "task"]]
+        return pd.concat(frames, ignore_index=True).join(cards, on="dataset")
 
     @cached_property
     def metrics(self) -> pd.DataFrame:
         """Every run's per-epoch fine-tuning metrics (Sec. 4.1: losses, accuracy, the loss ratio and collapse), one
-        row per (run, epoch) under the same ``run_key`` and ``task`` as :attr:`summary` (a joint run: one per view)."""
+        row per (run, epoch) under the same ``run_key`` and ``bundle_task`` as :attr:`summary` (a joint run: one per
+        view), with the run's :data:`SPEC_COLUMNS`."""
         frames = []
         for key, entry in sorted(self.bundle.items.items()):
             if entry["kind"] != "sweep":
@@ -74,7 +103,8 @@ class Design:
                 run = metrics.dataset.map(lambda d, r=entry["run"]: content_key(r, d))
             else:
                 metrics, run = metrics.assign(dataset=entry["spec"]["dataset"]), entry["run"]
-            frames.append(metrics.assign(run_key=run, task=_item_key(key)))
+            spec = {c: entry["spec"][c] for c in SPEC_COLUMNS}
+            frames.append(metrics.assign(run_key=run, bundle_task=_item_key(key), **spec))
         if not frames:
             raise BundleError(f"the bundle {self.bundle.name} holds no finished task")
         return pd.concat(frames, ignore_index=True)
@@ -109,4 +139,4 @@ class Design:
         return aucs if epochs is None else aucs[aucs.epoch.isin(epochs)].reset_index(drop=True)
 
 
-__all__ = ["Design"]
+__all__ = ["SPEC_COLUMNS", "Design"]

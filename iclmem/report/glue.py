@@ -65,6 +65,8 @@ from iclmem.report.registry import (
 from iclmem.report.verdicts import monte_carlo_error
 
 GLUE_PREFIX = "claim-"
+#: The glue name prefix of a claim read on the registered design (:mod:`iclmem.report.design_glue`).
+DESIGN_PREFIX = "design-claim-"
 MISSING = "missing"  # the scorecard's verdict for a registry claim that no executed chapter glued
 
 
@@ -105,8 +107,9 @@ def glue_claims(records: Iterable[Mapping[str, Any]]) -> int:
 # --- reading glued claims back from executed notebooks -------------------------------------------
 
 
-def read_glued_claims(ipynb_path: str | Path) -> dict[str, dict[str, Any]]:
-    """The claim records an executed notebook glued with :func:`glue_claim`, by claim id.
+def read_glued_claims(ipynb_path: str | Path, prefix: str = GLUE_PREFIX) -> dict[str, dict[str, Any]]:
+    """The claim records an executed notebook glued with :func:`glue_claim`, by claim id (``prefix``: another
+    glue name prefix, e.g. :data:`iclmem.report.design_glue.DESIGN_PREFIX` for the registered design's records).
 
     myst-nb's ``glue(name, value, display=False)`` writes a ``display_data`` output whose
     ``metadata.scrapbook`` is ``{"name": name, "mime_prefix": "application/papermill.record/"}``
@@ -123,7 +126,7 @@ def read_glued_claims(ipynb_path: str | Path) -> dict[str, dict[str, Any]]:
             continue
         for output in cell.get("outputs", []):
             meta = output.get("metadata", {}).get("scrapbook")
-            if not isinstance(meta, Mapping) or not str(meta.get("name", "")).startswith(GLUE_PREFIX):
+            if not isinstance(meta, Mapping) or not str(meta.get("name", "")).startswith(prefix):
                 continue
             name = str(meta["name"])
             text = output.get("data", {}).get(str(meta.get("mime_prefix", "")) + "text/plain")
@@ -147,7 +150,7 @@ def read_glued_claims(ipynb_path: str | Path) -> dict[str, dict[str, Any]]:
                     "re-execute the chapter (records come from iclmem.report.glue.glue_claim)."
                 )
             record = record_from(value)
-            if GLUE_PREFIX + record["id"] != name:
+            if prefix + record["id"] != name:
                 raise ClaimError(f"{path}: glued {name!r} holds the record of claim {record['id']!r}.")
             found[record["id"]] = record
     return found
@@ -217,6 +220,8 @@ SCORECARD_COLUMNS = (
     "null rate",
     "null",
     "reason",
+    "on the design",
+    "design verdict",
     "chapter",
     "section",
     "link",
@@ -267,21 +272,27 @@ def _null_text(record: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def _on_design(record: Mapping[str, Any] | None) -> tuple[str, str]:
+    """(value with interval, verdict) of a claim read on the registered design; empty where none was read."""
+    return ("", "") if record is None else (_with_interval(record), str(record["verdict"]))
+
+
 def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.DataFrame:
     """One row per claim of :data:`CLAIMS`, in registry order, read from the executed chapters.
 
     Columns: ``claim`` (id), ``statement``, ``paper`` (the paper's value), ``this build`` (value
     and interval), ``verdict``, ``null rate`` (how often the claim's rule says "reproduced" under its
     null), ``null`` (what is exchangeable, the observed statistic and the null's 95% range),
-    ``reason``, ``chapter`` (toc name), ``section`` (an html link to the section of the chapter
-    that computes it, relative to ``page``), ``link`` (that link's address) and ``points`` (the
-    record's numeric points, for the figure). Chapter ``X`` is read from ``<executed_dir>/X.ipynb``. A claim its chapter
-    did not
-    glue gets verdict :data:`MISSING` and a reason naming that chapter; a claim a chapter glued that
-    the registry lacks is appended after the registry rows.
+    ``reason``, ``on the design`` and ``design verdict`` (the claim read on the registered design, glued
+    ``design-claim-<ID>`` by :mod:`iclmem.report.design_glue`; empty where none), ``chapter`` (toc name),
+    ``section`` (an html link to the section of the chapter that computes it, relative to ``page``), ``link`` (that
+    link's address) and ``points`` (the record's numeric points, for the figure). Chapter ``X`` is read from
+    ``<executed_dir>/X.ipynb``. A claim its chapter did not glue gets verdict :data:`MISSING` and a reason naming
+    that chapter; a claim a chapter glued that the registry lacks is appended after the registry rows.
     """
     executed_dir = Path(executed_dir)
     records: dict[str, dict[str, dict[str, Any]]] = {}
+    designed: dict[str, dict[str, Any]] = {}  # the registered design's records, by claim id
     titles: dict[str, str] = {}
     anchors: dict[str, dict[str, str]] = {}
     for chapter in dict.fromkeys(claim.chapter for claim in CLAIMS):
@@ -289,6 +300,7 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
         titles[chapter] = chapter
         if path.is_file():
             records[chapter] = read_glued_claims(path)
+            designed.update(read_glued_claims(path, prefix=DESIGN_PREFIX))
             nb = nbformat.read(path, as_version=4)
             titles[chapter] = _page_title(nb, chapter)
             anchors[chapter] = claim_anchors(nb)
@@ -316,6 +328,7 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
                         "-",
                         "-",
                         f"not recorded: {where}",
+                        *_on_design(designed.get(claim_id)),
                         chapter,
                         link,
                         href,
@@ -337,6 +350,7 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
                     null_rate_text(record),
                     _null_text(record),
                     record["reason"],
+                    *_on_design(designed.get(claim_id)),
                     chapter,
                     link,
                     href,
@@ -377,6 +391,7 @@ __all__ = [
     "null_rate_text",
     "claims_table",
     "GLUE_PREFIX",
+    "DESIGN_PREFIX",
     "MISSING",
     "glue_claim",
     "glue_claims",

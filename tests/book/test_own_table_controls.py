@@ -26,6 +26,9 @@ from iclmem.cli import main
 REPO = Path(__file__).resolve().parents[2]
 NB04 = REPO / "notebooks" / "04_calibration.py"
 CONTROLS = {"control_dataset": "my_table", "curve_datasets": ["my_table"], "factor_seen": "my_table"}
+NO_DESIGN = {
+    "design": ""
+}  # the registered design reads the project's suite, not your table: an own-table book skips it
 
 
 def _declared(stem: str) -> dict:
@@ -34,11 +37,14 @@ def _declared(stem: str) -> dict:
 
 def test_the_controls_of_notebook_04_name_your_table_unless_you_name_another():
     declared = _declared("04_calibration")
-    assert own_table_controls(declared, {"data_path": "/data/my_table.csv"}) == CONTROLS
+    assert own_table_controls(declared, {"data_path": "/data/my_table.csv"}) == CONTROLS | NO_DESIGN
     given = {"data_path": "my_table.csv", "control_dataset": "breast_cancer"}
-    assert own_table_controls(declared, given) == {"curve_datasets": ["my_table"], "factor_seen": "my_table"}
+    assert (
+        own_table_controls(declared, given) == {"curve_datasets": ["my_table"], "factor_seen": "my_table"} | NO_DESIGN
+    )
     assert own_table_controls(declared, {"datasets": ["spotify"]}) == {}  # the shipped tables: the defaults stay
-    assert own_table_controls(_declared("02_controlled_finetuning"), {"data_path": "my_table.csv"}) == {}
+    assert own_table_controls(_declared("02_controlled_finetuning"), {"data_path": "my_table.csv"}) == NO_DESIGN
+    assert own_table_controls(_declared("01_split_validation"), {"data_path": "my_table.csv"}) == {}  # no design read
 
 
 def test_the_default_book_keeps_its_controls_on_the_shipped_tables():
@@ -55,6 +61,8 @@ def test_an_own_table_book_gives_notebook_04_your_table_for_its_controls(tmp_pat
     assert {k: seen["notebooks/04_calibration"][k] for k in CONTROLS} == CONTROLS
     for stem in ("01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing"):
         assert not set(CONTROLS) & set(seen[f"notebooks/{stem}"]), stem
+    for stem in ("02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration"):
+        assert seen[f"notebooks/{stem}"]["design"] == "", stem
 
 
 def test_iclmem_run_on_your_table_names_it_and_without_one_passes_no_control(tmp_path, monkeypatch):

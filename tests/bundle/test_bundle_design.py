@@ -178,10 +178,20 @@ def test_a_design_reads_the_null_and_effects_the_notebooks_compute_from_scores(d
     from_bundle = effect_draws([read.group_ranks(to_bundle[k], e) for k, e in configs], N_PERM, 0)
     assert from_bundle.groups == from_scores.groups and np.array_equal(from_bundle.values, from_scores.values)
     for run in runs:  # Sec. 4.1's metrics of each run, under the summary's run keys
-        kept = read.metrics[read.metrics.run_key == run.input_key].drop(columns=["run_key", "task", "dataset"])
+        kept = read.metrics[read.metrics.run_key == run.input_key].drop(columns=["run_key", "bundle_task", "dataset"])
         kept = kept.dropna(axis=1, how="all").reset_index(drop=True)  # its task's columns of the union
         pd.testing.assert_frame_equal(kept[list(run.metrics.columns)], run.metrics, check_dtype=False)
     assert set(read.metrics.run_key) == set(read.summary.run_key)
+    assert (read.metrics.learning_rate == 1e-2).all() and set(read.metrics.regime) == {
+        s.regime for s in design["grid"].specs
+    }
+    cards = ["run_key", "epoch", "k", "alpha", "task"]  # the dataset card's columns, as probe_grid adds them
+    grid_cards = summary.assign(run_key=summary.run_key.map(to_bundle))[cards]
+    pd.testing.assert_frame_equal(
+        mine[cards].sort_values(cards[:2]).reset_index(drop=True),
+        grid_cards.sort_values(cards[:2]).reset_index(drop=True),
+        check_dtype=False,
+    )
     aucs = read.manipulation_aucs(to_bundle[runs[0].key], [1])
     pd.testing.assert_frame_equal(aucs, manipulation_aucs(scores[runs[0].key], epochs=[1]), check_exact=True)
 
@@ -199,3 +209,51 @@ def test_an_epoch_0_draw_of_random_pairs_trains_the_first_epoch_its_members_come
     run = _train_to(dataclasses.replace(fixed, regime="multi_task_random"), tables, 0, reference, tmp_path)
     assert run.metrics.epoch.max() == 1 and set(run.probed_members) == set(fixed.datasets)
     assert all(len(ids) > 0 for ids in run.probed_members.values())
+
+
+def test_the_chapters_read_their_claims_on_a_design_as_on_its_scores(design: dict, reference):
+    """Issue 57 item 4: chapters 02-05 read their claims on the design's bundle with the rules they apply to their own
+    grid; on the same runs the records agree with those computed from every score (a record of the bundle names the
+    same runs, tables and numbers)."""
+    from iclmem.bundle.design import Design
+    from iclmem.chapters.ch02_finetuning import design_finetuning_claims, loss_ratio_claim
+    from iclmem.chapters.ch03_probing import design_perturbation_claims, perturbation_claims, replayed_selection
+    from iclmem.chapters.ch04_calibration import calibration_claims, design_calibration_claims
+    from iclmem.chapters.ch05_regimes import design_regime_claims, design_regime_rows
+    from iclmem.grid import grid_metrics
+    from iclmem.outcomes import reclassify
+    from iclmem.probe.invariances import model_invariances
+    from iclmem.probe.null import null_summaries, permutations
+    from iclmem.probe.same_context import same_as_baseline
+    from iclmem.probe.summary import membership_rows
+
+    runs, summary, scores = _from_store(design, reference)
+    read = Design(read_bundle(design["design"].root))
+    null = null_summaries(summary, scores, N_PERM, 0, 10, progress=False, workers=1)
+    grid = reclassify(summary, "bound")
+    on_design = {r["id"]: r for r in design_calibration_claims(read, "bound")}
+    assert on_design == {r["id"]: r for r in calibration_claims(grid, permutations(reclassify(null, "bound")), "bound")}
+    assert on_design["C1"]["null_draws"] == N_PERM  # the kept null's draws, not a default
+    specs = [s for s in design["grid"].specs if s.regime == "single_task_fixed"]
+    assert design_finetuning_claims(read) == [loss_ratio_claim(grid_metrics(specs, runs))]
+    fine = membership_rows(grid[(grid.epoch > 0) & ~grid.collapsed.astype(bool)]).reset_index(drop=True)
+    fine_null = null_summaries(fine, scores, N_PERM, 0, 10, reading="bound", progress=False, workers=1)
+    invariances = model_invariances(reference)
+    expected = perturbation_claims(
+        [group_ranks(scores[k], e) for k, e in zip(fine.run_key, fine.epoch, strict=True)],
+        "detectable-memorization" if (fine.outcome == "detectable_memorization").any() else "non-collapsed",
+        invariances.row_order, n_perm=N_PERM, seed=0, selected=replayed_selection(fine, fine_null),
+        same_as_base=same_as_baseline(invariances),
+    )  # fmt: skip
+    assert design_perturbation_claims(read, "bound") == expected
+    rows = design_regime_rows(read)  # both tables in both regimes, each with its own kept null
+    assert sorted(rows.groupby("regime").dataset.nunique().items()) == [
+        ("multi_task_fixed", 2),
+        ("single_task_fixed", 2),
+    ]
+    [c13] = design_regime_claims(read)
+    assert c13["id"] == "C13" and " of 2 (" in c13["ours"] and c13["verdict"] != "not testable here"
+    assert read.null(None, rows).groupby("regime").perm.nunique().to_dict() == {
+        "multi_task_fixed": N_PERM,
+        "single_task_fixed": N_PERM,
+    }

@@ -73,6 +73,11 @@ glue_claim("C1", "8/10 tasks", f"AUC {{auc:.2f}}", "reproduced", {LONG_REASON!r}
 glue_claim("C3", "2/10 tasks", "0/1 tasks", "differs", "no task passes TPR@1% > 0.1")
 glue_claim("X1", "-", "-", "not testable here", "an id the registry lacks")
 glue("claim_count", 3, display=False)
+from iclmem.report.design_glue import DesignProgress, glue_design_claims, interim
+from iclmem.report.records import claim_record
+
+progress = DesignProgress("decide", 5, 10, 0.5, 3)
+glue_design_claims(interim([claim_record("C1", "8/10 tasks", "1/3 tables", "differs", "few")], progress), progress)
 {{"id": "C2", "paper": "p", "ours": "o", "interval": None, "verdict": "reproduced", "reason": "displayed, not glued"}}
 """
 )
@@ -316,7 +321,22 @@ def test_the_scorecard_has_one_row_per_claim_and_shows_the_gaps(executed_dir: Pa
         "missing": len(CLAIMS) - 2,
     }
     assert rows.loc["C1", "null rate"] == "3%" and "95% of the null: [0.40, 0.60]" in rows.loc["C1", "null"]
+    # the registered design's reading, glued apart (design-claim-C1): its own column, the build's verdict kept
+    assert (rows.loc["C1", "design verdict"], rows.loc["C1", "on the design"]) == ("differs", "1/3 tables")
+    assert rows.loc["C3", "design verdict"] == "" and rows.loc["C3", "on the design"] == ""
     assert rows.loc["C3", "null rate"] == "-"
+
+
+def test_a_design_reading_is_read_back_apart_with_its_progress(executed_chapter: Path) -> None:
+    from iclmem.report.design_glue import read_design_claims
+
+    [record] = read_design_claims(executed_chapter).values()
+    assert record["id"] == "C1" and record["verdict"] == "differs"
+    assert record["reason"].endswith(
+        "read on the design decide: 5 of 10 tasks on 3 tables (0.50 CPU-hours), interim: its sweep is still running"
+    )
+    assert set(read_glued_claims(executed_chapter)) == {"C1", "C3", "X1"}  # the build's records are not mixed in
+    assert read_glued_claims(executed_chapter)["C1"]["verdict"] == "reproduced"
 
 
 def test_the_scorecard_html_escapes_texts_and_keeps_links(executed_dir: Path) -> None:
@@ -353,7 +373,9 @@ def test_the_scorecard_notebook_renders_the_table_and_glues_the_counts(executed_
     assert len(tables) == 2 and tables[0].count("<tr") == 1 + len(CLAIMS) - 2 + 1 and tables[1].count("<tr") == 1 + 2
     assert 'href="04_calibration.html#a-calibration-chapter"' in tables[0]  # the section that glued the claim
     assert 'data-claim="M1"' in tables[1] and 'data-claim="M1"' not in tables[0]
-    assert sum(t.count('class="verdict-badge"') for t in tables) == len(CLAIMS) + 1  # one badge per row
+    # one badge per row, and one for C1's reading on the registered design (a column of the papers' table only)
+    assert sum(t.count('class="verdict-badge"') for t in tables) == len(CLAIMS) + 1 + 1
+    assert "<th>registered design</th>" in tables[0] and "registered design" not in tables[1]
     opening = next(h for h in htmls if "scorecard-counts" in h)
     assert "<b>1</b> " in opening and opening.count('class="verdict-badge"') == 7  # six verdicts and missing
     assert all(

@@ -83,8 +83,10 @@ def _details(row: pd.Series) -> str:
 
 def compact_html(table: pd.DataFrame) -> str:
     """The scorecard table: claim (linked to the section computing it), statement, paper, this build (its details
-    below), verdict."""
-    head = "".join(f"<th>{h}</th>" for h in ("claim", "statement", "paper", "this build", "verdict"))
+    below), verdict, and, where a chapter read the claim on the registered design, that reading and its verdict."""
+    designed = bool(table.get("design verdict", pd.Series(dtype=str)).astype(bool).any())
+    columns = ("claim", "statement", "paper", "this build", "verdict") + (("registered design",) if designed else ())
+    head = "".join(f"<th>{h}</th>" for h in columns)
     rows = []
     for _, row in table.iterrows():
         cells = [
@@ -94,6 +96,11 @@ def compact_html(table: pd.DataFrame) -> str:
             html.escape(str(row["this build"])) + _details(row),
             verdict_badge(row["verdict"]),
         ]
+        if designed:
+            read = row["design verdict"]
+            cells.append(
+                f"{verdict_badge(read)}<br><small>{html.escape(str(row['on the design']))}</small>" if read else "-"
+            )
         rows.append(
             f'<tr data-claim="{html.escape(row["claim"])}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
         )

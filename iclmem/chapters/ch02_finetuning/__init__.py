@@ -11,8 +11,11 @@ from iclmem.chapters.ch02_finetuning.figures import (
     plot_loss_ratio_distribution,
     plot_training_curves,
 )
+from iclmem.chapters.ch02_finetuning.on_design import design_finetuning_claims, design_metrics
 
 __all__ = [
+    "design_finetuning_claims",
+    "design_metrics",
     "loss_ratio_claim",
     "median_loss_ratios",
     "plot_collapse_map",

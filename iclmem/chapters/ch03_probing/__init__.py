@@ -5,6 +5,7 @@ per-manipulation AUCs come from :mod:`iclmem.probe.effects`), and the probing ta
 """
 
 from iclmem.chapters.ch03_probing.claims import NEUTRAL_DELTA, perturbation_claims, replayed_selection
+from iclmem.chapters.ch03_probing.on_design import design_configurations, design_perturbation_claims
 from iclmem.chapters.ch03_probing.probing import (
     delta_frame,
     example_probe_contexts,
@@ -19,6 +20,8 @@ from iclmem.chapters.ch03_probing.probing import (
 
 __all__ = [
     "NEUTRAL_DELTA",
+    "design_configurations",
+    "design_perturbation_claims",
     "delta_frame",
     "example_probe_contexts",
     "perturbation_claims",

@@ -11,6 +11,7 @@ from iclmem.chapters.ch04_calibration.claims import calibration_claims, instrume
 from iclmem.chapters.ch04_calibration.controls import NEGATIVE_CONTROL_PHRASES, negative_control
 from iclmem.chapters.ch04_calibration.figures import (
     plot_data_characteristics,
+    plot_design_tables,
     plot_outcome_shares,
     plot_temporal_evolution,
 )
@@ -45,6 +46,7 @@ from iclmem.chapters.ch04_calibration.instrument_recall import (
 from iclmem.chapters.ch04_calibration.instrument_strong import strong_signal
 from iclmem.chapters.ch04_calibration.member_control import member_only_control
 from iclmem.chapters.ch04_calibration.nulls import outcomes_with_null
+from iclmem.chapters.ch04_calibration.on_design import design_calibration_claims, design_summary, detectable_by_table
 from iclmem.chapters.ch04_calibration.outcome_readings import CUT_GRID, fit_printed_reading, reading_agreement
 from iclmem.chapters.ch04_calibration.paper import PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1
 from iclmem.chapters.ch04_calibration.power_plan import ABSENCE_MARGIN, power_plan
@@ -107,9 +109,13 @@ __all__ = [
     "outcome_null_shares",
     "outcome_shares",
     "outcomes_with_null",
+    "design_calibration_claims",
+    "design_summary",
+    "detectable_by_table",
     "p1_cells",
     "p3_record",
     "plot_data_characteristics",
+    "plot_design_tables",
     "plot_outcome_shares",
     "plot_sensitivity",
     "plot_table_curves",

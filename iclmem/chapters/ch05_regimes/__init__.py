@@ -17,11 +17,14 @@ from iclmem.chapters.ch05_regimes.claims import (
 )
 from iclmem.chapters.ch05_regimes.figures import plot_regime_decay
 from iclmem.chapters.ch05_regimes.nulls import regime_null, regime_scores
+from iclmem.chapters.ch05_regimes.on_design import design_regime_claims, design_regime_rows
 from iclmem.chapters.ch05_regimes.paper import PAPER_DATASETS, PAPER_TABLE12, REGIME_TITLES
 from iclmem.chapters.ch05_regimes.runs import RegimeGridSpec, configuration_texts, notebook_grid
 from iclmem.chapters.ch05_regimes.tables import regime_count_table, regime_peak_table, wide_table
 
 __all__ = [
+    "design_regime_claims",
+    "design_regime_rows",
     "PAPER_DATASETS",
     "PAPER_TABLE12",
     "REGIME_TITLES",

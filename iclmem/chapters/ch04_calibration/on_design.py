@@ -1,0 +1,52 @@
+"""Chapter 4's claims read on the registered decision design (``grids/decide.yaml``; issue 57 item 4).
+
+The same rules as on the book's grid (:func:`.claims.calibration_claims`: C1-C9, C11, C15, C16), read on the
+single-task runs of the design's results bundle (:class:`iclmem.bundle.design.Design`) with the membership null it
+keeps (every run's permuted summaries, the same draws the notebooks would compute from the scores). What the
+design bundle does not keep, this reading cannot give: the instrument's rows P1-P3 need probe scores of control runs
+outside the design (P1's control tables, P2's non-member sets, P3's re-probed non-members), so they stay with the
+grid. Sec. 4.2, Sec. 5, Fig. 2, Fig. 5, Tab. 1, Tab. 3.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from iclmem.bundle.design import Design
+from iclmem.chapters.ch04_calibration.claims import calibration_claims
+from iclmem.outcomes import Outcome, reclassify
+from iclmem.probe.null import permutations
+from iclmem.regimes import SINGLE_TASK_FIXED
+
+
+def design_summary(design: Design, reading: str = "bound") -> pd.DataFrame:
+    """The design's single-task summary rows (one per run x probed epoch; the joint regimes are chapter 5's), with
+    their outcomes under ``reading`` of Tab. 3."""
+    summary = design.summary
+    return reclassify(summary[summary.regime == SINGLE_TASK_FIXED].reset_index(drop=True), reading)
+
+
+def design_calibration_claims(design: Design, reading: str = "bound") -> list[dict]:
+    """Claim records C1-C9, C11, C15, C16 on the design (:func:`.claims.calibration_claims` with the design's
+    membership null under ``reading``)."""
+    summary = design_summary(design, reading)
+    null = design.null(reading, summary)
+    return calibration_claims(summary, permutations(null), reading)
+
+
+def detectable_by_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per table and Q: fine-tuned rows, rows read detectable (the summary's outcome), and the best AUC's lower
+    bound (the larger of loss and entropy), for the table-by-table map of where the probe sees (Fig. 5 per table)."""
+    fine = summary[summary.epoch > 0]
+    best = fine[["auc_loss_lo", "auc_entropy_lo"]].max(axis=1)
+    frame = fine.assign(detectable=fine.outcome == Outcome.MEMORIZATION.value, best_lo=best)
+    return (
+        frame.groupby(["dataset", "query_size"])
+        .agg(
+            task=("task", "first"), rows=("epoch", "size"), detectable=("detectable", "sum"), best_lo=("best_lo", "max")
+        )
+        .reset_index()
+    )
+
+
+__all__ = ["design_calibration_claims", "design_summary", "detectable_by_table"]

@@ -1,0 +1,148 @@
+"""Claims read on the registered decision design (``grids/decide.yaml``, issue 57 item 4), glued beside the grid's.
+
+A chapter reads its claims twice: on this build's grid (glued ``claim-<ID>``, the scorecard's verdict) and on the
+design's results bundle (:class:`iclmem.bundle.design.Design`, glued ``design-claim-<ID>``). The design's records
+carry its progress (:class:`DesignProgress`): while its sweep is still running they are *interim*, read on the tasks
+bundled so far, and its bundle has no recomputed sample yet (:mod:`iclmem.bundle.recheck` checks a design only once
+it is complete); the scorecard shows them in their own column and keeps the grid's verdict until the design is
+complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from iclmem.bundle.design import Design
+from iclmem.bundle.layout import read_bundle
+from iclmem.bundle.serve import default_folder
+from iclmem.imports import PACKAGE_ROOT
+from iclmem.report.glue import DESIGN_PREFIX, read_glued_claims
+from iclmem.report.records import record_from
+
+#: The glue name of the design's :class:`DesignProgress`.
+PROGRESS_NAME = "design-progress"
+
+
+@dataclass(frozen=True)
+class DesignProgress:
+    """How much of a registered design its bundle holds: a reading on fewer tasks than the grid's is interim."""
+
+    name: str
+    tasks_bundled: int
+    tasks: int
+    cpu_hours: float
+    tables: int
+
+    @property
+    def complete(self) -> bool:
+        return self.tasks_bundled >= self.tasks
+
+    @property
+    def text(self) -> str:
+        state = "complete" if self.complete else "interim: its sweep is still running"
+        return (
+            f"design {self.name}: {self.tasks_bundled} of {self.tasks} tasks on {self.tables} tables "
+            f"({self.cpu_hours:.2f} CPU-hours), {state}"
+        )
+
+
+def load_design(name: str, folder: str | Path | None = None) -> Design:
+    """The design whose results bundle is ``<folder>/<name>`` (default folder: the project's ``bundle/``)."""
+    root = Path(folder) if folder else default_folder()
+    return Design(read_bundle(root / name))
+
+
+def design_progress(design: Design) -> DesignProgress:
+    """The progress of ``design`` from its bundle's manifest (tables: those with a finished task)."""
+    manifest = design.bundle.manifest
+    return DesignProgress(
+        name=str(manifest["grid"]["name"]),
+        tasks_bundled=int(manifest["tasks_bundled"]),
+        tasks=int(manifest["grid"]["tasks"]),
+        cpu_hours=float(manifest["cpu_hours"]),
+        tables=int(design.summary.dataset.nunique()),
+    )
+
+
+def registered_power(power_csv: str | Path) -> pd.DataFrame:
+    """The registered power table (``grids/decide_power.csv``, committed before the design ran) by claim id:
+    ``registered power`` (the rate at which the claim's rule agrees when the paper's value holds) and ``registered
+    status`` (powered, underpowered by design, or the claim's standing where no size applies)."""
+    table = pd.read_csv(power_csv)
+    table = table[table.claim != "design"].set_index("claim")
+    return pd.DataFrame(
+        {
+            "registered power": table.power.map(lambda p: "-" if pd.isna(p) else f"{100 * p:.0f}%"),
+            "registered status": table.status,
+        }
+    )
+
+
+def interim(records: Iterable[Mapping[str, Any]], progress: DesignProgress) -> list[dict[str, Any]]:
+    """``records`` with the design's progress appended to each reason (what the reading stands on)."""
+    return [{**r, "reason": f"{r['reason']}; read on the {progress.text}"} for r in records]
+
+
+def glue_design_claims(records: Iterable[Mapping[str, Any]], progress: DesignProgress) -> int:
+    """Glue each record (checked by :func:`record_from`) as ``design-claim-<ID>`` and the progress once; returns how
+    many records."""
+    from myst_nb import glue
+
+    glue(PROGRESS_NAME, asdict(progress), display=False)
+    n = 0
+    for r in records:
+        record = record_from(r)
+        glue(DESIGN_PREFIX + record["id"], record, display=False)
+        n += 1
+    return n
+
+
+def power_file(design: Design) -> Path:
+    """The registered power table of ``design``: ``<grid>_power.csv`` beside its grid file in the project."""
+    grid = PACKAGE_ROOT.parent / design.bundle.manifest["grid"]["file"]
+    return grid.with_name(f"{grid.stem}_power.csv")
+
+
+def read_on_design(name: str, read: Callable[[Design], list[dict]]) -> tuple[Design | None, pd.DataFrame]:
+    """A chapter's claims on the design ``name`` (``read``: the chapter's reader, e.g.
+    :func:`iclmem.chapters.ch04_calibration.on_design.design_calibration_claims`): glued as ``design-claim-<ID>``
+    with the progress (:func:`glue_design_claims`), the progress glued as text under ``design_progress``, and
+    returned as (the design, its claims table with the registered power (:func:`power_file`) beside each verdict).
+    An empty ``name`` reads nothing: (None, an empty table)."""
+    from iclmem.report.glue import claims_table, glue_text
+
+    if not name:
+        glue_text("design_progress", "not read (the parameter design is empty)")
+        return None, pd.DataFrame()
+    design = load_design(name)
+    progress = design_progress(design)
+    records = interim(read(design), progress)
+    glue_design_claims(records, progress)
+    glue_text("design_progress", progress.text)
+    return design, claims_table(records).join(registered_power(power_file(design)))[
+        ["ours", "verdict", "registered power", "registered status", "null rate", "reason"]
+    ]
+
+
+def read_design_claims(ipynb_path: str | Path) -> dict[str, dict[str, Any]]:
+    """The design's claim records an executed notebook glued with :func:`glue_design_claims`, by claim id."""
+    return read_glued_claims(ipynb_path, prefix=DESIGN_PREFIX)
+
+
+__all__ = [
+    "PROGRESS_NAME",
+    "DesignProgress",
+    "design_progress",
+    "glue_design_claims",
+    "interim",
+    "load_design",
+    "power_file",
+    "read_design_claims",
+    "read_on_design",
+    "registered_power",
+]
