@@ -25,10 +25,12 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 from IPython.display import HTML
 from myst_nb import glue
 
-from iclmem.report.glue import scorecard_table, verdict_counts
+from iclmem.report.glue import glue_text, scorecard_table, verdict_counts
+from iclmem.report.design_glue import design_state_text
 from iclmem.chapters.ch00_scorecard import compact_html, counts_html, plot_points, split_beyond
 
 table = scorecard_table(executed_dir)
+glue_text("design_state", design_state_text(executed_dir))
 for verdict, n in verdict_counts(table).items():
     glue(f"n_{verdict.replace(' ', '_')}", int(n), display=False)
 glue("n_claims", len(table), display=False)
@@ -40,6 +42,13 @@ HTML(counts_html(table))
 # 2024, D1-D9): the paper's value, this build's, and the verdict. Open *why* for the rule's reason,
 # how often the rule says "reproduced" by chance alone (the *null rate*) and what that null
 # permutes; the claim's id links to the section that computes it.
+
+# %% [markdown]
+# The book's own grid is small (two tables, a few dozen runs). Chapters 02-05 also read their claims on the
+# *registered decision design* (`grids/decide.yaml`, on the table suite, with its power committed before it ran):
+# {glue:text}`design_state`. While the design is interim, its reading stands in a column of its own and the grid
+# decides; once every task is bundled and its recomputed sample is accepted on this machine, the design decides and
+# the grid's reading moves beside it. Each row's details say which decided.
 
 # %% tags=["remove-input"]
 papers, beyond = split_beyond(table)

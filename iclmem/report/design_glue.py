@@ -19,13 +19,10 @@ import pandas as pd
 
 from iclmem.bundle.design import Design
 from iclmem.bundle.layout import read_bundle
-from iclmem.bundle.serve import default_folder
+from iclmem.bundle.serve import default_folder, read_check
 from iclmem.imports import PACKAGE_ROOT
-from iclmem.report.glue import DESIGN_PREFIX, read_glued_claims
+from iclmem.report.glue import DESIGN_PREFIX, PROGRESS_NAME, design_decides, read_glued_claims, read_glued_progress
 from iclmem.report.records import record_from
-
-#: The glue name of the design's :class:`DesignProgress`.
-PROGRESS_NAME = "design-progress"
 
 
 @dataclass(frozen=True)
@@ -37,14 +34,26 @@ class DesignProgress:
     tasks: int
     cpu_hours: float
     tables: int
+    check: str = "not checked"  # this machine's check of the bundle (iclmem.bundle.recheck): accepted, rejected, ...
 
     @property
     def complete(self) -> bool:
         return self.tasks_bundled >= self.tasks
 
     @property
+    def decides(self) -> bool:
+        """Whether its readings replace the grid's verdicts: every task bundled and its recomputed sample accepted
+        (:func:`iclmem.report.glue.design_decides` of its glued fields)."""
+        return design_decides(asdict(self))
+
+    @property
     def text(self) -> str:
-        state = "complete" if self.complete else "interim: its sweep is still running"
+        if self.decides:
+            state = "complete, its recomputed sample accepted here: it decides the scorecard"
+        elif self.complete:
+            state = f"complete but {self.check} here: the scorecard keeps the grid's verdicts"
+        else:
+            state = "interim: its sweep is still running"
         return (
             f"design {self.name}: {self.tasks_bundled} of {self.tasks} tasks on {self.tables} tables "
             f"({self.cpu_hours:.2f} CPU-hours), {state}"
@@ -66,6 +75,7 @@ def design_progress(design: Design) -> DesignProgress:
         tasks=int(manifest["grid"]["tasks"]),
         cpu_hours=float(manifest["cpu_hours"]),
         tables=int(design.summary.dataset.nunique()),
+        check=str((read_check(design.bundle) or {}).get("verdict", "not checked")),
     )
 
 
@@ -129,15 +139,23 @@ def read_on_design(name: str, read: Callable[[Design], list[dict]]) -> tuple[Des
     ]
 
 
+def design_state_text(executed_dir: str | Path, chapter: str = "notebooks/04_calibration") -> str:
+    """The design's progress as ``chapter`` (executed under ``executed_dir``) glued it, as one sentence for the
+    scorecard; says so when that chapter did not read a design."""
+    path = Path(executed_dir) / f"{chapter}.ipynb"
+    progress = read_glued_progress(path) if path.is_file() else None
+    return DesignProgress(**progress).text if progress else f"not read ({chapter} read no design in this build)"
+
+
 def read_design_claims(ipynb_path: str | Path) -> dict[str, dict[str, Any]]:
     """The design's claim records an executed notebook glued with :func:`glue_design_claims`, by claim id."""
     return read_glued_claims(ipynb_path, prefix=DESIGN_PREFIX)
 
 
 __all__ = [
-    "PROGRESS_NAME",
     "DesignProgress",
     "design_progress",
+    "design_state_text",
     "glue_design_claims",
     "interim",
     "load_design",

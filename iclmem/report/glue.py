@@ -67,6 +67,10 @@ from iclmem.report.verdicts import monte_carlo_error
 GLUE_PREFIX = "claim-"
 #: The glue name prefix of a claim read on the registered design (:mod:`iclmem.report.design_glue`).
 DESIGN_PREFIX = "design-claim-"
+#: The glue name of the registered design's progress (:class:`iclmem.report.design_glue.DesignProgress`).
+PROGRESS_NAME = "design-progress"
+#: Who decides a scorecard row: the book's own grid, or the registered design once complete and checked here.
+BOOK_GRID, REGISTERED_DESIGN = "book grid", "registered design"
 MISSING = "missing"  # the scorecard's verdict for a registry claim that no executed chapter glued
 
 
@@ -220,8 +224,9 @@ SCORECARD_COLUMNS = (
     "null rate",
     "null",
     "reason",
-    "on the design",
-    "design verdict",
+    "decided by",
+    "other reading",
+    "other verdict",
     "chapter",
     "section",
     "link",
@@ -272,9 +277,27 @@ def _null_text(record: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _on_design(record: Mapping[str, Any] | None) -> tuple[str, str]:
-    """(value with interval, verdict) of a claim read on the registered design; empty where none was read."""
+def _other(record: Mapping[str, Any] | None) -> tuple[str, str]:
+    """(value with interval, verdict) of the reading that does not decide a row; empty where there is none."""
     return ("", "") if record is None else (_with_interval(record), str(record["verdict"]))
+
+
+def read_glued_progress(ipynb_path: str | Path) -> dict[str, Any] | None:
+    """The design progress a notebook glued under :data:`PROGRESS_NAME` (a literal dict), or None."""
+    nb = nbformat.read(Path(ipynb_path), as_version=4)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            meta = output.get("metadata", {}).get("scrapbook")
+            if isinstance(meta, Mapping) and meta.get("name") == PROGRESS_NAME:
+                text = output.get("data", {}).get(str(meta.get("mime_prefix", "")) + "text/plain")
+                value = ast.literal_eval("".join(text) if isinstance(text, list) else str(text))
+                return value if isinstance(value, dict) else None
+    return None
+
+
+def design_decides(progress: Mapping[str, Any] | None) -> bool:
+    """Whether a glued design progress decides its chapter's rows: every task bundled, its sample accepted here."""
+    return bool(progress) and progress["tasks_bundled"] >= progress["tasks"] and progress.get("check") == "accepted"
 
 
 def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.DataFrame:
@@ -283,8 +306,11 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
     Columns: ``claim`` (id), ``statement``, ``paper`` (the paper's value), ``this build`` (value
     and interval), ``verdict``, ``null rate`` (how often the claim's rule says "reproduced" under its
     null), ``null`` (what is exchangeable, the observed statistic and the null's 95% range),
-    ``reason``, ``on the design`` and ``design verdict`` (the claim read on the registered design, glued
-    ``design-claim-<ID>`` by :mod:`iclmem.report.design_glue`; empty where none), ``chapter`` (toc name),
+    ``reason``, ``decided by`` (:data:`BOOK_GRID`, or :data:`REGISTERED_DESIGN` where the chapter read the claim on
+    a design that is complete and accepted here, :func:`design_decides`: its record then fills the columns before),
+    ``other reading`` and ``other verdict`` (the reading that does not decide: the design's while it is interim,
+    glued ``design-claim-<ID>`` by :mod:`iclmem.report.design_glue`, else the grid's; empty where none),
+    ``chapter`` (toc name),
     ``section`` (an html link to the section of the chapter that computes it, relative to ``page``), ``link`` (that
     link's address) and ``points`` (the record's numeric points, for the figure). Chapter ``X`` is read from
     ``<executed_dir>/X.ipynb``. A claim its chapter did not glue gets verdict :data:`MISSING` and a reason naming
@@ -292,7 +318,8 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
     """
     executed_dir = Path(executed_dir)
     records: dict[str, dict[str, dict[str, Any]]] = {}
-    designed: dict[str, dict[str, Any]] = {}  # the registered design's records, by claim id
+    designed: dict[str, dict[str, dict[str, Any]]] = {}  # the registered design's records, by chapter and claim id
+    deciding: set[str] = set()  # the chapters whose design decides
     titles: dict[str, str] = {}
     anchors: dict[str, dict[str, str]] = {}
     for chapter in dict.fromkeys(claim.chapter for claim in CLAIMS):
@@ -300,12 +327,18 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
         titles[chapter] = chapter
         if path.is_file():
             records[chapter] = read_glued_claims(path)
-            designed.update(read_glued_claims(path, prefix=DESIGN_PREFIX))
+            designed[chapter] = read_glued_claims(path, prefix=DESIGN_PREFIX)
+            if design_decides(read_glued_progress(path)):
+                deciding.add(chapter)
             nb = nbformat.read(path, as_version=4)
             titles[chapter] = _page_title(nb, chapter)
             anchors[chapter] = claim_anchors(nb)
 
-    def row(claim_id: str, statement: str, chapter: str, record: Mapping[str, Any] | None) -> dict[str, Any]:
+    def row(claim_id: str, statement: str, chapter: str, grid: Mapping[str, Any] | None) -> dict[str, Any]:
+        design = designed.get(chapter, {}).get(claim_id)
+        decided = chapter in deciding and design is not None
+        record, other = (design, grid) if decided else (grid, design)
+        by = REGISTERED_DESIGN if decided else BOOK_GRID
         anchor = anchors.get(chapter, {}).get(claim_id)
         href = page_link(chapter, page) + (f"#{anchor}" if anchor else "")
         link = f'<a href="{html.escape(href)}">{html.escape(titles[chapter])}</a>'
@@ -328,7 +361,8 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
                         "-",
                         "-",
                         f"not recorded: {where}",
-                        *_on_design(designed.get(claim_id)),
+                        by,
+                        *_other(other),
                         chapter,
                         link,
                         href,
@@ -350,7 +384,8 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
                     null_rate_text(record),
                     _null_text(record),
                     record["reason"],
-                    *_on_design(designed.get(claim_id)),
+                    by,
+                    *_other(other),
                     chapter,
                     link,
                     href,
@@ -392,6 +427,11 @@ __all__ = [
     "claims_table",
     "GLUE_PREFIX",
     "DESIGN_PREFIX",
+    "PROGRESS_NAME",
+    "BOOK_GRID",
+    "REGISTERED_DESIGN",
+    "design_decides",
+    "read_glued_progress",
     "MISSING",
     "glue_claim",
     "glue_claims",

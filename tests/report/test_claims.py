@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 import nbformat
@@ -322,13 +323,18 @@ def test_the_scorecard_has_one_row_per_claim_and_shows_the_gaps(executed_dir: Pa
     }
     assert rows.loc["C1", "null rate"] == "3%" and "95% of the null: [0.40, 0.60]" in rows.loc["C1", "null"]
     # the registered design's reading, glued apart (design-claim-C1): its own column, the build's verdict kept
-    assert (rows.loc["C1", "design verdict"], rows.loc["C1", "on the design"]) == ("differs", "1/3 tables")
-    assert rows.loc["C3", "design verdict"] == "" and rows.loc["C3", "on the design"] == ""
+    assert (rows.loc["C1", "other verdict"], rows.loc["C1", "other reading"]) == ("differs", "1/3 tables")
+    assert rows.loc["C3", "other verdict"] == "" and rows.loc["C3", "other reading"] == ""
+    assert set(table["decided by"]) == {"book grid"}  # 5 of 10 tasks: interim, the grid decides
     assert rows.loc["C3", "null rate"] == "-"
 
 
-def test_a_design_reading_is_read_back_apart_with_its_progress(executed_chapter: Path) -> None:
-    from iclmem.report.design_glue import read_design_claims
+def test_a_design_reading_is_read_back_apart_with_its_progress(executed_chapter: Path, executed_dir: Path) -> None:
+    from iclmem.report.design_glue import design_state_text, read_design_claims
+
+    state = design_state_text(executed_dir)  # as the scorecard says it
+    assert state == "design decide: 5 of 10 tasks on 3 tables (0.50 CPU-hours), interim: its sweep is still running"
+    assert design_state_text(executed_dir, "notebooks/05_realistic_regimes").startswith("not read")
 
     [record] = read_design_claims(executed_chapter).values()
     assert record["id"] == "C1" and record["verdict"] == "differs"
@@ -337,6 +343,44 @@ def test_a_design_reading_is_read_back_apart_with_its_progress(executed_chapter:
     )
     assert set(read_glued_claims(executed_chapter)) == {"C1", "C3", "X1"}  # the build's records are not mixed in
     assert read_glued_claims(executed_chapter)["C1"]["verdict"] == "reproduced"
+
+
+def test_a_complete_design_accepted_here_decides_its_chapters_rows(tmp_path: Path) -> None:
+    from iclmem.report.design_glue import DesignProgress
+    from iclmem.report.glue import design_decides
+
+    assert not design_decides(asdict(DesignProgress("d", 9, 10, 1.0, 3, "accepted")))  # incomplete
+    assert not design_decides(asdict(DesignProgress("d", 10, 10, 1.0, 3, "not checked")))  # complete, not checked
+    assert DesignProgress("d", 10, 10, 1.0, 3, "accepted").decides
+    fields = (
+        "'interval': None, 'null': None, 'observed': None, 'null_range': None, 'null_rate': None, 'null_draws': None"
+    )
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("glue(...)")
+    prefix = "application/papermill.record/"
+    glued = {
+        "claim-C1": f"{{'id': 'C1', 'paper': 'p', 'ours': 'grid', 'verdict': 'inconclusive', 'reason': 'r', {fields}, "
+        "'points': None}",
+        "design-claim-C1": f"{{'id': 'C1', 'paper': 'p', 'ours': 'design', 'verdict': 'differs', 'reason': 'r', "
+        f"{fields}, 'points': None}}",
+        "design-progress": repr(asdict(DesignProgress("decide", 10, 10, 1.0, 3, "accepted"))),
+    }
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={prefix + "text/plain": text},
+            metadata={"scrapbook": {"name": n, "mime_prefix": prefix}},
+        )
+        for n, text in glued.items()
+    ]
+    nb.cells = [cell]
+    (tmp_path / "notebooks").mkdir()
+    nbformat.write(nb, tmp_path / "notebooks" / "04_calibration.ipynb")
+    rows = scorecard_table(tmp_path).set_index("claim")
+    c1 = rows.loc["C1"]
+    assert (c1["this build"], c1["verdict"], c1["decided by"]) == ("design", "differs", "registered design")
+    assert (c1["other reading"], c1["other verdict"]) == ("grid", "inconclusive")  # the grid's, beside it
+    assert rows.loc["C3", "decided by"] == "book grid"  # no design record: the grid's row (here missing)
 
 
 def test_the_scorecard_html_escapes_texts_and_keeps_links(executed_dir: Path) -> None:
@@ -402,6 +446,8 @@ def test_the_scorecard_notebook_renders_the_table_and_glues_the_counts(executed_
         "n_not_testable_here": "1",
         "n_missing": str(len(CLAIMS) - 2),
         "n_claims": str(len(CLAIMS) + 1),
+        "design_state": "design decide: 5 of 10 tasks on 3 tables (0.50 CPU-hours), interim: its sweep is still "
+        "running",
     }
 
 

@@ -13,7 +13,7 @@ import html
 
 import pandas as pd
 
-from iclmem.report.glue import MISSING, verdict_counts
+from iclmem.report.glue import BOOK_GRID, MISSING, REGISTERED_DESIGN, verdict_counts
 from iclmem.report.records import VERDICTS
 from iclmem.report.registry import BEYOND_PAPERS, CLAIMS, comparison
 
@@ -74,6 +74,7 @@ def _details(row: pd.Series) -> str:
         (f"compared by {how}", why),
         ("null rate", row["null rate"]),
         ("null", row["null"]),
+        ("decided by", row.get("decided by", "")),
     ]
     body = "".join(
         f"<p><b>{name}</b>: {html.escape(str(text))}</p>" for name, text in items if str(text) not in ("", "-")
@@ -83,9 +84,12 @@ def _details(row: pd.Series) -> str:
 
 def compact_html(table: pd.DataFrame) -> str:
     """The scorecard table: claim (linked to the section computing it), statement, paper, this build (its details
-    below), verdict, and, where a chapter read the claim on the registered design, that reading and its verdict."""
-    designed = bool(table.get("design verdict", pd.Series(dtype=str)).astype(bool).any())
-    columns = ("claim", "statement", "paper", "this build", "verdict") + (("registered design",) if designed else ())
+    below), verdict, and, where a chapter also read the claim on the registered design, the reading that does not
+    decide the row (the design's while it is interim, the book grid's once the design decides) with its verdict."""
+    beside = bool(table.get("other verdict", pd.Series(dtype=str)).astype(bool).any())
+    decided = table.get("decided by", pd.Series(dtype=str)) == REGISTERED_DESIGN
+    other = BOOK_GRID if decided.any() else REGISTERED_DESIGN  # the reading that does not decide the rows
+    columns = ("claim", "statement", "paper", "this build", "verdict") + ((other,) if beside else ())
     head = "".join(f"<th>{h}</th>" for h in columns)
     rows = []
     for _, row in table.iterrows():
@@ -96,10 +100,10 @@ def compact_html(table: pd.DataFrame) -> str:
             html.escape(str(row["this build"])) + _details(row),
             verdict_badge(row["verdict"]),
         ]
-        if designed:
-            read = row["design verdict"]
+        if beside:
+            read = row["other verdict"]
             cells.append(
-                f"{verdict_badge(read)}<br><small>{html.escape(str(row['on the design']))}</small>" if read else "-"
+                f"{verdict_badge(read)}<br><small>{html.escape(str(row['other reading']))}</small>" if read else "-"
             )
         rows.append(
             f'<tr data-claim="{html.escape(row["claim"])}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"

@@ -58,12 +58,16 @@ def test_the_counts_sentence_and_the_compact_table():
 def test_a_design_reading_gets_its_own_column_only_when_a_chapter_read_one():
     table = _table()
     assert "registered design" not in compact_html(table)
-    designed = table.assign(**{"on the design": "", "design verdict": ""})
+    designed = table.assign(**{"decided by": "book grid", "other reading": "", "other verdict": ""})
     assert "registered design" not in compact_html(designed)  # no chapter read the design: no empty column
-    designed.loc[0, ["on the design", "design verdict"]] = ["1/30 <tables>", "differs"]
+    designed.loc[0, ["other reading", "other verdict"]] = ["1/30 <tables>", "differs"]
     page = compact_html(designed)
     assert "<th>registered design</th>" in page and "1/30 &lt;tables&gt;" in page
     assert page.count('class="verdict-badge"') == len(table) + 1  # the build's verdicts, and the design's one
+    designed.loc[0, "decided by"] = "registered design"  # a design that decides: the grid's reading goes beside
+    assert "<th>book grid</th>" in compact_html(designed) and "<b>decided by</b>: registered design" in compact_html(
+        designed
+    )
 
 
 def test_the_figure_has_one_row_per_numeric_point():
