@@ -33,10 +33,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import torch
 
-from iclmem.bundle.recheck import TOLERANCE, max_abs
+from iclmem.bundle.recheck import TOLERANCE, max_abs, run_pairs
 from iclmem.bundle.serve import bundles_off
 from iclmem.data import prepared_table, split_manifest
 from iclmem.finetune import FinetuneConfig, finetune
@@ -59,21 +58,14 @@ def _computed(table, learning_rate: float, threads: int, reference, work: Path) 
 
 
 def _differences(a: dict, b: dict, epoch: int) -> dict:
-    """Largest absolute, relative and over-tolerance differences of b against a (the bundle) at ``epoch``."""
-    out = {}
-    curve_a, curve_b = a["curve"].train_loss.iloc[:epoch], b["curve"].train_loss.iloc[:epoch]
-    m_a, m_b = a["metrics"][a["metrics"].epoch == epoch], b["metrics"][b["metrics"].epoch == epoch]
-    cols = [c for c in m_a.columns if c.startswith("theta_") and pd.api.types.is_numeric_dtype(m_a[c])]
+    """Largest absolute, relative and over-tolerance differences of b against a (the bundle) at ``epoch``: the check's
+    own pairs (:func:`iclmem.bundle.recheck.run_pairs`) and M_theta's loss and entropy scores."""
+    pairs = run_pairs((b["curve"].iloc[:epoch], b["metrics"]), (a["curve"], a["metrics"]), epoch)
     s_a = a["scores"][a["scores"].epoch == epoch].sort_values(["query_id", "manipulation"])
     s_b = b["scores"][b["scores"].epoch == epoch].sort_values(["query_id", "manipulation"])
-    pairs = {
-        "train loss": (curve_b, curve_a),
-        "metrics": (m_b[cols], m_a[cols]),
-        "scores loss": (s_b["loss"], s_a["loss"]),
-        "scores entropy": (s_b["entropy"], s_a["entropy"]),
-    }
-    for name, (mine, theirs) in pairs.items():
-        x, y = np.asarray(mine, float), np.asarray(theirs, float)
+    pairs |= {f"scores {c}": (s_b[c].to_numpy(float), s_a[c].to_numpy(float)) for c in ("loss", "entropy")}
+    out = {}
+    for name, (x, y) in pairs.items():
         rel = np.abs(x - y) / np.maximum(np.abs(y), 1e-12)
         out[name] = {
             "max_abs": max_abs(x, y),

@@ -40,7 +40,7 @@ from .finished_run import train_and_record
 from .integrity import served, writer_lock
 from .ltm import MAX_CLASSES, ICLTask, LTMInputError, ReferenceLTM, TableEncoder, load_reference, subsample_features
 from .outcomes import COLLAPSE_RATIO
-from .privacy import DPStep, PrivacyConfig
+from .privacy import PrivacyConfig
 from .store import artifact_dir, code_version, content_key, input_key, results_root
 from .training import (
     METRICS_FILE,
@@ -387,6 +387,15 @@ class SingleTaskSchedule:
         ]
 
 
+def single_task_schedule(
+    manifest: SplitManifest, table: Dataset, config: FinetuneConfig, reference: ReferenceLTM
+) -> SingleTaskSchedule:
+    """Sec. 4.1's fixed pairs of one run: its prepared data (:func:`prepare_run_data`) and M_ref's vanilla scores,
+    which every probed epoch's loss ratio is taken against. A fine-tune and a bundle check's retraining both use it."""
+    data = prepare_run_data(manifest, table, config, reference.max_classes)
+    return SingleTaskSchedule(data, vanilla_scores(reference, data))
+
+
 def finetune(
     manifest: SplitManifest,
     table: Dataset,
@@ -461,7 +470,6 @@ def _finetune(
     progress: bool,
     checkpoint_every: int,
 ) -> FinetuneRun:
-    data = prepare_run_data(manifest, table, config, reference.max_classes)
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_text(
         path / "run.json",
@@ -471,7 +479,7 @@ def _finetune(
             default=str,
         ),
     )
-    schedule = SingleTaskSchedule(data, vanilla_scores(reference, data))
+    schedule = single_task_schedule(manifest, table, config, reference)
     trained, members = train_and_record(
         schedule,
         reference,
@@ -482,7 +490,7 @@ def _finetune(
         desc=f"{manifest.dataset} lr={config.learning_rate:g} Q={manifest.query_size}",
         progress=progress,
         checkpoint_every=checkpoint_every,
-        privacy=None if config.privacy is None else DPStep.of(config.privacy, config.epochs, config.context_seed),
+        privacy=config.dp_step(),
     )
     curve = pd.DataFrame(trained.curve, columns=list(schedule.curve_columns))
     return FinetuneRun(

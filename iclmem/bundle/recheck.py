@@ -41,15 +41,12 @@ from ..atomic import atomic_write_text
 from ..data import split_manifest
 from ..finetune import (
     FinetuneRun,
-    SingleTaskSchedule,
-    prepare_run_data,
     run_input_key,
-    vanilla_scores,
+    single_task_schedule,
     verify_ground_truth,
 )
 from ..grid import RunSpec, run_views
 from ..ltm import ReferenceLTM
-from ..privacy import DPStep
 from ..probe import probe_run
 from ..probe.null import run_null
 from ..probe.run import probe_params, reference_owner
@@ -318,15 +315,13 @@ def _train_to(spec: RunSpec, tables: dict, epoch: int, reference: ReferenceLTM, 
     if joint:
         schedule = joint_schedule(manifests, [tables[d] for d in spec.datasets], config, spec.regime, reference)
     else:
-        data = prepare_run_data(manifests[0], tables[spec.dataset], config, reference.max_classes)
-        schedule = SingleTaskSchedule(data, vanilla_scores(reference, data))
+        schedule = single_task_schedule(manifests[0], tables[spec.dataset], config, reference)
     run_dir = work / "run"
     run_dir.mkdir()
-    privacy = None if config.privacy is None else DPStep.of(config.privacy, config.epochs, config.context_seed)
     trained = train(
         schedule, reference, learning_rate=config.learning_rate, weight_decay=config.weight_decay,
         epochs=config.epochs, probe_epochs=config.probe_epochs, run_dir=run_dir, progress=False,
-        checkpoint_every=10**9, privacy=privacy, stop_after=_last_trained(spec.regime, epoch),
+        checkpoint_every=10**9, privacy=config.dp_step(), stop_after=_last_trained(spec.regime, epoch),
     )  # fmt: skip
     write_finished(run_dir, trained, schedule.curve_columns)
     if joint:
@@ -338,18 +333,30 @@ def _train_to(spec: RunSpec, tables: dict, epoch: int, reference: ReferenceLTM, 
     return FinetuneRun("recheck", run_dir, manifests[0], config, pd.DataFrame(trained.rows), members, curve, key)
 
 
+def run_pairs(
+    mine: tuple[pd.DataFrame, pd.DataFrame], theirs: tuple[pd.DataFrame, pd.DataFrame], epoch: int
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """What a check compares of a run retrained up to ``epoch``, as (recomputed, bundled) arrays by name: the training
+    losses of every step retrained (as many as ``mine``'s curve holds) and the numeric M_theta vanilla metrics at
+    ``epoch`` (Sec. 4.1). ``mine``, ``theirs``: (training curve, metrics) of the two runs."""
+    (curve, metrics), (their_curve, their_metrics) = mine, theirs
+    at, their_at = metrics[metrics.epoch == epoch], their_metrics[their_metrics.epoch == epoch]
+    cols = [c for c in at.columns if c.startswith("theta_") and pd.api.types.is_numeric_dtype(at[c])]
+    return {
+        "train loss": (
+            curve["train_loss"].to_numpy(float),
+            their_curve["train_loss"].iloc[: len(curve)].to_numpy(float),
+        ),
+        "metrics": (at[cols].to_numpy(float), their_at[cols].to_numpy(float)),
+    }
+
+
 def _compare_run(landing: Landing, bundle: Bundle, run: FinetuneRun | JointRun, epoch: int, tol: Tolerance) -> None:
     """The training losses up to ``epoch`` and the vanilla metrics at ``epoch``, against the bundle's run."""
     folder = bundle.item_dir("multitask" if isinstance(run, JointRun) else "finetune", run.input_key)
-    curve = pd.read_csv(folder / "train_curve.csv")
-    steps = len(run.curve)
-    landing.excess["train loss"] = tol.excess(run.curve["train_loss"], curve["train_loss"].iloc[:steps])
-    landing.max_abs["train loss"] = max_abs(run.curve["train_loss"], curve["train_loss"].iloc[:steps])
-    metrics = pd.read_csv(folder / "metrics.csv")
-    mine, theirs = run.metrics[run.metrics.epoch == epoch], metrics[metrics.epoch == epoch]
-    cols = [c for c in mine.columns if c.startswith("theta_") and pd.api.types.is_numeric_dtype(mine[c])]
-    landing.excess["metrics"] = tol.excess(mine[cols].to_numpy(float), theirs[cols].to_numpy(float))
-    landing.max_abs["metrics"] = max_abs(mine[cols], theirs[cols])
+    theirs = pd.read_csv(folder / "train_curve.csv"), pd.read_csv(folder / "metrics.csv")
+    for name, (a, b) in run_pairs((run.curve, run.metrics), theirs, epoch).items():
+        landing.excess[name], landing.max_abs[name] = tol.excess(a, b), max_abs(a, b)
 
 
 @dataclass
