@@ -40,7 +40,7 @@ from .finished_run import train_and_record
 from .integrity import served, writer_lock
 from .ltm import MAX_CLASSES, ICLTask, LTMInputError, ReferenceLTM, TableEncoder, load_reference, subsample_features
 from .outcomes import COLLAPSE_RATIO
-from .privacy import PrivacyConfig
+from .privacy import DPStep, PrivacyConfig
 from .store import artifact_dir, code_version, content_key, input_key, results_root
 from .training import (
     METRICS_FILE,
@@ -102,6 +102,10 @@ class FinetuneConfig:
                 f"probe_epochs_up_to({self.epochs}))."
             )
         return self
+
+    def dp_step(self) -> DPStep | None:
+        """Chapter 7's DP-SGD step of this run (:meth:`iclmem.privacy.DPStep.of`); None for a plain run."""
+        return None if self.privacy is None else DPStep.of(self.privacy, self.epochs, self.context_seed)
 
 
 def probe_epochs_up_to(epochs: int) -> tuple[int, ...]:
