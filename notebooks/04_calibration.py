@@ -700,10 +700,12 @@ claims_table(claims)
 # here with the same rules and the same membership null, kept per run: {glue:text}`design_progress`. While the
 # design's sweep still runs, this reading is interim and its bundle unchecked: the scorecard shows it in a column of
 # its own and keeps the grid's verdicts. The instrument's rows (P1-P3) need control runs outside the design and stay
-# with the grid. Below the table, where the probe sees, table by table.
+# with the grid. Below the table: the table-by-claim grid (per suite table, whether it is one of the hits of each
+# claim that counts tables, by the claim's own row rule), then where the probe sees, table by table.
 
 # %%
-from iclmem.chapters.ch04_calibration import design_calibration_claims, design_summary, detectable_by_table, plot_design_tables
+from iclmem.chapters.ch04_calibration import (design_calibration_claims, design_summary, detectable_by_table,
+    plot_design_tables, plot_table_claim_grid, table_claim_grid)
 from iclmem.report.design_glue import read_on_design
 
 the_design, design_claims = read_on_design(design, lambda d: design_calibration_claims(d, outcome_rule))
@@ -711,6 +713,7 @@ design_claims
 
 # %% tags=["hide-input"]
 if the_design is not None:
+    plot_table_claim_grid(table_claim_grid(design_summary(the_design, outcome_rule)))
     plot_design_tables(detectable_by_table(design_summary(the_design, outcome_rule)))
 
 # %% [markdown]

@@ -218,7 +218,14 @@ def test_the_chapters_read_their_claims_on_a_design_as_on_its_scores(design: dic
     from iclmem.bundle.design import Design
     from iclmem.chapters.ch02_finetuning import design_finetuning_claims, loss_ratio_claim
     from iclmem.chapters.ch03_probing import design_perturbation_claims, perturbation_claims, replayed_selection
-    from iclmem.chapters.ch04_calibration import calibration_claims, design_calibration_claims
+    from iclmem.chapters.ch04_calibration import (
+        calibration_claims,
+        design_calibration_claims,
+        design_summary,
+        table_claim_grid,
+    )
+    from iclmem.chapters.ch04_calibration.claims import detectable_tables, tpr1_tables
+    from iclmem.chapters.ch04_calibration.nulls import SummaryStack
     from iclmem.chapters.ch05_regimes import design_regime_claims, design_regime_rows
     from iclmem.grid import grid_metrics
     from iclmem.outcomes import reclassify
@@ -234,6 +241,23 @@ def test_the_chapters_read_their_claims_on_a_design_as_on_its_scores(design: dic
     on_design = {r["id"]: r for r in design_calibration_claims(read, "bound")}
     assert on_design == {r["id"]: r for r in calibration_claims(grid, permutations(reclassify(null, "bound")), "bound")}
     assert on_design["C1"]["null_draws"] == N_PERM  # the kept null's draws, not a default
+    # the table-by-claim grid counts as the rules do; on the design's rows, and with table cls made a hit of both
+    summary_on = design_summary(read, "bound")
+    cls = (summary_on.dataset == "cls") & (summary_on.epoch > 0)
+    forced = summary_on.copy()
+    forced.loc[cls, "outcome"] = "detectable_memorization"
+    forced.loc[cls, ["tpr10_loss", "tpr10_entropy", "tpr1_loss", "tpr1_entropy"]] = 0.5
+    for frame, cls_hit in ((summary_on, None), (forced, 1.0)):
+        table_grid = table_claim_grid(frame)
+        stack = SummaryStack.of([frame], membership_rows)
+        for column, rule in (
+            ("C1: detectable (N), TPR@10% > 0.1", detectable_tables),
+            ("C3: TPR@1% > 0.1", tpr1_tables),
+        ):
+            [evidence] = rule(stack)
+            assert table_grid[column].sum() == round(evidence.statistic * table_grid[column].notna().sum())
+            assert cls_hit is None or table_grid.loc["cls", column] == cls_hit
+    assert set(table_grid.index) == {"cls", "reg"} and table_grid["C6: detectable at Q=30"].notna().all()
     specs = [s for s in design["grid"].specs if s.regime == "single_task_fixed"]
     assert design_finetuning_claims(read) == [loss_ratio_claim(grid_metrics(specs, runs))]
     fine = membership_rows(grid[(grid.epoch > 0) & ~grid.collapsed.astype(bool)]).reset_index(drop=True)

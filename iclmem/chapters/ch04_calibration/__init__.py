@@ -13,6 +13,7 @@ from iclmem.chapters.ch04_calibration.figures import (
     plot_data_characteristics,
     plot_design_tables,
     plot_outcome_shares,
+    plot_table_claim_grid,
     plot_temporal_evolution,
 )
 from iclmem.chapters.ch04_calibration.grid_plan import grid_options
@@ -46,7 +47,12 @@ from iclmem.chapters.ch04_calibration.instrument_recall import (
 from iclmem.chapters.ch04_calibration.instrument_strong import strong_signal
 from iclmem.chapters.ch04_calibration.member_control import member_only_control
 from iclmem.chapters.ch04_calibration.nulls import outcomes_with_null
-from iclmem.chapters.ch04_calibration.on_design import design_calibration_claims, design_summary, detectable_by_table
+from iclmem.chapters.ch04_calibration.on_design import (
+    design_calibration_claims,
+    design_summary,
+    detectable_by_table,
+    table_claim_grid,
+)
 from iclmem.chapters.ch04_calibration.outcome_readings import CUT_GRID, fit_printed_reading, reading_agreement
 from iclmem.chapters.ch04_calibration.paper import PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1
 from iclmem.chapters.ch04_calibration.power_plan import ABSENCE_MARGIN, power_plan
@@ -112,10 +118,12 @@ __all__ = [
     "design_calibration_claims",
     "design_summary",
     "detectable_by_table",
+    "table_claim_grid",
     "p1_cells",
     "p3_record",
     "plot_data_characteristics",
     "plot_design_tables",
+    "plot_table_claim_grid",
     "plot_outcome_shares",
     "plot_sensitivity",
     "plot_table_curves",

@@ -190,13 +190,22 @@ def _tables_evidence(hits: np.ndarray, n: int, paper: float, what: str) -> list[
     return [made[int(k)] for k in hits]
 
 
+def c1_hits(stack: SummaryStack) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows C1 reads: label condition N; per draw x row, its hits: detectable with TPR@10% > 0.1)."""
+    rows = stack.rows
+    keep = (rows.label_condition == "none").to_numpy() if "label_condition" in rows else np.ones(len(rows), bool)
+    return keep, (stack.outcome == MEMORIZATION) & (stack.primary("tpr10") > DETECT_MIN_TPR10)
+
+
+def c3_hits(stack: SummaryStack) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows C3 reads: every one; per draw x row, its hits: detectable with TPR@1% > 0.1)."""
+    return np.ones(len(stack.rows), bool), (stack.outcome == MEMORIZATION) & (stack.primary("tpr1") > 0.1)
+
+
 def detectable_tables(stack: SummaryStack) -> list[Evidence]:
     """C1 (Sec. 5): tables with a detectable configuration (label condition N) whose TPR@10% exceeds 0.1, against the
     paper's 8 of 10."""
-    rows = stack.rows
-    keep = (rows.label_condition == "none").to_numpy() if "label_condition" in rows else np.ones(len(rows), bool)
-    hit = (stack.outcome == MEMORIZATION) & (stack.primary("tpr10") > DETECT_MIN_TPR10)
-    n, hits = _tables_with(stack, keep, hit)
+    n, hits = _tables_with(stack, *c1_hits(stack))
     if not n:
         return _untestable(
             stack,
@@ -264,8 +273,7 @@ def _peak(stack: SummaryStack) -> list[Evidence]:
 def tpr1_tables(stack: SummaryStack) -> list[Evidence]:
     """C3 (Sec. 5): tables with TPR@1% > 0.1 in a detectable configuration, against the paper's 2 of 10 (a share
     rule)."""
-    hit = (stack.outcome == MEMORIZATION) & (stack.primary("tpr1") > 0.1)
-    n, hits = _tables_with(stack, np.ones(len(stack.rows), bool), hit)
+    n, hits = _tables_with(stack, *c3_hits(stack))
     if not n:
         return _untestable(stack, "no fine-tuned configuration", "the grid is empty")
     what = "; threshold: TPR@1% > 0.1 on the primary metric of a detectable configuration"

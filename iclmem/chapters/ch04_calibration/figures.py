@@ -6,6 +6,7 @@ Drawn from the tables of :mod:`iclmem.chapters.ch04_calibration.tables`.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
@@ -91,5 +92,33 @@ def plot_design_tables(per_table: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel("best AUC lower bound (95%)")
         for row_y, rows, hits in zip(y, part.rows, part.detectable, strict=True):
             ax.annotate(f"{hits}/{rows}", (1.02, row_y), xycoords=ax.get_yaxis_transform(), fontsize=7, va="center")
+    fig.tight_layout()
+    return fig
+
+
+def plot_table_claim_grid(grid: pd.DataFrame) -> plt.Figure:
+    """The table-by-claim grid of the registered design
+    (:func:`iclmem.chapters.ch04_calibration.on_design.table_claim_grid`): one row per table, one column per claim
+    that counts tables; red where the table is one of the claim's hits, grey where the claim reads it without a hit,
+    white where it has no row the claim reads."""
+    claims = [c for c in grid.columns if c not in ("task", "k")]
+    values = grid[claims].to_numpy(float)
+    colours = np.full(values.shape + (3,), 1.0)
+    colours[values == 0] = (0.85, 0.85, 0.85)
+    colours[values == 1] = (0.84, 0.15, 0.16)
+    fig, ax = plt.subplots(figsize=(1.1 * len(claims) + 3.2, 0.24 * len(grid) + 1.6))
+    ax.imshow(colours, aspect="auto", interpolation="nearest")
+    ax.set_xticks(range(len(claims)), claims, rotation=30, ha="right", fontsize=8)
+    labels = [f"{name} ({task[:3]}, k={int(k)})" for name, task, k in zip(grid.index, grid.task, grid.k, strict=True)]
+    ax.set_yticks(range(len(grid)), labels, fontsize=7)
+    ax.set_xticks(np.arange(len(claims) + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(len(grid) + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", linewidth=1)
+    ax.tick_params(which="minor", length=0)
+    hits = np.nansum(values, axis=0).astype(int)
+    read = (~np.isnan(values)).sum(axis=0)
+    ax.set_title(
+        "  ".join(f"{c.split(':')[0]} {h}/{r}" for c, h, r in zip(claims, hits, read, strict=True)), fontsize=8
+    )
     fig.tight_layout()
     return fig

@@ -10,12 +10,15 @@ grid. Sec. 4.2, Sec. 5, Fig. 2, Fig. 5, Tab. 1, Tab. 3.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from iclmem.bundle.design import Design
-from iclmem.chapters.ch04_calibration.claims import calibration_claims
+from iclmem.chapters.ch04_calibration.claims import c1_hits, c3_hits, calibration_claims
+from iclmem.chapters.ch04_calibration.nulls import SummaryStack
 from iclmem.outcomes import Outcome, reclassify
 from iclmem.probe.null import permutations
+from iclmem.probe.summary import membership_rows
 from iclmem.regimes import SINGLE_TASK_FIXED
 
 
@@ -34,6 +37,30 @@ def design_calibration_claims(design: Design, reading: str = "bound") -> list[di
     return calibration_claims(summary, permutations(null), reading)
 
 
+def _per_table(stack: SummaryStack, keep: np.ndarray, hit: np.ndarray) -> pd.Series:
+    """Per table of ``stack``'s rows: 1.0 when one of its ``keep`` rows is a ``hit`` on the observed draw (draw 0),
+    0.0 when none is, NaN when it has no ``keep`` row."""
+    frame = pd.DataFrame({"dataset": stack.rows.dataset.to_numpy(), "keep": keep, "hit": hit[0] & keep})
+    read = frame.groupby("dataset").agg(keep=("keep", "any"), hit=("hit", "any"))
+    return read.hit.astype(float).where(read.keep)
+
+
+def table_claim_grid(summary: pd.DataFrame) -> pd.DataFrame:
+    """The table-by-claim grid (one row per table, sorted by task): per claim that counts tables, whether the table is
+    one of its hits, by the claim's own row rule on the membership rows it reads (N and All): C1's
+    (:func:`.claims.c1_hits`), C3's (:func:`.claims.c3_hits`), and for C6 a detectable configuration at each Q. 1.0:
+    a hit, 0.0: read and no hit, NaN: the table has no row the claim reads. ``task`` and the card's ``k`` beside."""
+    stack = SummaryStack.of([summary], membership_rows)
+    rows = stack.rows
+    detectable = stack.outcome == Outcome.MEMORIZATION.value
+    columns = {"C1: detectable (N), TPR@10% > 0.1": c1_hits(stack), "C3: TPR@1% > 0.1": c3_hits(stack)}
+    for q in sorted(rows.query_size.unique()):
+        columns[f"C6: detectable at Q={int(q)}"] = ((rows.query_size == q).to_numpy(), detectable)
+    grid = pd.DataFrame({name: _per_table(stack, keep, hit) for name, (keep, hit) in columns.items()})
+    cards = summary.groupby("dataset")[["task", "k"]].first()
+    return cards.join(grid, how="inner").sort_values(["task", "k"]).rename_axis("dataset")
+
+
 def detectable_by_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Per table and Q: fine-tuned rows, rows read detectable (the summary's outcome), and the best AUC's lower
     bound (the larger of loss and entropy), for the table-by-table map of where the probe sees (Fig. 5 per table)."""
@@ -49,4 +76,4 @@ def detectable_by_table(summary: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-__all__ = ["design_calibration_claims", "design_summary", "detectable_by_table"]
+__all__ = ["design_calibration_claims", "design_summary", "detectable_by_table", "table_claim_grid"]
