@@ -26,10 +26,10 @@ from IPython.display import HTML
 from myst_nb import glue
 
 from iclmem.report.glue import glue_text, scorecard_table, verdict_counts
-from iclmem.report.design_glue import design_state_text
+from iclmem.report.design_glue import design_state_text, with_registered_power
 from iclmem.chapters.ch00_scorecard import compact_html, counts_html, plot_points, split_beyond
 
-table = scorecard_table(executed_dir)
+table = with_registered_power(scorecard_table(executed_dir), executed_dir)  # the design's power, registered before it ran
 glue_text("design_state", design_state_text(executed_dir))
 for verdict, n in verdict_counts(table).items():
     glue(f"n_{verdict.replace(' ', '_')}", int(n), display=False)
@@ -48,7 +48,8 @@ HTML(counts_html(table))
 # *registered decision design* (`grids/decide.yaml`, on the table suite, with its power committed before it ran):
 # {glue:text}`design_state`. While the design is interim, its reading stands in a column of its own and the grid
 # decides; once every task is bundled and its recomputed sample is accepted on this machine, the design decides and
-# the grid's reading moves beside it. Each row's details say which decided.
+# the grid's reading moves beside it. Each row's details say which decided, and the claim's registered power on the
+# design: how often its rule agrees when the paper's value holds, as computed before the design ran.
 
 # %% tags=["remove-input"]
 papers, beyond = split_beyond(table)

@@ -112,10 +112,23 @@ def glue_design_claims(records: Iterable[Mapping[str, Any]], progress: DesignPro
     return n
 
 
-def power_file(design: Design) -> Path:
-    """The registered power table of ``design``: ``<grid>_power.csv`` beside its grid file in the project."""
-    grid = PACKAGE_ROOT.parent / design.bundle.manifest["grid"]["file"]
-    return grid.with_name(f"{grid.stem}_power.csv")
+def power_file(name: str) -> Path:
+    """The registered power table of the design ``name``: ``grids/<name>_power.csv`` in the project, committed with
+    its grid before the design ran."""
+    return PACKAGE_ROOT.parent / "grids" / f"{name}_power.csv"
+
+
+def with_registered_power(table: pd.DataFrame, executed_dir: str | Path) -> pd.DataFrame:
+    """The scorecard ``table`` with each claim's ``registered power`` (as text, with its status) from the power table
+    of the design that notebook 04 read in ``executed_dir`` (empty where the design registers none, or none was
+    read)."""
+    path = Path(executed_dir) / "notebooks" / "04_calibration.ipynb"
+    progress = read_glued_progress(path) if path.is_file() else None
+    if not progress or not power_file(progress["name"]).is_file():
+        return table.assign(**{"registered power": ""})
+    power = registered_power(power_file(progress["name"]))
+    text = power["registered power"] + " (" + power["registered status"].astype(str) + ")"
+    return table.assign(**{"registered power": table.claim.map(text).fillna("")})
 
 
 def read_on_design(name: str, read: Callable[[Design], list[dict]]) -> tuple[Design | None, pd.DataFrame]:
@@ -134,7 +147,7 @@ def read_on_design(name: str, read: Callable[[Design], list[dict]]) -> tuple[Des
     records = interim(read(design), progress)
     glue_design_claims(records, progress)
     glue_text("design_progress", progress.text)
-    return design, claims_table(records).join(registered_power(power_file(design)))[
+    return design, claims_table(records).join(registered_power(power_file(progress.name)))[
         ["ours", "verdict", "registered power", "registered status", "null rate", "reason"]
     ]
 
@@ -160,6 +173,7 @@ __all__ = [
     "interim",
     "load_design",
     "power_file",
+    "with_registered_power",
     "read_design_claims",
     "read_on_design",
     "registered_power",

@@ -329,12 +329,21 @@ def test_the_scorecard_has_one_row_per_claim_and_shows_the_gaps(executed_dir: Pa
     assert rows.loc["C3", "null rate"] == "-"
 
 
-def test_a_design_reading_is_read_back_apart_with_its_progress(executed_chapter: Path, executed_dir: Path) -> None:
+def test_a_design_reading_is_read_back_apart_with_its_progress(
+    executed_chapter: Path, executed_dir: Path, tmp_path: Path
+) -> None:
     from iclmem.report.design_glue import design_state_text, read_design_claims
 
     state = design_state_text(executed_dir)  # as the scorecard says it
     assert state == "design decide: 5 of 10 tasks on 3 tables (0.50 CPU-hours), interim: its sweep is still running"
     assert design_state_text(executed_dir, "notebooks/05_realistic_regimes").startswith("not read")
+    from iclmem.report.design_glue import power_file, registered_power, with_registered_power
+
+    powered = with_registered_power(scorecard_table(executed_dir), executed_dir).set_index("claim")["registered power"]
+    registered = registered_power(power_file("decide")).loc["C1"]  # the power table committed with grids/decide.yaml
+    assert powered["C1"] == f"{registered['registered power']} ({registered['registered status']})"
+    assert powered["D1"] == ""  # an LLM claim: the tabular design registers none
+    assert (with_registered_power(scorecard_table(tmp_path), tmp_path)["registered power"] == "").all()  # no design
 
     [record] = read_design_claims(executed_chapter).values()
     assert record["id"] == "C1" and record["verdict"] == "differs"

@@ -75,6 +75,7 @@ def _details(row: pd.Series) -> str:
         ("null rate", row["null rate"]),
         ("null", row["null"]),
         ("decided by", row.get("decided by", "")),
+        ("registered power on the design", row.get("registered power", "")),
     ]
     body = "".join(
         f"<p><b>{name}</b>: {html.escape(str(text))}</p>" for name, text in items if str(text) not in ("", "-")
