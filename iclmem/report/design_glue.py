@@ -21,8 +21,14 @@ from iclmem.bundle.design import Design
 from iclmem.bundle.layout import read_bundle
 from iclmem.bundle.serve import default_folder, read_check
 from iclmem.imports import PACKAGE_ROOT
-from iclmem.report.glue import DESIGN_PREFIX, PROGRESS_NAME, design_decides, read_glued_claims, read_glued_progress
-from iclmem.report.records import record_from
+from iclmem.report.glue import (
+    DESIGN_PREFIX,
+    PROGRESS_NAME,
+    design_decides,
+    glue_claims,
+    read_glued_claims,
+    read_glued_progress,
+)
 
 
 @dataclass(frozen=True)
@@ -99,17 +105,12 @@ def interim(records: Iterable[Mapping[str, Any]], progress: DesignProgress) -> l
 
 
 def glue_design_claims(records: Iterable[Mapping[str, Any]], progress: DesignProgress) -> int:
-    """Glue each record (checked by :func:`record_from`) as ``design-claim-<ID>`` and the progress once; returns how
-    many records."""
+    """Glue each record (checked by :func:`iclmem.report.records.record_from`) as ``design-claim-<ID>`` and the
+    progress once; returns how many records."""
     from myst_nb import glue
 
     glue(PROGRESS_NAME, asdict(progress), display=False)
-    n = 0
-    for r in records:
-        record = record_from(r)
-        glue(DESIGN_PREFIX + record["id"], record, display=False)
-        n += 1
-    return n
+    return glue_claims(records, prefix=DESIGN_PREFIX)
 
 
 def power_file(name: str) -> Path:

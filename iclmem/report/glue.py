@@ -96,14 +96,15 @@ def glue_text(key: str, value: object) -> None:
     glue(key, PlainText(str(value)), display=False)
 
 
-def glue_claims(records: Iterable[Mapping[str, Any]]) -> int:
-    """Glue every record of :func:`claim_record` (as a chapter module returns them); returns how many."""
+def glue_claims(records: Iterable[Mapping[str, Any]], prefix: str = GLUE_PREFIX) -> int:
+    """Glue every record of :func:`claim_record` (as a chapter module returns them) under ``<prefix><ID>`` (the
+    registered design's: :data:`DESIGN_PREFIX`); returns how many."""
     from myst_nb import glue
 
     n = 0
     for r in records:
         record = record_from(r)
-        glue(GLUE_PREFIX + record["id"], record, display=False)
+        glue(prefix + record["id"], record, display=False)
         n += 1
     return n
 
