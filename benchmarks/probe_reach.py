@@ -45,7 +45,7 @@ from iclmem.chapters.ch04_calibration import (
 from iclmem.grid import table_of
 
 OUT = Path(__file__).parent / "results" / "probe_reach.json"
-# notebook 04's defaults (book/defaults.yaml, the chapter's parameters cell)
+# notebook 04's defaults (book/parameters.yaml, the chapter's parameters cell)
 CONTROL = dict(
     dataset="breast_cancer",
     learning_rates=[3e-4, 1e-3, 3e-3],

@@ -96,15 +96,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def add_params(subparsers: Subparsers) -> None:
-    p = subparsers.add_parser("params", help="list a notebook's parameters with their types and defaults")
+    p = subparsers.add_parser("params", help="list a notebook's parameters with their types, defaults and ranges")
     p.add_argument("notebook", type=Path)
     p.set_defaults(func=cmd_params)
 
 
 def cmd_params(args: argparse.Namespace) -> int:
     from iclmem.book.execute import format_parameters_table, notebook_parameters, read_notebook
+    from iclmem.book.parameter_rules import RULES
 
-    print(format_parameters_table(notebook_parameters(read_notebook(args.notebook))))
+    ranges = {name: rule.describe() for name, rule in RULES.items()}  # from book/parameters.yaml
+    print(format_parameters_table(notebook_parameters(read_notebook(args.notebook)), ranges))
     return 0
 
 

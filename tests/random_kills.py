@@ -53,7 +53,7 @@ TOC = "format: jb-book\nroot: intro\nparts:\n  - caption: Notebooks\n    chapter
     f"      - file: notebooks/{name}\n" for name in CHAPTERS
 )
 #: Copied from the repository into the tiny project (besides the notebooks).
-PROJECT_FILES = ("_config.yml", "book/defaults.yaml", "book/parameters.yaml", "book/favicon.svg")
+PROJECT_FILES = ("_config.yml", "book/parameters.yaml", "book/favicon.svg")
 #: Exactly what the comparison leaves out, and why (module docstring).
 IGNORED = {
     "notebook metadata.papermill": ["duration", "start_time", "end_time"],

@@ -456,7 +456,7 @@ def build_book(
 
     ``overrides`` maps a notebook (toc name such as ``notebooks/01_split_validation``, or its
     stem) to parameter values; they are checked like ``iclmem run``'s, all before anything runs, and
-    win over the shared defaults of ``<root>/book/defaults.yaml`` (:func:`iclmem.book.execute.with_shared_defaults`).
+    win over the shared defaults of ``<root>/book/parameters.yaml`` (:func:`iclmem.book.execute.with_shared_defaults`).
     Notebooks run with the project root as working directory (``root`` None: :func:`~iclmem.book.execute.book_root`).
     ``force`` re-executes every notebook.
     Reader pages (see :data:`READER_PARAMETER`) run after all other notebooks, with

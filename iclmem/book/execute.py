@@ -164,12 +164,16 @@ def notebook_parameters(nb: nbformat.NotebookNode) -> dict[str, Parameter]:
     return parse_parameters_source(cell.source)
 
 
-def format_parameters_table(params: Mapping[str, Parameter]) -> str:
-    """A plain-text table of name, type and default, one parameter per row."""
+def format_parameters_table(params: Mapping[str, Parameter], ranges: Mapping[str, str] | None = None) -> str:
+    """A plain-text table of name, type and default, one parameter per row; and a ``range`` column where ``ranges``
+    (name -> the range in words, :meth:`iclmem.book.parameter_rules.Rule.describe`) holds one of them."""
     if not params:
         return "(this notebook has no parameters cell)"
-    rows = [("name", "type", "default")] + [(p.name, p.type_name, repr(p.default)) for p in params.values()]
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    ranges = {n: r for n, r in (ranges or {}).items() if n in params and r}
+    rows = [("name", "type", "default", *(("range",) if ranges else ()))] + [
+        (p.name, p.type_name, repr(p.default), *((ranges.get(p.name, ""),) if ranges else ())) for p in params.values()
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -272,7 +276,7 @@ def parameter_problems(
 ) -> tuple[list[str], dict[str, Any]]:
     """Every problem of ``values`` (unknown names, wrong types, values out of range: one line each) and the values
     that passed, floats normalised. The one rule set of ``iclmem run`` and of the notebooks' own check cell."""
-    from iclmem.parameter_rules import range_problems
+    from iclmem.book.parameter_rules import range_problems
 
     problems: list[str] = []
     unknown = [name for name in values if name not in declared]
@@ -399,8 +403,9 @@ def project_parameter_names(root: str | Path) -> set[str]:
 
 # --- the book's shared defaults ------------------------------------------------------------------
 
-#: The book's shared parameter defaults, relative to the project root (see the file's header).
-SHARED_DEFAULTS = "book/defaults.yaml"
+#: The file that declares the book's parameters, their groups and shared defaults, relative to the project root (see
+#: the file's header; :mod:`iclmem.book.parameter_rules` reads its ranges, :mod:`iclmem.book.page_view` its meanings).
+SHARED_DEFAULTS = "book/parameters.yaml"
 
 
 @dataclass(frozen=True)
@@ -413,23 +418,30 @@ class SharedGroup:
 
 
 def read_shared_defaults(path: str | Path) -> list[SharedGroup]:
-    """The groups of a shared-defaults file (``name: {notebooks: [stems], values: {name: value}}``); [] when absent."""
+    """The groups of a parameters file (``groups: {name: {notebooks: [stems]}}``), each with the defaults of the
+    parameters that name it (``parameters: {name: {group: g, default: value}}``); [] when the file is absent."""
     path = Path(path)
     if not path.is_file():
         return []
     data = load_yaml(path.read_text()) or {}
-    groups = []
-    for name, group in data.items():
-        if (
-            not isinstance(group, dict)
-            or not isinstance(group.get("notebooks"), list)
-            or not isinstance(group.get("values"), dict)
-        ):
+    groups, parameters = data.get("groups") or {}, data.get("parameters") or {}
+    values: dict[str, dict[str, Any]] = {str(name): {} for name in groups}
+    for name, spec in parameters.items():
+        group = (spec or {}).get("group")
+        if group is None:
+            continue
+        if group not in values or "default" not in spec:
             raise UsageError(
-                f"{path}: group {name!r} must hold `notebooks: [stems]` and `values: {{name: value}}`, got {group!r}"
+                f"{path}: parameter {name!r} names group {group!r}; a shared parameter needs a group of `groups` "
+                f"({', '.join(values) or 'none'}) and a `default`"
             )
-        groups.append(SharedGroup(str(name), tuple(str(s) for s in group["notebooks"]), dict(group["values"])))
-    return groups
+        values[group][str(name)] = spec["default"]
+    out = []
+    for name, group in groups.items():
+        if not isinstance(group, dict) or not isinstance(group.get("notebooks"), list):
+            raise UsageError(f"{path}: group {name!r} must hold `notebooks: [stems]`, got {group!r}")
+        out.append(SharedGroup(str(name), tuple(str(s) for s in group["notebooks"]), values[str(name)]))
+    return out
 
 
 def shared_defaults_of(groups: Iterable[SharedGroup], stem: str) -> dict[str, Any]:
@@ -451,7 +463,7 @@ def shared_defaults_of(groups: Iterable[SharedGroup], stem: str) -> dict[str, An
 
 
 def shared_default_conflicts(root: str | Path) -> list[str]:
-    """Every disagreement between ``<root>/book/defaults.yaml`` and the parameters cells of the notebooks it lists.
+    """Every disagreement between ``<root>/book/parameters.yaml`` and the parameters cells of the notebooks it lists.
 
     A notebook that lacks a shared name, or declares it with another default, is one line each:
     run on its own it would key its results differently from the notebooks it shares them with.

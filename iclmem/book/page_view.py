@@ -38,13 +38,14 @@ _PAPER_SAYS = re.compile(r"the paper:\s*([^;)]+)")
 
 
 def load_glossary(path: str | Path | None) -> dict[str, dict[str, str]]:
-    """``name -> {meaning, paper}`` from a glossary YAML file (the book's ``book/parameters.yaml``); {} when absent."""
+    """``name -> {meaning, paper}`` from a parameters file (the book's ``book/parameters.yaml``: its ``parameters``
+    mapping); {} when absent."""
     if path is None or not Path(path).is_file():
         return {}
-    data = yaml.safe_load(Path(path).read_text()) or {}
+    data = (yaml.safe_load(Path(path).read_text()) or {}).get("parameters") or {}
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: a parameters glossary maps each name to {{meaning: ..., paper: ...}}")
-    return {str(k): {kk: str(vv) for kk, vv in (v or {}).items()} for k, v in data.items()}
+        raise ValueError(f"{path}: `parameters` maps each name to {{meaning: ..., paper: ..., ...}}")
+    return {str(k): {kk: str(v[kk]) for kk in ("meaning", "paper") if kk in (v or {})} for k, v in data.items()}
 
 
 def parameters_table(

@@ -81,7 +81,7 @@ def check_notebook_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
     """Check the values of the notebook's parameters in ``namespace`` (pass ``globals()``); return them.
 
     Names a run passed that the parameters cell does not declare, values whose type differs from
-    the default's and values out of range (:mod:`iclmem.parameter_rules`) raise
+    the default's and values out of range (:mod:`iclmem.book.parameter_rules`) raise
     :class:`NotebookParameterError`. When the kernel's history does not show the parameters cell
     (cells run by hand out of order), there is nothing to check against and the values pass.
     """

@@ -34,6 +34,14 @@ def test_params_prints_a_table(tiny_notebook: Path, capsys: pytest.CaptureFixtur
     assert ["data_path", "any", "None"] in [line.split() for line in out]
 
 
+def test_params_gives_the_range_the_parameters_file_states(capsys: pytest.CaptureFixture[str]) -> None:
+    notebook = Path(__file__).resolve().parents[2] / "notebooks" / "02_controlled_finetuning.py"
+    assert main(["params", str(notebook)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["name", "type", "default", "range"]
+    assert ["epochs", "int", "100", ">=", "1"] in [line.split() for line in out]  # book/parameters.yaml: low 1
+
+
 def test_run_passes_typed_values(tiny_notebook: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run.ipynb"
     args = [

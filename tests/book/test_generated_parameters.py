@@ -35,11 +35,11 @@ from iclmem.book.execute import (
     read_parameters_file,
     shared_file_values,
 )
+from iclmem.book.parameter_rules import range_problems
 from iclmem.book.table_parameters import TableFitError, table_names
 from iclmem.chapters.ch01_split.manifests import split_manifests
 from iclmem.data import DataError
 from iclmem.data.validation import load_tables
-from iclmem.parameter_rules import range_problems
 
 REPO = Path(__file__).resolve().parents[2]
 DECLARED = notebook_parameters(read_notebook(REPO / "notebooks" / "01_split_validation.py"))

@@ -12,7 +12,7 @@ import pytest
 
 from iclmem.book.execute import ParameterError, check_parameters, notebook_parameters, read_notebook
 from iclmem.book.parameter_check import NotebookParameterError, cells_before, check_notebook_parameters
-from iclmem.parameter_rules import RULES, range_problems
+from iclmem.book.parameter_rules import RULES, range_problems
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.py"))

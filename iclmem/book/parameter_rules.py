@@ -1,4 +1,5 @@
-"""The ranges of the notebooks' shared parameter vocabulary: what a value may be beyond its type.
+"""The ranges of the notebooks' shared parameter vocabulary: what a value may be beyond its type (read from
+``book/parameters.yaml``, the one file that declares each shared parameter).
 
 A parameters cell gives each value's type (its default's, :mod:`iclmem.book.execute`); this module
 gives the range of the names the chapters share (``epochs >= 1``, ``learning_rates`` a non-empty
@@ -13,7 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import yaml
+
+from iclmem.imports import PACKAGE_ROOT
+from iclmem.user_errors import UserError
 
 
 @dataclass(frozen=True)
@@ -69,67 +76,30 @@ def _number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(x)
 
 
-_COUNT = Rule(low=1)
-_COUNTS = Rule(low=1, non_empty=True)
-_RATES = Rule(low=0, open_low=True, non_empty=True)
-_SHARE = Rule(low=0, high=1)
-#: The label conditions of Tab. 2 / 10 and chapter 4's flip, with the spellings iclmem.data.randomize also reads.
-_LABELS = Rule(
-    choices=("none", "members", "non-members", "all", "flip"),
-    aliases=("non_members", "nonmembers", "both", "", "false"),
-    fold_case=True,
-    non_empty=True,
-)
+#: The file that declares every shared parameter: its meaning, type, range, paper value and shared default.
+PARAMETERS_FILE = PACKAGE_ROOT.parent / "book" / "parameters.yaml"
 
-#: The ranges of the shared vocabulary (book/parameters.yaml says what each name means).
-RULES: dict[str, Rule] = {
-    "seed": Rule(low=0),
-    "epochs": _COUNT,
-    "query_sizes": _COUNTS,
-    "query_size": _COUNT,
-    "control_query_size": _COUNT,
-    "learning_rates": _RATES,
-    "control_learning_rates": _RATES,
-    "single_task_learning_rates": _RATES,
-    "learning_rate": Rule(low=0, open_low=True),
-    "finetune_lr": Rule(low=0, open_low=True),
-    "finetune_epochs": Rule(low=0),
-    "probe_epochs": Rule(low=0, non_empty=True),
-    "control_epochs": Rule(low=0, non_empty=True),
-    "curve_learning_rates": _RATES,
-    "curve_epochs": Rule(low=1, non_empty=True),
-    "curve_conditions": _LABELS,
-    "p1_vanilla_bound": _SHARE,
-    "strong_seeds": Rule(low=0),
-    "context_size": _COUNT,
-    "control_context_size": _COUNT,
-    "n_candidates": Rule(low=2),
-    "max_queries": _COUNT,
-    "n_boot": _COUNT,
-    "n_permutations": _COUNT,
-    "max_redraws": Rule(low=0),
-    "n_instances": _COUNT,
-    "n_demonstrations": Rule(low=0),
-    "repeats": _COUNT,
-    "batch_size": _COUNT,
-    "num_threads": Rule(low=0),
-    "completion_length": _COUNT,
-    "performance_completion_length": _COUNT,
-    "judge_folds": Rule(low=2),
-    "llm_judge_pairs": Rule(low=0),
-    "ks": Rule(low=0, non_empty=True),
-    "segment_min": _SHARE,
-    "segment_max": _SHARE,
-    "member_fraction": Rule(low=0, high=1, open_low=True),
-    "delta": Rule(low=0, high=1, open_low=True),
-    "epsilons": Rule(low=0, open_low=True, non_empty=True),
-    "task": Rule(choices=("", "classification", "regression")),
-    "missing_target": Rule(choices=("error", "drop")),
-    "label_conditions": _LABELS,
-    "label_condition": _LABELS,
-    "utility_condition": _LABELS,
-    "control_label_condition": Rule(choices=("all", "flip"), fold_case=True),
-}
+
+def read_rules(path: str | Path = PARAMETERS_FILE) -> dict[str, Rule]:
+    """The range of every parameter ``path`` gives one (``parameters: {name: {range: {...}}}``), as :class:`Rule`."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path} is missing: the parameters' ranges live there; restore it (git checkout -- book/)")
+    declared = (yaml.safe_load(path.read_text()) or {}).get("parameters") or {}
+    rules = {}
+    for name, spec in declared.items():
+        given = (spec or {}).get("range")
+        if given is None:
+            continue
+        try:
+            rules[str(name)] = Rule(**{k: tuple(v) if isinstance(v, list) else v for k, v in given.items()})
+        except TypeError as exc:
+            raise UserError(f"{path}: the range of {name!r} is not a range ({exc}); see the file's header") from exc
+    return rules
+
+
+#: The ranges of the shared vocabulary, read from :data:`PARAMETERS_FILE` (which also says what each name means).
+RULES: dict[str, Rule] = read_rules()
 
 
 def range_problems(values: dict[str, Any], rules: dict[str, Rule] | None = None) -> list[str]:
