@@ -701,7 +701,8 @@ claims_table(claims)
 # design's sweep still runs, this reading is interim and its bundle unchecked: the scorecard shows it in a column of
 # its own and keeps the grid's verdicts. The instrument's rows (P1-P3) need control runs outside the design and stay
 # with the grid. Below the table: the table-by-claim grid (per suite table, whether it is one of the hits of each
-# claim that counts tables, by the claim's own row rule), then where the probe sees, table by table.
+# claim that counts tables, by the claim's own row rule), then where the probe sees, table by table: each table's
+# best AUC(ΔS) with its 95% interval.
 
 # %%
 from iclmem.chapters.ch04_calibration import (design_calibration_claims, design_summary, detectable_by_table,

@@ -222,6 +222,7 @@ def test_the_chapters_read_their_claims_on_a_design_as_on_its_scores(design: dic
         calibration_claims,
         design_calibration_claims,
         design_summary,
+        detectable_by_table,
         table_claim_grid,
     )
     from iclmem.chapters.ch04_calibration.claims import detectable_tables, tpr1_tables
@@ -258,6 +259,12 @@ def test_the_chapters_read_their_claims_on_a_design_as_on_its_scores(design: dic
             assert table_grid[column].sum() == round(evidence.statistic * table_grid[column].notna().sum())
             assert cls_hit is None or table_grid.loc["cls", column] == cls_hit
     assert set(table_grid.index) == {"cls", "reg"} and table_grid["C6: detectable at Q=30"].notna().all()
+    per_table = detectable_by_table(forced).set_index("dataset")  # the per-table map: the best bound's row, and counts
+    fine = forced[forced.epoch > 0]
+    best = fine[["auc_loss_lo", "auc_entropy_lo"]].max(axis=1).groupby(fine.dataset).max()
+    assert np.allclose(per_table.auc_lo, best.reindex(per_table.index))
+    assert (per_table.auc_lo <= per_table.auc).all() and (per_table.auc <= per_table.auc_hi).all()
+    assert per_table.loc["cls", "detectable"] == per_table.loc["cls", "rows"] == cls.sum()
     specs = [s for s in design["grid"].specs if s.regime == "single_task_fixed"]
     assert design_finetuning_claims(read) == [loss_ratio_claim(grid_metrics(specs, runs))]
     fine = membership_rows(grid[(grid.epoch > 0) & ~grid.collapsed.astype(bool)]).reset_index(drop=True)

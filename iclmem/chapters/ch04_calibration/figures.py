@@ -72,9 +72,9 @@ def plot_data_characteristics(chars: pd.DataFrame) -> plt.Figure:
 
 
 def plot_design_tables(per_table: pd.DataFrame) -> plt.Figure:
-    """Where the probe sees, table by table on the registered design (Fig. 5 per table): per table and Q, the best
-    lower bound of the AUC's 95% interval (loss or entropy) over its fine-tuned rows (red: some row reads
-    detectable) and, at the right, detectable rows of fine-tuned rows
+    """Where the probe sees, table by table on the registered design (Fig. 5 per table): per table and Q, the
+    AUC(Delta S) with its 95% interval of the table's row whose lower bound is highest (red: some row of the table
+    reads detectable) and, at the right, detectable rows of fine-tuned rows
     (:func:`iclmem.chapters.ch04_calibration.on_design.detectable_by_table`)."""
     order = per_table.sort_values(["task", "dataset"]).dataset.unique()
     position = {name: i for i, name in enumerate(order)}
@@ -82,14 +82,17 @@ def plot_design_tables(per_table: pd.DataFrame) -> plt.Figure:
     fig, axes = plt.subplots(1, len(qs), figsize=(3.2 * len(qs) + 2.8, 0.24 * len(order) + 1.2), squeeze=False)
     for ax, q in zip(axes[0], qs, strict=True):
         part = per_table[per_table.query_size == q]
-        y = part.dataset.map(position)
-        colours = part.detectable.gt(0).map({True: OUTCOME_COLORS["detectable_memorization"], False: "#999999"})
-        ax.barh(y, part.best_lo - 0.5, left=0.5, color=colours)
+        y = part.dataset.map(position).to_numpy()
+        seen = part.detectable.gt(0).to_numpy()
+        for mask, colour in ((~seen, "#777777"), (seen, OUTCOME_COLORS["detectable_memorization"])):
+            rows = part[mask]
+            err = [rows.auc - rows.auc_lo, rows.auc_hi - rows.auc]
+            ax.errorbar(rows.auc, y[mask], xerr=err, fmt="o", color=colour, markersize=3, capsize=2, linewidth=1)
         ax.axvline(0.5, color="black", linewidth=0.8)
         ax.set_yticks(range(len(order)), order if ax is axes[0][0] else [""] * len(order), fontsize=8)
         ax.set_ylim(len(order) - 0.5, -0.5)
         ax.set_title(f"Q={q}")
-        ax.set_xlabel("best AUC lower bound (95%)")
+        ax.set_xlabel("AUC(ΔS), 95% interval")
         for row_y, rows, hits in zip(y, part.rows, part.detectable, strict=True):
             ax.annotate(f"{hits}/{rows}", (1.02, row_y), xycoords=ax.get_yaxis_transform(), fontsize=7, va="center")
     fig.tight_layout()

@@ -62,18 +62,23 @@ def table_claim_grid(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def detectable_by_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per table and Q: fine-tuned rows, rows read detectable (the summary's outcome), and the best AUC's lower
-    bound (the larger of loss and entropy), for the table-by-table map of where the probe sees (Fig. 5 per table)."""
-    fine = summary[summary.epoch > 0]
-    best = fine[["auc_loss_lo", "auc_entropy_lo"]].max(axis=1)
-    frame = fine.assign(detectable=fine.outcome == Outcome.MEMORIZATION.value, best_lo=best)
-    return (
-        frame.groupby(["dataset", "query_size"])
-        .agg(
-            task=("task", "first"), rows=("epoch", "size"), detectable=("detectable", "sum"), best_lo=("best_lo", "max")
-        )
-        .reset_index()
+    """Per table and Q: fine-tuned rows, rows read detectable (the summary's outcome), and the AUC(Delta S) with its
+    95% interval of the row whose interval's lower bound is the highest (on loss or entropy, whichever is higher
+    there), for the table-by-table map of where the probe sees (Fig. 5 per table)."""
+    fine = summary[summary.epoch > 0].reset_index(drop=True)
+    entropy = fine.auc_entropy_lo.fillna(-1) > fine.auc_loss_lo.fillna(-1)
+    frame = fine.assign(
+        detectable=fine.outcome == Outcome.MEMORIZATION.value,
+        auc=fine.auc_entropy.where(entropy, fine.auc_loss),
+        auc_lo=fine.auc_entropy_lo.where(entropy, fine.auc_loss_lo),
+        auc_hi=fine.auc_entropy_hi.where(entropy, fine.auc_loss_hi),
     )
+    keys = ["dataset", "query_size"]
+    best = frame.loc[
+        frame.auc_lo.fillna(-1).groupby([frame[k] for k in keys]).idxmax(), [*keys, "auc", "auc_lo", "auc_hi"]
+    ]
+    counts = frame.groupby(keys).agg(task=("task", "first"), rows=("epoch", "size"), detectable=("detectable", "sum"))
+    return counts.reset_index().merge(best, on=keys)
 
 
 __all__ = ["design_calibration_claims", "design_summary", "detectable_by_table", "table_claim_grid"]
