@@ -36,7 +36,6 @@ from .bundle.serve import bundles_off, lookup
 from .data import SplitManifest
 from .data.context import draw_training_context
 from .data.dataset import Dataset
-from .finished_run import train_and_record
 from .integrity import served, writer_lock
 from .ltm import MAX_CLASSES, ICLTask, LTMInputError, ReferenceLTM, TableEncoder, load_reference, subsample_features
 from .outcomes import COLLAPSE_RATIO
@@ -48,6 +47,7 @@ from .training import (
     members_from_log,
     model_at_epoch,
     read_log,
+    train_and_record,
     weights_path,
 )
 

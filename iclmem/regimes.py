@@ -50,7 +50,6 @@ from .bundle.serve import bundles_off, lookup
 from .data import SplitManifest, draw_training_context, split_statistics
 from .data.dataset import Dataset
 from .finetune import FinetuneConfig, FinetuneError, RunData, collapse_flag, prepare_run_data, vanilla_scores
-from .finished_run import train_and_record
 from .integrity import produce, served
 from .ltm import ICLTask, ReferenceLTM, load_reference
 from .store import artifact_dir, code_version, content_key, input_key, results_root
@@ -60,6 +59,7 @@ from .training import (
     members_from_log,
     model_at_epoch,
     read_log,
+    train_and_record,
     weights_path,
 )
 

@@ -14,16 +14,22 @@ checkpoint and the files a finished run leaves in the results store::
     <run folder>/metrics.csv           the schedule's rows at each probing epoch
     <run folder>/complete.json         the completion record: sha256 of each file above; written last, it marks
                                        the run finished (:mod:`iclmem.integrity`)
+
+:func:`train_and_record` is the one sequence a single-table run (:mod:`iclmem.finetune`) and a joint run
+(:mod:`iclmem.regimes`) share: train (or resume) from M_ref with a configuration's optimizer settings, check the log
+(the caller's ground-truth check; a log that fails it raises before anything is recorded), and write the finished
+run with its completion record last (:func:`write_finished`, sealed with the calling module's name and code version,
+which ``iclmem store gc`` reads to decide what current code still reaches).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -34,6 +40,7 @@ from .integrity import inspect, quarantine, seal
 from .ltm import ICLTask, ReferenceLTM, load_reference
 from .privacy import DPStep, private_backward
 from .progress import Bar
+from .store import code_version
 
 STATE_FILE = "state.pt"
 METRICS_FILE = "metrics.csv"  # the last data file; the completion record (iclmem.integrity) follows it
@@ -247,6 +254,53 @@ def write_finished(
     (run_dir / STATE_FILE).unlink(missing_ok=True)
 
 
+# --- train and record a run finished (the sequence a single-table run and a joint run share, issue 41) ----------
+
+T = TypeVar("T")
+
+
+class TrainingSettings(Protocol):
+    """What :func:`train_and_record` reads of a run's configuration (a :class:`~iclmem.finetune.FinetuneConfig`)."""
+
+    learning_rate: float
+    weight_decay: float
+    epochs: int
+    probe_epochs: tuple[int, ...]
+
+
+def train_and_record(
+    schedule: Schedule,
+    reference: ReferenceLTM,
+    config: TrainingSettings,
+    run_dir: Path,
+    *,
+    producer: str,
+    check: Callable[[list], T],
+    desc: str,
+    progress: bool = True,
+    checkpoint_every: int = 25,
+    privacy: DPStep | None = None,
+) -> tuple[Trained, T]:
+    """Train ``schedule`` into ``run_dir``, ``check`` its log, then record it finished (completion record last);
+    ``producer``: the dotted module that makes the run. Returns the trained run and what ``check`` returned."""
+    trained = train(
+        schedule,
+        reference,
+        learning_rate=config.learning_rate,
+        weight_decay=config.weight_decay,
+        epochs=config.epochs,
+        probe_epochs=config.probe_epochs,
+        run_dir=run_dir,
+        progress=progress,
+        checkpoint_every=checkpoint_every,
+        desc=desc,
+        privacy=privacy,
+    )
+    checked = check(trained.log)
+    write_finished(run_dir, trained, schedule.curve_columns, producer, code_version(producer))
+    return trained, checked
+
+
 __all__ = [
     "METRICS_FILE",
     "STATE_FILE",
@@ -254,10 +308,12 @@ __all__ = [
     "Step",
     "Trained",
     "TrainingState",
+    "TrainingSettings",
     "members_from_log",
     "model_at_epoch",
     "read_log",
     "train",
+    "train_and_record",
     "weights_path",
     "write_finished",
 ]

@@ -9,8 +9,8 @@ import torch
 import yaml
 
 import iclmem.finetune
-import iclmem.finished_run
 import iclmem.probe.run
+import iclmem.training
 from iclmem.book.table_parameters import notebook_tables
 from iclmem.cli import main
 from iclmem.grid import expand_grid, probe_grid, run_grid
@@ -63,7 +63,7 @@ def test_notebooks_02_to_05_read_a_sweep_store_without_recomputing(tmp_path, mon
     def computes(*_args, **_kwargs):
         raise AssertionError("the notebooks computed something the sweep's store holds")
 
-    monkeypatch.setattr(iclmem.finished_run, "train", computes)  # every run, single-task and joint, trains there
+    monkeypatch.setattr(iclmem.training, "train", computes)  # every run, single-task and joint, trains there
     monkeypatch.setattr(iclmem.finetune, "prepare_run_data", computes)
     monkeypatch.setattr(iclmem.probe.run._Suite, "scores", computes)
     monkeypatch.setenv("ICLMEM_RESULTS", str(store))  # as `iclmem book --results` sets it for the kernels
