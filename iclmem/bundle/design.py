@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 
 import pandas as pd
 
@@ -26,6 +27,7 @@ from ..sweep.gridfile import DatasetSource
 from .effect_codec import decode_aucs, decode_ranks
 from .layout import Bundle, BundleError
 from .null_codec import decode as decode_null
+from .serve import item_problem
 
 
 def _item_key(entry_key: str) -> str:
@@ -42,11 +44,26 @@ class Design:
 
     bundle: Bundle
     _by_run: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
+    _intact: set[str] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for key, entry in self.bundle.items.items():
             if entry["kind"] in ("null", "effects"):
                 self._by_run.setdefault(entry["run"], {})[entry["kind"]] = _item_key(key)
+
+    def _dir(self, kind: str, key: str) -> Path:
+        """The folder of item ``kind/key``, checked against its completion record once (a design's results are not
+        recomputed in a build: a damaged item stops the reading, in one line naming it and the fix)."""
+        name = f"{kind}/{key}"
+        if name not in self._intact:
+            problem = item_problem(self.bundle, kind, key)
+            if problem:
+                raise BundleError(
+                    f"bundle {self.bundle.name}: item {name} is damaged ({problem}); restore it with "
+                    "`git checkout -- bundle/`"
+                )
+            self._intact.add(name)
+        return self.bundle.item_dir(kind, key)
 
     @cached_property
     def null_draws(self) -> tuple[int, int]:
@@ -77,7 +94,7 @@ class Design:
         for key, entry in sorted(self.bundle.items.items()):
             if entry["kind"] != "sweep":
                 continue
-            summary = json.loads((self.bundle.item_dir("sweep", _item_key(key)) / "summary.json").read_text())
+            summary = json.loads((self._dir("sweep", _item_key(key)) / "summary.json").read_text())
             rows = pd.DataFrame(summary["rows"]).rename(columns={"run_key": "store_run_key"})
             joint = entry["spec"]["regime"] != "single_task_fixed"
             run = rows.dataset.map(lambda d, r=entry["run"]: content_key(r, d)) if joint else entry["run"]
@@ -97,7 +114,7 @@ class Design:
             if entry["kind"] != "sweep":
                 continue
             joint = entry["spec"]["regime"] != "single_task_fixed"
-            folder = self.bundle.item_dir("multitask" if joint else "finetune", entry["run"])
+            folder = self._dir("multitask" if joint else "finetune", entry["run"])
             metrics = pd.read_csv(folder / "metrics.csv")
             if joint:
                 run = metrics.dataset.map(lambda d, r=entry["run"]: content_key(r, d))
@@ -123,19 +140,19 @@ class Design:
         all), from the kept nulls; with ``reading``, each permuted outcome under that reading of Tab. 3."""
         rows = self.summary if rows is None else rows
         runs = rows[rows.epoch > 0].run_key.unique()
-        per_run = {r: decode_null(self.bundle.item_dir("null", self._item(r, "null")) / "null.parquet") for r in runs}
+        per_run = {r: decode_null(self._dir("null", self._item(r, "null")) / "null.parquet") for r in runs}
         return assemble_null(rows, per_run, reading)
 
     def group_ranks(self, run: str, epoch: int) -> GroupRanks:
         """The :class:`~iclmem.probe.effects.GroupRanks` of ``run`` at fine-tuned ``epoch`` (C12)."""
-        ranks = decode_ranks(self.bundle.item_dir("effects", self._item(run, "effects")) / "ranks.parquet")
+        ranks = decode_ranks(self._dir("effects", self._item(run, "effects")) / "ranks.parquet")
         if epoch not in ranks:
             raise BundleError(f"the bundle keeps run {run}'s effects at epochs {sorted(ranks)}, not {epoch}")
         return ranks[epoch]
 
     def manipulation_aucs(self, run: str, epochs: list[int] | None = None) -> pd.DataFrame:
         """:func:`iclmem.probe.effects.manipulation_aucs`' rows of ``run`` (at ``epochs``, default all kept)."""
-        aucs = decode_aucs(self.bundle.item_dir("effects", self._item(run, "effects")) / "aucs.parquet")
+        aucs = decode_aucs(self._dir("effects", self._item(run, "effects")) / "aucs.parquet")
         return aucs if epochs is None else aucs[aucs.epoch.isin(epochs)].reset_index(drop=True)
 
 

@@ -100,18 +100,26 @@ def served_bundles() -> tuple[Bundle, ...]:
 _REFUSED: set[str] = set()
 
 
-def _intact(bundle: Bundle, kind: str, key: str) -> bool:
-    """The item's files match its record, and its record is the one the manifest names; else one line, once."""
+def item_problem(bundle: Bundle, kind: str, key: str) -> str | None:
+    """Why item ``kind/key`` of ``bundle`` cannot be read: its files do not match its completion record, or its record
+    is not the one the manifest names; None when it is intact."""
     folder = bundle.item_dir(kind, key)
     check = inspect(folder)
     record = read_record(folder) or {}
     if check.state == "ok" and record.get("digest") == bundle.items[f"{kind}/{key}"].get("record_digest"):
+        return None
+    return check.detail or "its completion record is not the one the bundle's manifest names"
+
+
+def _intact(bundle: Bundle, kind: str, key: str) -> bool:
+    """The item is intact (:func:`item_problem`); else one line, once."""
+    problem = item_problem(bundle, kind, key)
+    if problem is None:
         return True
     name = f"{bundle.name}:{kind}/{key}"
     if name not in _REFUSED:
         _REFUSED.add(name)
-        detail = check.detail or "its completion record is not the one the bundle's manifest names"
-        print(f"iclmem bundle: refused {name} ({detail}); computing it instead", file=sys.stderr)
+        print(f"iclmem bundle: refused {name} ({problem}); computing it instead", file=sys.stderr)
     return False
 
 
@@ -155,6 +163,7 @@ __all__ = [
     "checks_folder",
     "default_folder",
     "engine_version",
+    "item_problem",
     "lookup",
     "read_check",
     "reset",

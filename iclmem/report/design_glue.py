@@ -10,6 +10,7 @@ complete.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from iclmem.bundle.design import Design
-from iclmem.bundle.layout import read_bundle
+from iclmem.bundle.layout import BundleError, read_bundle
 from iclmem.bundle.serve import default_folder, read_check
 from iclmem.imports import PACKAGE_ROOT
 from iclmem.report.glue import (
@@ -137,20 +138,30 @@ def read_on_design(name: str, read: Callable[[Design], list[dict]]) -> tuple[Des
     :func:`iclmem.chapters.ch04_calibration.on_design.design_calibration_claims`): glued as ``design-claim-<ID>``
     with the progress (:func:`glue_design_claims`), the progress glued as text under ``design_progress``, and
     returned as (the design, its claims table with the registered power (:func:`power_file`) beside each verdict).
-    An empty ``name`` reads nothing: (None, an empty table)."""
+    An empty ``name`` reads nothing: (None, an empty table); so does a design whose bundle is missing or damaged
+    (:class:`~iclmem.bundle.layout.BundleError`: one line on stderr and in the page's progress text)."""
     from iclmem.report.glue import claims_table, glue_text
 
     if not name:
         glue_text("design_progress", "not read (the parameter design is empty)")
         return None, pd.DataFrame()
-    design = load_design(name)
-    progress = design_progress(design)
-    records = interim(read(design), progress)
+    try:
+        design = load_design(name)
+        progress = design_progress(design)
+        records = interim(read(design), progress)
+    except BundleError as err:  # a missing or damaged design: the page says so, the grid's verdicts stand
+        print(f"iclmem: the design {name!r} is not read: {err}", file=sys.stderr)
+        glue_text("design_progress", f"not read ({err})")
+        return None, pd.DataFrame()
     glue_design_claims(records, progress)
     glue_text("design_progress", progress.text)
-    return design, claims_table(records).join(registered_power(power_file(progress.name)))[
-        ["ours", "verdict", "registered power", "registered status", "null rate", "reason"]
-    ]
+    table = claims_table(records)
+    power = power_file(progress.name)
+    if power.is_file():
+        table = table.join(registered_power(power))
+    else:  # a design registered without a power table
+        table = table.assign(**{"registered power": "-", "registered status": "no power table registered"})
+    return design, table[["ours", "verdict", "registered power", "registered status", "null rate", "reason"]]
 
 
 def design_state_text(executed_dir: str | Path, chapter: str = "notebooks/04_calibration") -> str:

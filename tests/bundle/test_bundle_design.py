@@ -288,3 +288,36 @@ def test_the_chapters_read_their_claims_on_a_design_as_on_its_scores(design: dic
         "multi_task_fixed": N_PERM,
         "single_task_fixed": N_PERM,
     }
+
+
+def test_a_damaged_design_item_stops_its_reading_in_one_line_and_the_chapter_goes_on(design: dict, tmp_path, capsys):
+    """A design's results are not recomputed in a build: a flipped byte in one of its items is named with the fix,
+    and a chapter reading the design shows that instead of the design's claims (its grid's verdicts stand)."""
+    import shutil
+
+    from iclmem.bundle.design import Design
+    from iclmem.chapters.ch04_calibration import design_calibration_claims
+    from iclmem.report.design_glue import read_on_design
+
+    copy = tmp_path / "design"
+    shutil.copytree(design["design"].root, copy)
+    read = Design(read_bundle(copy))
+    assert len(read.summary) and len(read.null("bound", read.summary))  # intact: read
+    with pytest.MonkeyPatch.context() as mp:  # intact: the chapter's claims, with no power table registered for it
+        mp.setattr("iclmem.report.design_glue.load_design", lambda name: Design(read_bundle(copy)))
+        _, table = read_on_design("tiny", design_calibration_claims)
+    assert "C1" in table.index and set(table["registered status"]) == {"no power table registered"}
+    single = set(read.summary[read.summary.regime == "single_task_fixed"].run_key)  # a run chapter 04 reads
+    [entry] = [k for k, e in read.bundle.items.items() if e["kind"] == "null" and e["run"] in single][:1]
+    target = next((copy / ITEMS / entry).glob("*.parquet"))
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    target.write_bytes(bytes(data))
+    damaged = Design(read_bundle(copy))
+    with pytest.raises(BundleError, match=rf"item {entry} is damaged .*git checkout -- bundle/"):
+        damaged.null("bound", damaged.summary)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("iclmem.report.design_glue.load_design", lambda name: Design(read_bundle(copy)))
+        the_design, table = read_on_design("decide", design_calibration_claims)
+    assert the_design is None and table.empty
+    assert f"item {entry} is damaged" in capsys.readouterr().err
