@@ -39,8 +39,8 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 from IPython.display import display
 from myst_nb import glue
 
-from iclmem.chapters.ch_a5_bundle import (bundle_table, bundle_texts, bundles_in_use, contents_table, drift_table,
-    landing_table, plot_landings, size_projection)
+from iclmem.chapters.ch_a5_bundle import (bundle_table, bundle_texts, bundles_in_use, contents_table, cost_projection,
+    drift_table, landing_table, plot_landings, registered_designs, size_projection)
 from iclmem.report.display import use_book_tables
 
 use_book_tables()
@@ -71,6 +71,20 @@ bundle_table(views)
 for view in views:
     display(contents_table(view))
     display(size_projection(view).drop(columns="bytes"))
+
+# %% [markdown]
+# ## What the design costs, against its registration
+#
+# The design's cost was projected before it ran, from unit costs measured on this project's machine
+# (`benchmarks/results/design_costs.json`), and registered with it (`grids/decide_power.csv`). Per stratum: the
+# seconds each bundled task took in the sweep (its wall time, one thread per task) against the projection for the
+# same tasks, and the whole stratum at the measured rate. A sweep that shares its machine with other work (the
+# sessions that ran this one also built and tested the book) measures more than the task alone costs: read the ratio
+# as an upper bound.
+
+# %% tags=["hide-input"]
+for view in registered_designs(views):
+    display(cost_projection(view))
 
 # %% [markdown]
 # ## The sample recomputed here

@@ -10,9 +10,11 @@ from iclmem.chapters.ch_a5_bundle.pages import (
     bundle_texts,
     bundles_in_use,
     contents_table,
+    cost_projection,
     drift_table,
     landing_table,
     plot_landings,
+    registered_designs,
     size_projection,
 )
 
@@ -22,8 +24,10 @@ __all__ = [
     "bundle_texts",
     "bundles_in_use",
     "contents_table",
+    "cost_projection",
     "drift_table",
     "landing_table",
     "plot_landings",
+    "registered_designs",
     "size_projection",
 ]

@@ -24,6 +24,7 @@ from iclmem.bundle.recheck import detection_probability
 from iclmem.bundle.sampling import recomputable_text
 from iclmem.bundle.serve import bundle_roots, read_check
 from iclmem.grid import RunSpec
+from iclmem.imports import PACKAGE_ROOT
 from iclmem.store import content_key
 
 
@@ -115,6 +116,56 @@ def size_projection(view: BundleView) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["stratum", "bundled", "per task", "projected", "bytes"])
 
 
+#: The unit costs and pilot from which a design's cost was projected before it ran (benchmarks/design_costs.py).
+DESIGN_COSTS = PACKAGE_ROOT.parent / "benchmarks" / "results" / "design_costs.json"
+_SPEC_KEY = ("regime", "dataset", "query_size", "learning_rate", "label_condition", "seed")
+
+
+def registered_designs(views: list[BundleView]) -> list[BundleView]:
+    """The bundles of a registered design: those whose grid was registered with a power table
+    (:func:`iclmem.report.design_glue.power_file`)."""
+    from iclmem.report.design_glue import power_file
+
+    return [v for v in views if power_file(v.bundle.manifest["grid"]["name"]).is_file()]
+
+
+def cost_projection(view: BundleView, costs_path: str | Path = DESIGN_COSTS) -> pd.DataFrame:
+    """Per stratum (Q x regime) of a design's grid: tasks bundled, the measured seconds per bundled task (its wall
+    time in the sweep, one thread per task), the registered projection for the same tasks
+    (:func:`iclmem.chapters.ch00_scorecard.design_plan.task_costs`, from the unit costs measured before the run), their
+    ratio, and the whole stratum's CPU-hours at the measured rate (a stratum with no task bundled yet: at the
+    projection times the ratio of all bundled tasks)."""
+    from iclmem.chapters.ch00_scorecard.design_plan import DesignFacts, task_costs
+    from iclmem.sweep.gridfile import load_grid
+
+    grid = load_grid(PACKAGE_ROOT.parent / view.bundle.manifest["grid"]["file"])
+    projected = task_costs(DesignFacts.of(grid), json.loads(Path(costs_path).read_text()))
+    projected["key"] = [tuple(getattr(spec, k) for k in _SPEC_KEY) for spec in grid.specs]
+    projected["stratum"] = [stratum(spec) for spec in grid.specs]
+    sweeps = [e for e in view.bundle.items.values() if e["kind"] == "sweep"]
+    measured = pd.DataFrame(
+        {"key": [tuple(e["spec"][k] for k in _SPEC_KEY) for e in sweeps], "wall_s": [e["wall_s"] for e in sweeps]}
+    )
+    done = projected.merge(measured, on="key")
+    ratio_all = done.wall_s.sum() / done.task_s.sum() if len(done) else float("nan")
+    rows = []
+    for name, part in projected.groupby("stratum", sort=True):
+        mine = done[done.stratum == name]
+        ratio = mine.wall_s.sum() / mine.task_s.sum() if len(mine) else ratio_all
+        rows.append(
+            {
+                "stratum": name,
+                "bundled": f"{len(mine)} of {len(part)}",
+                "measured s per task": round(float(mine.wall_s.mean()), 1) if len(mine) else None,
+                "projected s per task": round(float(mine.task_s.mean() if len(mine) else part.task_s.mean()), 1),
+                "measured / projected": round(float(ratio), 2),
+                "stratum CPU-hours at the measured rate": round(float(part.task_s.sum() * ratio / 3600), 2),
+                "registered CPU-hours": round(float(part.task_s.sum() / 3600), 2),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 LANDING_COLUMNS = ("dataset", "task", "Q", "lr", "epoch", "farthest", "max |difference|", "x tolerance", "seconds")
 
 
@@ -204,7 +255,12 @@ def bundle_texts(views: list[BundleView]) -> dict[str, str]:
     tol = check.get("tolerance", {})
     return {
         "a5-bundles": f"{len(views)} results bundle{'s' if len(views) > 1 else ''} in the repository"
-        + (f" ({', '.join(running)}: a design whose sweep is still running, not read by this book)" if running else ""),
+        + (
+            f" ({', '.join(running)}: a design whose sweep is still running: not checked here, and read by chapters "
+            "02-05 as an interim reading beside the book's grid, which decides the scorecard)"
+            if running
+            else ""
+        ),
         "a5-detection": f"{detection_probability(n):.1%}",
         "a5-draws": str(n),
         "a5-seed": str(check.get("seed", "")),
@@ -216,7 +272,10 @@ def bundle_texts(views: list[BundleView]) -> dict[str, str]:
 
 
 __all__ = [
+    "DESIGN_COSTS",
     "BundleView",
+    "cost_projection",
+    "registered_designs",
     "bundle_table",
     "bundle_texts",
     "bundles_in_use",

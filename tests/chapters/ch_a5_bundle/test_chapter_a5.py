@@ -113,4 +113,36 @@ def test_a_bundle_not_checked_here_has_no_landings_and_no_figure(tmp_path):
     table = landing_table(view)
     assert table.empty and "x tolerance" in table.columns
     assert plot_landings(view) is None
-    assert "still running, not read by this book" in bundle_texts([view])["a5-bundles"]  # 2 of 488 tasks
+    assert (
+        "still running: not checked here, and read by chapters 02-05 as an interim"
+        in bundle_texts([view])["a5-bundles"]
+    )
+
+
+def test_the_design_cost_sets_each_bundled_task_against_its_registered_projection():
+    """The shipped design (bundle/decide): its strata hold every task of the grid, the registered CPU-hours add up to
+    the registration's (grids/decide_power.csv, committed before the run), and a bundled task's measured seconds
+    are its sweep wall time."""
+    import pandas as pd
+
+    from iclmem.bundle import read_bundle
+    from iclmem.chapters.ch_a5_bundle import cost_projection, registered_designs
+    from iclmem.imports import PACKAGE_ROOT
+
+    bundle = read_bundle(PACKAGE_ROOT.parent / "bundle" / "decide")
+    assert registered_designs([BundleView(bundle, None)]) == [BundleView(bundle, None)]  # grids/decide_power.csv
+    table = cost_projection(BundleView(bundle, None))
+    bundled = table.bundled.str.split(" of ", expand=True).astype(int)
+    assert bundled[1].sum() == bundle.manifest["grid"]["tasks"] and bundled[0].sum() == bundle.manifest["tasks_bundled"]
+    power = pd.read_csv(PACKAGE_ROOT.parent / "grids" / "decide_power.csv")
+    registered = float(
+        power[(power.claim == "design") & (power.unit.str.startswith("CPU-hours"))]["units in design"].iloc[0]
+    )
+    assert abs(table["registered CPU-hours"].sum() - registered) < 0.05
+    walls = [
+        e["wall_s"]
+        for e in bundle.items.values()
+        if e["kind"] == "sweep" and e["spec"]["regime"] != "single_task_fixed"
+    ]
+    joint = table[table.stratum.str.contains("multi_task")]
+    assert sorted(joint["measured s per task"].dropna()) == sorted(round(w, 1) for w in walls)
