@@ -114,10 +114,10 @@ from iclmem.chapters.ch06_llm_kshot.equality import (
 from iclmem.chapters.ch06_llm_kshot.matrices import MEMORIZED, Focus, correct_matrix, icl_settings, memorization_matrix
 from iclmem.chapters.ch06_llm_kshot.nulls import (
     ClaimNull,
-    claim_record,
     directional_null,
     draws_text,
     gain_null,
+    judged_record,
     null_boot,
     null_of,
     null_rng,
@@ -257,7 +257,7 @@ def claim_d1(
             f"WNLI/RTE/TREC/DBpedia and are not compared{unrun}.{nul.why}"
             + paper_reading(focus.describe(), _raw_text("k > 0 minus zero-shot", est, ci))
         )
-        return claim_record("D1", paper_d1(), ours, reason, agrees, contradicted, nul, ex.text())
+        return judged_record("D1", paper_d1(), ours, reason, agrees, contradicted, nul, ex.text())
     truth = False  # a net claim read raw: the model has no non-members (to subtract under this prompt)
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
@@ -277,7 +277,7 @@ def claim_d1(
         f"zero-shot; {directional_why(est, ci)}. The paper's levels are GPT-4's on WNLI/RTE/TREC/DBpedia and are "
         f"not compared{unrun}.{nul.why}"
     )
-    return claim_record("D1", paper_d1(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
+    return judged_record("D1", paper_d1(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
 
 
 def claim_d2(
@@ -327,7 +327,7 @@ def claim_d2(
             f"TREC, DBpedia with GPT-4) are not comparable.{nul.why}"
             + paper_reading(focus.describe(), _raw_text(f"k = {k1} minus zero-shot", est, ci))
         )
-        return claim_record("D2", paper_d2(), ours, reason, agrees, contradicted, nul, ex.text())
+        return judged_record("D2", paper_d2(), ours, reason, agrees, contradicted, nul, ex.text())
     truth = False  # a net claim read raw: the model has no non-members (to subtract under this prompt)
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
@@ -351,7 +351,7 @@ def claim_d2(
         f"{directional_why(est, ci)}.{note} The dataset levels (WNLI, RTE, TREC, DBpedia with GPT-4) are not "
         f"comparable.{nul.why}"
     )
-    return claim_record("D2", paper_d2(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
+    return judged_record("D2", paper_d2(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
 
 
 def claim_d3(
@@ -425,7 +425,7 @@ def claim_d3(
         f"exact -> near-exact transitions of the same instance and setting; "
         f"{directional_why(est, ci, what='the net count')}.{note}{nul.why}"
     )
-    return claim_record(
+    return judged_record(
         "D3", paper_d3(), ours, reason, agrees, contradicted, nul, ci.text("{:+.0f}", " transitions") if ci else None
     )
 
@@ -473,7 +473,7 @@ def _d3_net(
         f"{excess_why(ex, agrees, 'the member-minus-non-member net share')}.{note}{nul.why}"
         + paper_reading(focus.describe(), raw_why)
     )
-    return claim_record("D3", paper_d3(), ours, reason, agrees, contradicted, nul, ex.text())
+    return judged_record("D3", paper_d3(), ours, reason, agrees, contradicted, nul, ex.text())
 
 
 def _d3_order_null(
@@ -602,7 +602,7 @@ def claim_d4(
         f"({ks_text(shots)}); {raw_why}.{floor}{nul.why}"
     )
     interval = None if ci is None else ci.text() + (f"; maximum {level_ci.bounds('{:.0f}', '%')}" if level_ci else "")
-    return claim_record("D4", paper_d4(), ours, reason, agrees, contradicted, nul, interval)
+    return judged_record("D4", paper_d4(), ours, reason, agrees, contradicted, nul, interval)
 
 
 def _d4_net(
@@ -648,7 +648,7 @@ def _d4_net(
         f"{equivalence_why(ex.estimate, ex.interval(), margin, True, 'the gap')}."
         f"{presence_text(short_level(level_net))}{nul.why}" + paper_reading(focus.describe(), raw_why)
     )
-    return claim_record("D4", paper_d4(), ours, reason, agrees, contradicted, nul, ex.text())
+    return judged_record("D4", paper_d4(), ours, reason, agrees, contradicted, nul, ex.text())
 
 
 def claim_d5(
@@ -746,7 +746,7 @@ def claim_d5(
         f"information higher.{note}{floor}{nul.why}"
     )
     interval = difference_intervals_text(ci_late, ci_zero, ci_level, late) if computable else None
-    return claim_record("D5", paper_d5(), raw_ours, reason, agrees, contradicted, nul, interval)
+    return judged_record("D5", paper_d5(), raw_ours, reason, agrees, contradicted, nul, interval)
 
 
 def _d5_net(
@@ -819,7 +819,7 @@ def _d5_net(
         + (f"; higher net level at {ks_text(late)}: [{level[2]:+.0f}, {level[3]:+.0f}] points" if level else "")
         + f" ({ex_late.method})"
     )
-    return claim_record("D5", paper_d5(), ours, reason, agrees, contradicted, nul, interval)
+    return judged_record("D5", paper_d5(), ours, reason, agrees, contradicted, nul, interval)
 
 
 def claim_d6(
@@ -896,7 +896,7 @@ def claim_d6(
         f"k-shot minus zero-shot accuracy of the same instances; {directional_why(est, ci, what='the accuracy gain')}."
         f"{nul.why}"
     )
-    return claim_record("D6", paper_d6(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
+    return judged_record("D6", paper_d6(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
 
 
 def claim_d7(
@@ -1001,7 +1001,7 @@ def claim_d7(
     if net_basis:
         raw_text += _d7_raw_intervals(raw_cis, raw_shots, run, raw_defined, strength)
         reason += paper_reading(focus.describe(), raw_text)
-    return claim_record("D7", paper_d7(), ours, reason, agrees, contradicted, nul, r_intervals_text(cis, run, defined))
+    return judged_record("D7", paper_d7(), ours, reason, agrees, contradicted, nul, r_intervals_text(cis, run, defined))
 
 
 def _d7_net_series(
@@ -1140,7 +1140,7 @@ def claim_d8(
         f" Checked on the {focus.describe(False)}: per (setting, k) with both groups, accuracy of memorized minus "
         f"non-memorized instances, averaged; {directional_why(est, ci)}.{nul.why}"
     )
-    return claim_record("D8", paper_d8(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
+    return judged_record("D8", paper_d8(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
 
 
 D9_NO_NULL = (

@@ -187,7 +187,7 @@ def null_of(summary: NullSummary, agrees: bool | None, null: str, observed: str,
     )
 
 
-def claim_record(
+def judged_record(
     claim_id: str,
     paper: str,
     ours: str,
@@ -204,7 +204,7 @@ def claim_record(
 
 
 __all__ = [
-    "claim_record",
+    "judged_record",
     "null_rng",
     "draw_chunks",
     "row_permutations",
