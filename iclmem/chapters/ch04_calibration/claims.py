@@ -685,18 +685,31 @@ def _paper_shares() -> dict[str, str]:
     }
 
 
-def _outcome_records(summary: pd.DataFrame, stacks: Sequence[SummaryStack]) -> list[dict]:
+def _with_reason(record: dict, *suffixes: str) -> dict:
+    return {**record, "reason": record["reason"] + "".join(suffixes)}
+
+
+def _outcome_records(summary: pd.DataFrame, stacks: Sequence[SummaryStack], reading: str) -> list[dict]:
     """The records of C1-C9, C11 and C15 (Sec. 5, Sec. 6, App. A.4, App. B.3), each under its rule above.
 
     ``stacks``: the build's summary (draw 0) and the membership null's permuted summaries (draws 1..n) on label
-    conditions N and All, as every membership-null rule of :data:`RULES` reads them."""
+    conditions N and All, as every membership-null rule of :data:`RULES` reads them. Each record's reason says what
+    its kind of claim reads: a membership-null claim the label conditions (``where``), a claim on outcomes the
+    reading of Tab. 3 (``which``)."""
     paper_shares = _paper_shares()
     c1_paper = PAPER_DETECTABLE_TASKS[0] / PAPER_DETECTABLE_TASKS[1]
     c3_paper = PAPER_TPR1_TASKS[0] / PAPER_TPR1_TASKS[1]
+    which = f" (outcome rule: {reading} reading of Tab. 3)"
+    where = (
+        f"; membership-null rules read label conditions {' and '.join(MEMBERSHIP_CONDITIONS)} only "
+        f"({len(fine_tuned(membership_rows(summary)))} of {len(fine_tuned(summary))} fine-tuned rows)"
+    )
 
     def membership(claim_id: str, paper: str, **options) -> dict:
-        """A membership-null claim's record (:func:`judge` of its rule's evidence on every draw)."""
-        return judge(claim_id, paper, on_stacks(RULES[claim_id], stacks), JudgeOptions(**options))
+        """A membership-null claim on outcomes: its record (:func:`judge` of its rule's evidence on every draw)."""
+        return _with_reason(
+            judge(claim_id, paper, on_stacks(RULES[claim_id], stacks), JudgeOptions(**options)), where, which
+        )
 
     return [
         membership(
@@ -712,7 +725,9 @@ def _outcome_records(summary: pd.DataFrame, stacks: Sequence[SummaryStack]) -> l
             fmt="{:.2f}",
             structural=_tables_size(c3_paper),
         ),
-        collapse_claim(summary, paper_shares[Outcome.COLLAPSE.value] + "; the most frequent; at lr >= 1e-2"),
+        _with_reason(
+            collapse_claim(summary, paper_shares[Outcome.COLLAPSE.value] + "; the most frequent; at lr >= 1e-2"), which
+        ),
         membership("C5", paper_shares[Outcome.INVERSION.value], fmt="{:.3f}"),
         membership("C6", paper_shares[MEMORIZATION] + "; Q=50 above Q=512", fmt="{:.3f}"),
         membership(
@@ -721,7 +736,9 @@ def _outcome_records(summary: pd.DataFrame, stacks: Sequence[SummaryStack]) -> l
             f"{paper_shares[Outcome.NO_SIGNAL.value]}",
             fmt="{:.3f}",
         ),
-        binary_claim(summary, "binary tasks most vulnerable at Q=50 (chocolate_bar 13 configs, coffee 8)"),
+        _with_reason(
+            binary_claim(summary, "binary tasks most vulnerable at Q=50 (chocolate_bar 13 configs, coffee 8)"), which
+        ),
         membership(
             "C9",
             f"Q=50: {percent(PAPER_TEMPORAL['q50_epoch1'])} at epoch 1, {percent(PAPER_TEMPORAL['q50_epoch250'])} by "
@@ -730,11 +747,14 @@ def _outcome_records(summary: pd.DataFrame, stacks: Sequence[SummaryStack]) -> l
             "then vanishes",
             fmt="{:+.3f}",
         ),
-        calibration_claim(
-            on_stacks(RULES["C11"], stacks),
-            f"{PAPER_CALIBRATION['vanished']} of {PAPER_CALIBRATION['raw_tpr10_signals']} raw TPR@10% signals vanish "
-            f"({percent(PAPER_CALIBRATION['vanished'] / PAPER_CALIBRATION['raw_tpr10_signals'])}), "
-            f"{PAPER_CALIBRATION['calibrated_signals']} remain",
+        _with_reason(
+            calibration_claim(
+                on_stacks(RULES["C11"], stacks),
+                f"{PAPER_CALIBRATION['vanished']} of {PAPER_CALIBRATION['raw_tpr10_signals']} raw TPR@10% signals "
+                f"vanish ({percent(PAPER_CALIBRATION['vanished'] / PAPER_CALIBRATION['raw_tpr10_signals'])}), "
+                f"{PAPER_CALIBRATION['calibrated_signals']} remain",
+            ),
+            where,
         ),
         membership(
             "C15",
@@ -776,24 +796,8 @@ def calibration_claims(
     """
     if isinstance(null, pd.DataFrame):
         null = permutations(reclassify(null, reading))
-    which = f" (outcome rule: {reading} reading of Tab. 3)"
     stacks = stacks_of([summary, *(null or [])], membership_rows)
-    where = (
-        f"; membership-null rules read label conditions {' and '.join(MEMBERSHIP_CONDITIONS)} only "
-        f"({len(fine_tuned(membership_rows(summary)))} of {len(fine_tuned(summary))} fine-tuned rows)"
-    )
-    records = [*_outcome_records(summary, stacks), c16_record(summary)]
-    outcome_claims = {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C15"}
-    membership_claims = {"C1", "C2", "C3", "C5", "C6", "C7", "C9", "C11", "C15"}
-    return [
-        {
-            **r,
-            "reason": r["reason"]
-            + (where if r["id"] in membership_claims else "")
-            + (which if r["id"] in outcome_claims else ""),
-        }
-        for r in records
-    ]
+    return [*_outcome_records(summary, stacks, reading), c16_record(summary)]
 
 
 # --- The instrument's rows P1, P2, P3 (Sec. 4.2, Tab. 3; the book's controls, the paper reports none) ---------------
