@@ -474,6 +474,7 @@ def _finetune(
     progress: bool,
     checkpoint_every: int,
 ) -> FinetuneRun:
+    schedule = single_task_schedule(manifest, table, config, reference)  # bad input raises before anything is written
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_text(
         path / "run.json",
@@ -483,7 +484,6 @@ def _finetune(
             default=str,
         ),
     )
-    schedule = single_task_schedule(manifest, table, config, reference)
     trained, members = train_and_record(
         schedule,
         reference,

@@ -75,9 +75,9 @@ TIMESTAMPED_STORE_FILES: tuple[str, ...] = ()
 
 @dataclass
 class TinyBook:
-    """The tiny book's folders under ``base``: ``src/`` (a copy of the ``iclmem`` package, so that edits to
-    the working tree while it runs change no key), ``proj/`` (the book), ``results/``, ``cache/``, and
-    ``runtime/`` (jupyter's connection files)."""
+    """The tiny book's folders under ``base``: ``src/`` (a copy of the ``iclmem`` package and the parameters file it
+    reads, so that edits to the working tree while it runs change no key), ``proj/`` (the book), ``results/``,
+    ``cache/``, and ``runtime/`` (jupyter's connection files)."""
 
     base: Path
     files: dict[str, bytes] = field(default_factory=dict)
@@ -87,6 +87,8 @@ class TinyBook:
         """Copy the package, the two notebooks and the project files as they are now."""
         base.mkdir(parents=True, exist_ok=True)
         shutil.copytree(REPO / "iclmem", base / "src" / "iclmem", ignore=shutil.ignore_patterns("__pycache__"))
+        (base / "src" / "book").mkdir()  # the package reads its parameters' ranges beside it, as in a checkout
+        shutil.copy(REPO / "book" / "parameters.yaml", base / "src" / "book" / "parameters.yaml")
         files = {rel: (REPO / rel).read_bytes() for rel in PROJECT_FILES}
         files |= {f"notebooks/{name}.py": (REPO / "notebooks" / f"{name}.py").read_bytes() for name in CHAPTERS}
         files["_toc.yml"] = TOC.encode()
