@@ -5,7 +5,8 @@ design's results bundle (:class:`iclmem.bundle.design.Design`, glued ``design-cl
 carry its progress (:class:`DesignProgress`): while its sweep is still running they are *interim*, read on the tasks
 bundled so far, and its bundle has no recomputed sample yet (:mod:`iclmem.bundle.recheck` checks a design only once
 it is complete); the scorecard shows them in their own column and keeps the grid's verdict until the design is
-complete.
+complete and its recomputed sample accepted on this machine (:attr:`DesignProgress.decides`), then the design's
+records decide (:func:`iclmem.report.glue.scorecard_table`).
 """
 
 from __future__ import annotations
