@@ -714,8 +714,9 @@ design_claims
 
 # %% tags=["hide-input"]
 if the_design is not None:
-    plot_table_claim_grid(table_claim_grid(design_summary(the_design, outcome_rule)))
-    plot_design_tables(detectable_by_table(design_summary(the_design, outcome_rule)))
+    on_design = design_summary(the_design, outcome_rule)  # its single-task rows, read once for both figures
+    plot_table_claim_grid(table_claim_grid(on_design))
+    plot_design_tables(detectable_by_table(on_design))
 
 # %% [markdown]
 # **Summary.** With the calibrated margin {glue:text}`margin_rule_text`, {glue:text}`vanished`
