@@ -13,6 +13,7 @@ and gives the same frames the notebooks compute from scores: :meth:`Design.null`
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -135,13 +136,16 @@ class Design:
                 "--null-permutations N (a design bundle)"
             ) from None
 
-    def null(self, reading: str | None = None, rows: pd.DataFrame | None = None) -> pd.DataFrame:
+    def null(
+        self, reading: str | None = None, rows: pd.DataFrame | None = None, columns: Sequence[str] | None = None
+    ) -> pd.DataFrame:
         """:func:`iclmem.probe.null.null_summaries`' frame of the fine-tuned ``rows`` of :attr:`summary` (default:
-        all), from the kept nulls; with ``reading``, each permuted outcome under that reading of Tab. 3."""
+        all), from the kept nulls; with ``reading``, each permuted outcome under that reading of Tab. 3. ``columns``:
+        the rows' columns to keep (:func:`iclmem.probe.null.assemble_null`; default: all)."""
         rows = self.summary if rows is None else rows
         runs = rows[rows.epoch > 0].run_key.unique()
         per_run = {r: decode_null(self._dir("null", self._item(r, "null")) / "null.parquet") for r in runs}
-        return assemble_null(rows, per_run, reading)
+        return assemble_null(rows, per_run, reading, columns)
 
     def group_ranks(self, run: str, epoch: int) -> GroupRanks:
         """The :class:`~iclmem.probe.effects.GroupRanks` of ``run`` at fine-tuned ``epoch`` (C12)."""

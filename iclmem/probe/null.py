@@ -45,6 +45,10 @@ PERMUTED_COLUMNS: tuple[str, ...] = (
     "sigma_gap",
 )
 
+#: The summary columns besides :data:`PERMUTED_COLUMNS` that an outcome under a reading of Tab. 3 reads
+#: (:func:`iclmem.outcomes.reclassify`: the collapse test).
+OUTCOME_INPUTS: tuple[str, ...] = ("collapsed", "loss_ratio")
+
 
 #: Above this many (member, non-member) pairs :func:`auc_lower_bounds` counts wins from sorted scores
 #: (:func:`_resampled_aucs_by_ranks`) instead of win matrices (:func:`_resampled_aucs_by_matrix`): the crossover
@@ -229,13 +233,23 @@ def null_summaries(
 
 
 def assemble_null(
-    summary: pd.DataFrame, per_run: Mapping[str, pd.DataFrame], reading: str | None = None
+    summary: pd.DataFrame,
+    per_run: Mapping[str, pd.DataFrame],
+    reading: str | None = None,
+    columns: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """:func:`null_summaries`' frame from each run's :func:`run_null` rows (``per_run``, by run key; computed here,
     or kept in a results bundle, :mod:`iclmem.bundle.null_codec`): every fine-tuned row of ``summary`` per
     permutation, with :data:`PERMUTED_COLUMNS` replaced by their permuted values and, with ``reading``, the outcome
-    recomputed."""
+    recomputed.
+
+    ``columns``: the summary's columns to keep besides ``run_key``, ``epoch``, the permuted ones and, with
+    ``reading``, :data:`OUTCOME_INPUTS` (default: all). The frame has a row per permutation and fine-tuned row, so a
+    reader of a large design keeps only what its rule reads: the same values in a fraction of the memory."""
     fine = summary[summary.epoch > 0]
+    if columns is not None:
+        keep = ["run_key", "epoch", *columns, *(OUTCOME_INPUTS if reading is not None else ())]
+        fine = fine[[c for c in dict.fromkeys(keep) if c in fine.columns]]
     missing = sorted(set(fine.run_key) - set(per_run))
     if missing:
         raise ProbeError(f"no membership null for runs {missing[:3]}; compute it from their scores first.")
@@ -257,6 +271,7 @@ def permutations(null: pd.DataFrame) -> list[pd.DataFrame]:
 
 
 __all__ = [
+    "OUTCOME_INPUTS",
     "PERMUTED_COLUMNS",
     "RANK_PATH_PAIRS",
     "assemble_null",

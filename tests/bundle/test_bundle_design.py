@@ -158,7 +158,7 @@ def test_the_book_does_not_check_or_read_a_design_still_running(design: dict, tm
 def test_a_design_reads_the_null_and_effects_the_notebooks_compute_from_scores(design: dict, reference):
     from iclmem.bundle.design import Design
     from iclmem.chapters.ch03_probing.claims import effect_draws
-    from iclmem.probe.null import null_summaries
+    from iclmem.probe.null import PERMUTED_COLUMNS, null_summaries
 
     runs, summary, scores = _from_store(design, reference)
     to_bundle = {r.key: r.input_key for r in runs}
@@ -173,6 +173,16 @@ def test_a_design_reads_the_null_and_effects_the_notebooks_compute_from_scores(d
         computed.sort_values(["perm", "run_key", "epoch"])[columns].reset_index(drop=True),
         check_exact=True,
     )
+    narrow = read.null("bound", mine, ["dataset"])  # what a rule reads, the same values (a large design's memory)
+    assert set(narrow.columns) - {"outcome", "outcome_reading"} == {
+        "perm",
+        "run_key",
+        "epoch",
+        "dataset",
+        "collapsed",
+        "loss_ratio",
+    } | set(PERMUTED_COLUMNS)
+    pd.testing.assert_frame_equal(narrow, kept[list(narrow.columns)], check_exact=True)
     configs = list(summary[summary.epoch > 0][["run_key", "epoch"]].itertuples(index=False))
     from_scores = effect_draws([group_ranks(scores[k], e) for k, e in configs], N_PERM, 0)
     from_bundle = effect_draws([read.group_ranks(to_bundle[k], e) for k, e in configs], N_PERM, 0)

@@ -36,7 +36,7 @@ def design_perturbation_claims(design: Design, reading: str = "bound") -> list[d
     invariances = model_invariances(load_model("reference"))
     fine = design_configurations(design, reading)
     n_perm, seed = design.null_draws
-    selected = replayed_selection(fine, design.null(reading, fine))
+    selected = replayed_selection(fine, design.null(reading, fine, ["outcome"]))
     configs = [design.group_ranks(run, int(epoch)) for run, epoch in zip(fine.run_key, fine.epoch, strict=True)]
     basis = "detectable-memorization" if (fine.outcome == Outcome.MEMORIZATION.value).any() else "non-collapsed"
     same_as_base = same_as_baseline(invariances)

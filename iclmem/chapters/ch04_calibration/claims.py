@@ -43,6 +43,7 @@ from iclmem.chapters.ch04_calibration.nulls import (
     on_summary,
     row_clusters,
     stacks_of,
+    stacks_with_null,
 )
 from iclmem.chapters.ch04_calibration.paper import (
     DETECT_MIN_TPR10,
@@ -58,7 +59,7 @@ from iclmem.chapters.ch04_calibration.paper import (
 from iclmem.chapters.ch04_calibration.tables import MEMORIZATION, calibration_counts
 from iclmem.intervals import wilson
 from iclmem.outcomes import OUTCOME_ORDER, SHORT, Outcome, reclassify
-from iclmem.probe.null import null_summaries, permutations
+from iclmem.probe.null import null_summaries
 from iclmem.probe.summary import MEMBERSHIP_CONDITIONS, fine_tuned, membership_rows
 from iclmem.report.records import claim_record
 from iclmem.report.verdicts import (
@@ -795,8 +796,9 @@ def calibration_claims(
     null, C8 its own table-level null. Without ``null`` no membership-null claim can read "reproduced".
     """
     if isinstance(null, pd.DataFrame):
-        null = permutations(reclassify(null, reading))
-    stacks = stacks_of([summary, *(null or [])], membership_rows)
+        stacks = stacks_with_null(summary, reclassify(null, reading), membership_rows)
+    else:
+        stacks = stacks_of([summary, *(null or [])], membership_rows)
     return [*_outcome_records(summary, stacks, reading), c16_record(summary)]
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 
 from iclmem.chapters.ch04_calibration.evidence import Evidence
 from iclmem.outcomes import get_reading, reclassify
-from iclmem.probe.null import null_summaries
+from iclmem.probe.null import null_summaries, permutations
 
 #: What every draw of a stack shares, row by row (the columns a summary has of these).
 STRUCTURE = ("dataset", "query_size", "learning_rate", "epoch", "label_condition", "run_key", "task", "k")
@@ -44,6 +44,10 @@ NUMBERS = (
 )
 #: The columns every summary of a stack must have (a rule reads the others it needs, e.g. ``dataset``, ``collapsed``).
 REQUIRED = ("epoch", "outcome")
+
+#: Every column a stack reads of a summary (:class:`SummaryStack`, :func:`iclmem.probe.summary.membership_rows`): a
+#: null read for the rules needs no other (:meth:`iclmem.bundle.design.Design.null`'s ``columns``).
+STACK_COLUMNS = (*STRUCTURE, *NUMBERS, *REQUIRED, "collapsed", "label_condition")
 
 #: Which rows of a summary a rule reads (the stack keeps their fine-tuned ones), e.g. ``membership_rows``.
 Select = Callable[[pd.DataFrame], pd.DataFrame]
@@ -81,17 +85,36 @@ class SummaryStack:
         """(the stack of the leading ``frames`` that share the first one's rows: its length, columns and
         :data:`STRUCTURE`, row by row; how many they are)."""
         first, n = frames[0], len(frames[0])
-        missing = [c for c in REQUIRED if c not in first.columns]
-        if missing:
-            raise ValueError(f"a rule's summary needs the columns {', '.join(missing)}")
         same = 1
         while same < len(frames) and len(frames[same]) == n and list(frames[same].columns) == list(first.columns):
             same += 1
-        big = pd.concat(frames[:same], ignore_index=True)  # one frame, then each column's draws x rows
-        for c in (c for c in STRUCTURE if c in first.columns):
+        return cls._blocks(pd.concat(frames[:same], ignore_index=True), n, same, select)
+
+    @classmethod
+    def of_blocks(cls, big: pd.DataFrame, select: Select = _every_row) -> SummaryStack | None:
+        """The stack of ``big``'s draws without one frame per draw: ``big`` holds them one after the other in equal
+        blocks of rows, numbered by its ``perm`` column (:func:`iclmem.probe.null.null_summaries`' frame, which is
+        sorted so). None when the blocks do not share their rows (then stack its
+        :func:`~iclmem.probe.null.permutations`)."""
+        perms = big.perm.to_numpy()
+        n_draws = len(np.unique(perms))
+        if not n_draws or len(big) % n_draws or (perms[:: len(big) // n_draws] != np.unique(perms)).any():
+            return None
+        stack, same = cls._blocks(big.drop(columns="perm"), len(big) // n_draws, n_draws, select)
+        return stack if same == n_draws else None
+
+    @classmethod
+    def _blocks(cls, big: pd.DataFrame, n: int, same: int, select: Select) -> tuple[SummaryStack, int]:
+        """(the stack of the leading blocks of ``n`` rows of ``big`` (``same`` blocks) that share the first block's
+        :data:`STRUCTURE`, row by row; how many they are)."""
+        missing = [c for c in REQUIRED if c not in big.columns]
+        if missing:
+            raise ValueError(f"a rule's summary needs the columns {', '.join(missing)}")
+        for c in (c for c in STRUCTURE if c in big.columns):
             values = big[c].to_numpy()[: same * n].reshape(same, n)
             equal = (values == values[:1]).all(axis=1)
             same = same if equal.all() else int(np.argmin(equal))
+        first = big.iloc[:n]
         kept = select(first.reset_index(drop=True))
         take = kept.index[kept.epoch.to_numpy() > 0].to_numpy()
 
@@ -146,6 +169,20 @@ def stacks_of(frames: Sequence[pd.DataFrame], select: Select = _every_row) -> li
             out.append(stack)
         start += count
     return out
+
+
+def stacks_with_null(summary: pd.DataFrame, null: pd.DataFrame, select: Select = _every_row) -> list[SummaryStack]:
+    """:func:`stacks_of` ``[summary, *permutations(null)]`` for ``null`` in :func:`iclmem.probe.null.null_summaries`'
+    form (a ``perm`` column, outcomes already under the summary's reading), without a frame per permutation: the
+    null's draws are read in place (:meth:`SummaryStack.of_blocks`), a large design's null in a fraction of the
+    memory."""
+    stacks = stacks_of([summary], select)
+    block = SummaryStack.of_blocks(null, select)
+    if block is None:
+        return stacks_of([summary, *permutations(null)], select)
+    if stacks[-1].rows.equals(block.rows):
+        return [*stacks[:-1], stacks[-1].joined(block)]
+    return [*stacks, block]
 
 
 def on_stacks(rule: Callable[[SummaryStack], list[Evidence]], stacks: Sequence[SummaryStack]) -> list[Evidence]:
@@ -210,6 +247,7 @@ def outcomes_with_null(
 
 __all__ = [
     "NUMBERS",
+    "STACK_COLUMNS",
     "REQUIRED",
     "STRUCTURE",
     "SummaryStack",
@@ -220,4 +258,5 @@ __all__ = [
     "outcomes_with_null",
     "row_clusters",
     "stacks_of",
+    "stacks_with_null",
 ]

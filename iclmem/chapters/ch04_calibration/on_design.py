@@ -15,9 +15,9 @@ import pandas as pd
 
 from iclmem.bundle.design import Design
 from iclmem.chapters.ch04_calibration.claims import c1_hits, c3_hits, calibration_claims
-from iclmem.chapters.ch04_calibration.nulls import SummaryStack
+from iclmem.chapters.ch04_calibration.nulls import STACK_COLUMNS, SummaryStack
 from iclmem.outcomes import Outcome, reclassify
-from iclmem.probe.null import permutations
+from iclmem.probe.null import OUTCOME_INPUTS
 from iclmem.probe.summary import membership_rows
 from iclmem.regimes import SINGLE_TASK_FIXED
 
@@ -33,8 +33,8 @@ def design_calibration_claims(design: Design, reading: str = "bound") -> list[di
     """Claim records C1-C9, C11, C15, C16 on the design (:func:`.claims.calibration_claims` with the design's
     membership null under ``reading``)."""
     summary = design_summary(design, reading)
-    null = design.null(reading, summary)
-    return calibration_claims(summary, permutations(null), reading)
+    null = design.null(None, summary, [*STACK_COLUMNS, *OUTCOME_INPUTS])
+    return calibration_claims(summary, null, reading)
 
 
 def _per_table(stack: SummaryStack, keep: np.ndarray, hit: np.ndarray) -> pd.Series:

@@ -590,6 +590,29 @@ def test_draw_zero_of_the_stack_is_the_rule_on_the_build_alone(claim_id):
 
 
 @pytest.mark.parametrize("claim_id", _rule_ids())
+def test_a_null_read_in_place_gives_every_draw_the_evidence_of_its_own_frame(claim_id):
+    """A null in :func:`iclmem.probe.null.null_summaries`' form is stacked in place (no frame per permutation): every
+    draw's evidence is that of its permutation's frame; a null whose blocks do not share their rows is stacked per
+    frame, with the same evidence."""
+    from iclmem.chapters.ch04_calibration.claims import RULES
+    from iclmem.chapters.ch04_calibration.nulls import SummaryStack, on_stacks, stacks_with_null
+    from iclmem.probe.summary import membership_rows
+
+    ours = _seeded_grid(0)
+    null = [_shuffled(_seeded_grid(s), s) for s in range(1, 6)]
+    long = pd.concat([frame.assign(perm=i) for i, frame in enumerate(null)], ignore_index=True)
+    stacks = stacks_with_null(ours, long, membership_rows)
+    assert [s.draws for s in stacks] == [6]
+    assert on_stacks(RULES[claim_id], stacks) == _stacked(claim_id, [ours, *null])
+    ragged = pd.concat([long[long.perm == 0].iloc[1:], long[long.perm > 0]], ignore_index=True)  # perm 0 lacks a row
+    assert SummaryStack.of_blocks(ragged, membership_rows) is None
+    by_frame = [ragged[ragged.perm == i].drop(columns="perm").reset_index(drop=True) for i in range(5)]
+    assert on_stacks(RULES[claim_id], stacks_with_null(ours, ragged, membership_rows)) == _stacked(
+        claim_id, [ours, *by_frame]
+    )
+
+
+@pytest.mark.parametrize("claim_id", _rule_ids())
 def test_permuting_membership_moves_the_null_draws_and_never_draw_zero(claim_id):
     ours = _seeded_grid(0)
     one = _stacked(claim_id, [ours, *[_shuffled(ours, s) for s in range(1, 31)]])
