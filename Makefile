@@ -48,7 +48,7 @@ $(INSTALLED_TEST): $(INSTALLED)
 
 install: $(INSTALLED)
 
-# the grids' fine-tuning runs and probes in two processes of one thread each (iclmem/workers.py);
+# the grids' fine-tuning runs and probes in two processes of one thread each (iclmem/runtime/workers.py);
 # `ICLMEM_WORKERS=1 make book` keeps everything in the notebooks' own processes. The LLM chapter runs
 # beside the tabular ones (book/lanes.yaml, iclmem/book/lanes.py); `ICLMEM_JOBS=1 make book` runs one at a time
 book: $(INSTALLED)

@@ -1,8 +1,8 @@
 """Benchmark: bootstrap intervals of AUC and TPR@FPR, vectorized vs a loop over resamples (Sec. 4.2, App. A.4).
 
 Every probed (run, epoch) gets bootstrap intervals for three metrics. The loop computes
-:func:`iclmem.metrics.attack_statistics` (a sort and an ROC curve) once per resample;
-:func:`iclmem.metrics.bootstrap_attack_statistics` draws the same resamples and computes all of
+:func:`iclmem.stats.metrics.attack_statistics` (a sort and an ROC curve) once per resample;
+:func:`iclmem.stats.metrics.bootstrap_attack_statistics` draws the same resamples and computes all of
 them at once from per-value counts. Both run on the same scores in the same process, alternating,
 ``--rounds`` times; the largest difference between their statistics is reported (it must be
 floating-point rounding). Sizes: the book's 50 + 50 probed queries, and Q = 512 members against
@@ -20,8 +20,8 @@ import time
 
 import numpy as np
 
-from iclmem.atomic import atomic_write_text
-from iclmem.metrics import attack_statistics, bootstrap, bootstrap_attack_statistics
+from iclmem.stats.metrics import attack_statistics, bootstrap, bootstrap_attack_statistics
+from iclmem.store.atomic import atomic_write_text
 
 
 def cpu_seconds(fn) -> tuple[object, float]:

@@ -38,9 +38,9 @@ import torch
 from iclmem.bundle.recheck import TOLERANCE, max_abs, run_pairs
 from iclmem.bundle.serve import bundles_off
 from iclmem.data import prepared_table, split_manifest
-from iclmem.finetune import FinetuneConfig, finetune
 from iclmem.ltm import load_reference
 from iclmem.probe import probe_run
+from iclmem.training.finetune import FinetuneConfig, finetune
 
 EPOCHS = (1, 10, 50, 100)
 OUT = Path(__file__).parent / "results" / "bundle_drift.json"

@@ -53,13 +53,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclmem.atomic import atomic_write_text
 from iclmem.bundle.collect import machine
-from iclmem.grid import RunSpec, run_spec
 from iclmem.ltm import load_reference
 from iclmem.probe import probe_run, summarize_run
 from iclmem.probe.null import null_summaries
+from iclmem.store.atomic import atomic_write_text
 from iclmem.sweep.gridfile import DatasetSource
+from iclmem.training.grid import RunSpec, run_spec
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results" / "design_costs.json"

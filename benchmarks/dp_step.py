@@ -1,9 +1,9 @@
-"""Benchmark: the cost of a DP-SGD step against a plain step (chapter 7, :mod:`iclmem.privacy`).
+"""Benchmark: the cost of a DP-SGD step against a plain step (chapter 7, :mod:`iclmem.training.privacy`).
 
 One AdamW step of the reference LTM on chapter 7's shape (a 64-row context, Q = 50 member queries,
 30 features, binary), plain and with DP-SGD (per-member gradients, clipping, noise), timed in the
 same process one after the other; and the per-member gradients alone, in chunks of
-:data:`iclmem.privacy.PER_SAMPLE_CHUNK` members (the step's way) against all members in one ``vmap``.
+:data:`iclmem.training.privacy.PER_SAMPLE_CHUNK` members (the step's way) against all members in one ``vmap``.
 Writes ``benchmarks/results/dp_step.json`` with the ratios.
 
     python benchmarks/dp_step.py [--threads 1] [--steps 3]
@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclmem.atomic import atomic_write_text
 from iclmem.ltm import ICLTask, load_reference
-from iclmem.privacy import PER_SAMPLE_CHUNK, DPStep, per_sample_gradients, private_backward
+from iclmem.store.atomic import atomic_write_text
+from iclmem.training.privacy import PER_SAMPLE_CHUNK, DPStep, per_sample_gradients, private_backward
 
 
 def seconds_per_step(private: DPStep | None, task: ICLTask, steps: int) -> float:

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclmem.atomic import atomic_write_text
 from iclmem.ltm import ICLTask, LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.ltm.reference import REFERENCE_WEIGHTS, load_reference
+from iclmem.store.atomic import atomic_write_text
 
 
 def model() -> ReferenceLTM:
@@ -79,7 +79,7 @@ def main() -> None:
             print(rows[-1])
     result = {"threads": args.threads, "trained_weights": REFERENCE_WEIGHTS.exists(), "rows": rows}
     if args.grid:
-        from iclmem.grid import expand_grid, run_grid
+        from iclmem.training.grid import expand_grid, run_grid
 
         specs = expand_grid(["spotify", "wine_pl"], [1e-1, 1e-2, 1e-3, 1e-4], [50, 512], ["none"], epochs=100)
         with tempfile.TemporaryDirectory() as tmp:

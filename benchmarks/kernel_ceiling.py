@@ -40,9 +40,9 @@ from finetune_speed import model  # benchmarks/ is on the path when this script 
 from flops import flops_by_op
 from roofline import best_seconds
 
-from iclmem.atomic import atomic_write_text
 from iclmem.ltm import ICLTask
 from iclmem.ltm.attention import small_attention
+from iclmem.store.atomic import atomic_write_text
 
 D_MODEL, HEADS, HEAD_DIM, COLUMNS, CONTEXT = 96, 4, 16, 19, 256
 KINDS = {

@@ -34,7 +34,7 @@ from random_kills import (  # noqa: E402  (tests/ is not a package)
     kill_at,
 )
 
-from iclmem.atomic import atomic_write_text  # noqa: E402
+from iclmem.store.atomic import atomic_write_text  # noqa: E402
 
 
 def main() -> None:

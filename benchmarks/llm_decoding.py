@@ -43,10 +43,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 
-from iclmem.atomic import atomic_write_text
 from iclmem.llm.backends import InProcessBackend
 from iclmem.llm.chat import apply_stop
 from iclmem.llm.replication import ReplicationConfig, build_experiment
+from iclmem.store.atomic import atomic_write_text
 
 
 def run_ours(backend: InProcessBackend, reqs: list, batch: int, cascade: bool = True, continuous: bool = True) -> dict:

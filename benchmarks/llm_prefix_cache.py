@@ -26,9 +26,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 
-from iclmem.atomic import atomic_write_text
 from iclmem.llm.backends import InProcessBackend
 from iclmem.llm.replication import ReplicationConfig, build_experiment, largest_fitting_k
+from iclmem.store.atomic import atomic_write_text
 
 
 def timed(backend: InProcessBackend, reqs: list, reset: bool = True) -> tuple[float, list[str], int]:

@@ -23,7 +23,6 @@ import torch
 from tqdm.auto import tqdm
 
 from iclmem.adapters import load_model
-from iclmem.atomic import atomic_write_text
 from iclmem.ltm.quality import (
     CLASSIFICATION_SETS,
     REGRESSION_SETS,
@@ -32,6 +31,7 @@ from iclmem.ltm.quality import (
     text_numbers_change_encoding,
     zero_information_check,
 )
+from iclmem.store.atomic import atomic_write_text
 
 
 def main() -> None:

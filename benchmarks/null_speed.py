@@ -25,9 +25,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from iclmem.atomic import atomic_write_text
 from iclmem.probe import null
-from iclmem.stats import permuted_labels
+from iclmem.stats.permutation import permuted_labels
+from iclmem.store.atomic import atomic_write_text
 
 SIZES = (50, 100, 128, 181, 256, 512)
 N_PERM, N_BOOT = 1000, 200

@@ -23,12 +23,12 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from iclmem.atomic import atomic_write_text
 from iclmem.llm.backends import OpenAIBackend
 from iclmem.llm.cache import CachedBackend
 from iclmem.llm.chat import ChatRequest, Decoding
 from iclmem.llm.plan import paper_scale_hours, paper_scale_requests
 from iclmem.llm.server import EchoServer
+from iclmem.store.atomic import atomic_write_text
 
 
 def measure(base_url: str, requests: list[ChatRequest], concurrency: int) -> dict:

@@ -43,13 +43,13 @@ from pathlib import Path
 
 import torch
 
-from iclmem.atomic import atomic_write_text
-from iclmem.grid import RunSpec, run_spec
 from iclmem.ltm import load_reference
 from iclmem.probe import probe_run, summarize_run
+from iclmem.store.atomic import atomic_write_text
 from iclmem.sweep import load_grid, summary_dir
 from iclmem.sweep.cost import lpt_makespan
 from iclmem.sweep.gridfile import DatasetSource, Grid
+from iclmem.training.grid import RunSpec, run_spec
 
 REPO = Path(__file__).resolve().parents[1]
 GRID = REPO / "grids" / "paper_shipped.yaml"

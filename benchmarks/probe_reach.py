@@ -30,7 +30,6 @@ from pathlib import Path
 import pandas as pd
 
 from iclmem.adapters import load_model
-from iclmem.atomic import atomic_write_text
 from iclmem.chapters.ch04_calibration import (
     ProbeSettings,
     SensitivitySpec,
@@ -42,7 +41,8 @@ from iclmem.chapters.ch04_calibration import (
     run_sensitivity,
     run_table_curves,
 )
-from iclmem.grid import table_of
+from iclmem.store.atomic import atomic_write_text
+from iclmem.training.grid import table_of
 
 OUT = Path(__file__).parent / "results" / "probe_reach.json"
 # notebook 04's defaults (book/parameters.yaml, the chapter's parameters cell)

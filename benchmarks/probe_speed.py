@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclmem.atomic import atomic_write_text
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer, load_reference
 from iclmem.ltm.reference import REFERENCE_WEIGHTS
 from iclmem.probe import ProbeQuery, build_probe_tasks, score_tasks, score_tasks_naive
 from iclmem.probe.scoring import DEFAULT_CELLS, DEFAULT_CHUNK, DEFAULT_PADDING
+from iclmem.store.atomic import atomic_write_text
 
 BENCH_CONFIG = LTMConfig(d_model=64, n_heads=4, n_layers=4, d_ff=128)
 

@@ -47,17 +47,17 @@ import torch
 from finetune_speed import training_step  # benchmarks/ is on the path when this script runs
 from flops import counted_flops
 
-from iclmem.atomic import atomic_write_text
 from iclmem.chapters.ch_a2_benchmarks.tables import ROOFLINE_STAGES
-from iclmem.finetune import prepare_run_data
-from iclmem.grid import RunSpec, run_spec
 from iclmem.ltm import ICLTask, ReferenceLTM, load_reference
 from iclmem.probe import ProbeQuery, build_probe_tasks, run_queries, score_tasks
 from iclmem.probe.invariances import distinct_tasks, model_invariances
 from iclmem.probe.label_control import run_probe_tasks
 from iclmem.probe.manipulations import resolve_manipulations
 from iclmem.probe.scoring import ScoringBatches
+from iclmem.store.atomic import atomic_write_text
 from iclmem.sweep.gridfile import DatasetSource
+from iclmem.training.finetune import prepare_run_data
+from iclmem.training.grid import RunSpec, run_spec
 
 PROBE_SHAPES = {"binary, 18 features (spotify-like)": (2, 18), "10 candidates, 15 features (wine_pl-like)": (10, 15)}
 BOOK_TABLES = ("spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices")

@@ -34,15 +34,15 @@ import pandas as pd
 import torch
 from finetune_speed import training_step  # benchmarks/ is on the path when this script runs
 
-from iclmem.atomic import atomic_write_text
 from iclmem.data.dataset import Dataset
-from iclmem.finetune import FinetuneRun
-from iclmem.grid import RunSpec, run_spec
 from iclmem.ltm import ReferenceLTM, load_reference
 from iclmem.ltm import attention as attention_module
 from iclmem.probe import probe_run
 from iclmem.probe import run as probe_run_module
+from iclmem.store.atomic import atomic_write_text
 from iclmem.sweep.gridfile import DatasetSource
+from iclmem.training.finetune import FinetuneRun
+from iclmem.training.grid import RunSpec, run_spec
 
 TABLES = ("spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices")
 KEYS = (8, 10, 13, 16, 19, 25)

@@ -36,8 +36,8 @@ from pathlib import Path
 
 import torch
 
-from iclmem.atomic import atomic_write_text
 from iclmem.probe import MANIPULATIONS
+from iclmem.store.atomic import atomic_write_text
 from iclmem.sweep import local_client, parse_grid, run_sweep, run_task
 from iclmem.sweep.engine import _task
 from iclmem.sweep.tasks import reference_sha, spec_key, sweep_code_version

@@ -291,7 +291,7 @@ def _grid_book(args: argparse.Namespace, root: Path) -> int:
     """``iclmem book --grid GRID.yaml``: the chapters that read the grid's runs, rendered from the sweep's store."""
     from iclmem.book.execute import read_parameters_file
     from iclmem.book.own_book import build_own_book
-    from iclmem.store import results_root
+    from iclmem.store.keys import results_root
     from iclmem.sweep import SweepError, load_grid
     from iclmem.sweep.book_values import GRID_CHAPTERS, grid_book_values
 
@@ -493,8 +493,8 @@ def cmd_store_verify(args: argparse.Namespace) -> int:
     from iclmem.bundle.command import verify_bundle
     from iclmem.bundle.layout import BundleError, read_bundle
     from iclmem.bundle.serve import bundle_roots
-    from iclmem.store import results_root
-    from iclmem.store_tools import format_verified, verify_store
+    from iclmem.store.keys import results_root
+    from iclmem.store.tools import format_verified, verify_store
 
     found = verify_store(args.results, repair=args.repair)
     print(format_verified(found, results_root(args.results)))
@@ -515,8 +515,8 @@ def cmd_store_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_store_gc(args: argparse.Namespace) -> int:
-    from iclmem.store import results_root
-    from iclmem.store_tools import format_plan, gc_plan, remove
+    from iclmem.store.keys import results_root
+    from iclmem.store.tools import format_plan, gc_plan, remove
 
     plan = gc_plan(args.results)
     if args.yes:
@@ -620,8 +620,8 @@ def add_audit(subparsers: Subparsers) -> None:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """Exit status 0 (not detected), 1 (detected), 3 (the files are separable without the model); 2: bad input."""
-    from iclmem.audit.audit_run import run_audit
-    from iclmem.audit.inputs import AuditConfig, AuditInputError, read_config_file
+    from iclmem.probe.audit.audit_run import run_audit
+    from iclmem.probe.audit.inputs import AuditConfig, AuditInputError, read_config_file
 
     values = read_config_file(args.config) if args.config else {}
     keys = [key for _, key, *_ in _AUDIT_VALUES] + [key for _, key, _ in _AUDIT_SWITCHES]
@@ -684,7 +684,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BookBuildError as exc:
         print(f"iclmem {args.command}: {exc}", file=sys.stderr)
         return 1
-    except UserError as exc:  # e.g. a full or read-only store (iclmem.atomic.StoreError)
+    except UserError as exc:  # e.g. a full or read-only store (iclmem.store.errors.StoreError)
         print(f"iclmem {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

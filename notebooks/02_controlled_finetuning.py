@@ -61,8 +61,8 @@ from iclmem.report.display import use_book_tables
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.chapters.ch02_finetuning import (loss_ratio_claim, median_loss_ratios, plot_collapse_map, plot_loss_ratio_distribution,
                                         plot_training_curves, design_finetuning_claims, design_metrics)
-from iclmem.finetune import COLLAPSE_SPREAD
-from iclmem.grid import expand_grid, grid_curves, grid_metrics, grid_overview, run_grid
+from iclmem.training.finetune import COLLAPSE_SPREAD
+from iclmem.training.grid import expand_grid, grid_curves, grid_metrics, grid_overview, run_grid
 from iclmem.adapters import load_model
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
@@ -147,7 +147,7 @@ glue("wall_minutes", f"{wall_s / 60:.1f}", display=False)
 glue("collapsed_share", f"{overview.collapsed.mean():.0%}", display=False)
 glue("median_ratio_low_lr", f"{ratio.loc[min(learning_rates)]:.2f}", display=False)
 glue("median_ratio_high_lr", f"{ratio.loc[max(learning_rates)]:.3g}", display=False)
-glue("collapse_spread", f"{COLLAPSE_SPREAD:.0%}", display=False)  # the regression collapse rule, iclmem.finetune
+glue("collapse_spread", f"{COLLAPSE_SPREAD:.0%}", display=False)  # the regression collapse rule, iclmem.training.finetune
 
 # %% [markdown]
 # **Summary.** {glue:text}`n_runs` runs ({glue:text}`wall_minutes` minutes in this build, none when

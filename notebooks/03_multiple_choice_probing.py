@@ -75,13 +75,13 @@ from iclmem.chapters.ch03_probing import (NEUTRAL_DELTA, delta_frame, example_pr
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 
 # %% tags=["hide-input"]
-from iclmem.finetune import prepare_run_data
-from iclmem.grid import expand_grid, probe_grid, run_grid
+from iclmem.training.finetune import prepare_run_data
+from iclmem.training.grid import expand_grid, probe_grid, run_grid
 from iclmem.adapters import load_model
 from iclmem.probe.equivalence import equivalence_classes, model_invariances, suite_effective_size, suite_equivalence
 from iclmem.probe.manipulations import MANIPULATIONS
 from iclmem.probe.same_context import same_as_baseline
-from iclmem.outcomes import reclassify
+from iclmem.stats.outcomes import reclassify
 from iclmem.probe.null import null_summaries
 from iclmem.probe.run import run_queries
 

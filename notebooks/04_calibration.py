@@ -85,7 +85,7 @@ check_notebook_parameters(globals())  # names, types and ranges as `iclmem run` 
 import pandas as pd
 from IPython.display import Markdown
 
-from iclmem.outcomes import MARGIN_RULES, null_margin_rates
+from iclmem.stats.outcomes import MARGIN_RULES, null_margin_rates
 from iclmem.chapters.ch04_calibration import (NEGATIVE_CONTROL_PHRASES, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1,
     ProbeSettings, SensitivitySpec, calibration_claims, calibration_effect, category_aucs, data_characteristics,
     detect_share_texts, detectable_table, exhaustive_table, fit_printed_reading, instrument_claims, negative_control,
@@ -94,13 +94,13 @@ from iclmem.chapters.ch04_calibration import (NEGATIVE_CONTROL_PHRASES, PAPER_CA
     plot_sensitivity, plot_temporal_evolution, power_plan, power_table, reading_agreement, run_sensitivity,
     shuffled_contrast, shuffled_label_check, temporal_evolution, weakest_detection)
 from iclmem.report.glue import claims_table, glue_claims, glue_text
-from iclmem.outcomes import reclassify
+from iclmem.stats.outcomes import reclassify
 from iclmem.probe.null import permutations
 from iclmem.report.display import and_list, use_book_tables
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 
 # %% tags=["hide-input"]
-from iclmem.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of
+from iclmem.training.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of
 from iclmem.adapters import load_model
 from iclmem.chapters.ch04_calibration import (binned_table, context_ladder, curve_settings, factor_cases, factor_table,
     ladder_drop, member_only_control, p1_cells, p3_record, plot_table_curves, pretraining_min_context, recall_cells,
@@ -268,7 +268,7 @@ grid_options(list(tables), learning_rates, query_sizes, label_conditions, epochs
 #
 # The text does not define $\Delta\mathrm{TPR}$. We simulate each reading it allows under the null
 # hypothesis (members and non-members exchangeable, both models' scores sharing a per-query
-# difficulty, `iclmem.outcomes.null_margin_rates`) at this chapter's smallest probed pools (where
+# difficulty, `iclmem.stats.outcomes.null_margin_rates`) at this chapter's smallest probed pools (where
 # chance raw signals are most frequent). A rule that fires
 # in most null runs cannot show most raw signals vanishing, as the paper's do.
 
@@ -402,7 +402,7 @@ chars
 # **Negative control.** At epoch $0$ $M_\theta$ is $M_{ref}$, so $\Delta S \equiv 0$ and the AUC is 0.5 by
 # construction: that cannot fail and tests nothing. Instead, every fine-tuned configuration also
 # attacks two random halves of its *non-members*, one half posing as members
-# (`iclmem.metrics.null_halves`). No row of either half was trained on, so the interval should
+# (`iclmem.stats.metrics.null_halves`). No row of either half was trained on, so the interval should
 # cover 0.5; at the 95% level about 5% of the intervals exclude it by chance. The halves are drawn once per
 # non-member set (a dataset at a query size), so all configurations of one set attack the *same*
 # two halves and exclude together: the unit of the test is the set, not the configuration. The

@@ -31,7 +31,7 @@
 # so the member set grows with every epoch. Non-members are never sampled, neither as queries nor
 # into a context. A member probed at epoch $e$ must have been seen by epoch $e$, so under random
 # pairs the probe uses the rows sampled as queries in the first epoch, which are members of every
-# later model, matched to the non-members' label distribution (`iclmem.regimes`).
+# later model, matched to the non-members' label distribution (`iclmem.training.regimes`).
 #
 # The runs come from a **sweep** (`iclmem sweep`). Each configuration is one task that fine-tunes,
 # probes and writes a summary into the results store. This notebook reads the summaries and runs

@@ -27,7 +27,7 @@
 # rows (the training context $C'$) are public: DP-SGD protects nothing about them. So the
 # guarantee speaks about membership of the rows the book's attacks target, not about the table.
 # Each DP step clips every member's gradient to norm $C$ and adds Gaussian noise of standard
-# deviation $\sigma C$ to their sum (`iclmem/privacy.py`); every member is in every step (the
+# deviation $\sigma C$ to their sum (`iclmem/training/privacy.py`); every member is in every step (the
 # single-task schedule), and Opacus' RDP accountant gives $\varepsilon$ at $\delta = 10^{-5}$ after the
 # run's steps. $\varepsilon = \infty$ is the plain run: same learning rate, same epochs.
 #
@@ -213,7 +213,7 @@ pd.DataFrame(claims).set_index("id")[["ours", "verdict", "null_rate", "null", "r
 # rows, so it adds nothing. One thing fitted on members lies **outside** the accounting: the feature
 # encoder (standardization and category codes) is fitted on every row's features, members included
 # (never their targets), as in every chapter of the book; fitted on the public pool alone, categories
-# that only members hold would become missing values that track membership (`iclmem/finetune.py`).
+# that only members hold would become missing values that track membership (`iclmem/training/finetune.py`).
 # Utility is read on the context pool outside $C'$ rather than on the non-members: more rows
 # (tighter intervals), and rows whose true targets no label condition touches; $C$ is chosen on the
 # same public rows, a choice of scale, not of what is scored.

@@ -73,7 +73,7 @@ HTML(catalogue_html(table))
 # (a pre-computed store handed to a class or a reviewer). Each row was run while this page was built,
 # on a tiny store in a temporary folder: "what it did" is measured (the numbers computed again are
 # compared with the undamaged ones; the two processes' results with each other). The full disk and
-# the read-only mount are simulated in the process (`iclmem/store_faults.py`); `tests/store/test_store_disks.py`
+# the read-only mount are simulated in the process (`iclmem/store/faults.py`); `tests/store/test_store_disks.py`
 # makes them on a real, deliberately small tmpfs and a read-only bind mount, through `iclmem run`. The cases live in
 # `iclmem/chapters/ch_a3_bad_inputs/store_cases.py`; `tests/chapters/ch_a3_bad_inputs/test_bad_inputs.py` runs them too.
 

@@ -64,7 +64,7 @@ from iclmem.probe.manipulations import MANIPULATIONS
 from iclmem.report.display import use_book_tables
 from iclmem.report.glue import glue_text
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
-from iclmem.grid import expand_grid, probe_grid, run_grid
+from iclmem.training.grid import expand_grid, probe_grid, run_grid
 
 use_book_tables()
 
@@ -132,7 +132,7 @@ audit_table(summary)
 # ## A model fine-tuned elsewhere
 #
 # If you fine-tuned the model yourself and know which rows it trained on, audit that checkpoint
-# directly: `iclmem.audit.audit_fine_tuned(theta, reference, table, member_ids, non_member_ids)`
+# directly: `iclmem.probe.audit.audit_fine_tuned(theta, reference, table, member_ids, non_member_ids)`
 # probes the members and non-members (row positions in the deduplicated table) under $M_\theta$ and
 # $M_{ref}$ with the {glue:text}`n_manipulations` manipulations and returns the same summary, e.g. with
 # `theta = load_model("tabpfn:my_finetuned.ckpt")` and `reference = load_model("tabpfn:tabpfn-v2-classifier.ckpt")`

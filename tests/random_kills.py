@@ -313,7 +313,7 @@ def glued(book: TinyBook) -> dict[str, Any]:
 
 
 def is_temporary(name: str) -> bool:
-    """A temporary file's name: ``.<name>.<random>.tmp`` (:mod:`iclmem.atomic`), ``.<name>.tmp`` (staging), or
+    """A temporary file's name: ``.<name>.<random>.tmp`` (:mod:`iclmem.store.atomic`), ``.<name>.tmp`` (staging), or
     any other ``*.tmp`` / ``*.part`` / ``tmp*``."""
     return name.endswith((".tmp", ".part")) or ".tmp." in name or name.startswith("tmp")
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from killing import TINY_INPUTS
 
 from iclmem.data import split_manifest
-from iclmem.finetune import FinetuneConfig, finetune
 from iclmem.ltm import ReferenceLTM
 from iclmem.probe import probe_run
+from iclmem.training.finetune import FinetuneConfig, finetune
 
 #: The child script's version of :func:`inputs` and :func:`build` (``results``, ``lr`` and ``table_csv`` given).
 BUILD = (
@@ -24,7 +24,7 @@ BUILD = (
     + TINY_INPUTS
     + textwrap.dedent("""
     from iclmem.data import split_manifest
-    from iclmem.finetune import FinetuneConfig, finetune
+    from iclmem.training.finetune import FinetuneConfig, finetune
 
     manifest = split_manifest(table, query_size=10, seed=0, results_dir=results)
     run = finetune(manifest, table, FinetuneConfig(lr, epochs=2, context_size=20, probe_epochs=(0, 1, 2)),

@@ -202,8 +202,8 @@ class AdapterLTM:
     @property
     def store_identity(self) -> str:
         """The checkpoint and the probing options as results-store keys read them."""
-        from ..device import store_identity
-        from ..store import code_version
+        from ..runtime.device import store_identity
+        from ..store.keys import code_version
 
         # the adapters live outside the closure of the reference's runs, so the adapter's own closure is hashed here
         options = (
@@ -252,7 +252,7 @@ class AdapterLTM:
         """Write the current weights (e.g. M_theta of a run) as a checkpoint of the package's format, loadable as
         ``model=KIND:PATH``
         and by the package's own scikit-learn wrapper."""
-        from ..atomic import atomic_torch_save
+        from ..store.atomic import atomic_torch_save
 
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)

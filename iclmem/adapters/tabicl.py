@@ -120,8 +120,8 @@ def load_tabicl(
     bin_bound: float = 5.0,
 ) -> TabICLLTM:
     """Load a TabICL checkpoint from a local file (see the module docstring for the options)."""
-    from ..device import compute_device
-    from ..threads import configure_threads
+    from ..runtime.device import compute_device
+    from ..runtime.threads import configure_threads
 
     configure_threads()
     TabICL = _import_tabicl()

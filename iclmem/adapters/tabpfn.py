@@ -195,8 +195,8 @@ def load_tabpfn(
     model_path: str | Path, *, preprocessing: Preprocessing = "dataset", n_permutations: int = 1, seed: int = 0
 ) -> TabPFNLTM:
     """Load a TabPFN v2 checkpoint from a local file (see the module docstring for the options)."""
-    from ..device import compute_device
-    from ..threads import configure_threads
+    from ..runtime.device import compute_device
+    from ..runtime.threads import configure_threads
 
     configure_threads()
     m = _tabpfn_v2()

@@ -41,7 +41,6 @@ import nbformat
 import yaml
 
 import iclmem
-from iclmem.atomic import remove_dead_leftovers, remove_leftovers
 from iclmem.book.execute import (
     SHARED_DEFAULTS,
     UsageError,
@@ -56,8 +55,9 @@ from iclmem.book.execute import (
 )
 from iclmem.book.lanes import group_by_lane, read_lanes, run_lanes
 from iclmem.book.page_view import load_glossary, reader_view
-from iclmem.integrity import read_record, seal, served
-from iclmem.progress import duration
+from iclmem.runtime.progress import duration
+from iclmem.store.atomic import remove_dead_leftovers, remove_leftovers
+from iclmem.store.integrity import read_record, seal, served
 
 #: Extensions tried, in order, for a toc entry given without one. ``.md`` pages are copied as
 #: they are; ``.py`` (jupytext percent) and ``.ipynb`` pages are notebooks and get executed.
@@ -261,7 +261,7 @@ def reader_executed_dir(executed_dir: Path, root: Path) -> str:
 
 
 def cache_record(executed: Path) -> Path:
-    """``<page>.ipynb.cache.json``: the executed copy's completion record (:func:`iclmem.integrity.seal`), which
+    """``<page>.ipynb.cache.json``: the executed copy's completion record (:func:`iclmem.store.integrity.seal`), which
     holds its cache key and the sha256 of the executed notebook."""
     return executed.with_name(executed.name + ".cache.json")
 

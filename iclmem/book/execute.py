@@ -30,8 +30,8 @@ from typing import Any
 import nbformat
 import yaml
 
-from iclmem.atomic import atomic_write
-from iclmem.progress import LABEL_ENV, PROGRESS_ENV
+from iclmem.runtime.progress import LABEL_ENV, PROGRESS_ENV
+from iclmem.store.atomic import atomic_write
 from iclmem.user_errors import UserError
 
 PARAMETERS_TAG = "parameters"
@@ -560,7 +560,7 @@ def default_output_path(notebook: str | Path) -> Path:
 
 
 #: Kernel options: output written to the kernel's file descriptors (``sys.__stderr__``: the progress bars
-#: of :mod:`iclmem.progress`) goes to the terminal, not into the notebook; the kernel logs errors only
+#: of :mod:`iclmem.runtime.progress`) goes to the terminal, not into the notebook; the kernel logs errors only
 #: (not its warning that it talks to this process over local TCP).
 KERNEL_ARGUMENTS = ["--IPKernelApp.capture_fd_output=False", "--IPKernelApp.log_level=ERROR"]
 
@@ -598,7 +598,7 @@ def execute(
     The notebook is written to ``output`` only once every cell ran, with the user's files named, not
     located (:func:`shareable_copy`); on failure the partly
     executed notebook is written next to it as ``<stem>.failed.ipynb``. The kernel's loops draw
-    one live line on this process's terminal (:mod:`iclmem.progress`), prefixed with ``label``
+    one live line on this process's terminal (:mod:`iclmem.runtime.progress`), prefixed with ``label``
     (default: the output's stem); ``progress=False`` silences it.
     """
     import papermill
@@ -615,7 +615,7 @@ def execute(
                 parameters=dict(parameters),
                 kernel_name=kernel,
                 language="python",
-                progress_bar=False,  # the kernel's own line (iclmem.progress) says more than a cell count
+                progress_bar=False,  # the kernel's own line (iclmem.runtime.progress) says more than a cell count
                 cwd=str(cwd),
                 extra_arguments=KERNEL_ARGUMENTS,
             )
@@ -676,8 +676,8 @@ def run_notebook(
     out = Path(output) if output is not None else default_output_path(notebook)
     if out.suffix != ".ipynb":
         raise UsageError(f"the output must be an .ipynb file, got {out}")
-    from iclmem.atomic import remove_dead_leftovers
     from iclmem.data.manifest import results_root
+    from iclmem.store.atomic import remove_dead_leftovers
 
     here = Path(cwd) if cwd is not None else Path.cwd()
     store = results_root()

@@ -40,8 +40,8 @@ from typing import Any
 import yaml
 
 from iclmem.book.execute import UsageError
-from iclmem.progress import LINES_ENV
-from iclmem.threads import THREADS_ENV
+from iclmem.runtime.progress import LINES_ENV
+from iclmem.runtime.threads import THREADS_ENV
 
 #: The lanes of a book, relative to its root.
 LANES_FILE = "book/lanes.yaml"

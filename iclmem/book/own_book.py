@@ -26,7 +26,6 @@ from typing import Any
 
 import yaml
 
-from iclmem.atomic import atomic_write_text
 from iclmem.book.build import BookResult, build_book, toc_pages
 from iclmem.book.execute import (
     UsageError,
@@ -36,6 +35,7 @@ from iclmem.book.execute import (
     shared_file_values,
 )
 from iclmem.book.shareable import PATH_PARAMETERS, shareable_label
+from iclmem.store.atomic import atomic_write_text
 
 #: Chapter groups ``--chapters`` accepts, besides notebook stems: ``tabular`` is notebooks 01-04.
 CHAPTER_GROUPS: dict[str, tuple[str, ...]] = {

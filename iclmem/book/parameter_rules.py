@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from iclmem.imports import PACKAGE_ROOT
+from iclmem.store.imports import PACKAGE_ROOT
 from iclmem.user_errors import UserError
 
 

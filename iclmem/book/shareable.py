@@ -20,7 +20,7 @@ from typing import Any
 
 import nbformat
 
-from iclmem.atomic import atomic_write_text
+from iclmem.store.atomic import atomic_write_text
 
 #: Parameters holding a path (relative paths are read against the directory a command runs in).
 PATH_PARAMETERS: tuple[str, ...] = ("data_path", "carte_dir", "grid_file")

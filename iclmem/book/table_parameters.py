@@ -13,7 +13,7 @@ of the grid (members + non-members + a context pool: ``2 Q + 1`` rows at least),
 table's Q can pass the KS criterion at all (Q > 20), and that a classification target has at most
 the model's number of classes; an error names the table, the
 sizes that fit and the parameter to change. Wider tables than the model takes are reduced, as the
-engine documents: :data:`iclmem.finetune.FinetuneConfig.max_features` columns, a seeded subset.
+engine documents: :data:`iclmem.training.finetune.FinetuneConfig.max_features` columns, a seeded subset.
 """
 
 from __future__ import annotations

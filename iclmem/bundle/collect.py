@@ -2,7 +2,7 @@
 
 :func:`make_bundle` copies, for every task of a grid whose summary is ``ok`` in the store: the task's summary
 (``sweep``), its fine-tuning run's log, metrics and curve (``finetune``) and every model's probe scores
-(``probe``), each under its input key (:func:`iclmem.store.input_key`), each sealed with its completion record.
+(``probe``), each under its input key (:func:`iclmem.store.keys.input_key`), each sealed with its completion record.
 An item already in the bundle is never written again: a bundle only grows, and a store whose numbers differ for
 an item the bundle holds is reported, not copied. Each item is written to a temporary folder and renamed; the
 manifest is written last. A joint run of App. D's regimes (``multitask``) is bundled with every dataset's view.
@@ -24,18 +24,18 @@ from pathlib import Path
 import pandas as pd
 
 from ..data import SplitManifest, prepared_table
-from ..grid import RunSpec
-from ..imports import PACKAGE_ROOT
-from ..integrity import seal as seal_record
-from ..integrity import served
 from ..ltm import ReferenceLTM
 from ..probe.effects import GROUPS, group_ranks, manipulation_aucs
 from ..probe.null import run_null
 from ..probe.run import probe_params, reference_owner, reference_owner_of
-from ..regimes import MULTI_TASK, SINGLE_TASK_FIXED, _load, joint_input_key
-from ..store import canonical_json, content_key, input_key, results_root
+from ..store.imports import PACKAGE_ROOT
+from ..store.integrity import seal as seal_record
+from ..store.integrity import served
+from ..store.keys import canonical_json, content_key, input_key, results_root
 from ..sweep.gridfile import Grid
 from ..sweep.tasks import read_summary, reference_sha, spec_input_key, summary_dir, task_reference
+from ..training.grid import RunSpec
+from ..training.regimes import MULTI_TASK, SINGLE_TASK_FIXED, _load, joint_input_key
 from .effect_codec import encode_aucs, encode_ranks
 from .layout import ITEMS, KINDS, MANIFEST, Bundle, BundleError, item_entry, read_bundle, write_manifest
 from .null_codec import NullSettings, null_input_key
@@ -165,7 +165,8 @@ def _probe_index(store: Path) -> dict[tuple, Path]:
 
 
 def _stored_run(store: Path, run_key: str, reference: ReferenceLTM) -> tuple[Path, str, SplitManifest]:
-    """A finished run of the store, its input key (:func:`iclmem.finetune.run_input_key`) and its split manifest,
+    """A finished run of the store, its input key (:func:`iclmem.training.finetune.run_input_key`) and its split
+    manifest,
     from its run.json (whatever code version made it)."""
     folder = store / "finetune" / run_key
     if not served(folder, store):

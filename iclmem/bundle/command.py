@@ -110,7 +110,7 @@ def cmd_bundle_check(args: argparse.Namespace) -> int:
 
 def verify_bundle(bundle: Any) -> list[str]:
     """One line per item of ``bundle`` whose files do not match their record (or the manifest)."""
-    from iclmem.integrity import inspect, read_record
+    from iclmem.store.integrity import inspect, read_record
 
     bad = []
     for name, entry in sorted(bundle.items.items()):

@@ -23,7 +23,7 @@ import pandas as pd
 from ..data.cards import cards_frame, dataset_card
 from ..probe.effects import GroupRanks
 from ..probe.null import assemble_null
-from ..store import content_key
+from ..store.keys import content_key
 from ..sweep.gridfile import DatasetSource
 from .effect_codec import decode_aucs, decode_ranks
 from .layout import Bundle, BundleError
@@ -88,7 +88,8 @@ class Design:
 
     @cached_property
     def summary(self) -> pd.DataFrame:
-        """Every task's summary rows, one per (probed run, epoch), as :func:`iclmem.grid.probe_grid` gives them (its
+        """Every task's summary rows, one per (probed run, epoch), as :func:`iclmem.training.grid.probe_grid` gives
+        them (its
         card columns ``k``, ``alpha`` and ``task`` included): ``run_key`` is the bundle's run key, ``bundle_task``
         the bundle's task, ``store_run_key`` the key of the store that computed it."""
         frames = []

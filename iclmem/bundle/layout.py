@@ -12,7 +12,7 @@ probed run's membership null (``null``, :mod:`iclmem.bundle.null_codec`), its ma
 :mod:`iclmem.bundle.effect_codec`) and each model's scores of the few queries a
 check probes again (``witness``, :func:`iclmem.bundle.collect.witness_ids`); the engine never serves a witness.
 An item is named by its *input key*: the hash of everything that determines it
-except the code (:func:`iclmem.store.input_key`). A bundle is therefore found again after a change that moves
+except the code (:func:`iclmem.store.keys.input_key`). A bundle is therefore found again after a change that moves
 no number (a module moved, a function renamed); that the code still computes its numbers is shown by recomputing
 a sample of it on every build (:mod:`iclmem.bundle.recheck`), not by hashes.
 
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_write_text
-from ..integrity import RECORD
+from ..store.atomic import atomic_write_text
+from ..store.integrity import RECORD
 from ..user_errors import UserError
 
 MANIFEST = "BUNDLE.json"

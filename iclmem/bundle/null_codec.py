@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..store import input_key
+from ..store.keys import input_key
 
 _META = b"iclmem.null"
 

@@ -3,7 +3,7 @@
 A bundle's numbers are trusted on a reader's machine only after a random sample of them has been recomputed
 there from scratch and landed within tolerance (Nix's ``--check``, BOINC's adaptive replication), never by
 hashes alone. One *draw* is one (task, probed epoch) of the bundle: its fine-tuning run is trained again from
-M_ref up to that epoch (:func:`iclmem.training.train`'s ``stop_after``: the run to that epoch is the full run's),
+M_ref up to that epoch (:func:`iclmem.training.loop.train`'s ``stop_after``: the run to that epoch is the full run's),
 M_ref and M_theta at that epoch are probed again (Sec. 4.2), and the recomputed training losses (the curve up to
 that epoch), the vanilla metrics at that epoch and every probe score (loss and entropy, each query and
 manipulation) are compared with the bundle's.
@@ -37,25 +37,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..atomic import atomic_write_text
 from ..data import split_manifest
-from ..finetune import (
-    FinetuneRun,
-    run_input_key,
-    single_task_schedule,
-    verify_ground_truth,
-)
-from ..grid import RunSpec, run_views
 from ..ltm import ReferenceLTM
 from ..probe import probe_run
 from ..probe.null import run_null
 from ..probe.run import probe_params, reference_owner
-from ..regimes import MULTI_TASK, MULTI_TASK_RANDOM, JointRun, _load, joint_input_key, joint_schedule
-from ..store import input_key
+from ..runtime.workers import in_workers, worker_count
+from ..store.atomic import atomic_write_text
+from ..store.keys import input_key
 from ..sweep.gridfile import DatasetSource
 from ..sweep.tasks import task_reference
-from ..training import train, write_finished
-from ..workers import in_workers, worker_count
+from ..training.finetune import FinetuneRun, run_input_key, single_task_schedule, verify_ground_truth
+from ..training.grid import RunSpec, run_views
+from ..training.loop import train, write_finished
+from ..training.regimes import MULTI_TASK, MULTI_TASK_RANDOM, JointRun, _load, joint_input_key, joint_schedule
 from . import serve
 from .collect import machine
 from .layout import Bundle

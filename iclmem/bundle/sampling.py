@@ -12,7 +12,7 @@ import numpy as np
 
 from ..data import SplitManifest
 from ..probe.run import query_subset
-from ..store import input_key
+from ..store.keys import input_key
 
 #: Members (and as many non-members) each draw probes again, a seeded subset of the bundle's (:func:`recheck_queries`):
 #: 8 + 8 queries x 48 manipulations compare 768 scores per model, and a design bundle's witnesses (the scores it keeps

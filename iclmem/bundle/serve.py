@@ -1,7 +1,8 @@
 """Serving a checked bundle to the engine: which bundles are in use, and one item of them (issue 55).
 
-The engine asks :func:`lookup` for an artifact by its input key (:func:`iclmem.store.input_key`) when its own
-store does not hold it: :func:`iclmem.finetune.finetune` for a run, :func:`iclmem.probe.probe_run` for a model's
+The engine asks :func:`lookup` for an artifact by its input key (:func:`iclmem.store.keys.input_key`) when its own
+store does not hold it: :func:`iclmem.training.finetune.finetune` for a run, :func:`iclmem.probe.probe_run` for a
+model's
 scores, :func:`iclmem.sweep.read_summary` for a task. Nothing is ever written into a bundle here.
 
 A bundle is served only when a recomputed sample of it agreed with it under the code now installed: a *check
@@ -25,15 +26,20 @@ from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
-from ..imports import PACKAGE_ROOT
-from ..integrity import inspect, read_record
-from ..store import code_version, content_key
+from ..store.imports import PACKAGE_ROOT
+from ..store.integrity import inspect, read_record
+from ..store.keys import code_version, content_key
 from .layout import MANIFEST, Bundle, BundleError, read_bundle
 
 ENV = "ICLMEM_BUNDLE"
 OFF = ("off", "0", "no", "none", "false")
 #: The modules whose code computes a bundle's items: the check is keyed by their code versions together.
-PRODUCERS: tuple[str, ...] = ("iclmem.finetune", "iclmem.probe.run", "iclmem.sweep.tasks", "iclmem.regimes")
+PRODUCERS: tuple[str, ...] = (
+    "iclmem.training.finetune",
+    "iclmem.probe.run",
+    "iclmem.sweep.tasks",
+    "iclmem.training.regimes",
+)
 CHECKS = "bundle-checks"
 
 

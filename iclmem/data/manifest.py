@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iclmem.atomic import atomic_write_text
 from iclmem.data.dataset import Dataset
 from iclmem.data.errors import ManifestError
+from iclmem.store.atomic import atomic_write_text
 
 RESULTS_ENV = "ICLMEM_RESULTS"
 FORMAT_VERSION = 1

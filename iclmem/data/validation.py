@@ -17,7 +17,7 @@ from iclmem.data.dataset import Dataset
 from iclmem.data.manifest import SplitManifest
 from iclmem.data.split import split_manifest
 from iclmem.data.tables import prepared_table
-from iclmem.progress import Bar
+from iclmem.runtime.progress import Bar
 
 
 def load_tables(

@@ -10,7 +10,7 @@ API key (read from the environment by the backend) never enters a key or a recor
 ``$ICLMEM_CACHE/llm_completions/<backend>/<endpoint>/<model>/<key[:2]>/<key>.json`` (``<endpoint>`` is
 ``local`` for the in-process backend, else host, port and path, e.g. ``127.0.0.1_8000_v1``). A record holds
 every field of its key, the key itself and the completion. Why files and not an append-only JSONL: a file is
-written whole to a uniquely named temporary file and then renamed (:func:`iclmem.atomic.atomic_write_text`),
+written whole to a uniquely named temporary file and then renamed (:func:`iclmem.store.atomic.atomic_write_text`),
 so a reader sees the complete record or none, two threads or processes may fill one cache at once (the
 last rename of a key wins, and both wrote the same completion), and there is no log whose torn last line
 must be repaired.
@@ -27,7 +27,7 @@ order whatever the arrival order. A backend without ``complete_iter`` gets ``chu
 field equals the request's; anything else is a miss and is requested again. A file that is there but does not
 parse or match (torn by a machine crash, which renaming does not protect against without an fsync, or
 changed by a disk error or a bad copy) is moved to ``$ICLMEM_CACHE/llm_completions/quarantine/`` with one line on stderr
-(:func:`iclmem.integrity.quarantine`); a leftover ``.<key>.json.*.tmp`` of a killed write is never read. Failed
+(:func:`iclmem.store.integrity.quarantine`); a leftover ``.<key>.json.*.tmp`` of a killed write is never read. Failed
 requests are not cached (they are retried next run). Records of the first layout
 (``llm_completions/<backend>/<model>/``, keyed by messages and decoding only) are not read: delete those
 folders; their completions are computed again once.
@@ -47,9 +47,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from iclmem.atomic import DamagedArtifactError, atomic_write_text
-from iclmem.integrity import quarantine
 from iclmem.llm.chat import ChatBackend, ChatRequest, Completion, LLMError
+from iclmem.store.atomic import atomic_write_text
+from iclmem.store.errors import DamagedArtifactError
+from iclmem.store.integrity import quarantine
 
 #: Version of the key and record format (part of every key). 3: each record holds the sha256 of its content.
 FORMAT = 3

@@ -63,7 +63,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iclmem.intervals import paired_bootstrap, wilson
 from iclmem.llm.judges import (
     JUDGE_EXAMPLES,
     MATCHES,
@@ -75,6 +74,7 @@ from iclmem.llm.judges import (
     normalize,
     pair_features,
 )
+from iclmem.stats.intervals import paired_bootstrap, wilson
 
 #: Fits thresholds on labelled feature rows (:func:`~iclmem.llm.judges.pair_features`); returns them and the fit's
 #: accuracy.
@@ -148,7 +148,7 @@ def kappa(y: np.ndarray, p: np.ndarray) -> float:
 
 
 def _interval(n: int, stat: Callable[[np.ndarray], float], n_boot: int, seed: int) -> tuple[float, float]:
-    lo, hi, _ = paired_bootstrap(n, stat, n_boot, seed)  # iclmem.intervals: the one percentile bootstrap
+    lo, hi, _ = paired_bootstrap(n, stat, n_boot, seed)  # iclmem.stats.intervals: the one percentile bootstrap
     return lo, hi
 
 
@@ -248,7 +248,8 @@ def cross_validate(
 
 # -- the offline judge on the book's own completions ------------------------------------------------------------
 def _wilson(successes: float, n: float) -> tuple[float, float]:
-    """95% Wilson interval (:func:`iclmem.intervals.wilson`): unlike a percentile bootstrap it stays informative at 0
+    """95% Wilson interval (:func:`iclmem.stats.intervals.wilson`): unlike a percentile bootstrap it stays informative
+    at 0
     or n successes (11 of 11 near-exact calls right is not "certainly 100%")."""
     lo, hi = wilson(successes, n)
     return float(lo), float(hi)

@@ -111,7 +111,7 @@ def load_model(path: str | Path | None = None) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    from ..threads import configure_threads
+    from ..runtime.threads import configure_threads
 
     configure_threads()
     hf_logging.disable_progress_bar()

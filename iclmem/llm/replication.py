@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iclmem.atomic import atomic_write_text
 from iclmem.llm.cache import CachedBackend, cache_root
 from iclmem.llm.chat import ChatBackend, ChatRequest, Decoding
 from iclmem.llm.datasets import (
@@ -45,6 +44,7 @@ from iclmem.llm.prompts import (
 )
 from iclmem.llm.protocol import regime
 from iclmem.llm.segments import SegmentPair, split_instance
+from iclmem.store.atomic import atomic_write_text
 
 
 @dataclass(frozen=True)
@@ -446,7 +446,7 @@ def plan_run(
 
 
 def _progress(total: int, desc: str, enabled: bool) -> Any:
-    from ..progress import Bar
+    from ..runtime.progress import Bar
 
     return Bar(total=total, desc=desc, disable=not enabled, leave=False)  # on the terminal, never in the notebook
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from iclmem.atomic import atomic_write_text
 from iclmem.llm.chat import LLMError
+from iclmem.store.atomic import atomic_write_text
 
 KEY = ("model", "setting", "k", "instance_id")
 COLUMNS = ("review_id", *KEY, "member", "reference", "completion", "match_offline", "match_llm", "match", "human")

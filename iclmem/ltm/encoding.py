@@ -12,7 +12,7 @@
 * missing cells stay NaN; the model turns NaN into a zero value plus a missing indicator.
 
 The encoder is fitted once per dataset (on the rows it is given: every row of the deduplicated
-table, see :func:`iclmem.finetune.prepare_run_data`)
+table, see :func:`iclmem.training.finetune.prepare_run_data`)
 and then applied to every context and query of that dataset. Fitting it per context would
 erase the features of a multiple-choice context, whose rows are copies of one query
 (Sec. 4.2), so the statistics must come from the dataset, not from the context.

@@ -192,7 +192,7 @@ class LTM(Protocol):
         """The most classes a classification context may hold (the model's output slots, Sec. 4.1).
 
         Fine-tuning and the probe refuse a table with more classes before any compute
-        (:func:`iclmem.finetune.prepare_run_data`, :func:`iclmem.probe.run.run_queries`,
+        (:func:`iclmem.training.finetune.prepare_run_data`, :func:`iclmem.probe.run.run_queries`,
         :func:`iclmem.book.table_parameters.fitting_query_sizes`), naming this limit.
         """
         ...

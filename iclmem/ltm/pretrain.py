@@ -25,8 +25,8 @@ import numpy as np
 import torch
 import yaml
 
-from ..atomic import atomic_torch_save
-from ..progress import Bar
+from ..runtime.progress import Bar
+from ..store.atomic import atomic_torch_save
 from .model import LTMConfig, TabularICLTransformer
 from .outputs import per_row_loss
 from .prior import PriorConfig, SyntheticTable, sample_table

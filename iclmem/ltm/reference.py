@@ -179,14 +179,14 @@ class ReferenceLTM:
 
     @property
     def store_identity(self) -> str:
-        """The checkpoint as results-store keys read it (:func:`iclmem.device.store_identity`)."""
-        from ..device import store_identity
+        """The checkpoint as results-store keys read it (:func:`iclmem.runtime.device.store_identity`)."""
+        from ..runtime.device import store_identity
 
         return store_identity(self.checkpoint_sha256, self.device)
 
     @property
     def device(self) -> torch.device:
-        """Where the network's weights are (``$ICLMEM_DEVICE`` at loading, :mod:`iclmem.device`)."""
+        """Where the network's weights are (``$ICLMEM_DEVICE`` at loading, :mod:`iclmem.runtime.device`)."""
         return next(self.network.parameters()).device
 
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
@@ -206,7 +206,7 @@ class ReferenceLTM:
         What ``iclmem audit --model reference:PATH`` audits (Sec. 4.2, App. A.4); a run's own
         ``weights_epoch*.pt`` hold the weights alone.
         """
-        from ..atomic import atomic_torch_save
+        from ..store.atomic import atomic_torch_save
 
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -224,7 +224,7 @@ def export_checkpoint(state_path: Path, card_extra: dict, out_dir: Path = WEIGHT
     """
     import pandas as pd
 
-    from ..atomic import atomic_torch_save, atomic_write_text
+    from ..store.atomic import atomic_torch_save, atomic_write_text
 
     state = torch.load(state_path, weights_only=False)
     cfg = state["config"]
@@ -308,8 +308,8 @@ def smallest_pretraining_context(card: dict) -> int:
 
 def load_checkpoint(weights: Path, card: Path | None = None) -> ReferenceLTM:
     """Load an LTM checkpoint offline; if a model card is given, verify the sha256 first."""
-    from ..device import compute_device
-    from ..threads import configure_threads
+    from ..runtime.device import compute_device
+    from ..runtime.threads import configure_threads
 
     configure_threads()  # $ICLMEM_THREADS, read where every notebook and worker starts: loading the model
     weights = Path(weights)

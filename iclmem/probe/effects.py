@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from ..metrics import auc, membership_score
+from ..stats.metrics import auc, membership_score
 from .manipulations import CATEGORIES, MANIPULATIONS
 
 #: The groups C12's rules read (Sec. 5 "Perturbation Effectiveness"): the Tab. 7 categories of C12a (true-label

@@ -33,10 +33,10 @@ import pandas as pd
 
 from ..data.dataset import Dataset
 from ..data.randomize import randomize_labels
-from ..finetune import FinetuneRun, RunData, prepare_run_data
 from ..ltm import ReferenceLTM
-from ..store import artifact_dir, code_version, content_key
-from ..workers import in_workers, worker_count
+from ..runtime.workers import in_workers, worker_count
+from ..store.keys import artifact_dir, code_version, content_key
+from ..training.finetune import FinetuneRun, RunData, prepare_run_data
 from .contexts import ProbeError
 from .manipulations import resolve_manipulations
 from .run import _cached, reference_owner, run_queries
@@ -165,7 +165,8 @@ def control_grid(
     """:func:`control_scores` of every run (per run key), each at the ``epochs`` its probe scores hold.
 
     ``workers`` (default ``$ICLMEM_WORKERS``, else 1) scores the runs in that many processes
-    (:mod:`iclmem.workers`), as :func:`iclmem.grid.probe_grid` probes them: with every query probed the control is
+    (:mod:`iclmem.runtime.workers`), as :func:`iclmem.training.grid.probe_grid` probes them: with every query probed
+    the control is
     half of the M runs' probing work, too much for one core while the other waits. The numbers are those of scoring
     in this process, to float32 summation order.
     """

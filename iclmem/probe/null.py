@@ -21,17 +21,17 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pandas as pd
 
-from ..metrics import membership_score
-from ..outcomes import DETECT_METRICS, reclassify
-from ..progress import Bar
-from ..stats import (
+from ..runtime.progress import Bar
+from ..runtime.workers import worker_count
+from ..stats.metrics import membership_score
+from ..stats.outcomes import DETECT_METRICS, reclassify
+from ..stats.permutation import (
     N_PERMUTATIONS,
     permuted_attack_statistics,
     permuted_gaps,
     permuted_labels,
     query_set_seed,
 )
-from ..workers import worker_count
 from .contexts import ProbeError
 
 #: Summary columns a permuted summary recomputes (the rest are copied from the real summary).
@@ -46,7 +46,7 @@ PERMUTED_COLUMNS: tuple[str, ...] = (
 )
 
 #: The summary columns besides :data:`PERMUTED_COLUMNS` that an outcome under a reading of Tab. 3 reads
-#: (:func:`iclmem.outcomes.reclassify`: the collapse test).
+#: (:func:`iclmem.stats.outcomes.reclassify`: the collapse test).
 OUTCOME_INPUTS: tuple[str, ...] = ("collapsed", "loss_ratio")
 
 
@@ -109,7 +109,8 @@ def _resampled_aucs_by_ranks(sm: np.ndarray, sn: np.ndarray, w: np.ndarray, v: n
 def auc_lower_bounds(
     score: np.ndarray, labels: np.ndarray, n_boot: int = 200, seed: int = 0, level: float = 0.95
 ) -> np.ndarray:
-    """:func:`iclmem.stats.permuted_auc_lower_bounds` by batched products or sorted scores: the same bounds, bit for
+    """:func:`iclmem.stats.permutation.permuted_auc_lower_bounds` by batched products or sorted scores: the same
+    bounds, bit for
     bit.
 
     The stratified bootstrap draws the same member and non-member *positions* in every permutation (one seeded
@@ -207,8 +208,8 @@ def null_summaries(
     Returns one frame with a ``perm`` column: per permutation, every fine-tuned row of ``summary``
     with :data:`PERMUTED_COLUMNS` replaced by their permuted values (the other columns kept), and,
     with ``reading``, the ``outcome`` recomputed under that reading of Tab. 3
-    (:func:`iclmem.outcomes.reclassify`). ``scores``: the probe scores per run key, as
-    :func:`iclmem.grid.probe_grid` returns them. ``workers`` (default ``$ICLMEM_WORKERS``, else 1)
+    (:func:`iclmem.stats.outcomes.reclassify`). ``scores``: the probe scores per run key, as
+    :func:`iclmem.training.grid.probe_grid` returns them. ``workers`` (default ``$ICLMEM_WORKERS``, else 1)
     threads compute the runs side by side (numpy releases the GIL in its array work); each run's
     permutations depend on its own queries and ``seed`` only, so the frame is the same for any count.
     """

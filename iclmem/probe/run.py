@@ -1,6 +1,6 @@
 """Probing a fine-tuning run end to end (Sec. 4.2, Tab. 2).
 
-:func:`probe_run` scores every member and non-member query of a :class:`~iclmem.finetune.FinetuneRun`
+:func:`probe_run` scores every member and non-member query of a :class:`~iclmem.training.finetune.FinetuneRun`
 under the full manipulation suite, for M_theta at each probing epoch and once for M_ref, and
 caches each model's scores in the results store; :mod:`iclmem.probe.summary` turns them into
 one row per epoch.
@@ -19,16 +19,16 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..atomic import atomic_write_bytes, atomic_write_text
 from ..bundle.scores import decode
 from ..bundle.serve import lookup
 from ..data import SplitManifest
 from ..data.dataset import Dataset
-from ..finetune import FinetuneConfig, FinetuneRun, RunData, prepare_run_data
-from ..integrity import produce, seal, served
 from ..ltm import LTM, MAX_CLASSES, ReferenceLTM, load_reference
-from ..progress import Bar
-from ..store import artifact_dir, code_version, content_key, input_key
+from ..runtime.progress import Bar
+from ..store.atomic import atomic_write_bytes, atomic_write_text
+from ..store.integrity import produce, seal, served
+from ..store.keys import artifact_dir, code_version, content_key, input_key
+from ..training.finetune import FinetuneConfig, FinetuneRun, RunData, prepare_run_data
 from .contexts import ProbeError, classification_candidates, regression_candidates
 from .invariances import distinct_tasks, model_invariances
 from .manipulations import Manipulation, resolve_manipulations
@@ -144,7 +144,7 @@ def run_store(run: FinetuneRun) -> Path:
 @dataclass(frozen=True)
 class ScoreLocations:
     """Where one model's scores of a run live: in the store (keyed by the code version of this module's import
-    closure) and in a results bundle (keyed by the run's inputs alone, :func:`iclmem.store.input_key`)."""
+    closure) and in a results bundle (keyed by the run's inputs alone, :func:`iclmem.store.keys.input_key`)."""
 
     run: FinetuneRun
     reference: ReferenceLTM
@@ -179,9 +179,9 @@ def probe_params(
 
 def _cached(path: Path, compute, params: dict | None = None, bundle_key: str = "") -> pd.DataFrame:
     """The scores at ``path``, or ``compute()``'s written there; ``params.json`` only once they are computed, so a
-    computation that raises leaves no folder behind. The completion record (:func:`iclmem.integrity.seal`, written
+    computation that raises leaves no folder behind. The completion record (:func:`iclmem.store.integrity.seal`, written
     last) marks the folder complete; scores that do not match it are set aside and computed again, and one
-    process computes them while any other waits for them (:func:`iclmem.integrity.produce`). Scores the store
+    process computes them while any other waits for them (:func:`iclmem.store.integrity.produce`). Scores the store
     lacks and a checked results bundle holds under ``bundle_key`` are read from the bundle (:mod:`iclmem.bundle`)."""
     if not served(path.parent):
         bundled = lookup("probe", bundle_key)

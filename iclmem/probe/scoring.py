@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 
 from ..ltm import LTM, ICLTask
-from ..progress import Bar
+from ..runtime.progress import Bar
 from .contexts import ProbeError, mc_context
 from .invariances import distinct_tasks, model_invariances
 from .manipulations import Manipulation, resolve_manipulations

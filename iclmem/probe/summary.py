@@ -14,8 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..finetune import FinetuneRun
-from ..metrics import (
+from ..stats.metrics import (
     METRICS,
     attack_metrics,
     check_paired,
@@ -27,7 +26,8 @@ from ..metrics import (
     split_members,
     suite_scores,
 )
-from ..outcomes import DETECT_METRICS, classify_outcome
+from ..stats.outcomes import DETECT_METRICS, classify_outcome
+from ..training.finetune import FinetuneRun
 from .contexts import ProbeError
 
 #: The label conditions whose members and non-members are scored alike (N: true labels in both pools; All: shuffled
@@ -59,7 +59,7 @@ def summarize_scores(
     entropy and confidence; ``raw_auc_loss``, ``raw_tpr1_loss``, ... on S_theta alone and ``ref_auc_loss``,
     ``ref_tpr10_loss``, ... on S_ref alone (App. A.4: what M_ref already separates); ``null_auc_loss`` (+
     ``_lo``/``_hi``)
-    and the same for entropy: the negative control of :func:`iclmem.metrics.null_halves` (two random halves of the
+    and the same for entropy: the negative control of :func:`iclmem.stats.metrics.null_halves` (two random halves of the
     non-members attacked as if one were members; its interval should cover 0.5); ``mu_gap``, ``sigma_gap``, ...
     """
     row: dict[str, float] = {}

@@ -22,7 +22,6 @@ import pandas as pd
 from iclmem.bundle.design import Design
 from iclmem.bundle.layout import BundleError, read_bundle
 from iclmem.bundle.serve import default_folder, read_check
-from iclmem.imports import PACKAGE_ROOT
 from iclmem.report.glue import (
     DESIGN_PREFIX,
     PROGRESS_NAME,
@@ -31,6 +30,7 @@ from iclmem.report.glue import (
     read_glued_claims,
     read_glued_progress,
 )
+from iclmem.store.imports import PACKAGE_ROOT
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ scorecard is typed.
 Verdicts (:data:`VERDICTS`; :func:`iclmem.report.verdicts.evidence_verdict` chooses one):
 
 * ``reproduced``: the build agrees with the claim as stated, *and* its rule rarely says so under the
-  claim's null (``null_rate`` at most :data:`iclmem.stats.NULL_LEVEL`), or the record states why
+  claim's null (``null_rate`` at most :data:`iclmem.stats.permutation.NULL_LEVEL`), or the record states why
   no null applies (``null`` begins with "no null");
 * ``differs``: computed, and the build contradicts the claim;
 * ``inconclusive``: at this sample size the build cannot separate the paper's value from its

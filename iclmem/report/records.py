@@ -53,7 +53,7 @@ RECORD_FIELDS: tuple[str, ...] = (
 # : The keys of one numeric point of a record (the scorecard's figure): the paper's value and this build's with its
 # interval.
 POINT_KEYS: tuple[str, ...] = ("label", "paper", "build", "lo", "hi")
-#: The largest null "reproduce" rate a reproduced claim may have (equals :data:`iclmem.stats.NULL_LEVEL`).
+#: The largest null "reproduce" rate a reproduced claim may have (equals :data:`iclmem.stats.permutation.NULL_LEVEL`).
 MAX_NULL_RATE = 0.05
 
 

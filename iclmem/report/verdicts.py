@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iclmem.intervals import wilson
-from iclmem.stats import NULL_LEVEL, beyond_null, null_range
+from iclmem.stats.intervals import wilson
+from iclmem.stats.permutation import NULL_LEVEL, beyond_null, null_range
 
 #: The z of :func:`wilson_interval` (95%).
 WILSON_Z = 1.959964
@@ -33,7 +33,7 @@ WILSON_Z = 1.959964
 
 def wilson_interval(k: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
     """95% Wilson score interval of a proportion ``k / n`` (``(nan, nan)`` for ``n == 0``;
-    :func:`iclmem.intervals.wilson`)."""
+    :func:`iclmem.stats.intervals.wilson`)."""
     lo, hi = wilson(k, n, z)
     return float(lo), float(hi)
 

@@ -5,7 +5,7 @@ tasks on Dask distributed: a :class:`distributed.LocalCluster` by default (one p
 worker, one thread each), or an existing scheduler (``scheduler="tcp://host:8786"``; e.g. a
 ``dask_jobqueue.SLURMCluster``, see the book's "Running the sweep on a cluster").
 
-One task = one :class:`~iclmem.grid.RunSpec`: fine-tune (or load from the store) in the spec's
+One task = one :class:`~iclmem.training.grid.RunSpec`: fine-tune (or load from the store) in the spec's
 regime, probe every dataset of the run with the 48 manipulations (or load the scores), and
 summarize per probing epoch (AUC(Delta S), TPR@FPR, Tab. 3 outcome). The fine-tuning and probe
 artifacts go to the content-addressed store as always; the task then writes a summary file

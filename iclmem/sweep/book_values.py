@@ -1,8 +1,8 @@
 """The book's notebook parameters of a sweep grid: chapters 02-05 and the scorecard from a sweep's store.
 
 A sweep task (:func:`iclmem.sweep.run_task`) fine-tunes and probes through the same cached functions
-as notebooks 02-04 (:func:`iclmem.grid.run_spec` for :func:`~iclmem.grid.run_grid`,
-:func:`iclmem.grid.probe_views` for :func:`~iclmem.grid.probe_grid`), so the split manifests, the
+as notebooks 02-04 (:func:`iclmem.training.grid.run_spec` for :func:`~iclmem.training.grid.run_grid`,
+:func:`iclmem.training.grid.probe_views` for :func:`~iclmem.training.grid.probe_grid`), so the split manifests, the
 fine-tuning runs and the probe scores of a (dataset, learning rate, Q, label condition) land under the
 same store keys either way. The notebooks find them, and compute nothing, when they run with the
 grid's values: :func:`grid_book_values` maps a grid onto those parameters (Sec. 5, Tab. 2's axes,
@@ -18,9 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..finetune import probe_epochs_up_to
-from ..grid import expand_grid
-from ..regimes import SINGLE_TASK_FIXED
+from ..training.finetune import probe_epochs_up_to
+from ..training.grid import expand_grid
+from ..training.regimes import SINGLE_TASK_FIXED
 from .gridfile import Grid, SweepError
 
 #: What ``iclmem book --grid`` renders by default: the chapters that read the grid's runs, and the scorecard.

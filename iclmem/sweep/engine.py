@@ -11,11 +11,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..grid import RunSpec
 from ..ltm import ReferenceLTM
-from ..progress import Bar
-from ..store import results_root
-from ..workers import worker_count
+from ..runtime.progress import Bar
+from ..runtime.workers import worker_count
+from ..store.keys import results_root
+from ..training.grid import RunSpec
 from .gridfile import Grid, SweepError
 from .tasks import (
     _summary,

@@ -23,9 +23,9 @@ from iclmem.user_errors import UserError
 
 from ..data import dataset_names, normalize_label_condition, prepared_table
 from ..data.dataset import Dataset
-from ..finetune import PROBE_EPOCHS, probe_epochs_up_to
-from ..grid import JOINT_SEPARATOR, RunSpec, expand_grid
-from ..regimes import MULTI_TASK_RANDOM, check_regime
+from ..training.finetune import PROBE_EPOCHS, probe_epochs_up_to
+from ..training.grid import JOINT_SEPARATOR, RunSpec, expand_grid
+from ..training.regimes import MULTI_TASK_RANDOM, check_regime
 
 AXES: tuple[str, ...] = ("datasets", "learning_rates", "query_sizes", "label_conditions", "regimes")
 SCALARS: dict[str, Any] = {"epochs": 100, "seed": 0, "context_size": 512}

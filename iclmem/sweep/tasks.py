@@ -3,7 +3,7 @@
 The summary ``<results>/sweep/<grid name>/<spec key>.json`` is written atomically when the task
 ends: status ``ok`` with one row per (dataset, probing epoch), or ``error`` with the exception and
 its traceback; its completion record ``<spec key>.json.complete.json`` follows (the file's sha256,
-:mod:`iclmem.integrity`), and a summary is read only when it matches it.
+:mod:`iclmem.store.integrity`), and a summary is read only when it matches it.
 The spec key hashes the spec, the probe settings, the dataset sources, the
 reference checkpoint's sha256 and the version of the code that computes the rows.
 """
@@ -24,15 +24,15 @@ from typing import Any
 
 import pandas as pd
 
-from ..atomic import atomic_write_text
 from ..bundle.serve import lookup
 from ..data.dataset import Dataset
-from ..finetune import FinetuneRun
-from ..grid import RunSpec, probe_views, run_spec
-from ..integrity import seal, served
 from ..ltm import ReferenceLTM, load_checkpoint, load_reference
-from ..regimes import JointRun
-from ..store import code_version, content_key, input_key, results_root
+from ..store.atomic import atomic_write_text
+from ..store.integrity import seal, served
+from ..store.keys import code_version, content_key, input_key, results_root
+from ..training.finetune import FinetuneRun
+from ..training.grid import RunSpec, probe_views, run_spec
+from ..training.regimes import JointRun
 from .gridfile import DatasetSource, ProbeSettings
 
 
@@ -53,8 +53,8 @@ def reference_sha(reference: ReferenceLTM | str | Path | None) -> str:
         from ..adapters import load_model
 
         return load_model(reference).store_identity
-    from ..device import compute_device, store_identity
     from ..ltm.reference import REFERENCE_WEIGHTS, sha256_file
+    from ..runtime.device import compute_device, store_identity
 
     return store_identity(
         sha256_file(Path(reference) if reference is not None else REFERENCE_WEIGHTS), compute_device()
@@ -90,7 +90,7 @@ def _readable(spec: RunSpec) -> str:
 
 def spec_input_key(spec: RunSpec, probe: ProbeSettings, sources: Mapping[str, DatasetSource], ref_sha: str) -> str:
     """The task's name in a results bundle: :func:`spec_key` without the code version
-    (:func:`iclmem.store.input_key`)."""
+    (:func:`iclmem.store.keys.input_key`)."""
     return f"{_readable(spec)}-{input_key(*_task_inputs(spec, probe, sources, ref_sha), length=12)}"
 
 
@@ -126,7 +126,8 @@ def read_summary(path: Path) -> dict | None:
 
 
 def write_summary(path: Path, summary: dict) -> None:
-    """Write a task's summary atomically, then its completion record (sha256 of the file, :mod:`iclmem.integrity`)."""
+    """Write a task's summary atomically, then its completion record (sha256 of the file,
+    :mod:`iclmem.store.integrity`)."""
     atomic_write_text(path, json.dumps(summary, indent=1, default=str))
     seal(path, __name__, sweep_code_version())
 

@@ -9,7 +9,7 @@ import pytest
 from iclmem.chapters.ch03_probing.claims import PAPER_PERTURBATION
 from iclmem.chapters.ch03_probing.probing import manipulation_effects, perturbation_effectiveness, probing_vs_paper
 from iclmem.chapters.ch04_calibration.tables import calibration_effect, detectable_table, outcome_shares
-from iclmem.outcomes import DEFAULT_MARGIN_RULE, null_margin_rates, with_primary_metric
+from iclmem.stats.outcomes import DEFAULT_MARGIN_RULE, null_margin_rates, with_primary_metric
 
 
 def _aucs(values: dict[str, tuple[str, float]], epoch: int = 10) -> pd.DataFrame:

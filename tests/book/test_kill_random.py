@@ -99,7 +99,7 @@ def test_the_comparison_ignores_the_glued_wall_time_but_no_other_glued_value() -
 
 def test_saving_the_same_weights_twice_gives_the_same_bytes(tmp_path: Path) -> None:
     """Found by the random kills: ``torch.save`` to the temporary path named the zip's records after it."""
-    from iclmem.atomic import atomic_torch_save
+    from iclmem.store.atomic import atomic_torch_save
 
     state = {"w": torch.arange(6.0)}
     first = atomic_torch_save(state, tmp_path / "a" / "weights.pt").read_bytes()
@@ -110,7 +110,7 @@ def test_saving_the_same_weights_twice_gives_the_same_bytes(tmp_path: Path) -> N
 
 def test_a_finished_runs_log_carries_no_time_of_writing(tmp_path: Path) -> None:
     """Found by the random kills: the gzip header of ``log.json.gz`` held the time it was written."""
-    from iclmem.training import Trained, write_finished
+    from iclmem.training.loop import Trained, write_finished
 
     write_finished(tmp_path, Trained([{"epoch": 1, "query_ids": [1, 2]}], [{"epoch": 1}], []), ("epoch",))
     data = (tmp_path / "log.json.gz").read_bytes()

@@ -56,9 +56,9 @@ PENDING: dict[tuple[str, str], str] = {}
 
 def _levels() -> dict[str, tuple[str, ...]]:
     from iclmem.chapters.ch04_calibration.power_plan import POWER
-    from iclmem.intervals import percentile_interval
-    from iclmem.metrics import FPR_TARGETS
-    from iclmem.stats import NULL_LEVEL
+    from iclmem.stats.intervals import percentile_interval
+    from iclmem.stats.metrics import FPR_TARGETS
+    from iclmem.stats.permutation import NULL_LEVEL
 
     interval = inspect.signature(percentile_interval).parameters["level"].default
 

@@ -308,7 +308,7 @@ def test_a_regression_table_with_its_target_stored_as_text_goes_through_the_engi
     """Numbers written as text parse; a non-numeric target is an error that names the column; the grid runs and
     probes."""
     from iclmem.data import TargetError
-    from iclmem.grid import expand_grid, probe_grid, run_grid
+    from iclmem.training.grid import expand_grid, probe_grid, run_grid
 
     rng = np.random.default_rng(1)
     x = rng.normal(size=120)

@@ -306,7 +306,7 @@ def test_executed_notebooks_store_no_progress_bars_or_widget_warnings(built_book
     chapter.
 
     The bars run (notebook 06 shows its own, and transformers converts the GGUF file with one), but
-    they write to the kernel's real stderr, which :mod:`iclmem.progress` and the kernel options of
+    they write to the kernel's real stderr, which :mod:`iclmem.runtime.progress` and the kernel options of
     :func:`iclmem.book.execute.execute` keep out of the notebook.
     """
     executed = sorted((built_book / "executed").rglob("*.ipynb"))

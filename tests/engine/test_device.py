@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from iclmem.device import DEVICE_ENV, DeviceError, compute_device
 from iclmem.ltm import ICLTask, load_reference
+from iclmem.runtime.device import DEVICE_ENV, DeviceError, compute_device
 
 
 def test_cpu_by_default_and_auto_falls_back(monkeypatch):

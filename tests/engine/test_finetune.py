@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 import torch
 
-import iclmem.training as training
+import iclmem.training.loop as training
 from iclmem.data import deduplicate, load_dataset, split_manifest
-from iclmem.finetune import FinetuneConfig, FinetuneError, collapse_flag, finetune, prepare_run_data, run_key
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
-from iclmem.training import members_from_log
+from iclmem.training.finetune import FinetuneConfig, FinetuneError, collapse_flag, finetune, prepare_run_data, run_key
+from iclmem.training.loop import members_from_log
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
 
@@ -81,7 +81,7 @@ def test_same_seed_same_weights_and_store_reuse(setup, reference, tmp_path):
 
 
 def test_a_finished_run_loads_without_encoding_and_load_only_computes_nothing(setup, reference, monkeypatch):
-    import iclmem.finetune as finetune_module
+    import iclmem.training.finetune as finetune_module
 
     table, manifest, tmp = setup
     cfg = FinetuneConfig(1e-2, epochs=2, probe_epochs=(0, 2), context_size=40)
@@ -103,9 +103,9 @@ def test_a_finished_run_loads_without_encoding_and_load_only_computes_nothing(se
 
 
 def test_a_table_is_encoded_once_per_content_and_as_a_fresh_fit_would(setup, tmp_path, monkeypatch):
-    import iclmem.finetune as finetune_module
-    from iclmem.finetune import prepare_run_data
+    import iclmem.training.finetune as finetune_module
     from iclmem.ltm import TableEncoder
+    from iclmem.training.finetune import prepare_run_data
 
     table, manifest, _ = setup
     fits = []

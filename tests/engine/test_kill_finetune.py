@@ -19,8 +19,8 @@ import torch
 from killing import entries, finish, kill_when, start
 
 SCRIPT = textwrap.dedent("""
-    import iclmem.training as training
-    from iclmem.finetune import FinetuneConfig, finetune, probe_epochs_up_to
+    import iclmem.training.loop as training
+    from iclmem.training.finetune import FinetuneConfig, finetune, probe_epochs_up_to
 
     save = training.TrainingState.save
     def noted_save(self, path, epoch):

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
-from iclmem.metrics import (
+from iclmem.stats.metrics import (
     METRIC_DIRECTION,
     MetricsError,
     attack_metrics,
@@ -196,7 +196,7 @@ def test_negative_control_identical_models_give_zero_delta_and_chance_auc():
 
 
 def test_null_halves_are_disjoint_seeded_halves():
-    from iclmem.metrics import MetricsError, null_halves
+    from iclmem.stats.metrics import MetricsError, null_halves
 
     values = np.arange(11, dtype=float)
     a, b = null_halves(values, seed=3)

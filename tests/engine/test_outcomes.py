@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from iclmem.outcomes import Outcome, classify_outcome
+from iclmem.stats.outcomes import Outcome, classify_outcome
 
 torch.set_num_threads(1)
 

@@ -1,4 +1,4 @@
-"""Tests of DP-SGD fine-tuning (iclmem.privacy; IclMem Sec. 6's mitigation, chapter 7)."""
+"""Tests of DP-SGD fine-tuning (iclmem.training.privacy; IclMem Sec. 6's mitigation, chapter 7)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from iclmem.data import deduplicate, load_dataset, split_manifest
-from iclmem.finetune import FinetuneConfig, finetune, prepare_run_data, run_key
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
-from iclmem.privacy import (
+from iclmem.training.finetune import FinetuneConfig, finetune, prepare_run_data, run_key
+from iclmem.training.privacy import (
     DPStep,
     PrivacyConfig,
     PrivacyError,

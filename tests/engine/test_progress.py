@@ -1,4 +1,4 @@
-"""One live progress line per process, on the terminal, never in the notebook (iclmem.progress)."""
+"""One live progress line per process, on the terminal, never in the notebook (iclmem.runtime.progress)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from iclmem import progress
-from iclmem.progress import LABEL_ENV, LOG_INTERVAL_S, PROGRESS_ENV, Bar, Line, duration
+from iclmem.runtime import progress
+from iclmem.runtime.progress import LABEL_ENV, LOG_INTERVAL_S, PROGRESS_ENV, Bar, Line, duration
 
 
 class Terminal(io.StringIO):
@@ -152,7 +152,7 @@ LOOPING_NOTEBOOK = """\
 n = 3
 
 # %%
-from iclmem.progress import Bar
+from iclmem.runtime.progress import Bar
 
 total = 0
 for i in Bar(range(n), desc="tiny loop"):

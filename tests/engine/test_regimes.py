@@ -10,14 +10,14 @@ import pandas as pd
 import pytest
 import torch
 
-import iclmem.finetune as ft
-import iclmem.training as training
+import iclmem.training.finetune as ft
+import iclmem.training.loop as training
 from iclmem.data import deduplicate, load_dataset, split_manifest
-from iclmem.finetune import FinetuneConfig
-from iclmem.grid import RunSpec, expand_grid
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe import probe_run, summarize_run
-from iclmem.regimes import RegimeError, check_regime, matched_member_sample, train_joint, training_pool
+from iclmem.training.finetune import FinetuneConfig
+from iclmem.training.grid import RunSpec, expand_grid
+from iclmem.training.regimes import RegimeError, check_regime, matched_member_sample, train_joint, training_pool
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
 

@@ -1,5 +1,6 @@
 """Permutation nulls and power (iclmem.stats), the membership null of a probing grid (iclmem.probe.null),
-and the three readings of Tab. 3's outcome rule (iclmem.outcomes, iclmem.chapters.ch04_calibration.outcome_readings)."""
+and the three readings of Tab. 3's outcome rule (iclmem.stats.outcomes,
+iclmem.chapters.ch04_calibration.outcome_readings)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import pytest
 from scipy.stats import mannwhitneyu
 
 from iclmem.chapters.ch04_calibration.outcome_readings import fit_printed_reading, paper_rows, reading_agreement
-from iclmem.metrics import attack_metrics, attack_statistics, loss_gaps
-from iclmem.outcomes import OUTCOME_READINGS, PRINTED_CUT, Outcome, classify_arrays, classify_outcome
 from iclmem.probe.null import null_summaries, permutations, run_null
 from iclmem.probe.summary import summarize_scores
-from iclmem.stats import (
+from iclmem.stats.metrics import attack_metrics, attack_statistics, loss_gaps
+from iclmem.stats.outcomes import OUTCOME_READINGS, PRINTED_CUT, Outcome, classify_arrays, classify_outcome
+from iclmem.stats.permutation import (
     StatsError,
     beyond_null,
     hanley_mcneil_se,
@@ -247,7 +248,7 @@ def test_null_summaries_share_permutations_across_runs_of_one_query_set_and_recl
     for p in perms[:5]:
         assert p.loc[p.run_key == "a", "ref_tpr10_loss"].iloc[0] == p.loc[p.run_key == "b", "ref_tpr10_loss"].iloc[0]
     # under the null the text reading detects far more often than the bound reading
-    from iclmem.outcomes import reclassify
+    from iclmem.stats.outcomes import reclassify
 
     text = reclassify(null, "text")
     assert (text.outcome == Outcome.MEMORIZATION.value).mean() > 3 * (null.outcome == Outcome.MEMORIZATION.value).mean()

@@ -318,7 +318,7 @@ def test_per_row_loss_matches_interface():
 
 
 def test_thread_count_comes_from_the_environment(monkeypatch):
-    from iclmem.threads import THREADS_ENV, configure_threads
+    from iclmem.runtime.threads import THREADS_ENV, configure_threads
 
     before = torch.get_num_threads()
     try:

@@ -16,11 +16,11 @@ import torch
 from iclmem.adapters import AdapterCheckpointError, load_model, parse_model
 from iclmem.adapters.tiny import write_tiny_checkpoint
 from iclmem.data import deduplicate, load_dataset, split_manifest
-from iclmem.finetune import FinetuneConfig, finetune
 from iclmem.ltm import ICLTask, LTMInputError
 from iclmem.probe import probe_run, summarize_run
 from iclmem.probe.manipulations import resolve_manipulations
-from iclmem.training import read_log
+from iclmem.training.finetune import FinetuneConfig, finetune
+from iclmem.training.loop import read_log
 
 torch.set_num_threads(1)
 KINDS = ("tabicl", "tabpfn")
@@ -634,8 +634,8 @@ def _fine_tune_outside(model, x, y, ctx, members, steps: int, lr: float):
 
 
 def test_audit_a_checkpoint_fine_tuned_outside_iclmem(tmp_path, ckpt):
-    from iclmem.audit import audit_fine_tuned
     from iclmem.ltm import TableEncoder, subsample_features
+    from iclmem.probe.audit import audit_fine_tuned
 
     table = _table(tmp_path)
     encoder = TableEncoder().fit(table.features)
@@ -665,8 +665,8 @@ def test_audit_a_checkpoint_fine_tuned_outside_iclmem(tmp_path, ckpt):
     ],
 )
 def test_audit_rows_are_checked(tmp_path, members, non_members, message):
-    from iclmem.audit import audit_queries
     from iclmem.probe import ProbeError
+    from iclmem.probe.audit import audit_queries
 
     with pytest.raises(ProbeError, match=message):
         audit_queries(_table(tmp_path), members, non_members)
@@ -676,7 +676,7 @@ def test_auditing_a_controlled_runs_checkpoint_reproduces_the_chain(tmp_path, ck
     """audit_fine_tuned on M_theta of a controlled run, with the run's members, gives the chain's own summary (same
     queries,
     encoding, candidates and manipulations): the external audit and notebooks 02-04 measure the same thing."""
-    from iclmem.audit import audit_fine_tuned
+    from iclmem.probe.audit import audit_fine_tuned
 
     table = _table(tmp_path)
     manifest = split_manifest(table, query_size=12, seed=0, results_dir=tmp_path)

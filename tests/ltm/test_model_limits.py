@@ -16,10 +16,10 @@ from iclmem.adapters import load_model
 from iclmem.adapters.tiny import tiny_tabicl_network
 from iclmem.book.table_parameters import TableFitError, fitting_query_sizes
 from iclmem.data import deduplicate, load_dataset, split_manifest
-from iclmem.finetune import FinetuneConfig, FinetuneError, finetune, prepare_run_data
 from iclmem.ltm import MAX_CLASSES, LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe import ProbeError
 from iclmem.probe.run import run_queries
+from iclmem.training.finetune import FinetuneConfig, FinetuneError, finetune, prepare_run_data
 
 torch.set_num_threads(1)
 

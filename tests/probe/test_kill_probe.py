@@ -18,7 +18,7 @@ from killing import entries, finish, kill_when, start
 
 SCRIPT = textwrap.dedent("""
     import iclmem.probe.run as probe_run_module
-    from iclmem.finetune import FinetuneConfig, finetune, probe_epochs_up_to
+    from iclmem.training.finetune import FinetuneConfig, finetune, probe_epochs_up_to
     from iclmem.probe import probe_run
 
     run = finetune(manifest, table, FinetuneConfig(1e-2, epochs=5, context_size=20, probe_epochs=probe_epochs_up_to(5)),

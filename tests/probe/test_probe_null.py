@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from iclmem.probe.null import auc_lower_bounds
-from iclmem.stats import permuted_auc_lower_bounds, permuted_labels
+from iclmem.stats.permutation import permuted_auc_lower_bounds, permuted_labels
 
 
 @pytest.mark.parametrize(("n", "decimals", "members"), [(100, None, 50), (60, 1, 30), (37, 0, 18), (24, 2, 5)])

@@ -9,11 +9,11 @@ import torch
 
 import iclmem.probe.run as probe_run_module
 from iclmem.data import deduplicate, load_dataset, split_manifest
-from iclmem.finetune import FinetuneConfig, finetune, prepare_run_data
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
-from iclmem.outcomes import Outcome
 from iclmem.probe import ProbeError, probe_run, probe_scores, run_queries, summarize_run
 from iclmem.probe.run import reference_owner
+from iclmem.stats.outcomes import Outcome
+from iclmem.training.finetune import FinetuneConfig, finetune, prepare_run_data
 
 torch.set_num_threads(1)
 
@@ -173,7 +173,7 @@ def test_regression_run_and_max_queries(tmp_path, reference):
 
 def test_bad_arguments(cls_run, reference):
     table, run, _ = cls_run
-    from iclmem.grid import RunSpec, probe_grid
+    from iclmem.training.grid import RunSpec, probe_grid
 
     with pytest.raises(ProbeError, match=r"epochs \[7\] were kept by none of the runs \(kept: \[0, 3\]\)"):
         probe_grid([RunSpec("tiny", 3e-2, 16, "none", 3, 0, 30)], [run], reference, epochs=[0, 7], progress=False)

@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
-from iclmem.metrics import auc, delta_scores, split_members
 from iclmem.probe import (
     MANIPULATIONS,
     SCORE_COLUMNS,
@@ -21,6 +20,7 @@ from iclmem.probe import (
     score_tasks,
     score_tasks_naive,
 )
+from iclmem.stats.metrics import auc, delta_scores, split_members
 
 torch.set_num_threads(1)
 

@@ -1,4 +1,5 @@
-"""Atomic writes (iclmem/atomic.py): a temporary file names its writer, so the leftover of a writer killed mid-write is
+"""Atomic writes (iclmem/store/atomic.py): a temporary file names its writer, so the leftover of a writer killed
+mid-write is
 removed by the next build or run while live writers' files are kept (issue 32, "kills at random points")."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from iclmem.atomic import _writer, atomic_write, atomic_write_text, remove_dead_leftovers
+from iclmem.store.atomic import _writer, atomic_write, atomic_write_text, remove_dead_leftovers
 
 
 def _dead_pid() -> int:

@@ -8,7 +8,7 @@ with status 2 naming what it would have to compute.
 
 Where this process may not mount (not root, no CAP_SYS_ADMIN), the same faults are made by a ``sitecustomize``
 module on the kernel's ``PYTHONPATH`` that makes writes into the store fail with ``ENOSPC`` (past the same
-96 KiB) or ``EROFS`` (:mod:`iclmem.store_faults`; ``ICLMEM_TEST_NO_MOUNT=1`` forces it, to test it where mounting
+96 KiB) or ``EROFS`` (:mod:`iclmem.store.faults`; ``ICLMEM_TEST_NO_MOUNT=1`` forces it, to test it where mounting
 works).
 """
 
@@ -53,8 +53,8 @@ NOTEBOOK = (
     + '\nprint("METRICS", run.key, run.metrics.to_csv().replace("\\n", "|"))\n'
 )
 
-#: The kernel's ``sitecustomize``: the fault of :mod:`iclmem.store_faults`, from the environment.
-FAULTS = "from iclmem.store_faults import install_from_environ\n\ninstall_from_environ()\n"
+#: The kernel's ``sitecustomize``: the fault of :mod:`iclmem.store.faults`, from the environment.
+FAULTS = "from iclmem.store.faults import install_from_environ\n\ninstall_from_environ()\n"
 
 
 def _mount(*args: str) -> bool:

@@ -23,11 +23,11 @@ from tiny_store import CONFIG, build, inputs
 
 import iclmem.book.build as book
 from iclmem.cli import main
-from iclmem.finetune import finetune
-from iclmem.integrity import QUARANTINE, RECORD, inspect, read_record, seal
 from iclmem.llm.cache import CachedBackend
 from iclmem.llm.chat import ChatRequest, Completion, Decoding
+from iclmem.store.integrity import QUARANTINE, RECORD, inspect, read_record, seal
 from iclmem.sweep import load_grid, run_sweep
+from iclmem.training.finetune import finetune
 
 CASES_PER_KIND = 40  # 8 kinds: 320 cases, half bit flips, half truncations
 #: The tiny executed notebook of the tiny book (``<root>/book/_build/executed/``).
@@ -280,7 +280,7 @@ def test_a_folder_without_a_record_is_incomplete_and_sealing_covers_each_file(tm
     (folder / "a.txt").write_text("a")
     assert inspect(folder).state == "incomplete"
     assert inspect(tmp_path / "kind" / "other").state == "absent"
-    seal(folder, "iclmem.finetune", "v")
+    seal(folder, "iclmem.training.finetune", "v")
     assert inspect(folder).state == "ok"
     (folder / "a.txt").unlink()
     assert inspect(folder).detail == "a.txt: missing"

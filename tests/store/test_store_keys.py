@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 import iclmem
-from iclmem.imports import ImportGraphError, import_closure
-from iclmem.store import code_version
+from iclmem.store.imports import ImportGraphError, import_closure
+from iclmem.store.keys import code_version
 
 #: the modules whose functions write store artifacts (fine-tuning runs, probe scores, joint runs, sweep summaries)
-PRODUCERS = ("iclmem.finetune", "iclmem.probe.run", "iclmem.regimes", "iclmem.sweep.tasks")
+PRODUCERS = ("iclmem.training.finetune", "iclmem.probe.run", "iclmem.training.regimes", "iclmem.sweep.tasks")
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_an_edit_to_any_file_of_the_closure_changes_the_key(package, producer):
 
 def test_the_probe_key_reads_the_files_the_old_hand_kept_list_missed(package):
     names = {str(f.relative_to(package)) for f in import_closure("iclmem.probe.run", package)}
-    assert {"probe/invariances.py", "training.py", "probe/scoring.py", "data/recipes.yaml"} <= names
+    assert {"probe/invariances.py", "training/loop.py", "probe/scoring.py", "data/recipes.yaml"} <= names
     before = code_version("iclmem.probe.run", package)
     old = _touch(package / "probe" / "invariances.py")
     try:
@@ -72,32 +72,32 @@ def test_files_outside_the_closure_and_the_chapters_never_key_an_engine_artifact
 
 
 def test_a_new_import_brings_its_module_into_the_key(package):
-    finetune = package / "finetune.py"
+    finetune = package / "training" / "finetune.py"
     old = finetune.read_bytes()
-    (package / "helper_for_test.py").write_text("VALUE = 1\n")
+    (package / "training" / "helper_for_test.py").write_text("VALUE = 1\n")
     try:
         finetune.write_bytes(old + b"\n\ndef _late():\n    from .helper_for_test import VALUE\n    return VALUE\n")
-        with_import = code_version("iclmem.finetune", package)
-        (package / "helper_for_test.py").write_text("VALUE = 2\n")
-        assert code_version("iclmem.finetune", package) != with_import
+        with_import = code_version("iclmem.training.finetune", package)
+        (package / "training" / "helper_for_test.py").write_text("VALUE = 2\n")
+        assert code_version("iclmem.training.finetune", package) != with_import
     finally:
         finetune.write_bytes(old)
-        (package / "helper_for_test.py").unlink()
+        (package / "training" / "helper_for_test.py").unlink()
 
 
 def test_an_engine_module_that_imports_a_chapter_is_refused(package):
-    training = package / "training.py"
+    training = package / "training" / "loop.py"
     old = training.read_bytes()
     try:
-        training.write_bytes(old + b"\nfrom .chapters import claims  # presentation leaking into the engine\n")
+        training.write_bytes(old + b"\nfrom ..chapters import claims  # presentation leaking into the engine\n")
         with pytest.raises(ImportGraphError, match="chapter"):
-            code_version("iclmem.finetune", package)
+            code_version("iclmem.training.finetune", package)
     finally:
         training.write_bytes(old)
 
 
 def test_an_unknown_module_names_the_expected_form(package):
-    with pytest.raises(ImportGraphError, match="iclmem.finetune"):
+    with pytest.raises(ImportGraphError, match="iclmem.training.finetune"):
         code_version("finetune.py", package)
 
 

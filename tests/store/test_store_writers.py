@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from tiny_store import BUILD
 
-from iclmem.atomic import _HOST, StoreLockTimeout
-from iclmem.integrity import lock_path, writer_lock
+from iclmem.store.atomic import _HOST
+from iclmem.store.errors import StoreLockTimeout
+from iclmem.store.integrity import lock_path, writer_lock
 
 CHILD = (
     textwrap.dedent("""
@@ -24,7 +25,7 @@ CHILD = (
     lr, table_csv = 1e-2, os.path.join(os.path.dirname(results), name, "table.csv")  # one table name: one key
     os.makedirs(os.path.dirname(table_csv), exist_ok=True)
 
-    import iclmem.finetune as finetune_module
+    import iclmem.training.finetune as finetune_module
     compute = finetune_module._finetune
     def counted(*args, **kwargs):
         with open(log, "a") as f:

@@ -8,15 +8,15 @@ import pytest
 import torch
 import yaml
 
-import iclmem.finetune
 import iclmem.probe.run
-import iclmem.training
+import iclmem.training.finetune
+import iclmem.training.loop
 from iclmem.book.table_parameters import notebook_tables
 from iclmem.cli import main
-from iclmem.grid import expand_grid, probe_grid, run_grid
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.sweep import SweepError, collect_sweep, load_grid, run_sweep
 from iclmem.sweep.book_values import GRID_CHAPTERS, grid_book_values
+from iclmem.training.grid import expand_grid, probe_grid, run_grid
 
 torch.set_num_threads(1)
 
@@ -63,8 +63,8 @@ def test_notebooks_02_to_05_read_a_sweep_store_without_recomputing(tmp_path, mon
     def computes(*_args, **_kwargs):
         raise AssertionError("the notebooks computed something the sweep's store holds")
 
-    monkeypatch.setattr(iclmem.training, "train", computes)  # every run, single-task and joint, trains there
-    monkeypatch.setattr(iclmem.finetune, "prepare_run_data", computes)
+    monkeypatch.setattr(iclmem.training.loop, "train", computes)  # every run, single-task and joint, trains there
+    monkeypatch.setattr(iclmem.training.finetune, "prepare_run_data", computes)
     monkeypatch.setattr(iclmem.probe.run._Suite, "scores", computes)
     monkeypatch.setenv("ICLMEM_RESULTS", str(store))  # as `iclmem book --results` sets it for the kernels
 

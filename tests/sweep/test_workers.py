@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 import torch
 
-from iclmem import workers as workers_module
 from iclmem.data import deduplicate, load_dataset
-from iclmem.grid import expand_grid, probe_grid, run_grid
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
-from iclmem.workers import WORKERS_ENV, worker_count
+from iclmem.runtime import workers as workers_module
+from iclmem.runtime.workers import WORKERS_ENV, worker_count
+from iclmem.training.grid import expand_grid, probe_grid, run_grid
 
 
 def test_worker_count_from_the_argument_or_the_environment(monkeypatch):
@@ -95,7 +95,7 @@ def test_probing_in_two_workers_equals_probing_in_process_and_scores_m_ref_once_
         "in_workers",
         lambda fn, args, *a, **k: calls.append((fn.__name__, len(args))) or [fn(*x) for x in args],
     )
-    monkeypatch.setattr("iclmem.grid.in_workers", workers_module.in_workers)
+    monkeypatch.setattr("iclmem.training.grid.in_workers", workers_module.in_workers)
     runs = run_grid(specs, reference, tmp_path / "third", progress=False, tables=tables, workers=1)
     _probed(specs, runs, reference, tables, tmp_path / "third", 2)
     assert calls == [("_probe_reference", 2), ("probe_views", 6)]
@@ -124,7 +124,7 @@ def test_the_member_only_control_in_two_workers_equals_the_control_in_process(tm
 
 
 def test_probe_order_takes_the_largest_query_size_first_and_keeps_a_score_set_together():
-    from iclmem.grid import RunSpec, probe_order
+    from iclmem.training.grid import RunSpec, probe_order
 
     specs = [RunSpec("a", lr, q, "none", 10) for q in (50, 512) for lr in (1e-2, 1e-3)]
     owners = ["a-50", "a-50", "a-512", "a-512"]  # runs that differ in learning rate share M_ref's scores

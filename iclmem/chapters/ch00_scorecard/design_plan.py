@@ -31,9 +31,9 @@ import numpy as np
 import pandas as pd
 
 from iclmem.data.suite import suite_tables
-from iclmem.regimes import SINGLE_TASK_FIXED
 from iclmem.sweep.cost import lpt_makespan, probed_per_pool
 from iclmem.sweep.gridfile import Grid
+from iclmem.training.regimes import SINGLE_TASK_FIXED
 
 #: The measured unit costs and the measured scaling, relative to the repository root.
 DESIGN_COSTS = Path("benchmarks/results/design_costs.json")

@@ -13,7 +13,8 @@ table outside the suite (breast_cancer, permuted draws only) and the exchangeabi
 **The null per (run, epoch) row** (:func:`row_null_rates`): with membership permuted, a row's AUC, its bootstrap lower
 bound and its TPRs depend on the ranks only, so synthetic scores give them exactly: two independent metrics (loss,
 entropy), a row detectable when either lower bound clears 0.5 (the bound reading of Tab. 3), with the engine's own
-bound (:func:`iclmem.probe.null.auc_lower_bounds`) and TPRs (:func:`iclmem.stats.permuted_attack_statistics`), seeded.
+bound (:func:`iclmem.probe.null.auc_lower_bounds`) and TPRs
+(:func:`iclmem.stats.permutation.permuted_attack_statistics`), seeded.
 Two choices make it an upper bound of the real rate: the metrics are taken independent (their OR fires most often),
 and the loss-inversion gate of Tab. 3 (which removes rows before detection) is ignored. The pilot's measured rate is
 shown beside it. Rows of one table are taken independent when a claim counts a table as hit by any of its rows: for
@@ -73,13 +74,12 @@ from iclmem.chapters.ch05_regimes.claims import detectable_counts
 from iclmem.chapters.ch05_regimes.paper import PAPER_DATASETS, PAPER_TABLE12
 from iclmem.chapters.ch07_mitigation.thresholds import M1_EPSILON, M1_MARGIN
 from iclmem.data.stats import KS_THRESHOLD
-from iclmem.intervals import wilson
-from iclmem.outcomes import Outcome
 from iclmem.probe.invariances import REFERENCE_INVARIANCES
 from iclmem.probe.null import auc_lower_bounds
-from iclmem.regimes import MULTI_TASK, SINGLE_TASK_FIXED
 from iclmem.report.verdicts import WILSON_Z
-from iclmem.stats import (
+from iclmem.stats.intervals import wilson
+from iclmem.stats.outcomes import Outcome
+from iclmem.stats.permutation import (
     ABSENCE_MARGIN,
     NULL_LEVEL,
     hanley_mcneil_se,
@@ -88,6 +88,7 @@ from iclmem.stats import (
     queries_for_absence,
     queries_for_auc,
 )
+from iclmem.training.regimes import MULTI_TASK, SINGLE_TASK_FIXED
 
 #: The power every claim's rule should reach, and the seed of every simulation here.
 POWER, SEED = 0.8, 0

@@ -1,7 +1,7 @@
 """Notebook 02, controlled fine-tuning: IclMem Sec. 4.1, Tab. 2, App. B.1 (Outcome I, the loss ratio).
 
 The names notebook 02 uses: claim C10 and its medians (:mod:`.claims`) and the figures (:mod:`.figures`); the
-paper's values are in :mod:`.paper`. Fine-tuning itself is the engine's :mod:`iclmem.finetune` and
+paper's values are in :mod:`.paper`. Fine-tuning itself is the engine's :mod:`iclmem.training.finetune` and
 :mod:`iclmem.training`.
 """
 

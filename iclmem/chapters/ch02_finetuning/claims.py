@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 
 from iclmem.chapters.ch02_finetuning.paper import PAPER_AGGRESSIVE_MEDIAN, PAPER_STABLE_RATIO
-from iclmem.outcomes import COLLAPSE_RATIO
 from iclmem.report.records import claim_record
 from iclmem.report.verdicts import evidence_verdict
+from iclmem.stats.outcomes import COLLAPSE_RATIO
 
 #: The paper's stable (at most) and aggressive (at least) learning rates (App. B.1).
 STABLE_MAX_LR, AGGRESSIVE_MIN_LR = 1e-4, 1e-2

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from iclmem.outcomes import COLLAPSE_RATIO
+from iclmem.stats.outcomes import COLLAPSE_RATIO
 
 
 def lr_label(lr: float) -> str:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from iclmem.bundle.design import Design
 from iclmem.chapters.ch02_finetuning.claims import loss_ratio_claim
-from iclmem.regimes import SINGLE_TASK_FIXED
+from iclmem.training.regimes import SINGLE_TASK_FIXED
 
 
 def design_metrics(design: Design) -> pd.DataFrame:

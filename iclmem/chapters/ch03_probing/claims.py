@@ -20,7 +20,7 @@ from iclmem.probe.effects import GroupRanks
 from iclmem.probe.manipulations import manipulation_names
 from iclmem.report.records import claim_record
 from iclmem.report.verdicts import direction_agreement, evidence_verdict, summarize_null
-from iclmem.stats import N_PERMUTATIONS, null_range, permuted_labels, query_set_seed
+from iclmem.stats.permutation import N_PERMUTATIONS, null_range, permuted_labels, query_set_seed
 
 #: Sec. 5 "Perturbation Effectiveness" and Fig. 4 of the paper (loss-based AUC(Delta S), detectable configurations).
 PAPER_PERTURBATION = {
@@ -72,7 +72,8 @@ def effect_draws(
     """The observed and permuted mean Delta AUC per group over ``configs`` (the statistic of Fig. 4 and C12).
 
     Each configuration's membership is permuted ``n_perm`` times across its probed queries with
-    :func:`iclmem.stats.permuted_labels`, seeded by its query set (:func:`iclmem.stats.query_set_seed`),
+    :func:`iclmem.stats.permutation.permuted_labels`, seeded by its query set
+    (:func:`iclmem.stats.permutation.query_set_seed`),
     so configurations probing the same queries (epochs of one run, learning rates of one table) are
     permuted alike, as their real membership is the same. A group's mean is over the configurations that probed
     it, each configuration's the mean over its probed manipulations of the group (:meth:`GroupRanks.deltas`: exact
@@ -112,7 +113,7 @@ def replayed_selection(rows: pd.DataFrame, null: pd.DataFrame, outcome: str = "d
     real labels (row 0, ``rows.outcome``) and in each permuted summary of ``null``
     (:func:`iclmem.probe.null.null_summaries` with the same reading, seed and draws as :func:`effect_draws`, whose
     permutation ``i`` of a query set is the null's permutation ``i``: both draw it with
-    :func:`iclmem.stats.permuted_labels` seeded by the query set)."""
+    :func:`iclmem.stats.permutation.permuted_labels` seeded by the query set)."""
     keys = pd.MultiIndex.from_frame(rows[["run_key", "epoch"]].astype({"epoch": int}))
     wide = (
         null.assign(hit=null.outcome == outcome, epoch=null.epoch.astype(int))

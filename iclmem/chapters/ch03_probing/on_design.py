@@ -15,11 +15,11 @@ import pandas as pd
 from iclmem.adapters import load_model
 from iclmem.bundle.design import Design
 from iclmem.chapters.ch03_probing.claims import perturbation_claims, replayed_selection
-from iclmem.outcomes import Outcome, reclassify
 from iclmem.probe.invariances import model_invariances
 from iclmem.probe.same_context import same_as_baseline
 from iclmem.probe.summary import membership_rows
-from iclmem.regimes import SINGLE_TASK_FIXED
+from iclmem.stats.outcomes import Outcome, reclassify
+from iclmem.training.regimes import SINGLE_TASK_FIXED
 
 
 def design_configurations(design: Design, reading: str = "bound") -> pd.DataFrame:

@@ -21,9 +21,9 @@ import seaborn as sns
 from iclmem.chapters.ch03_probing.claims import (
     PAPER_PERTURBATION,
 )
-from iclmem.metrics import membership_score
-from iclmem.outcomes import Outcome, with_primary_metric
 from iclmem.probe.summary import fine_tuned
+from iclmem.stats.metrics import membership_score
+from iclmem.stats.outcomes import Outcome, with_primary_metric
 
 # --- tables -------------------------------------------------------------------------------------
 
@@ -179,7 +179,7 @@ def strongest_configuration(summary: pd.DataFrame) -> pd.Series:
 
 def delta_frame(scores: pd.DataFrame, epoch: int) -> pd.DataFrame:
     """Delta S(q) per metric for one epoch, long format (metric, delta, membership) for plotting."""
-    from iclmem.metrics import METRICS, delta_scores
+    from iclmem.stats.metrics import METRICS, delta_scores
 
     theta, ref = scores[(scores.model == "theta") & (scores.epoch == epoch)], scores[scores.model == "ref"]
     parts = [delta_scores(theta, ref, m).assign(metric=m) for m in METRICS]
@@ -190,7 +190,7 @@ def delta_frame(scores: pd.DataFrame, epoch: int) -> pd.DataFrame:
 
 def roc_frame(scores: pd.DataFrame, epoch: int, metric: str = "loss") -> pd.DataFrame:
     """Log-log ROC points of the calibrated (Delta S) and the raw (S_theta) attack, for one epoch."""
-    from iclmem.metrics import delta_scores, roc_points, split_members, suite_scores
+    from iclmem.stats.metrics import delta_scores, roc_points, split_members, suite_scores
 
     theta, ref = scores[(scores.model == "theta") & (scores.epoch == epoch)], scores[scores.model == "ref"]
     cal = delta_scores(theta, ref, metric)

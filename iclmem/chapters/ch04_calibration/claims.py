@@ -57,8 +57,6 @@ from iclmem.chapters.ch04_calibration.paper import (
     PAPER_TPR1_TASKS,
 )
 from iclmem.chapters.ch04_calibration.tables import MEMORIZATION, calibration_counts
-from iclmem.intervals import wilson
-from iclmem.outcomes import OUTCOME_ORDER, SHORT, Outcome, reclassify
 from iclmem.probe.null import null_summaries
 from iclmem.probe.summary import MEMBERSHIP_CONDITIONS, fine_tuned, membership_rows
 from iclmem.report.records import claim_record
@@ -72,6 +70,8 @@ from iclmem.report.verdicts import (
     summarize_null,
     verdict_without_null,
 )
+from iclmem.stats.intervals import wilson
+from iclmem.stats.outcomes import OUTCOME_ORDER, SHORT, Outcome, reclassify
 
 #: Draws of the nulls this module draws itself (C4's learning-rate permutation, C8's table-type permutation).
 RULE_DRAWS = 1000
@@ -789,7 +789,8 @@ def calibration_claims(
 
     ``null``: the membership null, as :func:`iclmem.probe.null.null_summaries` returns it or as its
     :func:`~iclmem.probe.null.permutations`. ``summary`` holds its outcomes under ``reading`` of Tab. 3
-    (:func:`iclmem.outcomes.reclassify`; default: the book's ``bound`` reading), and so does every permuted summary
+    (:func:`iclmem.stats.outcomes.reclassify`; default: the book's ``bound`` reading), and so does every permuted
+    summary
     (reclassified here), and the records name it. Membership-null claims read label conditions N and All only
     (:func:`membership_rows`): each rule of :data:`RULES` reads ``[summary, *null]`` stacked (:mod:`.nulls`), its
     verdict draw 0 and its null rate draws 1..n. C4 (collapse, no membership) reads every run with a learning-rate

@@ -39,7 +39,7 @@ def negative_control(
 ) -> dict:
     """The null-halves control over every fine-tuned configuration: how often its interval excludes 0.5.
 
-    Each configuration attacks two random halves of its non-members (:func:`iclmem.metrics.null_halves`);
+    Each configuration attacks two random halves of its non-members (:func:`iclmem.stats.metrics.null_halves`);
     at the 95% level about 5% of intervals exclude 0.5 by chance. The halves are drawn once per
     non-member set, so every configuration of one set (its runs, learning rates, label conditions and
     epochs) attacks the *same* two halves and their exclusions are strongly correlated: a count over

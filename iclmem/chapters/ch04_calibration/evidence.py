@@ -20,7 +20,7 @@ import numpy as np
 
 from iclmem.report.records import claim_record
 from iclmem.report.verdicts import evidence_verdict, summarize_null, wilson_interval
-from iclmem.stats import NULL_LEVEL
+from iclmem.stats.permutation import NULL_LEVEL
 
 #: The claims' null (membership permuted across each run's probed queries), as the records state it.
 MEMBERSHIP_NULL = (
@@ -116,7 +116,8 @@ def judge(claim_id: str, paper: str, evidence: Sequence[Evidence], options: Judg
     Direction rules (``Evidence.directions``: one or more statistics that must each exceed the 95%
     quantile of their null distributions) are decided here; value rules carry their own answer.
     ``options.no_null``: why no membership null applies (the rule does not read membership), in place of the null.
-    When the rule agrees in more than :data:`~iclmem.stats.NULL_LEVEL` of the null draws, no build of this grid's
+    When the rule agrees in more than :data:`~iclmem.stats.permutation.NULL_LEVEL` of the null draws, no build of this
+    grid's
     size can read reproduced whatever its data, and the reason says so ("structural"); ``options.structural`` (given
     the null draws' evidence) names the size at which the rule could decide.
     """

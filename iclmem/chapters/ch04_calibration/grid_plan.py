@@ -18,7 +18,7 @@ import pandas as pd
 
 import iclmem
 from iclmem.chapters.ch04_calibration.paper import PAPER_CONDITIONS, PAPER_PROBE_EPOCHS
-from iclmem.stats import min_detectable_auc
+from iclmem.stats.permutation import min_detectable_auc
 from iclmem.sweep.cost import CostError, UnitCost, grid_cost, load_unit_costs, probed_per_pool
 
 #: The four CARTE tables carte-ai ships (none is among the paper's ten, Tab. 5).

@@ -42,9 +42,9 @@ from iclmem.chapters.ch04_calibration.instrument_cells import (
 from iclmem.chapters.ch04_calibration.instrument_fit import control_unfit
 from iclmem.chapters.ch04_calibration.probe_settings import DEFAULT_PROBE, ProbeSettings
 from iclmem.data import Dataset
-from iclmem.finetune import FinetuneRun, prepare_run_data
-from iclmem.grid import RunSpec
-from iclmem.metrics import attack_metrics
+from iclmem.stats.metrics import attack_metrics
+from iclmem.training.finetune import FinetuneRun, prepare_run_data
+from iclmem.training.grid import RunSpec
 
 
 def sensitivity_specs(
@@ -106,7 +106,8 @@ def vanilla_attack(run, table, epoch: int, reference, n_boot: int = 200, seed: i
 
 
 def auc_interval(member: np.ndarray, non_member: np.ndarray, n_boot: int = 200, seed: int = 0) -> dict[str, float]:
-    """``auc``, ``lo``, ``hi`` of an attack's scores (:func:`iclmem.metrics.attack_metrics`' stratified bootstrap)."""
+    """``auc``, ``lo``, ``hi`` of an attack's scores (:func:`iclmem.stats.metrics.attack_metrics`' stratified
+    bootstrap)."""
     out = attack_metrics(member, non_member, n_boot=n_boot, seed=seed, fprs=())
     return {"auc": out["auc"], "lo": out["auc_lo"], "hi": out["auc_hi"]}
 
@@ -128,7 +129,7 @@ def sensitivity_table(
     ``vanilla_scores``: filled, when given, with the vanilla attack's (member, non-member) scores per
     ``"<run key>@<epoch>"``, for :func:`selection_null`.
 
-    ``summary``: :func:`iclmem.grid.probe_grid`'s summary of ``runs`` (the probe's AUC(Delta S) on the loss).
+    ``summary``: :func:`iclmem.training.grid.probe_grid`'s summary of ``runs`` (the probe's AUC(Delta S) on the loss).
     ``probe detects``: the probe's interval lies above 0.5 (the bound reading of Tab. 3).
     """
     rows = []
@@ -279,7 +280,7 @@ def run_sensitivity(
     results store like every other run. A table that cannot carry the control (:func:`.instrument_fit.control_unfit`)
     runs nothing: the result is empty and ``skipped`` says why.
     """
-    from iclmem.grid import probe_grid, run_grid, table_of
+    from iclmem.training.grid import probe_grid, run_grid, table_of
 
     table = table_of(spec.dataset, tables)
     skipped = control_unfit(table, spec.query_size, [spec.label_condition])

@@ -85,7 +85,7 @@ def _permuted_run_labels(
 ) -> dict[str, np.ndarray]:
     """Per run key: ``(n_perm, pool)`` permuted membership of its vanilla attack's pool (members first in the real
     order)."""
-    from iclmem.stats import permuted_labels
+    from iclmem.stats.permutation import permuted_labels
 
     out: dict[str, np.ndarray] = {}
     for key, epoch in zip(curve.run_key, curve.epoch, strict=True):

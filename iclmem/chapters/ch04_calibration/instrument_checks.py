@@ -26,13 +26,13 @@ import pandas as pd
 
 from iclmem.chapters.ch04_calibration.instrument import auc_interval
 from iclmem.data import Dataset
-from iclmem.finetune import FinetuneRun, RunData, prepare_run_data
 from iclmem.ltm import ICLTask
-from iclmem.metrics import auc
 from iclmem.probe.contexts import mc_context
 from iclmem.probe.label_control import run_probe_tasks
 from iclmem.probe.run import run_queries
 from iclmem.probe.scoring import ProbeQuery, score_tasks
+from iclmem.stats.metrics import auc
+from iclmem.training.finetune import FinetuneRun, RunData, prepare_run_data
 
 #: The ladder's k (random C' rows added to the MC rows), largest first.
 LADDER_KS: tuple[int, ...] = (32, 8, 2)

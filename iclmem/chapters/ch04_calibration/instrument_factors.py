@@ -13,7 +13,8 @@ the vanilla attack's beside it:
 * the label condition (N against All);
 * the task: the same target binned into classes (:func:`binned_table`) against regression.
 
-Every run goes through the results store (:func:`iclmem.grid.run_grid`, :func:`iclmem.grid.probe_grid`).
+Every run goes through the results store (:func:`iclmem.training.grid.run_grid`,
+:func:`iclmem.training.grid.probe_grid`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import pandas as pd
 
 from iclmem.chapters.ch04_calibration.instrument import auc_interval, context_scores
 from iclmem.data import Dataset
-from iclmem.grid import RunSpec, probe_grid, run_grid, table_of
+from iclmem.training.grid import RunSpec, probe_grid, run_grid, table_of
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import math
 import pandas as pd
 
 from iclmem.chapters.ch04_calibration.instrument_cells import P1_VANILLA_BOUND
-from iclmem.intervals import wilson
+from iclmem.stats.intervals import wilson
 
 #: A healthy run's largest vanilla loss ratio L(M_theta) / L(M_ref) (the paper's stable runs sit at 1-2x, App. B.1;
 #: collapse starts at 5x).

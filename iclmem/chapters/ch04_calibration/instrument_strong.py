@@ -25,7 +25,7 @@ import pandas as pd
 
 from iclmem.chapters.ch04_calibration.instrument import auc_interval, category_aucs, context_scores
 from iclmem.data import Dataset
-from iclmem.grid import RunSpec, probe_grid, run_grid, table_of
+from iclmem.training.grid import RunSpec, probe_grid, run_grid, table_of
 
 
 def strong_signal(

@@ -21,10 +21,10 @@ import pandas as pd
 
 from iclmem.chapters.ch04_calibration.probe_settings import ProbeSettings
 from iclmem.data import Dataset
-from iclmem.finetune import FinetuneRun
-from iclmem.outcomes import reclassify
 from iclmem.probe import summarize_run
 from iclmem.probe.label_control import control_grid
+from iclmem.stats.outcomes import reclassify
+from iclmem.training.finetune import FinetuneRun
 
 DETECTABLE = "detectable_memorization"
 #: The settings :func:`member_only_control` probes with when it is given none (every query of each pool).

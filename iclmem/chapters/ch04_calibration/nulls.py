@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from iclmem.chapters.ch04_calibration.evidence import Evidence
-from iclmem.outcomes import get_reading, reclassify
 from iclmem.probe.null import null_summaries, permutations
+from iclmem.stats.outcomes import get_reading, reclassify
 
 #: What every draw of a stack shares, row by row (the columns a summary has of these).
 STRUCTURE = ("dataset", "query_size", "learning_rate", "epoch", "label_condition", "run_key", "task", "k")
@@ -142,7 +142,7 @@ class SummaryStack:
 
     def primary(self, column: str) -> np.ndarray:
         """``column`` (``auc``, ``auc_lo``, ``auc_hi``, ``tpr10``, ``tpr1``) of each row's primary metric, as
-        :func:`iclmem.outcomes.with_primary_metric` chooses it (the higher AUC, ties to loss)."""
+        :func:`iclmem.stats.outcomes.with_primary_metric` chooses it (the higher AUC, ties to loss)."""
         base, _, bound = column.partition("_")
         suffix = f"_{bound}" if bound else ""
         return np.where(self.entropy(), self.numbers[f"{base}_entropy{suffix}"], self.numbers[f"{base}_loss{suffix}"])

@@ -16,10 +16,10 @@ import pandas as pd
 from iclmem.bundle.design import Design
 from iclmem.chapters.ch04_calibration.claims import c1_hits, c3_hits, calibration_claims
 from iclmem.chapters.ch04_calibration.nulls import STACK_COLUMNS, SummaryStack
-from iclmem.outcomes import Outcome, reclassify
 from iclmem.probe.null import OUTCOME_INPUTS
 from iclmem.probe.summary import membership_rows
-from iclmem.regimes import SINGLE_TASK_FIXED
+from iclmem.stats.outcomes import Outcome, reclassify
+from iclmem.training.regimes import SINGLE_TASK_FIXED
 
 
 def design_summary(design: Design, reading: str = "bound") -> pd.DataFrame:

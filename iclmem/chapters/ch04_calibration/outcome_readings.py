@@ -8,7 +8,7 @@ coffee_ratings at Q=512, AUC 0.519-0.525 with ``mu_gap < 0``, printed "Ctx.Ov." 
 "Mem."). :data:`PAPER_ROWS` holds those 34 rows as transcribed from the paper;
 :func:`fit_printed_reading` searches the rule orders and detectable cuts for the one that reproduces
 the printed labels best, and :func:`reading_agreement` scores every reading of
-:data:`iclmem.outcomes.OUTCOME_READINGS` on them.
+:data:`iclmem.stats.outcomes.OUTCOME_READINGS` on them.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from iclmem.outcomes import OUTCOME_READINGS, SHORT, Outcome, OutcomeReading, classify_arrays
-from iclmem.stats import hanley_mcneil_se
+from iclmem.stats.outcomes import OUTCOME_READINGS, SHORT, Outcome, OutcomeReading, classify_arrays
+from iclmem.stats.permutation import hanley_mcneil_se
 
 _FIXTURE = "tab10_11_non_collapsed.csv"
 #: The cuts the search tries (AUC point estimates are printed to three decimals).

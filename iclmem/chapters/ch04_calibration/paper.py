@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from iclmem.outcomes import OUTCOME_ORDER
+from iclmem.stats.outcomes import OUTCOME_ORDER
 
 #: Fig. 5 of the paper: % of configurations per outcome (over all 1,128 runs).
 PAPER_OUTCOME_SHARES = pd.DataFrame(

@@ -36,16 +36,16 @@ from iclmem.chapters.ch04_calibration.paper import (
     PAPER_TPR1_TASKS,
 )
 from iclmem.chapters.ch04_calibration.tables import MEMORIZATION
-from iclmem.outcomes import Outcome
 from iclmem.probe.summary import fine_tuned, membership_rows
 from iclmem.report.verdicts import cluster_share_interval
-from iclmem.stats import ABSENCE_MARGIN as ENGINE_ABSENCE_MARGIN
-from iclmem.stats import queries_for_absence, queries_for_auc
+from iclmem.stats.outcomes import Outcome
+from iclmem.stats.permutation import ABSENCE_MARGIN as ENGINE_ABSENCE_MARGIN
+from iclmem.stats.permutation import queries_for_absence, queries_for_auc
 
 #: Power and level of every row of the plan.
 POWER, ALPHA = 0.8, 0.05
 #: The equivalence margin of a claim of absence (C13, M1): "AUC(Delta S) below 0.60 with 95% confidence"; the engine's
-#: (:data:`iclmem.stats.ABSENCE_MARGIN`), which ``iclmem audit`` reads too.
+#: (:data:`iclmem.stats.permutation.ABSENCE_MARGIN`), which ``iclmem audit`` reads too.
 ABSENCE_MARGIN = ENGINE_ABSENCE_MARGIN
 #: The largest size the plan searches (queries per pool, runs, tables); beyond it the row says "more than".
 MAX_SIZE = 100_000

@@ -32,7 +32,7 @@ from iclmem.chapters.ch04_calibration.instrument import error_bars, sensitivity_
 from iclmem.chapters.ch04_calibration.instrument_fit import control_unfit
 from iclmem.chapters.ch04_calibration.probe_settings import DEFAULT_PROBE, ProbeSettings
 from iclmem.data import Dataset
-from iclmem.grid import RunSpec, probe_grid, run_grid, table_of
+from iclmem.training.grid import RunSpec, probe_grid, run_grid, table_of
 
 #: What the curve's label conditions are called on the page (Tab. 2: N; the control's condition: All).
 CONDITION_NAMES: dict[str, str] = {"none": "N", "all": "All", "members": "M", "flip": "flip"}
@@ -114,7 +114,7 @@ def run_table_curves(
     """Every setting's runs under every condition, fine-tuned, probed with ``probe``'s settings and measured through
     the results store.
 
-    All runs are fine-tuned in one :func:`~iclmem.grid.run_grid` call (so ``$ICLMEM_WORKERS`` share them); each
+    All runs are fine-tuned in one :func:`~iclmem.training.grid.run_grid` call (so ``$ICLMEM_WORKERS`` share them); each
     table is probed at its own epochs. Runs that equal the grid's or the control's (same spec) are read, not
     computed. A table that cannot carry the curve at ``query_size`` under ``conditions``
     (:func:`.instrument_fit.control_unfit`) is left out, and ``skipped`` says why.

@@ -17,7 +17,9 @@ import pandas as pd
 
 from iclmem.chapters.ch03_probing.probing import PAPER_PEAKS, detectable_rows
 from iclmem.chapters.ch04_calibration.paper import PAPER_TABLE1
-from iclmem.outcomes import (
+from iclmem.probe.summary import fine_tuned, membership_rows
+from iclmem.report.verdicts import cluster_share_interval
+from iclmem.stats.outcomes import (
     DEFAULT_MARGIN_RULE,
     OUTCOME_ORDER,
     Outcome,
@@ -25,9 +27,7 @@ from iclmem.outcomes import (
     reclassify,
     with_primary_metric,
 )
-from iclmem.probe.summary import fine_tuned, membership_rows
-from iclmem.report.verdicts import cluster_share_interval
-from iclmem.stats import beyond_null, min_detectable_auc, null_range
+from iclmem.stats.permutation import beyond_null, min_detectable_auc, null_range
 
 MEMORIZATION = Outcome.MEMORIZATION.value
 KEYS = ["dataset", "query_size", "learning_rate", "epoch"]
@@ -36,7 +36,7 @@ KEYS = ["dataset", "query_size", "learning_rate", "epoch"]
 def shuffled_label_check(summary: pd.DataFrame, shuffled: str = "members", min_drop: float = 0.0) -> pd.DataFrame:
     """Per configuration (dataset, Q, lr, epoch > 0) present under N and under ``shuffled``: does the signal weaken?
 
-    The AUC under N is that of its primary metric (:func:`iclmem.outcomes.with_primary_metric`); the
+    The AUC under N is that of its primary metric (:func:`iclmem.stats.outcomes.with_primary_metric`); the
     shuffled AUC is of the same metric at the same epoch. ``weakens``: the shuffled AUC is lower
     than N's by more than ``min_drop``. ``verdict``: "weakens" / "does not weaken" for
     configurations detectable under N, "n/a" otherwise (Tab. 3 states the clause for detectable

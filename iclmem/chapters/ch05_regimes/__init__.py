@@ -2,7 +2,7 @@
 
 ``paper`` (Tab. 12), ``runs`` (the notebook's sweep grid), ``balance`` (the encoding-balance check), ``tables``
 (Tab. 12 from the sweep, C13's counts), ``claims`` (C13 and its rule), ``nulls`` (C13's membership null),
-``figures`` (the regime-decay figure). The regimes themselves are the engine's :mod:`iclmem.regimes`.
+``figures`` (the regime-decay figure). The regimes themselves are the engine's :mod:`iclmem.training.regimes`.
 """
 
 from iclmem.chapters.ch05_regimes.balance import balance_summary, encoding_balance, missing_balance

@@ -15,9 +15,9 @@ import pandas as pd
 from scipy.stats import fisher_exact
 
 from iclmem.data import Dataset
-from iclmem.finetune import RunData, prepare_run_data
-from iclmem.grid import RunSpec, run_spec, table_of
-from iclmem.regimes import MULTI_TASK, REGIMES
+from iclmem.training.finetune import RunData, prepare_run_data
+from iclmem.training.grid import RunSpec, run_spec, table_of
+from iclmem.training.regimes import MULTI_TASK, REGIMES
 
 
 def encoding_balance(

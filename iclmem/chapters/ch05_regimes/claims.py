@@ -18,11 +18,11 @@ import pandas as pd
 
 from iclmem.chapters.ch05_regimes.nulls import REGIME_NULL
 from iclmem.chapters.ch05_regimes.paper import PAPER_DATASETS, PAPER_TABLE12
-from iclmem.outcomes import Outcome, get_reading, reclassify
-from iclmem.regimes import MULTI_TASK_RANDOM, REGIMES, SINGLE_TASK_FIXED
 from iclmem.report.records import claim_record
 from iclmem.report.verdicts import evidence_verdict, summarize_null
-from iclmem.stats import NULL_LEVEL
+from iclmem.stats.outcomes import Outcome, get_reading, reclassify
+from iclmem.stats.permutation import NULL_LEVEL
+from iclmem.training.regimes import MULTI_TASK_RANDOM, REGIMES, SINGLE_TASK_FIXED
 
 # : The readings of Tab. 3 that C13 is counted under: the point rule of the text, and the bound reading (the claim's
 # rule).
@@ -63,10 +63,10 @@ def detectable_by_regime(
     ``rows``: sweep rows (or :func:`iclmem.probe.null.null_summaries` of them, with a ``perm``
     column; without one the rows are one draw, ``perm`` 0). A dataset counts in a regime when any
     fine-tuned epoch (up to ``max_epoch``) at any learning rate is detectable memorization under
-    ``reading`` (:func:`iclmem.outcomes.reclassify`), at ``query_size`` and without label
+    ``reading`` (:func:`iclmem.stats.outcomes.reclassify`), at ``query_size`` and without label
     randomization: the count of :func:`detectable_counts` of
     :func:`~iclmem.chapters.ch05_regimes.tables.regime_peak_table`, for every
-    permutation at once. Columns: the regimes present, in :data:`iclmem.regimes.REGIMES` order.
+    permutation at once. Columns: the regimes present, in :data:`iclmem.training.regimes.REGIMES` order.
     """
     get_reading(reading)
     if rows.empty:

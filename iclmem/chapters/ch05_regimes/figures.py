@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from iclmem.chapters.ch05_regimes.paper import PAPER_TABLE12, REGIME_TITLES
-from iclmem.regimes import REGIMES
+from iclmem.training.regimes import REGIMES
 
 
 def plot_regime_decay(ours: pd.DataFrame, paper: pd.DataFrame = PAPER_TABLE12):

@@ -11,13 +11,13 @@ from collections.abc import Mapping
 import pandas as pd
 
 from iclmem.data import Dataset
-from iclmem.grid import probe_views, run_spec, table_of
 from iclmem.probe.null import null_summaries
-from iclmem.regimes import RegimeError
 from iclmem.sweep.gridfile import Grid
 from iclmem.sweep.tasks import (
     task_reference as loaded_model,  # the M_ref a sweep task fine-tunes from (None, a path or tabicl:/tabpfn:)
 )
+from iclmem.training.grid import probe_views, run_spec, table_of
+from iclmem.training.regimes import RegimeError
 
 #: C13's null, as its record states it.
 REGIME_NULL = (
@@ -37,9 +37,9 @@ def regime_scores(
 ) -> dict[str, pd.DataFrame]:
     """The probe scores of every dataset view that ``rows`` hold at ``query_size``, by view key (the rows' ``run_key``).
 
-    Each spec's run is loaded from the results store (never trained: :func:`iclmem.grid.run_spec`
+    Each spec's run is loaded from the results store (never trained: :func:`iclmem.training.grid.run_spec`
     with ``load_only``) and probed with the grid's probe settings through
-    :func:`iclmem.grid.probe_views`, which reads the scores the sweep task stored. ``reference``:
+    :func:`iclmem.training.grid.probe_views`, which reads the scores the sweep task stored. ``reference``:
     the sweep's M_ref (None, a checkpoint path, or ``tabicl:`` / ``tabpfn:`` spec). Raises
     :class:`RegimeError` naming the runs the store lacks.
     """

@@ -12,7 +12,7 @@ import pandas as pd
 
 from iclmem.bundle.design import Design
 from iclmem.chapters.ch05_regimes.claims import regime_claim
-from iclmem.regimes import MULTI_TASK, SINGLE_TASK_FIXED
+from iclmem.training.regimes import MULTI_TASK, SINGLE_TASK_FIXED
 
 
 def design_regime_rows(design: Design) -> pd.DataFrame:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from iclmem.regimes import MULTI_TASK_FIXED, MULTI_TASK_RANDOM, SINGLE_TASK_FIXED
+from iclmem.training.regimes import MULTI_TASK_FIXED, MULTI_TASK_RANDOM, SINGLE_TASK_FIXED
 
 #: Column titles of Tab. 12.
 REGIME_TITLES: dict[str, str] = {

@@ -1,7 +1,8 @@
 """Paper 1, Sec. 6 ("Limitations") and App. D (Tab. 12): notebook 05's sweep grid.
 
 The notebook's parameters, gathered once (:class:`RegimeGridSpec`), and the grid the sweep runs
-(:func:`notebook_grid`): every regime of :mod:`iclmem.regimes` at the notebook's learning rates, and single-task
+(:func:`notebook_grid`): every regime of :mod:`iclmem.training.regimes` at the notebook's learning rates, and
+single-task
 fixed pairs at the learning rates of Tab. 12's single-task column.
 """
 
@@ -12,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iclmem.data import Dataset
-from iclmem.regimes import SINGLE_TASK_FIXED
 from iclmem.sweep.gridfile import Grid, load_grid, parse_grid
+from iclmem.training.regimes import SINGLE_TASK_FIXED
 
 
 @dataclass(frozen=True)
@@ -110,11 +111,11 @@ def configuration_texts(grid: Grid, query_size: int, paper_grid: Path = PAPER_GR
     when it is not beside the package).
     """
     from iclmem.report.display import and_list
-    from iclmem.stats import hanley_mcneil_se
+    from iclmem.stats.permutation import hanley_mcneil_se
     from iclmem.sweep.cost import probed_per_pool
 
     n = probed_per_pool(query_size, grid.probe.max_queries)
-    from iclmem.finetune import PROBE_EPOCHS
+    from iclmem.training.finetune import PROBE_EPOCHS
 
     kept = {s.epochs: [e for e in PROBE_EPOCHS if e <= s.epochs] for s in grid.specs}  # a run keeps these epochs
     epochs = sorted({e for s in grid.specs for e in grid.probe.epochs_for(kept[s.epochs]) if e > 0})

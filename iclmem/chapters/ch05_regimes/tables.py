@@ -13,8 +13,8 @@ import pandas as pd
 
 from iclmem.chapters.ch05_regimes.claims import BOUND, POINT, RegimeEvidence, count_range, decays, detectable_counts
 from iclmem.chapters.ch05_regimes.paper import PAPER_DATASETS, PAPER_TABLE12, REGIME_TITLES
-from iclmem.outcomes import Outcome, with_primary_metric
-from iclmem.regimes import REGIMES, RegimeError
+from iclmem.stats.outcomes import Outcome, with_primary_metric
+from iclmem.training.regimes import REGIMES, RegimeError
 
 
 def regime_peak_table(
@@ -79,7 +79,8 @@ def regime_peak_table(
 
 
 def wide_table(peaks: pd.DataFrame, values: Sequence[str] = ("epoch", "auc", "tpr10", "tpr1")) -> pd.DataFrame:
-    """Tab. 12's layout: one row per dataset, (regime, value) columns in the order of :data:`iclmem.regimes.REGIMES`."""
+    """Tab. 12's layout: one row per dataset, (regime, value) columns in the order of
+    :data:`iclmem.training.regimes.REGIMES`."""
     wide = peaks.pivot(index="dataset", columns="regime", values=list(values)).swaplevel(axis=1)
     order = [(r, v) for r in REGIMES for v in values if (r, v) in wide.columns]
     wide = wide[order]

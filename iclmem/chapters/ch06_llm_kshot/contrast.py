@@ -10,7 +10,8 @@ transitions of D3, the shares of an instance's (setting, consecutive k) pairs th
 
 Its interval at small n is closed form: Newcombe's hybrid score interval of each member-minus-non-member difference
 (an instance's share over the ks counts as a fractional success), the two combined by MOVER
-(:mod:`iclmem.intervals`); from :data:`BOOTSTRAP_MIN_N` instances per group, a stratified percentile bootstrap over
+(:mod:`iclmem.stats.intervals`); from :data:`BOOTSTRAP_MIN_N` instances per group, a stratified percentile bootstrap
+over
 instances (members and non-members resampled apart, an instance keeping all its ks). :func:`excess_draws` computes
 the same rule on many null draws at once. The null of a net rise permutes membership across the model's instances
 (:func:`excess_rise_null`, :func:`net_contrast`), each draw judged by the same rule; the nulls of the net equalities
@@ -41,16 +42,11 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     Interval,
     quiet,
 )
-from iclmem.intervals import (
-    mover,
-    newcombe,
-    percentile_interval,
-    stratified_indices,
-)
 from iclmem.report.verdicts import (
     directional_answers,
     summarize_null,
 )
+from iclmem.stats.intervals import mover, newcombe, percentile_interval, stratified_indices
 
 #: Per group (members, non-members), the fewest instances at which an interval is a percentile bootstrap over
 #: instances; below it, Newcombe's hybrid score intervals combined by MOVER (a bootstrap over a handful of 0/1

@@ -26,8 +26,8 @@ from iclmem.chapters.ch06_llm_kshot.nulls import (
 )
 from iclmem.chapters.ch06_llm_kshot.paper import SHORT_SETTINGS
 from iclmem.chapters.ch06_llm_kshot.rules import NULL_BOOT, Interval, instance_interval, pearson, pearson_rows, quiet
-from iclmem.intervals import stratified_indices
 from iclmem.report.verdicts import directional_answers, summarize_null
+from iclmem.stats.intervals import stratified_indices
 
 #: D7's "very strong" correlation (Obs. 3: "Pearson coefficients provide very strong evidence"): r >= 0.8, the usual
 #: lower bound of "very strong" (Evans 1996). The paper states no number; its positive Tab. 2 values are 0.88-1.00.

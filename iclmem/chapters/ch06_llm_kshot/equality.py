@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from iclmem import stats as _stats
 from iclmem.chapters.ch06_llm_kshot.contrast import Excess, excess_draws, excess_rise, net_presence_draws
 from iclmem.chapters.ch06_llm_kshot.nulls import (
     ClaimNull,
@@ -44,6 +43,7 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     quiet,
 )
 from iclmem.report.verdicts import directional_answers, equivalence_answers, summarize_null
+from iclmem.stats import permutation as _stats
 
 
 def short_level(net: tuple[str, float, float, float] | None) -> tuple[str, float, float, float] | None:

@@ -25,7 +25,7 @@ from iclmem.llm.replication import (
     Experiment,
 )
 from iclmem.report.records import ClaimResult
-from iclmem.stats import N_PERMUTATIONS, NULL_LEVEL
+from iclmem.stats.permutation import N_PERMUTATIONS, NULL_LEVEL
 
 
 def glue_values(values: Mapping[str, object]) -> None:

@@ -24,7 +24,7 @@ from iclmem.report.verdicts import (
     evidence_verdict,
     summarize_null,
 )
-from iclmem.stats import NULL_LEVEL
+from iclmem.stats.permutation import NULL_LEVEL
 
 
 def null_rng(seed: int, claim_id: str) -> np.random.Generator:

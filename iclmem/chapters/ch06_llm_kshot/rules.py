@@ -1,7 +1,7 @@
 """Golchin et al. 2024, Sec. 5: the evidence rules every claim D1-D9 is read with (notebook 06).
 
 The constants of the rules (:data:`N_BOOT`, :data:`NULL_BOOT`, :data:`EQUIVALENCE_MARGIN`), the interval over
-instances (:class:`Interval`, :func:`instance_interval`, from :mod:`iclmem.intervals`), Pearson's r, and the
+instances (:class:`Interval`, :func:`instance_interval`, from :mod:`iclmem.stats.intervals`), Pearson's r, and the
 directional and equality rules on an :class:`Interval` (:mod:`iclmem.report.verdicts` turns their answers into verdict
 words), with the reason's sentences they give. How a verdict is decided: :mod:`iclmem.chapters.ch06_llm_kshot.claims`.
 """
@@ -16,9 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from iclmem.intervals import (
-    paired_bootstrap,
-)
 from iclmem.report.records import ClaimResult
 from iclmem.report.verdicts import (
     directional_answers,
@@ -26,6 +23,7 @@ from iclmem.report.verdicts import (
 )
 from iclmem.report.verdicts import directional_verdict as _directional_verdict
 from iclmem.report.verdicts import equivalence_verdict as _equivalence_verdict
+from iclmem.stats.intervals import paired_bootstrap
 
 N_BOOT = 2000
 

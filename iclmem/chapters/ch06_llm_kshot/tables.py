@@ -21,10 +21,6 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
     instance_interval,
     pearson,
 )
-from iclmem.intervals import (
-    paired_bootstrap,
-    unpaired_difference,
-)
 from iclmem.llm.replication import (
     Experiment,
     correlation_table,
@@ -32,6 +28,7 @@ from iclmem.llm.replication import (
 )
 from iclmem.report.glue import null_rate_text
 from iclmem.report.records import VERDICTS, ClaimResult
+from iclmem.stats.intervals import paired_bootstrap, unpaired_difference
 
 
 def sample_table(exp: Experiment) -> pd.DataFrame:

@@ -32,10 +32,10 @@ from iclmem.chapters.ch07_mitigation.equivalence_test import (
 from iclmem.chapters.ch07_mitigation.paper import PAPER
 from iclmem.chapters.ch07_mitigation.runs import CLIPPED, PLAIN, Mitigation, accuracy_cost, run_label
 from iclmem.chapters.ch07_mitigation.thresholds import M1_EPSILON, M1_MARGIN, UTILITY_BUDGET
-from iclmem.privacy import DEFAULT_DELTA
 from iclmem.report.records import claim_record
 from iclmem.report.verdicts import evidence_verdict
-from iclmem.stats import N_PERMUTATIONS, permuted_auc_lower_bounds, permuted_labels
+from iclmem.stats.permutation import N_PERMUTATIONS, permuted_auc_lower_bounds, permuted_labels
+from iclmem.training.privacy import DEFAULT_DELTA
 
 
 def m1_null_rate(

@@ -1,7 +1,8 @@
 """Chapter 7 (IclMem Sec. 6's DP-SGD): the statistics of M1's equivalence test.
 
 * :func:`auc_bounds_under_permutation`: the stratified bootstrap interval bounds of the AUC for many membership
-  labellings at once (:func:`iclmem.stats.permuted_auc_lower_bounds`, the upper bound from the negated scores on
+  labellings at once (:func:`iclmem.stats.permutation.permuted_auc_lower_bounds`, the upper bound from the negated
+  scores on
   the same resamples); :func:`observed_bounds` for the observed labelling.
 * :func:`within_margin`: does an interval lie inside ``0.5 +- margin`` (M1's "removed")?
 * :func:`equivalence_power`: the share of membership permutations (a true AUC of 0.5) in which the equivalence
@@ -18,7 +19,7 @@ import math
 import numpy as np
 
 from iclmem.chapters.ch07_mitigation.thresholds import M1_LEVEL, M1_MARGIN
-from iclmem.stats import permuted_auc_lower_bounds, permuted_labels
+from iclmem.stats.permutation import permuted_auc_lower_bounds, permuted_labels
 
 
 def auc_bounds_under_permutation(

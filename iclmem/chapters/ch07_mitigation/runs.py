@@ -1,16 +1,18 @@
 """Chapter 7 (IclMem Sec. 6 names DP-SGD; Abadi et al. 2016; neither paper measures it): the series of DP runs.
 
 One series fine-tunes one run per epsilon of a small grid with the same learning rate and epochs
-(:mod:`iclmem.privacy`), plus the plain run (epsilon = inf) and a run clipped at C without noise (sigma = 0), which
+(:mod:`iclmem.training.privacy`), plus the plain run (epsilon = inf) and a run clipped at C without noise (sigma = 0),
+which
 parts clipping's effect from the noise's (:func:`run_mitigation`, its parameters :class:`MitigationSpec`). Each run
 is attacked by the **vanilla attack** (:func:`iclmem.chapters.ch04_calibration.instrument.context_scores`) and the
-**probe** (AUC(Delta S) with intervals, the outcome of Tab. 3: :func:`iclmem.outcomes.reclassify`), and its
+**probe** (AUC(Delta S) with intervals, the outcome of Tab. 3: :func:`iclmem.stats.outcomes.reclassify`), and its
 utility read on held-out rows (:mod:`iclmem.chapters.ch07_mitigation.utility`); the result is a
 :class:`Mitigation`, with the paired accuracy cost of each run (:func:`accuracy_cost`).
 
-The privacy unit is one member row; the context-pool rows are public (:mod:`iclmem.privacy`), and the clipping norm
+The privacy unit is one member row; the context-pool rows are public (:mod:`iclmem.training.privacy`), and the clipping
+norm
 C is chosen on them (:func:`clipping_norm`). Outside the accounting: the feature encoder's fit (standardization and
-category codes, :func:`iclmem.finetune.encoded_table`) reads every row's features, members included (never a
+category codes, :func:`iclmem.training.finetune.encoded_table`) reads every row's features, members included (never a
 target), a deliberate choice of the whole book (fitted on the pool alone, categories only members hold become
 missing values that track membership).
 """
@@ -30,11 +32,11 @@ from iclmem.chapters.ch04_calibration.instrument_cells import CONTROL_CONDITION
 from iclmem.chapters.ch07_mitigation.thresholds import M1_EPSILON
 from iclmem.chapters.ch07_mitigation.utility import held_out_utility, public_task
 from iclmem.data import Dataset, prepared_table, split_manifest
-from iclmem.finetune import FinetuneConfig, finetune
-from iclmem.grid import RunSpec, probe_grid
-from iclmem.intervals import paired_bootstrap
-from iclmem.outcomes import DEFAULT_READING, reclassify
-from iclmem.privacy import DEFAULT_DELTA, PrivacyConfig, epsilon, per_sample_gradients, per_sample_norms
+from iclmem.stats.intervals import paired_bootstrap
+from iclmem.stats.outcomes import DEFAULT_READING, reclassify
+from iclmem.training.finetune import FinetuneConfig, finetune
+from iclmem.training.grid import RunSpec, probe_grid
+from iclmem.training.privacy import DEFAULT_DELTA, PrivacyConfig, epsilon, per_sample_gradients, per_sample_norms
 
 #: Run labels: the plain run, and the run clipped at C without noise (sigma = 0: clipping alone, epsilon = inf).
 PLAIN, CLIPPED = "∞", "∞ clipped"
@@ -52,7 +54,8 @@ def clipping_norm(reference, table: Dataset, spec: RunSpec) -> float:
     rows outside C' with their true targets (:func:`~iclmem.chapters.ch07_mitigation.utility.public_task`), 2
     significant digits.
 
-    No member is read, so the choice costs no privacy (the pool is public, :mod:`iclmem.privacy`); rounded so that
+    No member is read, so the choice costs no privacy (the pool is public, :mod:`iclmem.training.privacy`); rounded so
+    that
     float32 rounding never changes a run's key. (Choosing C on the members, the DP literature's habit, leaves that
     choice's privacy cost outside epsilon.)
     """
@@ -126,7 +129,7 @@ class MitigationSpec:
     starts from, and the label condition are :func:`run_mitigation`'s own arguments;
     ``clipped_run``: also the run clipped at C without noise (sigma = 0, epsilon = inf: clipping's share of the
     effect, apart from the noise's); ``outcome_rule``: the reading of Tab. 3
-    (:data:`iclmem.outcomes.OUTCOME_READINGS`) of the outcome column.
+    (:data:`iclmem.stats.outcomes.OUTCOME_READINGS`) of the outcome column.
     """
 
     dataset: str

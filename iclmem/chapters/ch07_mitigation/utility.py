@@ -11,9 +11,9 @@ import numpy as np
 import torch
 
 from iclmem.data import Dataset
-from iclmem.finetune import FinetuneConfig, FinetuneRun, encoded_table, prepare_run_data
-from iclmem.intervals import paired_bootstrap
 from iclmem.ltm import ICLTask
+from iclmem.stats.intervals import paired_bootstrap
+from iclmem.training.finetune import FinetuneConfig, FinetuneRun, encoded_table, prepare_run_data
 
 
 def public_task(manifest, table: Dataset, config: FinetuneConfig, max_classes: int | None = None):

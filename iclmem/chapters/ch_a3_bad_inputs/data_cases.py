@@ -33,7 +33,7 @@ from iclmem.data import (
     prepared_table,
     split_manifest,
 )
-from iclmem.finetune import finetune
+from iclmem.training.finetune import finetune
 
 
 def load(folder: Path, frame: pd.DataFrame, **kw) -> object:
@@ -242,7 +242,7 @@ DATA_CASES: list[BadInput] = [
     BadInput(
         "manifest-other-table",
         "Fine-tuned on a table with the split manifest of another table.",
-        "iclmem.finetune.finetune",
+        "iclmem.training.finetune.finetune",
         other_table,
         ManifestError,
         r"is not the one manifest 'table' was drawn from",

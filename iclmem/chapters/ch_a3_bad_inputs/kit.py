@@ -136,14 +136,14 @@ def tiny_reference(sha: str = "tiny-bad-inputs-model"):
 
 
 def tiny_config(**changes):
-    from iclmem.finetune import FinetuneConfig
+    from iclmem.training.finetune import FinetuneConfig
 
     return FinetuneConfig(**{"learning_rate": 1e-3, "epochs": 1, "probe_epochs": (0, 1), "context_size": 20, **changes})
 
 
 def tiny_run(folder: Path):
     """A finished 1-epoch fine-tuning run of the tiny LTM on a tiny table: (table, run, reference)."""
-    from iclmem.finetune import finetune
+    from iclmem.training.finetune import finetune
 
     table, reference = tiny_table(folder), tiny_reference()
     return (

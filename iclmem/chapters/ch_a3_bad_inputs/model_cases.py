@@ -20,12 +20,12 @@ from iclmem.chapters.ch_a3_bad_inputs.kit import (
     tiny_table,
     tiny_task,
 )
-from iclmem.device import DeviceError
-from iclmem.finetune import FinetuneError, finetune
-from iclmem.grid import RunSpec, expand_grid, probe_grid, run_spec
 from iclmem.ltm import CheckpointError, LTMInputError, load_checkpoint
 from iclmem.probe import ProbeError, get_manipulation, probe_run, resolve_manipulations
-from iclmem.regimes import RegimeError, train_joint
+from iclmem.runtime.device import DeviceError
+from iclmem.training.finetune import FinetuneError, finetune
+from iclmem.training.grid import RunSpec, expand_grid, probe_grid, run_spec
+from iclmem.training.regimes import RegimeError, train_joint
 
 
 def tune(folder: Path, classes: int = 2, n: int = 80, **changes) -> object:
@@ -91,7 +91,7 @@ def card(folder: Path) -> object:
     return load_checkpoint(tiny_checkpoint(folder), folder / "tiny.json")
 
 
-ft, grid, probe, ltm = "iclmem.finetune.finetune", "iclmem.grid", "iclmem.probe", "iclmem.ltm"
+ft, grid, probe, ltm = "iclmem.training.finetune.finetune", "iclmem.training.grid", "iclmem.probe", "iclmem.ltm"
 
 
 def load_on(device: str, folder: Path) -> object:
@@ -197,7 +197,7 @@ MODEL_CASES: list[BadInput] = [
     BadInput(
         "model-epoch-not-kept",
         "Asked a 1-epoch run for its model at epoch 5.",
-        "iclmem.finetune.FinetuneRun.model",
+        "iclmem.training.finetune.FinetuneRun.model",
         lambda d: (lambda t, r, ref: r.model(5, ref))(*tiny_run(d)),
         FinetuneError,
         r"epoch 5 was not kept; kept epochs: \(0, 1\)",
@@ -206,16 +206,16 @@ MODEL_CASES: list[BadInput] = [
     BadInput(
         "joint-single-task",
         "Called train_joint with the single-task regime.",
-        "iclmem.regimes.train_joint",
+        "iclmem.training.regimes.train_joint",
         lambda d: joint(d, "single_task_fixed"),
         RegimeError,
-        r"'single_task_fixed' is iclmem\.finetune\.finetune",
+        r"'single_task_fixed' is iclmem\.training\.finetune\.finetune",
         r"train_joint runs the multi-task regimes",
     ),
     BadInput(
         "joint-tables-mismatch",
         "Gave train_joint one manifest and two tables.",
-        "iclmem.regimes.train_joint",
+        "iclmem.training.regimes.train_joint",
         lambda d: joint(d, "multi_task_fixed", tables=2),
         RegimeError,
         r"got 1 manifests and 2 tables",
@@ -224,7 +224,7 @@ MODEL_CASES: list[BadInput] = [
     BadInput(
         "joint-random-pairs-randomized",
         "Ran random pairs on a manifest with randomized member labels.",
-        "iclmem.regimes.train_joint",
+        "iclmem.training.regimes.train_joint",
         lambda d: joint(d, "multi_task_random", label_condition="members"),
         RegimeError,
         r"have label_condition != 'none'",

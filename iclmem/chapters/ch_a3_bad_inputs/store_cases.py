@@ -7,7 +7,7 @@ never served (set aside to ``quarantine/`` with one line naming it, then compute
 processes on one run, one computes and the other waits for it and reads its result; a full disk stops the write with
 one line naming the store and the space needed, leaving no partial file; a read-only store serves what it holds and
 names what it would have to compute. The full disk and the read-only mount are simulated in this process
-(:mod:`iclmem.store_faults`); ``tests/store/test_store_disks.py`` makes them on a real tmpfs and a read-only bind mount
+(:mod:`iclmem.store.faults`); ``tests/store/test_store_disks.py`` makes them on a real tmpfs and a read-only bind mount
 where it may, through ``iclmem run``.
 """
 
@@ -58,7 +58,7 @@ class StoreCase:
 
 def _run(folder: Path, lr: float = 1e-3, load_only: bool = False):
     """The tiny fine-tuning run of ``folder`` (store ``folder/results``): computed, or served from the store."""
-    from iclmem.finetune import finetune
+    from iclmem.training.finetune import finetune
 
     table = tiny_table(folder)
     manifest = tiny_manifest(folder, table)
@@ -134,7 +134,7 @@ def _truncated_weights(folder: Path) -> StoreAnswer:
 TWO_WRITERS = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
-    import iclmem.finetune  # torch and the engine before the barrier: after it only the run itself races
+    import iclmem.training.finetune  # torch and the engine before the barrier: after it only the run itself races
     from iclmem.chapters.ch_a3_bad_inputs.store_cases import _run
 
     folder, barrier, name = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
@@ -185,9 +185,9 @@ def _two_writers(folder: Path) -> StoreAnswer:
 
 
 def _full_disk(folder: Path) -> StoreAnswer:
-    from iclmem.atomic import StoreFullError
     from iclmem.chapters.ch_a3_bad_inputs.kit import tiny_environ
-    from iclmem.store_faults import faulty_store
+    from iclmem.store.errors import StoreFullError
+    from iclmem.store.faults import faulty_store
 
     store = folder / "results"
     tiny_manifest(folder, tiny_table(folder))
@@ -209,9 +209,9 @@ def _full_disk(folder: Path) -> StoreAnswer:
 
 
 def _read_only(folder: Path) -> StoreAnswer:
-    from iclmem.atomic import StoreReadOnlyError
     from iclmem.chapters.ch_a3_bad_inputs.kit import tiny_environ
-    from iclmem.store_faults import faulty_store
+    from iclmem.store.errors import StoreReadOnlyError
+    from iclmem.store.faults import faulty_store
 
     store = folder / "results"
     built, _ = _run(folder)
@@ -246,7 +246,7 @@ def _store_cases() -> list[StoreCase]:
         StoreCase(
             "store-truncated-file",
             "A run's kept weights file was cut to half its size (a copy that stopped).",
-            "iclmem.finetune.finetune",
+            "iclmem.training.finetune.finetune",
             _truncated_weights,
             "never served: set aside to quarantine/ with one line, fine-tuned again",
             r"iclmem store: damaged .*weights_epoch0001\.pt: \d+ bytes, the record says \d+.*quarantine",
@@ -254,7 +254,7 @@ def _store_cases() -> list[StoreCase]:
         StoreCase(
             "store-two-writers",
             "Two processes started the same fine-tuning run at the same moment (two terminals, two lanes).",
-            "iclmem.finetune.finetune (2 processes)",
+            "iclmem.training.finetune.finetune (2 processes)",
             _two_writers,
             "one computes, the other waits for it (one line says for whom) and reads its result",
             r"iclmem store: waiting for .* pid \d+, which computes the fine-tuning run finetune/",
@@ -262,7 +262,7 @@ def _store_cases() -> list[StoreCase]:
         StoreCase(
             "store-full-disk",
             "The store's disk filled up while a run was writing its second kept weights.",
-            "iclmem.finetune.finetune",
+            "iclmem.training.finetune.finetune",
             _full_disk,
             "one line naming the store and the space needed; no partial file",
             r"no space left in the store .*weights_epoch0001\.pt needs [\d.]+ KiB.*nothing partial was left",
@@ -270,7 +270,7 @@ def _store_cases() -> list[StoreCase]:
         StoreCase(
             "store-read-only",
             "The store is a read-only mount (a pre-computed store handed to a class or a reviewer).",
-            "iclmem.finetune.finetune",
+            "iclmem.training.finetune.finetune",
             _read_only,
             "serves what it holds; names what it would have to compute",
             r"is read-only.*Would have to compute: the fine-tuning run finetune/.*lr=0\.01\)",

@@ -81,9 +81,9 @@ def run_audit_command(
     (:func:`iclmem.cli.main`), with ``model`` (the page's M_ref) as ``--base`` and, with ``full_table``, the run's
     whole table as ``--table`` (then the command reads the rows as the chain does, and its AUC is the chain's);
     ``max_queries`` probes at most that many members and non-members (at least the audit's smallest,
-    :data:`iclmem.audit.inputs.MIN_ROWS`)."""
-    from iclmem.audit.inputs import MIN_ROWS
+    :data:`iclmem.probe.audit.inputs.MIN_ROWS`)."""
     from iclmem.cli import main
+    from iclmem.probe.audit.inputs import MIN_ROWS
 
     with tempfile.TemporaryDirectory(prefix="iclmem-a4-") as tmp:
         folder = Path(tmp)
@@ -97,7 +97,7 @@ def run_audit_command(
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = main(["audit", *map(str, args), "--no-progress"])
         if status == 2:  # a bad input: the one line the command printed
-            from iclmem.audit.inputs import AuditInputError
+            from iclmem.probe.audit.inputs import AuditInputError
 
             raise AuditInputError(err.getvalue().strip().removeprefix("iclmem audit: error: "))
         result = json.loads((folder / "report" / "audit.json").read_text())

@@ -3,7 +3,8 @@
 
 The chain's calibrated and raw attack per probing epoch, ``iclmem audit``'s next to the chain's on the same
 checkpoint (the same AUC given the run's whole table, ``--table``), its report in a frame, the same attack next to
-the external audit of the engine (:func:`iclmem.audit.audit_fine_tuned`), and how many of the 48 manipulations leave
+the external audit of the engine (:func:`iclmem.probe.audit.audit_fine_tuned`), and how many of the 48 manipulations
+leave
 TabPFN v2 and TabICL blind to the query's features. Calibration uses the pretrained checkpoint of the same
 architecture as M_ref.
 """
@@ -44,13 +45,13 @@ def external_audit_table(
     n_boot: int = 1000,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """The chain's attack on a run's last kept M_theta next to :func:`iclmem.audit.audit_fine_tuned` on the same
+    """The chain's attack on a run's last kept M_theta next to :func:`iclmem.probe.audit.audit_fine_tuned` on the same
     checkpoint.
 
     The external audit only gets the weights and the member / non-member rows, as an auditor of a
     model fine-tuned elsewhere would; equal numbers show that it measures what notebooks 02-04 do.
     """
-    from iclmem.audit import audit_fine_tuned
+    from iclmem.probe.audit import audit_fine_tuned
 
     epoch = max(run.config.probe_epochs)
     external, _ = audit_fine_tuned(
@@ -115,7 +116,7 @@ def command_texts(command, summary: pd.DataFrame | None = None, run=None) -> dic
     """The numbers and the sentences the page's prose states about the command's audit, as text to glue: the
     split's and the control's sentences follow what the audit found; with the chain's ``summary`` and the ``run``,
     also the sentence on the command's AUC next to the chain's (:func:`chain_sentence`)."""
-    from iclmem.audit.verdict import RISK_QUANTILE
+    from iclmem.probe.audit.verdict import RISK_QUANTILE
 
     r = command.result
     a, base, control = r["attack"], r["split"]["baseline"], r["control"]

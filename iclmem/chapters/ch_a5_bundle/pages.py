@@ -15,7 +15,6 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from iclmem.atomic import size_text
 from iclmem.bundle import read_bundle
 from iclmem.bundle.collect import stratum
 from iclmem.bundle.command import ensure_checked
@@ -23,9 +22,10 @@ from iclmem.bundle.layout import Bundle
 from iclmem.bundle.recheck import detection_probability
 from iclmem.bundle.sampling import recomputable_text
 from iclmem.bundle.serve import bundle_roots, read_check
-from iclmem.grid import RunSpec
-from iclmem.imports import PACKAGE_ROOT
-from iclmem.store import content_key
+from iclmem.store.atomic import size_text
+from iclmem.store.imports import PACKAGE_ROOT
+from iclmem.store.keys import content_key
+from iclmem.training.grid import RunSpec
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,11 @@ from iclmem.chapters.ch03_probing.claims import (
     perturbation_claims,
 )
 from iclmem.chapters.ch03_probing.probing import manipulation_effects
-from iclmem.metrics import auc, membership_score
 from iclmem.probe.effects import GROUPS, group_ranks, group_ranks_of, manipulation_aucs
 from iclmem.report.records import record_from
 from iclmem.report.registry import CLAIMS
-from iclmem.stats import permuted_labels
+from iclmem.stats.metrics import auc, membership_score
+from iclmem.stats.permutation import permuted_labels
 
 #: A small suite: name -> category (Tab. 7 keys), two manipulations per claim's category.
 SUITE = {

@@ -17,8 +17,8 @@ from iclmem.chapters.ch04_calibration.instrument import (
 )
 from iclmem.chapters.ch04_calibration.instrument_cells import CONTROL_CONDITION
 from iclmem.data import deduplicate, load_dataset, split_manifest
-from iclmem.finetune import FinetuneConfig, finetune, prepare_run_data
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
+from iclmem.training.finetune import FinetuneConfig, finetune, prepare_run_data
 
 TINY = LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16, max_context=64)
 

@@ -50,9 +50,9 @@ def test_the_factor_table_runs_only_from_a_regression_cell_of_the_curve_with_a_c
 
 
 def test_a_skipped_control_fine_tunes_nothing_and_says_why(tmp_path, monkeypatch):
-    import iclmem.grid
+    import iclmem.training.grid
 
-    monkeypatch.setattr(iclmem.grid, "run_grid", _no_training)
+    monkeypatch.setattr(iclmem.training.grid, "run_grid", _no_training)
     tables = {"prices": _table(tmp_path, "regression", name="prices")}
     sens = run_sensitivity(SensitivitySpec("prices", [0.001], [2], 30, 16, "flip"), None, tables=tables)
     assert "prices is a regression table" in sens.skipped

@@ -22,11 +22,11 @@ from iclmem.chapters.ch04_calibration.table_curves import (
     weakest_per_table,
 )
 from iclmem.data import deduplicate, load_dataset, split_manifest
-from iclmem.finetune import FinetuneConfig, finetune, prepare_run_data
-from iclmem.grid import RunSpec, probe_grid, run_grid
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe.label_control import control_labels, control_scores
 from iclmem.probe.run import run_queries
+from iclmem.training.finetune import FinetuneConfig, finetune, prepare_run_data
+from iclmem.training.grid import RunSpec, probe_grid, run_grid
 
 TINY = LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16, max_context=64)
 NEGATIVE = {"n": 100, "excluded": 4, "sets": 4, "set_shares": [0.04] * 4, "p_value": 0.6, "passed": True}

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from iclmem.chapters.ch04_calibration.power_plan import design_effect, power_plan, rows_for_share
-from iclmem.stats import hanley_mcneil_se, min_detectable_auc, queries_for_absence, queries_for_auc
+from iclmem.stats.permutation import hanley_mcneil_se, min_detectable_auc, queries_for_absence, queries_for_auc
 
 
 def test_queries_for_auc_inverts_the_smallest_detectable_auc():

@@ -12,17 +12,17 @@ import pytest
 import torch
 
 import iclmem.chapters.ch05_regimes as chapter
-import iclmem.finetune as finetune_module
 import iclmem.probe.run as probe_run_module
-import iclmem.regimes as regimes_module
 import iclmem.sweep.engine as engine
 import iclmem.sweep.tasks as tasks
+import iclmem.training.finetune as finetune_module
+import iclmem.training.regimes as regimes_module
 from iclmem.book.execute import notebook_parameters, read_notebook
 from iclmem.chapters.ch05_regimes import RegimeGridSpec, regime_claim, regime_peak_table
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
-from iclmem.outcomes import reclassify
-from iclmem.regimes import MULTI_TASK_FIXED, MULTI_TASK_RANDOM, REGIMES, SINGLE_TASK_FIXED, RegimeError
+from iclmem.stats.outcomes import reclassify
 from iclmem.sweep import parse_grid, run_sweep, spec_key
+from iclmem.training.regimes import MULTI_TASK_FIXED, MULTI_TASK_RANDOM, REGIMES, SINGLE_TASK_FIXED, RegimeError
 
 REPO = Path(__file__).resolve().parents[3]
 ST, MF, MR = SINGLE_TASK_FIXED, MULTI_TASK_FIXED, MULTI_TASK_RANDOM

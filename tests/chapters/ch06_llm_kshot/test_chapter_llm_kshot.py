@@ -32,7 +32,7 @@ from iclmem.llm.chat import ChatRequest
 from iclmem.llm.judges import Thresholds
 from iclmem.llm.replication import ReplicationConfig, build_experiment
 from iclmem.report.records import ClaimResult
-from iclmem.stats import N_PERMUTATIONS
+from iclmem.stats.permutation import N_PERMUTATIONS
 
 
 def rates_frame() -> pd.DataFrame:

@@ -37,7 +37,7 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
 from iclmem.chapters.ch06_llm_kshot.tables import claim_results_table, verdict_counts_text
 from iclmem.chapters.ch06_llm_kshot.transitions import transitions
 from iclmem.report.records import VERDICTS, ClaimError, ClaimResult
-from iclmem.stats import N_PERMUTATIONS, NULL_LEVEL
+from iclmem.stats.permutation import N_PERMUTATIONS, NULL_LEVEL
 
 SETTINGS = ("full", "pairs_labels", "pairs_only")
 FT = Focus("fine-tuned", members_only=True)

@@ -10,7 +10,7 @@ from iclmem.chapters.ch06_llm_kshot import BASIS, basis_table
 from iclmem.chapters.ch06_llm_kshot.basis import NET, RAW, basis_glue, basis_lead, reads_net
 from iclmem.chapters.ch06_llm_kshot.claims import all_claims, claim_d3, claim_d4, claim_d5, claim_d7
 from iclmem.chapters.ch06_llm_kshot.glue import claims_glue
-from iclmem.stats import NULL_LEVEL
+from iclmem.stats.permutation import NULL_LEVEL
 
 N = 20
 MEMBERS = [True] * N + [False] * N

@@ -1,4 +1,4 @@
-"""Intervals of iclmem.intervals against published values, and D1/D2 read as members minus non-members."""
+"""Intervals of iclmem.stats.intervals against published values, and D1/D2 read as members minus non-members."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from test_llm_claims import mem_frame, perf_frame, same_in_all_settings
 from iclmem.chapters.ch06_llm_kshot.claims import claim_d1, claim_d2
 from iclmem.chapters.ch06_llm_kshot.contrast import BOOTSTRAP_MIN_N, excess_rise, excess_rise_null
 from iclmem.chapters.ch06_llm_kshot.matrices import Focus
-from iclmem.intervals import mover, newcombe, wilson
+from iclmem.stats.intervals import mover, newcombe, wilson
 
 FT = Focus("fine-tuned", members_only=True)
 

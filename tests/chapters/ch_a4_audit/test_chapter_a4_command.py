@@ -11,9 +11,9 @@ import torch
 
 from iclmem.chapters.ch_a4_audit import command_table, command_texts, report_frame, run_audit_command
 from iclmem.data import deduplicate, load_dataset, split_manifest
-from iclmem.finetune import FinetuneConfig, finetune
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe import probe_run, summarize_run
+from iclmem.training.finetune import FinetuneConfig, finetune
 
 torch.set_num_threads(1)
 

@@ -127,7 +127,7 @@ def test_the_design_cost_sets_each_bundled_task_against_its_registered_projectio
 
     from iclmem.bundle import read_bundle
     from iclmem.chapters.ch_a5_bundle import cost_projection, registered_designs
-    from iclmem.imports import PACKAGE_ROOT
+    from iclmem.store.imports import PACKAGE_ROOT
 
     bundle = read_bundle(PACKAGE_ROOT.parent / "bundle" / "decide")
     assert registered_designs([BundleView(bundle, None)]) == [BundleView(bundle, None)]  # grids/decide_power.csv

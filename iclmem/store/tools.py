@@ -3,12 +3,12 @@ current key reaches (issue 41).
 
 **verify** checks each artifact (``finetune/``, ``multitask/`` and ``probe/`` folders, ``manifests/`` files,
 ``sweep/<grid name>/`` summaries)
-against its completion record (:func:`iclmem.integrity.inspect`, every file hashed) and lists the damaged
+against its completion record (:func:`iclmem.store.integrity.inspect`, every file hashed) and lists the damaged
 and the incomplete ones; ``repair=True`` moves them to ``<store>/quarantine/`` (an incomplete artifact
 whose writer still holds its lock is left alone: it is being written).
 
 **gc** plans what to delete. Reachability: every store key holds the code version of the module that
-produces the artifact (:func:`iclmem.store.code_version`), and the completion record names that module
+produces the artifact (:func:`iclmem.store.keys.code_version`), and the completion record names that module
 and version. An artifact is *reachable* when its record's version equals the producer's current code
 version: the current code computes that key again for the same inputs. Unreachable: artifacts made by
 older code, incomplete artifacts (no record) whose writer holds no lock, everything in ``quarantine/``
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .atomic import size_text
 from .integrity import LOCKS, QUARANTINE, _holder, _stale, inspect, lock_path, quarantine, read_record
-from .store import code_version, results_root
+from .keys import code_version, results_root
 
 #: The kinds of folder artifacts and file artifacts a store holds; a sweep's summaries are files one level down
 #: (``sweep/<grid name>/<spec key>.json``).

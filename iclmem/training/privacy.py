@@ -43,11 +43,11 @@ import torch
 
 from iclmem.user_errors import UserError
 
-from .ltm import ICLTask, ReferenceLTM
-from .ltm import attention as attention_module
-from .ltm.interface import Predictions
-from .ltm.outputs import bar_log_probs, class_log_probs
-from .ltm.reference import query_start
+from ..ltm import ICLTask, ReferenceLTM
+from ..ltm import attention as attention_module
+from ..ltm.interface import Predictions
+from ..ltm.outputs import bar_log_probs, class_log_probs
+from ..ltm.reference import query_start
 
 ACCOUNTANTS = ("rdp", "prv")
 #: Members per ``vmap`` chunk of :func:`per_sample_gradients`: ``benchmarks/dp_step.py`` times it against all at once.
@@ -132,7 +132,7 @@ def epsilon(
 
 @dataclass(frozen=True)
 class DPStep:
-    """A resolved DP-SGD step for :func:`iclmem.training.train`: clipping norm C (None: none), sigma, seed of the
+    """A resolved DP-SGD step for :func:`iclmem.training.loop.train`: clipping norm C (None: none), sigma, seed of the
     noise."""
 
     max_grad_norm: float | None

@@ -4,8 +4,9 @@
 A "not detected" is evidence only where the probe sees memorization when there is some. ``iclmem audit --control``
 plants it: it fine-tunes a copy of the base on part of the user's **non-member** rows, which the audited model never
 saw, and probes that copy in the same way, calibrated against the same base. The recipe (:class:`ControlRecipe`,
-every number a setting of :class:`~iclmem.audit.inputs.AuditConfig`) is the controlled chain's single-task schedule
-(:mod:`iclmem.finetune`, run by the one training loop :func:`iclmem.training.train`):
+every number a setting of :class:`~iclmem.probe.audit.inputs.AuditConfig`) is the controlled chain's single-task
+schedule
+(:mod:`iclmem.training.finetune`, run by the one training loop :func:`iclmem.training.loop.train`):
 
 * the non-members (those of the matched subsample with ``--match``) are shuffled (seeded) and halved: the first half
   (at most ``control_max_members`` rows) become the control's members, as many of the rest its non-members;
@@ -32,10 +33,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..data.context import draw_training_context
-from ..data.dataset import Dataset
-from ..ltm import ICLTask, TableEncoder, subsample_features
-from ..training import Step, train, weights_path
+from ...data.context import draw_training_context
+from ...data.dataset import Dataset
+from ...ltm import ICLTask, TableEncoder, subsample_features
+from ...training.loop import Step, train, weights_path
 from . import audit_fine_tuned, audit_queries
 from .verdict import attack_summary, delta_frame
 
@@ -61,7 +62,8 @@ class ControlRecipe:
 
 @dataclass
 class ControlSchedule:
-    """The single-task schedule of :mod:`iclmem.finetune` on the control's rows: one step per epoch on C' and the
+    """The single-task schedule of :mod:`iclmem.training.finetune` on the control's rows: one step per epoch on C' and
+    the
     control's members; nothing recorded at the end (the probe reads the weights)."""
 
     task: ICLTask
@@ -94,7 +96,7 @@ def control_rows(
 
 
 def training_task(table: Dataset, ctx: np.ndarray, a: np.ndarray, b: np.ndarray, max_features: int = 30) -> ICLTask:
-    """C' and the control's members, encoded as the probe encodes them (:func:`iclmem.audit.audit_queries`)."""
+    """C' and the control's members, encoded as the probe encodes them (:func:`iclmem.probe.audit.audit_queries`)."""
     encoder = TableEncoder().fit(table.features)
     x = encoder.transform(table.features)[:, subsample_features(len(encoder.columns), max_features, 0)]
     y = table.target.to_numpy()

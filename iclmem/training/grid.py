@@ -6,7 +6,7 @@ grid file, :mod:`iclmem.sweep.gridfile`, lists the same axes). Notebooks run sma
 in-process with :func:`run_grid` and :func:`probe_grid`; the distributed sweep
 (:mod:`iclmem.sweep`) runs the same :func:`run_spec` and :func:`probe_views` as jobs on a cluster.
 
-A spec's ``regime`` (App. D, :mod:`iclmem.regimes`) is ``single_task_fixed`` (the controlled
+A spec's ``regime`` (App. D, :mod:`iclmem.training.regimes`) is ``single_task_fixed`` (the controlled
 setting, one model per dataset) or a multi-task regime, whose spec names all its datasets joined
 by ``+`` (one joint model; :attr:`RunSpec.datasets` splits them).
 """
@@ -20,14 +20,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from .data import Dataset, dataset_card, normalize_label_condition, prepared_table, split_manifest
+from ..data import Dataset, dataset_card, normalize_label_condition, prepared_table, split_manifest
+from ..ltm import ReferenceLTM, load_reference
+from ..probe import ProbeError, probe_run, summarize_run
+from ..probe.run import reference_owner
+from ..runtime.progress import Bar
+from ..runtime.workers import in_workers, worker_count, worker_pool
 from .finetune import FinetuneConfig, FinetuneRun, finetune, probe_epochs_up_to
-from .ltm import ReferenceLTM, load_reference
-from .probe import ProbeError, probe_run, summarize_run
-from .probe.run import reference_owner
-from .progress import Bar
 from .regimes import MULTI_TASK, SINGLE_TASK_FIXED, DatasetView, JointRun, check_regime, train_joint
-from .workers import in_workers, worker_count, worker_pool
 
 JOINT_SEPARATOR = "+"
 
@@ -130,7 +130,7 @@ def run_spec(
     """Split manifest(s) + fine-tuning in the spec's regime, through the results store.
 
     ``single_task_fixed`` gives a :class:`FinetuneRun`, the multi-task regimes a
-    :class:`~iclmem.regimes.JointRun`. ``tables`` maps dataset names to deduplicated tables
+    :class:`~iclmem.training.regimes.JointRun`. ``tables`` maps dataset names to deduplicated tables
     already loaded (e.g. from files with a target column); other names go through
     :func:`iclmem.data.prepared_table`. ``load_only``: None unless the store holds the run finished.
     """
@@ -162,7 +162,7 @@ def run_grid(
     ``tables`` maps dataset names to deduplicated tables already loaded (e.g. a file of your own);
     other names are loaded by :func:`iclmem.data.prepared_table`. ``workers`` (default
     ``$ICLMEM_WORKERS``, else 1) runs the runs missing from the store in that many processes first,
-    the largest (:attr:`RunSpec.work`) first (:mod:`iclmem.workers`); every run is then read from the store
+    the largest (:attr:`RunSpec.work`) first (:mod:`iclmem.runtime.workers`); every run is then read from the store
     here, in the order of ``specs``.
     """
     reference = reference or load_reference()
@@ -302,7 +302,7 @@ def probe_grid(
     Returns the summary (spec columns, dataset card's k and alpha, and :func:`summarize_run`'s
     columns) and the raw scores per run key. Scores come from the results store when present.
     ``tables``: as for :func:`run_grid`. ``workers`` (default ``$ICLMEM_WORKERS``, else 1) probes
-    the runs in that many processes (:mod:`iclmem.workers`): first M_ref's scores, once per set of
+    the runs in that many processes (:mod:`iclmem.runtime.workers`): first M_ref's scores, once per set of
     runs that share them (:func:`~iclmem.probe.run.reference_owner`), then every run; the numbers
     are those of probing in this process, to float32 summation order.
     """

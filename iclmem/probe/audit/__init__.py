@@ -9,16 +9,18 @@ M_theta and under the pretrained checkpoint it started from (M_ref), and the att
 ``Delta S = S_theta - S_ref`` (:func:`iclmem.probe.summary.summarize_scores`: AUC, TPR at 1% / 10%
 FPR with bootstrap intervals, the raw attack, the null-halves control, the loss gaps).
 
-The features are encoded as for the controlled runs (:func:`iclmem.finetune.prepare_run_data`:
+The features are encoded as for the controlled runs (:func:`iclmem.training.finetune.prepare_run_data`:
 one :class:`~iclmem.ltm.encoding.TableEncoder` fitted on every row of the table, a seeded subset
 of ``max_features`` columns). If M_theta was fine-tuned on differently preprocessed inputs (e.g.
 through its package's scikit-learn wrapper), its memorized inputs are those, and the probe reads
 them through iclmem's encoding: a weaker signal is then a lower bound, not an absence.
 
-``iclmem audit`` (:mod:`iclmem.audit.audit_run`) is this audit from two files, with the user's split checked first
-(:mod:`iclmem.audit.split_check`), the verdict's error rates (:mod:`iclmem.audit.verdict`), an optional positive
-control on the same table (:mod:`iclmem.audit.positive_control`) and a self-contained report
-(:mod:`iclmem.audit.html_report`); its inputs are read and checked by :mod:`iclmem.audit.inputs`. Given ``--table``,
+``iclmem audit`` (:mod:`iclmem.probe.audit.audit_run`) is this audit from two files, with the user's split checked first
+(:mod:`iclmem.probe.audit.split_check`), the verdict's error rates (:mod:`iclmem.probe.audit.verdict`), an optional
+positive
+control on the same table (:mod:`iclmem.probe.audit.positive_control`) and a self-contained report
+(:mod:`iclmem.probe.audit.html_report`); its inputs are read and checked by :mod:`iclmem.probe.audit.inputs`. Given
+``--table``,
 the full table the model was fine-tuned from, it is this very call on the chain's table and row ids; without it the
 table is the two files alone, encoded on them, and its AUC a lower bound next to the chain's.
 """
@@ -30,11 +32,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..data.dataset import Dataset
-from ..ltm import TableEncoder, subsample_features
-from ..probe.contexts import ProbeError, classification_candidates, regression_candidates
-from ..probe.scoring import ProbeQuery, probe_scores
-from ..probe.summary import summarize_scores
+from ...data.dataset import Dataset
+from ...ltm import TableEncoder, subsample_features
+from ..contexts import ProbeError, classification_candidates, regression_candidates
+from ..scoring import ProbeQuery, probe_scores
+from ..summary import summarize_scores
 
 
 def audit_queries(
@@ -122,7 +124,7 @@ def audit_fine_tuned(
     docstring).
 
     ``scores`` has one row per (query, manipulation, model) with ``model`` "theta" or "ref". ``progress``: a
-    progress line per model on the terminal (:mod:`iclmem.progress`). ``feature_seed`` draws the subset of
+    progress line per model on the terminal (:mod:`iclmem.runtime.progress`). ``feature_seed`` draws the subset of
     ``max_features`` encoded columns of a wider table (a controlled run draws it with its ``context_seed``).
     """
     queries, center, scale = audit_queries(

@@ -1,6 +1,6 @@
 """The package's own import graph: which source files a module's behaviour can depend on.
 
-The results store keys every artifact by the code that produced it (:func:`iclmem.store.code_version`).
+The results store keys every artifact by the code that produced it (:func:`iclmem.store.keys.code_version`).
 A hand-kept list of files goes stale the day a module gains an import, and a stale key keeps
 serving results the current code would no longer compute. This module reads the list from the
 code instead: the *import closure* of the module whose function produces an artifact, found by
@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 
 PACKAGE = "iclmem"
-PACKAGE_ROOT = Path(__file__).parent
+PACKAGE_ROOT = Path(__file__).parents[1]
 #: file types read at run time that key an artifact like code does (data files beside the modules)
 RESOURCE_SUFFIXES: tuple[str, ...] = (".yaml", ".yml", ".json", ".jsonl", ".csv", ".txt")
 #: packages that present results; an engine artifact never depends on them
@@ -106,7 +106,7 @@ def _closure_at(module: str, root: Path, state: tuple) -> tuple[str, ...]:
     if module_file(module, root) is None:
         raise ImportGraphError(
             f"{module!r} is not a module of the {PACKAGE} package under {root}; "
-            f"name it in dotted form, e.g. '{PACKAGE}.finetune'."
+            f"name it in dotted form, e.g. '{PACKAGE}.training.finetune'."
         )
     seen: set[str] = set()
     todo = [module]

@@ -2,7 +2,7 @@
 
 1. **Representational collapse** — ``L_v(M_theta) > 5 x L_v(M_ref)`` (vanilla loss, unmanipulated
    training-style context) or collapsed accuracy / near-constant predictions. Input: the
-   ``collapsed`` flag and ``loss_ratio`` that :mod:`iclmem.finetune` logs per epoch.
+   ``collapsed`` flag and ``loss_ratio`` that :mod:`iclmem.training.finetune` logs per epoch.
 2. **Loss inversion** — ``mean_NM probe loss < mean_M probe loss`` under M_theta, i.e. members have
    the *higher* mean probe loss. Default ``inversion="mean"``: the means run over all queries and
    all manipulations, which (every manipulation scores every query) equals ``mu_gap > 0`` with

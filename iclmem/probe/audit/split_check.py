@@ -41,11 +41,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data.columns import as_numbers, is_numeric_column
-from ..data.dataset import Dataset, DedupCounts
-from ..data.dedup import dedup_keep, feature_groups
-from ..data.stats import KS_THRESHOLD, TVD_THRESHOLD, ks_test, total_variation_distance
-from ..metrics import attack_metrics
+from ...data.columns import as_numbers, is_numeric_column
+from ...data.dataset import Dataset, DedupCounts
+from ...data.dedup import dedup_keep, feature_groups
+from ...data.stats import KS_THRESHOLD, TVD_THRESHOLD, ks_test, total_variation_distance
+from ...stats.metrics import attack_metrics
 from .inputs import MIN_ROWS, AuditInputError
 
 #: The baseline separates the files when the lower end of its AUC's 95% interval lies above this.
@@ -85,9 +85,9 @@ def combine_files(
     missing_target: str = "error",
     names: tuple[str, str] = ("members", "non-members"),
 ) -> AuditTable:
-    """One table of both files (module docstring); fewer than :data:`~iclmem.audit.inputs.MIN_ROWS` rows left in a
-    file is an :class:`~iclmem.audit.inputs.AuditInputError`."""
-    from ..data.sources import load_frame
+    """One table of both files (module docstring); fewer than :data:`~iclmem.probe.audit.inputs.MIN_ROWS` rows left in a
+    file is an :class:`~iclmem.probe.audit.inputs.AuditInputError`."""
+    from ...data.sources import load_frame
 
     parts, rows = [], []
     for frame, name in ((members, names[0]), (non_members, names[1])):
@@ -145,7 +145,7 @@ def read_as_the_chain(
     """The full table as the controlled chain reads its file (:func:`iclmem.data.tables.prepared_table`: rows without
     a target an error, or left out with ``missing_target`` drop; then the deduplication of chapter 01), the rows it
     was built from, and per row of those its id in the deduplicated table (-1: a conflicting row, which it drops)."""
-    from ..data.sources import load_frame
+    from ...data.sources import load_frame
 
     missing = full[target].isna().to_numpy()
     if missing.any() and missing_target != "drop":
@@ -188,7 +188,7 @@ def place_in_table(
     """``audit`` (:func:`combine_files` of ``frames``) moved into the full table ``full`` (module docstring): the
     table read as the chain reads it (:func:`read_as_the_chain`), members and non-members its rows' ids (sorted, as
     the chain's split manifests hold them). A row of either file with a target that ``full`` lacks is an
-    :class:`~iclmem.audit.inputs.AuditInputError` that counts them; a row the table's deduplication drops (its
+    :class:`~iclmem.probe.audit.inputs.AuditInputError` that counts them; a row the table's deduplication drops (its
     features conflict there) is left out and counted."""
     table, rows, raw_id = read_as_the_chain(full, target, audit.table.task, missing_target=missing_target,
                                             name=table_name)  # fmt: skip
@@ -264,8 +264,8 @@ def column_distances(audit: AuditTable) -> pd.DataFrame:
 def determining_feature(table: Dataset) -> dict[str, Any]:
     """Check P5 of the table suite on the audit's table: the feature that alone predicts the target best, its
     cross-validated score and whether it determines the target (score at least the suite rule's threshold)."""
-    from ..data.suite import suite_rule
-    from ..data.suite_select import determining_column
+    from ...data.suite import suite_rule
+    from ...data.suite_select import determining_column
 
     rule = suite_rule()
     column, score = determining_column(table.features, table.target, table.task, rule)
@@ -304,7 +304,7 @@ def baseline_propensity(
     from sklearn.model_selection import StratifiedKFold
     from threadpoolctl import threadpool_limits
 
-    from ..threads import THREADS_ENV, positive_int_env
+    from ...runtime.threads import THREADS_ENV, positive_int_env
 
     ids = np.r_[member_ids, non_member_ids]
     x = feature_matrix(table.features.iloc[ids])

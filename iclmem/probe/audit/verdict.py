@@ -1,7 +1,7 @@
 """The verdict of ``iclmem audit`` with its error rates (Sec. 4.2, App. A.4, Tab. 3; chapter 04's nulls and power).
 
 The attack ranks the probed rows by ``Delta S = S_theta - S_ref`` of the probe loss over the 48 manipulations
-(:func:`iclmem.metrics.delta_scores`), oriented so that higher means member. From it:
+(:func:`iclmem.stats.metrics.delta_scores`), oriented so that higher means member. From it:
 
 * :func:`attack_summary`: AUC and TPR at 0.1%, 1% and 10% FPR, each with a 95% stratified bootstrap interval. TPR at
   0.1% is reported only with at least :data:`MIN_NON_MEMBERS_TPR01` non-members: below, no threshold can hold the
@@ -13,8 +13,9 @@ The attack ranks the probed rows by ``Delta S = S_theta - S_ref`` of the probe l
   :mod:`iclmem.probe.null`; each permutation's lower bound from the same stratified percentile bootstrap with the
   same number of resamples, :func:`iclmem.probe.null.auc_lower_bounds`), with a Wilson interval.
 * :func:`power_at_size`: the smallest AUC this many members and non-members detect with 80% power under the rule
-  (Hanley-McNeil variances, :func:`iclmem.stats.min_detectable_auc`).
-* :func:`equivalence`: when nothing is found, whether the AUC lies below :data:`iclmem.stats.ABSENCE_MARGIN` (0.60)
+  (Hanley-McNeil variances, :func:`iclmem.stats.permutation.min_detectable_auc`).
+* :func:`equivalence`: when nothing is found, whether the AUC lies below
+:data:`iclmem.stats.permutation.ABSENCE_MARGIN` (0.60)
   with 95% confidence: the one-sided 95% upper bound, the larger of the bootstrap's and the Hanley-McNeil normal
   bound (a bootstrap of tied scores, e.g. a model audited against itself, has no width), below the margin; else
   "cannot say at this size", with the size at which a model without signal would show it with 80% power.
@@ -32,10 +33,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as st
 
-from ..intervals import wilson
-from ..metrics import attack_metrics, delta_scores
-from ..probe.null import auc_lower_bounds
-from ..stats import (
+from ...stats.intervals import wilson
+from ...stats.metrics import attack_metrics, delta_scores
+from ...stats.permutation import (
     ABSENCE_MARGIN,
     hanley_mcneil_se,
     min_detectable_auc,
@@ -43,6 +43,7 @@ from ..stats import (
     queries_for_absence,
     query_set_seed,
 )
+from ..null import auc_lower_bounds
 
 #: The FPRs at which the attack's TPR is reported.
 FPRS: tuple[float, ...] = (0.001, 0.01, 0.1)
@@ -58,7 +59,7 @@ METRIC = "loss"
 
 def delta_frame(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per probed row: ``query_id``, ``is_member``, ``s_theta``, ``s_ref``, ``delta`` and ``score``
-    (oriented, higher = member) of the probe loss, from the scores of :func:`iclmem.audit.audit_fine_tuned`."""
+    (oriented, higher = member) of the probe loss, from the scores of :func:`iclmem.probe.audit.audit_fine_tuned`."""
     return delta_scores(scores[scores.model == "theta"], scores[scores.model == "ref"], METRIC)
 
 

@@ -13,7 +13,7 @@ computed (or resumed) again. A reader never trusts a record alone: :func:`served
 file against it, once per process per artifact (the check is kept with the size, mtime and inode of each
 file, so a file changed later is hashed again). A mismatch is never served: the artifact is moved aside to
 ``<store>/quarantine/<kind>-<key>-<time>/``, one line on stderr names the damaged file, and the caller
-computes it again. On a read-only store nothing can be moved: :class:`~iclmem.atomic.DamagedArtifactError`.
+computes it again. On a read-only store nothing can be moved: :class:`~iclmem.store.errors.DamagedArtifactError`.
 
 **One writer per key.** :func:`writer_lock` holds ``<store>/locks/<kind>-<key>.lock``, created with
 ``O_CREAT | O_EXCL`` (atomic on a local disk and on NFS-style shared folders) and holding the writer's
@@ -21,7 +21,7 @@ host and pid. A second process waits for the first (one line says for whom) and 
 :func:`produce` checks the store again once it holds the lock. A lock whose writer is a dead process of
 this host is taken over; one of another host is waited for (``ICLMEM_LOCK_TIMEOUT`` seconds, default: no
 limit). On a read-only store the lock cannot be created: what would have to be computed is named in
-one line (:class:`~iclmem.atomic.StoreReadOnlyError`).
+one line (:class:`~iclmem.store.errors.StoreReadOnlyError`).
 """
 
 from __future__ import annotations
@@ -37,15 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .atomic import (
-    _HOST,
-    DamagedArtifactError,
-    StoreLockTimeout,
-    _alive,
-    _writer,
-    atomic_write_text,
-    disk_error,
-)
+from .atomic import _HOST, _alive, _writer, atomic_write_text, disk_error
+from .errors import DamagedArtifactError, StoreLockTimeout
 
 RECORD = "complete.json"
 QUARANTINE = "quarantine"
@@ -102,7 +95,7 @@ def seal(
     """Write ``artifact``'s completion record (last, atomically): sha256 and size of every file it covers
     (a folder's files but ``exclude`` and hidden temporary files; a file artifact's file), ``producer`` (the
     dotted module whose function made it) and ``version`` (that module's code version, see
-    :func:`iclmem.store_tools.gc_plan`); ``meta``: further fields the caller keeps in the record (the digest covers
+    :func:`iclmem.store.tools.gc_plan`); ``meta``: further fields the caller keeps in the record (the digest covers
     them too); ``record``: where the record goes (default :func:`record_path`)."""
     artifact = Path(artifact)
     files = {p.name: {"sha256": file_sha256(p), "size": p.stat().st_size} for p in _covered(artifact, exclude)}

@@ -7,7 +7,7 @@ claim's null needs, vectorized so that hundreds of permutations cost seconds:
   "members and non-members are exchangeable"), seeded by the query set so runs that share queries
   share permutations (their membership is the same in the real data too).
 * :func:`count_statistics`: AUC and TPR@FPR from per-value member / non-member counts, the kernel
-  of :func:`iclmem.metrics.bootstrap_attack_statistics`, here shared by permutations and resamples.
+  of :func:`iclmem.stats.metrics.bootstrap_attack_statistics`, here shared by permutations and resamples.
 * :func:`permuted_attack_statistics`: AUC and TPR@FPR of one score vector under many label vectors
   at once; :func:`permuted_auc_lower_bounds`: the bootstrap lower bound of each permuted AUC (the
   ``bound`` reading of Tab. 3 needs it under the null too).
@@ -105,7 +105,7 @@ def permuted_auc_lower_bounds(
 ) -> np.ndarray:
     """Per row of ``labels``: the lower bound of the stratified percentile bootstrap interval of the AUC.
 
-    The same interval as :func:`iclmem.metrics.attack_metrics` (members and non-members resampled
+    The same interval as :func:`iclmem.stats.metrics.attack_metrics` (members and non-members resampled
     separately, sizes kept), computed for every permutation at once from value counts.
     """
     s = np.asarray(score, dtype=np.float64).ravel()

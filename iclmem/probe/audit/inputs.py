@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..user_errors import UserError
+from ...user_errors import UserError
 
 #: Fewest rows each file must keep after deduplication for the audit to run: the cross-validated model-free
 #: baseline needs 5 per fold of 2 classes, and below it the smallest detectable AUC is near 1 (:mod:`.verdict`).
@@ -42,7 +42,7 @@ class AuditInputError(UserError, ValueError):
 @dataclass(frozen=True)
 class AuditConfig:
     """The settings of one audit; every field is a flag (``--non-members`` for ``non_members``) and a key of the
-    YAML file of ``--config``. The control's recipe is stated in :mod:`iclmem.audit.positive_control`."""
+    YAML file of ``--config``. The control's recipe is stated in :mod:`iclmem.probe.audit.positive_control`."""
 
     model: str = ""
     base: str = ""
@@ -165,7 +165,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
 def _read_one(path: Path, role: str, rows: str = "") -> pd.DataFrame:
     """One file of the audit, read as :func:`iclmem.data.sources.read_table` reads a table; an empty file is an
     error that says so (``rows``: whose rows the file should hold, for the message; the ``role``'s by default)."""
-    from ..data.sources import read_table
+    from ...data.sources import read_table
 
     rows = rows or f"the {role}' rows"
     if path.is_file() and not path.read_bytes().strip():
@@ -285,8 +285,8 @@ def read_audit_inputs(config: AuditConfig) -> tuple[pd.DataFrame, pd.DataFrame, 
 def model_family(spec: str) -> tuple[str, str | None]:
     """``(family, path)`` of a model spec: ``reference:PATH`` is the reference architecture from a file, every
     other form is :func:`iclmem.adapters.parse_model`'s (``path`` None or a version for the shipped reference)."""
-    from ..adapters import parse_model
-    from ..ltm.interface import LTMInputError
+    from ...adapters import parse_model
+    from ...ltm.interface import LTMInputError
 
     spec = str(spec).strip()
     if spec.startswith("reference:"):
@@ -302,8 +302,8 @@ def model_family(spec: str) -> tuple[str, str | None]:
 
 def load_audit_model(spec: str, *, preprocessing: str = "dataset", seed: int = 0):  # noqa: ANN201 - an LTM
     """The model a spec names (:func:`model_family`), loaded offline; a missing or foreign file is one line."""
-    from ..adapters import load_model
-    from ..ltm.reference import load_checkpoint
+    from ...adapters import load_model
+    from ...ltm.reference import load_checkpoint
 
     kind, path = model_family(spec)
     if kind == "reference-file":

@@ -2,7 +2,7 @@
 
 Every artifact lives in ``<results>/<kind>/<key>/`` where ``key`` hashes everything that
 determines it: inputs (a manifest, hyperparameters), the model checkpoint hash and the
-version of the code that makes it. Writes go through :mod:`iclmem.atomic`, so an
+version of the code that makes it. Writes go through :mod:`iclmem.store.atomic`, so an
 interrupted write never leaves a half-written file behind.
 """
 
@@ -42,7 +42,7 @@ def code_version(module: str, root: str | Path = PACKAGE_ROOT) -> str:
     """Hash of every file of the package that ``module`` can depend on (its import closure).
 
     ``module`` is the dotted name of the module whose function produces the artifact, e.g.
-    ``code_version("iclmem.finetune")``; the files come from :func:`iclmem.imports.import_closure`,
+    ``code_version("iclmem.training.finetune")``; the files come from :func:`iclmem.store.imports.import_closure`,
     so no list of files is kept by hand. ``root``: the package folder (a copy in tests).
     """
     root = Path(root).resolve()

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..atomic import atomic_write_text
-from ..metrics import roc_points
+from ...stats.metrics import roc_points
+from ...store.atomic import atomic_write_text
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:960px;margin:2em auto;
@@ -272,7 +272,7 @@ def render_html(result: dict[str, Any], figs: dict[str, str]) -> str:
         "<h2>Method</h2><p class='muted'>IclMem (Sec. 4.2, App. A.4): zero-information multiple-choice contexts, 48 "
         "manipulations, the probe loss averaged over them under the model and the base, Delta S = S_model - S_base. "
         "Intervals: stratified bootstrap. The split checks, the baseline, the rule, its null and power are stated in "
-        "iclmem.audit's modules; every number of this page is in the JSON beside it.</p>",
+        "iclmem.probe.audit's modules; every number of this page is in the JSON beside it.</p>",
     ]
     return (
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>iclmem audit</title><style>{CSS}</style></head>"

@@ -3,7 +3,7 @@
 The controlled setting of Sec. 4.1 is the worst case for privacy: one model per dataset,
 fine-tuned on *fixed* context-query pairs. App. D moves towards how LTMs are actually trained:
 
-1. ``single_task_fixed`` -- the controlled setting: :func:`iclmem.finetune.finetune` (one model
+1. ``single_task_fixed`` -- the controlled setting: :func:`iclmem.training.finetune.finetune` (one model
    per dataset, one step per epoch on the static context C' and the Q member queries);
 2. ``multi_task_fixed`` -- one model fine-tuned *jointly* on all chosen datasets: every epoch makes
    one AdamW step per dataset (in a seeded random order, logged), each on that dataset's fixed
@@ -32,7 +32,7 @@ A joint run is one store artifact, ``<results>/multitask/<key>/``, keyed by the 
 manifests, the hyperparameters, the reference checkpoint hash and the code version. It keeps the
 weights at each probing epoch and per-dataset vanilla-loss metrics (collapse test, Tab. 3);
 :meth:`JointRun.view` gives a per-dataset :class:`DatasetView` that :func:`iclmem.probe.probe_run`
-and :func:`iclmem.probe.summarize_run` accept in place of a :class:`~iclmem.finetune.FinetuneRun`.
+and :func:`iclmem.probe.summarize_run` accept in place of a :class:`~iclmem.training.finetune.FinetuneRun`.
 """
 
 from __future__ import annotations
@@ -45,23 +45,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .atomic import atomic_write_text
-from .bundle.serve import bundles_off, lookup
-from .data import SplitManifest, draw_training_context, split_statistics
-from .data.dataset import Dataset
+from ..bundle.serve import bundles_off, lookup
+from ..data import SplitManifest, draw_training_context, split_statistics
+from ..data.dataset import Dataset
+from ..ltm import ICLTask, ReferenceLTM, load_reference
+from ..store.atomic import atomic_write_text
+from ..store.integrity import produce, served
+from ..store.keys import artifact_dir, code_version, content_key, input_key, results_root
 from .finetune import FinetuneConfig, FinetuneError, RunData, collapse_flag, prepare_run_data, vanilla_scores
-from .integrity import produce, served
-from .ltm import ICLTask, ReferenceLTM, load_reference
-from .store import artifact_dir, code_version, content_key, input_key, results_root
-from .training import (
-    METRICS_FILE,
-    Step,
-    members_from_log,
-    model_at_epoch,
-    read_log,
-    train_and_record,
-    weights_path,
-)
+from .loop import METRICS_FILE, Step, members_from_log, model_at_epoch, read_log, train_and_record, weights_path
 
 SINGLE_TASK_FIXED = "single_task_fixed"
 MULTI_TASK_FIXED = "multi_task_fixed"
@@ -172,7 +164,7 @@ def planned_first_epoch_queries(
 
 @dataclass
 class DatasetView:
-    """One dataset of a joint run, shaped like a :class:`~iclmem.finetune.FinetuneRun` for probing.
+    """One dataset of a joint run, shaped like a :class:`~iclmem.training.finetune.FinetuneRun` for probing.
 
     ``manifest`` is :func:`probed_view` of the dataset's manifest: members replaced by the members
     probed (for fixed pairs: the manifest's members; for random pairs: the first epoch's queries,
@@ -291,7 +283,8 @@ def joint_key(regime: str, manifests: Sequence[SplitManifest], config: FinetuneC
 def joint_input_key(
     regime: str, manifests: Sequence[SplitManifest], config: FinetuneConfig, reference: ReferenceLTM
 ) -> str:
-    """The joint run's key without the code version (:func:`iclmem.store.input_key`): its name in a results bundle."""
+    """The joint run's key without the code version (:func:`iclmem.store.keys.input_key`): its name in a results
+    bundle."""
     return input_key(*_joint_inputs(regime, manifests, config, reference))
 
 
@@ -368,7 +361,7 @@ def _probed(
 def _check_inputs(manifests: Sequence[SplitManifest], tables: Sequence[Dataset], regime: str) -> None:
     if regime not in MULTI_TASK:
         raise RegimeError(
-            f"train_joint runs the multi-task regimes {MULTI_TASK}; {regime!r} is iclmem.finetune.finetune."
+            f"train_joint runs the multi-task regimes {MULTI_TASK}; {regime!r} is iclmem.training.finetune.finetune."
         )
     if not manifests or len(manifests) != len(tables):
         raise RegimeError(f"give one table per manifest (got {len(manifests)} manifests and {len(tables)} tables).")

@@ -1,6 +1,6 @@
 """The one training loop of every regime (Sec. 4.1, Tab. 2, App. A.1 "Unverified ground truth", App. D).
 
-A regime (:mod:`iclmem.finetune` for the controlled single-task setting, :mod:`iclmem.regimes`
+A regime (:mod:`iclmem.training.finetune` for the controlled single-task setting, :mod:`iclmem.training.regimes`
 for the joint ones of App. D) is a :class:`Schedule`: it decides which context-query pairs each
 epoch's AdamW steps train on and what is recorded at a probing epoch. Everything else is shared
 here: the copy of M_ref and its optimizer, the step, the ground-truth log (the row ids every step
@@ -13,10 +13,11 @@ checkpoint and the files a finished run leaves in the results store::
     <run folder>/train_curve.csv       the loss of the batch each step trained on
     <run folder>/metrics.csv           the schedule's rows at each probing epoch
     <run folder>/complete.json         the completion record: sha256 of each file above; written last, it marks
-                                       the run finished (:mod:`iclmem.integrity`)
+                                       the run finished (:mod:`iclmem.store.integrity`)
 
-:func:`train_and_record` is the one sequence a single-table run (:mod:`iclmem.finetune`) and a joint run
-(:mod:`iclmem.regimes`) share: train (or resume) from M_ref with a configuration's optimizer settings, check the log
+:func:`train_and_record` is the one sequence a single-table run (:mod:`iclmem.training.finetune`) and a joint run
+(:mod:`iclmem.training.regimes`) share: train (or resume) from M_ref with a configuration's optimizer settings, check
+the log
 (the caller's ground-truth check; a log that fails it raises before anything is recorded), and write the finished
 run with its completion record last (:func:`write_finished`, sealed with the calling module's name and code version,
 which ``iclmem store gc`` reads to decide what current code still reaches).
@@ -35,15 +36,16 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .atomic import DamagedArtifactError, atomic_torch_save, atomic_write_bytes, atomic_write_text
-from .integrity import inspect, quarantine, seal
-from .ltm import ICLTask, ReferenceLTM, load_reference
+from ..ltm import ICLTask, ReferenceLTM, load_reference
+from ..runtime.progress import Bar
+from ..store.atomic import atomic_torch_save, atomic_write_bytes, atomic_write_text
+from ..store.errors import DamagedArtifactError
+from ..store.integrity import inspect, quarantine, seal
+from ..store.keys import code_version
 from .privacy import DPStep, private_backward
-from .progress import Bar
-from .store import code_version
 
 STATE_FILE = "state.pt"
-METRICS_FILE = "metrics.csv"  # the last data file; the completion record (iclmem.integrity) follows it
+METRICS_FILE = "metrics.csv"  # the last data file; the completion record (iclmem.store.integrity) follows it
 
 
 def weights_path(run_dir: Path, epoch: int) -> Path:
@@ -194,7 +196,7 @@ def train(
     rows and the weights are kept; the resumable state is saved every ``checkpoint_every`` epochs
     and at every probing epoch. An interrupted run resumes from its last saved state and ends
     with the same log and weights as an uninterrupted one. ``privacy``: each step is DP-SGD's
-    (:func:`iclmem.privacy.private_backward`: per-member clipping and Gaussian noise) instead of the plain one.
+    (:func:`iclmem.training.privacy.private_backward`: per-member clipping and Gaussian noise) instead of the plain one.
     ``stop_after``: stop once that epoch is done, with everything up to it as the full run has it (a results
     bundle's recomputed sample, :mod:`iclmem.bundle.recheck`).
     """
@@ -240,7 +242,7 @@ def _plain(entry: dict) -> dict:
 def write_finished(
     run_dir: Path, trained: Trained, curve_columns: tuple[str, ...], producer: str = "", version: str = ""
 ) -> None:
-    """Write a finished run's log, curve and metrics, then its completion record (:func:`iclmem.integrity.seal`,
+    """Write a finished run's log, curve and metrics, then its completion record (:func:`iclmem.store.integrity.seal`,
     last: it marks the run finished; ``producer`` and ``version`` name the code that made it), then drop its state."""
     log = [_plain(s) for s in trained.log]
     # mtime=0: gzip's header would otherwise hold the time of writing, and the same run other bytes each time
@@ -260,7 +262,8 @@ T = TypeVar("T")
 
 
 class TrainingSettings(Protocol):
-    """What :func:`train_and_record` reads of a run's configuration (a :class:`~iclmem.finetune.FinetuneConfig`)."""
+    """What :func:`train_and_record` reads of a run's configuration (a
+    :class:`~iclmem.training.finetune.FinetuneConfig`)."""
 
     learning_rate: float
     weight_decay: float

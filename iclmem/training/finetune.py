@@ -12,7 +12,7 @@ members and non-members under M_theta and M_ref. The ratio L_v(M_theta) / L_v(M_
 prediction spread give the collapse flag of Tab. 3 / App. B.1.
 
 The training loop, the log, checkpointing and resume are :mod:`iclmem.training`'s, shared with the
-joint regimes of :mod:`iclmem.regimes`; this module is the single-task schedule. Runs live in the
+joint regimes of :mod:`iclmem.training.regimes`; this module is the single-task schedule. Runs live in the
 results store under a key that hashes the manifest, the hyperparameters, the reference checkpoint
 hash and the code version; an existing run is loaded, an interrupted run resumes from its last
 saved epoch.
@@ -31,25 +31,17 @@ import pandas as pd
 
 from iclmem.user_errors import UserError
 
-from .atomic import atomic_write_text
-from .bundle.serve import bundles_off, lookup
-from .data import SplitManifest
-from .data.context import draw_training_context
-from .data.dataset import Dataset
-from .integrity import served, writer_lock
-from .ltm import MAX_CLASSES, ICLTask, LTMInputError, ReferenceLTM, TableEncoder, load_reference, subsample_features
-from .outcomes import COLLAPSE_RATIO
+from ..bundle.serve import bundles_off, lookup
+from ..data import SplitManifest
+from ..data.context import draw_training_context
+from ..data.dataset import Dataset
+from ..ltm import MAX_CLASSES, ICLTask, LTMInputError, ReferenceLTM, TableEncoder, load_reference, subsample_features
+from ..stats.outcomes import COLLAPSE_RATIO
+from ..store.atomic import atomic_write_text
+from ..store.integrity import served, writer_lock
+from ..store.keys import artifact_dir, code_version, content_key, input_key, results_root
+from .loop import METRICS_FILE, Step, members_from_log, model_at_epoch, read_log, train_and_record, weights_path
 from .privacy import DPStep, PrivacyConfig
-from .store import artifact_dir, code_version, content_key, input_key, results_root
-from .training import (
-    METRICS_FILE,
-    Step,
-    members_from_log,
-    model_at_epoch,
-    read_log,
-    train_and_record,
-    weights_path,
-)
 
 PROBE_EPOCHS: tuple[int, ...] = (0, 1, 2, 5, 10, 50, 100, 250, 500)
 LEARNING_RATES: tuple[float, ...] = (1e-1, 1e-2, 1e-3, 1e-4)
@@ -76,7 +68,7 @@ class FinetuneConfig:
     # 30, not the model's 32: the two distractor columns of Tab. 7 (distractor_2, and the 2-/3-way
     # combinations that include it) must still fit when a wide table is subsampled (Sec. 4.2, App. C).
     max_features: int = 30
-    #: DP-SGD (:mod:`iclmem.privacy`, chapter 7); None: the plain run of every other chapter.
+    #: DP-SGD (:mod:`iclmem.training.privacy`, chapter 7); None: the plain run of every other chapter.
     privacy: PrivacyConfig | None = None
 
     def checked(self, max_context: int) -> FinetuneConfig:
@@ -104,7 +96,7 @@ class FinetuneConfig:
         return self
 
     def dp_step(self) -> DPStep | None:
-        """Chapter 7's DP-SGD step of this run (:meth:`iclmem.privacy.DPStep.of`); None for a plain run."""
+        """Chapter 7's DP-SGD step of this run (:meth:`iclmem.training.privacy.DPStep.of`); None for a plain run."""
         return None if self.privacy is None else DPStep.of(self.privacy, self.epochs, self.context_seed)
 
 
@@ -334,7 +326,7 @@ def run_key(manifest: SplitManifest, config: FinetuneConfig, reference: Referenc
 
 
 def run_input_key(manifest: SplitManifest, config: FinetuneConfig, reference: ReferenceLTM) -> str:
-    """The run's key without the code version (:func:`iclmem.store.input_key`): its name in a results bundle."""
+    """The run's key without the code version (:func:`iclmem.store.keys.input_key`): its name in a results bundle."""
     return input_key(*_run_inputs(manifest, config, reference))
 
 

@@ -3,7 +3,7 @@
 Where a test or the appendix cannot mount a small tmpfs or a read-only bind mount (no root), the same faults are
 made by patching the calls a write into the store goes through, for paths inside ``store`` only:
 
-* ``full``: ``Path.write_bytes`` (what :func:`iclmem.atomic.atomic_write_bytes` writes with) writes the part that
+* ``full``: ``Path.write_bytes`` (what :func:`iclmem.store.atomic.atomic_write_bytes` writes with) writes the part that
   still fits under ``limit`` bytes of the store's files and then fails with ``ENOSPC``, as a full disk does, and
   ``shutil.disk_usage`` of the store says a disk of ``limit`` bytes;
 * ``read-only``: ``os.open`` for writing, ``os.mkdir``, ``os.replace`` and ``os.unlink`` fail with ``EROFS``.

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .intervals import percentile_interval, stratified_bootstrap, stratified_indices
-from .stats import count_statistics
+from .permutation import count_statistics
 
 METRIC_DIRECTION: dict[str, str] = {"loss": "lower", "entropy": "lower", "confidence": "higher"}
 METRICS: tuple[str, ...] = tuple(METRIC_DIRECTION)
@@ -128,7 +128,8 @@ def bootstrap(
     seed: int = 0,
 ) -> pd.DataFrame:
     """``statistic`` on ``n_boot`` stratified resamples (members and non-members separately); one row per resample
-    (:func:`iclmem.intervals.stratified_bootstrap`, whose RNG order :func:`bootstrap_attack_statistics` shares)."""
+    (:func:`iclmem.stats.intervals.stratified_bootstrap`, whose RNG order :func:`bootstrap_attack_statistics`
+    shares)."""
     m, n = _check(member, non_member)
     if n_boot < 1:
         raise MetricsError(f"n_boot must be >= 1, got {n_boot}.")

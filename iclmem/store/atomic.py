@@ -19,28 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .user_errors import UserError
-
-
-class StoreError(UserError):
-    """A results store (or cache) that cannot serve or keep an artifact: full, read-only, damaged or locked."""
-
-
-class StoreFullError(StoreError):
-    """The disk of a store filled up mid-write; nothing partial was left."""
-
-
-class StoreReadOnlyError(StoreError):
-    """A store on a read-only disk was asked to write (it serves what it holds, it computes nothing new)."""
-
-
-class DamagedArtifactError(StoreError):
-    """A stored artifact does not match its completion record and could not be set aside to be recomputed."""
-
-
-class StoreLockTimeout(StoreError):
-    """Another writer held an artifact's lock longer than the wait allowed (``ICLMEM_LOCK_TIMEOUT``)."""
-
+from .errors import StoreFullError, StoreReadOnlyError
 
 _FULL = (errno.ENOSPC, errno.EDQUOT)
 _READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)

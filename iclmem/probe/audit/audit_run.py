@@ -2,25 +2,27 @@
 rate and a known sensitivity (Sec. 4.1, 4.2, App. A.1, A.4; Tab. 3).
 
 :func:`run_audit` runs the steps in order and stops at the first bad input (an
-:class:`~iclmem.audit.inputs.AuditInputError`, exit status 2):
+:class:`~iclmem.probe.audit.inputs.AuditInputError`, exit status 2):
 
-1. read and check the two files (:mod:`iclmem.audit.inputs`) and build one deduplicated table of both
-   (:func:`~iclmem.audit.split_check.combine_files`); with ``--table``, find every row of both in the full table the
+1. read and check the two files (:mod:`iclmem.probe.audit.inputs`) and build one deduplicated table of both
+   (:func:`~iclmem.probe.audit.split_check.combine_files`); with ``--table``, find every row of both in the full table
+   the
    model was fine-tuned from and probe that table, read as the controlled chain reads it, on its row ids
-   (:func:`~iclmem.audit.split_check.place_in_table`): the encoder, the target statistics and every draw seeded by
+   (:func:`~iclmem.probe.audit.split_check.place_in_table`): the encoder, the target statistics and every draw seeded by
    row id are then the chain's, and the AUC is the chain's (``tests/engine/test_audit_command.py``). Without it the
    encoder is fitted on the two files and the rows are numbered by the command: the AUC is then a lower bound next
    to the chain's (:data:`LOWER_BOUND`);
 2. load the model and its base, of one architecture, and check that they take the target;
-3. check the split (:mod:`iclmem.audit.split_check`): per-column distances, a target one feature determines, the
+3. check the split (:mod:`iclmem.probe.audit.split_check`): per-column distances, a target one feature determines, the
    model-free baseline, and with ``--match`` the matched subsample;
 4. probe every member and non-member (at most ``max_queries`` of each, a seeded subsample) under the model and the
-   base with the 48 manipulations (:func:`iclmem.audit.audit_fine_tuned`), and read the verdict with its error rates
-   (:mod:`iclmem.audit.verdict`);
-5. with ``--control``, the positive control (:mod:`iclmem.audit.positive_control`), its cost printed first;
-6. write ``audit.html`` and ``audit.json`` into ``out`` (:mod:`iclmem.audit.html_report`).
+   base with the 48 manipulations (:func:`iclmem.probe.audit.audit_fine_tuned`), and read the verdict with its error
+   rates
+   (:mod:`iclmem.probe.audit.verdict`);
+5. with ``--control``, the positive control (:mod:`iclmem.probe.audit.positive_control`), its cost printed first;
+6. write ``audit.html`` and ``audit.json`` into ``out`` (:mod:`iclmem.probe.audit.html_report`).
 
-The exit status (:data:`iclmem.audit.verdict.VERDICTS`): 0 no detectable memorization at the stated power, 1
+The exit status (:data:`iclmem.probe.audit.verdict.VERDICTS`): 0 no detectable memorization at the stated power, 1
 detected, 3 the model-free baseline separates the files (the audit cannot tell memorization from distribution
 shift), 2 a bad input.
 """
@@ -37,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..progress import Bar, duration
+from ...runtime.progress import Bar, duration
 from . import audit_fine_tuned
 from .html_report import figures, write_report
 from .inputs import MIN_ROWS, AuditConfig, AuditInputError, check_model_takes, load_audit_models, read_audit_inputs
