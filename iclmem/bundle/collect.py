@@ -166,8 +166,7 @@ def _probe_index(store: Path) -> dict[tuple, Path]:
 
 def _stored_run(store: Path, run_key: str, reference: ReferenceLTM) -> tuple[Path, str, SplitManifest]:
     """A finished run of the store, its input key (:func:`iclmem.training.finetune.run_input_key`) and its split
-    manifest,
-    from its run.json (whatever code version made it)."""
+    manifest, from its run.json (whatever code version made it)."""
     folder = store / "finetune" / run_key
     if not served(folder, store):
         raise BundleError(f"the run finetune/{run_key} is not finished in the store {store}: run the sweep again")

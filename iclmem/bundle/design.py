@@ -89,8 +89,8 @@ class Design:
     @cached_property
     def summary(self) -> pd.DataFrame:
         """Every task's summary rows, one per (probed run, epoch), as :func:`iclmem.training.grid.probe_grid` gives
-        them (its
-        card columns ``k``, ``alpha`` and ``task`` included): ``run_key`` is the bundle's run key, ``bundle_task``
+        them (its card columns ``k``, ``alpha`` and ``task`` included): ``run_key`` is the bundle's run key,
+        ``bundle_task``
         the bundle's task, ``store_run_key`` the key of the store that computed it."""
         frames = []
         for key, entry in sorted(self.bundle.items.items()):

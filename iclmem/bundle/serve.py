@@ -2,8 +2,7 @@
 
 The engine asks :func:`lookup` for an artifact by its input key (:func:`iclmem.store.keys.input_key`) when its own
 store does not hold it: :func:`iclmem.training.finetune.finetune` for a run, :func:`iclmem.probe.probe_run` for a
-model's
-scores, :func:`iclmem.sweep.read_summary` for a task. Nothing is ever written into a bundle here.
+model's scores, :func:`iclmem.sweep.read_summary` for a task. Nothing is ever written into a bundle here.
 
 A bundle is served only when a recomputed sample of it agreed with it under the code now installed: a *check
 record* ``$ICLMEM_CACHE/bundle-checks/<bundle>-<digest>-<code>.json`` (a check is of this machine and this code,

@@ -249,8 +249,7 @@ def cross_validate(
 # -- the offline judge on the book's own completions ------------------------------------------------------------
 def _wilson(successes: float, n: float) -> tuple[float, float]:
     """95% Wilson interval (:func:`iclmem.stats.intervals.wilson`): unlike a percentile bootstrap it stays informative
-    at 0
-    or n successes (11 of 11 near-exact calls right is not "certainly 100%")."""
+    at 0 or n successes (11 of 11 near-exact calls right is not "certainly 100%")."""
     lo, hi = wilson(successes, n)
     return float(lo), float(hi)
 

@@ -166,8 +166,8 @@ def control_grid(
 
     ``workers`` (default ``$ICLMEM_WORKERS``, else 1) scores the runs in that many processes
     (:mod:`iclmem.runtime.workers`), as :func:`iclmem.training.grid.probe_grid` probes them: with every query probed
-    the control is
-    half of the M runs' probing work, too much for one core while the other waits. The numbers are those of scoring
+    the control is half of the M runs' probing work, too much for one core while the other waits. The numbers are those
+    of scoring
     in this process, to float32 summation order.
     """
     epochs = list(epochs)

@@ -110,8 +110,7 @@ def auc_lower_bounds(
     score: np.ndarray, labels: np.ndarray, n_boot: int = 200, seed: int = 0, level: float = 0.95
 ) -> np.ndarray:
     """:func:`iclmem.stats.permutation.permuted_auc_lower_bounds` by batched products or sorted scores: the same
-    bounds, bit for
-    bit.
+    bounds, bit for bit.
 
     The stratified bootstrap draws the same member and non-member *positions* in every permutation (one seeded
     draw), so each resample is a pair of multiplicity vectors ``w`` (members) and ``v`` (non-members), shared by all

@@ -17,8 +17,8 @@ checkpoint and the files a finished run leaves in the results store::
 
 :func:`train_and_record` is the one sequence a single-table run (:mod:`iclmem.training.finetune`) and a joint run
 (:mod:`iclmem.training.regimes`) share: train (or resume) from M_ref with a configuration's optimizer settings, check
-the log
-(the caller's ground-truth check; a log that fails it raises before anything is recorded), and write the finished
+the log (the caller's ground-truth check; a log that fails it raises before anything is recorded), and write the
+finished
 run with its completion record last (:func:`write_finished`, sealed with the calling module's name and code version,
 which ``iclmem store gc`` reads to decide what current code still reaches).
 """

@@ -1,6 +1,6 @@
 """Atomic writes (iclmem/store/atomic.py): a temporary file names its writer, so the leftover of a writer killed
-mid-write is
-removed by the next build or run while live writers' files are kept (issue 32, "kills at random points")."""
+mid-write is removed by the next build or run while live writers' files are kept (issue 32, "kills at random
+points")."""
 
 from __future__ import annotations
 

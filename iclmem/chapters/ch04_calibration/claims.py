@@ -790,8 +790,7 @@ def calibration_claims(
     ``null``: the membership null, as :func:`iclmem.probe.null.null_summaries` returns it or as its
     :func:`~iclmem.probe.null.permutations`. ``summary`` holds its outcomes under ``reading`` of Tab. 3
     (:func:`iclmem.stats.outcomes.reclassify`; default: the book's ``bound`` reading), and so does every permuted
-    summary
-    (reclassified here), and the records name it. Membership-null claims read label conditions N and All only
+    summary (reclassified here), and the records name it. Membership-null claims read label conditions N and All only
     (:func:`membership_rows`): each rule of :data:`RULES` reads ``[summary, *null]`` stacked (:mod:`.nulls`), its
     verdict draw 0 and its null rate draws 1..n. C4 (collapse, no membership) reads every run with a learning-rate
     null, C8 its own table-level null. Without ``null`` no membership-null claim can read "reproduced".

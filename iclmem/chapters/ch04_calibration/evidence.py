@@ -117,8 +117,8 @@ def judge(claim_id: str, paper: str, evidence: Sequence[Evidence], options: Judg
     quantile of their null distributions) are decided here; value rules carry their own answer.
     ``options.no_null``: why no membership null applies (the rule does not read membership), in place of the null.
     When the rule agrees in more than :data:`~iclmem.stats.permutation.NULL_LEVEL` of the null draws, no build of this
-    grid's
-    size can read reproduced whatever its data, and the reason says so ("structural"); ``options.structural`` (given
+    grid's size can read reproduced whatever its data, and the reason says so ("structural"); ``options.structural``
+    (given
     the null draws' evidence) names the size at which the rule could decide.
     """
     fmt = options.fmt

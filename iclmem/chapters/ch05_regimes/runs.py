@@ -2,8 +2,7 @@
 
 The notebook's parameters, gathered once (:class:`RegimeGridSpec`), and the grid the sweep runs
 (:func:`notebook_grid`): every regime of :mod:`iclmem.training.regimes` at the notebook's learning rates, and
-single-task
-fixed pairs at the learning rates of Tab. 12's single-task column.
+single-task fixed pairs at the learning rates of Tab. 12's single-task column.
 """
 
 from __future__ import annotations

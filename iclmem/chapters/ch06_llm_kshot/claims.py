@@ -54,8 +54,7 @@ How a verdict is decided (uniformly; the words of :data:`iclmem.report.glue.VERD
   then thinned (memorized completions dropped at random; read net, the members' only) until it lies a margin below
   the other (D4, D5 at k >= 25), since exchangeable settings are what an equality claims; D7's null permutes the
   k > 0 labels within every instance, k = 0 kept, on either basis. :data:`~iclmem.stats.permutation.N_PERMUTATIONS`
-  draws
-  (``n_perm``), seeded by the claim's ``seed``; each draw is judged by the claim's own rule with a
+  draws (``n_perm``), seeded by the claim's ``seed``; each draw is judged by the claim's own rule with a
   :data:`NULL_BOOT`-resample bootstrap. The *null rate* is the share of draws in which the rule says "reproduced";
 * **the verdict.** ``reproduced`` when the rule agrees and its null rate is at most 5%; ``inconclusive`` when it
   agrees but the null rate is higher (chance alone gives that answer), or when the disagreement lies inside the

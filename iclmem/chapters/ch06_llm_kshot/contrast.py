@@ -11,8 +11,7 @@ transitions of D3, the shares of an instance's (setting, consecutive k) pairs th
 Its interval at small n is closed form: Newcombe's hybrid score interval of each member-minus-non-member difference
 (an instance's share over the ks counts as a fractional success), the two combined by MOVER
 (:mod:`iclmem.stats.intervals`); from :data:`BOOTSTRAP_MIN_N` instances per group, a stratified percentile bootstrap
-over
-instances (members and non-members resampled apart, an instance keeping all its ks). :func:`excess_draws` computes
+over instances (members and non-members resampled apart, an instance keeping all its ks). :func:`excess_draws` computes
 the same rule on many null draws at once. The null of a net rise permutes membership across the model's instances
 (:func:`excess_rise_null`, :func:`net_contrast`), each draw judged by the same rule; the nulls of the net equalities
 (D4, D5) and of D7's net curve exchange what those claims contrast (:mod:`~iclmem.chapters.ch06_llm_kshot.equality`,

@@ -2,8 +2,7 @@
 
 * :func:`auc_bounds_under_permutation`: the stratified bootstrap interval bounds of the AUC for many membership
   labellings at once (:func:`iclmem.stats.permutation.permuted_auc_lower_bounds`, the upper bound from the negated
-  scores on
-  the same resamples); :func:`observed_bounds` for the observed labelling.
+  scores on the same resamples); :func:`observed_bounds` for the observed labelling.
 * :func:`within_margin`: does an interval lie inside ``0.5 +- margin`` (M1's "removed")?
 * :func:`equivalence_power`: the share of membership permutations (a true AUC of 0.5) in which the equivalence
   rule (a ``level`` interval inside ``0.5 +- margin``) says "removed": the rule's power at this query count;

@@ -2,16 +2,15 @@
 
 One series fine-tunes one run per epsilon of a small grid with the same learning rate and epochs
 (:mod:`iclmem.training.privacy`), plus the plain run (epsilon = inf) and a run clipped at C without noise (sigma = 0),
-which
-parts clipping's effect from the noise's (:func:`run_mitigation`, its parameters :class:`MitigationSpec`). Each run
+which parts clipping's effect from the noise's (:func:`run_mitigation`, its parameters :class:`MitigationSpec`). Each
+run
 is attacked by the **vanilla attack** (:func:`iclmem.chapters.ch04_calibration.instrument.context_scores`) and the
 **probe** (AUC(Delta S) with intervals, the outcome of Tab. 3: :func:`iclmem.stats.outcomes.reclassify`), and its
 utility read on held-out rows (:mod:`iclmem.chapters.ch07_mitigation.utility`); the result is a
 :class:`Mitigation`, with the paired accuracy cost of each run (:func:`accuracy_cost`).
 
 The privacy unit is one member row; the context-pool rows are public (:mod:`iclmem.training.privacy`), and the clipping
-norm
-C is chosen on them (:func:`clipping_norm`). Outside the accounting: the feature encoder's fit (standardization and
+norm C is chosen on them (:func:`clipping_norm`). Outside the accounting: the feature encoder's fit (standardization and
 category codes, :func:`iclmem.training.finetune.encoded_table`) reads every row's features, members included (never a
 target), a deliberate choice of the whole book (fitted on the pool alone, categories only members hold become
 missing values that track membership).
@@ -55,8 +54,7 @@ def clipping_norm(reference, table: Dataset, spec: RunSpec) -> float:
     significant digits.
 
     No member is read, so the choice costs no privacy (the pool is public, :mod:`iclmem.training.privacy`); rounded so
-    that
-    float32 rounding never changes a run's key. (Choosing C on the members, the DP literature's habit, leaves that
+    that float32 rounding never changes a run's key. (Choosing C on the members, the DP literature's habit, leaves that
     choice's privacy cost outside epsilon.)
     """
     manifest = split_manifest(table, spec.query_size, spec.seed, spec.label_condition)

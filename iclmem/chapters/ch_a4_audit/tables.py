@@ -4,8 +4,7 @@
 The chain's calibrated and raw attack per probing epoch, ``iclmem audit``'s next to the chain's on the same
 checkpoint (the same AUC given the run's whole table, ``--table``), its report in a frame, the same attack next to
 the external audit of the engine (:func:`iclmem.probe.audit.audit_fine_tuned`), and how many of the 48 manipulations
-leave
-TabPFN v2 and TabICL blind to the query's features. Calibration uses the pretrained checkpoint of the same
+leave TabPFN v2 and TabICL blind to the query's features. Calibration uses the pretrained checkpoint of the same
 architecture as M_ref.
 """
 

@@ -17,11 +17,10 @@ them through iclmem's encoding: a weaker signal is then a lower bound, not an ab
 
 ``iclmem audit`` (:mod:`iclmem.probe.audit.audit_run`) is this audit from two files, with the user's split checked first
 (:mod:`iclmem.probe.audit.split_check`), the verdict's error rates (:mod:`iclmem.probe.audit.verdict`), an optional
-positive
-control on the same table (:mod:`iclmem.probe.audit.positive_control`) and a self-contained report
+positive control on the same table (:mod:`iclmem.probe.audit.positive_control`) and a self-contained report
 (:mod:`iclmem.probe.audit.html_report`); its inputs are read and checked by :mod:`iclmem.probe.audit.inputs`. Given
-``--table``,
-the full table the model was fine-tuned from, it is this very call on the chain's table and row ids; without it the
+``--table``, the full table the model was fine-tuned from, it is this very call on the chain's table and row ids;
+without it the
 table is the two files alone, encoded on them, and its AUC a lower bound next to the chain's.
 """
 

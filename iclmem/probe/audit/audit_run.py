@@ -6,8 +6,7 @@ rate and a known sensitivity (Sec. 4.1, 4.2, App. A.1, A.4; Tab. 3).
 
 1. read and check the two files (:mod:`iclmem.probe.audit.inputs`) and build one deduplicated table of both
    (:func:`~iclmem.probe.audit.split_check.combine_files`); with ``--table``, find every row of both in the full table
-   the
-   model was fine-tuned from and probe that table, read as the controlled chain reads it, on its row ids
+   the model was fine-tuned from and probe that table, read as the controlled chain reads it, on its row ids
    (:func:`~iclmem.probe.audit.split_check.place_in_table`): the encoder, the target statistics and every draw seeded by
    row id are then the chain's, and the AUC is the chain's (``tests/engine/test_audit_command.py``). Without it the
    encoder is fitted on the two files and the rows are numbered by the command: the AUC is then a lower bound next
@@ -17,8 +16,7 @@ rate and a known sensitivity (Sec. 4.1, 4.2, App. A.1, A.4; Tab. 3).
    model-free baseline, and with ``--match`` the matched subsample;
 4. probe every member and non-member (at most ``max_queries`` of each, a seeded subsample) under the model and the
    base with the 48 manipulations (:func:`iclmem.probe.audit.audit_fine_tuned`), and read the verdict with its error
-   rates
-   (:mod:`iclmem.probe.audit.verdict`);
+   rates (:mod:`iclmem.probe.audit.verdict`);
 5. with ``--control``, the positive control (:mod:`iclmem.probe.audit.positive_control`), its cost printed first;
 6. write ``audit.html`` and ``audit.json`` into ``out`` (:mod:`iclmem.probe.audit.html_report`).
 

@@ -5,8 +5,7 @@ A "not detected" is evidence only where the probe sees memorization when there i
 plants it: it fine-tunes a copy of the base on part of the user's **non-member** rows, which the audited model never
 saw, and probes that copy in the same way, calibrated against the same base. The recipe (:class:`ControlRecipe`,
 every number a setting of :class:`~iclmem.probe.audit.inputs.AuditConfig`) is the controlled chain's single-task
-schedule
-(:mod:`iclmem.training.finetune`, run by the one training loop :func:`iclmem.training.loop.train`):
+schedule (:mod:`iclmem.training.finetune`, run by the one training loop :func:`iclmem.training.loop.train`):
 
 * the non-members (those of the matched subsample with ``--match``) are shuffled (seeded) and halved: the first half
   (at most ``control_max_members`` rows) become the control's members, as many of the rest its non-members;
@@ -63,8 +62,7 @@ class ControlRecipe:
 @dataclass
 class ControlSchedule:
     """The single-task schedule of :mod:`iclmem.training.finetune` on the control's rows: one step per epoch on C' and
-    the
-    control's members; nothing recorded at the end (the probe reads the weights)."""
+    the control's members; nothing recorded at the end (the probe reads the weights)."""
 
     task: ICLTask
     context_ids: np.ndarray
