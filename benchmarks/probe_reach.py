@@ -31,7 +31,6 @@ import pandas as pd
 
 from iclmem.adapters import load_model
 from iclmem.chapters.ch04_calibration import (
-    ProbeSettings,
     SensitivitySpec,
     context_ladder,
     curve_settings,
@@ -41,6 +40,7 @@ from iclmem.chapters.ch04_calibration import (
     run_sensitivity,
     run_table_curves,
 )
+from iclmem.probe.settings import ProbeSettings
 from iclmem.store.atomic import atomic_write_text
 from iclmem.training.grid import table_of
 

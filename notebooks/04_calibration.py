@@ -87,7 +87,7 @@ from IPython.display import Markdown
 
 from iclmem.stats.outcomes import MARGIN_RULES, null_margin_rates
 from iclmem.chapters.ch04_calibration import (NEGATIVE_CONTROL_PHRASES, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1,
-    ProbeSettings, SensitivitySpec, calibration_claims, calibration_effect, category_aucs, data_characteristics,
+    SensitivitySpec, calibration_claims, calibration_effect, category_aucs, data_characteristics,
     detect_share_texts, detectable_table, exhaustive_table, fit_printed_reading, instrument_claims, negative_control,
     share_basis_texts,
     outcome_null_shares, outcome_shares, outcomes_with_null, plot_data_characteristics, plot_outcome_shares,
@@ -101,6 +101,7 @@ from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, r
 
 # %% tags=["hide-input"]
 from iclmem.training.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of
+from iclmem.probe.settings import ProbeSettings
 from iclmem.adapters import load_model
 from iclmem.chapters.ch04_calibration import (binned_table, context_ladder, curve_settings, factor_cases, factor_table,
     ladder_drop, member_only_control, p1_cells, p3_record, plot_table_curves, pretraining_min_context, recall_cells,
@@ -117,7 +118,7 @@ sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes, reference.max
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
 summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, tables=tables)
-probe_settings = ProbeSettings(seed, n_candidates, max_queries, n_boot)  # how the chapter's own runs below are probed
+probe_settings = ProbeSettings(n_candidates, max_queries, seed=seed, n_boot=n_boot)  # how the chapter's own runs below are probed
 # every table and claim below: outcomes under the chosen reading; the membership null from the cached scores (no model runs)
 summary, membership_null = outcomes_with_null(summary, scores, outcome_rule, n_permutations, seed, n_boot)
 Markdown(run_banner(tables, data_path, target, task))

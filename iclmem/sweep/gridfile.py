@@ -23,6 +23,7 @@ from iclmem.user_errors import UserError
 
 from ..data import dataset_names, normalize_label_condition, prepared_table
 from ..data.dataset import Dataset
+from ..probe.settings import ProbeSettings
 from ..training.finetune import PROBE_EPOCHS, probe_epochs_up_to
 from ..training.grid import JOINT_SEPARATOR, RunSpec, expand_grid
 from ..training.regimes import MULTI_TASK_RANDOM, check_regime
@@ -54,21 +55,6 @@ class DatasetSource:
         if self.path is None:
             return prepared_table(self.name, carte_dir)
         return prepared_table(self.path, target=self.target, task=self.task, name=self.name)
-
-
-@dataclass(frozen=True)
-class ProbeSettings:
-    """How each run is probed (Sec. 4.2, Tab. 2): candidates, query cap, epochs, bootstrap."""
-
-    n_candidates: int = 10
-    max_queries: int | None = None
-    epochs: tuple[int, ...] | None = None  # None: every kept epoch (the paper's probing epochs up to `epochs`)
-    seed: int = 0
-    n_boot: int = 1000
-    manipulations: tuple[str, ...] | None = None  # None: all 48 (Tab. 7)
-
-    def epochs_for(self, kept: Sequence[int]) -> list[int]:
-        return list(kept) if self.epochs is None else [e for e in self.epochs if e in kept]
 
 
 @dataclass(frozen=True)
@@ -293,7 +279,6 @@ __all__ = [
     "SCALARS",
     "DatasetSource",
     "Grid",
-    "ProbeSettings",
     "SweepError",
     "load_grid",
     "parse_grid",

@@ -27,13 +27,14 @@ import pandas as pd
 from ..bundle.serve import lookup
 from ..data.dataset import Dataset
 from ..ltm import ReferenceLTM, load_checkpoint, load_reference
+from ..probe.settings import ProbeSettings
 from ..store.atomic import atomic_write_text
 from ..store.integrity import seal, served
 from ..store.keys import code_version, content_key, input_key, results_root
 from ..training.finetune import FinetuneRun
 from ..training.grid import RunSpec, probe_views, run_spec
 from ..training.regimes import JointRun
-from .gridfile import DatasetSource, ProbeSettings
+from .gridfile import DatasetSource
 
 
 def _is_model_spec(reference: object) -> bool:

@@ -56,7 +56,6 @@ from iclmem.chapters.ch04_calibration.on_design import (
 from iclmem.chapters.ch04_calibration.outcome_readings import CUT_GRID, fit_printed_reading, reading_agreement
 from iclmem.chapters.ch04_calibration.paper import PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1
 from iclmem.chapters.ch04_calibration.power_plan import ABSENCE_MARGIN, power_plan
-from iclmem.chapters.ch04_calibration.probe_settings import ProbeSettings
 from iclmem.chapters.ch04_calibration.table_curves import (
     curve_settings,
     plot_table_curves,
@@ -90,7 +89,6 @@ __all__ = [
     "PAPER_CALIBRATION",
     "PAPER_OUTCOME_SHARES",
     "PAPER_TABLE1",
-    "ProbeSettings",
     "SensitivitySpec",
     "binned_table",
     "calibration_claims",

@@ -40,8 +40,9 @@ from iclmem.chapters.ch04_calibration.instrument_cells import (
     strongest_setting,
 )
 from iclmem.chapters.ch04_calibration.instrument_fit import control_unfit
-from iclmem.chapters.ch04_calibration.probe_settings import DEFAULT_PROBE, ProbeSettings
+from iclmem.chapters.ch04_calibration.probe_settings import DEFAULT_PROBE
 from iclmem.data import Dataset
+from iclmem.probe.settings import ProbeSettings
 from iclmem.stats.metrics import attack_metrics
 from iclmem.training.finetune import FinetuneRun, prepare_run_data
 from iclmem.training.grid import RunSpec

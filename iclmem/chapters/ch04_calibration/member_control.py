@@ -19,16 +19,16 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from iclmem.chapters.ch04_calibration.probe_settings import ProbeSettings
 from iclmem.data import Dataset
 from iclmem.probe import summarize_run
 from iclmem.probe.label_control import control_grid
+from iclmem.probe.settings import ProbeSettings
 from iclmem.stats.outcomes import reclassify
 from iclmem.training.finetune import FinetuneRun
 
 DETECTABLE = "detectable_memorization"
 #: The settings :func:`member_only_control` probes with when it is given none (every query of each pool).
-MEMBER_CONTROL_PROBE = ProbeSettings(max_queries=None)
+MEMBER_CONTROL_PROBE = ProbeSettings(max_queries=None, n_boot=200)
 #: The row's keys on the page.
 ROW_KEYS: tuple[str, ...] = ("dataset", "query_size", "learning_rate", "epoch")
 

@@ -3,27 +3,17 @@
 The sensitivity curve (:func:`~iclmem.chapters.ch04_calibration.instrument.run_sensitivity`), the curve on every
 table (:func:`~iclmem.chapters.ch04_calibration.table_curves.run_table_curves`) and the member-only control
 (:func:`~iclmem.chapters.ch04_calibration.member_control.member_only_control`) probe with the same seed, candidate
-count, query cap and bootstrap size; notebook 04 builds one :class:`ProbeSettings` from its parameters.
+count, query cap and bootstrap size; notebook 04 builds one :class:`~iclmem.probe.settings.ProbeSettings` from its
+parameters.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from iclmem.probe.settings import ProbeSettings
+
+#: The settings a call gets when it is given none: the chapter's own runs probe 50 queries per pool, with 200
+#: bootstrap draws (the engine's :class:`~iclmem.probe.settings.ProbeSettings` with the chapter's defaults).
+DEFAULT_PROBE = ProbeSettings(max_queries=50, n_boot=200)
 
 
-@dataclass(frozen=True)
-class ProbeSettings:
-    """How a run is probed (Sec. 4.2): ``seed``, ``n_candidates`` labels per query, at most ``max_queries`` probed
-    queries per pool (None: every query), and ``n_boot`` bootstrap draws of each AUC's interval."""
-
-    seed: int = 0
-    n_candidates: int = 10
-    max_queries: int | None = 50
-    n_boot: int = 200
-
-
-#: The settings a call gets when it is given none.
-DEFAULT_PROBE = ProbeSettings()
-
-
-__all__ = ["DEFAULT_PROBE", "ProbeSettings"]
+__all__ = ["DEFAULT_PROBE"]

@@ -30,8 +30,9 @@ import pandas as pd
 
 from iclmem.chapters.ch04_calibration.instrument import error_bars, sensitivity_specs, sensitivity_table
 from iclmem.chapters.ch04_calibration.instrument_fit import control_unfit
-from iclmem.chapters.ch04_calibration.probe_settings import DEFAULT_PROBE, ProbeSettings
+from iclmem.chapters.ch04_calibration.probe_settings import DEFAULT_PROBE
 from iclmem.data import Dataset
+from iclmem.probe.settings import ProbeSettings
 from iclmem.training.grid import RunSpec, probe_grid, run_grid, table_of
 
 #: What the curve's label conditions are called on the page (Tab. 2: N; the control's condition: All).

@@ -14,7 +14,6 @@ from iclmem.chapters.ch04_calibration.claims import instrument_claims, p3_record
 from iclmem.chapters.ch04_calibration.instrument_cells import rule_selection_null, rule_setting
 from iclmem.chapters.ch04_calibration.instrument_checks import context_ladder, ladder_drop, own_context_sanity
 from iclmem.chapters.ch04_calibration.member_control import member_only_control
-from iclmem.chapters.ch04_calibration.probe_settings import ProbeSettings
 from iclmem.chapters.ch04_calibration.table_curves import (
     curve_settings,
     plot_table_curves,
@@ -25,6 +24,7 @@ from iclmem.data import deduplicate, load_dataset, split_manifest
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe.label_control import control_labels, control_scores
 from iclmem.probe.run import run_queries
+from iclmem.probe.settings import ProbeSettings
 from iclmem.training.finetune import FinetuneConfig, finetune, prepare_run_data
 from iclmem.training.grid import RunSpec, probe_grid, run_grid
 
