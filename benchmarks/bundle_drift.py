@@ -40,6 +40,7 @@ from iclmem.bundle.serve import bundles_off
 from iclmem.data import prepared_table, split_manifest
 from iclmem.ltm import load_reference
 from iclmem.probe import probe_run
+from iclmem.probe.settings import ProbeSettings
 from iclmem.training.finetune import FinetuneConfig, finetune
 
 EPOCHS = (1, 10, 50, 100)
@@ -52,7 +53,9 @@ def _computed(table, learning_rate: float, threads: int, reference, work: Path) 
     manifest = split_manifest(table, 50, 0, "none", results_dir=work)
     config = FinetuneConfig(learning_rate, 100, (0, 1, 2, 5, 10, 50, 100), 256, 0)
     run = finetune(manifest, table, config, reference, work, progress=False)
-    scores = probe_run(run, table, list(EPOCHS), reference, max_queries=16, results_dir=work, progress=False)
+    scores = probe_run(
+        run, table, reference, ProbeSettings(max_queries=16, epochs=tuple(EPOCHS)), results_dir=work, progress=False
+    )
     torch.set_num_threads(1)
     return {"curve": run.curve, "metrics": run.metrics, "scores": scores[scores.model == "theta"]}
 

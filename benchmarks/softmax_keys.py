@@ -39,6 +39,7 @@ from iclmem.ltm import ReferenceLTM, load_reference
 from iclmem.ltm import attention as attention_module
 from iclmem.probe import probe_run
 from iclmem.probe import run as probe_run_module
+from iclmem.probe.settings import ProbeSettings
 from iclmem.store.atomic import atomic_write_text
 from iclmem.sweep.gridfile import DatasetSource
 from iclmem.training.finetune import FinetuneRun
@@ -91,7 +92,7 @@ def probe(run: FinetuneRun, data: Dataset, ref: ReferenceLTM, queries: int, scor
     """M_ref's and epoch 1's scores of ``run`` computed afresh (no suite kept, an empty store), kept by path."""
     probe_run_module._SUITES.clear()
     with tempfile.TemporaryDirectory() as fresh:
-        scores = probe_run(run, data, [1], ref, 10, None, 0, queries, results_dir=fresh, progress=False)
+        scores = probe_run(run, data, ref, ProbeSettings(10, queries, (1,)), results_dir=fresh, progress=False)
     scored[attention_module.VECTOR_KEYS] = scores
 
 

@@ -77,6 +77,7 @@ from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, r
 # %% tags=["hide-input"]
 from iclmem.training.finetune import prepare_run_data
 from iclmem.training.grid import expand_grid, probe_grid, run_grid
+from iclmem.probe.settings import ProbeSettings
 from iclmem.adapters import load_model
 from iclmem.probe.equivalence import equivalence_classes, model_invariances, suite_effective_size, suite_equivalence
 from iclmem.probe.manipulations import MANIPULATIONS
@@ -93,7 +94,8 @@ tables = notebook_tables(datasets, data_path, target, task, carte_dir, missing_t
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes, reference.max_classes)  # before any compute
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
-summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, tables=tables)
+probe = ProbeSettings(n_candidates, max_queries, probe_epochs, seed, n_boot)  # how every run is probed (Sec. 4.2)
+summary, scores = probe_grid(specs, runs, reference, probe, tables=tables)
 summary = reclassify(summary, outcome_rule)  # one reading of Tab. 3 in every chapter (notebook 04 explains it)
 Markdown(run_banner(tables, data_path, target, task))
 

@@ -100,6 +100,8 @@ from iclmem.report.display import and_list, use_book_tables
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 
 # %% tags=["hide-input"]
+from dataclasses import replace
+
 from iclmem.training.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of
 from iclmem.probe.settings import ProbeSettings
 from iclmem.adapters import load_model
@@ -117,8 +119,8 @@ tables = notebook_tables(datasets, data_path, target, task, carte_dir, missing_t
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes, reference.max_classes)  # before any compute
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
-summary, scores = probe_grid(specs, runs, reference, probe_epochs, n_candidates, max_queries, seed, n_boot, tables=tables)
-probe_settings = ProbeSettings(n_candidates, max_queries, seed=seed, n_boot=n_boot)  # how the chapter's own runs below are probed
+probe_settings = ProbeSettings(n_candidates, max_queries, seed=seed, n_boot=n_boot)  # the grid's, and the chapter's own runs below
+summary, scores = probe_grid(specs, runs, reference, replace(probe_settings, epochs=probe_epochs), tables=tables)
 # every table and claim below: outcomes under the chosen reading; the membership null from the cached scores (no model runs)
 summary, membership_null = outcomes_with_null(summary, scores, outcome_rule, n_permutations, seed, n_boot)
 Markdown(run_banner(tables, data_path, target, task))

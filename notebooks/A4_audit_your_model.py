@@ -65,6 +65,7 @@ from iclmem.report.display import use_book_tables
 from iclmem.report.glue import glue_text
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.training.grid import expand_grid, probe_grid, run_grid
+from iclmem.probe.settings import ProbeSettings
 
 use_book_tables()
 
@@ -74,7 +75,7 @@ tables = notebook_tables(datasets, data_path, target, task, missing_target=missi
 sizes = fitting_query_sizes(tables, query_sizes)
 specs = expand_grid(list(tables), learning_rates, sizes, ["none"], epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
-summary, scores = probe_grid(specs, runs, reference, probe_epochs, 10, max_queries, seed, n_boot, tables=tables)
+summary, scores = probe_grid(specs, runs, reference, ProbeSettings(10, max_queries, probe_epochs, seed, n_boot), tables=tables)
 glue_text("n_manipulations", len(MANIPULATIONS))  # the suite every query is probed under
 Markdown(run_banner(tables, data_path, target, task) + f" Model: `{model}`.")
 

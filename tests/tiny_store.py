@@ -16,6 +16,7 @@ from killing import TINY_INPUTS
 from iclmem.data import split_manifest
 from iclmem.ltm import ReferenceLTM
 from iclmem.probe import probe_run
+from iclmem.probe.settings import ProbeSettings
 from iclmem.training.finetune import FinetuneConfig, finetune
 
 #: The child script's version of :func:`inputs` and :func:`build` (``results``, ``lr`` and ``table_csv`` given).
@@ -56,7 +57,6 @@ def build(inp: Inputs, results: Path, load_only: bool = False):
     run = finetune(manifest, inp.table, CONFIG, inp.reference, results, progress=False, load_only=load_only)
     if run is None:
         return manifest, None, None
-    scores = probe_run(
-        run, inp.table, reference=inp.reference, manipulations=["baseline"], max_queries=4, progress=False
-    )
+    settings = ProbeSettings(max_queries=4, manipulations=("baseline",))
+    scores = probe_run(run, inp.table, inp.reference, settings, progress=False)
     return manifest, run, scores

@@ -42,6 +42,7 @@ from ..ltm import ReferenceLTM
 from ..probe import probe_run
 from ..probe.null import run_null
 from ..probe.run import probe_params, reference_owner
+from ..probe.settings import ProbeSettings
 from ..runtime.workers import in_workers, worker_count
 from ..store.atomic import atomic_write_text
 from ..store.keys import input_key
@@ -228,12 +229,12 @@ def _recompute(draw: Draw, root: str, sources: dict, probe: dict, tol: Tolerance
             view = views[zlib.crc32(f"{draw.task}-{draw.epoch}".encode()) % len(views)]
             null = _bundled_null(bundle, view.input_key, draw.epoch) if draw.epoch > 0 else None
             full = null is not None and len(view.manifest.members) <= NULL_RECHECK_QUERIES
-            args = {
-                **_probe_args(probe),
-                "max_queries": probe["max_queries"] if full else recheck_queries(probe["max_queries"]),
-            }
-            scores = probe_run(view, tables[view.manifest.dataset], [draw.epoch], reference, results_dir=work,
-                               progress=False, **args)  # fmt: skip
+            settings = _probe_settings(
+                probe, (draw.epoch,), probe["max_queries"] if full else recheck_queries(probe["max_queries"])
+            )
+            scores = probe_run(
+                view, tables[view.manifest.dataset], reference, settings, results_dir=work, progress=False
+            )
         if run.input_key != entry["run"]:
             landing.problem = (
                 "this code splits or configures the run otherwise (its input key differs from the bundle's)"
@@ -281,14 +282,17 @@ def _compare_null(
     landing.max_abs["null"] = max_abs(mine[values], theirs[values])
 
 
-def _probe_args(probe: dict) -> dict:
+def _probe_settings(probe: dict, epochs: tuple[int, ...], max_queries: int | None) -> ProbeSettings:
+    """The bundle's probe parameters as :class:`~iclmem.probe.settings.ProbeSettings`, at ``epochs`` and
+    ``max_queries``."""
     manipulations = probe["manipulations"]
-    return {
-        "n_candidates": probe["n_candidates"],
-        "manipulations": list(manipulations) if manipulations else None,
-        "seed": probe["seed"],
-        "max_queries": probe["max_queries"],
-    }
+    return ProbeSettings(
+        n_candidates=probe["n_candidates"],
+        max_queries=max_queries,
+        epochs=epochs,
+        seed=probe["seed"],
+        manipulations=tuple(manipulations) if manipulations else None,
+    )
 
 
 def _last_trained(regime: str, epoch: int) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from .contexts import ProbeError, classification_candidates, regression_candidat
 from .invariances import distinct_tasks, model_invariances
 from .manipulations import Manipulation, resolve_manipulations
 from .scoring import DEFAULT_CHUNK, ProbeQuery, ScoringBatches, architecture, build_probe_tasks, scored_frame
+from .settings import PROBE_DEFAULTS, ProbeSettings
 
 
 def query_subset(
@@ -204,12 +205,8 @@ def _cached(path: Path, compute, params: dict | None = None, bundle_key: str = "
 def probe_run(
     run: FinetuneRun,
     table: Dataset,
-    epochs: Iterable[int] | None = None,
     reference: ReferenceLTM | None = None,
-    n_candidates: int = 10,
-    manipulations: Sequence[str | Manipulation] | None = None,
-    seed: int = 0,
-    max_queries: int | None = None,
+    settings: ProbeSettings = PROBE_DEFAULTS,
     *,
     results_dir: str | Path | None = None,
     chunk_size: int = DEFAULT_CHUNK,
@@ -218,20 +215,23 @@ def probe_run(
     """Probe scores of a run: one row per (query, manipulation, model, epoch).
 
     ``model`` is ``"theta"`` (M_theta at ``epoch``) or ``"ref"`` (M_ref, ``epoch`` = -1, scored
-    once). ``epochs`` defaults to the run's probing epochs; ``results_dir`` to the store the run
-    lives in. Each model's scores are cached under ``<results>/probe/<key>/scores.parquet`` with
-    a key over the run key, the probing parameters, the reference checkpoint and the code version.
+    once). ``settings`` (:class:`~iclmem.probe.settings.ProbeSettings`: candidates, query cap, epochs, seed,
+    manipulations; its ``n_boot`` is the summary's, unused here): its ``epochs`` default to the run's probing epochs
+    (``()``: M_ref's scores alone). ``results_dir`` defaults to the store the run lives in. Each model's scores are
+    cached under ``<results>/probe/<key>/scores.parquet`` with a key over the run key, the probing parameters, the
+    reference checkpoint and the code version.
     """
     reference = reference or load_reference()
     _reference_matches(run, reference)
-    epochs = list(run.config.probe_epochs if epochs is None else epochs)
+    n_candidates, seed, max_queries = settings.n_candidates, settings.seed, settings.max_queries
+    epochs = list(run.config.probe_epochs if settings.epochs is None else settings.epochs)
     bad = [e for e in epochs if e not in run.config.probe_epochs]
     if bad:
         raise ProbeError(
             f"epochs {bad} were not kept by the run; kept: {list(run.config.probe_epochs)}. Probe those epochs, or "
             "fine-tune with more epochs (the run keeps the paper's probing epochs up to its last one)."
         )
-    manips = resolve_manipulations(manipulations)
+    manips = resolve_manipulations(settings.manipulations)
     root = results_dir if results_dir is not None else run_store(run)
     params = probe_params(n_candidates, manips, seed, max_queries)
     ref_owner = reference_owner(run)

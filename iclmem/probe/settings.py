@@ -29,4 +29,10 @@ class ProbeSettings:
         return list(kept) if self.epochs is None else [e for e in self.epochs if e in kept]
 
 
-__all__ = ["ProbeSettings"]
+#: Every default: 10 candidates, every query, every kept epoch, seed 0, 1,000 bootstrap draws, all 48 manipulations.
+PROBE_DEFAULTS = ProbeSettings()
+#: A probing grid's defaults (:func:`iclmem.training.grid.probe_grid`): the same, with 200 bootstrap draws.
+GRID_PROBE = ProbeSettings(n_boot=200)
+
+
+__all__ = ["GRID_PROBE", "PROBE_DEFAULTS", "ProbeSettings"]

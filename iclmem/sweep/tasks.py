@@ -16,7 +16,7 @@ import socket
 import time
 import traceback
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -160,20 +160,8 @@ def probe_summary(
 ) -> pd.DataFrame:
     """Probe every dataset of a run and summarize per epoch (one row per dataset and probing epoch)."""
     frames = []
-    epochs = probe.epochs_for(run.config.probe_epochs)
-    for view, summary, _ in probe_views(
-        run,
-        tables,
-        epochs,
-        reference,
-        probe.n_candidates,
-        list(probe.manipulations) if probe.manipulations else None,
-        probe.seed,
-        probe.max_queries,
-        probe.n_boot,
-        results_dir,
-        progress,
-    ):
+    settings = replace(probe, manipulations=probe.manipulations or None)  # a grid file's [] means all 48
+    for view, summary, _ in probe_views(run, tables, reference, settings, results_dir, progress):
         summary.insert(0, "dataset", view.manifest.dataset)
         summary["members_logged"] = len(view.members_logged)
         summary["run_key"] = view.key

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -24,6 +24,7 @@ from ..data import Dataset, dataset_card, normalize_label_condition, prepared_ta
 from ..ltm import ReferenceLTM, load_reference
 from ..probe import ProbeError, probe_run, summarize_run
 from ..probe.run import reference_owner
+from ..probe.settings import GRID_PROBE, ProbeSettings
 from ..runtime.progress import Bar
 from ..runtime.workers import in_workers, worker_count, worker_pool
 from .finetune import FinetuneConfig, FinetuneRun, finetune, probe_epochs_up_to
@@ -234,40 +235,24 @@ def run_views(run: FinetuneRun | JointRun) -> list[FinetuneRun | DatasetView]:
 def probe_views(
     run: FinetuneRun | JointRun,
     tables: Mapping[str, Dataset],
-    epochs: Sequence[int] | None = None,
     reference: ReferenceLTM | None = None,
-    n_candidates: int = 10,
-    manipulations: Sequence[str] | None = None,
-    seed: int = 0,
-    max_queries: int | None = None,
-    n_boot: int = 200,
+    settings: ProbeSettings = GRID_PROBE,
     results_dir: str | Path | None = None,
     progress: bool = False,
 ) -> list[tuple[FinetuneRun | DatasetView, pd.DataFrame, pd.DataFrame]]:
     """Probe every dataset of a run (Sec. 4.2) and summarize each probing epoch (Tab. 3 outcome, AUC, TPR).
 
     Per dataset view of the run: (view, summary of :func:`iclmem.probe.summarize_run`, raw scores).
-    ``epochs`` are filtered to those the run kept (default: all of them); ``tables`` maps each
+    ``settings.epochs`` are filtered to those the run kept (default: all of them); ``tables`` maps each
     dataset name to its deduplicated table. Scores come from the results store when present.
     """
     out = []
     for view in run_views(run):
-        kept = [
-            e for e in (epochs if epochs is not None else view.config.probe_epochs) if e in view.config.probe_epochs
-        ]
+        kept = replace(settings, epochs=tuple(settings.epochs_for(view.config.probe_epochs)))
         scores = probe_run(
-            view,
-            tables[view.manifest.dataset],
-            kept,
-            reference,
-            n_candidates,
-            manipulations,
-            seed,
-            max_queries,
-            results_dir=results_dir,
-            progress=progress,
+            view, tables[view.manifest.dataset], reference, kept, results_dir=results_dir, progress=progress
         )
-        out.append((view, summarize_run(scores, view, n_boot=n_boot, seed=seed), scores))
+        out.append((view, summarize_run(scores, view, n_boot=settings.n_boot, seed=settings.seed), scores))
     return out
 
 
@@ -287,17 +272,15 @@ def probe_grid(
     specs: Sequence[RunSpec],
     runs: Sequence[FinetuneRun],
     reference: ReferenceLTM | None = None,
-    epochs: Sequence[int] | None = None,
-    n_candidates: int = 10,
-    max_queries: int | None = None,
-    seed: int = 0,
-    n_boot: int = 200,
+    settings: ProbeSettings = GRID_PROBE,
+    *,
     results_dir: str | Path | None = None,
     progress: bool = True,
     tables: Mapping[str, Dataset] | None = None,
     workers: int | None = None,
 ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    """Probe every run at ``epochs`` (those it kept) and summarize each epoch (Tab. 3 outcome, AUC, TPR).
+    """Probe every run at ``settings.epochs`` (those it kept; default: every kept epoch) with ``settings``
+    (:class:`~iclmem.probe.settings.ProbeSettings`) and summarize each epoch (Tab. 3 outcome, AUC, TPR).
 
     Returns the summary (spec columns, dataset card's k and alpha, and :func:`summarize_run`'s
     columns) and the raw scores per run key. Scores come from the results store when present.
@@ -307,6 +290,7 @@ def probe_grid(
     are those of probing in this process, to float32 summation order.
     """
     reference = reference or load_reference()
+    epochs = None if settings.epochs is None else tuple(settings.epochs)
     if epochs is not None:
         kept_anywhere = set().union(*(run.config.probe_epochs for run in runs)) if runs else set()
         missing = sorted(set(epochs) - kept_anywhere)
@@ -320,19 +304,8 @@ def probe_grid(
     used = {spec.dataset: table_of(spec.dataset, tables) for spec, _ in pairs}
     n = worker_count(workers)
 
-    def call(spec: RunSpec, run: FinetuneRun, at: Sequence[int] | None) -> tuple:
-        return (
-            run,
-            {spec.dataset: used[spec.dataset]},
-            at,
-            reference,
-            n_candidates,
-            None,
-            seed,
-            max_queries,
-            n_boot,
-            results_dir,
-        )
+    def call(spec: RunSpec, run: FinetuneRun, at: tuple[int, ...] | None) -> tuple:
+        return run, {spec.dataset: used[spec.dataset]}, reference, replace(settings, epochs=at), results_dir
 
     probed = None
     if n > 1 and len(pairs) > 1:  # one run is probed here: a pool would cost its start-up for nothing
@@ -343,7 +316,7 @@ def probe_grid(
             shared.setdefault(owners[i], pairs[i])  # one run of each M_ref score set, the largest Q first
         with worker_pool(min(n, len(pairs))) as pool:
             in_workers(
-                _probe_reference, [call(s, r, None) for s, r in shared.values()], n, "probing M_ref", progress, pool
+                _probe_reference, [call(s, r, ()) for s, r in shared.values()], n, "probing M_ref", progress, pool
             )
             done = in_workers(probe_views, [call(*pairs[i], epochs) for i in order], n, "probing runs", progress, pool)
         probed = [None] * len(pairs)
@@ -371,25 +344,10 @@ def probe_grid(
 def _probe_reference(
     run: FinetuneRun,
     tables: Mapping[str, Dataset],
-    _epochs: object,
     reference: ReferenceLTM,
-    n_candidates: int,
-    manipulations: Sequence[str] | None,
-    seed: int,
-    max_queries: int | None,
-    _n_boot: int,
+    settings: ProbeSettings,
     results_dir: str | Path | None,
 ) -> None:
-    """M_ref's scores of a run (no epoch of M_theta), left in the store: :func:`probe_grid`'s first pass in workers."""
-    probe_run(
-        run,
-        tables[run.manifest.dataset],
-        [],
-        reference,
-        n_candidates,
-        manipulations,
-        seed,
-        max_queries,
-        results_dir=results_dir,
-        progress=False,
-    )
+    """M_ref's scores of a run (no epoch of M_theta: ``settings.epochs`` is ``()``), left in the store:
+    :func:`probe_grid`'s first pass in workers."""
+    probe_run(run, tables[run.manifest.dataset], reference, settings, results_dir=results_dir, progress=False)

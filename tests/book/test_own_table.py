@@ -20,6 +20,7 @@ import yaml
 from iclmem.book.shareable import file_fingerprint
 from iclmem.book.table_parameters import TableFitError, fitting_query_sizes, notebook_tables
 from iclmem.cli import main
+from iclmem.probe.settings import ProbeSettings
 
 pytestmark = pytest.mark.slow  # the whole file is slow (a module or session fixture builds a book)
 
@@ -330,5 +331,7 @@ def test_a_regression_table_with_its_target_stored_as_text_goes_through_the_engi
         fitting_query_sizes(tables, [20, 30])
     specs = expand_grid(list(tables), [0.01], fitting_query_sizes(tables, [30]), ["none"], 2, 0, 32)
     runs = run_grid(specs, progress=False, tables=tables)
-    summary, _ = probe_grid(specs, runs, epochs=[0, 2], max_queries=6, n_boot=5, progress=False, tables=tables)
+    summary, _ = probe_grid(
+        specs, runs, None, ProbeSettings(max_queries=6, epochs=(0, 2), n_boot=5), progress=False, tables=tables
+    )
     assert summary.epoch.tolist() == [0, 2] and set(summary.dataset) == {"prices"} and summary.outcome.notna().all()

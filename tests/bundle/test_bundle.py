@@ -23,6 +23,7 @@ from iclmem.bundle.layout import ITEMS, MANIFEST
 from iclmem.bundle.recheck import check_bundle, detection_probability, sample_draws
 from iclmem.cli import main
 from iclmem.ltm import ReferenceLTM
+from iclmem.probe.settings import ProbeSettings
 from iclmem.store.imports import PACKAGE_ROOT
 from iclmem.store.keys import code_version
 from iclmem.sweep import collect_sweep, run_sweep
@@ -107,7 +108,7 @@ def test_an_accepted_bundle_serves_runs_scores_and_summaries_computing_nothing(
     runs = run_grid(specs, reference, in_use["results"], progress=False, tables=tables, workers=1)
     assert all(r.path.is_relative_to(in_use["bundle"].root) for r in runs)
     summary, scores = probe_grid(
-        specs, runs, reference, n_candidates=10, max_queries=4, seed=0, n_boot=10, results_dir=in_use["results"],
+        specs, runs, reference, ProbeSettings(max_queries=4, n_boot=10), results_dir=in_use["results"],
         progress=False, tables=tables, workers=1,
     )  # fmt: skip
     assert len(summary) == 2 * 3 and all(len(s) for s in scores.values())
@@ -116,7 +117,7 @@ def test_an_accepted_bundle_serves_runs_scores_and_summaries_computing_nothing(
     [joint_spec] = [s for s in grid.specs if s.regime == "multi_task_fixed"]
     joint = run_spec(joint_spec, reference, in_use["results"], tables=tables)  # App. D's joint run, both views
     assert joint.path.is_relative_to(in_use["bundle"].root)
-    views = probe_views(joint, tables, [0, 1, 2], reference, 10, None, 0, 4, 10, in_use["results"])
+    views = probe_views(joint, tables, reference, ProbeSettings(10, 4, (0, 1, 2), 0, 10), in_use["results"])
     assert [len(summary) for _, summary, _ in views] == [3, 3]
     swept = collect_sweep(grid, results_dir=in_use["results"], reference=reference)
     assert swept.from_store == 3 and [s["status"] for s in swept.summaries] == ["ok"] * 3

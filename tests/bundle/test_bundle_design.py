@@ -21,6 +21,7 @@ from iclmem.bundle.scores import decode_witness
 from iclmem.ltm import ReferenceLTM
 from iclmem.probe.effects import group_ranks, manipulation_aucs
 from iclmem.probe.null import run_null
+from iclmem.probe.settings import ProbeSettings
 from iclmem.training.grid import probe_grid, run_grid
 
 pytestmark = pytest.mark.slow
@@ -65,7 +66,7 @@ def _from_store(design: dict, reference: ReferenceLTM) -> tuple:
         mp.setenv("ICLMEM_BUNDLE", "off")
         runs = run_grid(specs, reference, store, progress=False, tables=tables, workers=1)
         summary, scores = probe_grid(
-            specs, runs, reference, n_candidates=10, max_queries=4, seed=0, n_boot=10, results_dir=store,
+            specs, runs, reference, ProbeSettings(max_queries=4, n_boot=10), results_dir=store,
             progress=False, tables=tables, workers=1,
         )  # fmt: skip
     return runs, summary, scores

@@ -31,6 +31,7 @@ from iclmem.data import DataError, Dataset, SplitManifest, deduplicate, load_dat
 from iclmem.data.dedup import feature_groups
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe import ProbeError, probe_run
+from iclmem.probe.settings import ProbeSettings
 from iclmem.training.finetune import FinetuneConfig, FinetuneError, finetune
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
@@ -345,15 +346,8 @@ def test_generated_tables_finetune_and_probe_or_name_the_problem(
             manifest = split_manifest(dd, query_size, results_dir=results, **opened)
             run = finetune(manifest, dd, config, reference, results, progress=False)
             manips = ["baseline", "shuffle_first", "skew_true_3"]
-            scores = probe_run(
-                run,
-                dd,
-                reference=reference,
-                n_candidates=n_candidates,
-                manipulations=manips,
-                max_queries=3,
-                progress=False,
-            )
+            settings = ProbeSettings(n_candidates=n_candidates, max_queries=3, manipulations=tuple(manips))
+            scores = probe_run(run, dd, reference, settings, progress=False)
         except USER_ERRORS as exc:
             event(f"finetune: {type(exc).__name__} {str(exc)[:40]}")
             assert_user_error(exc, [dd.name, "query_size", "context_size", "n_candidates"])

@@ -15,6 +15,7 @@ import iclmem.training.loop as training
 from iclmem.data import deduplicate, load_dataset, split_manifest
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe import probe_run, summarize_run
+from iclmem.probe.settings import ProbeSettings
 from iclmem.training.finetune import FinetuneConfig
 from iclmem.training.grid import RunSpec, expand_grid
 from iclmem.training.regimes import RegimeError, check_regime, matched_member_sample, train_joint, training_pool
@@ -118,9 +119,8 @@ def test_views_are_probed_like_single_task_runs(joint_setup, reference):
     keys = set()
     for table in tables:
         view = run.view(table.name)
-        scores = probe_run(
-            view, table, [0, 3], reference, manipulations=MANIPS, max_queries=4, results_dir=tmp, progress=False
-        )
+        settings = ProbeSettings(max_queries=4, epochs=(0, 3), manipulations=MANIPS)
+        scores = probe_run(view, table, reference, settings, results_dir=tmp, progress=False)
         assert set(scores[scores.is_member].query_id) <= set(run.members_logged[table.name].tolist())
         assert not set(scores[~scores.is_member].query_id) & set(run.members_logged[table.name].tolist())
         summary = summarize_run(scores, view, n_boot=10)

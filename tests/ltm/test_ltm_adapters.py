@@ -19,6 +19,7 @@ from iclmem.data import deduplicate, load_dataset, split_manifest
 from iclmem.ltm import ICLTask, LTMInputError
 from iclmem.probe import probe_run, summarize_run
 from iclmem.probe.manipulations import resolve_manipulations
+from iclmem.probe.settings import ProbeSettings
 from iclmem.training.finetune import FinetuneConfig, finetune
 from iclmem.training.loop import read_log
 
@@ -362,7 +363,7 @@ def test_probing_with_all_48_manipulations_and_calibration_end_to_end(tmp_path, 
         tmp_path,
         progress=False,
     )
-    scores = probe_run(run, table, reference=model, max_queries=3, progress=False)
+    scores = probe_run(run, table, model, ProbeSettings(max_queries=3), progress=False)
     assert scores.manipulation.nunique() == len(resolve_manipulations(None)) == 48
     assert len(scores) == 3 * 6 * 48 and scores[["loss", "entropy", "confidence"]].notna().all().all()
     by = {e: g.sort_values(["query_id", "manipulation"]).loss.to_numpy() for e, g in scores.groupby("epoch")}
@@ -482,7 +483,7 @@ def test_regression_fine_tuning_and_probing_end_to_end(tmp_path, ckpt, kind):
         progress=False,
     )
     assert run.curve.train_loss.iloc[-1] < run.curve.train_loss.iloc[0] - 0.05
-    scores = probe_run(run, table, reference=model, n_candidates=6, max_queries=2, progress=False)
+    scores = probe_run(run, table, model, ProbeSettings(n_candidates=6, max_queries=2), progress=False)
     assert scores.manipulation.nunique() == 48
     assert (scores.loss >= 0).all() and scores.confidence.between(0, 1).all() and np.isfinite(scores.entropy).all()
 
@@ -690,7 +691,7 @@ def test_auditing_a_controlled_runs_checkpoint_reproduces_the_chain(tmp_path, ck
         progress=False,
     )
     chain = summarize_run(
-        probe_run(run, table, epochs=[2], reference=model, max_queries=5, progress=False), run, n_boot=20
+        probe_run(run, table, model, ProbeSettings(max_queries=5, epochs=(2,)), progress=False), run, n_boot=20
     )
     chain = chain.set_index("epoch").loc[2]
     external, _ = audit_fine_tuned(

@@ -20,6 +20,7 @@ SCRIPT = textwrap.dedent("""
     import iclmem.probe.run as probe_run_module
     from iclmem.training.finetune import FinetuneConfig, finetune, probe_epochs_up_to
     from iclmem.probe import probe_run
+    from iclmem.probe.settings import ProbeSettings
 
     run = finetune(manifest, table, FinetuneConfig(1e-2, epochs=5, context_size=20, probe_epochs=probe_epochs_up_to(5)),
                    reference, results, progress=False)
@@ -45,8 +46,8 @@ SCRIPT = textwrap.dedent("""
         return score(self, *args, **kwargs)
     probe_run_module.ScoringBatches.score = counted
 
-    scores = probe_run(run, table, reference=reference, manipulations=["baseline", "skew_true_2", "distractor_1"],
-                       progress=False)
+    settings = ProbeSettings(manipulations=("baseline", "skew_true_2", "distractor_1"))
+    scores = probe_run(run, table, reference, settings, progress=False)
     scores.to_parquet(f"{results}/all_scores.parquet")
     note(done=True, scored=scored)
 """)

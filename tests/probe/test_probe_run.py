@@ -12,6 +12,7 @@ from iclmem.data import deduplicate, load_dataset, split_manifest
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe import ProbeError, probe_run, probe_scores, run_queries, summarize_run
 from iclmem.probe.run import reference_owner
+from iclmem.probe.settings import ProbeSettings
 from iclmem.stats.outcomes import Outcome
 from iclmem.training.finetune import FinetuneConfig, finetune, prepare_run_data
 
@@ -62,7 +63,7 @@ def cls_run(tmp_path_factory, reference):
 
 def test_probe_run_scores_every_query_and_epoch_and_caches(cls_run, reference, monkeypatch):
     table, run, tmp = cls_run
-    scores = probe_run(run, table, reference=reference, manipulations=MANIPS, progress=False)
+    scores = probe_run(run, table, reference, ProbeSettings(manipulations=MANIPS), progress=False)
     n_q = len(run.manifest.members) + len(run.manifest.non_members)
     assert set(map(tuple, scores[["model", "epoch"]].drop_duplicates().to_numpy().tolist())) == {
         ("ref", -1),
@@ -96,7 +97,7 @@ def test_probe_run_scores_every_query_and_epoch_and_caches(cls_run, reference, m
     monkeypatch.setattr(
         probe_run_module, "prepare_run_data", lambda *a, **k: pytest.fail("built contexts nobody scores")
     )
-    again = probe_run(run, table, reference=reference, manipulations=MANIPS, progress=False)
+    again = probe_run(run, table, reference, ProbeSettings(manipulations=MANIPS), progress=False)
     pd.testing.assert_frame_equal(again, scores)
 
 
@@ -117,7 +118,7 @@ def test_runs_of_one_reference_score_set_share_their_contexts(cls_run, reference
     original = probe_run_module.build_probe_tasks
     monkeypatch.setattr(probe_run_module, "build_probe_tasks", lambda *a, **k: built.append(1) or original(*a, **k))
     probe_run_module._SUITES.clear()
-    kwargs = {"reference": reference, "manipulations": MANIPS, "progress": False}
+    kwargs = {"reference": reference, "settings": ProbeSettings(manipulations=MANIPS), "progress": False}
     probe_run(run, table, results_dir=tmp_path / "shared", **kwargs)
     shared = probe_run(other, table, results_dir=tmp_path / "shared", **kwargs)
     assert len(built) == 1
@@ -129,7 +130,7 @@ def test_runs_of_one_reference_score_set_share_their_contexts(cls_run, reference
 
 def test_summarize_run_one_row_per_epoch_with_outcome(cls_run, reference):
     table, run, _ = cls_run
-    scores = probe_run(run, table, reference=reference, manipulations=MANIPS, progress=False)
+    scores = probe_run(run, table, reference, ProbeSettings(manipulations=MANIPS), progress=False)
     summary = summarize_run(scores, run, n_boot=50)
     assert summary.epoch.tolist() == [0, 3]
     first = summary.iloc[0]
@@ -162,9 +163,8 @@ def test_regression_run_and_max_queries(tmp_path, reference):
         tmp_path,
         progress=False,
     )
-    scores = probe_run(
-        run, table, epochs=[1], reference=reference, n_candidates=6, manipulations=MANIPS, max_queries=5, progress=False
-    )
+    settings = ProbeSettings(n_candidates=6, max_queries=5, epochs=(1,), manipulations=MANIPS)
+    scores = probe_run(run, table, reference, settings, progress=False)
     assert scores.groupby("model").query_id.nunique().to_dict() == {"ref": 10, "theta": 10}
     assert (scores.loss >= 0).all() and scores.confidence.between(0, 1).all()
     summary = summarize_run(scores, run, n_boot=20)
@@ -176,12 +176,18 @@ def test_bad_arguments(cls_run, reference):
     from iclmem.training.grid import RunSpec, probe_grid
 
     with pytest.raises(ProbeError, match=r"epochs \[7\] were kept by none of the runs \(kept: \[0, 3\]\)"):
-        probe_grid([RunSpec("tiny", 3e-2, 16, "none", 3, 0, 30)], [run], reference, epochs=[0, 7], progress=False)
+        probe_grid(
+            [RunSpec("tiny", 3e-2, 16, "none", 3, 0, 30)],
+            [run],
+            reference,
+            ProbeSettings(epochs=(0, 7)),
+            progress=False,
+        )
     with pytest.raises(ProbeError, match="not kept"):
-        probe_run(run, table, epochs=[7], reference=reference, manipulations=MANIPS, progress=False)
+        probe_run(run, table, reference, ProbeSettings(epochs=(7,), manipulations=MANIPS), progress=False)
     other = ReferenceLTM(reference.network, checkpoint_sha256="another-model")
     with pytest.raises(ProbeError, match="same M_ref"):
-        probe_run(run, table, reference=other, manipulations=MANIPS, progress=False)
+        probe_run(run, table, other, ProbeSettings(manipulations=MANIPS), progress=False)
     with pytest.raises(ProbeError, match="M_ref rows"):
         summarize_run(pd.DataFrame({"model": ["theta"], "epoch": [1]}))
 
@@ -210,7 +216,9 @@ def test_positive_control_memorizes_and_the_probe_verdict_is_computed(tmp_path):
     premise = vanilla_attack(run, table, 250, reference)
     assert premise["lo"] > 0.6, premise  # memorized: members' vanilla loss fell far more than non-members'
     assert vanilla_attack(run, table, 0, reference)["auc"] == 0.5  # M_theta = M_ref at epoch 0
-    summary = summarize_run(probe_run(run, table, reference=reference, max_queries=50, progress=False), run, n_boot=200)
+    summary = summarize_run(
+        probe_run(run, table, reference, ProbeSettings(max_queries=50), progress=False), run, n_boot=200
+    )
     verdict = positive_control(summary, 250)
     last = summary.set_index("epoch").loc[250]
     assert verdict["auc"] == last.auc_loss and verdict["passed"] == (last.auc_loss_lo > 0.5)

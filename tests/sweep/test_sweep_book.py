@@ -14,6 +14,7 @@ import iclmem.training.loop
 from iclmem.book.table_parameters import notebook_tables
 from iclmem.cli import main
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
+from iclmem.probe.settings import ProbeSettings
 from iclmem.sweep import SweepError, collect_sweep, load_grid, run_sweep
 from iclmem.sweep.book_values import GRID_CHAPTERS, grid_book_values
 from iclmem.training.grid import expand_grid, probe_grid, run_grid
@@ -76,10 +77,8 @@ def test_notebooks_02_to_05_read_a_sweep_store_without_recomputing(tmp_path, mon
         v["context_size"],
     )  # fmt: skip
     runs = run_grid(specs, reference, tables=tables, progress=False, workers=1)
-    summary, _ = probe_grid(
-        specs, runs, reference, v["probe_epochs"], v["n_candidates"], v["max_queries"], v["seed"], v["n_boot"],
-        progress=False, tables=tables, workers=1,
-    )  # fmt: skip
+    probe = ProbeSettings(v["n_candidates"], v["max_queries"], v["probe_epochs"], v["seed"], v["n_boot"])
+    summary, _ = probe_grid(specs, runs, reference, probe, progress=False, tables=tables, workers=1)
     # notebook 05: the grid file, read from the store
     again = collect_sweep(load_grid(v["grid_file"]), reference=reference)
     assert _files(store) == before  # nothing written: no manifest, run or score was made again

@@ -9,6 +9,7 @@ import torch
 
 from iclmem.data import deduplicate, load_dataset
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
+from iclmem.probe.settings import ProbeSettings
 from iclmem.runtime import workers as workers_module
 from iclmem.runtime.workers import WORKERS_ENV, worker_count
 from iclmem.training.grid import expand_grid, probe_grid, run_grid
@@ -46,9 +47,7 @@ def _probed(specs, runs, reference, tables, store, workers):
         specs,
         runs,
         reference,
-        [0, 2],
-        max_queries=4,
-        n_boot=5,
+        ProbeSettings(max_queries=4, epochs=(0, 2), n_boot=5),
         results_dir=store,
         progress=False,
         tables=tables,

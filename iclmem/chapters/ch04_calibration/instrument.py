@@ -292,17 +292,8 @@ def run_sensitivity(
         spec.dataset, spec.learning_rates, epochs, spec.query_size, spec.context_size, seed, spec.label_condition
     )
     runs = run_grid(specs, reference, tables={spec.dataset: table})
-    summary, scores = probe_grid(
-        specs,
-        runs,
-        reference,
-        list(epochs),
-        probe.n_candidates,
-        probe.max_queries,
-        seed,
-        n_boot,
-        tables={spec.dataset: table},
-    )
+    settings = ProbeSettings(probe.n_candidates, probe.max_queries, tuple(epochs), seed, n_boot)
+    summary, scores = probe_grid(specs, runs, reference, settings, tables={spec.dataset: table})
     vanilla: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     curve = sensitivity_table(specs, runs, summary, table, reference, epochs, n_boot, seed, vanilla)
     bounds: dict[str, np.ndarray] = {}

@@ -27,6 +27,7 @@ import pandas as pd
 
 from iclmem.chapters.ch04_calibration.instrument import auc_interval, context_scores
 from iclmem.data import Dataset
+from iclmem.probe.settings import ProbeSettings
 from iclmem.training.grid import RunSpec, probe_grid, run_grid, table_of
 
 
@@ -145,11 +146,7 @@ def factor_table(
             [case.spec],
             [run],
             reference,
-            [case.epoch],
-            case.n_candidates,
-            max_queries,
-            seed,
-            n_boot,
+            ProbeSettings(case.n_candidates, max_queries, (case.epoch,), seed, n_boot),
             progress=False,
             tables={case.spec.dataset: table},
         )

@@ -25,6 +25,7 @@ import pandas as pd
 
 from iclmem.chapters.ch04_calibration.instrument import auc_interval, category_aucs, context_scores
 from iclmem.data import Dataset
+from iclmem.probe.settings import ProbeSettings
 from iclmem.training.grid import RunSpec, probe_grid, run_grid, table_of
 
 
@@ -48,11 +49,7 @@ def strong_signal(
             [s],
             [run],
             reference,
-            [epoch],
-            n_candidates,
-            max_queries,
-            s.seed,
-            n_boot,
+            ProbeSettings(n_candidates, max_queries, (epoch,), s.seed, n_boot),
             progress=False,
             tables={s.dataset: table},
         )

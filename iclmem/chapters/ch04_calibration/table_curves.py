@@ -136,11 +136,7 @@ def run_table_curves(
                 specs,
                 part,
                 reference,
-                list(setting.epochs),
-                n_candidates,
-                max_queries,
-                seed,
-                n_boot,
+                ProbeSettings(n_candidates, max_queries, tuple(setting.epochs), seed, n_boot),
                 progress=progress,
                 tables={setting.dataset: table},
             )

@@ -7,6 +7,7 @@ under permuted membership (:func:`regime_null`), for :func:`iclmem.chapters.ch05
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import pandas as pd
 
@@ -58,20 +59,8 @@ def regime_scores(
         run = run_spec(spec, ref, results_dir, False, carte_dir, used, load_only=True)
         if run is None:
             continue
-        epochs = probe.epochs_for(run.config.probe_epochs)
-        manipulations = list(probe.manipulations) if probe.manipulations else None
-        for view, _, frame in probe_views(
-            run,
-            used,
-            epochs,
-            ref,
-            probe.n_candidates,
-            manipulations,
-            probe.seed,
-            probe.max_queries,
-            probe.n_boot,
-            results_dir,
-        ):
+        settings = replace(probe, manipulations=probe.manipulations or None)  # a grid file's [] means all 48
+        for view, _, frame in probe_views(run, used, ref, settings, results_dir):
             if view.key in wanted:
                 scores[view.key] = frame
     missing = sorted(wanted - set(scores))

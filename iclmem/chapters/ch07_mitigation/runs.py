@@ -31,6 +31,7 @@ from iclmem.chapters.ch04_calibration.instrument_cells import CONTROL_CONDITION
 from iclmem.chapters.ch07_mitigation.thresholds import M1_EPSILON
 from iclmem.chapters.ch07_mitigation.utility import held_out_utility, public_task
 from iclmem.data import Dataset, prepared_table, split_manifest
+from iclmem.probe.settings import ProbeSettings
 from iclmem.stats.intervals import paired_bootstrap
 from iclmem.stats.outcomes import DEFAULT_READING, reclassify
 from iclmem.training.finetune import FinetuneConfig, finetune
@@ -166,9 +167,8 @@ def run_mitigation(spec: MitigationSpec, reference, label_condition: str = CONTR
         finetune(manifest, table, dp_config(base, e, c, spec.delta, clip), reference, progress=True) for e, clip in grid
     ]
     epochs, n_boot, seed = spec.epochs, spec.n_boot, spec.seed
-    summary, _ = probe_grid(
-        [base] * len(runs), runs, reference, [epochs], spec.n_candidates, spec.max_queries, seed, n_boot, progress=True
-    )
+    settings = ProbeSettings(spec.n_candidates, spec.max_queries, (epochs,), seed, n_boot)
+    summary, _ = probe_grid([base] * len(runs), runs, reference, settings, progress=True)
     summary = reclassify(summary, spec.outcome_rule)
     rows, correct, ref_correct, scores = [], {}, None, {}
     for (eps, clip), run in zip(grid, runs, strict=True):

@@ -22,6 +22,7 @@ from iclmem.chapters.ch_a3_bad_inputs.kit import (
 )
 from iclmem.ltm import CheckpointError, LTMInputError, load_checkpoint
 from iclmem.probe import ProbeError, get_manipulation, probe_run, resolve_manipulations
+from iclmem.probe.settings import ProbeSettings
 from iclmem.runtime.device import DeviceError
 from iclmem.training.finetune import FinetuneError, finetune
 from iclmem.training.grid import RunSpec, expand_grid, probe_grid, run_spec
@@ -55,7 +56,8 @@ def joint(folder: Path, regime: str, tables: int = 1, label_condition: str = "no
 
 def probe_grid_case(folder: Path) -> object:
     table, run, reference = tiny_run(folder)
-    return probe_grid([RunSpec(run.manifest.dataset, 1e-3, 10, epochs=1)], [run], reference, epochs=[5], progress=False)
+    spec = RunSpec(run.manifest.dataset, 1e-3, 10, epochs=1)
+    return probe_grid([spec], [run], reference, ProbeSettings(epochs=(5,)), progress=False)
 
 
 def probe_other_reference(folder: Path) -> object:
@@ -65,7 +67,7 @@ def probe_other_reference(folder: Path) -> object:
 
 def probe_no_manipulations(folder: Path) -> object:
     table, run, reference = tiny_run(folder)
-    return probe_run(run, table, reference=reference, manipulations=[], progress=False)
+    return probe_run(run, table, reference, ProbeSettings(manipulations=()), progress=False)
 
 
 def predict(task) -> object:
@@ -83,7 +85,7 @@ def tune_frame(folder: Path, frame, task: str = "classification", query_size: in
 
 def probe_few_values(folder: Path) -> object:
     table, run = tune_frame(folder, tiny_frame().assign(y=lambda f: (f.index % 5) * 1.5), "regression", 21)
-    return probe_run(run, table, reference=tiny_reference(), n_candidates=10, progress=False)
+    return probe_run(run, table, tiny_reference(), ProbeSettings(n_candidates=10), progress=False)
 
 
 def card(folder: Path) -> object:
@@ -189,7 +191,7 @@ MODEL_CASES: list[BadInput] = [
         "epochs-not-kept-probe-run",
         "Probed a 1-epoch run directly at epoch 5.",
         "iclmem.probe.probe_run",
-        lambda d: (lambda t, r, ref: probe_run(r, t, [5], ref, progress=False))(*tiny_run(d)),
+        lambda d: (lambda t, r, ref: probe_run(r, t, ref, ProbeSettings(epochs=(5,)), progress=False))(*tiny_run(d)),
         ProbeError,
         r"epochs \[5\] were not kept by the run; kept: \[0, 1\]",
         r"Probe those epochs, or fine-tune with more epochs",

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from iclmem.chapters.ch_a3_bad_inputs.kit import tiny_config, tiny_manifest, tiny_reference, tiny_table
+from iclmem.probe.settings import ProbeSettings
 
 #: The seed of the byte a case damages.
 DAMAGE_SEED = 0
@@ -93,9 +94,8 @@ def _damaged_scores(folder: Path) -> StoreAnswer:
         return probe_run(
             run,
             table,
-            reference=tiny_reference(),
-            manipulations=["baseline"],
-            max_queries=4,
+            tiny_reference(),
+            ProbeSettings(max_queries=4, manipulations=("baseline",)),
             results_dir=folder / "results",
             progress=False,
         )

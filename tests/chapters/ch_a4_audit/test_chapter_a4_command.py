@@ -13,6 +13,7 @@ from iclmem.chapters.ch_a4_audit import command_table, command_texts, report_fra
 from iclmem.data import deduplicate, load_dataset, split_manifest
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe import probe_run, summarize_run
+from iclmem.probe.settings import ProbeSettings
 from iclmem.training.finetune import FinetuneConfig, finetune
 
 torch.set_num_threads(1)
@@ -31,7 +32,14 @@ def test_the_command_on_a_runs_checkpoint_reports_and_glues(tmp_path):
     manifest = split_manifest(table, 12, 0, results_dir=tmp_path / "results")
     config = FinetuneConfig(1e-2, epochs=2, probe_epochs=(0, 2), context_size=16)
     run = finetune(manifest, table, config, reference, tmp_path / "results", progress=False)
-    scores = probe_run(run, table, [2], reference, max_queries=12, results_dir=tmp_path / "results", progress=False)
+    scores = probe_run(
+        run,
+        table,
+        reference,
+        ProbeSettings(max_queries=12, epochs=(2,)),
+        results_dir=tmp_path / "results",
+        progress=False,
+    )
     summary = summarize_run(scores, run, n_boot=20).assign(run_key=run.key)  # the chain's attack (notebooks 03-04)
     command = run_audit_command(
         run, reference, table, f"reference:{base}", max_queries=12, n_boot=20, n_permutations=20
