@@ -94,7 +94,9 @@ tables = notebook_tables(datasets, data_path, target, task, carte_dir, missing_t
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes, reference.max_classes)  # before any compute
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
-probe = ProbeSettings(n_candidates, max_queries, probe_epochs, seed, n_boot)  # how every run is probed (Sec. 4.2)
+probe = ProbeSettings(
+    n_candidates=n_candidates, max_queries=max_queries, epochs=probe_epochs, seed=seed, n_boot=n_boot
+)  # how every run is probed (Sec. 4.2)
 summary, scores = probe_grid(specs, runs, reference, probe, tables=tables)
 summary = reclassify(summary, outcome_rule)  # one reading of Tab. 3 in every chapter (notebook 04 explains it)
 Markdown(run_banner(tables, data_path, target, task))

@@ -119,7 +119,7 @@ tables = notebook_tables(datasets, data_path, target, task, carte_dir, missing_t
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes, reference.max_classes)  # before any compute
 specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
-probe_settings = ProbeSettings(n_candidates, max_queries, seed=seed, n_boot=n_boot)  # the grid's, and the chapter's own runs below
+probe_settings = ProbeSettings(n_candidates=n_candidates, max_queries=max_queries, seed=seed, n_boot=n_boot)  # the grid's, and the chapter's own runs below
 summary, scores = probe_grid(specs, runs, reference, replace(probe_settings, epochs=probe_epochs), tables=tables)
 # every table and claim below: outcomes under the chosen reading; the membership null from the cached scores (no model runs)
 summary, membership_null = outcomes_with_null(summary, scores, outcome_rule, n_permutations, seed, n_boot)

@@ -75,7 +75,8 @@ tables = notebook_tables(datasets, data_path, target, task, missing_target=missi
 sizes = fitting_query_sizes(tables, query_sizes)
 specs = expand_grid(list(tables), learning_rates, sizes, ["none"], epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
-summary, scores = probe_grid(specs, runs, reference, ProbeSettings(10, max_queries, probe_epochs, seed, n_boot), tables=tables)
+settings = ProbeSettings(max_queries=max_queries, epochs=probe_epochs, seed=seed, n_boot=n_boot)
+summary, scores = probe_grid(specs, runs, reference, settings, tables=tables)
 glue_text("n_manipulations", len(MANIPULATIONS))  # the suite every query is probed under
 Markdown(run_banner(tables, data_path, target, task) + f" Model: `{model}`.")
 

@@ -3,6 +3,7 @@ own runs (issue 54 item 4: one declaration, not one per caller).
 
 Its fields, in this order, are part of every sweep task's key (:func:`iclmem.sweep.tasks.spec_input_key` hashes
 ``asdict`` of it): a new field or another order moves every key, so add a field only with a default at the end.
+Its fields are keyword-only: a call names what it sets, so ``ProbeSettings(10, 50)`` cannot mean another field.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProbeSettings:
     """``n_candidates`` labels per query; at most ``max_queries`` probed queries per pool (None: every query); the
     probed ``epochs`` (None: every epoch the run kept, the paper's probing epochs up to its last); the probe's

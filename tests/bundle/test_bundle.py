@@ -117,7 +117,9 @@ def test_an_accepted_bundle_serves_runs_scores_and_summaries_computing_nothing(
     [joint_spec] = [s for s in grid.specs if s.regime == "multi_task_fixed"]
     joint = run_spec(joint_spec, reference, in_use["results"], tables=tables)  # App. D's joint run, both views
     assert joint.path.is_relative_to(in_use["bundle"].root)
-    views = probe_views(joint, tables, reference, ProbeSettings(10, 4, (0, 1, 2), 0, 10), in_use["results"])
+    views = probe_views(
+        joint, tables, reference, ProbeSettings(max_queries=4, epochs=(0, 1, 2), n_boot=10), in_use["results"]
+    )
     assert [len(summary) for _, summary, _ in views] == [3, 3]
     swept = collect_sweep(grid, results_dir=in_use["results"], reference=reference)
     assert swept.from_store == 3 and [s["status"] for s in swept.summaries] == ["ok"] * 3

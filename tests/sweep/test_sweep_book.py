@@ -77,7 +77,13 @@ def test_notebooks_02_to_05_read_a_sweep_store_without_recomputing(tmp_path, mon
         v["context_size"],
     )  # fmt: skip
     runs = run_grid(specs, reference, tables=tables, progress=False, workers=1)
-    probe = ProbeSettings(v["n_candidates"], v["max_queries"], v["probe_epochs"], v["seed"], v["n_boot"])
+    probe = ProbeSettings(
+        n_candidates=v["n_candidates"],
+        max_queries=v["max_queries"],
+        epochs=v["probe_epochs"],
+        seed=v["seed"],
+        n_boot=v["n_boot"],
+    )
     summary, _ = probe_grid(specs, runs, reference, probe, progress=False, tables=tables, workers=1)
     # notebook 05: the grid file, read from the store
     again = collect_sweep(load_grid(v["grid_file"]), reference=reference)

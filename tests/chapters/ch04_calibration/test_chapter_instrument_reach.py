@@ -160,7 +160,9 @@ def test_the_member_only_control_rescoring_changes_only_the_non_members(tmp_path
 
     table = _tables(tmp_path)["cls"]
     run = _m_run(tmp_path, reference, table)
-    scores = probe_run(run, table, reference, ProbeSettings(4, 6, (1, 2)), progress=False)
+    scores = probe_run(
+        run, table, reference, ProbeSettings(n_candidates=4, max_queries=6, epochs=(1, 2)), progress=False
+    )
     control = control_scores(run, table, scores, [1, 2], reference, 4, 0, 6)
     assert len(control) == len(scores)
     key = ["model", "epoch", "query_id", "manipulation"]
@@ -191,7 +193,9 @@ def test_the_control_scores_m_ref_once_per_set_of_runs_and_equal_scoring_each_mo
     ]
     scored = []
     for run in runs:
-        scores = probe_run(run, table, reference, ProbeSettings(4, 6, (1, 2)), progress=False)
+        scores = probe_run(
+            run, table, reference, ProbeSettings(n_candidates=4, max_queries=6, epochs=(1, 2)), progress=False
+        )
         before = set((tmp_path / "probe").iterdir())
         scored.append(control_scores(run, table, scores, [1, 2], reference, 4, 0, 6))
         scored[-1].attrs["new"] = len(set((tmp_path / "probe").iterdir()) - before)
@@ -214,7 +218,12 @@ def test_p3_on_a_tiny_grid_and_its_rule(tmp_path, reference, monkeypatch):
     specs = [RunSpec("cls", 1e-2, 20, "members", 2, 0, 24)]
     runs = run_grid(specs, reference, tables=tables, progress=False)
     summary, scores = probe_grid(
-        specs, runs, reference, ProbeSettings(4, 6, (1, 2), 0, 20), progress=False, tables=tables
+        specs,
+        runs,
+        reference,
+        ProbeSettings(n_candidates=4, max_queries=6, epochs=(1, 2), n_boot=20),
+        progress=False,
+        tables=tables,
     )
     table, control, controlled = member_only_control(
         summary,
