@@ -14,6 +14,7 @@ from iclmem.chapters.ch_a5_bundle.pages import (
     drift_table,
     landing_table,
     plot_landings,
+    precision_table,
     registered_designs,
     size_projection,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "drift_table",
     "landing_table",
     "plot_landings",
+    "precision_table",
     "registered_designs",
     "size_projection",
 ]

@@ -236,6 +236,32 @@ def drift_table(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _null_bytes(row: dict) -> int:
+    """The shipped nulls' bytes, or their projection at a narrower float."""
+    return row["bytes"] if row["dtype"].startswith("float64") else row["projected_bytes"]
+
+
+def precision_table(path: str | Path) -> pd.DataFrame:
+    """``benchmarks/bundle_precision.py``'s result (issue 55 item 1): per float width of the nulls' float64 columns,
+    how many of chapters 02-05's design claims change verdict or record, the largest null-rate change, and the
+    nulls' size at that width (projected from a re-encoded sample; empty if absent)."""
+    path = Path(path)
+    if not path.is_file():
+        return pd.DataFrame()
+    rows = json.loads(path.read_text())["rows"]
+    return pd.DataFrame(
+        {
+            "nulls' float columns": r["dtype"],
+            "claims read": r["claims"],
+            "verdicts moved": len(r["verdicts_moved"]),
+            "records changed": ", ".join(r["records_changed"]) or "none",
+            "largest null-rate change": f"{100 * r['max_null_rate_change']:.1f} points",
+            "nulls on disk (MB)": round(_null_bytes(r) / 1e6, 1),
+        }
+        for r in rows
+    )
+
+
 def bundle_texts(views: list[BundleView]) -> dict[str, str]:
     """The values the page's prose states, to glue."""
     chaotic = {"a5-chaotic": recomputable_text()}

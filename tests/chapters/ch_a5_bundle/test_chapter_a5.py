@@ -71,6 +71,32 @@ def test_the_drift_table_reads_the_benchmark_and_is_empty_without_it(tmp_path):
     assert table["scores x tolerance"].tolist() == [0.4] and table["train loss x tolerance"].tolist() == [0.1]
 
 
+def test_the_precision_table_counts_what_moved_and_shows_the_narrow_sizes_projected(tmp_path):
+    import json
+
+    from iclmem.chapters.ch_a5_bundle import precision_table
+
+    assert precision_table(tmp_path / "missing.json").empty
+    same = {"claims": 17, "verdicts_moved": [], "records_changed": [], "max_null_rate_change": 0.0}
+    rows = [
+        {"dtype": "float64 (shipped)", **same, "bytes": 52_000_000, "projected_bytes": 49_000_000},
+        {
+            **same,
+            "dtype": "float16",
+            "verdicts_moved": ["C3"],
+            "records_changed": ["C3", "C13"],
+            "max_null_rate_change": 0.002,
+            "bytes": 52_000_000,
+            "projected_bytes": 23_400_000,
+        },
+    ]
+    (tmp_path / "precision.json").write_text(json.dumps({"rows": rows}))
+    table = precision_table(tmp_path / "precision.json")
+    assert table["verdicts moved"].tolist() == [0, 1] and table["records changed"].tolist() == ["none", "C3, C13"]
+    assert table["nulls on disk (MB)"].tolist() == [52.0, 23.4]  # the shipped bytes, then the projection
+    assert table["largest null-rate change"].tolist() == ["0.0 points", "0.2 points"]
+
+
 def _fake_design(tmp_path) -> BundleView:
     """Two bundled tasks of a grid of 14 (Q = 50 and Q = 512, single-task), items of known sizes."""
     items = {}
