@@ -85,9 +85,23 @@ def measure(table: str, q: int, epochs: tuple[int, int], probe_queries: int) -> 
             if e != max(epochs):
                 continue
             c0 = time.process_time()
-            probe_run(run, data, ref, ProbeSettings(N_CANDIDATES, n, ()), results_dir=store, progress=False)
+            probe_run(
+                run,
+                data,
+                ref,
+                ProbeSettings(n_candidates=N_CANDIDATES, max_queries=n, epochs=()),
+                results_dir=store,
+                progress=False,
+            )
             c1 = time.process_time()
-            scores = probe_run(run, data, ref, ProbeSettings(N_CANDIDATES, n, (1,)), results_dir=store, progress=False)
+            scores = probe_run(
+                run,
+                data,
+                ref,
+                ProbeSettings(n_candidates=N_CANDIDATES, max_queries=n, epochs=(1,)),
+                results_dir=store,
+                progress=False,
+            )
             c2 = time.process_time()
             summary = summarize_run(scores, run, n_boot=N_BOOT, seed=0).assign(run_key=run.key)
             c3 = time.process_time()
@@ -118,7 +132,7 @@ def pilot() -> dict:
     ref, data = load_reference(), DatasetSource(PILOT_TABLE).load()
     with tempfile.TemporaryDirectory() as store:
         run = run_spec(RunSpec(PILOT_TABLE, PILOT_LR, 50, "none", max(PILOT_EPOCHS), 0, CONTEXT), ref, store)
-        settings = ProbeSettings(N_CANDIDATES, 50, tuple(PILOT_EPOCHS))
+        settings = ProbeSettings(n_candidates=N_CANDIDATES, max_queries=50, epochs=tuple(PILOT_EPOCHS))
         scores = probe_run(run, data, ref, settings, results_dir=store, progress=False)
         summary = summarize_run(scores, run, n_boot=N_BOOT, seed=0).assign(run_key=run.key)
         null = null_summaries(summary, {run.key: scores}, N_PERM, 0, N_BOOT, reading="bound", progress=False, workers=1)
@@ -152,7 +166,14 @@ def warm_up(table: str) -> None:
     ref, data = load_reference(), DatasetSource(table).load()
     with tempfile.TemporaryDirectory() as store:
         run = run_spec(RunSpec(table, LR, 50, "none", 1, 0, CONTEXT), ref, store)
-        probe_run(run, data, ref, ProbeSettings(N_CANDIDATES, 2, (1,)), results_dir=store, progress=False)
+        probe_run(
+            run,
+            data,
+            ref,
+            ProbeSettings(n_candidates=N_CANDIDATES, max_queries=2, epochs=(1,)),
+            results_dir=store,
+            progress=False,
+        )
 
 
 UNIT_KEYS = ("step_s", "finetune_fixed_s", "ref_s_per_query", "theta_s_per_query", "summary_s")

@@ -75,11 +75,23 @@ def measure(table: str, q: int, epochs: tuple[int, int], probe_queries: int, gri
                 continue
             n = probe_queries if q == 512 else p.max_queries  # Q = 50: every query, as the grid
             start = time.perf_counter()
-            probe_run(run, data, ref, ProbeSettings(p.n_candidates, n, (), p.seed), results_dir=store, progress=False)
+            probe_run(
+                run,
+                data,
+                ref,
+                ProbeSettings(n_candidates=p.n_candidates, max_queries=n, epochs=(), seed=p.seed),
+                results_dir=store,
+                progress=False,
+            )
             out["ref_s"] = time.perf_counter() - start
             start = time.perf_counter()
             scores = probe_run(
-                run, data, ref, ProbeSettings(p.n_candidates, n, (1,), p.seed), results_dir=store, progress=False
+                run,
+                data,
+                ref,
+                ProbeSettings(n_candidates=p.n_candidates, max_queries=n, epochs=(1,), seed=p.seed),
+                results_dir=store,
+                progress=False,
             )
             out["theta_s"] = time.perf_counter() - start
             out["probed_queries"] = int(scores[scores.model == "ref"].query_id.nunique())
@@ -111,7 +123,14 @@ def warm_up(table: str, grid: Grid) -> None:
     ref, data, spec0 = load_reference(), DatasetSource(table).load(), grid.specs[0]
     with tempfile.TemporaryDirectory() as store:
         run = run_spec(RunSpec(table, 1e-3, 50, "none", 1, spec0.seed, spec0.context_size), ref, store)
-        probe_run(run, data, ref, ProbeSettings(grid.probe.n_candidates, 2, (1,)), results_dir=store, progress=False)
+        probe_run(
+            run,
+            data,
+            ref,
+            ProbeSettings(n_candidates=grid.probe.n_candidates, max_queries=2, epochs=(1,)),
+            results_dir=store,
+            progress=False,
+        )
 
 
 def slice_times(store: Path) -> list[dict]:

@@ -92,7 +92,14 @@ def probe(run: FinetuneRun, data: Dataset, ref: ReferenceLTM, queries: int, scor
     """M_ref's and epoch 1's scores of ``run`` computed afresh (no suite kept, an empty store), kept by path."""
     probe_run_module._SUITES.clear()
     with tempfile.TemporaryDirectory() as fresh:
-        scores = probe_run(run, data, ref, ProbeSettings(10, queries, (1,)), results_dir=fresh, progress=False)
+        scores = probe_run(
+            run,
+            data,
+            ref,
+            ProbeSettings(n_candidates=10, max_queries=queries, epochs=(1,)),
+            results_dir=fresh,
+            progress=False,
+        )
     scored[attention_module.VECTOR_KEYS] = scores
 
 

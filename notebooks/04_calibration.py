@@ -31,10 +31,10 @@
 # We show the calibration's effect (App. A.4), the exhaustive table with the normal (N) and the
 # member-shuffled (M) label condition side by side (Tab. 10/11), the paper's Tab. 3 clause "the
 # signal weakens materially under shuffled labels" as a computed check, the outcome shares
-# (Fig. 5, Fig. 2), two controls whose verdicts are computed, and the claims of the paper this
-# chapter tests, which feed the scorecard. The probe scores come from section 3 (same
-# parameters, read from the results store). $M_{ref}$ is the pretrained checkpoint that `model`
-# names (the shipped reference LTM by default): calibration always uses the pretrained checkpoint
+# (Fig. 5, Fig. 2), and the claims of the paper this chapter tests, which feed the scorecard. Whether the
+# probe can see at all (its controls, the instrument rows P1-P3) is appendix "The instrument". The probe
+# scores come from section 3 (same parameters, read from the results store). $M_{ref}$ is the pretrained
+# checkpoint that `model` names (the shipped reference LTM by default): calibration always uses the pretrained checkpoint
 # of the fine-tuned model's own architecture (appendix "Audit your own model").
 
 # %% tags=["parameters"]
@@ -60,20 +60,6 @@ margin_rule: str = "delta_tpr"  # App. A.4's calibrated margin: delta_tpr | tpr_
 outcome_rule: str = "bound"  # the reading of Tab. 3 the claims use: text | printed | bound (all three are shown)
 n_permutations: int = 1000  # membership permutations of every claim's null (0: no null, no claim can read "reproduced")
 shuffled_condition: str = "members"  # the label condition Tab. 3's shuffled-label check compares with N
-control_dataset: str = "breast_cancer"  # positive control: labels of members and non-members randomized (your own table: it)
-control_query_size: int = 50  # 50 + 50 probed queries: enough for an interval that can exclude chance
-control_context_size: int = 64
-control_epochs: list = [10, 50, 250]  # probing epochs of the sensitivity curve (Tab. 2's: 1, 2, 5, 10, 50, 100, 250, 500)
-control_learning_rates: list = [0.0003, 0.001, 0.003]  # memorization strengths of the sensitivity curve, with the epochs
-control_label_condition: str = "all"  # all: permuted labels in both pools | flip: every label moved to another class
-curve_datasets: list = ["spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices"]  # the curve on every table (and control_dataset; your own table: it)
-curve_learning_rates: list = [0.01, 0.001]  # memorization strengths of the curve on those tables, at Q of control_query_size ...
-curve_epochs: list = [10, 100]  # ... and probing epochs (at context_size: their N runs are runs of the grid)
-curve_conditions: list = ["none", "all"]  # N and All (both pools permuted)
-p1_vanilla_bound: float = 0.7  # the rule of P1: the weakest cell under All whose vanilla-attack lower bound exceeds this
-member_control: bool = True  # P3: score the non-members of M rows on a shuffled label too (one probe pass per M row)
-factor_seen: str = "wine_pl"  # the table where the probe sees: one factor at a time from it and from the control ("": skip; your own table: it)
-strong_seeds: list = [0, 1]  # seeds of the strong signal (the seen cell of factor_seen) read again ([]: skip)
 design: str = "decide"  # the registered design whose results bundle the claims are also read on ("": skip)
 
 # %% tags=["remove-cell"]
@@ -86,13 +72,11 @@ import pandas as pd
 from IPython.display import Markdown
 
 from iclmem.stats.outcomes import MARGIN_RULES, null_margin_rates
-from iclmem.chapters.ch04_calibration import (NEGATIVE_CONTROL_PHRASES, PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1,
-    SensitivitySpec, calibration_claims, calibration_effect, category_aucs, data_characteristics,
-    detect_share_texts, detectable_table, exhaustive_table, fit_printed_reading, instrument_claims, negative_control,
-    share_basis_texts,
-    outcome_null_shares, outcome_shares, outcomes_with_null, plot_data_characteristics, plot_outcome_shares,
-    plot_sensitivity, plot_temporal_evolution, power_plan, power_table, reading_agreement, run_sensitivity,
-    shuffled_contrast, shuffled_label_check, temporal_evolution, weakest_detection)
+from iclmem.chapters.ch04_calibration import (PAPER_CALIBRATION, PAPER_OUTCOME_SHARES, PAPER_TABLE1, calibration_claims,
+    calibration_effect, data_characteristics, detect_share_texts, detectable_table, exhaustive_table,
+    fit_printed_reading, outcome_null_shares, outcome_shares, outcomes_with_null, plot_data_characteristics,
+    plot_outcome_shares, plot_temporal_evolution, power_plan, power_table, reading_agreement, share_basis_texts,
+    shuffled_contrast, shuffled_label_check, temporal_evolution)
 from iclmem.report.glue import claims_table, glue_claims, glue_text
 from iclmem.stats.outcomes import reclassify
 from iclmem.probe.null import permutations
@@ -102,14 +86,9 @@ from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, r
 # %% tags=["hide-input"]
 from dataclasses import replace
 
-from iclmem.training.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of
+from iclmem.training.grid import expand_grid, probe_grid, run_grid
 from iclmem.probe.settings import ProbeSettings
 from iclmem.adapters import load_model
-from iclmem.chapters.ch04_calibration import (binned_table, context_ladder, curve_settings, factor_cases, factor_table,
-    ladder_drop, member_only_control, p1_cells, p3_record, plot_table_curves, pretraining_min_context, recall_cells,
-    recall_sensitivity, rule_p1, run_table_curves, strong_signal, strongest_factor, weakest_per_table, weakest_text,
-    factors_unfit, not_run_note)
-from iclmem.chapters.ch04_calibration import HEALTHY_MAX_RATIO, LADDER_KS
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
@@ -398,254 +377,6 @@ fig = plot_data_characteristics(chars)
 chars
 
 # %% [markdown]
-# ## Controls
-#
-# A control is only worth something if it could fail; each verdict below is computed.
-#
-# **Negative control.** At epoch $0$ $M_\theta$ is $M_{ref}$, so $\Delta S \equiv 0$ and the AUC is 0.5 by
-# construction: that cannot fail and tests nothing. Instead, every fine-tuned configuration also
-# attacks two random halves of its *non-members*, one half posing as members
-# (`iclmem.stats.metrics.null_halves`). No row of either half was trained on, so the interval should
-# cover 0.5; at the 95% level about 5% of the intervals exclude it by chance. The halves are drawn once per
-# non-member set (a dataset at a query size), so all configurations of one set attack the *same*
-# two halves and exclude together: the unit of the test is the set, not the configuration. The
-# control fails when the sets' mean share of excluding intervals (over each set's fine-tuned configurations,
-# label conditions {glue:text}`share_conditions`) is far above the 5% expected (one-sided
-# t-test, $p < 0.01$), which would point at a bias in the scores themselves rather than at
-# memorization. (A binomial count over configurations would treat them as independent.)
-
-# %%
-null = negative_control(summary)
-glue_text("null_excluded", f"{null['excluded']} of {null['n']} ({null['share']:.0%})")
-glue_text("null_verdict", NEGATIVE_CONTROL_PHRASES[null["verdict"]])
-glue_text("null_p", f"{null['p_value']:.3g}")
-pd.Series(null).to_frame("negative control")
-
-# %% [markdown]
-# The negative control **{glue:text}`null_verdict`**: {glue:text}`null_excluded` null intervals
-# exclude 0.5; over the non-member sets, $p$ = {glue:text}`null_p` against the 5% expected by chance.
-#
-# ## The instrument itself: a positive control and the probe's sensitivity
-#
-# A non-detection means something only if the probe can find memorization that is known to be
-# there. We fine-tune the model on {glue:text}`control_setting` and measure, at each learning rate
-# and probing epoch, three attacks with the same calibration against $M_{ref}$ and the same
-# queries: the **vanilla attack** on the training context $C'$ itself,
-# $L(M_\theta, q \mid C') - L(M_{ref}, q \mid C')$, which shows whether the model memorized its
-# members at all; the same attack with **half of $C'$** as the context; and the paper's **probe**,
-# $\mathrm{AUC}(\Delta S)$ with its zero-information contexts and {paper}`48` manipulations. Under label
-# condition `all` members *and* non-members carry permuted labels that no feature predicts, so
-# whatever fine-tuning teaches beyond the members' rows helps both pools alike and only memorization
-# separates them (with `members` alone, members would be asked for shuffled labels and non-members
-# for true ones, and the generalization of fine-tuning would count against the members).
-#
-# ```{note}
-# Under `all` about half of the labels equal the true ones by coincidence, in both pools alike
-# (tested: the kept share is $\sum_c p_c^2$ in each pool), so a kept label gives neither pool an
-# advantage. The alternative `flip` moves *every* label to another class, so no member keeps its true
-# label; but on a binary table a flip is an inversion, a rule the model can learn from the members
-# and apply to every non-member, which lowers the pressure to memorize rather than raising it. The
-# book therefore keeps `all`; `control_label_condition: flip` runs the other control.
-# ```
-
-# %%
-control_spec = SensitivitySpec(control_dataset, control_learning_rates, control_epochs, control_query_size,
-                              control_context_size, control_label_condition, n_permutations)
-sens = run_sensitivity(control_spec, reference, probe_settings, tables)  # on control_dataset, or skipped (sens.skipped)
-weakest = weakest_detection(sens.curve)
-glue_text("weakest", f"the control was not run ({sens.skipped})" if sens.skipped else weakest["text"])
-glue_text("control_setting", f"{control_query_size} members of {control_dataset} (label condition {control_label_condition}), "
-          f"a {control_context_size}-row context")
-fig = None if sens.skipped else plot_sensitivity(sens.curve)
-note = not_run_note({f"the positive control on `{control_dataset}`": sens.skipped})
-Markdown(note) if note else None
-
-# %%
-sens.curve.drop(columns="run_key", errors="ignore")
-
-# %% [markdown]
-# Across the curve, {glue:text}`weakest`. Points on the diagonal would mean the probe reads all
-# the memorization the vanilla attack sees; points on the 0.5 line, none of it. The half-context
-# attack sits between the two contexts: where it stays near the diagonal while the probe falls to
-# 0.5, the model memorized in a form that a context resembling $C'$ reads and the zero-information
-# contexts do not. These variants are diagnostics: the paper's probe stays the book's probe.
-#
-# Which manipulation categories carry whatever signal the probe has, at the strongest setting of
-# the curve (mean AUC of the calibrated per-manipulation loss delta):
-
-# %%
-top = sens.strongest()  # None when the control was not run
-category_aucs(sens.scores[top.run_key], int(top.epoch)) if top is not None else pd.DataFrame()
-
-# %% [markdown]
-# ## Where the probe sees: the curve on every table
-#
-# One table cannot say whether the probe is blind or the control was set where it is blind. We run
-# the same curve on every table the book ships, classification and regression, under N (true labels)
-# and All (both pools permuted, so only memorization separates them): the CARTE tables at
-# `curve_learning_rates` $\times$ `curve_epochs` with the grid's context of `context_size` rows (their N
-# runs are the grid's own runs, read from the store), the control's table at the control's settings
-# (its All runs are the control's). Each point is one (run, probing epoch) at $Q$ =
-# `control_query_size`, the vanilla attack's AUC against the probe's, both with 95% intervals.
-# A book of your own table (`iclmem book --chapters`, `iclmem run` with `data_path`) names it as
-# `control_dataset`, `curve_datasets` and `factor_seen`: its controls run on your table alone, and a
-# control your table cannot carry is skipped with one line that says why.
-
-# %%
-settings = curve_settings(list(tables) if data_path else curve_datasets, curve_learning_rates, curve_epochs, context_size,
-                          None if sens.skipped else control_dataset, control_learning_rates, control_epochs,
-                          control_context_size)
-curves = run_table_curves(settings, curve_conditions, control_query_size, reference, probe_settings, tables=tables)
-weakest_tables = weakest_per_table(curves.curve)
-glue_text("weakest_tables", weakest_text(weakest_tables))
-fig = plot_table_curves(curves.curve)
-note = not_run_note({f"the curve on `{table}`": why for table, why in curves.skipped.items()})
-Markdown(note) if note else None
-
-# %%
-weakest_tables
-
-# %% [markdown]
-# Per table, the weakest memorization (vanilla AUC) at which the probe's interval clears 0.5:
-# {glue:text}`weakest_tables`. The full curve:
-
-# %%
-curves.curve.drop(columns="run_key", errors="ignore")
-
-# %% [markdown]
-# ## P1 at a cell chosen by a stated rule
-#
-# P1 used to read the curve's strongest memorization. The rule below is fixed before any probe AUC
-# is read and uses the vanilla attack alone: **among the cells under All on every table whose
-# vanilla-attack lower bound exceeds `p1_vanilla_bound` = {glue:text}`p1_bound`, the one with the
-# weakest memorization** (memorization clearly there, with the least fine-tuning pressure, nearest the
-# paper's settings and farthest from collapse). Its null replays the rule in every draw on the
-# permuted vanilla attack, so the choice is paid for. Both cells, on the probe's three metrics (Tab. 3
-# reads "loss or entropy"; P1's verdict reads loss):
-
-# %%
-p1_rule = f"the rule 'weakest cell under All whose vanilla lower bound exceeds {p1_vanilla_bound:g}'"
-p1_cell, p1_null, p1_bounds = rule_p1(curves.curve, curves.vanilla_scores, curves.summary, curves.scores,
-                                      p1_vanilla_bound, n_permutations, seed, n_boot)
-glue_text("p1_bound", f"{p1_vanilla_bound:g}")
-p1_cells({**({"strongest memorization (the control)": top} if top is not None else {}), "P1's rule": p1_cell})
-
-# %% [markdown]
-# ## The probe where the model is healthy: a recall control
-#
-# The control above permutes every label and fine-tunes hard, and the strongest signal of the grid comes
-# from a model that is confidently wrong on rows it never saw. An auditor's case is a healthy model that
-# recalls its members: among the per-table curves' cells under true labels (N), those whose vanilla loss
-# ratio stays below {glue:text}`healthy_max_ratio`x, that predict the non-members (rows never trained on) no
-# worse than $M_{ref}$ does (held-out accuracy, or $R^2$ for regression, at least $M_{ref}$'s), and whose
-# vanilla-attack lower bound exceeds P1's {glue:text}`p1_bound`. The rule reads the fine-tuning log, the held-out
-# predictions and the vanilla attack, never the probe.
-# The share of those cells the probe sees is the instrument's sensitivity to recall:
-# {glue:text}`recall_sensitivity`.
-
-# %%
-recall = recall_cells(curves.curve, p1_vanilla_bound)
-glue_text("recall_sensitivity", recall_sensitivity(recall)["text"])
-glue_text("healthy_max_ratio", f"{HEALTHY_MAX_RATIO:g}")
-recall
-
-# %% [markdown]
-# ## What separates seen from unseen
-#
-# The probe sees on `factor_seen` (a regression table with `n_candidates` candidates, a
-# `context_size`-row context, the curve's largest learning rate, N) and not on the control (binary,
-# a `control_context_size`-row context, its strongest cell, All). We change one factor at a time
-# from each cell to the other cell's value: the number of candidates, the context size, the learning
-# rate, the label condition, and the task (the same target cut into {glue:text}`n_bins` quantile classes). The probe's
-# AUC($\Delta S$) on the loss, its change from the starting cell, and the vanilla attack beside it:
-
-# %%
-curve_tables = [s.dataset for s in settings if s.dataset not in curves.skipped]
-seen_task = table_of(factor_seen, tables).task if factor_seen in curve_tables else None
-factors_skip = factors_unfit(factor_seen, curve_tables, seen_task, top is not None)  # "" when the factors run
-run_factors = not factors_skip
-seen_spec = RunSpec(factor_seen, max(curve_learning_rates), control_query_size, "none", max(curve_epochs), seed, context_size)
-blind_spec = (RunSpec(control_dataset, float(top.learning_rate), control_query_size, control_label_condition,
-                      max(control_epochs), seed, control_context_size) if top is not None else None)
-binned = {f"{factor_seen}_binned": binned_table(table_of(factor_seen, tables))} if run_factors else {}
-factors = (factor_table(factor_cases(seen_spec, max(curve_epochs), blind_spec, int(top.epoch), f"{factor_seen}_binned",
-                                     n_candidates), reference, {**tables, **binned}, max_queries, n_boot, seed)
-           if run_factors else pd.DataFrame())
-glue_text("strongest_factor", strongest_factor(factors) if run_factors else f"not run ({factors_skip})")
-glue_text("n_bins", next(iter(binned.values())).target.nunique() if binned else "-")
-factors
-
-# %% [markdown]
-# The factor that moves the probe most: **{glue:text}`strongest_factor`**.
-#
-# ## The strong signal explained
-#
-# The seen cell again, with `strong_seeds` (another split and training context per seed): its
-# vanilla attack, the probe on loss and on entropy, the loss ratio and the members' training loss
-# at that epoch; then the categories of App. A.3 and, per pool, the mean calibrated $\Delta S$ on loss
-# and on entropy. The loss reads the probability of the query's own label, the entropy how spread
-# the prediction is whatever the label: a model that moved probability onto the members' labels
-# without changing how certain it is shows in the loss only.
-
-# %%
-strong = (strong_signal(seen_spec, max(curve_epochs), reference, strong_seeds, n_candidates, max_queries, n_boot, tables)
-          if run_factors and strong_seeds else (pd.DataFrame(), pd.DataFrame(), pd.DataFrame()))
-strong[0]
-
-# %%
-strong[1]
-
-# %%
-strong[2]
-
-# %% [markdown]
-# ## Where in the construction the signal is lost: a context ladder
-#
-# At the control's strongest cell we keep the queries and the calibration against $M_{ref}$ and
-# change only the context, from $C'$ down to the probe's: $C'$ with its labels permuted; $C'$ plus the
-# query's multiple-choice rows; the MC rows plus $k$ random $C'$ rows ($k$ = {glue:text}`ladder_ks`); the MC rows
-# alone (the probe's baseline manipulation). Each rung for all queries and for those whose trained
-# label differs from the true one. A binary MC context has one row per class, two; this model's pretraining showed it
-# contexts down to {glue:text}`pretrain_min_context` rows (the weights before stage 4, `model: reference-v1`,
-# never saw fewer than {glue:text}`v1_min_context`; `benchmarks/probe_reach.py` runs this ladder on both).
-# (A sanity test in `tests/chapters/ch04_calibration/test_chapter_instrument_reach.py` fine-tunes
-# members on their own MC contexts and checks that the probe then finds them.)
-
-# %%
-glue_text("ladder_ks", and_list(LADDER_KS))
-glue_text("pretrain_min_context", pretraining_min_context(model))
-glue_text("v1_min_context", pretraining_min_context("reference-v1"))
-ladder = (context_ladder(sens.runs[top.run_key], table_of(control_dataset, tables), int(top.epoch), reference,
-                         n_candidates, seed, n_boot) if top is not None else pd.DataFrame())
-glue_text("ladder_drop", ladder_drop(ladder) if top is not None else "not run (no positive control)")
-glue_text("ladder_drop_changed", ladder_drop(ladder, "label changed") if top is not None else "not run")
-ladder
-
-# %% [markdown]
-# The first rung whose interval reaches 0.5: **{glue:text}`ladder_drop`** for all queries,
-# **{glue:text}`ladder_drop_changed`** for the queries whose label was changed.
-#
-# ## P3: a control for member-only shuffling
-#
-# Under M the members carry shuffled labels and the non-members true ones. A model fine-tuned on
-# shuffled labels can raise the score of *any* improbable label without remembering a row, so an M
-# row can separate "shuffled label" from "true label". For every M row (probing epoch $> 0$, not
-# collapsed) we score the non-members also on a shuffled label the model never saw (a second
-# permutation of their pool, `iclmem.probe.label_control`); members keep their scores. Both pools
-# then carry shuffled labels, so the ordinary membership null applies. If AUC($\Delta S$) stays high,
-# the signal is membership; if it falls to 0.5, it was the label type.
-
-# %%
-p3_table, p3_control, p3_scores = (member_only_control(summary, scores, runs, tables, reference, outcome_rule,
-                                                       probe_settings)
-                                   if member_control else (pd.DataFrame(), pd.DataFrame(), {}))
-p3 = p3_record(p3_table, p3_control, p3_scores, outcome_rule, n_permutations, seed, n_boot)
-glue_text("p3_ours", p3["ours"])
-p3_table.drop(columns="run_key", errors="ignore")
-
-# %% [markdown]
-# P3: {glue:text}`p3_ours`.
-
 # ## Compared with the paper
 #
 # The outcome shares side by side (percent of run $\times$ probing-epoch configurations at each $Q$,
@@ -688,8 +419,7 @@ versus
 # null makes every raw signal an artifact, which is what C11 says.
 
 # %%
-claims = (calibration_claims(summary, null_frames or None, outcome_rule)
-          + instrument_claims(curves.curve, p1_bounds, null, p1_null, setting=p1_cell, rule=p1_rule) + [p3])
+claims = calibration_claims(summary, null_frames or None, outcome_rule)
 glue_claims(claims)
 claims_table(claims)
 
@@ -702,10 +432,10 @@ claims_table(claims)
 # rule agrees when the paper's value holds). Its results ship as a bundle (appendix "The results bundle"), read
 # here with the same rules and the same membership null, kept per run: {glue:text}`design_progress`. While the
 # design's sweep still runs, this reading is interim and its bundle unchecked: the scorecard shows it in a column of
-# its own and keeps the grid's verdicts. The instrument's rows (P1-P3) need control runs outside the design and stay
-# with the grid. Below the table: the table-by-claim grid (per suite table, whether it is one of the hits of each
-# claim that counts tables, by the claim's own row rule), then where the probe sees, table by table: each table's
-# best AUC(ΔS) with its 95% interval.
+# its own and keeps the grid's verdicts. The instrument's rows (P1-P3) need control runs outside the design and are
+# read on the grid, in appendix "The instrument". Below the table: the table-by-claim grid (per suite table,
+# whether it is one of the hits of each claim that counts tables, by the claim's own row rule), then where the
+# probe sees, table by table: each table's best AUC(ΔS) with its 95% interval.
 
 # %%
 from iclmem.chapters.ch04_calibration import (design_calibration_claims, design_summary, detectable_by_table,
@@ -724,14 +454,8 @@ if the_design is not None:
 # %% [markdown]
 # **Summary.** With the calibrated margin {glue:text}`margin_rule_text`, {glue:text}`vanished`
 # of {glue:text}`raw_signals` raw TPR@10% signals vanish. {glue:text}`n_detectable_datasets`
-# dataset(s) show detectable memorization in some configuration. The negative control
-# {glue:text}`null_verdict`; the positive control: {glue:text}`weakest`.
-#
-# **Where the probe sees.** Per table, the weakest memorization at which the probe's interval clears
-# 0.5: {glue:text}`weakest_tables`. The factor that moves the probe most:
-# {glue:text}`strongest_factor`. On the control's strongest cell the context ladder loses the
-# signal first at **{glue:text}`ladder_drop`**. P3, the member-only shuffling control:
-# {glue:text}`p3_ours`.
+# dataset(s) show detectable memorization in some configuration. Whether the probe could have seen more (its
+# negative and positive controls, where it sees table by table, P1-P3) is appendix "The instrument".
 #
 # **Choices.** The outcome tables and claims use `outcome_rule` = {glue:text}`outcome_rule`: of
 # the three readings of Tab. 3 it is the one whose detectable share (label conditions

@@ -147,7 +147,7 @@ pd.Series(verdict).rename("value").to_frame()
 # model has about {glue:text}`card_parameters` parameters and a few CPU hours of pretraining; TabPFN and ConTextTab have
 # millions of parameters or more and were pretrained on GPUs. Everything downstream (fine-tuning,
 # probing, calibration) needs a model that learns in context and responds to fine-tuning, which
-# the positive control of notebook 04 checks directly; it does not need the model to win.
+# the positive control of appendix A6 checks directly; it does not need the model to win.
 
 # %% [markdown]
 # ## Text columns of numbers: read as numbers or kept as categories
@@ -194,7 +194,7 @@ pd.Series(quality["speed"]).rename("value").to_frame()
 #
 # The probe's zero-information context holds one row per candidate label, so a binary table gets a
 # two-row context (Sec. 4.2). Stages 1-3 never showed the model a context under
-# {glue:text}`v1_min_context` rows, and notebook 04's context ladder lost the signal exactly where the
+# {glue:text}`v1_min_context` rows, and appendix A6's context ladder lost the signal exactly where the
 # context shrank to the probe's. Stage 4 (`configs/pretrain_reference_stage4.yaml`) continues stage 3
 # with a share of steps whose contexts hold {glue:text}`stage4_min_context` to
 # {glue:text}`stage4_max_small` rows, scaled on rows of the same table as a real table's encoder is.
@@ -206,10 +206,10 @@ before = json.loads((repo / quality_before_file).read_text())
 quality_change(pd.DataFrame(before["rows"]), rows).round(3)
 
 # %% [markdown]
-# Where the probe sees, on both weights (`benchmarks/probe_reach.py`: notebook 04's instrument at the
+# Where the probe sees, on both weights (`benchmarks/probe_reach.py`: appendix A6's instrument at the
 # book's defaults, through the same engine): per table the strongest memorization under All (both
 # pools' labels permuted) with the probe at that cell, and P1's cell by the book's rule; then the context
-# ladder at the control's strongest cell. (Notebook 04 shows the recall control.)
+# ladder at the control's strongest cell. (Appendix A6 shows the recall control.)
 
 # %%
 reach_path = repo / reach_file

@@ -42,13 +42,24 @@ BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
         "probe_epochs": [0, 1, 2],
         "max_queries": 8,
         "n_boot": 20,
+        "n_permutations": 100,
+        "design": "",  # the readers are tested on a tiny design (tests/bundle), not on the shipped one as it grows
+    },
+    "A6_instrument": {  # the runs and probes of 02-04 (the same grid, read from the store), its own controls
+        "datasets": ["wine_pl"],
+        "learning_rates": [0.001, 0.1],
+        "query_sizes": [50],
+        "epochs": 2,
+        "context_size": 64,
+        "probe_epochs": [0, 1, 2],
+        "max_queries": 8,
+        "n_boot": 20,
         "control_epochs": [1, 2],
         "control_learning_rates": [0.001],
         "curve_datasets": ["wine_pl"],
         "curve_learning_rates": [0.001],
         "curve_epochs": [1, 2],
         "n_permutations": 100,
-        "design": "",  # the readers are tested on a tiny design (tests/bundle), not on the shipped one as it grows
     },
     "05_realistic_regimes": {
         "datasets": ["wine_pl", "spotify"],

@@ -8,12 +8,12 @@ parameters file is one flat mapping shared by every chapter (``data_path``, ``ta
 ``learning_rates``, ...); each notebook takes the names it declares. Results go to their own
 store, ``<out>/results`` unless ``results`` says otherwise, so nothing of the main book's build
 folder or store is read or written, and a chapter reuses what an earlier one computed (notebook
-03 and 04 probe the runs notebook 02 fine-tuned).
+03, 04 and A6 probe the runs notebook 02 fine-tuned).
 
-The controls run on your table too (:func:`own_table_controls`): notebook 04's ``control_dataset``,
+The controls run on your table too (:func:`own_table_controls`): appendix A6's ``control_dataset``,
 ``curve_datasets`` and ``factor_seen`` name it unless the file sets them, so no shipped table is fine-tuned for a
 book of yours; a control your table cannot carry is skipped on the page with one line that says why
-(:mod:`iclmem.chapters.ch04_calibration.instrument_fit`). ``iclmem run`` with ``data_path`` does the same.
+(:mod:`iclmem.chapters.ch_a6_instrument.instrument_fit`). ``iclmem run`` with ``data_path`` does the same.
 """
 
 from __future__ import annotations
@@ -37,14 +37,21 @@ from iclmem.book.execute import (
 from iclmem.book.shareable import PATH_PARAMETERS, shareable_label
 from iclmem.store.atomic import atomic_write_text
 
-#: Chapter groups ``--chapters`` accepts, besides notebook stems: ``tabular`` is notebooks 01-04.
+#: Chapter groups ``--chapters`` accepts, besides notebook stems: ``tabular`` is notebooks 01-04 and the instrument's
+#: appendix A6 (its controls on your table).
 CHAPTER_GROUPS: dict[str, tuple[str, ...]] = {
-    "tabular": ("01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration"),
+    "tabular": (
+        "01_split_validation",
+        "02_controlled_finetuning",
+        "03_multiple_choice_probing",
+        "04_calibration",
+        "A6_instrument",
+    ),
     "regimes": ("05_realistic_regimes",),
 }
 #: Parameters holding a path (:mod:`iclmem.book.shareable`) are made absolute against the directory the command runs in.
 
-#: Notebook 04's parameters that name the tables of its controls (the positive control, the per-table sensitivity
+#: Appendix A6's parameters that name the tables of its controls (the positive control, the per-table sensitivity
 #: curve, the factor table's seen cell), each as its parameter takes a table's name; and the registered design, which
 #: reads the project's table suite, not your table: an own-table book skips it.
 OWN_TABLE_CONTROLS: dict[str, Callable[[str], Any]] = {

@@ -24,6 +24,8 @@ from iclmem.book.execute import PARAMETERS_TAG, parameter_comments, parse_parame
 INJECTED_TAG = "injected-parameters"
 #: The tag of the markdown cell this module adds (so a second pass does not add it twice).
 TABLE_TAG = "iclmem-parameters-table"
+#: The class of the box the table sits in: book/_static/iclmem.css wraps its long values so it fits a 1280 px page.
+PARAMETERS_BOX = "iclmem-parameters"
 
 
 def _text(value: Any, limit: int = 80) -> str:
@@ -110,7 +112,8 @@ def reader_view(
     overrides = dict(out.metadata.get("papermill", {}).get("parameters", {}) or {})
     table = nbformat.v4.new_markdown_cell(
         "**Parameters of this page** (change them with `iclmem run` or `iclmem book -p`; "
-        "the code cell below the table holds the same values):\n\n" + parameters_table(cell.source, overrides, glossary)
+        "the code cell below the table holds the same values):\n\n"
+        f":::{{container}} {PARAMETERS_BOX}\n{parameters_table(cell.source, overrides, glossary)}\n:::"
     )
     table.metadata["tags"] = [TABLE_TAG]
     table["id"] = (
@@ -124,4 +127,4 @@ def reader_view(
     return out
 
 
-__all__ = ["INJECTED_TAG", "TABLE_TAG", "load_glossary", "parameters_table", "reader_view"]
+__all__ = ["INJECTED_TAG", "PARAMETERS_BOX", "TABLE_TAG", "load_glossary", "parameters_table", "reader_view"]

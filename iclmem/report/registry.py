@@ -21,6 +21,7 @@ _CALIBRATION = "notebooks/04_calibration"
 _REGIMES = "notebooks/05_realistic_regimes"
 _LLM = "notebooks/06_llm_kshot_replication"
 _MITIGATION = "notebooks/07_mitigation"
+_INSTRUMENT = "notebooks/A6_instrument"
 
 
 @dataclass(frozen=True)
@@ -157,20 +158,20 @@ CLAIMS: tuple[Claim, ...] = (
         INSTRUMENT,
         "The probe detects memorization known to be there (positive control, at the curve's cell chosen by a stated "
         "rule on the vanilla attack)",
-        _CALIBRATION,
+        _INSTRUMENT,
     ),
     Claim(
         "P2",
         INSTRUMENT,
         "The probe does not detect what is not there (negative control: halves of the non-members)",
-        _CALIBRATION,
+        _INSTRUMENT,
     ),
     Claim(
         "P3",
         INSTRUMENT,
         "Detections under member-only shuffling (M) are membership, not label type (non-members scored on a shuffled "
         "label too)",
-        _CALIBRATION,
+        _INSTRUMENT,
     ),
     Claim("D1", GOLCHIN, "Memorization rises from zero-shot to few-shot to many-shot prompts", _LLM),
     Claim("D2", GOLCHIN, "25 demonstrations already raise memorization sharply; its level differs by dataset", _LLM),

@@ -29,6 +29,7 @@ GRID_CHAPTERS: tuple[str, ...] = (
     "03_multiple_choice_probing",
     "04_calibration",
     "05_realistic_regimes",
+    "A6_instrument",
     "00_scorecard",
 )
 

@@ -18,7 +18,7 @@ from iclmem.book.execute import notebook_parameters, read_notebook
 from iclmem.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
-CHAIN = ("02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration")
+CHAIN = ("02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration", "A6_instrument")
 #: spotify is a binary table (the checkpoint is a classifier); the smallest grid that runs every cell.
 TINY = {
     "datasets": ["spotify"],
@@ -55,7 +55,7 @@ def test_the_tabular_notebooks_declare_the_model_parameter(stem):
 
 
 @pytest.mark.slow
-def test_notebooks_02_to_04_run_on_a_tabicl_checkpoint(tmp_path, monkeypatch):
+def test_notebooks_02_to_04_and_a6_run_on_a_tabicl_checkpoint(tmp_path, monkeypatch):
     ckpt = write_tiny_checkpoint("tabicl", tmp_path / "my_tabicl.ckpt", seed=1)
     monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -65,7 +65,8 @@ def test_notebooks_02_to_04_run_on_a_tabicl_checkpoint(tmp_path, monkeypatch):
         runs_after[stem] = sorted(p.name for p in (tmp_path / "results" / "finetune").glob("*"))
     assert len(runs_after[CHAIN[0]]) == 1 and runs_after[CHAIN[1]] == runs_after[CHAIN[0]]  # 03 probed 02's run
     digest = sha256_file(ckpt)
-    for name in runs_after[CHAIN[2]]:  # 04's positive control too: every run starts from the TabICL checkpoint
+    assert runs_after[CHAIN[2]] == runs_after[CHAIN[0]]  # 04 read them too
+    for name in runs_after[CHAIN[3]]:  # A6's positive control too: every run starts from the TabICL checkpoint
         assert (
             json.loads((tmp_path / "results" / "finetune" / name / "run.json").read_text())["reference_sha256"]
             == digest

@@ -25,7 +25,13 @@ from iclmem.probe.settings import ProbeSettings
 pytestmark = pytest.mark.slow  # the whole file is slow (a module or session fixture builds a book)
 
 REPO = Path(__file__).resolve().parents[2]
-CHAIN = ["01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration"]
+CHAIN = [
+    "01_split_validation",
+    "02_controlled_finetuning",
+    "03_multiple_choice_probing",
+    "04_calibration",
+    "A6_instrument",
+]
 TINY = {
     "target": "outcome",
     "task": "classification",
@@ -79,7 +85,7 @@ def chain(tmp_path_factory):
     _table(tmp / "my_table.csv")
     (tmp / "my_table.yaml").write_text(yaml.safe_dump({"data_path": "my_table.csv", **TINY}))
     commands = documented_commands()
-    assert [c.split()[1] for c in commands] == ["params", "run", "run", "run", "run", "book"]
+    assert [c.split()[1] for c in commands] == ["params", "run", "run", "run", "run", "run", "book"]
     runs_after = {}
     mp = pytest.MonkeyPatch()
     mp.chdir(tmp)
@@ -111,8 +117,9 @@ def test_one_file_drives_01_to_04_and_runs_are_fine_tuned_once(chain):
     made = runs_after["02_controlled_finetuning"]
     assert len(made) == 2  # one learning rate x one Q x two label conditions
     assert runs_after["03_multiple_choice_probing"] == made  # 03 probed 02's runs: no second fine-tuning
-    control = set(runs_after["04_calibration"]) - set(made)
-    # 04 adds its positive control on the table itself (All) and the table's curve, which is the control's setting
+    assert runs_after["04_calibration"] == made  # 04 reads the grid: its controls are A6's
+    control = set(runs_after["A6_instrument"]) - set(made)
+    # A6 adds its positive control on the table itself (All) and the table's curve, which is the control's setting
     # under N and All at control_query_size (20, not the grid's 24): its All run is the control's; the grid's runs
     # are reused, and no shipped table is fine-tuned (issue 57: breast_cancer's control used to run here too)
     assert len(control) == 2
@@ -123,7 +130,7 @@ def test_one_file_drives_01_to_04_and_runs_are_fine_tuned_once(chain):
         "my_table-Q24-s3-members.json",
         "my_table-Q24-s3-none.json",
     ]  # 01's manifests (Q24), reused by 02, and the controls' (Q20), each beside its completion record
-    assert runs_after["book"] == runs_after["04_calibration"]  # the book trained nothing again
+    assert runs_after["book"] == runs_after["A6_instrument"]  # the book trained nothing again
     nb04 = nbformat.read(tmp / "_build" / "runs" / "04_calibration.ipynb", as_version=4)
     outputs = [
         o for c in nb04.cells if c.cell_type == "code" and "exhaustive_table(" in c.source for o in c.get("outputs", [])
@@ -137,11 +144,11 @@ def test_one_file_drives_01_to_04_and_runs_are_fine_tuned_once(chain):
 
 
 def test_the_controls_of_a_book_of_your_table_ran_on_it(chain):
-    """Notebook 04's controls name your table, in the commands' run and in the book's; the page says so."""
+    """Appendix A6's controls name your table, in the commands' run and in the book's; the page says so."""
     tmp = chain[0]
     for path in (
-        tmp / "_build" / "runs" / "04_calibration.ipynb",
-        tmp / "_build" / "my_table" / "executed" / "notebooks" / "04_calibration.ipynb",
+        tmp / "_build" / "runs" / "A6_instrument.ipynb",
+        tmp / "_build" / "my_table" / "executed" / "notebooks" / "A6_instrument.ipynb",
     ):
         nb = nbformat.read(path, as_version=4)
         recorded = nb.metadata["papermill"]["parameters"]
@@ -257,6 +264,7 @@ def test_chapter_groups_resolve_in_book_order():
         "03_multiple_choice_probing",
         "04_calibration",
         "05_realistic_regimes",
+        "A6_instrument",
     ]
     assert chapter_stems(["05_realistic_regimes", "tabular"], available) == available
     assert chapter_stems(["regimes"], available) == ["05_realistic_regimes"]

@@ -24,7 +24,7 @@ from iclmem.bundle.serve import ENV as BUNDLE_ENV
 from iclmem.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
-NB04 = REPO / "notebooks" / "04_calibration.py"
+NB_A6 = REPO / "notebooks" / "A6_instrument.py"
 CONTROLS = {"control_dataset": "my_table", "curve_datasets": ["my_table"], "factor_seen": "my_table"}
 NO_DESIGN = {
     "design": ""
@@ -35,31 +35,30 @@ def _declared(stem: str) -> dict:
     return notebook_parameters(read_notebook(REPO / "notebooks" / f"{stem}.py"))
 
 
-def test_the_controls_of_notebook_04_name_your_table_unless_you_name_another():
-    declared = _declared("04_calibration")
-    assert own_table_controls(declared, {"data_path": "/data/my_table.csv"}) == CONTROLS | NO_DESIGN
+def test_the_controls_of_appendix_a6_name_your_table_unless_you_name_another():
+    declared = _declared("A6_instrument")
+    assert own_table_controls(declared, {"data_path": "/data/my_table.csv"}) == CONTROLS
     given = {"data_path": "my_table.csv", "control_dataset": "breast_cancer"}
-    assert (
-        own_table_controls(declared, given) == {"curve_datasets": ["my_table"], "factor_seen": "my_table"} | NO_DESIGN
-    )
+    assert own_table_controls(declared, given) == {"curve_datasets": ["my_table"], "factor_seen": "my_table"}
+    assert own_table_controls(_declared("04_calibration"), {"data_path": "my_table.csv"}) == NO_DESIGN
     assert own_table_controls(declared, {"datasets": ["spotify"]}) == {}  # the shipped tables: the defaults stay
     assert own_table_controls(_declared("02_controlled_finetuning"), {"data_path": "my_table.csv"}) == NO_DESIGN
     assert own_table_controls(_declared("01_split_validation"), {"data_path": "my_table.csv"}) == {}  # no design read
 
 
 def test_the_default_book_keeps_its_controls_on_the_shipped_tables():
-    declared = _declared("04_calibration")
+    declared = _declared("A6_instrument")
     assert declared["control_dataset"].default == "breast_cancer"
     assert declared["curve_datasets"].default == ["spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices"]
     assert declared["factor_seen"].default == "wine_pl"
 
 
-def test_an_own_table_book_gives_notebook_04_your_table_for_its_controls(tmp_path, monkeypatch):
+def test_an_own_table_book_gives_appendix_a6_your_table_for_its_controls(tmp_path, monkeypatch):
     seen = {}
     monkeypatch.setattr(iclmem.book.own_book, "build_book", lambda project, out, over, **kw: seen.update(over))
     build_own_book(REPO, {"data_path": "my_table.csv", "target": "y"}, ["tabular"], tmp_path / "out", cwd=tmp_path)
-    assert {k: seen["notebooks/04_calibration"][k] for k in CONTROLS} == CONTROLS
-    for stem in ("01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing"):
+    assert {k: seen["notebooks/A6_instrument"][k] for k in CONTROLS} == CONTROLS
+    for stem in ("01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration"):
         assert not set(CONTROLS) & set(seen[f"notebooks/{stem}"]), stem
     for stem in ("02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration"):
         assert seen[f"notebooks/{stem}"]["design"] == "", stem
@@ -70,11 +69,11 @@ def test_iclmem_run_on_your_table_names_it_and_without_one_passes_no_control(tmp
     monkeypatch.setattr(iclmem.book.execute, "run_notebook", lambda nb, values, *a, **k: seen.append(values) or nb)
     params = tmp_path / "my_table.yaml"
     params.write_text(yaml.safe_dump({"data_path": str(tmp_path / "my_table.csv"), "target": "y"}))
-    assert main(["run", str(NB04), "-f", str(params)]) == 0
+    assert main(["run", str(NB_A6), "-f", str(params)]) == 0
     assert {k: seen[-1][k] for k in CONTROLS} == CONTROLS
-    assert main(["run", str(NB04), "-f", str(params), "-p", "factor_seen", ""]) == 0
+    assert main(["run", str(NB_A6), "-f", str(params), "-p", "factor_seen", ""]) == 0
     assert seen[-1]["factor_seen"] == ""  # yours wins: "" skips the factor table
-    assert main(["run", str(NB04)]) == 0
+    assert main(["run", str(NB_A6)]) == 0
     assert not set(CONTROLS) & set(seen[-1])
 
 

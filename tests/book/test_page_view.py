@@ -49,6 +49,8 @@ def test_reader_view_collapses_the_parameters_and_removes_the_injected_cell():
         [],
     ]
     assert "`2` (set for this build" in view.cells[1].source
+    table = view.cells[1].source.split("\n\n", 1)[1]  # in the box whose long values wrap (book/_static/iclmem.css)
+    assert table.startswith(":::{container} iclmem-parameters\n| parameter |") and table.endswith("|\n:::")
     assert nb.cells[1].metadata["tags"] == ["parameters"] and len(nb.cells) == 4  # the executed notebook is untouched
     assert reader_view(view).cells == view.cells  # a second pass adds nothing
     reader = reader_view(nb, show_code=False)  # a reader page: the cells removed, no table

@@ -374,6 +374,32 @@ SCORECARD_STATE = """() => {
 }"""
 
 
+#: Per page at 1280 px: how far the page scrolls sideways, and how far each parameters table (iclmem/book/page_view.py)
+#: runs past its box.
+PARAMETER_TABLES_STATE = """() => ({
+  page: Math.max(0, document.documentElement.scrollWidth - window.innerWidth),
+  tables: Array.from(document.querySelectorAll('.iclmem-parameters table')).map(t =>
+    Math.round(t.getBoundingClientRect().right - t.closest('.iclmem-parameters').getBoundingClientRect().right)),
+})"""
+
+
+def test_every_parameters_table_fits_its_page_at_1280_px(
+    browser, server: tuple[str, list[str]], built_book: Path
+) -> None:  # noqa: ANN001
+    """Issue 54 item 7: a page's parameters table wraps its long values (book/_static/iclmem.css) instead of running
+    past the page's right edge, where a reader at 1280 px saw it cut off."""
+    base, _ = server
+    pages = sorted(
+        p.relative_to(built_book / "html").as_posix() for p in (built_book / "html" / "notebooks").glob("*.html")
+    )
+    seen = {}
+    for name in pages:
+        with _open(browser, urljoin(base, name), base, viewport={"width": 1280, "height": 900}) as (page, _):
+            seen[name] = page.evaluate(PARAMETER_TABLES_STATE)
+    assert sum(len(state["tables"]) for state in seen.values()) >= 10  # every chapter but the scorecard shows one
+    assert {name: state for name, state in seen.items() if state["page"] or any(x > 1 for x in state["tables"])} == {}
+
+
 def test_the_scorecard_reads_at_a_glance_at_1280_px(browser, server: tuple[str, list[str]], built_book: Path) -> None:  # noqa: ANN001
     from collections import Counter
 

@@ -198,8 +198,8 @@ def test_positive_control_memorizes_and_the_probe_verdict_is_computed(tmp_path):
     64-row context, all 48 manipulations). Its premise must hold: the model memorized the members, which the
     plain calibrated loss attack on the training context shows. Whether the zero-information probe surfaces it
     is the control's verdict, computed from the same summary the notebook shows."""
-    from iclmem.chapters.ch04_calibration.controls import positive_control
-    from iclmem.chapters.ch04_calibration.instrument import vanilla_attack
+    from iclmem.chapters.ch_a6_instrument.controls import positive_control
+    from iclmem.chapters.ch_a6_instrument.instrument import vanilla_attack
     from iclmem.ltm import load_reference
 
     reference = load_reference()

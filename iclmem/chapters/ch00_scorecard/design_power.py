@@ -56,7 +56,6 @@ from iclmem.chapters.ch02_finetuning.paper import PAPER_AGGRESSIVE_MEDIAN, PAPER
 from iclmem.chapters.ch03_probing.claims import NEUTRAL_DELTA, PAPER_PERTURBATION
 from iclmem.chapters.ch03_probing.probing import PAPER_PEAKS
 from iclmem.chapters.ch04_calibration.claims import MIN_TABLES_PER_GROUP, tables_needed
-from iclmem.chapters.ch04_calibration.controls import MIN_SETS_TO_PASS, NON_MEMBER_SET
 from iclmem.chapters.ch04_calibration.outcome_readings import paper_rows
 from iclmem.chapters.ch04_calibration.paper import (
     DETECT_MIN_TPR10,
@@ -73,6 +72,7 @@ from iclmem.chapters.ch04_calibration.paper import (
 from iclmem.chapters.ch05_regimes.claims import detectable_counts
 from iclmem.chapters.ch05_regimes.paper import PAPER_DATASETS, PAPER_TABLE12
 from iclmem.chapters.ch07_mitigation.thresholds import M1_EPSILON, M1_MARGIN
+from iclmem.chapters.ch_a6_instrument.controls import MIN_SETS_TO_PASS, NON_MEMBER_SET
 from iclmem.data.stats import KS_THRESHOLD
 from iclmem.probe.invariances import REFERENCE_INVARIANCES
 from iclmem.probe.null import auc_lower_bounds
@@ -107,7 +107,7 @@ PAPER_LOCALIZED_TASKS = (1, 10)
 #: aggressive runs at the paper's median of 8x with a log-sd of 4 ("often > 1e4": about 6% of them).
 STABLE_LOG_RATIO, AGGRESSIVE_LOG_SD = (math.log(1.4), 0.2), 4.0
 COLLAPSE = Outcome.COLLAPSE.value
-#: P2's level: :func:`iclmem.chapters.ch04_calibration.controls.negative_control` fails below this p-value.
+#: P2's level: :func:`iclmem.chapters.ch_a6_instrument.controls.negative_control` fails below this p-value.
 P2_LEVEL = 0.01
 
 

@@ -1,7 +1,7 @@
 """Chapter 7 (IclMem Sec. 6 names DP-SGD; neither paper measures it): claims M1 and M2 and their rules.
 
 * **M1** (:func:`m1_record`): DP-SGD at epsilon <= 4 removes the vanilla-attack signal, read on the **attack
-  series** (the book's positive control of notebook 04: label condition ``all``, a 64-row context, Q = 50) as an
+  series** (the book's positive control of appendix A6: label condition ``all``, a 64-row context, Q = 50) as an
   equivalence test (:mod:`iclmem.chapters.ch07_mitigation.equivalence_test`), with its membership null
   (:func:`m1_null_rate`);
 * **M2** (:func:`m2_record`): DP-SGD at the largest epsilon <= 4 costs at most the utility budget of held-out

@@ -4,7 +4,7 @@ One series fine-tunes one run per epsilon of a small grid with the same learning
 (:mod:`iclmem.training.privacy`), plus the plain run (epsilon = inf) and a run clipped at C without noise (sigma = 0),
 which parts clipping's effect from the noise's (:func:`run_mitigation`, its parameters :class:`MitigationSpec`). Each
 run
-is attacked by the **vanilla attack** (:func:`iclmem.chapters.ch04_calibration.instrument.context_scores`) and the
+is attacked by the **vanilla attack** (:func:`iclmem.chapters.ch_a6_instrument.instrument.context_scores`) and the
 **probe** (AUC(Delta S) with intervals, the outcome of Tab. 3: :func:`iclmem.stats.outcomes.reclassify`), and its
 utility read on held-out rows (:mod:`iclmem.chapters.ch07_mitigation.utility`); the result is a
 :class:`Mitigation`, with the paired accuracy cost of each run (:func:`accuracy_cost`).
@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from iclmem.chapters.ch04_calibration.instrument import auc_interval, context_scores
-from iclmem.chapters.ch04_calibration.instrument_cells import CONTROL_CONDITION
 from iclmem.chapters.ch07_mitigation.thresholds import M1_EPSILON
 from iclmem.chapters.ch07_mitigation.utility import held_out_utility, public_task
+from iclmem.chapters.ch_a6_instrument.instrument import auc_interval, context_scores
+from iclmem.chapters.ch_a6_instrument.instrument_cells import CONTROL_CONDITION
 from iclmem.data import Dataset, prepared_table, split_manifest
 from iclmem.probe.settings import ProbeSettings
 from iclmem.stats.intervals import paired_bootstrap
@@ -167,7 +167,9 @@ def run_mitigation(spec: MitigationSpec, reference, label_condition: str = CONTR
         finetune(manifest, table, dp_config(base, e, c, spec.delta, clip), reference, progress=True) for e, clip in grid
     ]
     epochs, n_boot, seed = spec.epochs, spec.n_boot, spec.seed
-    settings = ProbeSettings(spec.n_candidates, spec.max_queries, (epochs,), seed, n_boot)
+    settings = ProbeSettings(
+        n_candidates=spec.n_candidates, max_queries=spec.max_queries, epochs=(epochs,), seed=seed, n_boot=n_boot
+    )
     summary, _ = probe_grid([base] * len(runs), runs, reference, settings, progress=True)
     summary = reclassify(summary, spec.outcome_rule)
     rows, correct, ref_correct, scores = [], {}, None, {}

@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from iclmem.chapters.ch04_calibration.claims import calibration_claims
-from iclmem.chapters.ch04_calibration.controls import negative_control, positive_control
 from iclmem.chapters.ch04_calibration.evidence import Evidence, JudgeOptions, judge
 from iclmem.chapters.ch04_calibration.tables import (
     detect_share_texts,
@@ -17,6 +16,7 @@ from iclmem.chapters.ch04_calibration.tables import (
     share_basis_texts,
     shuffled_label_check,
 )
+from iclmem.chapters.ch_a6_instrument.controls import negative_control, positive_control
 from iclmem.report.records import VERDICTS
 from iclmem.report.verdicts import share_agreement, share_verdict, wilson_interval
 

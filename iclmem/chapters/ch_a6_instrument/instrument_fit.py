@@ -1,7 +1,7 @@
 """Paper 1, Sec. 4.1 (Tab. 2's splits and label conditions) applied to the instrument's controls: whether a table can
-carry them (notebook 04).
+carry them (appendix A6).
 
-The controls of notebook 04 run on the table their parameters name (``control_dataset``, ``curve_datasets``,
+The controls of appendix A6 run on the table their parameters name (``control_dataset``, ``curve_datasets``,
 ``factor_seen``); a book of your own table names yours (:mod:`iclmem.book.own_book`). A control that cannot run on
 that table is skipped with one line that says why and which parameter changes it, never moved to another table:
 

@@ -1,5 +1,5 @@
 """Paper 1, Sec. 4.2 and Tab. 3 (the instrument's verdicts): the cell of the sensitivity curve that the scorecard
-row P1 of notebook 04 reads, and that choice made again in every null draw.
+row P1 of appendix A6 reads, and that choice made again in every null draw.
 
 * the cell: the strongest memorization (:func:`strongest_setting`) or a cell chosen by a stated rule on the vanilla
   attack alone (:func:`rule_setting`, :func:`rule_p1`);
@@ -7,7 +7,7 @@ row P1 of notebook 04 reads, and that choice made again in every null draw.
   :func:`rule_selection_null`) and reads the probe's permuted bound there (:func:`null_lower_bounds`);
 * :func:`p1_cells`: P1's cells side by side on loss, entropy and confidence; :func:`cell_text`: where a cell is.
 
-P1's record is :func:`iclmem.chapters.ch04_calibration.claims.p1_record`.
+P1's record is :func:`iclmem.chapters.ch_a6_instrument.claims.p1_record`.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from iclmem.chapters.ch04_calibration.instrument_recall import recall_cells, recall_sensitivity
+from iclmem.chapters.ch_a6_instrument.instrument_recall import recall_cells, recall_sensitivity
 
 
 def curve() -> pd.DataFrame:

@@ -22,7 +22,7 @@ import math
 
 import pandas as pd
 
-from iclmem.chapters.ch04_calibration.instrument_cells import P1_VANILLA_BOUND
+from iclmem.chapters.ch_a6_instrument.instrument_cells import P1_VANILLA_BOUND
 from iclmem.stats.intervals import wilson
 
 #: A healthy run's largest vanilla loss ratio L(M_theta) / L(M_ref) (the paper's stable runs sit at 1-2x, App. B.1;

@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclmem.chapters.ch04_calibration import table_curves
-from iclmem.chapters.ch04_calibration.instrument import SensitivitySpec, run_sensitivity
-from iclmem.chapters.ch04_calibration.instrument_cells import rule_setting
-from iclmem.chapters.ch04_calibration.instrument_fit import control_unfit, factors_unfit, not_run_note
-from iclmem.chapters.ch04_calibration.table_curves import curve_settings, run_table_curves, weakest_per_table
+from iclmem.chapters.ch_a6_instrument import table_curves
+from iclmem.chapters.ch_a6_instrument.instrument import SensitivitySpec, run_sensitivity
+from iclmem.chapters.ch_a6_instrument.instrument_cells import rule_setting
+from iclmem.chapters.ch_a6_instrument.instrument_fit import control_unfit, factors_unfit, not_run_note
+from iclmem.chapters.ch_a6_instrument.table_curves import curve_settings, run_table_curves, weakest_per_table
 from iclmem.data import Dataset, deduplicate, load_dataset
 
 

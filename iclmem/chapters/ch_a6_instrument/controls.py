@@ -1,8 +1,8 @@
-"""Paper 1, Sec. 4.2 and App. A (the probe itself): the negative and the positive control of notebook 04, each with a
+"""Paper 1, Sec. 4.2 and App. A (the probe itself): the negative and the positive control of appendix A6, each with a
 computed verdict.
 
 :func:`negative_control`: two random halves of each non-member set, one posing as members, must look like chance
-(the scorecard's P2, :func:`~iclmem.chapters.ch04_calibration.claims.p2_record`); :func:`positive_control`: the
+(the scorecard's P2, :func:`~iclmem.chapters.ch_a6_instrument.claims.p2_record`); :func:`positive_control`: the
 control's AUC(Delta S) at one probing epoch must have its interval above 0.5.
 """
 
@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from iclmem.chapters.ch04_calibration.tables import pooled_conditions
 from iclmem.probe.summary import fine_tuned
 
 #: Level of the controls' intervals and the largest share of null intervals allowed to exclude 0.5 by chance.
@@ -111,11 +112,23 @@ def positive_control(control: pd.DataFrame, epoch: int, metric: str = "loss") ->
     return {"auc": auc, "lo": lo, "hi": hi, "passed": passed, "outcome": r.outcome, "meaning": meaning}
 
 
+def negative_control_texts(result: dict, summary: pd.DataFrame) -> dict[str, str]:
+    """The values the page states of the negative control ``result`` (:func:`negative_control` of ``summary``):
+    ``null_excluded``, ``null_verdict``, ``null_p`` and ``share_conditions`` (the label conditions it pools)."""
+    return {
+        "null_excluded": f"{result['excluded']} of {result['n']} ({result['share']:.0%})",
+        "null_verdict": NEGATIVE_CONTROL_PHRASES[result["verdict"]],
+        "null_p": f"{result['p_value']:.3g}",
+        "share_conditions": pooled_conditions(fine_tuned(summary)),
+    }
+
+
 __all__ = [
     "CONTROL_LEVEL",
     "MIN_SETS_TO_PASS",
     "NEGATIVE_CONTROL_PHRASES",
     "NON_MEMBER_SET",
     "negative_control",
+    "negative_control_texts",
     "positive_control",
 ]

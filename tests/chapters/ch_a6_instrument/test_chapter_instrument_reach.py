@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 import torch
 
-from iclmem.chapters.ch04_calibration.claims import instrument_claims, p3_record
-from iclmem.chapters.ch04_calibration.instrument_cells import rule_selection_null, rule_setting
-from iclmem.chapters.ch04_calibration.instrument_checks import context_ladder, ladder_drop, own_context_sanity
-from iclmem.chapters.ch04_calibration.member_control import member_only_control
-from iclmem.chapters.ch04_calibration.table_curves import (
+from iclmem.chapters.ch_a6_instrument.claims import instrument_claims, p3_record
+from iclmem.chapters.ch_a6_instrument.instrument_cells import rule_selection_null, rule_setting
+from iclmem.chapters.ch_a6_instrument.instrument_checks import context_ladder, ladder_drop, own_context_sanity
+from iclmem.chapters.ch_a6_instrument.member_control import member_only_control
+from iclmem.chapters.ch_a6_instrument.table_curves import (
     curve_settings,
     plot_table_curves,
     run_table_curves,
@@ -271,7 +271,7 @@ def test_the_probe_finds_members_trained_on_their_own_mc_contexts(tmp_path, refe
 
 
 def test_the_context_ladder(tmp_path, reference):
-    from iclmem.chapters.ch04_calibration.instrument import context_attack
+    from iclmem.chapters.ch_a6_instrument.instrument import context_attack
 
     table = _tables(tmp_path)["cls"]
     manifest = split_manifest(table, query_size=20, seed=0, label_condition="all", results_dir=tmp_path)
@@ -295,7 +295,7 @@ def test_the_context_ladder(tmp_path, reference):
 
 
 def test_binned_table_cuts_a_regression_target_into_quantile_classes(tmp_path):
-    from iclmem.chapters.ch04_calibration.instrument_factors import binned_table
+    from iclmem.chapters.ch_a6_instrument.instrument_factors import binned_table
 
     reg = _tables(tmp_path)["reg"]
     binned = binned_table(reg, 4)
@@ -310,13 +310,13 @@ def test_binned_table_cuts_a_regression_target_into_quantile_classes(tmp_path):
 
 @pytest.mark.slow
 def test_the_factor_table_and_the_strong_signal_on_tiny_runs(tmp_path, reference, monkeypatch):
-    from iclmem.chapters.ch04_calibration.instrument_factors import (
+    from iclmem.chapters.ch_a6_instrument.instrument_factors import (
         binned_table,
         factor_cases,
         factor_table,
         strongest_factor,
     )
-    from iclmem.chapters.ch04_calibration.instrument_strong import strong_signal
+    from iclmem.chapters.ch_a6_instrument.instrument_strong import strong_signal
 
     monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "results"))
     tables = {k: v.with_(name=k) for k, v in _tables(tmp_path).items()}

@@ -1,5 +1,5 @@
 """Paper 1, Sec. 4.2, App. A.3 and Tab. 3 ("on loss or entropy"): the one strong signal of the grid explained
-(notebook 04).
+(appendix A6).
 
 One configuration of the book's grid, wine_pl at lr 1e-2, 100 epochs, Q = 50, is found almost
 perfectly by the loss metric and hardly by the entropy metric. :func:`strong_signal` reads that
@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch04_calibration.instrument import auc_interval, category_aucs, context_scores
+from iclmem.chapters.ch_a6_instrument.instrument import auc_interval, category_aucs, context_scores
 from iclmem.data import Dataset
 from iclmem.probe.settings import ProbeSettings
 from iclmem.training.grid import RunSpec, probe_grid, run_grid, table_of
@@ -49,7 +49,9 @@ def strong_signal(
             [s],
             [run],
             reference,
-            ProbeSettings(n_candidates, max_queries, (epoch,), s.seed, n_boot),
+            ProbeSettings(
+                n_candidates=n_candidates, max_queries=max_queries, epochs=(epoch,), seed=s.seed, n_boot=n_boot
+            ),
             progress=False,
             tables={s.dataset: table},
         )

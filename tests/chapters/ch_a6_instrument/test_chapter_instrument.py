@@ -8,14 +8,14 @@ import pandas as pd
 import pytest
 import torch
 
-from iclmem.chapters.ch04_calibration.claims import instrument_claims
-from iclmem.chapters.ch04_calibration.instrument import (
+from iclmem.chapters.ch_a6_instrument.claims import instrument_claims
+from iclmem.chapters.ch_a6_instrument.instrument import (
     context_attack,
     sensitivity_specs,
     vanilla_attack,
     weakest_detection,
 )
-from iclmem.chapters.ch04_calibration.instrument_cells import CONTROL_CONDITION
+from iclmem.chapters.ch_a6_instrument.instrument_cells import CONTROL_CONDITION
 from iclmem.data import deduplicate, load_dataset, split_manifest
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.training.finetune import FinetuneConfig, finetune, prepare_run_data
@@ -139,7 +139,7 @@ def test_weakest_detection_and_p1():
 
 
 def test_p1s_choice_of_setting_is_made_again_in_every_null_draw():
-    from iclmem.chapters.ch04_calibration.instrument_cells import selection_null
+    from iclmem.chapters.ch_a6_instrument.instrument_cells import selection_null
 
     curve = _curve([(0.6, 0.52), (0.8, 0.7), (0.95, 0.9)], [(0.52, 0.42), (0.62, 0.53), (0.7, 0.6)])
     negative = {"n": 100, "excluded": 4, "sets": 4, "set_shares": [0.04] * 4, "p_value": 0.6, "passed": True}
@@ -164,8 +164,8 @@ def test_error_bars_stay_at_least_zero_when_a_small_bootstrap_leaves_the_estimat
     refuses negative error bars, so the curves' figures clip them at 0 (the interval itself is shown as computed)."""
     import matplotlib.pyplot as plt
 
-    from iclmem.chapters.ch04_calibration.instrument import error_bars, plot_sensitivity
-    from iclmem.chapters.ch04_calibration.table_curves import plot_table_curves
+    from iclmem.chapters.ch_a6_instrument.instrument import error_bars, plot_sensitivity
+    from iclmem.chapters.ch_a6_instrument.table_curves import plot_table_curves
 
     curve = pd.DataFrame(
         {

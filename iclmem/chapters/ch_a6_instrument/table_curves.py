@@ -1,4 +1,4 @@
-"""Paper 1, Sec. 4.2 (the probe's reach): the sensitivity curve on every table the book ships (notebook 04).
+"""Paper 1, Sec. 4.2 (the probe's reach): the sensitivity curve on every table the book ships (appendix A6).
 
 The positive control of :mod:`.instrument` asks, on one table, whether the zero-information probe
 finds memorization that a vanilla attack on the training context C' shows to be there. One table
@@ -28,9 +28,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch04_calibration.instrument import error_bars, sensitivity_specs, sensitivity_table
-from iclmem.chapters.ch04_calibration.instrument_fit import control_unfit
-from iclmem.chapters.ch04_calibration.probe_settings import DEFAULT_PROBE
+from iclmem.chapters.ch_a6_instrument.instrument import error_bars, sensitivity_specs, sensitivity_table
+from iclmem.chapters.ch_a6_instrument.instrument_fit import control_unfit
+from iclmem.chapters.ch_a6_instrument.probe_settings import DEFAULT_PROBE
 from iclmem.data import Dataset
 from iclmem.probe.settings import ProbeSettings
 from iclmem.training.grid import RunSpec, probe_grid, run_grid, table_of
@@ -136,7 +136,13 @@ def run_table_curves(
                 specs,
                 part,
                 reference,
-                ProbeSettings(n_candidates, max_queries, tuple(setting.epochs), seed, n_boot),
+                ProbeSettings(
+                    n_candidates=n_candidates,
+                    max_queries=max_queries,
+                    epochs=tuple(setting.epochs),
+                    seed=seed,
+                    n_boot=n_boot,
+                ),
                 progress=progress,
                 tables={setting.dataset: table},
             )

@@ -1,5 +1,5 @@
 """Paper 1, Sec. 4.2 and App. A (the probe itself): a positive control that can pass, and the probe's sensitivity curve
-(notebook 04).
+(appendix A6).
 
 The zero-information probe is the paper's instrument. A reader can interpret its non-detections
 only if the book shows a setting where it finds memorization that is known to be there. This
@@ -33,14 +33,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch04_calibration.instrument_cells import (
+from iclmem.chapters.ch_a6_instrument.instrument_cells import (
     CONTROL_CONDITION,
     null_lower_bounds,
     selection_null,
     strongest_setting,
 )
-from iclmem.chapters.ch04_calibration.instrument_fit import control_unfit
-from iclmem.chapters.ch04_calibration.probe_settings import DEFAULT_PROBE
+from iclmem.chapters.ch_a6_instrument.instrument_fit import control_unfit
+from iclmem.chapters.ch_a6_instrument.probe_settings import DEFAULT_PROBE
 from iclmem.data import Dataset
 from iclmem.probe.settings import ProbeSettings
 from iclmem.stats.metrics import attack_metrics
@@ -292,7 +292,9 @@ def run_sensitivity(
         spec.dataset, spec.learning_rates, epochs, spec.query_size, spec.context_size, seed, spec.label_condition
     )
     runs = run_grid(specs, reference, tables={spec.dataset: table})
-    settings = ProbeSettings(probe.n_candidates, probe.max_queries, tuple(epochs), seed, n_boot)
+    settings = ProbeSettings(
+        n_candidates=probe.n_candidates, max_queries=probe.max_queries, epochs=tuple(epochs), seed=seed, n_boot=n_boot
+    )
     summary, scores = probe_grid(specs, runs, reference, settings, tables={spec.dataset: table})
     vanilla: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     curve = sensitivity_table(specs, runs, summary, table, reference, epochs, n_boot, seed, vanilla)

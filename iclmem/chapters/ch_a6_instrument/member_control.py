@@ -1,5 +1,5 @@
 """Paper 1, Sec. 4.1, Tab. 2 (label condition M) and Tab. 3 (detectable memorization): P3, a control for
-member-only shuffling (notebook 04).
+member-only shuffling (appendix A6).
 
 Under M the members carry shuffled labels and the non-members true ones, so an M row can separate
 "shuffled label" from "true label" without any row being remembered. The control
@@ -10,7 +10,7 @@ membership null applies.
 * :func:`member_only_control`: per M row (run x probing epoch > 0, not collapsed) the probe's AUC as
   built beside the AUC under the control, with intervals and outcomes under the book's reading;
 * the scorecard row P3 it carries, "the M rows' detections are membership", with its null, is
-  :func:`iclmem.chapters.ch04_calibration.claims.p3_record`.
+  :func:`iclmem.chapters.ch_a6_instrument.claims.p3_record`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Paper 1, Sec. 4.2 "Multiple-Choice Protocol" (the probe's construction): where the signal is lost (notebook 04).
+"""Paper 1, Sec. 4.2 "Multiple-Choice Protocol" (the probe's construction): where the signal is lost (appendix A6).
 
 The code follows Sec. 4.2 as written: members are scored on the labels they were trained on, among
 all classes, with a base context C_base of |Y| copies of x_q. Two checks place the loss of the
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch04_calibration.instrument import auc_interval
+from iclmem.chapters.ch_a6_instrument.instrument import auc_interval
 from iclmem.data import Dataset
 from iclmem.ltm import ICLTask
 from iclmem.probe.contexts import mc_context

@@ -1,5 +1,5 @@
 """Paper 1, Sec. 4.2 and Tab. 2 (the probe's settings): what separates a cell the probe sees from one it does not
-(notebook 04).
+(appendix A6).
 
 The book's grid finds the probe near-perfect on wine_pl (regression, ten candidates, a 256-row
 context, lr 1e-2) and blind on the breast_cancer control (binary, a 64-row context, lr 3e-4) where
@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from iclmem.chapters.ch04_calibration.instrument import auc_interval, context_scores
+from iclmem.chapters.ch_a6_instrument.instrument import auc_interval, context_scores
 from iclmem.data import Dataset
 from iclmem.probe.settings import ProbeSettings
 from iclmem.training.grid import RunSpec, probe_grid, run_grid, table_of
@@ -146,7 +146,9 @@ def factor_table(
             [case.spec],
             [run],
             reference,
-            ProbeSettings(case.n_candidates, max_queries, (case.epoch,), seed, n_boot),
+            ProbeSettings(
+                n_candidates=case.n_candidates, max_queries=max_queries, epochs=(case.epoch,), seed=seed, n_boot=n_boot
+            ),
             progress=False,
             tables={case.spec.dataset: table},
         )
