@@ -24,6 +24,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -430,7 +431,8 @@ def finetune(
         return load()
     bundled = lookup("finetune", ikey)
     if bundled is not None:  # a checked results bundle holds it, without weights: computed here if they are needed
-        run = load(bundled, lambda: _computed_here(manifest, table, config, reference, results_dir, checkpoint_every))
+        # a partial, not a lambda: the run goes to worker processes to be probed, and a lambda does not pickle
+        run = load(bundled, partial(_computed_here, manifest, table, config, reference, results_dir, checkpoint_every))
         run.store = results_root(results_dir)
         return run
     if load_only:

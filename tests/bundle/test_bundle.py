@@ -6,6 +6,7 @@ engine, refused when damaged, rejected when the code moves a number, kept when i
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
 from pathlib import Path
 
@@ -130,7 +131,8 @@ def test_weights_a_bundle_lacks_are_computed_here(in_use: dict, reference: Refer
     grid = in_use["grid"]
     tables = {name: source.load() for name, source in grid.sources.items()}
     spec = next(s for s in grid.specs if s.dataset == "cls")
-    [run] = run_grid([spec], reference, in_use["results"], progress=False, tables=tables, workers=1)
+    [served] = run_grid([spec], reference, in_use["results"], progress=False, tables=tables, workers=1)
+    run = pickle.loads(pickle.dumps(served))  # as probe_grid sends it to a worker process (a lambda did not pickle)
     model = run.model(2, reference)  # the bundle keeps no weights: the run is fine-tuned in the reader's store
     assert list((in_use["results"] / "finetune").glob("*/weights_epoch0002.pt"))
     fine_tuned, pretrained = model.state_dict(), reference.state_dict()
