@@ -186,11 +186,11 @@ def cmd_book(args: argparse.Namespace) -> int:
     )
 
     root = args.root.resolve() if args.root else book_root()
+    if args.chapters:
+        return _own_book(args, root)
     _bundles_for_build(args.recompute)
     if args.grid:
         return _grid_book(args, root)
-    if args.chapters:
-        return _own_book(args, root)
     if args.out or args.results:
         raise UsageError(
             "--out and --results belong to a book of your own table (add --chapters, e.g. --chapters tabular) or of a "
@@ -225,9 +225,9 @@ def cmd_book(args: argparse.Namespace) -> int:
     return _report_build(result, args.no_html)
 
 
-def _bundles_for_build(recompute: bool, grid: str | None = None) -> None:
-    """``--recompute``: no bundle served (the notebooks' kernels inherit ``ICLMEM_BUNDLE=off``); else each bundle in
-    use (a sweep's: those of its ``grid``) is checked on this machine first
+def _bundles_for_build(recompute: bool, grid: str | None = None, why: str = "--recompute") -> None:
+    """``recompute`` (``--recompute``, or ``why`` else): no bundle served (the notebooks' kernels inherit
+    ``ICLMEM_BUNDLE=off``); else each bundle in use (a sweep's: those of its ``grid``) is checked on this machine first
     (:func:`iclmem.bundle.command.ensure_checked`), one line each."""
     import os
 
@@ -236,7 +236,7 @@ def _bundles_for_build(recompute: bool, grid: str | None = None) -> None:
 
     if recompute:
         os.environ[ENV] = "off"
-        print("results bundles: none served (--recompute): the book computes everything")
+        print(f"results bundles: none served ({why}): the book computes everything")
         return
     for line in ensure_checked(grid=grid):
         print(line)
@@ -274,6 +274,10 @@ def _own_book(args: argparse.Namespace, root: Path) -> int:
             "target: ...), shared by every chapter; per-notebook sections are for the main book."
         )
     name = Path(str(values["data_path"])).stem if values.get("data_path") else "own_tables"
+    # a bundle holds the project's tables, never yours: a book of your table checks none (minutes) and serves none
+    own_table = bool(values.get("data_path"))
+    why = "a book of your own table computes it" if own_table and not args.recompute else "--recompute"
+    _bundles_for_build(args.recompute or own_table, why=why)
     out = args.out or _default_build(root, name)
     result = build_own_book(
         root,

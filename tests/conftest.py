@@ -176,6 +176,7 @@ def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
             args += ["-p", notebook, name, str(value)]
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ICLMEM_RESULTS", str(tmp / "results"))  # keep the repository's results/ untouched
+        mp.setenv("ICLMEM_BUNDLE", "off")  # a session fixture runs before the autouse one below: no bundle checked
         assert main(args) == 0, "the book did not build"
     return build
 

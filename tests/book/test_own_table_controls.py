@@ -64,6 +64,23 @@ def test_an_own_table_book_gives_appendix_a6_your_table_for_its_controls(tmp_pat
         assert seen[f"notebooks/{stem}"]["design"] == "", stem
 
 
+def test_a_book_of_your_table_checks_and_serves_no_bundle(tmp_path, monkeypatch, capsys):
+    """A results bundle holds the project's tables, never yours: checking one (minutes) would buy nothing."""
+    import types
+
+    import iclmem.bundle.command
+
+    monkeypatch.setattr(iclmem.bundle.command, "ensure_checked", lambda **k: pytest.fail("a bundle was checked"))
+    built = types.SimpleNamespace(executed=[], cached=[], html=tmp_path / "html", timing=lambda: "")
+    monkeypatch.setattr(iclmem.book.own_book, "build_own_book", lambda *a, **k: built)
+    params = tmp_path / "my_table.yaml"
+    params.write_text(yaml.safe_dump({"data_path": "my_table.csv", "target": "y"}))
+    monkeypatch.setenv(BUNDLE_ENV, "")  # as in a reader's shell: the project's bundles in use
+    assert main(["book", "-f", str(params), "--chapters", "tabular", "--out", str(tmp_path / "out")]) == 0
+    assert os.environ[BUNDLE_ENV] == "off"  # the notebooks' kernels inherit it
+    assert "none served (a book of your own table computes it)" in capsys.readouterr().out
+
+
 def test_iclmem_run_on_your_table_names_it_and_without_one_passes_no_control(tmp_path, monkeypatch):
     seen = []
     monkeypatch.setattr(iclmem.book.execute, "run_notebook", lambda nb, values, *a, **k: seen.append(values) or nb)
