@@ -10,56 +10,31 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+#: The controlled grid of 02-04 and A6, tiny: 02 fine-tunes it, 03, 04 and A6 probe it from the store.
+_TINY_GRID: dict[str, object] = {
+    "datasets": ["wine_pl"],
+    "learning_rates": [0.001, 0.1],
+    "query_sizes": [50],
+    "epochs": 2,
+    "context_size": 64,
+}
+_TINY_PROBE: dict[str, object] = {"probe_epochs": [0, 1, 2], "max_queries": 8, "n_boot": 20, "n_permutations": 100}
 #: Parameters that make notebooks of the real book fast enough for the test suite.
 BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
     "01_split_validation": {"datasets": ["wine_pl"], "query_sizes": [50]},
-    "02_controlled_finetuning": {
-        "datasets": ["wine_pl"],
-        "learning_rates": [0.001, 0.1],
-        "query_sizes": [50],
-        "epochs": 2,
-        "context_size": 64,
-        "design": "",  # the design's reading of C10 is tested on a tiny design (tests/bundle/test_bundle_design.py)
-    },
-    "03_multiple_choice_probing": {
-        "datasets": ["wine_pl"],
-        "learning_rates": [0.001, 0.1],
-        "query_sizes": [50],
-        "epochs": 2,
-        "context_size": 64,
-        "probe_epochs": [0, 1, 2],
-        "max_queries": 8,
-        "n_boot": 20,
-        "n_permutations": 100,
-        "design": "",  # as 02: C12 on a tiny design in tests/bundle
-    },
-    "04_calibration": {
-        "datasets": ["wine_pl"],
-        "learning_rates": [0.001, 0.1],
-        "query_sizes": [50],
-        "epochs": 2,
-        "context_size": 64,
-        "probe_epochs": [0, 1, 2],
-        "max_queries": 8,
-        "n_boot": 20,
-        "n_permutations": 100,
-        "design": "",  # the readers are tested on a tiny design (tests/bundle), not on the shipped one as it grows
-    },
-    "A6_instrument": {  # the runs and probes of 02-04 (the same grid, read from the store), its own controls
-        "datasets": ["wine_pl"],
-        "learning_rates": [0.001, 0.1],
-        "query_sizes": [50],
-        "epochs": 2,
-        "context_size": 64,
-        "probe_epochs": [0, 1, 2],
-        "max_queries": 8,
-        "n_boot": 20,
+    # the design's reading of C10 is tested on a tiny design (tests/bundle/test_bundle_design.py)
+    "02_controlled_finetuning": {**_TINY_GRID, "design": ""},
+    "03_multiple_choice_probing": {**_TINY_GRID, **_TINY_PROBE, "design": ""},  # as 02: C12 on a tiny design
+    # the readers are tested on a tiny design (tests/bundle), not on the shipped one as it grows
+    "04_calibration": {**_TINY_GRID, **_TINY_PROBE, "design": ""},
+    "A6_instrument": {  # the grid of 02-04 (read from the store) and its own controls
+        **_TINY_GRID,
+        **_TINY_PROBE,
         "control_epochs": [1, 2],
         "control_learning_rates": [0.001],
         "curve_datasets": ["wine_pl"],
         "curve_learning_rates": [0.001],
         "curve_epochs": [1, 2],
-        "n_permutations": 100,
     },
     "05_realistic_regimes": {
         "datasets": ["wine_pl", "spotify"],
