@@ -1,4 +1,5 @@
-"""``iclmem bundle``: make a results bundle from a sweep's store, check it on this machine, verify its files (issue 55).
+"""``iclmem bundle``: make a results bundle from a sweep's store (or collect a whole store), check it on this machine,
+verify its files (issue 55).
 
 ``iclmem book`` runs :func:`ensure_checked` before it executes a notebook: each bundle in use is checked once per
 machine and code version (a recomputed sample, :mod:`iclmem.bundle.recheck`); ``iclmem book --recompute`` serves
@@ -29,6 +30,12 @@ def add_bundle(subparsers: Any) -> None:
         help="also keep each probed run's membership null at N permutations (the notebooks draw 1000; default 0: none)",
     )  # fmt: skip
     make.set_defaults(func=cmd_bundle_make)
+    collect = actions.add_parser(
+        "collect", help="copy every finished run and probe score of a results store (a book build's) into a bundle"
+    )
+    collect.add_argument("--out", type=Path, required=True, metavar="FOLDER", help="the bundle (made, or extended)")
+    collect.add_argument("--results", type=Path, metavar="STORE", help="the store (default: $ICLMEM_RESULTS)")
+    collect.set_defaults(func=cmd_bundle_collect)
     check = actions.add_parser("check", help="recompute a random sample of each bundle here; accept or reject it")
     _bundle_arg(check)
     check.add_argument("--draws", type=int, default=None, metavar="N", help="draws to recompute (default: 29)")
@@ -80,6 +87,19 @@ def cmd_bundle_make(args: argparse.Namespace) -> int:
         f"{report['pending']} not finished in the store; "
         f"{bundle.manifest['tasks_bundled']} of {len(grid.specs)} tasks bundled "
         f"({bundle.manifest['cpu_hours']} CPU-hours)"
+    )
+    return 0
+
+
+def cmd_bundle_collect(args: argparse.Namespace) -> int:
+    from .store_runs import collect_store
+
+    command = f"iclmem bundle collect --out {args.out}" + (f" --results {args.results}" if args.results else "")
+    bundle, report = collect_store(args.out, results_dir=args.results, command=command)
+    print(
+        f"bundle {bundle.name}: {report['runs']} runs and {report['scores']} probe scores read from the store; "
+        f"{len(bundle.items)} items in the bundle; left out: {report['other_reference']} runs of another reference, "
+        f"{report['unowned_scores']} scores of no single-task run (a sweep's joint runs: iclmem bundle make GRID)"
     )
     return 0
 

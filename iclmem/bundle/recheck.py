@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import split_manifest
+from ..data import SplitManifest, split_manifest
 from ..ltm import ReferenceLTM
 from ..probe import probe_run
 from ..probe.null import run_null
@@ -48,7 +48,7 @@ from ..store.atomic import atomic_write_text
 from ..store.keys import input_key
 from ..sweep.gridfile import DatasetSource
 from ..sweep.tasks import task_reference
-from ..training.finetune import FinetuneRun, run_input_key, single_task_schedule, verify_ground_truth
+from ..training.finetune import FinetuneConfig, FinetuneRun, run_input_key, single_task_schedule, verify_ground_truth
 from ..training.grid import RunSpec, run_views
 from ..training.loop import train, write_finished
 from ..training.regimes import MULTI_TASK, MULTI_TASK_RANDOM, JointRun, _load, joint_input_key, joint_schedule
@@ -112,6 +112,8 @@ class Draw:
     regime: str
     learning_rate: float
     epoch: int
+    #: ``sweep``: a task of a design's bundle; ``store``: a run of a store's (:mod:`iclmem.bundle.run_check`)
+    source: str = "sweep"
 
     @property
     def stratum(self) -> tuple:
@@ -144,7 +146,9 @@ class Landing:
 
 def all_draws(bundle: Bundle) -> list[Draw]:
     """Every (task, probed epoch) the bundle holds, in the manifest's order."""
-    out = []
+    from .run_check import store_draws
+
+    out = store_draws(bundle)
     for key, entry in sorted(bundle.items.items()):
         if entry["kind"] != "sweep":
             continue
@@ -197,6 +201,8 @@ def _compare_scores(landing: Landing, name: str, mine: pd.DataFrame, theirs: pd.
     keys = ["query_id", "manipulation"]
     if len(theirs) < len(mine):  # a witness: the recomputed queries it holds
         mine = mine[mine.query_id.isin(set(theirs.query_id))]
+    elif len(theirs) > len(mine):  # every score: the recomputed queries' of them
+        theirs = theirs[theirs.query_id.isin(set(mine.query_id))]
     merged = mine.merge(theirs, on=keys, suffixes=("", "_b"), how="left", indicator=True)
     if mine.empty or (merged["_merge"] != "both").any() or len(merged) != len(theirs):
         landing.problem = f"{name}: the recomputed queries or manipulations are not the bundle's"
@@ -216,6 +222,10 @@ def _recompute(draw: Draw, root: str, sources: dict, probe: dict, tol: Tolerance
     temporary store, on a seeded subset of its queries, and compare with the bundle."""
     from .layout import read_bundle
 
+    if draw.source != "sweep":
+        from .run_check import recompute_run
+
+        return recompute_run(draw, root, tol, reference)
     started, bundle = time.perf_counter(), read_bundle(root)
     entry = bundle.items[f"sweep/{draw.task}"]
     spec = RunSpec(**entry["spec"])
@@ -316,20 +326,43 @@ def _train_to(spec: RunSpec, tables: dict, epoch: int, reference: ReferenceLTM, 
     else:
         schedule = single_task_schedule(manifests[0], tables[spec.dataset], config, reference)
     run_dir = work / "run"
+    trained = _trained(schedule, config, reference, run_dir, _last_trained(spec.regime, epoch))
+    if joint:
+        key = joint_input_key(spec.regime, manifests, config, reference)
+        return _load(run_dir, "recheck", spec.regime, {m.dataset: m for m in manifests}, tables, config, key)
+    return _single_run(run_dir, trained, schedule.curve_columns, manifests[0], config, reference)
+
+
+def _trained(schedule, config: FinetuneConfig, reference: ReferenceLTM, run_dir: Path, stop_after: int):
+    """``schedule`` trained from M_ref up to epoch ``stop_after`` in ``run_dir``, written as a finished run's."""
     run_dir.mkdir()
     trained = train(
         schedule, reference, learning_rate=config.learning_rate, weight_decay=config.weight_decay,
         epochs=config.epochs, probe_epochs=config.probe_epochs, run_dir=run_dir, progress=False,
-        checkpoint_every=10**9, privacy=config.dp_step(), stop_after=_last_trained(spec.regime, epoch),
+        checkpoint_every=10**9, privacy=config.dp_step(), stop_after=stop_after,
     )  # fmt: skip
     write_finished(run_dir, trained, schedule.curve_columns)
-    if joint:
-        key = joint_input_key(spec.regime, manifests, config, reference)
-        return _load(run_dir, "recheck", spec.regime, {m.dataset: m for m in manifests}, tables, config, key)
-    curve = pd.DataFrame(trained.curve, columns=list(schedule.curve_columns))
-    members = verify_ground_truth(trained.log, manifests[0])
-    key = run_input_key(manifests[0], config, reference)
-    return FinetuneRun("recheck", run_dir, manifests[0], config, pd.DataFrame(trained.rows), members, curve, key)
+    return trained
+
+
+def _single_run(
+    run_dir: Path, trained, columns, manifest: SplitManifest, config: FinetuneConfig, reference: ReferenceLTM
+) -> FinetuneRun:
+    """The single-task run trained in ``run_dir`` (:func:`_trained`), as the engine loads a finished one."""
+    curve = pd.DataFrame(trained.curve, columns=list(columns))
+    members = verify_ground_truth(trained.log, manifest)
+    key = run_input_key(manifest, config, reference)
+    return FinetuneRun("recheck", run_dir, manifest, config, pd.DataFrame(trained.rows), members, curve, key)
+
+
+def train_single(
+    manifest: SplitManifest, table, config: FinetuneConfig, epoch: int, reference: ReferenceLTM, work: Path
+) -> FinetuneRun:
+    """A single-task run of ``manifest`` and ``config`` (a store bundle's, :mod:`iclmem.bundle.run_check`) trained
+    from M_ref up to ``epoch`` in ``work``."""
+    schedule = single_task_schedule(manifest, table, config, reference)
+    trained = _trained(schedule, config, reference, work / "run", epoch)
+    return _single_run(work / "run", trained, schedule.curve_columns, manifest, config, reference)
 
 
 def run_pairs(

@@ -1,0 +1,175 @@
+"""A results bundle of a whole results store: every finished fine-tuning run and model's probe scores (issue 55).
+
+The default book fine-tunes and probes its own runs (notebooks 02-04's controlled grid, appendix A6's controls,
+chapter 07's DP runs): a fresh 2-core build spends most of its time there. :func:`collect_store` copies what a
+finished book build left in its store into a bundle, each item under its input key
+(:func:`iclmem.store.keys.input_key`), so that the next fresh build reads them where the engine looks them up
+(:func:`iclmem.training.finetune.finetune`, :func:`iclmem.probe.run.probe_run`):
+
+- ``finetune/<run>``: the run's log, metrics and curve, and its ``run.json.gz`` (its split and configuration, what
+  a check needs to train it again); never its weights;
+- ``probe/<scores>``: one model's probe scores, as :func:`iclmem.bundle.scores.encode` keeps them.
+
+Each run's entry names the probe parameters and epochs it was scored at, which is what a check draws
+(:mod:`iclmem.bundle.run_check`). Joint runs (App. D, chapter 05) are a sweep's: bundle them with ``iclmem bundle
+make GRID``. A run fine-tuned from another reference than the bundle's is left out, and said so.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import asdict
+from pathlib import Path
+
+from ..data import SplitManifest
+from ..ltm import ReferenceLTM
+from ..probe.run import reference_owner_of
+from ..store.integrity import served
+from ..store.keys import canonical_json, input_key, results_root
+from ..sweep.gridfile import DatasetSource
+from ..sweep.tasks import task_reference
+from ..training.finetune import FinetuneConfig
+from ..training.privacy import PrivacyConfig
+from .collect import _made_entry, _scores, _Writer
+from .layout import KINDS, MANIFEST, Bundle, BundleError, read_bundle, write_manifest
+
+#: What marks a bundle made by :func:`collect_store` (its manifest's ``source``).
+STORE_SOURCE = "store"
+RUN_FILE = "run.json.gz"
+
+
+def config_from_dict(data: dict) -> FinetuneConfig:
+    """A run's :class:`~iclmem.training.finetune.FinetuneConfig` from its ``run.json`` (``asdict`` of it)."""
+    privacy = data.get("privacy")
+    fields = {**data, "probe_epochs": tuple(data["probe_epochs"])}
+    config = FinetuneConfig(**{**fields, "privacy": PrivacyConfig(**privacy) if privacy else None})
+    if canonical_json(asdict(config)) != canonical_json(data):
+        raise BundleError(f"a run's configuration does not read back as it was written: {data}")
+    return config
+
+
+class _StoreRun:
+    """One finished run of the store: its folder, split, configuration and input key."""
+
+    def __init__(self, folder: Path, stored: dict, reference: ReferenceLTM) -> None:
+        self.folder, self.stored = folder, stored
+        self.manifest = SplitManifest.from_dict(stored["manifest"])
+        self.config = config_from_dict(stored["config"])
+        self.input_key = input_key(self.manifest.identity(), stored["config"], reference.store_identity)
+
+    def meta(self, probe: dict, epochs: list[int]) -> dict:
+        """The run's manifest entry: what a check stratifies on, and the scores it may compare."""
+        return {
+            "source": STORE_SOURCE,
+            "dataset": self.manifest.dataset,
+            "task": self.manifest.task,
+            "query_size": self.manifest.query_size,
+            "learning_rate": self.config.learning_rate,
+            "regime": "dp" if self.config.privacy is not None else "single_task_fixed",
+            "probe": probe,
+            "epochs": epochs,
+        }
+
+
+def _runs(store: Path, reference: ReferenceLTM, report: dict) -> dict[str, _StoreRun]:
+    """The store's finished runs by store key (fine-tuned from ``reference``)."""
+    out = {}
+    for folder in sorted((store / "finetune").glob("*/")):
+        if not served(folder, store):
+            continue
+        stored = json.loads((folder / "run.json").read_text())
+        if stored.get("reference_sha256") != reference.checkpoint_sha256:
+            report["other_reference"] += 1
+            continue
+        out[folder.name] = _StoreRun(folder, stored, reference)
+    return out
+
+
+def _scored(store: Path) -> list[tuple[Path, str, str, dict]]:
+    """Every finished probe-score folder: (folder, whose, model, probe parameters)."""
+    out = []
+    for folder in sorted((store / "probe").glob("*/")):
+        if not served(folder, store):
+            continue
+        params = json.loads((folder / "params.json").read_text())
+        out.append((folder, params.pop("run"), params.pop("model"), params))
+    return out
+
+
+def _run_files(folder: Path) -> Callable[[Path], None]:
+    def fill(target: Path) -> None:
+        for name in KINDS["finetune"]:
+            shutil.copyfile(folder / name, target / name)
+        (target / RUN_FILE).write_bytes(gzip.compress((folder / "run.json").read_bytes(), mtime=0))
+
+    return fill
+
+
+def _draw_probe(scored: dict[str, dict[str, set[int]]], ref_probes: set[str]) -> tuple[dict, list[int]]:
+    """The probe parameters a check draws a run under: those it was scored at the most epochs with (and M_ref)."""
+    options = [(len(epochs), key) for key, epochs in scored.items() if key in ref_probes]
+    if not options:
+        return {}, []
+    _, key = max(options)
+    return json.loads(key), sorted(scored[key])
+
+
+def collect_store(
+    out: str | Path, *, results_dir: str | Path | None = None, reference: ReferenceLTM | str | Path | None = None,
+    command: str = "", sources: Mapping[str, DatasetSource] | None = None,
+) -> tuple[Bundle, dict]:  # fmt: skip
+    """Copy every finished run and probe score of the store into the bundle at ``out`` (made if absent, else
+    extended: an item already there is never written again). Returns the bundle and a report of the items added.
+
+    ``sources``: where a check loads a table that is not one of the project's by name (a CSV's path, target and
+    task); the project's tables (:func:`iclmem.data.prepared_table`) need none."""
+    out, store = Path(out), results_root(results_dir).resolve()
+    old = read_bundle(out).manifest if (out / MANIFEST).is_file() else {}
+    if old and old.get("source") != STORE_SOURCE:
+        raise BundleError(f"{out} is a design's bundle (iclmem bundle make): collect a store into another folder")
+    ref = task_reference(reference)
+    report = {"runs": 0, "scores": 0, "other_reference": 0, "unowned_scores": 0}
+    runs = _runs(store, ref, report)
+    owners = {_ref_owner(r): r for r in runs.values()}
+    writer = _Writer(out, old.get("items", {}))
+    theta: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+    ref_probes: dict[str, set[str]] = defaultdict(set)
+    for folder, whose, model, params in _scored(store):
+        run = owners.get(whose) if model == "ref" else runs.get(whose)
+        if run is None:
+            report["unowned_scores"] += 1  # a joint run's view, or a run of another reference
+            continue
+        owner = whose if model == "ref" else run.input_key
+        meta = {"run": owner, "model": model, "dataset": run.manifest.dataset}
+        writer.add("probe", input_key(owner, model, params, ref.store_identity), _scores(folder), meta)
+        report["scores"] += 1
+        if model == "ref":
+            ref_probes[whose].add(canonical_json(params))
+        else:
+            theta[run.input_key][canonical_json(params)].add(int(model.split("-", 1)[1]))
+    for run in runs.values():
+        probe, epochs = _draw_probe(theta[run.input_key], ref_probes[_ref_owner(run)])
+        writer.add("finetune", run.input_key, _run_files(run.folder), run.meta(probe, epochs))
+        report["runs"] += 1
+    body = {
+        "name": old.get("name", out.name),
+        "source": STORE_SOURCE,
+        "probe": {},
+        "sources": {**old.get("sources", {}), **{k: asdict(v) for k, v in (sources or {}).items()}},
+        "reference_sha256": ref.store_identity,
+        "made": [*old.get("made", []), _made_entry(command, report)],
+        "items": writer.items,
+    }
+    return write_manifest(out, body), report
+
+
+def _ref_owner(run: _StoreRun) -> str:
+    """Whose M_ref scores the run's are (:func:`iclmem.probe.run.reference_owner_of`)."""
+    return reference_owner_of(run.manifest, run.config)
+
+
+__all__ = ["RUN_FILE", "STORE_SOURCE", "collect_store", "config_from_dict"]

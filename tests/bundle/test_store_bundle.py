@@ -1,0 +1,104 @@
+"""A bundle of a whole results store (issue 55): the book's own runs and scores, collected without a grid, checked by
+retraining drawn runs from the split and configuration they keep, served so that the engine computes nothing."""
+
+# ruff: noqa: F811
+# (the test functions take the fixtures imported from tiny_sweep by name)
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from tiny_sweep import made, reference  # noqa: F401 (the shared fixtures)
+
+import iclmem.training.loop as training
+from iclmem.bundle import lookup, read_bundle, serve
+from iclmem.bundle.command import verify_bundle
+from iclmem.bundle.layout import ITEMS
+from iclmem.bundle.recheck import check_bundle, sample_draws
+from iclmem.bundle.store_runs import RUN_FILE, collect_store
+from iclmem.ltm import ReferenceLTM
+from iclmem.probe.settings import ProbeSettings
+from iclmem.training.grid import probe_grid, run_grid
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def collected(made: dict, reference: ReferenceLTM, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The tiny sweep's store collected as a whole (its two single-task runs and their scores)."""
+    out = tmp_path_factory.mktemp("store-bundle") / "book"
+    bundle, report = collect_store(
+        out, results_dir=made["tmp"] / "store", reference=reference, command="t", sources=made["grid"].sources
+    )
+    return {**made, "store_bundle": bundle, "store_report": report}
+
+
+@pytest.fixture
+def serving(collected: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    monkeypatch.setenv("ICLMEM_BUNDLE", str(collected["store_bundle"].root))
+    monkeypatch.setenv("ICLMEM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "results"))
+    serve.reset()
+    yield {**collected, "results": tmp_path / "results"}
+    serve.reset()
+
+
+def test_a_store_bundle_keeps_each_runs_split_and_scores_without_weights(collected: dict, reference: ReferenceLTM):
+    bundle, report = collected["store_bundle"], collected["store_report"]
+    runs = [e for e in bundle.items.values() if e["kind"] == "finetune"]
+    assert report["runs"] == len(runs) == 2 and {e["dataset"] for e in runs} == {"cls", "reg"}
+    assert report["unowned_scores"] > 0  # the joint run's views: a sweep's bundle keeps them
+    assert not list((bundle.root / ITEMS).rglob("*.pt"))
+    for entry in runs:
+        folder = bundle.item_dir("finetune", entry["key"])
+        stored = json.loads(gzip.decompress((folder / RUN_FILE).read_bytes()))
+        assert stored["manifest"]["dataset"] == entry["dataset"] and entry["epochs"] == [0, 1, 2]
+        assert entry["probe"]["max_queries"] == 4 and len(entry["probe"]["manipulations"]) == 48
+    again, report = collect_store(
+        bundle.root, results_dir=collected["tmp"] / "store", reference=reference, sources=collected["grid"].sources
+    )
+    assert again.items == bundle.items and verify_bundle(again) == []
+
+
+def test_a_checked_store_bundle_serves_the_grid_computing_nothing(
+    serving: dict, reference: ReferenceLTM, monkeypatch: pytest.MonkeyPatch
+):
+    bundle = read_bundle(serving["store_bundle"].root)
+    draws = sample_draws(bundle, n=3)
+    assert {(d.kind, d.epoch > 0) for d in draws} >= {("classification", True), ("regression", True)}
+    report = check_bundle(bundle, n=3, workers=1, reference=reference, progress=False)
+    assert report.verdict == "accepted" and all(x.draw.source == "store" for x in report.landings)
+    assert all(x.excess["M_theta loss"] <= 1 for x in report.landings)
+    monkeypatch.setattr("iclmem.training.finetune._finetune", lambda *a, **k: pytest.fail("a bundled run was trained"))
+    monkeypatch.setattr("iclmem.probe.run._Suite.scores", lambda *a, **k: pytest.fail("bundled scores were computed"))
+    grid = serving["grid"]
+    tables = {name: source.load() for name, source in grid.sources.items()}
+    specs = [s for s in grid.specs if s.regime == "single_task_fixed"]
+    runs = run_grid(specs, reference, serving["results"], progress=False, tables=tables, workers=1)
+    assert all(r.path.is_relative_to(bundle.root) for r in runs)
+    summary, scores = probe_grid(
+        specs, runs, reference, ProbeSettings(max_queries=4, n_boot=10), results_dir=serving["results"],
+        progress=False, tables=tables, workers=1,
+    )  # fmt: skip
+    assert len(summary) == 2 * 3 and all(len(s) for s in scores.values())
+    assert verify_bundle(read_bundle(bundle.root)) == []  # nothing was written into it
+
+
+def test_a_store_bundle_is_rejected_when_the_engine_moves_a_number(
+    serving: dict, reference: ReferenceLTM, monkeypatch: pytest.MonkeyPatch
+):
+    original = training.TrainingState.start.__func__
+
+    def faster(cls, ref, learning_rate, weight_decay, state_path):  # one number of the engine changed: the step size
+        return original(cls, ref, learning_rate * 1.5, weight_decay, state_path)
+
+    monkeypatch.setattr(training.TrainingState, "start", classmethod(faster))
+    bundle = read_bundle(serving["store_bundle"].root)
+    report = check_bundle(bundle, n=4, workers=1, reference=reference, progress=False)
+    assert report.verdict == "rejected"
+    assert any("M_theta" in line or "train loss" in line for line in report.disagreements())
+    assert not any(x.draw.epoch == 0 and not x.within for x in report.landings)  # M_ref's scores did not move
+    key = next(e["key"] for e in bundle.items.values() if e["kind"] == "finetune")
+    assert lookup("finetune", key) is None
