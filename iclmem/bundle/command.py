@@ -35,6 +35,10 @@ def add_bundle(subparsers: Any) -> None:
     )
     collect.add_argument("--out", type=Path, required=True, metavar="FOLDER", help="the bundle (made, or extended)")
     collect.add_argument("--results", type=Path, metavar="STORE", help="the store (default: $ICLMEM_RESULTS)")
+    collect.add_argument(
+        "--completions", type=Path, metavar="FOLDER",
+        help="also chapter 06's completion cache (e.g. ~/.cache/iclmem/llm_completions)",
+    )  # fmt: skip
     collect.set_defaults(func=cmd_bundle_collect)
     check = actions.add_parser("check", help="recompute a random sample of each bundle here; accept or reject it")
     _bundle_arg(check)
@@ -95,9 +99,11 @@ def cmd_bundle_collect(args: argparse.Namespace) -> int:
     from .store_runs import collect_store
 
     command = f"iclmem bundle collect --out {args.out}" + (f" --results {args.results}" if args.results else "")
-    bundle, report = collect_store(args.out, results_dir=args.results, command=command)
+    command += f" --completions {args.completions}" if args.completions else ""
+    bundle, report = collect_store(args.out, results_dir=args.results, command=command, completions=args.completions)
     print(
-        f"bundle {bundle.name}: {report['runs']} runs and {report['scores']} probe scores read from the store; "
+        f"bundle {bundle.name}: {report['runs']} runs, {report['scores']} probe scores and {report['completions']} "
+        "completions read; "
         f"{len(bundle.items)} items in the bundle; left out: {report['other_reference']} runs of another reference, "
         f"{report['unowned_scores']} scores of no single-task run (a sweep's joint runs: iclmem bundle make GRID)"
     )

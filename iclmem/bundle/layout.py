@@ -45,6 +45,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "null": ("null.parquet",),
     "effects": ("ranks.parquet", "aucs.parquet"),
     "sweep": ("summary.json",),
+    "completions": ("completions.jsonl.gz",),
 }
 
 

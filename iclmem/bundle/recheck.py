@@ -223,9 +223,9 @@ def _recompute(draw: Draw, root: str, sources: dict, probe: dict, tol: Tolerance
     from .layout import read_bundle
 
     if draw.source != "sweep":
-        from .run_check import recompute_run
+        from .run_check import recompute
 
-        return recompute_run(draw, root, tol, reference)
+        return recompute(draw, root, tol, reference)
     started, bundle = time.perf_counter(), read_bundle(root)
     entry = bundle.items[f"sweep/{draw.task}"]
     spec = RunSpec(**entry["spec"])

@@ -22,17 +22,20 @@ from ..probe import probe_run
 from ..probe.run import probe_params, reference_owner
 from ..probe.settings import ProbeSettings
 from ..store.keys import input_key
-from . import serve
+from . import completions, serve
 from .layout import Bundle, read_bundle
 from .recheck import Draw, Landing, Tolerance, _bundled_scores, _compare_run, _compare_scores, _table, train_single
 from .sampling import NULL_RECHECK_QUERIES, last_recomputable_epoch, recheck_queries
 from .store_runs import RUN_FILE, STORE_SOURCE, config_from_dict
 
+#: A draw of a chapter-06 completion (:mod:`iclmem.bundle.completions`).
+COMPLETION = "completion"
+
 
 def store_draws(bundle: Bundle) -> list[Draw]:
     """Every (run, probed epoch) of a store's bundle that another machine can recompute
     (:func:`iclmem.bundle.sampling.last_recomputable_epoch`)."""
-    out = []
+    out = completion_draws(bundle)
     for key, entry in sorted(bundle.items.items()):
         if entry["kind"] != "finetune" or entry.get("source") != STORE_SOURCE:
             continue
@@ -43,6 +46,26 @@ def store_draws(bundle: Bundle) -> list[Draw]:
                      float(entry["learning_rate"]), int(epoch), STORE_SOURCE)
             )  # fmt: skip
     return out
+
+
+def completion_draws(bundle: Bundle) -> list[Draw]:
+    """Every chapter-06 completion of the bundle a check may decode again (:mod:`iclmem.bundle.completions`)."""
+    return [
+        Draw(f"{item}:{key}", "llm", "completion", 0, "inprocess", 0.0, 0, COMPLETION)
+        for item, key in completions.completion_draws(bundle)
+    ]
+
+
+def recompute(draw: Draw, root: str, tol: Tolerance, reference: ReferenceLTM) -> Landing:
+    """A store bundle's draw recomputed: a run (:func:`recompute_run`) or a completion, decoded again."""
+    if draw.source != COMPLETION:
+        return recompute_run(draw, root, tol, reference)
+    started, landing = time.perf_counter(), Landing(draw)
+    item, key = draw.task.split(":", 1)
+    landing.problem = completions.recompute_completion(read_bundle(root), item, key)
+    landing.excess["completion text"], landing.max_abs["completion text"] = 0.0, 0.0
+    landing.seconds = round(time.perf_counter() - started, 2)
+    return landing
 
 
 def _queries(max_queries: int | None) -> int | None:
@@ -86,4 +109,4 @@ def recompute_run(draw: Draw, root: str, tol: Tolerance, reference: ReferenceLTM
     return landing
 
 
-__all__ = ["recompute_run", "store_draws"]
+__all__ = ["COMPLETION", "completion_draws", "recompute", "recompute_run", "store_draws"]

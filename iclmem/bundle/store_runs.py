@@ -8,7 +8,8 @@ finished book build left in its store into a bundle, each item under its input k
 
 - ``finetune/<run>``: the run's log, metrics and curve, and its ``run.json.gz`` (its split and configuration, what
   a check needs to train it again); never its weights;
-- ``probe/<scores>``: one model's probe scores, as :func:`iclmem.bundle.scores.encode` keeps them.
+- ``probe/<scores>``: one model's probe scores, as :func:`iclmem.bundle.scores.encode` keeps them;
+- ``completions/<folder>``: chapter 06's LLM completions of one model (:mod:`iclmem.bundle.completions`).
 
 Each run's entry names the probe parameters and epochs it was scored at, which is what a check draws
 (:mod:`iclmem.bundle.run_check`). Joint runs (App. D, chapter 05) are a sweep's: bundle them with ``iclmem bundle
@@ -35,6 +36,7 @@ from ..sweep.tasks import task_reference
 from ..training.finetune import FinetuneConfig
 from ..training.privacy import PrivacyConfig
 from .collect import _made_entry, _scores, _Writer
+from .completions import FINE_TUNED_MARK, completions_fill, folder_key, model_folders
 from .layout import KINDS, MANIFEST, Bundle, BundleError, read_bundle, write_manifest
 
 #: What marks a bundle made by :func:`collect_store` (its manifest's ``source``).
@@ -120,19 +122,21 @@ def _draw_probe(scored: dict[str, dict[str, set[int]]], ref_probes: set[str]) ->
 
 def collect_store(
     out: str | Path, *, results_dir: str | Path | None = None, reference: ReferenceLTM | str | Path | None = None,
-    command: str = "", sources: Mapping[str, DatasetSource] | None = None,
+    command: str = "", sources: Mapping[str, DatasetSource] | None = None, completions: Path | None = None,
 ) -> tuple[Bundle, dict]:  # fmt: skip
     """Copy every finished run and probe score of the store into the bundle at ``out`` (made if absent, else
     extended: an item already there is never written again). Returns the bundle and a report of the items added.
 
     ``sources``: where a check loads a table that is not one of the project's by name (a CSV's path, target and
-    task); the project's tables (:func:`iclmem.data.prepared_table`) need none."""
+    task); the project's tables (:func:`iclmem.data.prepared_table`) need none. ``completions``: a completion cache
+    (``$ICLMEM_CACHE/llm_completions``) whose records chapter 06 read, kept per model folder
+    (:mod:`iclmem.bundle.completions`)."""
     out, store = Path(out), results_root(results_dir).resolve()
     old = read_bundle(out).manifest if (out / MANIFEST).is_file() else {}
     if old and old.get("source") != STORE_SOURCE:
         raise BundleError(f"{out} is a design's bundle (iclmem bundle make): collect a store into another folder")
     ref = task_reference(reference)
-    report = {"runs": 0, "scores": 0, "other_reference": 0, "unowned_scores": 0}
+    report = {"runs": 0, "scores": 0, "other_reference": 0, "unowned_scores": 0, "completions": 0}
     runs = _runs(store, ref, report)
     owners = {_ref_owner(r): r for r in runs.values()}
     writer = _Writer(out, old.get("items", {}))
@@ -155,6 +159,10 @@ def collect_store(
         probe, epochs = _draw_probe(theta[run.input_key], ref_probes[_ref_owner(run)])
         writer.add("finetune", run.input_key, _run_files(run.folder), run.meta(probe, epochs))
         report["runs"] += 1
+    for relative, records in model_folders(completions).items() if completions else ():
+        meta = {"folder": relative, "records": len(records), "recomputable": _recomputable(relative)}
+        writer.add("completions", folder_key(relative), completions_fill(records), meta)
+        report["completions"] += len(records)
     body = {
         "name": old.get("name", out.name),
         "source": STORE_SOURCE,
@@ -165,6 +173,11 @@ def collect_store(
         "items": writer.items,
     }
     return write_manifest(out, body), report
+
+
+def _recomputable(relative: str) -> bool:
+    """A check may decode the folder's completions again: the in-process base model's (not a fine-tuned copy's)."""
+    return relative.startswith("inprocess/local/") and FINE_TUNED_MARK not in relative
 
 
 def _ref_owner(run: _StoreRun) -> str:

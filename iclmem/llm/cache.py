@@ -149,9 +149,14 @@ class CompletionCache:
         return None
 
     def get(self, request: ChatRequest) -> Completion | None:
+        """The cached completion of ``request``; else one a checked results bundle holds (:mod:`iclmem.bundle`)."""
         fields = self.identity(request)
         key = _digest(fields)
         data = self._load(self.folder / key[:2] / f"{key}.json")
+        if data is None:
+            from iclmem.bundle.completions import bundled_record
+
+            data = bundled_record(str(self.folder.relative_to(self.root)), key)
         if data is None or data.get("key") != key or any(data.get(f) != v for f, v in fields.items()):
             return None
         return Completion(data["text"], data.get("prompt_tokens"), data.get("completion_tokens"), cached=True)
