@@ -57,6 +57,7 @@ def test_a_checked_bundle_answers_an_empty_cache_without_the_model(
     report = check_bundle(read_bundle(decoded["bundle"].root), n=2, workers=1, progress=False)
     assert report.verdict == "accepted", report.disagreements()
     backend = InProcessBackend(batch_size=2)
+
     def decode(self, requests):  # asked for nothing, or the test fails
         return iter(()) if not requests else pytest.fail(f"{len(requests)} bundled completions were decoded")
 
