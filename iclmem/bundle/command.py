@@ -2,7 +2,7 @@
 verify its files (issue 55).
 
 ``iclmem book`` runs :func:`ensure_checked` before it executes a notebook: each bundle in use is checked once per
-machine and code version (a recomputed sample, :mod:`iclmem.bundle.recheck`); ``iclmem book --recompute`` serves
+machine and code version (a recomputed sample, :mod:`iclmem.bundle.check`); ``iclmem book --recompute`` serves
 none and computes everything.
 """
 
@@ -112,7 +112,7 @@ def cmd_bundle_collect(args: argparse.Namespace) -> int:
 
 def format_report(report: Any) -> str:
     """The lines a check prints: its verdict, draws, seed, detection probability, and each disagreement."""
-    from .recheck import detection_probability
+    from .check import detection_probability
 
     n = len(report.landings)
     lines = [
@@ -124,7 +124,7 @@ def format_report(report: Any) -> str:
 
 
 def cmd_bundle_check(args: argparse.Namespace) -> int:
-    from .recheck import DEFAULT_DRAWS, check_bundle
+    from .check import DEFAULT_DRAWS, check_bundle
 
     ok = True
     for bundle in _bundles(args.bundle):
@@ -165,8 +165,8 @@ def ensure_checked(progress: bool = True, grid: str | None = None) -> list[str]:
     step); one line per bundle: served, rejected and why, or not read yet (a design whose sweep is still running).
     With ``grid`` (``iclmem sweep``'s first step) only the bundles of that grid, finished or not: a sweep resumes from
     its own checked bundle."""
+    from .check import check_bundle
     from .layout import BundleError, read_bundle
-    from .recheck import check_bundle
     from .serve import bundle_roots, read_check, reset
 
     lines = []

@@ -6,7 +6,7 @@ repeat (:func:`iclmem.llm.cache.completion_key`). A bundle keeps one item per mo
 :class:`iclmem.llm.cache.CompletionCache` reads a record it lacks from there, each record checked against its own
 sha256 and key fields as a cached one is. Nothing is written into the bundle.
 
-A check (:mod:`iclmem.bundle.recheck`) recomputes drawn completions of the in-process base model (SmolLM2) and
+A check (:mod:`iclmem.bundle.run_check`) recomputes drawn completions of the in-process base model (SmolLM2) and
 compares their text exactly (greedy decoding). A fine-tuned model's completions are not drawn: a draw would
 fine-tune the LLM again, longer than the rest of a check; the page says so.
 """
@@ -33,29 +33,6 @@ def folder_key(relative: str) -> str:
     return input_key("llm_completions", relative)
 
 
-def _valid(record: dict) -> bool:
-    from ..llm.cache import record_sha256
-
-    body = {k: v for k, v in record.items() if k != "sha256"}
-    return isinstance(record.get("text"), str) and record.get("sha256") == record_sha256(body)
-
-
-def model_folders(cache: Path) -> dict[str, list[dict]]:
-    """The completion cache's valid records by model folder (``<backend>/<endpoint>/<model>``)."""
-    out: dict[str, list[dict]] = {}
-    for path in sorted(cache.glob("*/*/*/*/*.json")):
-        relative = str(path.parent.parent.relative_to(cache))
-        if relative.startswith("quarantine"):
-            continue
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if _valid(record):
-            out.setdefault(relative, []).append(record)
-    return out
-
-
 def completions_fill(records: list[dict]) -> Callable[[Path], None]:
     """An item's ``completions.jsonl.gz``: one record per line, by key (the same bytes for the same records)."""
 
@@ -73,12 +50,16 @@ def _records(path: str) -> dict[str, dict]:
 
 
 def bundled_record(relative: str, key: str) -> dict | None:
-    """The record ``key`` of cache folder ``relative`` from a checked bundle in use, if one holds it whole."""
+    """The record ``key`` of cache folder ``relative`` from a checked bundle in use (its item's files intact), if one
+    holds it; the cache checks the record itself as it checks its own files
+    (:class:`iclmem.llm.cache.CompletionCache`)."""
     folder = serve.lookup("completions", folder_key(relative))
-    if folder is None:
-        return None
-    record = _records(str(folder / FILE)).get(key)
-    return record if record is not None and _valid(record) else None
+    return None if folder is None else _records(str(folder / FILE)).get(key)
+
+
+def bundled_records(bundle: Bundle, item: str) -> dict[str, dict]:
+    """Every record of completion item ``item`` of ``bundle``, by key."""
+    return _records(str(bundle.item_dir("completions", item) / FILE))
 
 
 def completion_draws(bundle: Bundle) -> list[tuple[str, str]]:
@@ -86,40 +67,15 @@ def completion_draws(bundle: Bundle) -> list[tuple[str, str]]:
     out = []
     for entry in bundle.items.values():
         if entry["kind"] == "completions" and entry.get("recomputable"):
-            records = _records(str(bundle.item_dir("completions", entry["key"]) / FILE))
-            out += [(entry["key"], k) for k in sorted(records)]
+            out += [(entry["key"], k) for k in sorted(bundled_records(bundle, entry["key"]))]
     return out
-
-
-@lru_cache(maxsize=1)
-def _generator():
-    from ..llm.pipeline import make_generator
-
-    return make_generator("inprocess", batch_size=1)
-
-
-def recompute_completion(bundle: Bundle, item: str, key: str) -> str:
-    """The drawn completion decoded again by the in-process model: a problem, or '' when its text is the bundle's,
-    exactly."""
-    from ..llm.chat import ChatRequest, Decoding
-
-    record = _records(str(bundle.item_dir("completions", item) / FILE))[key]
-    decoding = record["decoding"]
-    request = ChatRequest(
-        tuple((m["role"], m["content"]) for m in record["messages"]),
-        Decoding(decoding["max_new_tokens"], tuple(decoding["stop"]), decoding["temperature"]),
-        record["repeat"],
-    )
-    [done] = _generator().complete_batch([request])
-    return "" if done.text == record["text"] else f"completion text {done.text!r}, bundled {record['text']!r}"
 
 
 __all__ = [
     "FILE",
     "bundled_record",
+    "bundled_records",
     "completion_draws",
     "completions_fill",
     "folder_key",
-    "model_folders",
-    "recompute_completion",
 ]

@@ -14,7 +14,7 @@ check probes again (``witness``, :func:`iclmem.bundle.collect.witness_ids`); the
 An item is named by its *input key*: the hash of everything that determines it
 except the code (:func:`iclmem.store.keys.input_key`). A bundle is therefore found again after a change that moves
 no number (a module moved, a function renamed); that the code still computes its numbers is shown by recomputing
-a sample of it on every build (:mod:`iclmem.bundle.recheck`), not by hashes.
+a sample of it on every build (:mod:`iclmem.bundle.check`), not by hashes.
 
 The manifest names the code version (git commit) that made the bundle, the machine, the date, the command and
 the CPU-hours it took; its ``digest`` covers all of that and every item's record, so a bundle is identified by

@@ -1,37 +1,28 @@
-"""Recomputing a sample of a results bundle on this machine, and accepting or rejecting it (issue 55, item 3).
+"""Recomputing one draw of a design's results bundle on this machine (issue 55, item 3).
 
 A bundle's numbers are trusted on a reader's machine only after a random sample of them has been recomputed
 there from scratch and landed within tolerance (Nix's ``--check``, BOINC's adaptive replication), never by
-hashes alone. One *draw* is one (task, probed epoch) of the bundle: its fine-tuning run is trained again from
-M_ref up to that epoch (:func:`iclmem.training.loop.train`'s ``stop_after``: the run to that epoch is the full run's),
-M_ref and M_theta at that epoch are probed again (Sec. 4.2), and the recomputed training losses (the curve up to
-that epoch), the vanilla metrics at that epoch and every probe score (loss and entropy, each query and
-manipulation) are compared with the bundle's.
-
-**Sample.** One draw from every stratum (task kind x Q x regime x trained or not) first, then draws uniformly at
-random without replacement from the rest, with a seed. A change that moves the numbers of a share ``f`` of the
-draws goes unseen by ``n`` draws with probability at most ``(1 - f)^n``: :func:`detection_probability`.
+hashes alone (the sample and the verdict: :mod:`iclmem.bundle.check`). One *draw* of a design's bundle is one
+(task, probed epoch): its fine-tuning run is trained again from M_ref up to that epoch
+(:func:`iclmem.training.loop.train`'s ``stop_after``: the run to that epoch is the full run's), M_ref and M_theta at
+that epoch are probed again (Sec. 4.2), and the recomputed training losses (the curve up to that epoch), the vanilla
+metrics at that epoch and every probe score (loss and entropy, each query and manipulation) are compared with the
+bundle's.
 
 **Tolerance.** A value ``b`` recomputed as ``a`` lands within tolerance when ``|a - b| <= atol + rtol |b|``. The
 default (:data:`TOLERANCE`) is set from the drift measured between two thread counts on this project's CPU
 (``benchmarks/bundle_drift.py``): float32 sums in another order drift, and fine-tuning amplifies the drift
 with the epochs.
-
-A check writes its record (:func:`iclmem.bundle.serve.check_path`): the draws, how far each landed, the seed, the
-verdict. ``accepted`` lets the engine serve the bundle; ``rejected`` names the draw that disagreed and by how
-much, and the build computes instead.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 import time
 import zlib
-from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -43,17 +34,13 @@ from ..probe import probe_run
 from ..probe.null import run_null
 from ..probe.run import probe_params, reference_owner
 from ..probe.settings import ProbeSettings
-from ..runtime.workers import in_workers, worker_count
-from ..store.atomic import atomic_write_text
 from ..store.keys import input_key
 from ..sweep.gridfile import DatasetSource
-from ..sweep.tasks import task_reference
 from ..training.finetune import FinetuneConfig, FinetuneRun, run_input_key, single_task_schedule, verify_ground_truth
 from ..training.grid import RunSpec, run_views
 from ..training.loop import train, write_finished
 from ..training.regimes import MULTI_TASK, MULTI_TASK_RANDOM, JointRun, _load, joint_input_key, joint_schedule
 from . import serve
-from .collect import machine
 from .layout import Bundle
 from .null_codec import NullSettings
 from .null_codec import decode as decode_null
@@ -65,9 +52,6 @@ from .sampling import (
 )
 from .scores import decode, decode_witness
 
-#: Draws of a check by default: with 29 draws a change that moves a tenth of the bundle is seen with
-#: probability 1 - 0.9^29 = 95.3%.
-DEFAULT_DRAWS = 29
 SCORE_COLUMNS: tuple[str, ...] = ("loss", "entropy")
 
 
@@ -144,11 +128,9 @@ class Landing:
         return f"{name} off by up to {self.max_abs[name]:.3g} ({self.excess[name]:.3g} x the tolerance)"
 
 
-def all_draws(bundle: Bundle) -> list[Draw]:
-    """Every (task, probed epoch) the bundle holds, in the manifest's order."""
-    from .run_check import store_draws
-
-    out = store_draws(bundle)
+def sweep_draws(bundle: Bundle) -> list[Draw]:
+    """Every (task, probed epoch) of a design's bundle, in the manifest's order."""
+    out = []
     for key, entry in sorted(bundle.items.items()):
         if entry["kind"] != "sweep":
             continue
@@ -160,26 +142,6 @@ def all_draws(bundle: Bundle) -> list[Draw]:
                      float(spec["learning_rate"]), int(epoch))
             )  # fmt: skip
     return out
-
-
-def sample_draws(bundle: Bundle, n: int = DEFAULT_DRAWS, seed: int = 0) -> list[Draw]:
-    """One draw per stratum (:attr:`Draw.stratum`; all of them, even past ``n``), then uniformly at random without
-    replacement up to ``n``."""
-    rng = np.random.default_rng(seed)
-    draws = all_draws(bundle)
-    by_stratum: dict[tuple, list[int]] = defaultdict(list)
-    for i, d in enumerate(draws):
-        by_stratum[d.stratum].append(i)
-    chosen = [int(rng.choice(idx)) for _, idx in sorted(by_stratum.items())]
-    rest = np.array([i for i in range(len(draws)) if i not in set(chosen)])
-    extra = max(0, min(n - len(chosen), len(rest)))
-    chosen += [int(i) for i in rng.choice(rest, size=extra, replace=False)] if extra else []
-    return [draws[i] for i in sorted(chosen)]
-
-
-def detection_probability(n: int, share: float = 0.1) -> float:
-    """The probability that ``n`` draws include one of a changed share ``share`` of the bundle (at least)."""
-    return 1.0 - (1.0 - share) ** n
 
 
 def _bundled_scores(bundle: Bundle, key: str, witness: str, which: str) -> pd.DataFrame | None:
@@ -217,15 +179,13 @@ def _table(name: str, sources: dict):
     return (DatasetSource(**sources[name]) if name in sources else DatasetSource(name)).load()
 
 
-def _recompute(draw: Draw, root: str, sources: dict, probe: dict, tol: Tolerance, reference: ReferenceLTM) -> Landing:
+def recompute_task(
+    draw: Draw, root: str, sources: dict, probe: dict, tol: Tolerance, reference: ReferenceLTM
+) -> Landing:
     """Train the draw's run to its epoch and probe it (one dataset of a joint run, chosen by the draw), in a
     temporary store, on a seeded subset of its queries, and compare with the bundle."""
     from .layout import read_bundle
 
-    if draw.source != "sweep":
-        from .run_check import recompute
-
-        return recompute(draw, root, tol, reference)
     started, bundle = time.perf_counter(), read_bundle(root)
     entry = bundle.items[f"sweep/{draw.task}"]
     spec = RunSpec(**entry["spec"])
@@ -391,86 +351,14 @@ def _compare_run(landing: Landing, bundle: Bundle, run: FinetuneRun | JointRun, 
         landing.excess[name], landing.max_abs[name] = tol.excess(a, b), max_abs(a, b)
 
 
-@dataclass
-class CheckReport:
-    """A check of one bundle on this machine: what was drawn, how far each landed, the verdict."""
-
-    bundle: str
-    digest: str
-    engine: str
-    seed: int
-    tolerance: Tolerance
-    landings: list[Landing]
-    seconds: float = 0.0
-    threads: int = 1
-
-    @property
-    def verdict(self) -> str:
-        return "accepted" if self.landings and all(x.within for x in self.landings) else "rejected"
-
-    def disagreements(self) -> list[str]:
-        """One line per draw that landed outside the tolerance."""
-        return [f"{x.draw.task} epoch {x.draw.epoch}: {x.worst()}" for x in self.landings if not x.within]
-
-    def to_dict(self) -> dict:
-        return {
-            "bundle": self.bundle,
-            "digest": self.digest,
-            "engine_version": self.engine,
-            "seed": self.seed,
-            "draws": len(self.landings),
-            "detection_probability_share_0.1": detection_probability(len(self.landings)),
-            "tolerance": asdict(self.tolerance),
-            "verdict": self.verdict,
-            "disagreements": self.disagreements(),
-            "landings": [
-                {**asdict(x.draw), "excess": x.excess, "max_abs": x.max_abs, "seconds": x.seconds, "problem": x.problem}
-                for x in self.landings
-            ],
-            "seconds": round(self.seconds, 1),
-            "threads": self.threads,
-            "machine": machine(),
-        }
-
-
-def check_bundle(
-    bundle: Bundle,
-    *,
-    n: int = DEFAULT_DRAWS,
-    seed: int = 0,
-    tolerance: Tolerance = TOLERANCE,
-    workers: int | None = None,
-    reference: ReferenceLTM | str | Path | None = None,
-    progress: bool = True,
-    write: bool = True,
-) -> CheckReport:
-    """Recompute ``n`` draws of ``bundle`` here (in ``workers`` processes) and compare them with it; write the
-    check record (unless ``write`` is False) that lets the engine serve the bundle, or keeps it from doing so."""
-    started = time.perf_counter()
-    ref = task_reference(reference)
-    draws = sample_draws(bundle, n, seed)
-    probe, sources = bundle.manifest["probe"], bundle.manifest.get("sources", {})
-    calls = [(d, str(bundle.root), sources, probe, tolerance, ref) for d in draws]
-    landings = in_workers(_recompute, calls, worker_count(workers), f"recomputing {bundle.name}", progress)
-    report = CheckReport(bundle.name, bundle.digest, serve.engine_version(), seed, tolerance, landings)
-    report.seconds, report.threads = time.perf_counter() - started, int(os.environ.get("OMP_NUM_THREADS", "1") or 1)
-    if write:
-        path = serve.check_path(bundle)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(report.to_dict(), indent=1) + "\n")
-        serve.reset()
-    return report
-
-
 __all__ = [
-    "DEFAULT_DRAWS",
+    "SCORE_COLUMNS",
     "TOLERANCE",
-    "CheckReport",
     "Draw",
     "Landing",
     "Tolerance",
-    "all_draws",
-    "check_bundle",
-    "detection_probability",
-    "sample_draws",
+    "max_abs",
+    "recompute_task",
+    "sweep_draws",
+    "train_single",
 ]

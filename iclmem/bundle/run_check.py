@@ -14,9 +14,13 @@ import json
 import shutil
 import tempfile
 import time
+from functools import lru_cache
 from pathlib import Path
 
 from ..data import SplitManifest
+from ..llm.backends import InProcessBackend
+from ..llm.chat import ChatRequest, Decoding
+from ..llm.pipeline import make_generator
 from ..ltm import ReferenceLTM
 from ..probe import probe_run
 from ..probe.run import probe_params, reference_owner
@@ -56,13 +60,32 @@ def completion_draws(bundle: Bundle) -> list[Draw]:
     ]
 
 
+@lru_cache(maxsize=1)
+def _generator() -> InProcessBackend:
+    return make_generator("inprocess", batch_size=1)
+
+
+def recompute_completion(bundle: Bundle, item: str, key: str) -> str:
+    """The drawn completion decoded again by the in-process model: a problem, or '' when its text is the bundle's,
+    exactly (greedy decoding)."""
+    record = completions.bundled_records(bundle, item)[key]
+    decoding = record["decoding"]
+    request = ChatRequest(
+        tuple((m["role"], m["content"]) for m in record["messages"]),
+        Decoding(decoding["max_new_tokens"], tuple(decoding["stop"]), decoding["temperature"]),
+        record["repeat"],
+    )
+    [done] = _generator().complete_batch([request])
+    return "" if done.text == record["text"] else f"completion text {done.text!r}, bundled {record['text']!r}"
+
+
 def recompute(draw: Draw, root: str, tol: Tolerance, reference: ReferenceLTM) -> Landing:
     """A store bundle's draw recomputed: a run (:func:`recompute_run`) or a completion, decoded again."""
     if draw.source != COMPLETION:
         return recompute_run(draw, root, tol, reference)
     started, landing = time.perf_counter(), Landing(draw)
     item, key = draw.task.split(":", 1)
-    landing.problem = completions.recompute_completion(read_bundle(root), item, key)
+    landing.problem = recompute_completion(read_bundle(root), item, key)
     landing.excess["completion text"], landing.max_abs["completion text"] = 0.0, 0.0
     landing.seconds = round(time.perf_counter() - started, 2)
     return landing
@@ -109,4 +132,4 @@ def recompute_run(draw: Draw, root: str, tol: Tolerance, reference: ReferenceLTM
     return landing
 
 
-__all__ = ["COMPLETION", "completion_draws", "recompute", "recompute_run", "store_draws"]
+__all__ = ["COMPLETION", "completion_draws", "recompute", "recompute_completion", "recompute_run", "store_draws"]

@@ -6,7 +6,7 @@ model's scores, :func:`iclmem.sweep.read_summary` for a task. Nothing is ever wr
 
 A bundle is served only when a recomputed sample of it agreed with it under the code now installed: a *check
 record* ``$ICLMEM_CACHE/bundle-checks/<bundle>-<digest>-<code>.json`` (a check is of this machine and this code,
-not of one results store) (:mod:`iclmem.bundle.recheck`, which ``iclmem
+not of one results store) (:mod:`iclmem.bundle.check`, which ``iclmem
 book`` runs first) says ``accepted``. Without one, or with one that says ``rejected``, the bundle is not served
 and everything is computed, as without a bundle. An item whose files do not match their completion record is
 refused in one line on stderr and computed instead; the rest of the bundle is still served.

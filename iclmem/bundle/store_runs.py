@@ -27,6 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..data import SplitManifest
+from ..llm.cache import record_sha256
 from ..ltm import ReferenceLTM
 from ..probe.run import reference_owner_of
 from ..store.integrity import served
@@ -36,7 +37,7 @@ from ..sweep.tasks import task_reference
 from ..training.finetune import FinetuneConfig
 from ..training.privacy import PrivacyConfig
 from .collect import _made_entry, _scores, _Writer
-from .completions import FINE_TUNED_MARK, completions_fill, folder_key, model_folders
+from .completions import FINE_TUNED_MARK, completions_fill, folder_key
 from .layout import KINDS, MANIFEST, Bundle, BundleError, read_bundle, write_manifest
 
 #: What marks a bundle made by :func:`collect_store` (its manifest's ``source``).
@@ -175,6 +176,28 @@ def collect_store(
     return write_manifest(out, body), report
 
 
+def _valid(record: dict) -> bool:
+    """A completion record that matches the sha256 it holds of its own content (as the cache reads one)."""
+    body = {k: v for k, v in record.items() if k != "sha256"}
+    return isinstance(record.get("text"), str) and record.get("sha256") == record_sha256(body)
+
+
+def model_folders(cache: Path) -> dict[str, list[dict]]:
+    """The completion cache's valid records by model folder (``<backend>/<endpoint>/<model>``)."""
+    out: dict[str, list[dict]] = {}
+    for path in sorted(cache.glob("*/*/*/*/*.json")):
+        relative = str(path.parent.parent.relative_to(cache))
+        if relative.startswith("quarantine"):
+            continue
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if _valid(record):
+            out.setdefault(relative, []).append(record)
+    return out
+
+
 def _recomputable(relative: str) -> bool:
     """A check may decode the folder's completions again: the in-process base model's (not a fine-tuned copy's)."""
     return relative.startswith("inprocess/local/") and FINE_TUNED_MARK not in relative
@@ -185,4 +208,4 @@ def _ref_owner(run: _StoreRun) -> str:
     return reference_owner_of(run.manifest, run.config)
 
 
-__all__ = ["RUN_FILE", "STORE_SOURCE", "collect_store", "config_from_dict"]
+__all__ = ["RUN_FILE", "STORE_SOURCE", "collect_store", "config_from_dict", "model_folders"]

@@ -157,6 +157,9 @@ class CompletionCache:
             from iclmem.bundle.completions import bundled_record
 
             data = bundled_record(str(self.folder.relative_to(self.root)), key)
+            body = {k: v for k, v in (data or {}).items() if k != "sha256"}
+            if data is not None and not (isinstance(data.get("text"), str) and data.get("sha256") == _digest(body)):
+                data = None  # not the record it claims to be: computed again
         if data is None or data.get("key") != key or any(data.get(f) != v for f, v in fields.items()):
             return None
         return Completion(data["text"], data.get("prompt_tokens"), data.get("completion_tokens"), cached=True)

@@ -18,10 +18,10 @@ from tiny_sweep import made, reference  # noqa: F401 (the shared fixtures)
 
 import iclmem.training.loop as training
 from iclmem.bundle import lookup, read_bundle, serve
+from iclmem.bundle.check import check_bundle, detection_probability, sample_draws
 from iclmem.bundle.collect import make_bundle
 from iclmem.bundle.command import verify_bundle
 from iclmem.bundle.layout import ITEMS, MANIFEST
-from iclmem.bundle.recheck import check_bundle, detection_probability, sample_draws
 from iclmem.cli import main
 from iclmem.ltm import ReferenceLTM
 from iclmem.probe.settings import ProbeSettings
@@ -228,7 +228,7 @@ def test_the_command_line_verifies_and_checks(in_use: dict, reference: Reference
 def test_the_book_checks_each_bundle_once_per_code_version_or_serves_none(
     in_use: dict, reference: ReferenceLTM, monkeypatch: pytest.MonkeyPatch
 ):
-    import iclmem.bundle.recheck as recheck
+    import iclmem.bundle.check as recheck
     from iclmem.bundle.command import ensure_checked
     from iclmem.cli import _bundles_for_build
 
@@ -265,7 +265,7 @@ MOVED_CHECK = """
 import json, os, sys
 import torch
 from iclmem.bundle import lookup, read_bundle
-from iclmem.bundle.recheck import check_bundle
+from iclmem.bundle.check import check_bundle
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.sweep import collect_sweep, load_grid
 import iclmem.runtime.bars  # the moved module
@@ -313,8 +313,8 @@ def test_a_sweep_resumes_from_a_checked_bundle_on_another_store(in_use: dict, re
 
 
 def test_draws_of_chaotic_and_joint_runs_stop_where_another_machine_can_recompute_them(tmp_path: Path):
+    from iclmem.bundle.check import all_draws
     from iclmem.bundle.layout import Bundle
-    from iclmem.bundle.recheck import all_draws
 
     def task(lr: float, regime: str) -> dict:
         spec = {"dataset": "t", "query_size": 50, "regime": regime, "learning_rate": lr}

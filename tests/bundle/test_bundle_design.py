@@ -11,11 +11,11 @@ import pytest
 from tiny_sweep import made, reference  # noqa: F401 (the shared fixtures)
 
 from iclmem.bundle import read_bundle, serve
+from iclmem.bundle.check import check_bundle
 from iclmem.bundle.collect import Contents, make_bundle
 from iclmem.bundle.effect_codec import decode_aucs, decode_ranks
 from iclmem.bundle.layout import ITEMS, BundleError
 from iclmem.bundle.null_codec import decode as decode_null
-from iclmem.bundle.recheck import check_bundle
 from iclmem.bundle.sampling import RECHECK_QUERIES, witness_ids
 from iclmem.bundle.scores import decode_witness
 from iclmem.ltm import ReferenceLTM

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from iclmem.bundle import read_bundle, serve
+from iclmem.bundle.check import check_bundle, sample_draws
 from iclmem.bundle.completions import FILE
-from iclmem.bundle.recheck import check_bundle, sample_draws
 from iclmem.bundle.store_runs import collect_store
 from iclmem.llm.backends import InProcessBackend
 from iclmem.llm.cache import CachedBackend, record_sha256

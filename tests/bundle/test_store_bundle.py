@@ -14,9 +14,9 @@ from tiny_sweep import made, reference  # noqa: F401 (the shared fixtures)
 
 import iclmem.training.loop as training
 from iclmem.bundle import lookup, read_bundle, serve
+from iclmem.bundle.check import check_bundle, sample_draws
 from iclmem.bundle.command import verify_bundle
 from iclmem.bundle.layout import ITEMS
-from iclmem.bundle.recheck import check_bundle, sample_draws
 from iclmem.bundle.store_runs import RUN_FILE, collect_store
 from iclmem.ltm import ReferenceLTM
 from iclmem.probe.settings import ProbeSettings

@@ -16,10 +16,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from iclmem.bundle import read_bundle
+from iclmem.bundle.check import detection_probability
 from iclmem.bundle.collect import stratum
 from iclmem.bundle.command import ensure_checked
 from iclmem.bundle.layout import Bundle
-from iclmem.bundle.recheck import detection_probability
 from iclmem.bundle.sampling import recomputable_text
 from iclmem.bundle.serve import bundle_roots, read_check
 from iclmem.store.atomic import size_text
@@ -55,15 +55,27 @@ def bundle_table(views: list[BundleView]) -> pd.DataFrame:
         rows.append(
             {
                 "bundle": v.bundle.name,
-                "grid": m["grid"]["name"],
-                "tasks bundled": f"{m['tasks_bundled']} of {m['grid']['tasks']}",
-                "CPU-hours": m["cpu_hours"],
+                "grid": m["grid"]["name"] if "grid" in m else "the book's own runs (iclmem bundle collect)",
+                "tasks bundled": f"{m['tasks_bundled']} of {m['grid']['tasks']}" if "grid" in m else _held(v.bundle),
+                "CPU-hours": m.get("cpu_hours", "not recorded"),
                 "size": size_text(v.size),
                 "made": f"{made['date']} on {made['machine']['processor']} ({made['code_commit'][:10]})",
                 "check here": (v.check or {}).get("verdict", "not checked"),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _held(bundle: Bundle) -> str:
+    """What a store's bundle holds, in words: its runs, probe scores and completions."""
+    kinds = pd.Series([e["kind"] for e in bundle.items.values()]).value_counts()
+    records = sum(int(e.get("records", 0)) for e in bundle.items.values())
+    return f"{kinds.get('finetune', 0)} runs, {kinds.get('probe', 0)} probe scores, {records} completions"
+
+
+def _design(views: list[BundleView]) -> list[BundleView]:
+    """The bundles of a design's grid (not a store's: :mod:`iclmem.bundle.store_runs`)."""
+    return [v for v in views if "grid" in v.bundle.manifest]
 
 
 def _item_bytes(bundle: Bundle) -> pd.DataFrame:
@@ -104,7 +116,7 @@ def size_projection(view: BundleView) -> pd.DataFrame:
     size the whole grid would take. A stratum not bundled yet is taken at the mean bytes per task of the bundled
     ones of its regime (at another Q; of any regime if none): an upper bound for a smaller Q."""
     per_task = _task_bytes(view.bundle)
-    strata = view.bundle.manifest["grid"].get("strata") or {}
+    strata = view.bundle.manifest.get("grid", {}).get("strata") or {}
     regime = per_task.stratum.str.split(" ").str[-1]
     rows = []
     for name, n in sorted(strata.items()):
@@ -126,7 +138,7 @@ def registered_designs(views: list[BundleView]) -> list[BundleView]:
     (:func:`iclmem.report.design_glue.power_file`)."""
     from iclmem.report.design_glue import power_file
 
-    return [v for v in views if power_file(v.bundle.manifest["grid"]["name"]).is_file()]
+    return [v for v in _design(views) if power_file(v.bundle.manifest["grid"]["name"]).is_file()]
 
 
 def cost_projection(view: BundleView, costs_path: str | Path = DESIGN_COSTS) -> pd.DataFrame:
@@ -272,8 +284,11 @@ def bundle_texts(views: list[BundleView]) -> dict[str, str]:
             **{k: none for k in ("a5-detection", "a5-draws", "a5-seed", "a5-tolerance", "a5-verdict", "a5-grid-size")},
             **chaotic,
         }
-    running = [x.bundle.name for x in views if x.bundle.manifest["tasks_bundled"] < x.bundle.manifest["grid"]["tasks"]]
-    v = views[0]
+    designs = _design(views) or views
+    running = [
+        x.bundle.name for x in _design(views) if x.bundle.manifest["tasks_bundled"] < x.bundle.manifest["grid"]["tasks"]
+    ]
+    v = designs[0]
     check = v.check or {}
     projection = size_projection(v)
     grid_size = size_text(int(projection.bytes.sum())) if len(projection) else "not projected (no strata recorded)"
