@@ -102,10 +102,10 @@ def cmd_bundle_collect(args: argparse.Namespace) -> int:
     command += f" --completions {args.completions}" if args.completions else ""
     bundle, report = collect_store(args.out, results_dir=args.results, command=command, completions=args.completions)
     print(
-        f"bundle {bundle.name}: {report['runs']} runs, {report['scores']} probe scores and {report['completions']} "
-        "completions read; "
+        f"bundle {bundle.name}: {report['runs']} runs, {report['joint_runs']} joint runs, {report['scores']} probe "
+        f"scores and {report['completions']} completions read; "
         f"{len(bundle.items)} items in the bundle; left out: {report['other_reference']} runs of another reference, "
-        f"{report['unowned_scores']} scores of no single-task run (a sweep's joint runs: iclmem bundle make GRID)"
+        f"{report['unowned_scores']} scores of no run in the store"
     )
     return 0
 

@@ -1,19 +1,21 @@
 """A results bundle of a whole results store: every finished fine-tuning run and model's probe scores (issue 55).
 
 The default book fine-tunes and probes its own runs (notebooks 02-04's controlled grid, appendix A6's controls,
-chapter 07's DP runs): a fresh 2-core build spends most of its time there. :func:`collect_store` copies what a
-finished book build left in its store into a bundle, each item under its input key
+chapter 05's regimes, chapter 07's DP runs): a fresh 2-core build spends most of its time there.
+:func:`collect_store` copies what a finished book build left in its store into a bundle, each item under its input key
 (:func:`iclmem.store.keys.input_key`), so that the next fresh build reads them where the engine looks them up
 (:func:`iclmem.training.finetune.finetune`, :func:`iclmem.probe.run.probe_run`):
 
 - ``finetune/<run>``: the run's log, metrics and curve, and its ``run.json.gz`` (its split and configuration, what
   a check needs to train it again); never its weights;
-- ``probe/<scores>``: one model's probe scores, as :func:`iclmem.bundle.scores.encode` keeps them;
+- ``multitask/<run>``: App. D's joint runs (chapter 05's) without weights;
+- ``probe/<scores>``: one model's probe scores (a joint run's views' too), as :func:`iclmem.bundle.scores.encode`
+  keeps them;
 - ``completions/<folder>``: chapter 06's LLM completions of one model (:mod:`iclmem.bundle.completions`).
 
-Each run's entry names the probe parameters and epochs it was scored at, which is what a check draws
-(:mod:`iclmem.bundle.run_check`). Joint runs (App. D, chapter 05) are a sweep's: bundle them with ``iclmem bundle
-make GRID``. A run fine-tuned from another reference than the bundle's is left out, and said so.
+Each single-task run's entry names the probe parameters and epochs it was scored at, which is what a check draws
+(:mod:`iclmem.bundle.run_check`). A run fine-tuned from another reference than the bundle's is left out, and said
+so.
 """
 
 from __future__ import annotations
@@ -29,14 +31,15 @@ from pathlib import Path
 from ..data import SplitManifest
 from ..llm.cache import record_sha256
 from ..ltm import ReferenceLTM
-from ..probe.run import reference_owner_of
+from ..probe.run import reference_owner, reference_owner_of
 from ..store.integrity import served
 from ..store.keys import canonical_json, input_key, results_root
 from ..sweep.gridfile import DatasetSource
 from ..sweep.tasks import task_reference
 from ..training.finetune import FinetuneConfig
 from ..training.privacy import PrivacyConfig
-from .collect import _made_entry, _scores, _Writer
+from ..training.regimes import _load, joint_input_key
+from .collect import _copy, _made_entry, _scores, _Writer
 from .completions import FINE_TUNED_MARK, completions_fill, folder_key
 from .layout import KINDS, MANIFEST, Bundle, BundleError, read_bundle, write_manifest
 
@@ -121,6 +124,34 @@ def _draw_probe(scored: dict[str, dict[str, set[int]]], ref_probes: set[str]) ->
     return json.loads(key), sorted(scored[key])
 
 
+def _joint_views(
+    store: Path, reference: ReferenceLTM, sources: Mapping[str, DatasetSource], writer: _Writer, report: dict,
+    owners: tuple[dict[str, tuple[str, str]], dict[str, str]],
+) -> None:  # fmt: skip
+    """App. D's joint runs of the store (chapter 05's): each run's item, and its views' owners of probe scores added
+    to ``owners`` (a view's store key -> its input key and dataset; M_ref's owner -> dataset). A check does not draw
+    them: a design's bundle draws the regimes (:mod:`iclmem.bundle.recheck`)."""
+    theta_owner, ref_owner = owners
+    for folder in sorted((store / "multitask").glob("*/")):
+        if not served(folder, store):
+            continue
+        stored = json.loads((folder / "run.json").read_text())
+        if stored.get("reference_sha256") != reference.checkpoint_sha256:
+            report["other_reference"] += 1
+            continue
+        manifests = {m.dataset: m for m in (SplitManifest.from_dict(d) for d in stored["manifests"])}
+        config = config_from_dict(stored["config"])
+        tables = {d: (sources[d] if d in sources else DatasetSource(d)).load() for d in manifests}
+        ikey = joint_input_key(stored["regime"], list(manifests.values()), config, reference)
+        run = _load(folder, folder.name, stored["regime"], manifests, tables, config, ikey)
+        writer.add("multitask", ikey, _copy(KINDS["multitask"], folder), {"datasets": run.datasets, "source": "store"})
+        report["joint_runs"] += 1
+        for dataset in run.datasets:
+            view = run.view(dataset)
+            theta_owner[view.key] = (view.input_key, dataset)
+            ref_owner[reference_owner(view)] = dataset
+
+
 def collect_store(
     out: str | Path, *, results_dir: str | Path | None = None, reference: ReferenceLTM | str | Path | None = None,
     command: str = "", sources: Mapping[str, DatasetSource] | None = None, completions: Path | None = None,
@@ -137,25 +168,26 @@ def collect_store(
     if old and old.get("source") != STORE_SOURCE:
         raise BundleError(f"{out} is a design's bundle (iclmem bundle make): collect a store into another folder")
     ref = task_reference(reference)
-    report = {"runs": 0, "scores": 0, "other_reference": 0, "unowned_scores": 0, "completions": 0}
+    report = {"runs": 0, "joint_runs": 0, "scores": 0, "other_reference": 0, "unowned_scores": 0, "completions": 0}
     runs = _runs(store, ref, report)
-    owners = {_ref_owner(r): r for r in runs.values()}
     writer = _Writer(out, old.get("items", {}))
+    theta_owner = {k: (r.input_key, r.manifest.dataset) for k, r in runs.items()}
+    ref_owner = {_ref_owner(r): r.manifest.dataset for r in runs.values()}
+    _joint_views(store, ref, sources or {}, writer, report, (theta_owner, ref_owner))
     theta: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
     ref_probes: dict[str, set[str]] = defaultdict(set)
     for folder, whose, model, params in _scored(store):
-        run = owners.get(whose) if model == "ref" else runs.get(whose)
-        if run is None:
-            report["unowned_scores"] += 1  # a joint run's view, or a run of another reference
+        owner, dataset = (whose, ref_owner.get(whose)) if model == "ref" else theta_owner.get(whose, ("", None))
+        if dataset is None:
+            report["unowned_scores"] += 1  # a run of another reference
             continue
-        owner = whose if model == "ref" else run.input_key
-        meta = {"run": owner, "model": model, "dataset": run.manifest.dataset}
+        meta = {"run": owner, "model": model, "dataset": dataset}
         writer.add("probe", input_key(owner, model, params, ref.store_identity), _scores(folder), meta)
         report["scores"] += 1
         if model == "ref":
             ref_probes[whose].add(canonical_json(params))
         else:
-            theta[run.input_key][canonical_json(params)].add(int(model.split("-", 1)[1]))
+            theta[owner][canonical_json(params)].add(int(model.split("-", 1)[1]))
     for run in runs.values():
         probe, epochs = _draw_probe(theta[run.input_key], ref_probes[_ref_owner(run)])
         writer.add("finetune", run.input_key, _run_files(run.folder), run.meta(probe, epochs))

@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -446,7 +447,8 @@ def train_joint(
     bundled = lookup("multitask", ikey)
     if bundled is not None:  # a checked results bundle holds it, without weights: computed here if they are needed
         run = _load(bundled, key, regime, by_name, table_of, config, ikey)
-        run.compute = lambda: _computed_here(manifests, tables, config, regime, reference, results_dir)
+        # a partial, not a lambda: a run goes to worker processes to be probed, and a lambda does not pickle
+        run.compute = partial(_computed_here, manifests, tables, config, regime, reference, results_dir)
         run.store = results_root(results_dir)
         return run
     if load_only:

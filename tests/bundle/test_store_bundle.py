@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from iclmem.bundle.layout import ITEMS
 from iclmem.bundle.store_runs import RUN_FILE, collect_store
 from iclmem.ltm import ReferenceLTM
 from iclmem.probe.settings import ProbeSettings
-from iclmem.training.grid import probe_grid, run_grid
+from iclmem.training.grid import probe_grid, probe_views, run_grid, run_spec
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +50,7 @@ def test_a_store_bundle_keeps_each_runs_split_and_scores_without_weights(collect
     bundle, report = collected["store_bundle"], collected["store_report"]
     runs = [e for e in bundle.items.values() if e["kind"] == "finetune"]
     assert report["runs"] == len(runs) == 2 and {e["dataset"] for e in runs} == {"cls", "reg"}
-    assert report["unowned_scores"] > 0  # the joint run's views: a sweep's bundle keeps them
+    assert report["joint_runs"] == 1 and report["unowned_scores"] == 0  # App. D's joint run and its views' scores
     assert not list((bundle.root / ITEMS).rglob("*.pt"))
     for entry in runs:
         folder = bundle.item_dir("finetune", entry["key"])
@@ -73,6 +74,7 @@ def test_a_checked_store_bundle_serves_the_grid_computing_nothing(
     assert all(x.excess["M_theta loss"] <= 1 for x in report.landings)
     monkeypatch.setattr("iclmem.training.finetune._finetune", lambda *a, **k: pytest.fail("a bundled run was trained"))
     monkeypatch.setattr("iclmem.probe.run._Suite.scores", lambda *a, **k: pytest.fail("bundled scores were computed"))
+    monkeypatch.setattr("iclmem.training.regimes.joint_schedule", lambda *a, **k: pytest.fail("a joint run trained"))
     grid = serving["grid"]
     tables = {name: source.load() for name, source in grid.sources.items()}
     specs = [s for s in grid.specs if s.regime == "single_task_fixed"]
@@ -83,6 +85,14 @@ def test_a_checked_store_bundle_serves_the_grid_computing_nothing(
         progress=False, tables=tables, workers=1,
     )  # fmt: skip
     assert len(summary) == 2 * 3 and all(len(s) for s in scores.values())
+    [joint_spec] = [s for s in grid.specs if s.regime == "multi_task_fixed"]
+    joint = run_spec(joint_spec, reference, serving["results"], tables=tables)  # App. D's joint run, both views
+    assert joint.path.is_relative_to(bundle.root)
+    assert pickle.loads(pickle.dumps(joint)).input_key == joint.input_key  # as probe_grid sends it to a worker
+    views = probe_views(
+        joint, tables, reference, ProbeSettings(max_queries=4, epochs=(0, 1, 2), n_boot=10), serving["results"]
+    )
+    assert [len(summary) for _, summary, _ in views] == [3, 3]
     assert verify_bundle(read_bundle(bundle.root)) == []  # nothing was written into it
 
 

@@ -210,7 +210,10 @@ def plot_landings(view: BundleView) -> plt.Figure | None:
     if table.empty:
         return None
     fig, ax = plt.subplots(figsize=(7, 0.25 * max(len(table), 4) + 1))
-    labels = [f"{r.dataset} Q={r.Q} lr={r.lr:g} e{r.epoch}" for r in table.itertuples()]
+    labels = [
+        f"LLM completion {i}" if r.task == "completion" else f"{r.dataset} Q={r.Q} lr={r.lr:g} e{r.epoch}"
+        for i, r in enumerate(table.itertuples(), 1)
+    ]
     floor = 1e-6  # a bitwise landing (0) drawn at the floor
     ceiling = 1e3  # a draw that could not be compared (inf) drawn at the ceiling
     excess = table["x tolerance"].astype(float).clip(lower=floor, upper=ceiling)
