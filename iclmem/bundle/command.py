@@ -39,6 +39,10 @@ def add_bundle(subparsers: Any) -> None:
         "--completions", type=Path, metavar="FOLDER",
         help="also chapter 06's completion cache (e.g. ~/.cache/iclmem/llm_completions)",
     )  # fmt: skip
+    collect.add_argument(
+        "--executed", type=Path, metavar="FOLDER",
+        help="the build's executed notebooks (_build/executed): their CPU seconds are recorded as the bundle's cost",
+    )  # fmt: skip
     collect.set_defaults(func=cmd_bundle_collect)
     check = actions.add_parser("check", help="recompute a random sample of each bundle here; accept or reject it")
     _bundle_arg(check)
@@ -100,7 +104,10 @@ def cmd_bundle_collect(args: argparse.Namespace) -> int:
 
     command = f"iclmem bundle collect --out {args.out}" + (f" --results {args.results}" if args.results else "")
     command += f" --completions {args.completions}" if args.completions else ""
-    bundle, report = collect_store(args.out, results_dir=args.results, command=command, completions=args.completions)
+    command += f" --executed {args.executed}" if args.executed else ""
+    bundle, report = collect_store(
+        args.out, results_dir=args.results, command=command, completions=args.completions, executed=args.executed
+    )
     print(
         f"bundle {bundle.name}: {report['runs']} runs, {report['joint_runs']} joint runs, {report['scores']} probe "
         f"scores and {report['completions']} completions read; "

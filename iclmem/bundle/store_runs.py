@@ -155,6 +155,7 @@ def _joint_views(
 def collect_store(
     out: str | Path, *, results_dir: str | Path | None = None, reference: ReferenceLTM | str | Path | None = None,
     command: str = "", sources: Mapping[str, DatasetSource] | None = None, completions: Path | None = None,
+    executed: Path | None = None,
 ) -> tuple[Bundle, dict]:  # fmt: skip
     """Copy every finished run and probe score of the store into the bundle at ``out`` (made if absent, else
     extended: an item already there is never written again). Returns the bundle and a report of the items added.
@@ -162,7 +163,8 @@ def collect_store(
     ``sources``: where a check loads a table that is not one of the project's by name (a CSV's path, target and
     task); the project's tables (:func:`iclmem.data.prepared_table`) need none. ``completions``: a completion cache
     (``$ICLMEM_CACHE/llm_completions``) whose records chapter 06 read, kept per model folder
-    (:mod:`iclmem.bundle.completions`)."""
+    (:mod:`iclmem.bundle.completions`). ``executed``: the executed notebooks of the build that filled the store
+    (``_build/executed``): the CPU seconds their records hold are what the bundle's contents cost."""
     out, store = Path(out), results_root(results_dir).resolve()
     old = read_bundle(out).manifest if (out / MANIFEST).is_file() else {}
     if old and old.get("source") != STORE_SOURCE:
@@ -204,6 +206,7 @@ def collect_store(
         "reference_sha256": ref.store_identity,
         "made": [*old.get("made", []), _made_entry(command, report)],
         "items": writer.items,
+        **_cost(executed, old),
     }
     return write_manifest(out, body), report
 
@@ -228,6 +231,17 @@ def model_folders(cache: Path) -> dict[str, list[dict]]:
         if _valid(record):
             out.setdefault(relative, []).append(record)
     return out
+
+
+def _cost(executed: Path | None, old: dict) -> dict:
+    """The CPU seconds and hours of the build whose store the bundle holds, from its executed notebooks' records
+    (:class:`iclmem.book.build.NotebookRun` writes each notebook's ``cpu_s``), and which notebooks; else as before."""
+    if executed is None:
+        return {k: old[k] for k in ("cpu_seconds", "cpu_hours", "cpu_notebooks") if k in old}
+    records = {p.name.split(".")[0]: json.loads(p.read_text()) for p in sorted(executed.rglob("*.ipynb.cache.json"))}
+    seconds = {name: float(r.get("cpu_s") or 0.0) for name, r in records.items()}
+    total = sum(seconds.values())
+    return {"cpu_seconds": round(total, 1), "cpu_hours": round(total / 3600, 3), "cpu_notebooks": seconds}
 
 
 def _recomputable(relative: str) -> bool:

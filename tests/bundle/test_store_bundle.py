@@ -112,3 +112,16 @@ def test_a_store_bundle_is_rejected_when_the_engine_moves_a_number(
     assert not any(x.draw.epoch == 0 and not x.within for x in report.landings)  # M_ref's scores did not move
     key = next(e["key"] for e in bundle.items.values() if e["kind"] == "finetune")
     assert lookup("finetune", key) is None
+
+
+def test_a_store_bundle_records_what_its_build_cost(collected: dict, reference: ReferenceLTM, tmp_path: Path):
+    executed = tmp_path / "executed" / "notebooks"
+    executed.mkdir(parents=True)
+    for name, cpu in (("02_controlled_finetuning", 1012.7), ("03_multiple_choice_probing", 787.3)):
+        (executed / f"{name}.ipynb.cache.json").write_text(json.dumps({"cpu_s": cpu, "wall_s": 2 * cpu}))
+    bundle, _ = collect_store(
+        tmp_path / "book", results_dir=collected["tmp"] / "store", reference=reference, executed=executed.parent,
+        sources=collected["grid"].sources,
+    )  # fmt: skip
+    assert bundle.manifest["cpu_seconds"] == 1800.0 and bundle.manifest["cpu_hours"] == 0.5
+    assert bundle.manifest["cpu_notebooks"] == {"02_controlled_finetuning": 1012.7, "03_multiple_choice_probing": 787.3}
