@@ -16,11 +16,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export HF_HUB_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help install book book-full test test-fast lint clean
+.PHONY: help install book book-full bundle-book test test-fast lint clean
 
 help:
 	@echo "make book    execute the notebooks of _toc.yml (cached) and build _build/html/index.html"
 	@echo "make book-full  the same book, computing everything a results bundle (bundle/) would serve"
+	@echo "make bundle-book  regenerate bundle/book: the default book's runs, scores and completions (rarely)"
 	@echo "make test    run the test suite (also installs the test tools and Chromium)"
 	@echo "make test-fast  the tests not marked slow (under 2 minutes)"
 	@echo "make lint    ruff check"
@@ -57,6 +58,18 @@ book: $(INSTALLED)
 # every result computed here: no results bundle served (iclmem/bundle; appendix A5)
 book-full: $(INSTALLED)
 	ICLMEM_WORKERS=$${ICLMEM_WORKERS:-2} $(BIN)/iclmem book --recompute --jobs $${ICLMEM_JOBS:-2}
+
+# regenerate bundle/book (rarely: each regeneration adds to the repository's history for good): the default book
+# computed from scratch in a store and completion cache of its own, then every run, probe score and completion of
+# them collected (iclmem bundle collect; appendix A5); commit the folder
+BOOK_STORE := _build/bundle-book
+bundle-book: $(INSTALLED)
+	rm -rf $(BOOK_STORE) bundle/book.new _build/executed  # every notebook executed again
+	ICLMEM_RESULTS=$(BOOK_STORE)/results ICLMEM_CACHE=$(BOOK_STORE)/cache ICLMEM_WORKERS=$${ICLMEM_WORKERS:-2} \
+		$(BIN)/iclmem book --recompute --jobs $${ICLMEM_JOBS:-2}
+	$(BIN)/iclmem bundle collect --out bundle/book.new --results $(BOOK_STORE)/results \
+		--completions $(BOOK_STORE)/cache/llm_completions --executed _build/executed
+	rm -rf bundle/book && mv bundle/book.new bundle/book
 
 $(CHROMIUM):
 	$(SUDO) apt-get update
