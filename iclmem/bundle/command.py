@@ -110,7 +110,7 @@ def cmd_bundle_collect(args: argparse.Namespace) -> int:
     )
     print(
         f"bundle {bundle.name}: {report['runs']} runs, {report['joint_runs']} joint runs, {report['scores']} probe "
-        f"scores and {report['completions']} completions read; "
+        f"scores, {report['outputs']} M_theta outputs and {report['completions']} completions read; "
         f"{len(bundle.items)} items in the bundle; left out: {report['other_reference']} runs of another reference, "
         f"{report['unowned_scores']} scores of no run in the store"
     )

@@ -46,6 +46,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "effects": ("ranks.parquet", "aucs.parquet"),
     "sweep": ("summary.json",),
     "completions": ("completions.jsonl.gz",),
+    "theta_outputs": ("outputs.npz",),
 }
 
 

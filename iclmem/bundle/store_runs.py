@@ -9,8 +9,10 @@ chapter 05's regimes, chapter 07's DP runs): a fresh 2-core build spends most of
 - ``finetune/<run>``: the run's log, metrics and curve, and its ``run.json.gz`` (its split and configuration, what
   a check needs to train it again); never its weights;
 - ``multitask/<run>``: App. D's joint runs (chapter 05's) without weights;
-- ``probe/<scores>``: one model's probe scores (a joint run's views' too), as :func:`iclmem.bundle.scores.encode`
-  keeps them;
+- ``probe/<scores>``: one model's probe scores (a joint run's views' too, and P3's shuffled-label control's), as
+  :func:`iclmem.bundle.scores.encode` keeps them;
+- ``theta_outputs/<outputs>``: M_theta's outputs on tasks of a reading's own (:mod:`iclmem.probe.theta_outputs`:
+  chapter 07's utility, A6's context attack, held-out quality and ladder), so that no served run is fine-tuned again;
 - ``completions/<folder>``: chapter 06's LLM completions of one model (:mod:`iclmem.bundle.completions`).
 
 Each single-task run's entry names the probe parameters and epochs it was scored at, which is what a check draws
@@ -32,6 +34,7 @@ from ..data import SplitManifest
 from ..llm.cache import record_sha256
 from ..ltm import ReferenceLTM
 from ..probe.run import reference_owner, reference_owner_of
+from ..probe.theta_outputs import KIND, bundle_key
 from ..store.integrity import served
 from ..store.keys import canonical_json, input_key, results_root
 from ..sweep.gridfile import DatasetSource
@@ -117,7 +120,9 @@ def _run_files(folder: Path) -> Callable[[Path], None]:
 
 def _draw_probe(scored: dict[str, dict[str, set[int]]], ref_probes: set[str]) -> tuple[dict, list[int]]:
     """The probe parameters a check draws a run under: those it was scored at the most epochs with (and M_ref)."""
-    options = [(len(epochs), key) for key, epochs in scored.items() if key in ref_probes]
+    options = [  # the probe's own scores (a control's, e.g. P3's shuffled labels, are not what a check probes)
+        (len(epochs), key) for key, epochs in scored.items() if key in ref_probes and "manipulations" in json.loads(key)
+    ]
     if not options:
         return {}, []
     _, key = max(options)
@@ -152,6 +157,25 @@ def _joint_views(
             ref_owner[reference_owner(view)] = dataset
 
 
+def _outputs(
+    store: Path, reference: ReferenceLTM, writer: _Writer, report: dict, theta_owner: dict[str, tuple[str, str]]
+) -> None:
+    """M_theta's outputs on tasks of a reading's own (:mod:`iclmem.probe.theta_outputs`), each under its run's input
+    key, the model, what was asked and the tasks' digest."""
+    for folder in sorted((store / KIND).glob("*/")):
+        if not served(folder, store):
+            continue
+        params = json.loads((folder / "params.json").read_text())
+        owner, dataset = theta_owner.get(params["run"], ("", None))
+        if dataset is None:
+            report["unowned_scores"] += 1
+            continue
+        key = bundle_key(owner, params["model"], params["asked"], params["tasks"], reference)
+        meta = {"run": owner, "model": params["model"], "asked": params["asked"], "dataset": dataset}
+        writer.add(KIND, key, _copy(("outputs.npz", "params.json"), folder), meta)
+        report["outputs"] += 1
+
+
 def collect_store(
     out: str | Path, *, results_dir: str | Path | None = None, reference: ReferenceLTM | str | Path | None = None,
     command: str = "", sources: Mapping[str, DatasetSource] | None = None, completions: Path | None = None,
@@ -170,7 +194,15 @@ def collect_store(
     if old and old.get("source") != STORE_SOURCE:
         raise BundleError(f"{out} is a design's bundle (iclmem bundle make): collect a store into another folder")
     ref = task_reference(reference)
-    report = {"runs": 0, "joint_runs": 0, "scores": 0, "other_reference": 0, "unowned_scores": 0, "completions": 0}
+    report = {
+        "runs": 0,
+        "joint_runs": 0,
+        "scores": 0,
+        "other_reference": 0,
+        "unowned_scores": 0,
+        "outputs": 0,
+        "completions": 0,
+    }
     runs = _runs(store, ref, report)
     writer = _Writer(out, old.get("items", {}))
     theta_owner = {k: (r.input_key, r.manifest.dataset) for k, r in runs.items()}
@@ -190,6 +222,7 @@ def collect_store(
             ref_probes[whose].add(canonical_json(params))
         else:
             theta[owner][canonical_json(params)].add(int(model.split("-", 1)[1]))
+    _outputs(store, ref, writer, report, theta_owner)
     for run in runs.values():
         probe, epochs = _draw_probe(theta[run.input_key], ref_probes[_ref_owner(run)])
         writer.add("finetune", run.input_key, _run_files(run.folder), run.meta(probe, epochs))

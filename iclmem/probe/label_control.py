@@ -35,11 +35,11 @@ from ..data.dataset import Dataset
 from ..data.randomize import randomize_labels
 from ..ltm import ReferenceLTM
 from ..runtime.workers import in_workers, worker_count
-from ..store.keys import artifact_dir, code_version, content_key
+from ..store.keys import artifact_dir, code_version, content_key, input_key
 from ..training.finetune import FinetuneRun, RunData, prepare_run_data
 from .contexts import ProbeError
 from .manipulations import resolve_manipulations
-from .run import _cached, reference_owner, run_queries
+from .run import _cached, reference_owner, run_queries, run_store
 from .scoring import DistinctBatches, ProbeQuery, build_probe_tasks, scored_frame
 
 #: The second permutation's stream (label condition ``all`` uses ``[seed, 1]`` for the non-members' pool).
@@ -82,7 +82,7 @@ def control_scores(
     tasks, meta = run_probe_tasks(data, queries, resolve_manipulations(None), seed, reference)
     params = {"n_candidates": n_candidates, "seed": seed, "max_queries": max_queries, "stream": CONTROL_STREAM}
     version = code_version(__name__)
-    root = run.path.parents[1]
+    root = run_store(run)  # a run served by a bundle: the reader's store, never the bundle
     owner = reference_owner(run)  # M_ref's control scores depend on the queries, not on the learning rate
     batches = DistinctBatches(reference, tasks)  # planned once for M_ref and every epoch
 
@@ -101,11 +101,19 @@ def control_scores(
         whose = owner if which == "ref" else run.key
         return {"run": whose, "model": which, "control": "non-members on a second permutation", **params}
 
+    def bundled(which: str) -> str:
+        """The scores' name in a store's results bundle (:mod:`iclmem.bundle.store_runs`): as the probe's, with the
+        control's parameters."""
+        whose = owner if which == "ref" else getattr(run, "input_key", "")
+        rest = {k: v for k, v in described(which).items() if k not in ("run", "model")}
+        return input_key(whose, which, rest, reference.store_identity) if whose else ""
+
     frames = [
         _cached(
             path("ref"),
             lambda: scored_frame(meta, batches.score(reference), {"model": "ref", "epoch": -1}),
             described("ref"),
+            bundled("ref"),
         )
     ]
     for epoch in epochs:
@@ -114,7 +122,7 @@ def control_scores(
             model = run.model(epoch, reference)
             return scored_frame(meta, batches.score(model), {"model": "theta", "epoch": epoch})
 
-        frames.append(_cached(path(f"theta-{epoch}"), compute, described(f"theta-{epoch}")))
+        frames.append(_cached(path(f"theta-{epoch}"), compute, described(f"theta-{epoch}"), bundled(f"theta-{epoch}")))
     controlled = pd.concat(frames, ignore_index=True)
     members = scores[scores.is_member.astype(bool) & ((scores.model == "ref") | scores.epoch.isin(epochs))]
     _same_queries(scores, controlled)

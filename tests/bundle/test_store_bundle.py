@@ -8,8 +8,10 @@ from __future__ import annotations
 import gzip
 import json
 import pickle
+import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from tiny_sweep import made, reference  # noqa: F401 (the shared fixtures)
 
@@ -21,6 +23,8 @@ from iclmem.bundle.layout import ITEMS
 from iclmem.bundle.store_runs import RUN_FILE, collect_store
 from iclmem.ltm import ReferenceLTM
 from iclmem.probe.settings import ProbeSettings
+from iclmem.probe.theta_outputs import predicted, tasks_digest, theta_outputs
+from iclmem.training.finetune import prepare_run_data
 from iclmem.training.grid import probe_grid, probe_views, run_grid, run_spec
 
 pytestmark = pytest.mark.slow
@@ -125,3 +129,38 @@ def test_a_store_bundle_records_what_its_build_cost(collected: dict, reference: 
     )  # fmt: skip
     assert bundle.manifest["cpu_seconds"] == 1800.0 and bundle.manifest["cpu_hours"] == 0.5
     assert bundle.manifest["cpu_notebooks"] == {"02_controlled_finetuning": 1012.7, "03_multiple_choice_probing": 787.3}
+
+
+def test_theta_outputs_are_stored_collected_and_served_without_weights(
+    collected: dict, reference: ReferenceLTM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    shutil.copytree(collected["tmp"] / "store", tmp_path / "store")
+    grid = collected["grid"]
+    tables = {name: source.load() for name, source in grid.sources.items()}
+    spec = next(s for s in grid.specs if s.dataset == "cls")
+    monkeypatch.setenv("ICLMEM_BUNDLE", "off")
+    [run] = run_grid([spec], reference, tmp_path / "store", progress=False, tables=tables, workers=1)
+    data = prepare_run_data(run.manifest, tables["cls"], run.config)
+    tasks = [data.task_for(data.non_member_x, data.non_member_y), data.task_for(data.member_x, data.member_y)]
+    first = theta_outputs(run, 2, reference, tasks)
+    direct = run.model(2, reference).predict(tasks)
+    assert np.array_equal(predicted(first, 1)[0], np.asarray(direct[1].loss(), dtype=np.float64))
+    assert np.array_equal(predicted(first, 0)[1], direct[0].point())
+    scored = theta_outputs(run, 2, reference, tasks[:1], "score")["scores"]
+    assert scored.shape == (1, 3) and tasks_digest(tasks[:1]) != tasks_digest(tasks)
+    bundle, report = collect_store(
+        tmp_path / "bundle", results_dir=tmp_path / "store", reference=reference, sources=grid.sources
+    )
+    assert report["outputs"] == 2
+    monkeypatch.setenv("ICLMEM_BUNDLE", str(bundle.root))
+    monkeypatch.setenv("ICLMEM_CACHE", str(tmp_path / "cache"))
+    serve.reset()
+    assert check_bundle(read_bundle(bundle.root), n=2, workers=1, reference=reference, progress=False).verdict == (
+        "accepted"
+    )
+    monkeypatch.setattr("iclmem.training.finetune._finetune", lambda *a, **k: pytest.fail("a bundled run was trained"))
+    [served] = run_grid([spec], reference, tmp_path / "reader", progress=False, tables=tables, workers=1)
+    assert served.path.is_relative_to(bundle.root)
+    again = theta_outputs(served, 2, reference, tasks)
+    assert again.keys() == first.keys() and all(np.array_equal(again[k], first[k]) for k in first)
+    serve.reset()

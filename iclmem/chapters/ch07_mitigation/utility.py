@@ -12,6 +12,7 @@ import torch
 
 from iclmem.data import Dataset
 from iclmem.ltm import ICLTask
+from iclmem.probe.theta_outputs import predicted, theta_outputs
 from iclmem.stats.intervals import paired_bootstrap
 from iclmem.training.finetune import FinetuneConfig, FinetuneRun, encoded_table, prepare_run_data
 
@@ -52,15 +53,16 @@ def held_out_utility(
     truth = np.asarray(task.query_y)
     out: dict[str, float] = {"held-out rows": float(len(ids))}
     with torch.no_grad():
-        for name, model in (("theta", run.model(epoch, reference)), ("ref", reference)):
-            pred = model.predict([task])[0]
-            values = {
-                "loss": np.asarray(pred.loss(), dtype=np.float64),
-                "accuracy": (pred.point() == truth).astype(float),
-            }
-            out[f"{name} correct"] = values["accuracy"]
-            for metric, v in values.items():
-                out[f"{name} {metric}"] = float(v.mean())
-                lo, hi, _ = paired_bootstrap(len(v), lambda i, v=v: float(v[i].mean()), n_boot, [seed, 0x07])
-                out[f"{name} {metric} lo"], out[f"{name} {metric} hi"] = lo, hi
+        ref = reference.predict([task])[0]
+    outputs = {  # M_theta's from the store (or a results bundle): a served run is not fine-tuned again for them
+        "theta": predicted(theta_outputs(run, epoch, reference, [task]), 0),
+        "ref": (np.asarray(ref.loss(), dtype=np.float64), ref.point()),
+    }
+    for name, (loss, point) in outputs.items():
+        values = {"loss": loss, "accuracy": (point == truth).astype(float)}
+        out[f"{name} correct"] = values["accuracy"]
+        for metric, v in values.items():
+            out[f"{name} {metric}"] = float(v.mean())
+            lo, hi, _ = paired_bootstrap(len(v), lambda i, v=v: float(v[i].mean()), n_boot, [seed, 0x07])
+            out[f"{name} {metric} lo"], out[f"{name} {metric} hi"] = lo, hi
     return out

@@ -43,6 +43,7 @@ from iclmem.chapters.ch_a6_instrument.instrument_fit import control_unfit
 from iclmem.chapters.ch_a6_instrument.probe_settings import DEFAULT_PROBE
 from iclmem.data import Dataset
 from iclmem.probe.settings import ProbeSettings
+from iclmem.probe.theta_outputs import predicted, theta_outputs
 from iclmem.stats.metrics import attack_metrics
 from iclmem.training.finetune import FinetuneRun, prepare_run_data
 from iclmem.training.grid import RunSpec
@@ -82,8 +83,9 @@ def context_scores(
         data.task_for(data.member_x, data.member_y, cx, cy),
         data.task_for(data.non_member_x, data.non_member_y, cx, cy),
     ]
+    outputs = theta_outputs(run, epoch, reference, tasks)  # from the store or a bundle: no weights needed
+    theta = [predicted(outputs, i)[0] for i in range(len(tasks))]
     with torch.no_grad():
-        theta = [np.asarray(p.loss(), dtype=np.float64) for p in run.model(epoch, reference).predict(tasks)]
         ref = [np.asarray(p.loss(), dtype=np.float64) for p in reference.predict(tasks)]
     return -(theta[0] - ref[0]), -(theta[1] - ref[1])
 
@@ -196,15 +198,17 @@ def held_out_quality(run: FinetuneRun, table: Dataset, epoch: int, reference) ->
     task = data.task_for(data.non_member_x, data.non_member_y)
     truth = np.asarray(data.non_member_y)
 
-    def quality(model) -> float:
-        with torch.no_grad():
-            point = np.asarray(model.predict([task])[0].point())
+    def quality(point: np.ndarray) -> float:
+        point = np.asarray(point)
         if data.task == "classification":
             return float(np.mean(point == truth))
         y = truth.astype(np.float64)
         return float(1.0 - np.mean((point - y) ** 2) / max(float(np.var(y)), 1e-12))
 
-    return {"held-out quality": quality(run.model(epoch, reference)), "held-out quality M_ref": quality(reference)}
+    with torch.no_grad():
+        ref = reference.predict([task])[0].point()
+    theta = predicted(theta_outputs(run, epoch, reference, [task]), 0)[1]  # from the store or a bundle
+    return {"held-out quality": quality(theta), "held-out quality M_ref": quality(ref)}
 
 
 def weakest_detection(curve: pd.DataFrame) -> dict:

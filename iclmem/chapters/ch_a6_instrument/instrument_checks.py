@@ -31,6 +31,7 @@ from iclmem.probe.contexts import mc_context
 from iclmem.probe.label_control import run_probe_tasks
 from iclmem.probe.run import run_queries
 from iclmem.probe.scoring import ProbeQuery, score_tasks
+from iclmem.probe.theta_outputs import theta_outputs
 from iclmem.stats.metrics import auc
 from iclmem.training.finetune import FinetuneRun, RunData, prepare_run_data
 
@@ -87,10 +88,10 @@ def context_ladder(
     truth = table.target.to_numpy()
     changed = np.array([truth[q.query_id] != q.y for q in queries])
     member = np.array([q.is_member for q in queries])
-    theta = run.model(epoch, reference)
     rows = []
     for rung, tasks in ladder_tasks(data, queries, seed, ks).items():
-        score = -(score_tasks(theta, tasks)[:, 0] - score_tasks(reference, tasks)[:, 0])
+        theta = theta_outputs(run, epoch, reference, tasks, "score")["scores"]  # from the store or a bundle
+        score = -(theta[:, 0] - score_tasks(reference, tasks)[:, 0])
         row: dict = {"context": rung, "rows": int(np.mean([len(t.context_y) for t in tasks]))}
         for name, keep in (("all queries", np.ones_like(member)), ("label changed", changed)):
             m, n = score[keep & member], score[keep & ~member]
