@@ -17,6 +17,7 @@ import json
 import os
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -111,8 +112,17 @@ class CheckReport:
         }
 
 
-def check_bundle(
-    bundle: Bundle,
+def draw_cost(draw: Draw) -> float:
+    """A draw's CPU cost relative to the others, roughly (epochs trained, queries probed, a DP step's per-member
+    gradients; a completion is one short decode): the check starts the longest first, so no worker waits for one at
+    the end."""
+    if draw.kind == "completion":
+        return 0.1
+    return (1 + draw.epoch) * (1 + draw.query_size / 64) * (25 if draw.regime == "dp" else 1)
+
+
+def check_bundles(
+    bundles: Sequence[Bundle],
     *,
     n: int = DEFAULT_DRAWS,
     seed: int = 0,
@@ -121,23 +131,42 @@ def check_bundle(
     reference: ReferenceLTM | str | Path | None = None,
     progress: bool = True,
     write: bool = True,
-) -> CheckReport:
-    """Recompute ``n`` draws of ``bundle`` here (in ``workers`` processes) and compare them with it; write the
-    check record (unless ``write`` is False) that lets the engine serve the bundle, or keeps it from doing so."""
+) -> list[CheckReport]:
+    """Recompute ``n`` draws of each bundle here, all of them in one pool of ``workers`` processes (the longest
+    first, :func:`draw_cost`), and compare each with its bundle; write each bundle's check record (unless ``write``
+    is False) that lets the engine serve it, or keeps it from doing so. Each report's seconds are the whole check's."""
     started = time.perf_counter()
     ref = task_reference(reference)
-    draws = sample_draws(bundle, n, seed)
-    probe, sources = bundle.manifest["probe"], bundle.manifest.get("sources", {})
-    calls = [(d, str(bundle.root), sources, probe, tolerance, ref) for d in draws]
-    landings = in_workers(_recompute, calls, worker_count(workers), f"recomputing {bundle.name}", progress)
-    report = CheckReport(bundle.name, bundle.digest, serve.engine_version(), seed, tolerance, landings)
-    report.seconds, report.threads = time.perf_counter() - started, int(os.environ.get("OMP_NUM_THREADS", "1") or 1)
-    if write:
-        path = serve.check_path(bundle)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(report.to_dict(), indent=1) + "\n")
-        serve.reset()
-    return report
+    calls, owner = [], []
+    for i, bundle in enumerate(bundles):
+        probe, sources = bundle.manifest.get("probe", {}), bundle.manifest.get("sources", {})
+        for draw in sample_draws(bundle, n, seed):
+            calls.append((draw, str(bundle.root), sources, probe, tolerance, ref))
+            owner.append(i)
+    order = sorted(range(len(calls)), key=lambda c: -draw_cost(calls[c][0]))
+    names = ", ".join(b.name for b in bundles)
+    done = in_workers(_recompute, [calls[c] for c in order], worker_count(workers), f"recomputing {names}", progress)
+    landings: list[Landing | None] = [None] * len(calls)
+    for position, c in enumerate(order):
+        landings[c] = done[position]
+    reports = []
+    for i, bundle in enumerate(bundles):
+        mine = [x for x, o in zip(landings, owner, strict=True) if o == i and x is not None]
+        report = CheckReport(bundle.name, bundle.digest, serve.engine_version(), seed, tolerance, mine)
+        report.seconds = time.perf_counter() - started
+        report.threads = int(os.environ.get("OMP_NUM_THREADS", "1") or 1)
+        if write:
+            path = serve.check_path(bundle)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, json.dumps(report.to_dict(), indent=1) + "\n")
+        reports.append(report)
+    serve.reset()
+    return reports
+
+
+def check_bundle(bundle: Bundle, **settings) -> CheckReport:
+    """:func:`check_bundles` of one bundle (the same keyword arguments)."""
+    return check_bundles([bundle], **settings)[0]
 
 
 __all__ = [
@@ -145,6 +174,8 @@ __all__ = [
     "CheckReport",
     "all_draws",
     "check_bundle",
+    "check_bundles",
+    "draw_cost",
     "detection_probability",
     "sample_draws",
 ]

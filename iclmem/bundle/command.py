@@ -131,11 +131,12 @@ def format_report(report: Any) -> str:
 
 
 def cmd_bundle_check(args: argparse.Namespace) -> int:
-    from .check import DEFAULT_DRAWS, check_bundle
+    from .check import DEFAULT_DRAWS, check_bundles
 
     ok = True
-    for bundle in _bundles(args.bundle):
-        report = check_bundle(bundle, n=args.draws or DEFAULT_DRAWS, seed=args.seed, workers=args.workers)
+    for report in check_bundles(
+        _bundles(args.bundle), n=args.draws or DEFAULT_DRAWS, seed=args.seed, workers=args.workers
+    ):
         print(format_report(report))
         ok &= report.verdict == "accepted"
     return 0 if ok else 1
@@ -169,14 +170,14 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
 
 def ensure_checked(progress: bool = True, grid: str | None = None) -> list[str]:
     """Check every complete bundle in use that has no check record for this machine and code (``iclmem book``'s first
-    step); one line per bundle: served, rejected and why, or not read yet (a design whose sweep is still running).
-    With ``grid`` (``iclmem sweep``'s first step) only the bundles of that grid, finished or not: a sweep resumes from
-    its own checked bundle."""
-    from .check import check_bundle
+    step; their draws together, in one pool); one line per bundle: served, rejected and why, or not read yet (a
+    design whose sweep is still running). With ``grid`` (``iclmem sweep``'s first step) only the bundles of that
+    grid, finished or not: a sweep resumes from its own checked bundle."""
+    from .check import check_bundles
     from .layout import BundleError, read_bundle
     from .serve import bundle_roots, read_check, reset
 
-    lines = []
+    lines, unchecked, in_use = [], [], []
     for root in bundle_roots():
         try:
             bundle = read_bundle(root)
@@ -192,16 +193,20 @@ def ensure_checked(progress: bool = True, grid: str | None = None) -> list[str]:
                 "it, after its own check); the book does not read it yet"
             )
             continue
+        in_use.append(bundle)
         record = read_check(bundle)
         if record is None:
-            report = check_bundle(bundle, progress=progress)
-            lines.append(format_report(report))
+            unchecked.append(bundle)
         else:
             lines.append(
                 f"bundle {bundle.name}: {record['verdict']} (checked under this code: {record['draws']} draws)"
             )
-        if (read_check(bundle) or {}).get("verdict") != "accepted":
-            lines.append(f"bundle {bundle.name}: not served; this build computes its results")
+    lines += [format_report(report) for report in (check_bundles(unchecked, progress=progress) if unchecked else [])]
+    lines += [
+        f"bundle {b.name}: not served; this build computes its results"
+        for b in in_use
+        if (read_check(b) or {}).get("verdict") != "accepted"
+    ]
     reset()
     return lines
 

@@ -17,9 +17,10 @@ from tiny_sweep import made, reference  # noqa: F401 (the shared fixtures)
 
 import iclmem.training.loop as training
 from iclmem.bundle import lookup, read_bundle, serve
-from iclmem.bundle.check import check_bundle, sample_draws
+from iclmem.bundle.check import check_bundle, check_bundles, draw_cost, sample_draws
 from iclmem.bundle.command import verify_bundle
 from iclmem.bundle.layout import ITEMS
+from iclmem.bundle.recheck import Draw
 from iclmem.bundle.store_runs import RUN_FILE, collect_store
 from iclmem.ltm import ReferenceLTM
 from iclmem.probe.settings import ProbeSettings
@@ -164,3 +165,19 @@ def test_theta_outputs_are_stored_collected_and_served_without_weights(
     again = theta_outputs(served, 2, reference, tasks)
     assert again.keys() == first.keys() and all(np.array_equal(again[k], first[k]) for k in first)
     serve.reset()
+
+
+def test_bundles_are_checked_together_longest_draw_first(serving: dict, reference: ReferenceLTM):
+    design, store = read_bundle(serving["bundle"].root), read_bundle(serving["store_bundle"].root)
+    reports = check_bundles([design, store], n=2, workers=1, reference=reference, progress=False)
+    assert [r.bundle for r in reports] == [design.name, store.name]
+    assert {x.draw.source for x in reports[0].landings} == {"sweep"}
+    assert {x.draw.source for x in reports[1].landings} == {"store"}
+    assert all(
+        r.verdict == "accepted" and serve.read_check(b) is not None
+        for r, b in zip(reports, (design, store), strict=True)
+    )
+    dp = Draw("a", "d", "classification", 50, "dp", 0.003, 20, "store")
+    big = Draw("b", "d", "regression", 512, "single_task_fixed", 1e-4, 100, "store")
+    talk = Draw("c:k", "llm", "completion", 0, "inprocess", 0.0, 0, "completion")
+    assert draw_cost(dp) > draw_cost(big) > draw_cost(talk)
