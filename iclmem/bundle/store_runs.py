@@ -272,7 +272,9 @@ def _cost(executed: Path | None, old: dict) -> dict:
     if executed is None:
         return {k: old[k] for k in ("cpu_seconds", "cpu_hours", "cpu_notebooks") if k in old}
     records = {p.name.split(".")[0]: json.loads(p.read_text()) for p in sorted(executed.rglob("*.ipynb.cache.json"))}
-    seconds = {name: float(r.get("cpu_s") or 0.0) for name, r in records.items()}
+    # a notebook already recorded keeps the CPU of the first collected build that executed it (a later build of an
+    # extended bundle read some of its results instead of computing them)
+    seconds = {**{name: float(r.get("cpu_s") or 0.0) for name, r in records.items()}, **old.get("cpu_notebooks", {})}
     total = sum(seconds.values())
     return {"cpu_seconds": round(total, 1), "cpu_hours": round(total / 3600, 3), "cpu_notebooks": seconds}
 
