@@ -29,8 +29,10 @@
 # keeps every run a default build fine-tuned (notebooks 02-04, appendix A6's controls, chapter 07's DP runs, each
 # with its split and configuration), every model's probe scores and chapter 06's completions, so that a fresh
 # clone renders the book without fine-tuning the runs again. Its check draws a run at a probed epoch as above, or a
-# completion of the base LLM, decoded again and compared word for word (greedy decoding). The fine-tuned LLM's
-# completions are not drawn: a draw would fine-tune the LLM again, which costs more than the rest of a check.
+# completion of the base LLM, decoded again and compared word for word (greedy decoding). The completions are one
+# stratum with one draw: their keys hold every input of a request, and one long prompt costs a minute on one thread.
+# The fine-tuned LLM's completions are not drawn: a draw would fine-tune the LLM again, which costs more than the
+# rest of a check.
 #
 # This build: {glue:text}`a5-bundles`.
 

@@ -52,14 +52,19 @@ def _recompute(draw: Draw, root: str, sources: dict, probe: dict, tol: Tolerance
 
 def sample_draws(bundle: Bundle, n: int = DEFAULT_DRAWS, seed: int = 0) -> list[Draw]:
     """One draw per stratum (:attr:`Draw.stratum`; all of them, even past ``n``), then uniformly at random without
-    replacement up to ``n``."""
+    replacement up to ``n`` among the runs' draws.
+
+    Chapter 06's completions are one stratum with one draw: a bundle keeps them as one item per model, their keys
+    already hold every input of a request (a prompt built otherwise is asked again), and one long prompt decoded on
+    one thread costs a minute, so that 1,574 completions drawn at random beside 150 runs' epochs would spend the
+    check on them."""
     rng = np.random.default_rng(seed)
     draws = all_draws(bundle)
     by_stratum: dict[tuple, list[int]] = defaultdict(list)
     for i, d in enumerate(draws):
         by_stratum[d.stratum].append(i)
     chosen = [int(rng.choice(idx)) for _, idx in sorted(by_stratum.items())]
-    rest = np.array([i for i in range(len(draws)) if i not in set(chosen)])
+    rest = np.array([i for i, d in enumerate(draws) if i not in set(chosen) and d.kind != "completion"], dtype=int)
     extra = max(0, min(n - len(chosen), len(rest)))
     chosen += [int(i) for i in rng.choice(rest, size=extra, replace=False)] if extra else []
     return [draws[i] for i in sorted(chosen)]

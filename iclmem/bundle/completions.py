@@ -7,8 +7,9 @@ repeat (:func:`iclmem.llm.cache.completion_key`). A bundle keeps one item per mo
 sha256 and key fields as a cached one is. Nothing is written into the bundle.
 
 A check (:mod:`iclmem.bundle.run_check`) recomputes drawn completions of the in-process base model (SmolLM2) and
-compares their text exactly (greedy decoding). A fine-tuned model's completions are not drawn: a draw would
-fine-tune the LLM again, longer than the rest of a check; the page says so.
+compares their text exactly (greedy decoding): one stratum, one draw (:func:`iclmem.bundle.check.sample_draws`).
+A fine-tuned model's completions are not drawn: a draw would fine-tune the LLM again, longer than the rest of a
+check; the page says so.
 """
 
 from __future__ import annotations

@@ -46,8 +46,11 @@ def test_completions_are_kept_per_model_folder_and_drawn_for_the_base_model(deco
     [entry] = [e for e in bundle.items.values() if e["kind"] == "completions"]
     assert decoded["report"]["completions"] == entry["records"] == 2 and entry["recomputable"]
     assert entry["folder"].startswith("inprocess/local/")
-    draws = sample_draws(bundle, n=5)
-    assert len(draws) == 2 and {d.kind for d in draws} == {"completion"}
+    draws = sample_draws(bundle, n=5)  # completions are one stratum, drawn once (not in the random phase)
+    assert len(draws) == 1 and draws[0].kind == "completion" and draws[0].task.startswith(entry["key"])
+    assert {sample_draws(bundle, n=5, seed=s)[0].task for s in range(20)} == {
+        f"{entry['key']}:{key}" for key in _keys(bundle, entry)
+    }  # either completion, by the seed
 
 
 def test_a_checked_bundle_answers_an_empty_cache_without_the_model(
@@ -83,8 +86,9 @@ def test_a_completion_the_model_does_not_give_rejects_the_bundle(
     [entry] = [e for e in read_bundle(copy).items.values() if e["kind"] == "completions"]
     folder = copy / "items" / "completions" / entry["key"]
     records = [json.loads(line) for line in gzip.decompress((folder / FILE).read_bytes()).decode().splitlines()]
-    records[0]["text"] += " (edited)"  # a completion the model never gave, with a valid sha256 of its own
-    records[0]["sha256"] = record_sha256({k: v for k, v in records[0].items() if k != "sha256"})
+    for record in records:  # completions the model never gave, each with a valid sha256 of its own
+        record["text"] += " (edited)"
+        record["sha256"] = record_sha256({k: v for k, v in record.items() if k != "sha256"})
     completions_fill(records)(folder)
     seal(folder, "iclmem.bundle:completions", "")
     manifest = read_bundle(copy).manifest
@@ -98,3 +102,8 @@ def test_a_completion_the_model_does_not_give_rejects_the_bundle(
 
 def _digest(folder: Path) -> str:
     return json.loads((folder / "complete.json").read_text())["digest"]
+
+
+def _keys(bundle, entry: dict) -> list[str]:
+    folder = bundle.item_dir("completions", entry["key"])
+    return [json.loads(line)["key"] for line in gzip.decompress((folder / FILE).read_bytes()).decode().splitlines()]
