@@ -29,7 +29,7 @@ from ..store.keys import input_key
 from . import completions, serve
 from .layout import Bundle, read_bundle
 from .recheck import Draw, Landing, Tolerance, _bundled_scores, _compare_run, _compare_scores, _table, train_single
-from .sampling import NULL_RECHECK_QUERIES, last_recomputable_epoch, recheck_queries
+from .sampling import last_recomputable_epoch, recheck_queries
 from .store_runs import RUN_FILE, STORE_SOURCE, config_from_dict
 
 #: A draw of a chapter-06 completion (:mod:`iclmem.bundle.completions`).
@@ -91,12 +91,10 @@ def recompute(draw: Draw, root: str, tol: Tolerance, reference: ReferenceLTM) ->
     return landing
 
 
-def _queries(max_queries: int | None) -> int | None:
-    """The queries a draw probes again: a seeded subset when the bundle probed every query (the subset's scores
-    are the full probe's), else the bundle's own cap when it is small (its subset is then the bundle's)."""
-    if max_queries is None or int(max_queries) > NULL_RECHECK_QUERIES:
-        return recheck_queries(None) if max_queries is None else int(max_queries)
-    return int(max_queries)
+def _queries(max_queries: int | None) -> int:
+    """The queries a draw probes again: a seeded subset when the bundle probed every query (the subset's scores are
+    the full probe's), else the bundle's own cap (a smaller seeded subset would not be one of the bundle's)."""
+    return recheck_queries(None) if max_queries is None else int(max_queries)
 
 
 def recompute_run(draw: Draw, root: str, tol: Tolerance, reference: ReferenceLTM) -> Landing:

@@ -26,7 +26,7 @@ import gzip
 import json
 import shutil
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict
 from pathlib import Path
 
@@ -84,18 +84,22 @@ class _StoreRun:
         }
 
 
-def _runs(store: Path, reference: ReferenceLTM, report: dict) -> dict[str, _StoreRun]:
-    """The store's finished runs by store key (fine-tuned from ``reference``)."""
-    out = {}
-    for folder in sorted((store / "finetune").glob("*/")):
+def _finished(store: Path, kind: str, reference: ReferenceLTM, report: dict) -> Iterator[tuple[Path, dict]]:
+    """(folder, run.json) of every finished run of ``kind`` (``finetune``, ``multitask``) in the store fine-tuned
+    from ``reference``; the others are counted in ``report["other_reference"]``."""
+    for folder in sorted((store / kind).glob("*/")):
         if not served(folder, store):
             continue
         stored = json.loads((folder / "run.json").read_text())
         if stored.get("reference_sha256") != reference.checkpoint_sha256:
             report["other_reference"] += 1
             continue
-        out[folder.name] = _StoreRun(folder, stored, reference)
-    return out
+        yield folder, stored
+
+
+def _runs(store: Path, reference: ReferenceLTM, report: dict) -> dict[str, _StoreRun]:
+    """The store's finished single-task runs by store key (fine-tuned from ``reference``)."""
+    return {f.name: _StoreRun(f, stored, reference) for f, stored in _finished(store, "finetune", reference, report)}
 
 
 def _scored(store: Path) -> list[tuple[Path, str, str, dict]]:
@@ -137,13 +141,7 @@ def _joint_views(
     to ``owners`` (a view's store key -> its input key and dataset; M_ref's owner -> dataset). A check does not draw
     them: a design's bundle draws the regimes (:mod:`iclmem.bundle.recheck`)."""
     theta_owner, ref_owner = owners
-    for folder in sorted((store / "multitask").glob("*/")):
-        if not served(folder, store):
-            continue
-        stored = json.loads((folder / "run.json").read_text())
-        if stored.get("reference_sha256") != reference.checkpoint_sha256:
-            report["other_reference"] += 1
-            continue
+    for folder, stored in _finished(store, "multitask", reference, report):
         manifests = {m.dataset: m for m in (SplitManifest.from_dict(d) for d in stored["manifests"])}
         config = config_from_dict(stored["config"])
         tables = {d: (sources[d] if d in sources else DatasetSource(d)).load() for d in manifests}

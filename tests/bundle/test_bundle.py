@@ -14,9 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from tiny_sweep import made, reference  # noqa: F401 (the shared fixtures)
+from tiny_sweep import made, move_a_number, reference  # noqa: F401 (the shared fixtures)
 
-import iclmem.training.loop as training
 from iclmem.bundle import lookup, read_bundle, serve
 from iclmem.bundle.check import check_bundle, detection_probability, sample_draws
 from iclmem.bundle.collect import make_bundle
@@ -142,12 +141,7 @@ def test_weights_a_bundle_lacks_are_computed_here(in_use: dict, reference: Refer
 def test_a_change_that_moves_a_number_is_rejected_and_the_build_computes(
     in_use: dict, reference: ReferenceLTM, monkeypatch: pytest.MonkeyPatch
 ):
-    original = training.TrainingState.start.__func__
-
-    def faster(cls, ref, learning_rate, weight_decay, state_path):  # one number of the engine changed: the step size
-        return original(cls, ref, learning_rate * 1.5, weight_decay, state_path)
-
-    monkeypatch.setattr(training.TrainingState, "start", classmethod(faster))
+    move_a_number(monkeypatch)  # one number of the engine changed: the step size
     bundle = read_bundle(in_use["bundle"].root)
     report = check_bundle(bundle, n=9, workers=1, reference=reference, progress=False)
     assert report.verdict == "rejected"

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tiny_sweep import made, reference  # noqa: F401 (the shared fixtures)
+from tiny_sweep import made, move_a_number, reference  # noqa: F401 (the shared fixtures)
 
-import iclmem.training.loop as training
 from iclmem.bundle import lookup, read_bundle, serve
 from iclmem.bundle.check import check_bundle, check_bundles, draw_cost, sample_draws
 from iclmem.bundle.command import verify_bundle
@@ -104,12 +103,7 @@ def test_a_checked_store_bundle_serves_the_grid_computing_nothing(
 def test_a_store_bundle_is_rejected_when_the_engine_moves_a_number(
     serving: dict, reference: ReferenceLTM, monkeypatch: pytest.MonkeyPatch
 ):
-    original = training.TrainingState.start.__func__
-
-    def faster(cls, ref, learning_rate, weight_decay, state_path):  # one number of the engine changed: the step size
-        return original(cls, ref, learning_rate * 1.5, weight_decay, state_path)
-
-    monkeypatch.setattr(training.TrainingState, "start", classmethod(faster))
+    move_a_number(monkeypatch)  # one number of the engine changed: the step size
     bundle = read_bundle(serving["store_bundle"].root)
     report = check_bundle(bundle, n=4, workers=1, reference=reference, progress=False)
     assert report.verdict == "rejected"

@@ -56,3 +56,15 @@ def made(tmp_path_factory: pytest.TempPathFactory, reference: ReferenceLTM) -> d
         run_sweep(loaded, results_dir=tmp / "store", workers=0, reference=reference, progress=False)
     bundle, report = make_bundle(loaded, tmp / "bundle", results_dir=tmp / "store", reference=reference, command="t")
     return {"tmp": tmp, "grid": loaded, "bundle": bundle, "report": report}
+
+
+def move_a_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One number of the engine changed for the test: the fine-tuning step size, 1.5 times the configured one."""
+    import iclmem.training.loop as training
+
+    original = training.TrainingState.start.__func__
+
+    def faster(cls, ref, learning_rate, weight_decay, state_path):
+        return original(cls, ref, learning_rate * 1.5, weight_decay, state_path)
+
+    monkeypatch.setattr(training.TrainingState, "start", classmethod(faster))
