@@ -109,6 +109,14 @@ class DesignFacts:
             .reset_index()
         )
 
+    def joined(self, extension: DesignFacts) -> DesignFacts:
+        """This design and a registered ``extension`` of it as one design (the extension's tasks numbered after this
+        design's, so that their runs stay apart)."""
+        offset = len(self.grid.specs)
+        rows = extension.rows.assign(task=extension.rows.task + offset)
+        rows = rows.assign(run=rows.task.astype(str) + ":" + rows.dataset)
+        return DesignFacts(self.grid, pd.concat([self.rows, rows], ignore_index=True))
+
     def epochs(self) -> list[int]:
         """The probed fine-tuned epochs of the single-task runs, ascending."""
         return sorted(set(self.single(None).epoch))

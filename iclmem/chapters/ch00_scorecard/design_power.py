@@ -1048,6 +1048,23 @@ def power_table(grid_path: str | Path, costs_path: str | Path, scaling_path: str
     return table, cost
 
 
+def extension_table(
+    grid_path: str | Path, extension_path: str | Path, costs_path: str | Path, scaling_path: str | Path
+) -> tuple[pd.DataFrame, dict]:
+    """(the power rows of the claims a registered extension serves, read on the design in ``grid_path`` and the
+    extension in ``extension_path`` together; the extension's own projected cost). The claims are those whose rows
+    the power table has a rule for on runs alone: C9 (:func:`c9_row`), the only claim an extension reads today
+    (``grids/decide_c9.yaml``)."""
+    from iclmem.chapters.ch00_scorecard.design_plan import design_cost
+    from iclmem.sweep.gridfile import load_grid
+
+    base, extension = DesignFacts.of(load_grid(grid_path)), DesignFacts.of(load_grid(extension_path))
+    joined = base.joined(extension)
+    null = row_null_rates(sorted(set(joined.rows.pool)))
+    table = pd.DataFrame([c9_row(joined, null)])
+    return table, design_cost(extension, costs_path, scaling_path)
+
+
 def cost_rows(cost: dict) -> pd.DataFrame:
     """The design's projected cost as rows of the power table (claim ``design``)."""
     machine = f"measured on {cost['machine']} (benchmarks/results/design_costs.json)"
@@ -1081,14 +1098,20 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="The power table of a registered design (issue 57).")
     parser.add_argument("grid", type=Path)
-    parser.add_argument("--out", type=Path, help="default: <grid>_power.csv beside the grid")
+    parser.add_argument("--extension", type=Path, help="a registered extension of the design: its claims' power")
+    parser.add_argument("--out", type=Path, help="default: <grid or extension>_power.csv beside it")
     parser.add_argument("--costs", type=Path, default=DESIGN_COSTS)
     parser.add_argument("--scaling", type=Path, default=SWEEP_SCALING)
     args = parser.parse_args(argv)
-    table, cost = power_table(args.grid, args.costs, args.scaling)
-    out = args.out or args.grid.with_name(args.grid.stem + "_power.csv")
+    if args.extension:
+        table, cost = extension_table(args.grid, args.extension, args.costs, args.scaling)
+    else:
+        table, cost = power_table(args.grid, args.costs, args.scaling)
+    named = args.extension or args.grid
+    out = args.out or named.with_name(named.stem + "_power.csv")
     pd.concat([table, cost_rows(cost)], ignore_index=True).to_csv(out, index=False)
-    shown = table[["claim", "units in design", "null rate", "power", "status", "extra CPU-hours"]]
+    columns = ("claim", "units in design", "null rate", "power", "status", "extra CPU-hours")
+    shown = table[[c for c in columns if c in table]]
     print(shown.to_string(index=False))
     print(cost_rows(cost)[["unit", "units in design"]].to_string(index=False))
     return 0
@@ -1100,6 +1123,7 @@ __all__ = [
     "c8_power",
     "cost_rows",
     "decay_rate",
+    "extension_table",
     "p3_power",
     "paper_collapse",
     "paper_collapse_by_lr",

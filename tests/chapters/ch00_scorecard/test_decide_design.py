@@ -81,3 +81,39 @@ def test_the_committed_power_table_is_what_the_code_computes(table):
         a = pd.to_numeric(fresh[column], errors="coerce").fillna(-1).to_numpy()
         b = pd.to_numeric(committed[column], errors="coerce").fillna(-1).to_numpy()
         assert a == pytest.approx(b, abs=1e-4)
+
+
+EXTENSION, EXTENSION_TABLE = REPO / "grids" / "decide_c9.yaml", REPO / "grids" / "decide_c9_power.csv"
+
+
+def test_the_c9_extension_adds_q512_runs_apart_from_the_design():
+    """The registered extension (grids/decide_c9.yaml) repeats runs_q512 at new seeds: joined to the design, every
+    one of its runs counts as a run of its own, and C9's Q = 512 runs grow by as many."""
+    base, extension = DesignFacts.of(load_grid(GRID)), DesignFacts.of(load_grid(EXTENSION))
+    joined = base.joined(extension)
+    assert set(extension.rows.query_size) == {512} and 0 not in set(extension.rows.seed)
+    assert joined.rows.run.nunique() == base.rows.run.nunique() + extension.rows.run.nunique()
+    before, after = (len(f.runs(f.single()).query("query_size == 512")) for f in (base, joined))
+    assert after - before == len(extension.runs(extension.single())) == 252
+    assert joined.epochs() == base.epochs()
+
+
+def test_the_c9_extension_is_powered_as_registered():
+    """Its committed power row: C9 powered (>= 80% at a null rate <= 5%) on the design and the extension together,
+    with the extension's own task count."""
+    table = pd.read_csv(EXTENSION_TABLE, keep_default_na=False)
+    c9 = table[table.claim == "C9"].iloc[0]
+    assert c9.status == "powered" and float(c9.power) >= 0.8 and float(c9["null rate"]) <= 0.05
+    design = table[table.claim == "design"].set_index("unit")["units in design"].astype(float)
+    assert design["tasks"] == len(load_grid(EXTENSION).specs)
+
+
+@pytest.mark.slow
+def test_the_committed_extension_power_is_what_the_code_computes():
+    from iclmem.chapters.ch00_scorecard.design_power import extension_table
+
+    fresh, _ = extension_table(GRID, EXTENSION, REPO / DESIGN_COSTS, REPO / SWEEP_SCALING)
+    committed = pd.read_csv(EXTENSION_TABLE, keep_default_na=False)
+    c9 = committed[committed.claim == "C9"].iloc[0]
+    assert float(fresh.power.iloc[0]) == pytest.approx(float(c9.power), abs=1e-4)
+    assert float(fresh["null rate"].iloc[0]) == pytest.approx(float(c9["null rate"]), abs=1e-4)
