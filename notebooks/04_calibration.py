@@ -432,8 +432,9 @@ claims_table(claims)
 # rule agrees when the paper's value holds). Its results ship as a bundle (appendix "The results bundle"), read
 # here with the same rules and the same membership null, kept per run: {glue:text}`design_progress`. While the
 # design's sweep still runs, this reading is interim and its bundle unchecked: the scorecard shows it in a column of
-# its own and keeps the grid's verdicts. The instrument's rows (P1-P3) need control runs outside the design and are
-# read on the grid, in appendix "The instrument". Below the table: the table-by-claim grid (per suite table,
+# its own and keeps the grid's verdicts. The instrument's rows are read in appendix "The instrument": P1 and P3 need
+# control runs outside the design and stay with the grid; P2 reads the design's non-member sets there. Below the
+# table: the table-by-claim grid (per suite table,
 # whether it is one of the hits of each claim that counts tables, by the claim's own row rule), then where the
 # probe sees, table by table: each table's best AUC(ΔS) with its 95% interval.
 

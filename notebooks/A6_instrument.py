@@ -16,7 +16,8 @@
 # A non-detection means something only if the probe could have found memorization that is known to be there, and a
 # detection only if the probe does not find what is not there. The paper reports no control of its own instrument;
 # this appendix runs the book's, on the runs of chapters 02-04 (read from the results store with the same
-# parameters) and on runs of its own: a negative control on halves of the non-members (P2), a positive control with
+# parameters) and on runs of its own: a negative control on halves of the non-members (P2, also read on the
+# registered design's non-member sets), a positive control with
 # permuted labels and its sensitivity curve, the same curve on every shipped table, P1 at a cell chosen by a stated
 # rule, a recall control on healthy models, the factors that separate seen from unseen, the strong signal read
 # again, the context ladder, and the member-only shuffling control (P3). P1-P3 feed the scorecard as the
@@ -57,6 +58,7 @@ p1_vanilla_bound: float = 0.7  # the rule of P1: the weakest cell under All whos
 member_control: bool = True  # P3: score the non-members of M rows on a shuffled label too (one probe pass per M row)
 factor_seen: str = "wine_pl"  # the table where the probe sees: one factor at a time from it and from the control ("": skip; your own table: it)
 strong_seeds: list = [0, 1]  # seeds of the strong signal (the seen cell of factor_seen) read again ([]: skip)
+design: str = "decide"  # the registered design whose results bundle P2 is also read on ("": skip)
 
 # %% tags=["remove-cell"]
 from iclmem.book.parameter_check import check_notebook_parameters
@@ -72,14 +74,15 @@ from IPython.display import Markdown
 from iclmem.adapters import load_model
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
 from iclmem.chapters.ch_a6_instrument import (HEALTHY_MAX_RATIO, LADDER_KS, SensitivitySpec, binned_table,
-    category_aucs, context_ladder, curve_settings, factor_cases, factor_table, factors_unfit, instrument_claims,
-    ladder_drop, member_only_control, negative_control, negative_control_texts, not_run_note, p1_cells, p3_record,
+    category_aucs, context_ladder, curve_settings, design_instrument_claims, factor_cases, factor_table,
+    factors_unfit, instrument_claims, ladder_drop, member_only_control, negative_control, negative_control_texts, not_run_note, p1_cells, p3_record,
     plot_sensitivity, plot_table_curves, pretraining_min_context, recall_cells, recall_sensitivity, rule_p1,
     run_sensitivity, run_table_curves, strong_signal, strongest_factor, weakest_detection, weakest_per_table,
     weakest_text)
 
 # %% tags=["hide-input"]
 from iclmem.probe.settings import ProbeSettings
+from iclmem.report.design_glue import read_on_design
 from iclmem.report.display import and_list, use_book_tables
 from iclmem.report.glue import claims_table, glue_claims, glue_text
 from iclmem.stats.outcomes import reclassify
@@ -126,6 +129,17 @@ pd.Series(null).to_frame("negative control")
 # The negative control **{glue:text}`null_verdict`**: {glue:text}`null_excluded` null intervals
 # exclude 0.5; over the non-member sets, $p$ = {glue:text}`null_p` against the 5% expected by chance.
 #
+# **The same control on the registered design.** A pass needs more non-member sets than the book's grid has. The
+# registered decision design (`grids/decide.yaml`; chapter 4 reads its other claims) keeps every
+# single-task run's null-halves intervals in its results bundle, so P2 also reads the suite's non-member sets (a
+# table at a query size and a seed), with the same test: {glue:text}`design_progress`. Once the design is complete
+# and its recomputed sample is accepted here, the scorecard takes P2 from it.
+
+# %%
+the_design, design_claims = read_on_design(design, design_instrument_claims)
+design_claims
+
+# %% [markdown]
 # ## The instrument itself: a positive control and the probe's sensitivity
 #
 # A non-detection means something only if the probe can find memorization that is known to be

@@ -239,6 +239,8 @@ def test_the_chapters_read_their_claims_on_a_design_as_on_its_scores(design: dic
     from iclmem.chapters.ch04_calibration.claims import detectable_tables, tpr1_tables
     from iclmem.chapters.ch04_calibration.nulls import SummaryStack
     from iclmem.chapters.ch05_regimes import design_regime_claims, design_regime_rows
+    from iclmem.chapters.ch_a6_instrument import design_instrument_claims, negative_control
+    from iclmem.chapters.ch_a6_instrument.claims import p2_record
     from iclmem.probe.invariances import model_invariances
     from iclmem.probe.null import null_summaries, permutations
     from iclmem.probe.same_context import same_as_baseline
@@ -293,6 +295,10 @@ def test_the_chapters_read_their_claims_on_a_design_as_on_its_scores(design: dic
         ("multi_task_fixed", 2),
         ("single_task_fixed", 2),
     ]
+    # P2 (A6) reads the single-task runs' null halves, one unit per non-member set (table, Q, seed)
+    assert design_instrument_claims(read) == [p2_record(negative_control(summary))]
+    sets = len(summary.groupby(["dataset", "query_size", "seed"]))
+    assert design_instrument_claims(read)[0]["observed"].endswith(f" in {sets} sets")
     [c13] = design_regime_claims(read)
     assert c13["id"] == "C13" and " of 2 (" in c13["ours"] and c13["verdict"] != "not testable here"
     assert read.null(None, rows).groupby("regime").perm.nunique().to_dict() == {
@@ -332,3 +338,49 @@ def test_a_damaged_design_item_stops_its_reading_in_one_line_and_the_chapter_goe
         the_design, table = read_on_design("decide", design_calibration_claims)
     assert the_design is None and table.empty
     assert f"item {entry} is damaged" in capsys.readouterr().err
+
+
+def test_a_registered_extension_serves_its_claims_only_once_it_decides(design: dict, tmp_path, monkeypatch):
+    """Issue 57: a registered extension of a design (grids/decide_c9.yaml for C9) is read only by the claims it was
+    registered for, on the design and the extension together, and only once it is complete and its recomputed
+    sample accepted here; before that those claims keep the design's reading and say where the extension stands."""
+    import json
+    import shutil
+
+    from iclmem.bundle.design import Design
+    from iclmem.chapters.ch04_calibration import on_design
+    from iclmem.chapters.ch04_calibration.claims import calibration_claims
+
+    for name in ("tiny", "tiny_c9"):  # the extension: here the same runs again, bundled under its own name
+        shutil.copytree(design["design"].root, tmp_path / name)
+    read = Design(read_bundle(tmp_path / "tiny"))
+    grid_name = str(read.bundle.manifest["grid"]["name"])
+    monkeypatch.setenv("ICLMEM_CACHE", str(tmp_path / "cache"))
+    alone = {r["id"]: r for r in on_design.design_calibration_claims(read)}
+    assert not any("extension" in r["reason"] for r in alone.values())  # no extension registered for it
+    monkeypatch.setitem(on_design.EXTENSIONS, grid_name, ("tiny_c9", ("C9",)))
+    waiting = {r["id"]: r for r in on_design.design_calibration_claims(read)}
+    assert (
+        "its registered extension is not read yet" in waiting["C9"]["reason"]
+        and "not checked" in waiting["C9"]["reason"]
+    )
+    assert {k: v for k, v in waiting["C9"].items() if k != "reason"} == {
+        k: v for k, v in alone["C9"].items() if k != "reason"
+    }
+    assert all(waiting[c] == alone[c] for c in alone if c != "C9")
+    extension = Design(read_bundle(tmp_path / "tiny_c9"))
+    path = serve.check_path(extension.bundle)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"verdict": "accepted"}))  # as a check that recomputed its sample would record
+    joined = {r["id"]: r for r in on_design.design_calibration_claims(read)}
+    assert all(joined[c] == alone[c] for c in alone if c != "C9")  # the other claims keep the registered design
+    summary = pd.concat([on_design.design_summary(read), on_design.design_summary(extension)], ignore_index=True)
+    both = pd.concat([read.null(None, on_design.design_summary(read))] * 2, ignore_index=True)
+    [expected] = [r for r in calibration_claims(summary, both, "bound") if r["id"] == "C9"]
+    assert {k: v for k, v in joined["C9"].items() if k != "reason"} == {
+        k: v for k, v in expected.items() if k != "reason"
+    }
+    assert (
+        joined["C9"]["reason"].startswith(expected["reason"])
+        and "and its registered extension" in joined["C9"]["reason"]
+    )

@@ -3,9 +3,10 @@
 The same rules as on the book's grid (:func:`.claims.calibration_claims`: C1-C9, C11, C15, C16), read on the
 single-task runs of the design's results bundle (:class:`iclmem.bundle.design.Design`) with the membership null it
 keeps (every run's permuted summaries, the same draws the notebooks would compute from the scores). What the
-design bundle does not keep, this reading cannot give: the instrument's rows P1-P3 need probe scores of control runs
-outside the design (P1's control tables, P2's non-member sets, P3's re-probed non-members), so they stay with the
-grid. Sec. 4.2, Sec. 5, Fig. 2, Fig. 5, Tab. 1, Tab. 3.
+design bundle does not keep, this reading cannot give: the instrument's rows P1 and P3 need probe scores of control
+runs outside the design (P1's control tables, P3's re-probed non-members), so they stay with the grid; P2 reads the
+design's null halves in appendix A6 (:mod:`iclmem.chapters.ch_a6_instrument.on_design`). Sec. 4.2, Sec. 5, Fig. 2,
+Fig. 5, Tab. 1, Tab. 3.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import numpy as np
 import pandas as pd
 
 from iclmem.bundle.design import Design
+from iclmem.bundle.layout import BundleError
 from iclmem.chapters.ch04_calibration.claims import c1_hits, c3_hits, calibration_claims
 from iclmem.chapters.ch04_calibration.nulls import STACK_COLUMNS, SummaryStack
 from iclmem.probe.null import OUTCOME_INPUTS
 from iclmem.probe.summary import membership_rows
+from iclmem.report.design_glue import design_progress, load_design
 from iclmem.stats.outcomes import Outcome, reclassify
 from iclmem.training.regimes import SINGLE_TASK_FIXED
 
@@ -29,12 +32,50 @@ def design_summary(design: Design, reading: str = "bound") -> pd.DataFrame:
     return reclassify(summary[summary.regime == SINGLE_TASK_FIXED].reset_index(drop=True), reading)
 
 
+#: The registered extensions of a design, each a grid of its own registered before it ran, and the claims it serves:
+#: only those claims read the design and the extension together; the others keep the design as registered.
+EXTENSIONS: dict[str, tuple[str, tuple[str, ...]]] = {"decide": ("decide_c9", ("C9",))}
+
+
+def _reading(design: Design, reading: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The design's single-task summary under ``reading`` and its kept membership null (the columns the rules read)."""
+    summary = design_summary(design, reading)
+    return summary, design.null(None, summary, [*STACK_COLUMNS, *OUTCOME_INPUTS])
+
+
+def _with_extension(design: Design, records: list[dict], reading: str) -> list[dict]:
+    """``records`` with the claims of the design's registered extension (:data:`EXTENSIONS`) read on the design and
+    the extension together, once the extension is complete and its recomputed sample accepted here; before that
+    those claims keep the design's reading and say where the extension stands (its bundle beside the design's)."""
+    name, claims = EXTENSIONS.get(str(design.bundle.manifest["grid"]["name"]), ("", ()))
+    if not name:
+        return records
+    try:
+        extension = load_design(name, design.bundle.root.parent)
+        progress = design_progress(extension)
+    except BundleError as err:  # not bundled yet, or damaged: the design's own reading stands
+        return [_noted(r, f"its registered extension {name} is not read ({err})", claims) for r in records]
+    if not progress.decides:
+        return [_noted(r, f"its registered extension is not read yet: {progress.text}", claims) for r in records]
+    ours, theirs = _reading(design, reading), _reading(extension, reading)
+    summary = pd.concat([ours[0], theirs[0]], ignore_index=True)
+    null = pd.concat([ours[1], theirs[1]], ignore_index=True).sort_values(["perm", "run_key", "epoch"], kind="stable")
+    joined = {r["id"]: r for r in calibration_claims(summary, null.reset_index(drop=True), reading)}
+    note = f"read on the design and its registered extension ({progress.text})"
+    return [_noted(joined[r["id"]], note, claims) if r["id"] in claims else r for r in records]
+
+
+def _noted(record: dict, note: str, claims: tuple[str, ...]) -> dict:
+    """``record`` with ``note`` appended to its reason when it is one of ``claims``."""
+    return {**record, "reason": f"{record['reason']}; {note}"} if record["id"] in claims else record
+
+
 def design_calibration_claims(design: Design, reading: str = "bound") -> list[dict]:
     """Claim records C1-C9, C11, C15, C16 on the design (:func:`.claims.calibration_claims` with the design's
-    membership null under ``reading``)."""
-    summary = design_summary(design, reading)
-    null = design.null(None, summary, [*STACK_COLUMNS, *OUTCOME_INPUTS])
-    return calibration_claims(summary, null, reading)
+    membership null under ``reading``); the claims of its registered extension (:data:`EXTENSIONS`, C9 of
+    ``grids/decide_c9.yaml``) on the design and the extension together once the extension decides."""
+    summary, null = _reading(design, reading)
+    return _with_extension(design, calibration_claims(summary, null, reading), reading)
 
 
 def _per_table(stack: SummaryStack, keep: np.ndarray, hit: np.ndarray) -> pd.Series:
@@ -81,4 +122,4 @@ def detectable_by_table(summary: pd.DataFrame) -> pd.DataFrame:
     return counts.reset_index().merge(best, on=keys)
 
 
-__all__ = ["design_calibration_claims", "design_summary", "detectable_by_table", "table_claim_grid"]
+__all__ = ["EXTENSIONS", "design_calibration_claims", "design_summary", "detectable_by_table", "table_claim_grid"]

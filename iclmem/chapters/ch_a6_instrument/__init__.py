@@ -6,8 +6,8 @@ control and its sensitivity curve (:mod:`.instrument`), the curve on every table
 (:mod:`.instrument_cells`), the recall control (:mod:`.instrument_recall`), the factor table
 (:mod:`.instrument_factors`), the strong signal (:mod:`.instrument_strong`), the context ladder
 (:mod:`.instrument_checks`), what a table cannot carry (:mod:`.instrument_fit`), the member-only control P3
-(:mod:`.member_control`), the probe settings of its own runs (:mod:`.probe_settings`) and the records
-(:mod:`.claims`).
+(:mod:`.member_control`), the probe settings of its own runs (:mod:`.probe_settings`), the records
+(:mod:`.claims`) and P2 on the registered design (:mod:`.on_design`).
 """
 
 from iclmem.chapters.ch_a6_instrument.claims import instrument_claims, p3_record
@@ -41,6 +41,7 @@ from iclmem.chapters.ch_a6_instrument.instrument_recall import (
 )
 from iclmem.chapters.ch_a6_instrument.instrument_strong import strong_signal
 from iclmem.chapters.ch_a6_instrument.member_control import member_only_control
+from iclmem.chapters.ch_a6_instrument.on_design import design_instrument_claims
 from iclmem.chapters.ch_a6_instrument.table_curves import (
     curve_settings,
     plot_table_curves,
@@ -58,6 +59,7 @@ __all__ = [
     "category_aucs",
     "context_ladder",
     "curve_settings",
+    "design_instrument_claims",
     "factor_cases",
     "factor_table",
     "factors_unfit",

@@ -9,7 +9,7 @@ P2 and P3 for the scorecard. The paper reports no control; these are the book's.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -131,6 +131,19 @@ def p1_record(
     )
 
 
+#: The most non-member sets whose shares P2's record lists one by one; more are summarized by their spread.
+LISTED_SETS = 12
+
+
+def _shares_text(shares: Sequence[float]) -> str:
+    """The non-member sets' shares of excluding intervals: each one (up to :data:`LISTED_SETS`), else how many are
+    0%, their median and their largest."""
+    if len(shares) <= LISTED_SETS:
+        return ", ".join(f"{v:.0%}" for v in shares)
+    values = np.asarray(shares, dtype=float)
+    return f"0% in {int((values == 0).sum())}, median {np.median(values):.0%}, largest {values.max():.0%}"
+
+
 def p2_record(negative: Mapping) -> dict:
     """P2, the negative control (Sec. 4.2): the null-halves intervals exclude 0.5 no more often than chance
     (:func:`~.controls.negative_control`'s verdict over the non-member sets)."""
@@ -150,7 +163,7 @@ def p2_record(negative: Mapping) -> dict:
         return claim_record("P2", paper, "no fine-tuned configuration", "not testable here", "the grid is empty")
     ours = (
         f"{excluded} of {n} null-halves intervals exclude 0.5 ({excluded / n:.0%}); over {sets} non-member sets "
-        f"the shares are {', '.join(f'{v:.0%}' for v in shares)}"
+        f"the shares are {_shares_text(shares)}"
         + (
             ""
             if math.isnan(p)

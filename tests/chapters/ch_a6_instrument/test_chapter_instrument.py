@@ -136,6 +136,9 @@ def test_weakest_detection_and_p1():
     few_sets = {**negative, "verdict": "inconclusive"}
     p2 = instrument_claims(curve, quiet, few_sets)[1]
     assert p2["verdict"] == "inconclusive" and "too few for a pass" in p2["reason"]
+    many = {**negative, "sets": 108, "set_shares": [0.0] * 60 + [0.05] * 40 + [0.42] * 8}  # a design's sets
+    p2 = instrument_claims(curve, quiet, many)[1]
+    assert "0% in 60, median 0%, largest 42%" in p2["ours"] and "5%, 5%" not in p2["ours"]
 
 
 def test_p1s_choice_of_setting_is_made_again_in_every_null_draw():
