@@ -79,9 +79,10 @@ def main() -> None:
             print(rows[-1])
     result = {"threads": args.threads, "trained_weights": REFERENCE_WEIGHTS.exists(), "rows": rows}
     if args.grid:
-        from iclmem.training.grid import expand_grid, run_grid
+        from iclmem.training.grid import GridAxes, expand_grid, run_grid
 
-        specs = expand_grid(["spotify", "wine_pl"], [1e-1, 1e-2, 1e-3, 1e-4], [50, 512], ["none"], epochs=100)
+        axes = GridAxes(["spotify", "wine_pl"], [1e-1, 1e-2, 1e-3, 1e-4], [50, 512], ["none"])
+        specs = expand_grid(axes, epochs=100)
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
             run_grid(specs, ref, tmp)

@@ -30,7 +30,8 @@ from pathlib import Path
 import pandas as pd
 
 from iclmem.adapters import load_model
-from iclmem.chapters.ch04_calibration import (
+from iclmem.chapters.ch_a6_instrument import (
+    CurveSetting,
     SensitivitySpec,
     context_ladder,
     curve_settings,
@@ -92,15 +93,9 @@ def reach(model_name: str) -> dict:
     reference = load_model(model_name)
     spec = SensitivitySpec(n_permutations=0, **CONTROL)
     sens = run_sensitivity(spec, reference, PROBE)
+    control = CurveSetting(CONTROL["dataset"], CONTROL["learning_rates"], CONTROL["epochs"], CONTROL["context_size"])
     settings = curve_settings(
-        CURVE["datasets"],
-        CURVE["learning_rates"],
-        CURVE["epochs"],
-        CURVE["context_size"],
-        CONTROL["dataset"],
-        CONTROL["learning_rates"],
-        CONTROL["epochs"],
-        CONTROL["context_size"],
+        CURVE["datasets"], CURVE["learning_rates"], CURVE["epochs"], CURVE["context_size"], control
     )
     curves = run_table_curves(settings, CURVE["conditions"], CONTROL["query_size"], reference, PROBE, progress=True)
     p1, _, _ = rule_p1(curves.curve, curves.vanilla_scores, curves.summary, curves.scores, P1_BOUND, 0)
@@ -110,15 +105,7 @@ def reach(model_name: str) -> dict:
     }
     seen = {d: int((rows["probe lo"] > 0.5).sum()) for d, rows in curves.curve.groupby("dataset", sort=False)}
     top = sens.strongest()
-    ladder = context_ladder(
-        sens.runs[top.run_key],
-        table_of(CONTROL["dataset"]),
-        int(top.epoch),
-        reference,
-        PROBE.n_candidates,
-        PROBE.seed,
-        PROBE.n_boot,
-    )
+    ladder = context_ladder(sens.runs[top.run_key], table_of(CONTROL["dataset"]), int(top.epoch), reference, PROBE)
     recall = recall_sensitivity(recall_cells(curves.curve))
     return {
         "model": model_name,

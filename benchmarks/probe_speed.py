@@ -30,7 +30,7 @@ import torch
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer, load_reference
 from iclmem.ltm.reference import REFERENCE_WEIGHTS
 from iclmem.probe import ProbeQuery, build_probe_tasks, score_tasks, score_tasks_naive
-from iclmem.probe.scoring import DEFAULT_CELLS, DEFAULT_CHUNK, DEFAULT_PADDING
+from iclmem.probe.scoring import DEFAULT_CELLS, DEFAULT_CHUNK, DEFAULT_PADDING, Batching
 from iclmem.store.atomic import atomic_write_text
 
 BENCH_CONFIG = LTMConfig(d_model=64, n_heads=4, n_layers=4, d_ff=128)
@@ -92,7 +92,7 @@ def main() -> None:
     }
     sweep = {}
     for cells in (2048, 4096, 8192, None):  # padded cells per batch, on the first block
-        _, cpu, _ = timed(lambda cells=cells: score_tasks(model, blocks[0], max_cells=cells))
+        _, cpu, _ = timed(lambda cells=cells: score_tasks(model, blocks[0], Batching(max_cells=cells)))
         sweep[str(cells)] = len(blocks[0]) / cpu
     result = {
         "machine": {

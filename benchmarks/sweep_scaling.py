@@ -39,8 +39,8 @@ import torch
 from iclmem.probe import MANIPULATIONS
 from iclmem.store.atomic import atomic_write_text
 from iclmem.sweep import local_client, parse_grid, run_sweep, run_task
-from iclmem.sweep.engine import _task
-from iclmem.sweep.tasks import reference_sha, spec_key, sweep_code_version
+from iclmem.sweep.engine import Cluster, _task
+from iclmem.sweep.tasks import SweepContext, reference_sha, spec_key, sweep_code_version
 
 DATASETS = ["spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices"]
 #: one manipulation from each of the 11 categories of Tab. 7, plus the baseline's shuffled twin
@@ -112,7 +112,7 @@ def on_cluster(workers: int, grid, root: Path, pinned: bool = False) -> dict:
     try:
         cores = client.run(pin_to_core) if pinned else {}
         _, warmup = timed(lambda: client.run(warm, DATASETS))
-        result, wall = timed(lambda: run_sweep(grid, client=client, results_dir=root, progress=False))
+        result, wall = timed(lambda: run_sweep(grid, cluster=Cluster(client=client), results_dir=root, progress=False))
     finally:
         cluster = client.cluster
         client.close()
@@ -135,9 +135,9 @@ def main() -> None:
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="iclmem-sweep-scaling-") as tmp:
         root = Path(tmp)
-        kw = {"grid_name": grid.name, "probe": grid.probe, "sources": grid.sources}
+        direct_context = SweepContext(grid.name, grid.probe, grid.sources, root / "direct")
         warm(DATASETS)
-        per_task = [timed(lambda s=s: run_task(s, results_dir=root / "direct", **kw))[1] for s in grid.specs]
+        per_task = [timed(lambda s=s: run_task(s, direct_context))[1] for s in grid.specs]
         direct = sum(per_task)
         one = on_cluster(1, grid, root / "w1")
         two = on_cluster(2, grid, root / "w2")
@@ -147,12 +147,12 @@ def main() -> None:
             sha, version = reference_sha(None), sweep_code_version()
             spec = grid.specs[0]
             key = spec_key(spec, grid.probe, grid.sources, sha, version)
-            kwargs = {**kw, "results_dir": str(root / "w1"), "ref_sha": sha, "carte_dir": None, "threads": 1}
-            _, direct_trivial = timed(lambda: [run_task(spec, key=key, **kwargs) for _ in range(args.trivial)])
-            client.submit(_task, spec, None, key, kwargs, pure=False).result()  # warm: imports on the worker
+            context = SweepContext(grid.name, grid.probe, grid.sources, str(root / "w1"), sha, None, 1)
+            _, direct_trivial = timed(lambda: [run_task(spec, context, key=key) for _ in range(args.trivial)])
+            client.submit(_task, spec, None, key, context, pure=False).result()  # warm: imports on the worker
             _, dask_trivial = timed(
                 lambda: client.gather(
-                    [client.submit(_task, spec, None, key, kwargs, pure=False) for _ in range(args.trivial)]
+                    [client.submit(_task, spec, None, key, context, pure=False) for _ in range(args.trivial)]
                 )
             )
         finally:

@@ -176,7 +176,7 @@ def add_book(subparsers: Subparsers) -> None:
 
 
 def cmd_book(args: argparse.Namespace) -> int:
-    from iclmem.book.build import build_book, notebook_pages, resolve_notebook_key
+    from iclmem.book.build import BuildOptions, build_book, notebook_pages, resolve_notebook_key
     from iclmem.book.execute import (
         book_root,
         notebook_parameters,
@@ -213,15 +213,8 @@ def cmd_book(args: argparse.Namespace) -> int:
         overrides.setdefault(page, {})[name] = parse_cli_value(raw, default)
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give at least 1 (1 executes the notebooks one after another)")
-    result = build_book(
-        root,
-        args.build_dir,
-        overrides,
-        force=args.force,
-        strict=args.strict,
-        render_html=not args.no_html,
-        jobs=args.jobs,
-    )
+    options = BuildOptions(force=args.force, render_html=not args.no_html, strict=args.strict, jobs=args.jobs)
+    result = build_book(root, args.build_dir, overrides, options)
     return _report_build(result, args.no_html)
 
 
@@ -260,6 +253,7 @@ def _default_build(root: Path, name: str) -> Path:
 
 
 def _own_book(args: argparse.Namespace, root: Path) -> int:
+    from iclmem.book.build import BuildOptions
     from iclmem.book.execute import read_parameters_file
     from iclmem.book.own_book import build_own_book
 
@@ -285,14 +279,14 @@ def _own_book(args: argparse.Namespace, root: Path) -> int:
         [c.strip() for c in args.chapters.split(",") if c.strip()],
         out,
         args.results,
-        force=args.force,
-        render_html=not args.no_html,
+        options=BuildOptions(force=args.force, render_html=not args.no_html),
     )
     return _report_build(result, args.no_html)
 
 
 def _grid_book(args: argparse.Namespace, root: Path) -> int:
     """``iclmem book --grid GRID.yaml``: the chapters that read the grid's runs, rendered from the sweep's store."""
+    from iclmem.book.build import BuildOptions
     from iclmem.book.execute import read_parameters_file
     from iclmem.book.own_book import build_own_book
     from iclmem.store.keys import results_root
@@ -317,9 +311,8 @@ def _grid_book(args: argparse.Namespace, root: Path) -> int:
     out = args.out or _default_build(root, grid.name)
     store = results_root(args.results).resolve()
     print(f"rendering {', '.join(chapters)} from the store {store} (grid {grid.name!r}: {len(grid.specs)} tasks)")
-    result = build_own_book(
-        root, {**extra, **values}, chapters, out, store, force=args.force, render_html=not args.no_html
-    )
+    options = BuildOptions(force=args.force, render_html=not args.no_html)
+    result = build_own_book(root, {**extra, **values}, chapters, out, store, options=options)
     return _report_build(result, args.no_html)
 
 
@@ -403,6 +396,7 @@ def add_sweep(subparsers: Subparsers) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from iclmem.sweep import SweepError, collect_sweep, load_grid, run_sweep
+    from iclmem.sweep.engine import Cluster
 
     try:
         grid = load_grid(args.grid)
@@ -422,15 +416,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 print(f"{s['status']:8s} {s['key']}")
             print(found.report())
             return 0
+        cluster = Cluster(args.workers, not args.threads, args.scheduler, timeout=args.timeout)
         result = run_sweep(
             grid,
             results_dir=args.results,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            processes=not args.threads,
+            cluster=cluster,
             reference=reference,
             carte_dir=args.carte_dir,
-            timeout=args.timeout,
             progress=not args.no_progress,
         )
     except SweepError as exc:

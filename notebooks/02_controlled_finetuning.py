@@ -62,7 +62,7 @@ from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, r
 from iclmem.chapters.ch02_finetuning import (loss_ratio_claim, median_loss_ratios, plot_collapse_map, plot_loss_ratio_distribution,
                                         plot_training_curves, design_finetuning_claims, design_metrics)
 from iclmem.training.finetune import COLLAPSE_SPREAD
-from iclmem.training.grid import expand_grid, grid_curves, grid_metrics, grid_overview, run_grid
+from iclmem.training.grid import GridAxes, expand_grid, grid_curves, grid_metrics, grid_overview, run_grid
 from iclmem.adapters import load_model
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
@@ -71,7 +71,7 @@ use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e
 reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from
 tables = notebook_tables(datasets, data_path, target, task, carte_dir, missing_target)
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes, reference.max_classes)  # before any compute
-specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
+specs = expand_grid(GridAxes(list(tables), learning_rates, sizes, label_conditions), epochs, seed, context_size)
 started = time.perf_counter()
 runs = run_grid(specs, reference, tables=tables)
 wall_s = time.perf_counter() - started

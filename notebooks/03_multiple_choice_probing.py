@@ -76,7 +76,7 @@ from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, r
 
 # %% tags=["hide-input"]
 from iclmem.training.finetune import prepare_run_data
-from iclmem.training.grid import expand_grid, probe_grid, run_grid
+from iclmem.training.grid import GridAxes, expand_grid, probe_grid, run_grid
 from iclmem.probe.settings import ProbeSettings
 from iclmem.adapters import load_model
 from iclmem.probe.equivalence import equivalence_classes, model_invariances, suite_effective_size, suite_equivalence
@@ -92,7 +92,7 @@ use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e
 reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from
 tables = notebook_tables(datasets, data_path, target, task, carte_dir, missing_target)
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes, reference.max_classes)  # before any compute
-specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
+specs = expand_grid(GridAxes(list(tables), learning_rates, sizes, label_conditions), epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
 probe = ProbeSettings(
     n_candidates=n_candidates, max_queries=max_queries, epochs=probe_epochs, seed=seed, n_boot=n_boot

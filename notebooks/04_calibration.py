@@ -86,7 +86,7 @@ from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, r
 # %% tags=["hide-input"]
 from dataclasses import replace
 
-from iclmem.training.grid import expand_grid, probe_grid, run_grid
+from iclmem.training.grid import GridAxes, expand_grid, probe_grid, run_grid
 from iclmem.probe.settings import ProbeSettings
 from iclmem.adapters import load_model
 
@@ -96,7 +96,7 @@ use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e
 reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from
 tables = notebook_tables(datasets, data_path, target, task, carte_dir, missing_target)
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes, reference.max_classes)  # before any compute
-specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
+specs = expand_grid(GridAxes(list(tables), learning_rates, sizes, label_conditions), epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
 probe_settings = ProbeSettings(n_candidates=n_candidates, max_queries=max_queries, seed=seed, n_boot=n_boot)  # the grid's, and the chapter's own runs below
 summary, scores = probe_grid(specs, runs, reference, replace(probe_settings, epochs=probe_epochs), tables=tables)
@@ -237,7 +237,7 @@ plan
 # %%
 from iclmem.chapters.ch04_calibration import grid_options
 
-grid_options(list(tables), learning_rates, query_sizes, label_conditions, epochs, probe_epochs, max_queries).round(2)
+grid_options(GridAxes(list(tables), learning_rates, query_sizes, label_conditions), epochs, probe_epochs, max_queries).round(2)
 
 # %% [markdown]
 # ## Raw signals that calibration removes (App. A.4)

@@ -83,7 +83,7 @@ from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, r
 from iclmem.chapters.ch05_regimes import (PAPER_TABLE12, REGIME_TITLES, RegimeGridSpec, balance_summary,
                                          configuration_texts, decay_text, encoding_balance, notebook_grid, plot_regime_decay, regime_claim,
                                          regime_count_table, regime_evidence, regime_null, regime_peak_table, wide_table, design_regime_claims)
-from iclmem.sweep import collect_sweep, run_sweep, sweep_workers
+from iclmem.sweep import Cluster, collect_sweep, run_sweep, sweep_workers
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
@@ -97,7 +97,7 @@ grid = notebook_grid(spec, tables)
 Markdown(run_banner(tables, data_path, target, task) if tables else f"Run on the grid file `{grid_file}`.")
 started = time.perf_counter()
 ref = None if model == "reference" else model  # M_ref of every task (a spec string travels to Dask workers)
-result = (run_sweep(grid, workers=sweep_workers(workers), carte_dir=carte_dir or None, reference=ref) if compute
+result = (run_sweep(grid, cluster=Cluster(sweep_workers(workers)), carte_dir=carte_dir or None, reference=ref) if compute
           else collect_sweep(grid, reference=ref))
 wall_s = time.perf_counter() - started
 print(result.report())

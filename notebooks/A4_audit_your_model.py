@@ -64,7 +64,7 @@ from iclmem.probe.manipulations import MANIPULATIONS
 from iclmem.report.display import use_book_tables
 from iclmem.report.glue import glue_text
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
-from iclmem.training.grid import expand_grid, probe_grid, run_grid
+from iclmem.training.grid import GridAxes, expand_grid, probe_grid, run_grid
 from iclmem.probe.settings import ProbeSettings
 
 use_book_tables()
@@ -73,7 +73,7 @@ use_book_tables()
 reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from, and calibrates against
 tables = notebook_tables(datasets, data_path, target, task, missing_target=missing_target)
 sizes = fitting_query_sizes(tables, query_sizes)
-specs = expand_grid(list(tables), learning_rates, sizes, ["none"], epochs, seed, context_size)
+specs = expand_grid(GridAxes(list(tables), learning_rates, sizes, ["none"]), epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)
 settings = ProbeSettings(max_queries=max_queries, epochs=probe_epochs, seed=seed, n_boot=n_boot)
 summary, scores = probe_grid(specs, runs, reference, settings, tables=tables)
@@ -134,7 +134,7 @@ audit_table(summary)
 # ## A model fine-tuned elsewhere
 #
 # If you fine-tuned the model yourself and know which rows it trained on, audit that checkpoint
-# directly: `iclmem.probe.audit.audit_fine_tuned(theta, reference, table, member_ids, non_member_ids)`
+# directly: `iclmem.probe.audit.audit_fine_tuned(theta, reference, AuditRows(table, member_ids, non_member_ids))`
 # probes the members and non-members (row positions in the deduplicated table) under $M_\theta$ and
 # $M_{ref}$ with the {glue:text}`n_manipulations` manipulations and returns the same summary, e.g. with
 # `theta = load_model("tabpfn:my_finetuned.ckpt")` and `reference = load_model("tabpfn:tabpfn-v2-classifier.ckpt")`
@@ -143,7 +143,7 @@ audit_table(summary)
 # member rows, it measures what the chain measured:
 
 # %%
-external_audit_table(runs[0], reference, tables[specs[0].dataset], summary, max_queries=max_queries, n_boot=n_boot, seed=seed)
+external_audit_table(runs[0], reference, tables[specs[0].dataset], summary, settings)
 
 # %% [markdown]
 # ## Your TabPFN v2 or TabICL checkpoint

@@ -73,7 +73,7 @@ from IPython.display import Markdown
 
 from iclmem.adapters import load_model
 from iclmem.book.table_parameters import fitting_query_sizes, notebook_tables, run_banner
-from iclmem.chapters.ch_a6_instrument import (HEALTHY_MAX_RATIO, LADDER_KS, SensitivitySpec, binned_table,
+from iclmem.chapters.ch_a6_instrument import (HEALTHY_MAX_RATIO, LADDER_KS, CurveSetting, SensitivitySpec, binned_table,
     category_aucs, context_ladder, curve_settings, design_instrument_claims, factor_cases, factor_table,
     factors_unfit, instrument_claims, ladder_drop, member_only_control, negative_control, negative_control_texts, not_run_note, p1_cells, p3_record,
     plot_sensitivity, plot_table_curves, pretraining_min_context, recall_cells, recall_sensitivity, rule_p1,
@@ -86,7 +86,7 @@ from iclmem.report.design_glue import read_on_design
 from iclmem.report.display import and_list, use_book_tables
 from iclmem.report.glue import claims_table, glue_claims, glue_text
 from iclmem.stats.outcomes import reclassify
-from iclmem.training.grid import RunSpec, expand_grid, probe_grid, run_grid, table_of
+from iclmem.training.grid import GridAxes, RunSpec, expand_grid, probe_grid, run_grid, table_of
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
 
@@ -94,7 +94,7 @@ use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e
 reference = load_model(model)  # M_ref: the pretrained checkpoint every run starts from
 tables = notebook_tables(datasets, data_path, target, task, carte_dir, missing_target)
 sizes = fitting_query_sizes(tables, query_sizes, drop_unfit_sizes, reference.max_classes)  # before any compute
-specs = expand_grid(list(tables), learning_rates, sizes, label_conditions, epochs, seed, context_size)
+specs = expand_grid(GridAxes(list(tables), learning_rates, sizes, label_conditions), epochs, seed, context_size)
 runs = run_grid(specs, reference, tables=tables)  # chapter 02's runs, from the results store
 probe_settings = ProbeSettings(n_candidates=n_candidates, max_queries=max_queries, seed=seed, n_boot=n_boot)
 grid_probe = replace(probe_settings, epochs=probe_epochs)  # chapter 03's scores, from the store
@@ -207,9 +207,10 @@ category_aucs(sens.scores[top.run_key], int(top.epoch)) if top is not None else 
 # control your table cannot carry is skipped with one line that says why.
 
 # %%
+control = None if sens.skipped else CurveSetting(control_dataset, control_learning_rates, control_epochs,
+                                                 control_context_size)
 settings = curve_settings(list(tables) if data_path else curve_datasets, curve_learning_rates, curve_epochs, context_size,
-                          None if sens.skipped else control_dataset, control_learning_rates, control_epochs,
-                          control_context_size)
+                          control)
 curves = run_table_curves(settings, curve_conditions, control_query_size, reference, probe_settings, tables=tables)
 weakest_tables = weakest_per_table(curves.curve)
 glue_text("weakest_tables", weakest_text(weakest_tables))
@@ -303,7 +304,7 @@ factors
 # without changing how certain it is shows in the loss only.
 
 # %%
-strong = (strong_signal(seen_spec, max(curve_epochs), reference, strong_seeds, n_candidates, max_queries, n_boot, tables)
+strong = (strong_signal(seen_spec, max(curve_epochs), reference, strong_seeds, probe_settings, tables)
           if run_factors and strong_seeds else (pd.DataFrame(), pd.DataFrame(), pd.DataFrame()))
 strong[0]
 
@@ -331,7 +332,7 @@ glue_text("ladder_ks", and_list(LADDER_KS))
 glue_text("pretrain_min_context", pretraining_min_context(model))
 glue_text("v1_min_context", pretraining_min_context("reference-v1"))
 ladder = (context_ladder(sens.runs[top.run_key], table_of(control_dataset, tables), int(top.epoch), reference,
-                         n_candidates, seed, n_boot) if top is not None else pd.DataFrame())
+                         probe_settings) if top is not None else pd.DataFrame())
 glue_text("ladder_drop", ladder_drop(ladder) if top is not None else "not run (no positive control)")
 glue_text("ladder_drop_changed", ladder_drop(ladder, "label changed") if top is not None else "not run")
 ladder

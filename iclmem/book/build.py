@@ -441,29 +441,47 @@ def render(staging: Path, html: Path, *, strict: bool = False, quiet: bool = Fal
 # --- the whole build ----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class BuildOptions:
+    """How a book build runs (``iclmem book``'s flags): ``force`` re-executes every notebook; ``render_html`` renders
+    the pages (else the notebooks only); ``strict`` fails the render on a warning; ``progress`` shows papermill's and
+    Sphinx's progress; ``jobs`` > 1 executes the lanes of ``book/lanes.yaml`` side by side (:mod:`iclmem.book.lanes`),
+    each notebook as it would alone."""
+
+    force: bool = False
+    render_html: bool = True
+    strict: bool = False
+    progress: bool = True
+    jobs: int = 1
+
+
+#: The defaults of ``iclmem book``: execute what changed, render, one notebook at a time, with progress.
+DEFAULT_BUILD = BuildOptions()
+
+
 def build_book(
     root: str | Path | None = None,
     build_dir: str | Path | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
-    *,
-    force: bool = False,
-    render_html: bool = True,
-    strict: bool = False,
-    progress: bool = True,
-    jobs: int = 1,
+    options: BuildOptions = DEFAULT_BUILD,
 ) -> BookResult:
-    """Execute the toc's notebooks where their cache key changed, stage the sources, render html.
+    """Execute the toc's notebooks where their cache key changed, stage the sources, render html (``options``).
 
     ``overrides`` maps a notebook (toc name such as ``notebooks/01_split_validation``, or its
     stem) to parameter values; they are checked like ``iclmem run``'s, all before anything runs, and
     win over the shared defaults of ``<root>/book/parameters.yaml`` (:func:`iclmem.book.execute.with_shared_defaults`).
     Notebooks run with the project root as working directory (``root`` None: :func:`~iclmem.book.execute.book_root`).
-    ``force`` re-executes every notebook.
     Reader pages (see :data:`READER_PARAMETER`) run after all other notebooks, with
     ``executed_dir`` set to this build's executed folder unless an override sets it (it is passed
-    only where it differs from the notebook's default). ``jobs`` > 1 executes the lanes of
-    ``book/lanes.yaml`` side by side (:mod:`iclmem.book.lanes`), each notebook as it would alone.
+    only where it differs from the notebook's default).
     """
+    force, render_html, strict, progress, jobs = (
+        options.force,
+        options.render_html,
+        options.strict,
+        options.progress,
+        options.jobs,
+    )
     root = Path(root).resolve() if root is not None else book_root()
     build = Path(build_dir).resolve() if build_dir is not None else root / "_build"
     pages = toc_pages(root)

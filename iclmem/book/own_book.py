@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from iclmem.book.build import BookResult, build_book, toc_pages
+from iclmem.book.build import DEFAULT_BUILD, BookResult, BuildOptions, build_book, toc_pages
 from iclmem.book.execute import (
     UsageError,
     notebook_parameters,
@@ -144,11 +144,10 @@ def build_own_book(
     results: Path | None = None,
     *,
     cwd: Path | None = None,
-    force: bool = False,
-    render_html: bool = True,
-    progress: bool = True,
+    options: BuildOptions = DEFAULT_BUILD,
 ) -> BookResult:
-    """Execute and render the chosen chapters of ``root`` on ``values`` into ``out`` (see the module docstring)."""
+    """Execute and render the chosen chapters of ``root`` on ``values`` into ``out`` (see the module docstring;
+    ``options``: :func:`~iclmem.book.build.build_book`'s)."""
     available = [p.name.split("/", 1)[1] for p in toc_pages(root) if p.is_notebook and p.name.startswith("notebooks/")]
     stems = chapter_stems(chapters, available)
     values = absolute_paths(values, (cwd or Path.cwd()).resolve())
@@ -172,7 +171,7 @@ def build_own_book(
     previous = os.environ.get("ICLMEM_RESULTS")
     os.environ["ICLMEM_RESULTS"] = str(store)  # the kernels inherit it: this book's own results store
     try:
-        return build_book(project, out, overrides, force=force, render_html=render_html, progress=progress)
+        return build_book(project, out, overrides, options)
     finally:
         if previous is None:
             os.environ.pop("ICLMEM_RESULTS", None)

@@ -131,7 +131,6 @@ def check_bundles(
     *,
     n: int = DEFAULT_DRAWS,
     seed: int = 0,
-    tolerance: Tolerance = TOLERANCE,
     workers: int | None = None,
     reference: ReferenceLTM | str | Path | None = None,
     progress: bool = True,
@@ -139,8 +138,9 @@ def check_bundles(
 ) -> list[CheckReport]:
     """Recompute ``n`` draws of each bundle here, all of them in one pool of ``workers`` processes (the longest
     first, :func:`draw_cost`), and compare each with its bundle; write each bundle's check record (unless ``write``
-    is False) that lets the engine serve it, or keeps it from doing so. Each report's seconds are the whole check's."""
-    started = time.perf_counter()
+    is False) that lets the engine serve it, or keeps it from doing so. Each report's seconds are the whole check's.
+    Every draw is judged by the stated tolerance (:data:`TOLERANCE`, :mod:`iclmem.bundle.recheck`)."""
+    started, tolerance = time.perf_counter(), TOLERANCE
     ref = task_reference(reference)
     calls, owner = [], []
     for i, bundle in enumerate(bundles):

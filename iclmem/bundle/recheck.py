@@ -38,7 +38,7 @@ from ..store.keys import input_key
 from ..sweep.gridfile import DatasetSource
 from ..training.finetune import FinetuneConfig, FinetuneRun, run_input_key, single_task_schedule, verify_ground_truth
 from ..training.grid import RunSpec, run_views
-from ..training.loop import train, write_finished
+from ..training.loop import LoopOptions, train, write_finished
 from ..training.regimes import MULTI_TASK, MULTI_TASK_RANDOM, JointRun, _load, joint_input_key, joint_schedule
 from . import serve
 from .layout import Bundle
@@ -297,10 +297,8 @@ def _trained(schedule, config: FinetuneConfig, reference: ReferenceLTM, run_dir:
     """``schedule`` trained from M_ref up to epoch ``stop_after`` in ``run_dir``, written as a finished run's."""
     run_dir.mkdir()
     trained = train(
-        schedule, reference, learning_rate=config.learning_rate, weight_decay=config.weight_decay,
-        epochs=config.epochs, probe_epochs=config.probe_epochs, run_dir=run_dir, progress=False,
-        checkpoint_every=10**9, privacy=config.dp_step(), stop_after=stop_after,
-    )  # fmt: skip
+        schedule, reference, config, run_dir, LoopOptions(progress=None, checkpoint_every=10**9, stop_after=stop_after)
+    )
     write_finished(run_dir, trained, schedule.curve_columns)
     return trained
 

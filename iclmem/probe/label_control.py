@@ -25,7 +25,7 @@ epoch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -40,7 +40,8 @@ from ..training.finetune import FinetuneRun, RunData, prepare_run_data
 from .contexts import ProbeError
 from .manipulations import resolve_manipulations
 from .run import _cached, reference_owner, run_queries, run_store
-from .scoring import DistinctBatches, ProbeQuery, build_probe_tasks, scored_frame
+from .scoring import DistinctBatches, ProbeQuery, QueryTarget, build_probe_tasks, scored_frame
+from .settings import ProbeSettings
 
 #: The second permutation's stream (label condition ``all`` uses ``[seed, 1]`` for the non-members' pool).
 CONTROL_STREAM = 0x93
@@ -53,23 +54,18 @@ def control_labels(run: FinetuneRun, table: Dataset, seed: int = 0) -> np.ndarra
 
 
 def control_scores(
-    run: FinetuneRun,
-    table: Dataset,
-    scores: pd.DataFrame,
-    epochs: Iterable[int],
-    reference: ReferenceLTM,
-    n_candidates: int = 10,
-    seed: int = 0,
-    max_queries: int | None = None,
+    run: FinetuneRun, table: Dataset, scores: pd.DataFrame, reference: ReferenceLTM, probe: ProbeSettings
 ) -> pd.DataFrame:
     """``scores`` (the run's :func:`~iclmem.probe.run.probe_run` frame) with every non-member row scored on
-    :func:`control_labels` instead, for M_ref and for M_theta at ``epochs`` (cached in the store).
+    :func:`control_labels` instead, for M_ref and for M_theta at ``probe.epochs`` (cached in the store).
 
-    The non-members probed are the same queries (the same seeded subset at ``max_queries``); only their label, and
-    for regression the candidate set drawn around it, change. The probing parameters must be those ``scores`` were
-    made with.
+    The non-members probed are the same queries (the same seeded subset at ``probe.max_queries``); only their label,
+    and for regression the candidate set drawn around it, change. ``probe``'s candidates, seed and query cap must be
+    those ``scores`` were made with.
     """
-    epochs = [int(e) for e in epochs]
+    held = sorted(int(e) for e in scores.loc[scores.model == "theta", "epoch"].unique())
+    epochs = held if probe.epochs is None else [int(e) for e in probe.epochs]  # None: every epoch the scores hold
+    n_candidates, seed, max_queries = probe.n_candidates, probe.seed, probe.max_queries
     if run.manifest.label_condition != "members":
         raise ProbeError(
             f"the member-only shuffling control applies to runs of label condition 'members' (M); run {run.key} has "
@@ -137,9 +133,7 @@ def run_probe_tasks(
     return build_probe_tasks(
         queries,
         manipulations,
-        task=data.task,
-        target_center=data.target_center,
-        target_scale=data.target_scale,
+        target=QueryTarget(data.task, data.target_center, data.target_scale),
         seed=seed,
         max_context=reference.cfg.max_context,
         max_features=reference.cfg.max_features,
@@ -161,16 +155,13 @@ def control_grid(
     runs: Sequence[FinetuneRun],
     tables: dict[str, Dataset],
     scores: dict[str, pd.DataFrame],
-    epochs: Iterable[int],
     reference: ReferenceLTM,
-    n_candidates: int = 10,
-    seed: int = 0,
-    max_queries: int | None = None,
+    probe: ProbeSettings,
     *,
     workers: int | None = None,
     progress: bool = True,
 ) -> dict[str, pd.DataFrame]:
-    """:func:`control_scores` of every run (per run key), each at the ``epochs`` its probe scores hold.
+    """:func:`control_scores` of every run (per run key), each at those of ``probe.epochs`` its probe scores hold.
 
     ``workers`` (default ``$ICLMEM_WORKERS``, else 1) scores the runs in that many processes
     (:mod:`iclmem.runtime.workers`), as :func:`iclmem.training.grid.probe_grid` probes them: with every query probed
@@ -178,14 +169,11 @@ def control_grid(
     of scoring
     in this process, to float32 summation order.
     """
-    epochs = list(epochs)
     calls = []
     for run in runs:
         held = set(scores[run.key].epoch.unique())
-        at = [e for e in epochs if e in held]
-        calls.append(
-            (run, tables[run.manifest.dataset], scores[run.key], at, reference, n_candidates, seed, max_queries)
-        )
+        at = replace(probe, epochs=tuple(e for e in probe.epochs_for(sorted(held)) if e in held))
+        calls.append((run, tables[run.manifest.dataset], scores[run.key], reference, at))
     done = in_workers(control_scores, calls, worker_count(workers), "member-only control", progress)
     return {run.key: frame for run, frame in zip(runs, done, strict=True)}
 

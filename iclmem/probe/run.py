@@ -32,7 +32,15 @@ from ..training.finetune import FinetuneConfig, FinetuneRun, RunData, prepare_ru
 from .contexts import ProbeError, classification_candidates, regression_candidates
 from .invariances import distinct_tasks, model_invariances
 from .manipulations import Manipulation, resolve_manipulations
-from .scoring import DEFAULT_CHUNK, ProbeQuery, ScoringBatches, architecture, build_probe_tasks, scored_frame
+from .scoring import (
+    DEFAULT_CHUNK,
+    ProbeQuery,
+    QueryTarget,
+    ScoringBatches,
+    architecture,
+    build_probe_tasks,
+    scored_frame,
+)
 from .settings import PROBE_DEFAULTS, ProbeSettings
 
 
@@ -329,9 +337,7 @@ class _Suite:
             tasks, frame = build_probe_tasks(
                 queries,
                 inputs.manips,
-                task=data.task,
-                target_center=data.target_center,
-                target_scale=data.target_scale,
+                target=QueryTarget(data.task, data.target_center, data.target_scale),
                 seed=inputs.seed,
                 **limits,
             )

@@ -45,6 +45,29 @@ class ProbeQuery:
     candidates: np.ndarray
 
 
+@dataclass(frozen=True)
+class QueryTarget:
+    """What the queries' targets are (Sec. 4.2): the ``task``, and for regression the standardization of the target
+    and its candidates (``center``, ``scale``; the context pool's mean and standard deviation)."""
+
+    task: str = "classification"
+    center: float | None = None
+    scale: float | None = None
+
+
+@dataclass(frozen=True)
+class Batching:
+    """How contexts are batched (module docstring): at most ``chunk_size`` tasks and ``max_cells`` padded cells
+    (tasks x rows x columns incl. the target; None: by ``chunk_size`` only) per batch, at most a padded/real cell
+    ratio of ``1 + max_padding``; with ``distinct`` each distinct context is scored once
+    (:func:`~iclmem.probe.invariances.distinct_tasks`; ``False`` scores every task, equal up to float32 rounding)."""
+
+    chunk_size: int = DEFAULT_CHUNK
+    max_cells: int | None = DEFAULT_CELLS
+    max_padding: float | None = DEFAULT_PADDING
+    distinct: bool = True
+
+
 def _limits(model: LTM) -> tuple[int | None, int | None]:
     cfg = getattr(model, "cfg", None)
     return getattr(cfg, "max_context", None), getattr(cfg, "max_features", None)
@@ -54,9 +77,7 @@ def build_probe_tasks(
     queries: Sequence[ProbeQuery],
     manipulations: Iterable[str | Manipulation] | None = None,
     *,
-    task: str = "classification",
-    target_center: float | None = None,
-    target_scale: float | None = None,
+    target: QueryTarget = QueryTarget(),
     seed: int = 0,
     max_context: int | None = 512,
     max_features: int | None = 32,
@@ -74,7 +95,7 @@ def build_probe_tasks(
         base = mc_context(q.x, q.y, q.candidates)
         for m in manips:
             ctx = m.apply(base, seed, q.query_id, max_context, max_features)
-            tasks.append(ctx.to_task(task, target_center, target_scale))
+            tasks.append(ctx.to_task(target.task, target.center, target.scale))
             meta["query_id"].append(int(q.query_id))
             meta["is_member"].append(bool(q.is_member))
             meta["manipulation"].append(m.name)
@@ -132,28 +153,19 @@ def _shapes(model: LTM, tasks: Sequence[ICLTask]) -> list[tuple[int, int]]:
 
 
 def score_tasks(
-    model: LTM,
-    tasks: Sequence[ICLTask],
-    chunk_size: int = DEFAULT_CHUNK,
-    progress: bool = False,
-    desc: str = "probing",
-    max_cells: int | None = DEFAULT_CELLS,
-    max_padding: float | None = DEFAULT_PADDING,
-    distinct: bool = True,
+    model: LTM, tasks: Sequence[ICLTask], batching: Batching = Batching(), progress: bool = False, desc: str = "probing"
 ) -> np.ndarray:
-    """Scores of every task in padded batches (tasks sorted by size first).
+    """Scores of every task in padded batches (tasks sorted by size first), batched as ``batching`` says.
 
-    With ``distinct`` (the default) each distinct context is scored once: tasks that are equal
+    With ``batching.distinct`` (the default) each distinct context is scored once: tasks that are equal
     under the model's declared invariances (:func:`~iclmem.probe.invariances.distinct_tasks`; the
     reference LTM: row order, uniform duplication) share the scores of the first of them.
-    ``distinct=False`` scores every task (equal up to float32 rounding).
 
-    A batch holds at most ``chunk_size`` tasks and at most ``max_cells`` padded cells
-    (tasks x rows x columns incl. the target): on a CPU, batches much larger than the caches
-    are slower per cell, and small contexts (10-row baselines) fit many to a batch while
-    100-row scaled contexts fit few. ``max_cells=None`` batches by ``chunk_size`` only.
+    On a CPU, batches much larger than the caches are slower per cell, and small contexts (10-row baselines) fit
+    many to a batch while 100-row scaled contexts fit few: a batch holds at most ``batching.max_cells`` cells.
     """
-    if distinct:
+    chunk_size, max_cells, max_padding = batching.chunk_size, batching.max_cells, batching.max_padding
+    if batching.distinct:
         return DistinctBatches(model, tasks, chunk_size, max_cells, max_padding).score(model, progress, desc)
     return ScoringBatches(model, tasks, chunk_size, max_cells, max_padding).score(model, progress, desc)
 
@@ -264,32 +276,21 @@ def probe_scores(
     queries: Sequence[ProbeQuery],
     manipulations: Iterable[str | Manipulation] | None = None,
     *,
-    task: str = "classification",
-    target_center: float | None = None,
-    target_scale: float | None = None,
+    target: QueryTarget = QueryTarget(),
     seed: int = 0,
-    chunk_size: int = DEFAULT_CHUNK,
-    naive: bool = False,
     progress: bool = False,
     columns: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """Tidy scores: one row per (query, manipulation) with :data:`SCORE_COLUMNS`.
+    """Tidy scores: one row per (query, manipulation) with :data:`SCORE_COLUMNS` (:func:`score_tasks`, default
+    batching).
 
     ``columns`` (e.g. ``{"model": "theta", "epoch": 10}``) are added to every row.
     """
     max_context, max_features = _limits(model)
     tasks, frame = build_probe_tasks(
-        queries,
-        manipulations,
-        task=task,
-        target_center=target_center,
-        target_scale=target_scale,
-        seed=seed,
-        max_context=max_context,
-        max_features=max_features,
+        queries, manipulations, target=target, seed=seed, max_context=max_context, max_features=max_features
     )
-    scores = score_tasks_naive(model, tasks, progress) if naive else score_tasks(model, tasks, chunk_size, progress)
-    return scored_frame(frame, scores, columns)
+    return scored_frame(frame, score_tasks(model, tasks, progress=progress), columns)
 
 
 def scored_frame(meta: pd.DataFrame, scores: np.ndarray, columns: Mapping[str, Any] | None = None) -> pd.DataFrame:
@@ -304,6 +305,8 @@ def scored_frame(meta: pd.DataFrame, scores: np.ndarray, columns: Mapping[str, A
 
 __all__ = [
     "SCORE_COLUMNS",
+    "Batching",
+    "QueryTarget",
     "DistinctBatches",
     "ProbeQuery",
     "ScoringBatches",

@@ -89,16 +89,15 @@ def classify_outcome(
     auc_ci_low: Mapping[str, float] | None = None,
     require_ci: bool = False,
     inversion: str = "mean",
-    collapse_ratio: float = COLLAPSE_RATIO,
-    overfit_mu: float = OVERFIT_MU,
-    overfit_sigma: float = OVERFIT_SIGMA,
-    detect_metrics: Sequence[str] = DETECT_METRICS,
 ) -> OutcomeResult:
     """Tab. 3 in priority order; see the module docstring.
 
     gaps: per-manipulation member-minus-non-member probe loss gaps ``g_k`` under M_theta.
-    auc: ``AUC(Delta S)`` per metric (``"loss"``, ``"entropy"``, ...); NaN / missing = no evidence.
-    collapsed, loss_ratio: from the fine-tuning metrics at this epoch (``L_v(M_theta) / L_v(M_ref)``).
+    auc: ``AUC(Delta S)`` per metric (``"loss"``, ``"entropy"``, ...); NaN / missing = no evidence; detection reads
+    :data:`DETECT_METRICS`.
+    collapsed, loss_ratio: from the fine-tuning metrics at this epoch (``L_v(M_theta) / L_v(M_ref)``; collapse above
+    :data:`COLLAPSE_RATIO`); context overfitting below :data:`OVERFIT_MU` and :data:`OVERFIT_SIGMA` (Tab. 3's
+    thresholds).
     auc_ci_low: lower bootstrap bounds per metric, required with ``require_ci=True``.
     """
     if inversion not in ("mean", "all"):
@@ -118,9 +117,9 @@ def classify_outcome(
         "require_ci": require_ci,
         "inversion": inversion,
     }
-    ratio_collapse = _finite(loss_ratio) and float(loss_ratio) > collapse_ratio
+    ratio_collapse = _finite(loss_ratio) and float(loss_ratio) > COLLAPSE_RATIO
     if collapsed or ratio_collapse:
-        return OutcomeResult(Outcome.COLLAPSE, {**ev, "rule": f"collapsed flag or L_v ratio > {collapse_ratio:g}"})
+        return OutcomeResult(Outcome.COLLAPSE, {**ev, "rule": f"collapsed flag or L_v ratio > {COLLAPSE_RATIO:g}"})
     inverted = bool((g > 0).all()) if inversion == "all" else mu > 0
     if inverted:
         return OutcomeResult(
@@ -132,15 +131,15 @@ def classify_outcome(
             },
         )
     evidence = auc_ci_low if require_ci else auc
-    detected = [m for m in detect_metrics if _finite(evidence.get(m)) and float(evidence[m]) > 0.5]
+    detected = [m for m in DETECT_METRICS if _finite(evidence.get(m)) and float(evidence[m]) > 0.5]
     if detected:
         what = "AUC(Delta S) CI lower bound" if require_ci else "AUC(Delta S)"
         return OutcomeResult(
             Outcome.MEMORIZATION, {**ev, "detected_on": detected, "rule": f"{what} > 0.5 on {'/'.join(detected)}"}
         )
-    if abs(mu) < overfit_mu and sigma < overfit_sigma:
+    if abs(mu) < OVERFIT_MU and sigma < OVERFIT_SIGMA:
         return OutcomeResult(
-            Outcome.CONTEXT_OVERFITTING, {**ev, "rule": f"|mu_gap| < {overfit_mu:g} and sigma_gap < {overfit_sigma:g}"}
+            Outcome.CONTEXT_OVERFITTING, {**ev, "rule": f"|mu_gap| < {OVERFIT_MU:g} and sigma_gap < {OVERFIT_SIGMA:g}"}
         )
     return OutcomeResult(Outcome.NO_SIGNAL, {**ev, "rule": "none of the above"})
 
@@ -215,16 +214,12 @@ def get_reading(name: str) -> OutcomeReading:
 
 def classify_arrays(
     *,
-    auc_loss: np.ndarray,
-    auc_entropy: np.ndarray,
+    auc: Mapping[str, np.ndarray],
     mu_gap: np.ndarray,
     sigma_gap: np.ndarray,
     collapsed: np.ndarray,
-    auc_lo_loss: np.ndarray | None = None,
-    auc_lo_entropy: np.ndarray | None = None,
+    auc_lo: Mapping[str, np.ndarray | None] | None = None,
     reading: str | OutcomeReading = "text",
-    overfit_mu: float = OVERFIT_MU,
-    overfit_sigma: float = OVERFIT_SIGMA,
 ) -> np.ndarray:
     """Tab. 3 outcomes of many configurations at once under one reading (an object array of outcome values).
 
@@ -234,19 +229,19 @@ def classify_arrays(
     """
     r = reading if isinstance(reading, OutcomeReading) else get_reading(reading)
     if r.detect_on == "bound":
-        if auc_lo_loss is None or auc_lo_entropy is None:
+        if auc_lo is None or any(auc_lo.get(m) is None for m in ("loss", "entropy")):
             raise ValueError(
-                f"reading {reading!r} needs the lower bounds of the AUC intervals (auc_lo_loss, auc_lo_entropy)."
+                f"reading {reading!r} needs the lower bounds of the AUC intervals (auc_lo of loss and entropy)."
             )
-        a, b = np.asarray(auc_lo_loss, dtype=float), np.asarray(auc_lo_entropy, dtype=float)
+        a, b = np.asarray(auc_lo["loss"], dtype=float), np.asarray(auc_lo["entropy"], dtype=float)
     else:
-        a, b = np.asarray(auc_loss, dtype=float), np.asarray(auc_entropy, dtype=float)
+        a, b = np.asarray(auc["loss"], dtype=float), np.asarray(auc["entropy"], dtype=float)
     with np.errstate(invalid="ignore"):
         detect = (np.nan_to_num(a, nan=-np.inf) > r.cut) | (np.nan_to_num(b, nan=-np.inf) > r.cut)
     mu, sigma = np.asarray(mu_gap, dtype=float), np.asarray(sigma_gap, dtype=float)
     fires = {_INV: mu > 0, _MEM: detect}
     out = np.full(len(mu), Outcome.NO_SIGNAL.value, dtype=object)
-    out[(np.abs(mu) < overfit_mu) & (sigma < overfit_sigma)] = Outcome.CONTEXT_OVERFITTING.value
+    out[(np.abs(mu) < OVERFIT_MU) & (sigma < OVERFIT_SIGMA)] = Outcome.CONTEXT_OVERFITTING.value
     for outcome in reversed(r.order):  # later rules first, so earlier ones overwrite them
         out[fires[outcome]] = outcome
     out[np.asarray(collapsed, dtype=bool)] = Outcome.COLLAPSE.value
@@ -268,13 +263,11 @@ def reclassify(summary: pd.DataFrame, reading: str) -> pd.DataFrame:
     """``summary`` with its ``outcome`` column recomputed under ``reading`` (and ``outcome_reading`` naming it)."""
     out = summary.copy()
     out["outcome"] = classify_arrays(
-        auc_loss=out.auc_loss,
-        auc_entropy=out.auc_entropy,
+        auc={"loss": out.auc_loss, "entropy": out.auc_entropy},
         mu_gap=out.mu_gap,
         sigma_gap=out.sigma_gap,
         collapsed=collapse_mask(out),
-        auc_lo_loss=out.get("auc_loss_lo"),
-        auc_lo_entropy=out.get("auc_entropy_lo"),
+        auc_lo={"loss": out.get("auc_loss_lo"), "entropy": out.get("auc_entropy_lo")},
         reading=reading,
     )
     out["outcome_reading"] = reading

@@ -23,7 +23,16 @@ checkpoint's sha256 and the version of the code that computes the rows. On a clu
 results folder must be on a filesystem that every worker sees.
 """
 
-from .engine import DEFAULT_TIMEOUT_S, SweepResult, collect_sweep, connect, local_client, run_sweep, sweep_workers
+from .engine import (
+    DEFAULT_TIMEOUT_S,
+    Cluster,
+    SweepResult,
+    collect_sweep,
+    connect,
+    local_client,
+    run_sweep,
+    sweep_workers,
+)
 from .gridfile import (
     GRID_KEYS,
     PART_KEYS,
@@ -37,6 +46,7 @@ from .gridfile import (
 from .tasks import probe_summary, read_summary, reference_sha, run_task, spec_key, summary_dir
 
 __all__ = [
+    "Cluster",
     "DEFAULT_TIMEOUT_S",
     "GRID_KEYS",
     "PART_KEYS",

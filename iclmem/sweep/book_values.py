@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..training.finetune import probe_epochs_up_to
-from ..training.grid import expand_grid
+from ..training.grid import GridAxes, expand_grid
 from ..training.regimes import SINGLE_TASK_FIXED
 from .gridfile import Grid, SweepError
 
@@ -78,7 +78,7 @@ def grid_book_values(grid: Grid, grid_file: str | Path) -> dict[str, Any]:
         "label_conditions": list(dict.fromkeys(s.label_condition for s in single)),
     }
     scalars = {k: _one([getattr(s, k) for s in single], k, where) for k in ("epochs", "seed", "context_size")}
-    product = expand_grid(datasets, *axes.values(), **scalars)
+    product = expand_grid(GridAxes(datasets, *axes.values()), **scalars)
     absent = [s for s in product if s not in single]
     if absent:
         first = absent[0]

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..training.grid import GridAxes
 from ..user_errors import UserError
 
 
@@ -65,16 +66,15 @@ def probed_per_pool(query_size: int, max_queries: int | None) -> int:
 
 def grid_cost(
     units: dict[tuple[str, int], UnitCost],
-    datasets: Sequence[str],
-    learning_rates: Sequence[float],
-    query_sizes: Sequence[int],
-    label_conditions: Sequence[str],
+    axes: GridAxes,
     epochs: int,
     probe_epochs: Sequence[int],
     max_queries: int | None,
 ) -> pd.DataFrame:
-    """One row per (table, Q): runs, probed queries per pool, and the projected one-thread seconds of
-    fine-tuning (notebook 02) and probing (notebook 03) those runs."""
+    """One row per (table, Q) of the single-task grid on ``axes``: runs, probed queries per pool, and the projected
+    one-thread seconds of fine-tuning (notebook 02) and probing (notebook 03) those runs."""
+    datasets, learning_rates, query_sizes = axes.datasets, axes.learning_rates, axes.query_sizes
+    label_conditions = axes.label_conditions
     missing = [(d, q) for d in datasets for q in query_sizes if (d, q) not in units]
     if missing:
         raise CostError(

@@ -18,6 +18,7 @@ from ..store.keys import results_root
 from ..training.grid import RunSpec
 from .gridfile import Grid, SweepError
 from .tasks import (
+    SweepContext,
     _summary,
     bundled_summary,
     read_summary,
@@ -155,28 +156,35 @@ def sweep_workers(workers: int | None = None) -> int:
     return 0 if n == 1 else n
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """Where a sweep's tasks run: ``client`` (a Dask client) if given; else ``scheduler`` (an address, connected
+    within ``timeout`` seconds); else a local cluster of ``workers`` processes (threads with ``processes=False``);
+    ``workers=0`` runs the tasks in this process without Dask."""
+
+    workers: int = 2
+    processes: bool = True
+    scheduler: str | None = None
+    client: Any = None
+    timeout: float = DEFAULT_TIMEOUT_S
+
+
 def run_sweep(
     grid: Grid,
     *,
     results_dir: str | Path | None = None,
-    workers: int = 2,
-    scheduler: str | None = None,
-    client: Any = None,
-    processes: bool = True,
+    cluster: Cluster = Cluster(),
     reference: ReferenceLTM | str | Path | None = None,
     carte_dir: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT_S,
     progress: bool = True,
     threads: int = 1,
 ) -> SweepResult:
-    """Run every task of ``grid`` whose summary is not ``ok`` yet; return all summaries.
+    """Run every task of ``grid`` whose summary is not ``ok`` yet, on ``cluster``; return all summaries.
 
-    Engine: ``client`` if given; else ``scheduler`` (an address, connected within ``timeout``);
-    else a local cluster of ``workers`` processes (threads with ``processes=False``); ``workers=0``
-    runs the tasks in this process without Dask. ``reference``: the M_ref to fine-tune from (a
-    :class:`ReferenceLTM`, a checkpoint path, or None for the shipped one). A progress bar counts
-    tasks done out of the grid's total.
+    ``reference``: the M_ref to fine-tune from (a :class:`ReferenceLTM`, a checkpoint path, or None for the shipped
+    one); ``threads``: torch threads per task. A progress bar counts tasks done out of the grid's total.
     """
+    workers, scheduler, client, processes = cluster.workers, cluster.scheduler, cluster.client, cluster.processes
     started = time.perf_counter()
     root = results_root(results_dir).resolve()
     ref_sha = reference_sha(reference)
@@ -191,27 +199,19 @@ def run_sweep(
             summaries[k] = found
     todo = [(s, k) for s, k in zip(grid.specs, keys, strict=True) if k not in summaries]
     result = SweepResult(grid, [], from_store=len(summaries))
-    kwargs = {
-        "grid_name": grid.name,
-        "probe": grid.probe,
-        "sources": grid.sources,
-        "results_dir": str(root),
-        "ref_sha": ref_sha,
-        "carte_dir": carte_dir,
-        "threads": threads,
-    }
+    context = SweepContext(grid.name, grid.probe, grid.sources, str(root), ref_sha, carte_dir, threads)
     if workers < 0:
         raise SweepError(f"workers must be >= 0 (0: in this process), got {workers}")
     in_process = client is None and scheduler is None and workers == 0
     own = bool(todo) and not in_process and client is None
     if own:  # connect before the progress bar: an unreachable scheduler fails here, within `timeout`
-        client = connect(scheduler, timeout) if scheduler else local_client(workers, processes)
+        client = connect(scheduler, cluster.timeout) if scheduler else local_client(workers, processes)
     bar = Bar(total=len(keys), initial=len(summaries), disable=not progress, desc=f"sweep {grid.name}", unit="task")
     try:
         if todo and in_process:
             result.engine = "in-process"
             for spec, key in todo:
-                summaries[key] = run_task(spec, reference=reference, key=key, **kwargs)
+                summaries[key] = run_task(spec, context, reference=reference, key=key)
                 bar.update(1)
         elif todo:
             kind = "processes" if processes else "threads"
@@ -220,26 +220,32 @@ def run_sweep(
                 if own
                 else "dask client"
             )
-            summaries.update(_submit(client, todo, reference, kwargs, bar, grid, ref_sha))
+            summaries.update(_submit(client, todo, reference, context, bar, grid, ref_sha))
     finally:
         bar.close()
         if own:
-            cluster = None if scheduler else getattr(client, "cluster", None)
+            local = None if scheduler else getattr(client, "cluster", None)
             client.close()
-            if cluster is not None:
-                cluster.close()
+            if local is not None:
+                local.close()
     result.ran = len(todo)
     result.summaries = [summaries[k] for k in keys]
     result.wall_s = time.perf_counter() - started
     return result
 
 
-def _task(spec: RunSpec, reference: Any, key: str, kwargs: dict) -> dict:
-    return run_task(spec, reference=reference, key=key, **kwargs)
+def _task(spec: RunSpec, reference: Any, key: str, context: SweepContext) -> dict:
+    return run_task(spec, context, reference=reference, key=key)
 
 
 def _submit(
-    client: Any, todo: list[tuple[RunSpec, str]], reference: Any, kwargs: dict, bar: Any, grid: Grid, ref_sha: str
+    client: Any,
+    todo: list[tuple[RunSpec, str]],
+    reference: Any,
+    context: SweepContext,
+    bar: Any,
+    grid: Grid,
+    ref_sha: str,
 ) -> dict[str, dict]:
     from distributed import as_completed
 
@@ -249,7 +255,7 @@ def _submit(
     # Dask's own `key=` names the task; the summary's key goes in as `summary_key` (run_task's `key`)
     todo = sorted(todo, key=lambda t: -t[0].work)  # the largest tasks first: the last to finish is a small one
     futures = {
-        client.submit(_task, spec, ref, key, kwargs, key=f"iclmem-sweep-{key}", pure=False): (spec, key)
+        client.submit(_task, spec, ref, key, context, key=f"iclmem-sweep-{key}", pure=False): (spec, key)
         for spec, key in todo
     }
     out = {}
@@ -269,9 +275,18 @@ def _submit(
                 error=f"{type(exc).__name__}: {exc}",
                 traceback=traceback.format_exc(),
             )
-            write_summary(summary_dir(grid.name, kwargs["results_dir"]) / f"{key}.json", out[key])
+            write_summary(summary_dir(grid.name, context.results_dir) / f"{key}.json", out[key])
         bar.update(1)
     return out
 
 
-__all__ = ["DEFAULT_TIMEOUT_S", "SweepResult", "collect_sweep", "connect", "local_client", "run_sweep", "sweep_workers"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "Cluster",
+    "SweepResult",
+    "collect_sweep",
+    "connect",
+    "local_client",
+    "run_sweep",
+    "sweep_workers",
+]

@@ -25,7 +25,7 @@ from ..data import dataset_names, normalize_label_condition, prepared_table
 from ..data.dataset import Dataset
 from ..probe.settings import ProbeSettings
 from ..training.finetune import PROBE_EPOCHS, probe_epochs_up_to
-from ..training.grid import JOINT_SEPARATOR, RunSpec, expand_grid
+from ..training.grid import JOINT_SEPARATOR, GridAxes, RunSpec, expand_grid
 from ..training.regimes import MULTI_TASK_RANDOM, check_regime
 
 AXES: tuple[str, ...] = ("datasets", "learning_rates", "query_sizes", "label_conditions", "regimes")
@@ -198,7 +198,7 @@ def _part_specs(
     epochs = _number(merged.get("epochs", SCALARS["epochs"]), int, "epochs", where, 0)
     seed = _number(merged.get("seed", SCALARS["seed"]), int, "seed", where, 0)
     context = _number(merged.get("context_size", SCALARS["context_size"]), int, "context_size", where, 1)
-    return expand_grid(names, lrs, qs, conditions, epochs, seed, context, regimes)
+    return expand_grid(GridAxes(names, lrs, qs, conditions, regimes), epochs, seed, context)
 
 
 def parse_grid(data: Any, where: str = "grid", base: str | Path = ".") -> Grid:

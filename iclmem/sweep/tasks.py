@@ -16,7 +16,7 @@ import socket
 import time
 import traceback
 from collections.abc import Mapping
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -194,18 +194,27 @@ def _summary(
     }
 
 
+@dataclass(frozen=True)
+class SweepContext:
+    """What every task of one sweep shares: the grid's name and probe settings, its tables' sources, the results
+    store, M_ref's sha256 (None: read from the reference), the folder of the paper's CARTE tables, and the torch
+    threads of a task."""
+
+    grid_name: str
+    probe: ProbeSettings
+    sources: Mapping[str, DatasetSource]
+    results_dir: str | Path
+    ref_sha: str | None = None
+    carte_dir: str | None = None
+    threads: int = 1
+
+
 def run_task(
     spec: RunSpec,
+    context: SweepContext,
     *,
-    grid_name: str,
-    probe: ProbeSettings,
-    sources: Mapping[str, DatasetSource],
-    results_dir: str | Path,
     reference: ReferenceLTM | str | Path | None = None,
-    ref_sha: str | None = None,
     key: str | None = None,
-    carte_dir: str | None = None,
-    threads: int = 1,
 ) -> dict:
     """One sweep task: fine-tune + probe + summarize one spec, and write its summary file atomically.
 
@@ -214,6 +223,9 @@ def run_task(
     whose summary already says ``ok`` is not recomputed.
     """
     import torch
+
+    grid_name, probe, sources, results_dir = context.grid_name, context.probe, context.sources, context.results_dir
+    ref_sha, carte_dir, threads = context.ref_sha, context.carte_dir, context.threads
 
     torch.set_num_threads(threads)
     started = time.perf_counter()
@@ -259,6 +271,7 @@ def run_task(
 
 
 __all__ = [
+    "SweepContext",
     "probe_summary",
     "read_summary",
     "reference_sha",

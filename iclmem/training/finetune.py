@@ -41,7 +41,16 @@ from ..stats.outcomes import COLLAPSE_RATIO
 from ..store.atomic import atomic_write_text
 from ..store.integrity import served, writer_lock
 from ..store.keys import artifact_dir, code_version, content_key, input_key, results_root
-from .loop import METRICS_FILE, Step, members_from_log, model_at_epoch, read_log, train_and_record, weights_path
+from .loop import (
+    METRICS_FILE,
+    LoopOptions,
+    Step,
+    members_from_log,
+    model_at_epoch,
+    read_log,
+    train_and_record,
+    weights_path,
+)
 from .privacy import DPStep, PrivacyConfig
 
 PROBE_EPOCHS: tuple[int, ...] = (0, 1, 2, 5, 10, 50, 100, 250, 500)
@@ -485,10 +494,10 @@ def _finetune(
         path,
         producer=__name__,
         check=lambda log: verify_ground_truth(log, manifest),
-        desc=f"{manifest.dataset} lr={config.learning_rate:g} Q={manifest.query_size}",
-        progress=progress,
-        checkpoint_every=checkpoint_every,
-        privacy=config.dp_step(),
+        loop=LoopOptions(
+            progress=f"{manifest.dataset} lr={config.learning_rate:g} Q={manifest.query_size}" if progress else None,
+            checkpoint_every=checkpoint_every,
+        ),
     )
     curve = pd.DataFrame(trained.curve, columns=list(schedule.curve_columns))
     return FinetuneRun(

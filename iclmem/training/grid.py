@@ -65,21 +65,26 @@ class RunSpec:
         return asdict(self)
 
 
-def expand_grid(
-    datasets: list[str],
-    learning_rates: list[float],
-    query_sizes: list[int],
-    label_conditions: list[str],
-    epochs: int,
-    seed: int = 0,
-    context_size: int = 512,
-    regimes: list[str] | tuple[str, ...] = (SINGLE_TASK_FIXED,),
-) -> list[RunSpec]:
-    """The product of the grid's axes, datasets outermost; then one joint spec per multi-task regime cell.
+@dataclass(frozen=True)
+class GridAxes:
+    """The axes of a controlled grid (Tab. 2): the tables, the learning rates, the query sizes Q, the label
+    conditions, and the fine-tuning regimes (App. D; the single-task one unless given)."""
 
-    A multi-task regime trains one model on all ``datasets`` (App. D), so it contributes one spec
+    datasets: Sequence[str]
+    learning_rates: Sequence[float]
+    query_sizes: Sequence[int]
+    label_conditions: Sequence[str]
+    regimes: Sequence[str] = (SINGLE_TASK_FIXED,)
+
+
+def expand_grid(axes: GridAxes, epochs: int, seed: int = 0, context_size: int = 512) -> list[RunSpec]:
+    """The product of the grid's ``axes``, datasets outermost; then one joint spec per multi-task regime cell.
+
+    A multi-task regime trains one model on all ``axes.datasets`` (App. D), so it contributes one spec
     per (query size, label condition, learning rate), not one per dataset.
     """
+    datasets, learning_rates, query_sizes = list(axes.datasets), list(axes.learning_rates), list(axes.query_sizes)
+    label_conditions, regimes = list(axes.label_conditions), list(axes.regimes)
     for name, axis in (
         ("datasets", datasets),
         ("learning_rates", learning_rates),

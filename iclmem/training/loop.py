@@ -175,33 +175,50 @@ class Trained:
     curve: list[dict]
 
 
+class TrainingSettings(Protocol):
+    """What :func:`train` reads of a run's configuration (a :class:`~iclmem.training.finetune.FinetuneConfig`, or
+    the audit's positive-control recipe): AdamW's learning rate and weight decay (Tab. 2), the epochs, the probing
+    epochs, and the DP-SGD step of a private run (None: the plain step)."""
+
+    learning_rate: float
+    weight_decay: float
+    epochs: int
+    probe_epochs: tuple[int, ...]
+
+    def dp_step(self) -> DPStep | None: ...
+
+
+@dataclass(frozen=True)
+class LoopOptions:
+    """How :func:`train`'s loop runs, not what it learns: ``progress``, the label of its terminal progress bar (None:
+    no bar); ``checkpoint_every``, how often the resumable state is saved (besides every probing epoch);
+    ``stop_after``, the epoch after which it stops, with everything up to it as the full run has it (a results
+    bundle's recomputed sample, :mod:`iclmem.bundle.recheck`; None: the last epoch)."""
+
+    progress: str | None = "fine-tuning"
+    checkpoint_every: int = 25
+    stop_after: int | None = None
+
+
 def train(
     schedule: Schedule,
     reference: ReferenceLTM,
-    *,
-    learning_rate: float,
-    weight_decay: float,
-    epochs: int,
-    probe_epochs: tuple[int, ...],
+    settings: TrainingSettings,
     run_dir: Path,
-    progress: bool = True,
-    checkpoint_every: int = 25,
-    desc: str = "fine-tuning",
-    privacy: DPStep | None = None,
-    stop_after: int | None = None,
+    loop: LoopOptions = LoopOptions(),
 ) -> Trained:
-    """Run (or resume) ``schedule`` for ``epochs`` epochs from M_ref; see the module docstring.
+    """Run (or resume) ``schedule`` for ``settings.epochs`` epochs from M_ref; see the module docstring.
 
     At epoch 0 (if it is a probing epoch) and after every probing epoch the schedule records its
-    rows and the weights are kept; the resumable state is saved every ``checkpoint_every`` epochs
+    rows and the weights are kept; the resumable state is saved every ``loop.checkpoint_every`` epochs
     and at every probing epoch. An interrupted run resumes from its last saved state and ends
-    with the same log and weights as an uninterrupted one. ``privacy``: each step is DP-SGD's
-    (:func:`iclmem.training.privacy.private_backward`: per-member clipping and Gaussian noise) instead of the plain one.
-    ``stop_after``: stop once that epoch is done, with everything up to it as the full run has it (a results
-    bundle's recomputed sample, :mod:`iclmem.bundle.recheck`).
+    with the same log and weights as an uninterrupted one. A private run (``settings.dp_step()``): each step is
+    DP-SGD's (:func:`iclmem.training.privacy.private_backward`: per-member clipping and Gaussian noise) instead of
+    the plain one.
     """
+    epochs, probe_epochs, privacy = settings.epochs, settings.probe_epochs, settings.dp_step()
     state_path = run_dir / STATE_FILE
-    state = TrainingState.start(reference, learning_rate, weight_decay, state_path)
+    state = TrainingState.start(reference, settings.learning_rate, settings.weight_decay, state_path)
     model, opt, epoch = state.model, state.optimizer, state.epoch
 
     def record(e: int) -> None:
@@ -212,8 +229,14 @@ def train(
     if epoch == 0 and 0 in probe_epochs and not state.rows:
         record(0)
     per_epoch = schedule.steps_per_epoch
-    bar = Bar(total=epochs * per_epoch, initial=epoch * per_epoch, disable=not progress, desc=desc, leave=False)
-    last = epochs if stop_after is None else min(epochs, stop_after)
+    bar = Bar(
+        total=epochs * per_epoch,
+        initial=epoch * per_epoch,
+        disable=loop.progress is None,
+        desc=loop.progress or "",
+        leave=False,
+    )
+    last = epochs if loop.stop_after is None else min(epochs, loop.stop_after)
     while epoch < last:
         epoch += 1
         for i, step in enumerate(schedule.steps(epoch)):
@@ -229,7 +252,7 @@ def train(
             bar.update(1)
         if epoch in probe_epochs:
             record(epoch)
-        if epoch % checkpoint_every == 0 or epoch in probe_epochs:
+        if epoch % loop.checkpoint_every == 0 or epoch in probe_epochs:
             state.save(state_path, epoch)
     bar.close()
     return Trained(state.log, state.rows, state.curve)
@@ -261,16 +284,6 @@ def write_finished(
 T = TypeVar("T")
 
 
-class TrainingSettings(Protocol):
-    """What :func:`train_and_record` reads of a run's configuration (a
-    :class:`~iclmem.training.finetune.FinetuneConfig`)."""
-
-    learning_rate: float
-    weight_decay: float
-    epochs: int
-    probe_epochs: tuple[int, ...]
-
-
 def train_and_record(
     schedule: Schedule,
     reference: ReferenceLTM,
@@ -279,26 +292,12 @@ def train_and_record(
     *,
     producer: str,
     check: Callable[[list], T],
-    desc: str,
-    progress: bool = True,
-    checkpoint_every: int = 25,
-    privacy: DPStep | None = None,
+    loop: LoopOptions = LoopOptions(),
 ) -> tuple[Trained, T]:
-    """Train ``schedule`` into ``run_dir``, ``check`` its log, then record it finished (completion record last);
-    ``producer``: the dotted module that makes the run. Returns the trained run and what ``check`` returned."""
-    trained = train(
-        schedule,
-        reference,
-        learning_rate=config.learning_rate,
-        weight_decay=config.weight_decay,
-        epochs=config.epochs,
-        probe_epochs=config.probe_epochs,
-        run_dir=run_dir,
-        progress=progress,
-        checkpoint_every=checkpoint_every,
-        desc=desc,
-        privacy=privacy,
-    )
+    """Train ``schedule`` into ``run_dir`` (:func:`train`), ``check`` its log, then record it finished (completion
+    record last); ``producer``: the dotted module that makes the run. Returns the trained run and what ``check``
+    returned."""
+    trained = train(schedule, reference, config, run_dir, loop)
     checked = check(trained.log)
     write_finished(run_dir, trained, schedule.curve_columns, producer, code_version(producer))
     return trained, checked
@@ -307,6 +306,7 @@ def train_and_record(
 __all__ = [
     "METRICS_FILE",
     "STATE_FILE",
+    "LoopOptions",
     "Schedule",
     "Step",
     "Trained",

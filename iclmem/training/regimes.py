@@ -54,7 +54,16 @@ from ..store.atomic import atomic_write_text
 from ..store.integrity import produce, served
 from ..store.keys import artifact_dir, code_version, content_key, input_key, results_root
 from .finetune import FinetuneConfig, FinetuneError, RunData, collapse_flag, prepare_run_data, vanilla_scores
-from .loop import METRICS_FILE, Step, members_from_log, model_at_epoch, read_log, train_and_record, weights_path
+from .loop import (
+    METRICS_FILE,
+    LoopOptions,
+    Step,
+    members_from_log,
+    model_at_epoch,
+    read_log,
+    train_and_record,
+    weights_path,
+)
 
 SINGLE_TASK_FIXED = "single_task_fixed"
 MULTI_TASK_FIXED = "multi_task_fixed"
@@ -478,9 +487,10 @@ def train_joint(
             path,
             producer=__name__,
             check=lambda log: verify_joint_log(log, by_name, regime),
-            desc=f"{regime} ({len(manifests)} datasets) lr={config.learning_rate:g}",
-            progress=progress,
-            checkpoint_every=checkpoint_every,
+            loop=LoopOptions(
+                progress=f"{regime} ({len(manifests)} datasets) lr={config.learning_rate:g}" if progress else None,
+                checkpoint_every=checkpoint_every,
+            ),
         )
         return _load(path, key, regime, by_name, table_of, config, ikey)
 

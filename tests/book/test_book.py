@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 import iclmem.book.build as book
-from iclmem.book.build import build_book, cache_key, toc_pages
+from iclmem.book.build import BuildOptions, build_book, cache_key, toc_pages
 from iclmem.book.execute import ParameterError, UsageError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -115,7 +115,7 @@ def test_cache_key_depends_on_source_parameters_and_package() -> None:
 
 def test_second_build_executes_and_rewrites_nothing(project: Path, tmp_path: Path, executions: list[str]) -> None:
     build = tmp_path / "out"
-    first = build_book(project, build, {"tiny": {"n": 5}}, progress=False)
+    first = build_book(project, build, {"tiny": {"n": 5}}, options=BuildOptions(progress=False))
     assert first.executed == ["notebooks/tiny"] and executions == ["tiny.ipynb"]
     assert first.html == build / "html" / "index.html" and first.html.is_file()
     assert set(first.seconds) == {"notebooks/tiny", "render"} and all(s > 0 for s in first.seconds.values())
@@ -127,7 +127,7 @@ def test_second_build_executes_and_rewrites_nothing(project: Path, tmp_path: Pat
     assert set(staged) == {"_config.yml", "_toc.yml", "book/favicon.svg", "intro.md", "notebooks/tiny.ipynb"}
 
     start = time.monotonic()
-    second = build_book(project, build, {"notebooks/tiny": {"n": 5}}, progress=False)
+    second = build_book(project, build, {"notebooks/tiny": {"n": 5}}, options=BuildOptions(progress=False))
     assert time.monotonic() - start < 60
     assert second.executed == [] and second.cached == ["notebooks/tiny"] and set(second.seconds) == {"render"}
     assert executions == ["tiny.ipynb"]  # papermill was not called again
@@ -141,7 +141,7 @@ def test_changes_invalidate_the_cache(
     build = tmp_path / "out"
 
     def run(overrides: dict | None = None) -> list[str]:
-        return build_book(project, build, overrides, render_html=False, progress=False).executed
+        return build_book(project, build, overrides, options=BuildOptions(render_html=False, progress=False)).executed
 
     assert run() == ["notebooks/tiny"]
     assert run() == []
@@ -153,9 +153,9 @@ def test_changes_invalidate_the_cache(
     monkeypatch.setattr(book, "package_fingerprint", lambda: "changed package")  # other iclmem code
     assert run({"tiny": {"n": 4}}) == ["notebooks/tiny"]
     assert run({"tiny": {"n": 4}}) == []
-    assert build_book(project, build, {"tiny": {"n": 4}}, force=True, render_html=False, progress=False).executed == [
-        "notebooks/tiny"
-    ]
+    assert build_book(
+        project, build, {"tiny": {"n": 4}}, options=BuildOptions(force=True, render_html=False, progress=False)
+    ).executed == ["notebooks/tiny"]
     meta = json.loads((build / "executed" / "notebooks" / "tiny.ipynb.cache.json").read_text())
     assert meta["parameters"] == {"n": 4} and meta["source"] == "notebooks/tiny.py"
 
@@ -185,16 +185,16 @@ def test_package_fingerprint_tracks_package_files(tmp_path: Path, monkeypatch: p
 
 def test_overrides_are_checked_before_anything_runs(project: Path, tmp_path: Path, executions: list[str]) -> None:
     with pytest.raises(ParameterError, match="unknown parameter 'nn'"):
-        build_book(project, tmp_path / "out", {"tiny": {"nn": 1}}, render_html=False)
+        build_book(project, tmp_path / "out", {"tiny": {"nn": 1}}, options=BuildOptions(render_html=False))
     with pytest.raises(UsageError, match="not a notebook in _toc.yml"):
-        build_book(project, tmp_path / "out", {"other": {"n": 1}}, render_html=False)
+        build_book(project, tmp_path / "out", {"other": {"n": 1}}, options=BuildOptions(render_html=False))
     assert executions == []
 
 
 def test_pages_removed_from_the_toc_leave_the_staging_folder(project: Path, tmp_path: Path) -> None:
     build = tmp_path / "out"
-    build_book(project, build, render_html=False, progress=False)
+    build_book(project, build, options=BuildOptions(render_html=False, progress=False))
     assert (build / "book_src" / "notebooks" / "tiny.ipynb").is_file()
     (project / "_toc.yml").write_text("format: jb-book\nroot: intro\n")
-    build_book(project, build, render_html=False, progress=False)
+    build_book(project, build, options=BuildOptions(render_html=False, progress=False))
     assert sorted(_mtimes(build / "book_src")) == ["_config.yml", "_toc.yml", "book/favicon.svg", "intro.md"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from iclmem.book.build import build_book, toc_pages
+from iclmem.book.build import BuildOptions, build_book, toc_pages
 from iclmem.book.execute import NotebookExecutionError, UsageError
 from iclmem.book.lanes import MAIN_LANE, group_by_lane, read_lanes, run_lanes
 
@@ -111,7 +111,7 @@ def test_jobs_must_be_positive() -> None:
 @pytest.mark.slow
 def test_two_jobs_run_the_lanes_side_by_side(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ICLMEM_THREADS", raising=False)
-    result = build_book(project, tmp_path / "out", render_html=False, progress=False, jobs=2)
+    result = build_book(project, tmp_path / "out", options=BuildOptions(render_html=False, progress=False, jobs=2))
     assert result.executed == ["notebooks/a1", "notebooks/a2", "notebooks/b1"]  # the build's order, whatever ran first
     s = stamps(project)
     assert s["b1"]["start"] < s["a2"]["end"]  # the other lane did not wait for the main one (one at a time: after a2)
@@ -120,7 +120,7 @@ def test_two_jobs_run_the_lanes_side_by_side(project: Path, tmp_path: Path, monk
     assert {v["threads"] for v in s.values()} == {"1"} and {v["lines"] for v in s.values()} == {"1"}
     assert result.wall_s < sum(result.seconds.values()) - 1.0
     assert "notebooks, wall" in result.timing()
-    again = build_book(project, tmp_path / "out", render_html=False, progress=False, jobs=2)
+    again = build_book(project, tmp_path / "out", options=BuildOptions(render_html=False, progress=False, jobs=2))
     assert again.executed == [] and again.cached == result.executed  # the cache records of the lanes' processes
 
 
@@ -130,7 +130,7 @@ def test_one_job_runs_one_notebook_at_a_time_in_this_process(
 ) -> None:
     monkeypatch.delenv("ICLMEM_THREADS", raising=False)
     monkeypatch.delenv("ICLMEM_PROGRESS_LINES", raising=False)
-    result = build_book(project, tmp_path / "out", render_html=False, progress=False, jobs=1)
+    result = build_book(project, tmp_path / "out", options=BuildOptions(render_html=False, progress=False, jobs=1))
     s = stamps(project)
     ordered = [s[name] for name in ("a1", "a2", "b1")]
     assert all(a["end"] <= b["start"] for a, b in pairwise(ordered))
@@ -143,7 +143,9 @@ def test_a_failing_lane_stops_the_build(project: Path, tmp_path: Path) -> None:
     """b1 fails at once: the main lane finishes a1, which it had started, and never starts a2."""
     overrides = {"b1": {"seconds": 0.0, "fail": True}, "a1": {"seconds": 6.0}}
     with pytest.raises(NotebookExecutionError, match="fails on purpose"):
-        build_book(project, tmp_path / "out", overrides, render_html=False, progress=False, jobs=2)
+        build_book(
+            project, tmp_path / "out", overrides, options=BuildOptions(render_html=False, progress=False, jobs=2)
+        )
     assert set(stamps(project)) == {"a1"}
     executed = tmp_path / "out" / "executed" / "notebooks"
     assert (executed / "a1.ipynb").is_file() and not (executed / "a2.ipynb").exists()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from iclmem.book.build import build_book
+from iclmem.book.build import BuildOptions, build_book
 from iclmem.llm.model import ensure_model_dir
 from iclmem.llm.server import LoopbackServer
 
@@ -98,7 +98,9 @@ def test_api_keys_reach_no_notebook_page_store_cache_or_log(
         monkeypatch.setenv("ICLMEM_OPENAI_MODEL", server.model_name)
         monkeypatch.setenv("ICLMEM_JUDGE_BASE_URL", server.base_url)  # the judge on "its own" server, with its own key
         monkeypatch.setenv("ICLMEM_JUDGE_MODEL", server.model_name)
-        result = build_book(root, build, {NOTEBOOK: {**book_overrides[NOTEBOOK], **OPENAI}}, progress=False)
+        result = build_book(
+            root, build, {NOTEBOOK: {**book_overrides[NOTEBOOK], **OPENAI}}, options=BuildOptions(progress=False)
+        )
         server_log = server.log_tail(n=10**8)
     terminal = capfd.readouterr()
 

@@ -317,7 +317,7 @@ def test_a_regression_table_with_its_target_stored_as_text_goes_through_the_engi
     """Numbers written as text parse; a non-numeric target is an error that names the column; the grid runs and
     probes."""
     from iclmem.data import TargetError
-    from iclmem.training.grid import expand_grid, probe_grid, run_grid
+    from iclmem.training.grid import GridAxes, expand_grid, probe_grid, run_grid
 
     rng = np.random.default_rng(1)
     x = rng.normal(size=120)
@@ -337,7 +337,7 @@ def test_a_regression_table_with_its_target_stored_as_text_goes_through_the_engi
     monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "results"))
     with pytest.raises(TableFitError, match=r"query size\(s\) \[20\] cannot pass split validation .* above 20"):
         fitting_query_sizes(tables, [20, 30])
-    specs = expand_grid(list(tables), [0.01], fitting_query_sizes(tables, [30]), ["none"], 2, 0, 32)
+    specs = expand_grid(GridAxes(list(tables), [0.01], fitting_query_sizes(tables, [30]), ["none"]), 2, 0, 32)
     runs = run_grid(specs, progress=False, tables=tables)
     summary, _ = probe_grid(
         specs, runs, None, ProbeSettings(max_queries=6, epochs=(0, 2), n_boot=5), progress=False, tables=tables

@@ -27,6 +27,7 @@ from iclmem.probe.settings import ProbeSettings
 from iclmem.store.imports import PACKAGE_ROOT
 from iclmem.store.keys import code_version
 from iclmem.sweep import collect_sweep, run_sweep
+from iclmem.sweep.engine import Cluster
 from iclmem.training.grid import probe_grid, probe_views, run_grid, run_spec
 
 pytestmark = pytest.mark.slow
@@ -302,7 +303,9 @@ def test_a_moved_module_keeps_the_bundle_served(in_use: dict, tmp_path: Path):
 
 def test_a_sweep_resumes_from_a_checked_bundle_on_another_store(in_use: dict, reference: ReferenceLTM):
     _accept(in_use, reference)
-    result = run_sweep(in_use["grid"], results_dir=in_use["results"], workers=0, reference=reference, progress=False)
+    result = run_sweep(
+        in_use["grid"], results_dir=in_use["results"], cluster=Cluster(0), reference=reference, progress=False
+    )
     assert (result.ran, result.from_store, len(result.failed)) == (0, 3, 0)
 
 

@@ -14,6 +14,7 @@ import yaml
 from iclmem.bundle.collect import make_bundle
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.sweep import load_grid, run_sweep
+from iclmem.sweep.engine import Cluster
 
 TINY = LTMConfig(d_model=16, n_heads=2, n_layers=2, d_ff=32, n_bins=16, max_context=128)
 PROBE = {"max_queries": 4, "n_boot": 10}  # all 48 manipulations, as notebooks 03-04 probe
@@ -53,7 +54,7 @@ def made(tmp_path_factory: pytest.TempPathFactory, reference: ReferenceLTM) -> d
     loaded = load_grid(tmp / "tiny.yaml")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ICLMEM_BUNDLE", "off")
-        run_sweep(loaded, results_dir=tmp / "store", workers=0, reference=reference, progress=False)
+        run_sweep(loaded, results_dir=tmp / "store", cluster=Cluster(0), reference=reference, progress=False)
     bundle, report = make_bundle(loaded, tmp / "bundle", results_dir=tmp / "store", reference=reference, command="t")
     return {"tmp": tmp, "grid": loaded, "bundle": bundle, "report": report}
 

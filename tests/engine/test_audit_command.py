@@ -22,7 +22,7 @@ from iclmem.adapters.tiny import write_tiny_checkpoint
 from iclmem.cli import main
 from iclmem.data import deduplicate, load_dataset
 from iclmem.ltm import ICLTask, TableEncoder, load_checkpoint, subsample_features
-from iclmem.probe.audit import audit_fine_tuned
+from iclmem.probe.audit import AuditRows, audit_fine_tuned
 from iclmem.probe.audit.audit_run import check_split
 from iclmem.probe.audit.inputs import AuditConfig, AuditInputError, read_audit_files, read_audit_inputs
 from iclmem.probe.audit.split_check import (
@@ -33,6 +33,7 @@ from iclmem.probe.audit.split_check import (
     place_in_table,
 )
 from iclmem.probe.audit.verdict import equivalence
+from iclmem.probe.settings import ProbeSettings
 
 torch.set_num_threads(1)
 N = 30  # members, and as many non-members
@@ -94,7 +95,9 @@ def test_the_command_reproduces_the_python_level_audit_and_detects_memorization(
     )  # fmt: skip
     result = json.loads((tmp_path / "audit.json").read_text())
     theta, ref = load_checkpoint(wine["folder"] / "theta.pt"), load_model("reference")
-    python, _ = audit_fine_tuned(theta, ref, wine["sub"], np.arange(N), np.arange(N, 2 * N), n_boot=100)
+    python, _ = audit_fine_tuned(
+        theta, ref, AuditRows(wine["sub"], np.arange(N), np.arange(N, 2 * N)), ProbeSettings(n_boot=100)
+    )
     for key in ("auc_loss", "auc_loss_lo", "auc_entropy", "tpr10_loss", "raw_auc_loss", "mu_gap", "null_auc_loss"):
         assert result["probe_summary"][key] == pytest.approx(python[key], abs=1e-9), key
     assert result["attack"]["auc"] == pytest.approx(python["auc_loss"], abs=1e-12)  # the same scores
@@ -134,7 +137,7 @@ def test_with_the_full_table_the_command_reproduces_the_chains_auc(wine, capsys,
     )  # fmt: skip
     result = json.loads((tmp_path / "out" / "audit.json").read_text())
     theta, ref = load_checkpoint(tmp_path / "theta.pt"), load_model("reference")
-    chain, _ = audit_fine_tuned(theta, ref, table, a, b, n_boot=100)
+    chain, _ = audit_fine_tuned(theta, ref, AuditRows(table, a, b), ProbeSettings(n_boot=100))
     assert result["attack"]["auc"] == chain["auc_loss"] and status == 1, (result["attack"]["auc"], chain["auc_loss"])
     for key in ("auc_loss_lo", "auc_entropy", "tpr10_loss", "raw_auc_loss", "mu_gap", "null_auc_loss"):
         assert result["probe_summary"][key] == pytest.approx(chain[key], abs=1e-12), key

@@ -17,7 +17,7 @@ from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe import probe_run, summarize_run
 from iclmem.probe.settings import ProbeSettings
 from iclmem.training.finetune import FinetuneConfig
-from iclmem.training.grid import RunSpec, expand_grid
+from iclmem.training.grid import GridAxes, RunSpec, expand_grid
 from iclmem.training.regimes import RegimeError, check_regime, matched_member_sample, train_joint, training_pool
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
@@ -188,14 +188,13 @@ def test_matched_member_sample_follows_the_non_members():
 
 
 def test_expand_grid_with_regimes():
-    specs = expand_grid(
-        ["a", "b"], [1e-4], [512], ["none"], 10, regimes=["single_task_fixed", "multi_task_fixed", "multi_task_random"]
-    )
+    regimes = ["single_task_fixed", "multi_task_fixed", "multi_task_random"]
+    specs = expand_grid(GridAxes(["a", "b"], [1e-4], [512], ["none"], regimes), 10)
     assert [s.regime for s in specs] == ["single_task_fixed"] * 2 + ["multi_task_fixed", "multi_task_random"]
     assert specs[2].dataset == "a+b" and specs[2].datasets == ["a", "b"] and specs[0].datasets == ["a"]
     assert RunSpec("a", 1e-4, 50).regime == "single_task_fixed"
     with pytest.raises(ValueError, match="empty"):
-        expand_grid(["a"], [1e-4], [512], ["none"], 10, regimes=[])
+        expand_grid(GridAxes(["a"], [1e-4], [512], ["none"], []), 10)
 
 
 # --- membership-neutral encoding (fidelity fix 1) and vanilla losses on the probed members (fix 4) ---

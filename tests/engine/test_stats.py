@@ -110,10 +110,8 @@ def test_classify_arrays_equals_classify_outcome_under_text_and_bound():
     auc_l[::17] = np.nan
     for reading, require_ci in (("text", False), ("bound", True)):
         got = classify_arrays(
-            auc_loss=auc_l,
-            auc_entropy=auc_e,
-            auc_lo_loss=lo_l,
-            auc_lo_entropy=lo_e,
+            auc={"loss": auc_l, "entropy": auc_e},
+            auc_lo={"loss": lo_l, "entropy": lo_e},
             mu_gap=mu,
             sigma_gap=sigma,
             collapsed=collapsed,
@@ -132,17 +130,24 @@ def test_classify_arrays_equals_classify_outcome_under_text_and_bound():
 
 
 def test_printed_reading_puts_detection_before_inversion():
-    common = {"auc_entropy": [np.nan], "sigma_gap": [0.1], "collapsed": [False]}
-    assert classify_arrays(auc_loss=[0.6], mu_gap=[0.01], reading="printed", **common)[0] == Outcome.MEMORIZATION.value
-    assert classify_arrays(auc_loss=[0.6], mu_gap=[0.01], reading="text", **common)[0] == Outcome.INVERSION.value
+    common = {"sigma_gap": [0.1], "collapsed": [False]}
+
+    def auc(value: float) -> dict:
+        return {"loss": [value], "entropy": [np.nan]}
+
+    assert classify_arrays(auc=auc(0.6), mu_gap=[0.01], reading="printed", **common)[0] == Outcome.MEMORIZATION.value
+    assert classify_arrays(auc=auc(0.6), mu_gap=[0.01], reading="text", **common)[0] == Outcome.INVERSION.value
     assert (
-        classify_arrays(auc_loss=[0.54], mu_gap=[-0.01], reading="printed", **common)[0]
+        classify_arrays(auc=auc(0.54), mu_gap=[-0.01], reading="printed", **common)[0]
         == Outcome.CONTEXT_OVERFITTING.value
     )
     with pytest.raises(ValueError, match="lower bounds"):
-        classify_arrays(auc_loss=[0.6], mu_gap=[0.01], reading="bound", **common)
+        classify_arrays(auc=auc(0.6), mu_gap=[0.01], reading="bound", **common)
+    with pytest.raises(ValueError, match="lower bounds"):
+        no_entropy = {"loss": [0.55], "entropy": None}
+        classify_arrays(auc=auc(0.6), auc_lo=no_entropy, mu_gap=[0.01], reading="bound", **common)
     with pytest.raises(ValueError, match="outcome_rule"):
-        classify_arrays(auc_loss=[0.6], mu_gap=[0.01], reading="strict", **common)
+        classify_arrays(auc=auc(0.6), mu_gap=[0.01], reading="strict", **common)
 
 
 def test_the_printed_reading_is_what_the_search_finds_on_the_paper_rows():

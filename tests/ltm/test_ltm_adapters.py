@@ -526,13 +526,13 @@ def test_declared_invariances_hold_and_the_undeclared_one_does_not(ckpt, kind, m
 def test_merging_declared_duplicates_scores_as_scoring_every_context(ckpt, kind):
     """On the 48 manipulations, scoring each distinct context once (declared invariances) equals scoring all of them."""
     from iclmem.adapters.visibility import visibility_queries
-    from iclmem.probe.scoring import build_probe_tasks, score_tasks
+    from iclmem.probe.scoring import Batching, build_probe_tasks, score_tasks
 
     model = load_model(f"{kind}:{ckpt[(kind, False)]}")
     tasks, _ = build_probe_tasks(
         visibility_queries(2), max_context=model.cfg.max_context, max_features=model.cfg.max_features
     )
-    merged, every = score_tasks(model, tasks), score_tasks(model, tasks, distinct=False)
+    merged, every = score_tasks(model, tasks), score_tasks(model, tasks, Batching(distinct=False))
     assert np.abs(merged - every).max() < 1e-4
 
 
@@ -636,7 +636,7 @@ def _fine_tune_outside(model, x, y, ctx, members, steps: int, lr: float):
 
 def test_audit_a_checkpoint_fine_tuned_outside_iclmem(tmp_path, ckpt):
     from iclmem.ltm import TableEncoder, subsample_features
-    from iclmem.probe.audit import audit_fine_tuned
+    from iclmem.probe.audit import AuditRows, audit_fine_tuned
 
     table = _table(tmp_path)
     encoder = TableEncoder().fit(table.features)
@@ -648,8 +648,9 @@ def test_audit_a_checkpoint_fine_tuned_outside_iclmem(tmp_path, ckpt):
     path = _fine_tune_outside(reference, x, y, ctx, members, steps=60, lr=3e-3).save(
         tmp_path / "my_finetuned_tabpfn.ckpt"
     )
-    summary, scores = audit_fine_tuned(load_model(f"tabpfn:{path}"), reference, table, members, non_members, n_boot=20)
-    control, _ = audit_fine_tuned(reference, reference, table, members, non_members, n_boot=20)
+    rows, twenty = AuditRows(table, members, non_members), ProbeSettings(n_boot=20)
+    summary, scores = audit_fine_tuned(load_model(f"tabpfn:{path}"), reference, rows, twenty)
+    control, _ = audit_fine_tuned(reference, reference, rows, twenty)
     assert control["auc_loss"] == 0.5  # M_theta = M_ref: no signal by construction
     assert summary["auc_loss"] > 0.65, summary[
         "auc_loss"
@@ -667,17 +668,17 @@ def test_audit_a_checkpoint_fine_tuned_outside_iclmem(tmp_path, ckpt):
 )
 def test_audit_rows_are_checked(tmp_path, members, non_members, message):
     from iclmem.probe import ProbeError
-    from iclmem.probe.audit import audit_queries
+    from iclmem.probe.audit import AuditRows, audit_queries
 
     with pytest.raises(ProbeError, match=message):
-        audit_queries(_table(tmp_path), members, non_members)
+        audit_queries(AuditRows(_table(tmp_path), members, non_members))
 
 
 def test_auditing_a_controlled_runs_checkpoint_reproduces_the_chain(tmp_path, ckpt):
     """audit_fine_tuned on M_theta of a controlled run, with the run's members, gives the chain's own summary (same
     queries,
     encoding, candidates and manipulations): the external audit and notebooks 02-04 measure the same thing."""
-    from iclmem.probe.audit import audit_fine_tuned
+    from iclmem.probe.audit import AuditRows, audit_fine_tuned
 
     table = _table(tmp_path)
     manifest = split_manifest(table, query_size=12, seed=0, results_dir=tmp_path)
@@ -694,9 +695,8 @@ def test_auditing_a_controlled_runs_checkpoint_reproduces_the_chain(tmp_path, ck
         probe_run(run, table, model, ProbeSettings(max_queries=5, epochs=(2,)), progress=False), run, n_boot=20
     )
     chain = chain.set_index("epoch").loc[2]
-    external, _ = audit_fine_tuned(
-        run.model(2, model), model, table, manifest.members, manifest.non_members, max_queries=5, n_boot=20
-    )
+    rows = AuditRows(table, manifest.members, manifest.non_members)
+    external, _ = audit_fine_tuned(run.model(2, model), model, rows, ProbeSettings(max_queries=5, n_boot=20))
     for key in ("auc_loss", "auc_loss_lo", "auc_entropy", "tpr10_loss", "raw_auc_loss", "mu_gap", "null_auc_loss"):
         assert external[key] == pytest.approx(chain[key], abs=1e-9), key
 

@@ -19,6 +19,7 @@ from iclmem.ltm import ICLTask, ReferenceLTM
 from iclmem.probe import MANIPULATIONS, build_probe_tasks, probe_scores, score_tasks, score_tasks_naive
 from iclmem.probe.equivalence import suite_equivalence
 from iclmem.probe.invariances import NO_INVARIANCES, REFERENCE_INVARIANCES, distinct_tasks, model_invariances, task_key
+from iclmem.probe.scoring import Batching, QueryTarget, scored_frame
 
 torch.set_num_threads(1)
 
@@ -42,8 +43,7 @@ class Counting:
 @pytest.mark.parametrize(("name", "n"), [("breast_cancer", 4), ("iris", 3), ("diabetes", 3)])
 def test_reused_scores_equal_brute_force_for_every_manipulation(reference, name, n):  # noqa: F811
     queries, task, center, scale = table_queries(name, n)
-    kw = {"task": task, "target_center": center, "target_scale": scale}
-    tasks, meta = build_probe_tasks(queries, **kw)
+    tasks, meta = build_probe_tasks(queries, target=QueryTarget(task, center, scale))
     assert sorted(set(meta["manipulation"])) == sorted(MANIPULATIONS)
     counting = Counting(reference)
     reused = score_tasks(counting, tasks)
@@ -60,14 +60,14 @@ def test_reused_scores_equal_brute_force_for_every_manipulation(reference, name,
 
 def test_a_model_without_invariances_only_shares_identical_contexts(reference):  # noqa: F811
     queries, task, center, scale = table_queries("breast_cancer", 3)
-    tasks, _ = build_probe_tasks(queries, task=task, target_center=center, target_scale=scale)
+    tasks, _ = build_probe_tasks(queries, target=QueryTarget(task, center, scale))
     unknown = Counting(reference, NO_INVARIANCES)
     scores = score_tasks(unknown, tasks)
     identical = len({task_key(t, NO_INVARIANCES) for t in tasks})
     assert unknown.tasks == identical
     assert identical > len(distinct_tasks(tasks, REFERENCE_INVARIANCES)[0])
     every = Counting(reference)
-    assert np.abs(score_tasks(every, tasks, distinct=False) - scores).max() < LOSS_ATOL
+    assert np.abs(score_tasks(every, tasks, Batching(distinct=False)) - scores).max() < LOSS_ATOL
     assert every.tasks == len(tasks)
 
 
@@ -95,8 +95,10 @@ def test_task_key_separates_what_the_model_can_tell_apart():
 
 def test_probe_scores_distinct_by_default_and_equal_to_every_context(reference):  # noqa: F811
     queries, task, center, scale = table_queries("iris", 2)
-    kw = {"task": task, "target_center": center, "target_scale": scale}
-    fast = probe_scores(reference, queries, **kw)
-    slow = probe_scores(reference, queries, naive=True, **kw)
+    target = QueryTarget(task, center, scale)
+    fast = probe_scores(reference, queries, target=target)
+    tasks, meta = build_probe_tasks(queries, target=target, max_context=reference.cfg.max_context,
+                                    max_features=reference.cfg.max_features)  # fmt: skip
+    slow = scored_frame(meta, score_tasks_naive(reference, tasks))  # one context per predict call
     assert (fast[["query_id", "manipulation"]].to_numpy() == slow[["query_id", "manipulation"]].to_numpy()).all()
     assert np.abs(fast["loss"] - slow["loss"]).max() < LOSS_ATOL

@@ -44,6 +44,7 @@ from iclmem.probe.equivalence import (
     suite_effective_size,
     suite_equivalence,
 )
+from iclmem.probe.scoring import QueryTarget
 
 torch.set_num_threads(1)
 
@@ -101,7 +102,7 @@ def table_queries(
 
 def predictions(model, q: ProbeQuery, manipulations, task: str, center, scale) -> tuple[np.ndarray, np.ndarray]:
     """Probabilities (n_manipulations, n_outputs) and losses of the query under every manipulation, one padded batch."""
-    tasks, _ = build_probe_tasks([q], manipulations, task=task, target_center=center, target_scale=scale)
+    tasks, _ = build_probe_tasks([q], manipulations, target=QueryTarget(task, center, scale))
     with torch.no_grad():
         preds = model.predict(tasks)
     return np.stack([p.probabilities()[0] for p in preds]), np.array([float(p.loss()[0]) for p in preds])
@@ -277,7 +278,7 @@ def test_reference_ltm_no_invariances_classes_are_bit_identical(reference):
     q = qs[0]
     eq = suite_equivalence(None, q.x, q.y, q.candidates, NO_INVARIANCES, 0, q.query_id)
     assert eq.group.nunique() >= 45
-    tasks, _ = build_probe_tasks([q], None, task=task, target_center=center, target_scale=scale)
+    tasks, _ = build_probe_tasks([q], None, target=QueryTarget(task, center, scale))
     with torch.no_grad():
         p = [
             reference.predict([t])[0].probabilities()[0] for t in tasks

@@ -12,6 +12,7 @@ from iclmem.data import deduplicate, load_dataset, split_manifest
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe import ProbeError, probe_run, probe_scores, run_queries, summarize_run
 from iclmem.probe.run import reference_owner
+from iclmem.probe.scoring import QueryTarget
 from iclmem.probe.settings import ProbeSettings
 from iclmem.stats.outcomes import Outcome
 from iclmem.training.finetune import FinetuneConfig, finetune, prepare_run_data
@@ -84,9 +85,7 @@ def test_probe_run_scores_every_query_and_epoch_and_caches(cls_run, reference, m
         reference,
         run_queries(data, table, run),
         MANIPS,
-        task=data.task,
-        target_center=data.target_center,
-        target_scale=data.target_scale,
+        target=QueryTarget(data.task, data.target_center, data.target_scale),
         columns={"model": "ref", "epoch": -1},
     )
     pd.testing.assert_frame_equal(scores[scores.model == "ref"].reset_index(drop=True), alone)

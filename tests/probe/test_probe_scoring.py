@@ -20,6 +20,7 @@ from iclmem.probe import (
     score_tasks,
     score_tasks_naive,
 )
+from iclmem.probe.scoring import Batching, QueryTarget
 from iclmem.stats.metrics import auc, delta_scores, split_members
 
 torch.set_num_threads(1)
@@ -73,7 +74,7 @@ def test_batches_planned_once_give_each_model_its_own_scores(model, monkeypatch)
     with torch.no_grad():
         for p in other.network.parameters():
             p.add_(0.05 * torch.randn_like(p))
-    alone = [score_tasks(m, tasks, chunk_size=16, distinct=False) for m in (model, other)]
+    alone = [score_tasks(m, tasks, Batching(chunk_size=16, distinct=False)) for m in (model, other)]
     assert not np.allclose(alone[0], alone[1])  # two different models
     calls = []
     collate = ReferenceLTM.collate
@@ -93,24 +94,22 @@ def test_batches_planned_once_give_each_model_its_own_scores(model, monkeypatch)
 @pytest.mark.parametrize("kind", ["classification", "regression"])
 def test_batched_equals_naive(model, kind):
     if kind == "classification":
-        tasks, _ = build_probe_tasks(cls_queries(3), task="classification", max_context=128)
+        tasks, _ = build_probe_tasks(cls_queries(3), target=QueryTarget("classification"), max_context=128)
     else:
-        tasks, _ = build_probe_tasks(
-            reg_queries(2), task="regression", target_center=3.0, target_scale=2.0, max_context=128
-        )
+        tasks, _ = build_probe_tasks(reg_queries(2), target=QueryTarget("regression", 3.0, 2.0), max_context=128)
     sizes = {(len(t.context_y), t.context_x.shape[1]) for t in tasks}
     assert len(sizes) > 5  # contexts of many shapes share a padded batch
-    batched = score_tasks(model, tasks, chunk_size=64)
+    batched = score_tasks(model, tasks, Batching(chunk_size=64))
     naive = score_tasks_naive(model, tasks)
     assert np.abs(batched - naive).max() < 1e-5
-    assert np.abs(score_tasks(model, tasks, chunk_size=7) - naive).max() < 1e-5
+    assert np.abs(score_tasks(model, tasks, Batching(chunk_size=7)) - naive).max() < 1e-5
 
 
 @pytest.mark.parametrize("merge_rows", [False, True])
 def test_batches_respect_the_cell_budget_and_padding_limit(model, merge_rows):
     from iclmem.probe.scoring import _chunks, _shapes
 
-    tasks, _ = build_probe_tasks(cls_queries(4), task="classification", max_context=128)
+    tasks, _ = build_probe_tasks(cls_queries(4), target=QueryTarget("classification"), max_context=128)
     model.merge_rows = merge_rows
     try:
         shapes = _shapes(model, tasks)
@@ -150,7 +149,7 @@ def test_negative_control_same_model_zero_delta_chance_auc(model):
 
 def test_regression_needs_dataset_level_target_stats(model):
     with pytest.raises(ProbeError, match="target_center"):
-        build_probe_tasks(reg_queries(2), task="regression")
+        build_probe_tasks(reg_queries(2), target=QueryTarget("regression"))
 
 
 def test_bad_queries(model):

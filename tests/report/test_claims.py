@@ -17,6 +17,7 @@ import yaml
 import iclmem.book.build as book
 from iclmem.book.build import (
     READER_PARAMETER,
+    BuildOptions,
     build_book,
     cache_key,
     execution_order,
@@ -529,7 +530,7 @@ def test_the_reader_runs_after_the_others_and_again_when_they_change(
     build = tmp_path / "out"
 
     def run(overrides: dict | None = None) -> list[str]:
-        return build_book(project, build, overrides, render_html=False, progress=False).executed
+        return build_book(project, build, overrides, options=BuildOptions(render_html=False, progress=False)).executed
 
     assert run({"tiny": {"n": 5}}) == ["notebooks/tiny", "notebooks/reader"]  # listed first, executed last
     assert executions == ["tiny.ipynb", "reader.ipynb"]
@@ -555,7 +556,7 @@ def test_the_reader_runs_after_the_others_and_again_when_they_change(
 def test_the_reader_keeps_its_default_inside_the_project_and_an_override_wins(
     project: Path, tmp_path: Path, executions: list[str]
 ) -> None:
-    assert build_book(project, None, render_html=False, progress=False).executed == [
+    assert build_book(project, None, options=BuildOptions(render_html=False, progress=False)).executed == [
         "notebooks/tiny",
         "notebooks/reader",
     ]
@@ -566,7 +567,10 @@ def test_the_reader_keeps_its_default_inside_the_project_and_an_override_wins(
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(project / "_build" / "executed", elsewhere)
     build_book(
-        project, tmp_path / "out", {"reader": {"executed_dir": str(elsewhere)}}, render_html=False, progress=False
+        project,
+        tmp_path / "out",
+        {"reader": {"executed_dir": str(elsewhere)}},
+        options=BuildOptions(render_html=False, progress=False),
     )
     parameters = json.loads((tmp_path / "out" / "executed" / "notebooks" / "reader.ipynb").read_text())["metadata"][
         "papermill"

@@ -27,6 +27,7 @@ from iclmem.llm.cache import CachedBackend
 from iclmem.llm.chat import ChatRequest, Completion, Decoding
 from iclmem.store.integrity import QUARANTINE, RECORD, inspect, read_record, seal
 from iclmem.sweep import load_grid, run_sweep
+from iclmem.sweep.engine import Cluster
 from iclmem.training.finetune import finetune
 
 CASES_PER_KIND = 40  # 8 kinds: 320 cases, half bit flips, half truncations
@@ -73,7 +74,9 @@ def _tiny_sweep(root: Path, inp) -> object:
 
 
 def _sweep(case_root: Path, grid, inp):
-    return run_sweep(grid, results_dir=case_root / "sweep_results", workers=0, reference=inp.reference, progress=False)
+    return run_sweep(
+        grid, results_dir=case_root / "sweep_results", cluster=Cluster(0), reference=inp.reference, progress=False
+    )
 
 
 def _tiny_book(root: Path) -> Path:
@@ -83,7 +86,7 @@ def _tiny_book(root: Path) -> Path:
     (project / "_config.yml").write_text("title: tiny\n")
     (project / "_toc.yml").write_text("format: jb-book\nroot: notebooks/tiny\n")
     write_tiny_notebook(project / "notebooks" / "tiny.py")
-    book.build_book(project, project / "_build", render_html=False, progress=False)
+    book.build_book(project, project / "_build", options=book.BuildOptions(render_html=False, progress=False))
     return project
 
 
@@ -235,7 +238,9 @@ def test_a_damaged_artifact_is_never_served(pristine, tmp_path, capfd, kind):
             assert [q.name.startswith("executed-notebooks-tiny.ipynb-") for q in _quarantined(build_dir)] == [True]
             counts["reported"] += 1
             if case % 10 == 0:  # the tiny book rebuilt: the notebook executed again, the same as the undamaged one
-                built = book.build_book(case_root / "book", build_dir, render_html=False, progress=False)
+                built = book.build_book(
+                    case_root / "book", build_dir, options=book.BuildOptions(render_html=False, progress=False)
+                )
                 assert built.executed == ["notebooks/tiny"], what
                 rel = str(EXECUTED)
                 assert _comparable(rel, executed.read_bytes()) == _comparable(rel, pristine["files"][EXECUTED])

@@ -35,6 +35,8 @@ from iclmem.sweep import (
     summary_dir,
     sweep_workers,
 )
+from iclmem.sweep.engine import Cluster
+from iclmem.sweep.tasks import SweepContext
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and shares the machine well
 
@@ -211,7 +213,7 @@ def test_sweep_on_a_local_cluster_completes_and_a_rerun_computes_nothing(tmp_pat
     """Threads here (fast); the kill-and-resume test below resumes on a cluster of worker processes."""
     grid = load_grid(_grid(tmp_path))
     result = run_sweep(
-        grid, results_dir=tmp_path / "results", workers=2, processes=False, reference=reference, progress=False
+        grid, results_dir=tmp_path / "results", cluster=Cluster(2, processes=False), reference=reference, progress=False
     )
     assert result.ran == 3 and not result.failed and "local cluster of 2 threads" in result.engine
     rows = result.rows()
@@ -220,7 +222,7 @@ def test_sweep_on_a_local_cluster_completes_and_a_rerun_computes_nothing(tmp_pat
     random = rows[rows.regime == "multi_task_random"]
     assert (random.members_logged > 30).all()  # every sampled query is a member: more than Q
     assert len(_summaries(summary_dir("tiny", tmp_path / "results"))) == 3
-    again = run_sweep(grid, results_dir=tmp_path / "results", workers=1, reference=reference, progress=False)
+    again = run_sweep(grid, results_dir=tmp_path / "results", cluster=Cluster(1), reference=reference, progress=False)
     assert (again.from_store, again.ran, again.engine) == (3, 0, "store")  # no cluster started, nothing re-run
     pd.testing.assert_frame_equal(again.rows(), rows)
     assert collect_sweep(grid, tmp_path / "results", reference).rows().equals(rows)
@@ -241,7 +243,7 @@ def test_the_largest_tasks_go_first_one_at_a_time_per_worker(tmp_path, reference
 
     monkeypatch.setattr(engine, "_task", recording)
     result = run_sweep(
-        grid, results_dir=tmp_path / "results", workers=1, processes=False, reference=reference, progress=False
+        grid, results_dir=tmp_path / "results", cluster=Cluster(1, processes=False), reference=reference, progress=False
     )
     assert result.ran == 3 and not result.failed
     started = order.read_text().split("\n")[:-1]
@@ -289,13 +291,13 @@ def test_a_failing_configuration_is_reported_and_the_others_finish(tmp_path, ref
     )
     grid = load_grid(path)
     result = run_sweep(
-        grid, results_dir=tmp_path / "results", workers=1, processes=False, reference=reference, progress=False
+        grid, results_dir=tmp_path / "results", cluster=Cluster(1, processes=False), reference=reference, progress=False
     )
     assert len(result.failed) == 1 and result.failed[0]["spec"]["dataset"] == "small"
     assert "PoolSizeError" in result.failed[0]["error"] and "Traceback" in result.failed[0]["traceback"]
     assert set(result.rows().dataset) == {"ok"}
     assert "FAILED single_task_fixed-small" in result.report()
-    again = run_sweep(grid, results_dir=tmp_path / "results", workers=0, reference=reference, progress=False)
+    again = run_sweep(grid, results_dir=tmp_path / "results", cluster=Cluster(0), reference=reference, progress=False)
     assert (again.from_store, again.ran, len(again.failed)) == (
         1,
         1,
@@ -303,14 +305,7 @@ def test_a_failing_configuration_is_reported_and_the_others_finish(tmp_path, ref
     )  # failed tasks are retried, finished ones are not
     # a task never raises: the error goes to its summary file
     spec = next(s for s in grid.specs if s.dataset == "small")
-    out = run_task(
-        spec,
-        grid_name="direct",
-        probe=grid.probe,
-        sources=grid.sources,
-        results_dir=tmp_path / "r2",
-        reference=reference,
-    )
+    out = run_task(spec, SweepContext("direct", grid.probe, grid.sources, tmp_path / "r2"), reference=reference)
     assert out["status"] == "error" and (summary_dir("direct", tmp_path / "r2") / f"{out['key']}.json").is_file()
 
 
@@ -395,7 +390,7 @@ def test_killed_sweep_resumes_to_the_same_results(tmp_path, reference):
     torch.save({"config": TINY.to_dict(), "model": reference.state_dict()}, ckpt)
     path = _grid(tmp_path, regimes=["single_task_fixed", "multi_task_random"], epochs=3)
     uninterrupted = run_sweep(
-        load_grid(path), results_dir=tmp_path / "a", workers=0, reference=load_checkpoint(ckpt), progress=False
+        load_grid(path), results_dir=tmp_path / "a", cluster=Cluster(0), reference=load_checkpoint(ckpt), progress=False
     )
     assert uninterrupted.ran == 3 and not uninterrupted.failed
     env = _frozen_package(tmp_path / "src")
@@ -455,7 +450,7 @@ def test_a_killed_worker_is_replaced_and_the_sweep_finishes_with_the_same_result
     torch.save({"config": TINY.to_dict(), "model": reference.state_dict()}, ckpt)
     path = _grid(tmp_path, regimes=["single_task_fixed"], learning_rates=[1e-3, 1e-2], epochs=6)
     uninterrupted = run_sweep(
-        load_grid(path), results_dir=tmp_path / "a", workers=0, reference=load_checkpoint(ckpt), progress=False
+        load_grid(path), results_dir=tmp_path / "a", cluster=Cluster(0), reference=load_checkpoint(ckpt), progress=False
     )
     assert uninterrupted.ran == 4 and not uninterrupted.failed
     folder = tmp_path / "b" / "sweep" / "tiny"

@@ -17,7 +17,8 @@ from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe.settings import ProbeSettings
 from iclmem.sweep import SweepError, collect_sweep, load_grid, run_sweep
 from iclmem.sweep.book_values import GRID_CHAPTERS, grid_book_values
-from iclmem.training.grid import expand_grid, probe_grid, run_grid
+from iclmem.sweep.engine import Cluster
+from iclmem.training.grid import GridAxes, expand_grid, probe_grid, run_grid
 
 torch.set_num_threads(1)
 
@@ -57,7 +58,7 @@ def test_notebooks_02_to_05_read_a_sweep_store_without_recomputing(tmp_path, mon
     grid_file = _write(tmp_path)
     grid = load_grid(grid_file)
     store = tmp_path / "store"
-    swept = run_sweep(grid, results_dir=store, workers=0, reference=reference, progress=False)
+    swept = run_sweep(grid, results_dir=store, cluster=Cluster(0), reference=reference, progress=False)
     assert swept.ran == len(grid.specs) == 2 and not swept.failed
     before = _files(store)
 
@@ -72,10 +73,8 @@ def test_notebooks_02_to_05_read_a_sweep_store_without_recomputing(tmp_path, mon
     v = grid_book_values(grid, grid_file)
     # notebooks 02-04's compute cells, with the grid's values
     tables = notebook_tables(v["datasets"])
-    specs = expand_grid(
-        list(tables), v["learning_rates"], v["query_sizes"], v["label_conditions"], v["epochs"], v["seed"],
-        v["context_size"],
-    )  # fmt: skip
+    axes = GridAxes(list(tables), v["learning_rates"], v["query_sizes"], v["label_conditions"])
+    specs = expand_grid(axes, v["epochs"], v["seed"], v["context_size"])
     runs = run_grid(specs, reference, tables=tables, progress=False, workers=1)
     probe = ProbeSettings(
         n_candidates=v["n_candidates"],

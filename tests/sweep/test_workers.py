@@ -12,7 +12,7 @@ from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.probe.settings import ProbeSettings
 from iclmem.runtime import workers as workers_module
 from iclmem.runtime.workers import WORKERS_ENV, worker_count
-from iclmem.training.grid import expand_grid, probe_grid, run_grid
+from iclmem.training.grid import GridAxes, expand_grid, probe_grid, run_grid
 
 
 def test_worker_count_from_the_argument_or_the_environment(monkeypatch):
@@ -58,7 +58,7 @@ def _probed(specs, runs, reference, tables, store, workers):
 @pytest.mark.slow
 def test_runs_in_two_workers_equal_the_in_process_runs(tmp_path):
     tables, reference = _toy(tmp_path)
-    specs = expand_grid(["toy"], [1e-3, 1e-2], [10], ["none"], epochs=3, seed=0, context_size=16)
+    specs = expand_grid(GridAxes(["toy"], [1e-3, 1e-2], [10], ["none"]), epochs=3, seed=0, context_size=16)
     here = run_grid(specs, reference, tmp_path / "here", progress=False, tables=tables, workers=1)
     there = run_grid(specs, reference, tmp_path / "there", progress=False, tables=tables, workers=2)
     assert [r.key for r in here] == [r.key for r in there]
@@ -72,7 +72,8 @@ def test_runs_in_two_workers_equal_the_in_process_runs(tmp_path):
 @pytest.mark.slow
 def test_probing_in_two_workers_equals_probing_in_process_and_scores_m_ref_once_per_manifest(tmp_path, monkeypatch):
     tables, reference = _toy(tmp_path)
-    specs = expand_grid(["toy"], [1e-3, 1e-2, 1e-1], [10], ["none", "members"], epochs=2, seed=0, context_size=16)
+    axes = GridAxes(["toy"], [1e-3, 1e-2, 1e-1], [10], ["none", "members"])
+    specs = expand_grid(axes, epochs=2, seed=0, context_size=16)
     results = {}
     for where, n in (("here", 1), ("there", 2)):
         runs = run_grid(specs, reference, tmp_path / where, progress=False, tables=tables, workers=1)
@@ -106,12 +107,13 @@ def test_the_member_only_control_in_two_workers_equals_the_control_in_process(tm
     from iclmem.probe.label_control import control_grid
 
     tables, reference = _toy(tmp_path)
-    specs = expand_grid(["toy"], [1e-3, 1e-2], [10], ["members"], epochs=2, seed=0, context_size=16)
+    specs = expand_grid(GridAxes(["toy"], [1e-3, 1e-2], [10], ["members"]), epochs=2, seed=0, context_size=16)
     controls = {}
     for where, n in (("here", 1), ("there", 2)):
         runs = run_grid(specs, reference, tmp_path / where, progress=False, tables=tables, workers=1)
         _, scores = _probed(specs, runs, reference, tables, tmp_path / where, 1)
-        controls[where] = control_grid(runs, tables, scores, [2], reference, max_queries=4, workers=n, progress=False)
+        four = ProbeSettings(max_queries=4, epochs=(2,))  # the probe's own settings, at epoch 2
+        controls[where] = control_grid(runs, tables, scores, reference, four, workers=n, progress=False)
         params = [p.read_text() for p in (tmp_path / where / "probe").glob("*/params.json")]
         # in the store: M_ref once (the two runs differ in learning rate only: the same queries) and epoch 2 of each run
         assert sum("second permutation" in p for p in params) == 1 + 2

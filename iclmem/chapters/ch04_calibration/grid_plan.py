@@ -20,6 +20,7 @@ import iclmem
 from iclmem.chapters.ch04_calibration.paper import PAPER_CONDITIONS, PAPER_PROBE_EPOCHS
 from iclmem.stats.permutation import min_detectable_auc
 from iclmem.sweep.cost import CostError, UnitCost, grid_cost, load_unit_costs, probed_per_pool
+from iclmem.training.grid import GridAxes
 
 #: The four CARTE tables carte-ai ships (none is among the paper's ten, Tab. 5).
 SHIPPED_TABLES = ("spotify", "wine_pl", "wine_vivino_price", "wine_dot_com_prices")
@@ -42,25 +43,23 @@ def _options(grid: dict) -> list[tuple[str, dict]]:
 
 
 def grid_options(
-    datasets: Sequence[str],
-    learning_rates: Sequence[float],
-    query_sizes: Sequence[int],
-    label_conditions: Sequence[str],
+    axes: GridAxes,
     epochs: int,
     probe_epochs: Sequence[int],
     max_queries: int | None,
     unit_costs: str | Path = UNIT_COSTS,
 ) -> pd.DataFrame:
     """One row per option: what it changes, the runs, the probed queries per pool at the largest Q, the smallest
-    AUC(Delta S) detectable there, and the projected compute as a multiple of today's grid (module docstring).
+    AUC(Delta S) detectable there, and the projected compute as a multiple of today's grid on ``axes`` (module
+    docstring).
 
     A table without measured unit costs (your own table) gives one row, ``note``, that says how to measure them.
     """
     grid = {
-        "datasets": list(datasets),
-        "learning_rates": list(learning_rates),
-        "query_sizes": list(query_sizes),
-        "label_conditions": list(label_conditions),
+        "datasets": list(axes.datasets),
+        "learning_rates": list(axes.learning_rates),
+        "query_sizes": list(axes.query_sizes),
+        "label_conditions": list(axes.label_conditions),
         "epochs": int(epochs),
         "probe_epochs": list(probe_epochs),
         "max_queries": max_queries,
@@ -80,7 +79,8 @@ def _option_rows(units: dict[tuple[str, int], UnitCost], grid: dict) -> pd.DataF
     rows, today = [], None
     for name, change in _options(grid):
         g = {**grid, **change}
-        cost = grid_cost(units, **g)
+        axes = GridAxes(g["datasets"], g["learning_rates"], g["query_sizes"], g["label_conditions"])
+        cost = grid_cost(units, axes, g["epochs"], g["probe_epochs"], g["max_queries"])
         finetune, probe = float(cost["finetune_s"].sum()), float(cost["probe_s"].sum())
         today = today or (finetune, probe)
         n = probed_per_pool(q, g["max_queries"])

@@ -59,10 +59,8 @@ def classify_rows(rows: pd.DataFrame, reading: OutcomeReading | str, source: str
     lo = _bound(rows, auc) if r.detect_on == "bound" else None
     nan = np.full(len(rows), np.nan)
     out = classify_arrays(
-        auc_loss=auc,
-        auc_entropy=nan,
-        auc_lo_loss=lo,
-        auc_lo_entropy=None if lo is None else nan,
+        auc={"loss": auc, "entropy": nan},
+        auc_lo=None if lo is None else {"loss": lo, "entropy": nan},
         mu_gap=rows.mu_gap,
         sigma_gap=rows.sigma_gap,
         collapsed=np.zeros(len(rows), bool),

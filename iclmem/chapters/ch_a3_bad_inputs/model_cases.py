@@ -25,7 +25,7 @@ from iclmem.probe import ProbeError, get_manipulation, probe_run, resolve_manipu
 from iclmem.probe.settings import ProbeSettings
 from iclmem.runtime.device import DeviceError
 from iclmem.training.finetune import FinetuneError, finetune
-from iclmem.training.grid import RunSpec, expand_grid, probe_grid, run_spec
+from iclmem.training.grid import GridAxes, RunSpec, expand_grid, probe_grid, run_spec
 from iclmem.training.regimes import RegimeError, train_joint
 
 
@@ -155,7 +155,7 @@ MODEL_CASES: list[BadInput] = [
         "grid-axis-empty",
         "Expanded a grid with no learning rates.",
         f"{grid}.expand_grid",
-        lambda d: expand_grid(["wine_pl"], [], [50], ["none"], 10),
+        lambda d: expand_grid(GridAxes(["wine_pl"], [], [50], ["none"]), 10),
         ValueError,
         r"grid axis 'learning_rates' is empty",
         r"give at least one value",
@@ -164,7 +164,7 @@ MODEL_CASES: list[BadInput] = [
         "grid-joined-name",
         "Named a dataset `a+b` in a grid with a multi-task regime.",
         f"{grid}.expand_grid",
-        lambda d: expand_grid(["a+b", "c"], [1e-3], [50], ["none"], 10, regimes=["multi_task_fixed"]),
+        lambda d: expand_grid(GridAxes(["a+b", "c"], [1e-3], [50], ["none"], ["multi_task_fixed"]), 10),
         ValueError,
         r"dataset names \['a\+b'\] contain '\+'",
         r"rename them",

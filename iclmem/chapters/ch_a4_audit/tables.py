@@ -11,9 +11,12 @@ architecture as M_ref.
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
+
+from iclmem.probe.settings import ProbeSettings
 
 #: What the audit table shows per probing epoch (``summarize_run``'s columns, calibrated Delta S and raw S_theta).
 AUDIT_COLUMNS: dict[str, str] = {
@@ -33,37 +36,18 @@ def audit_table(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[cols].rename(columns=AUDIT_COLUMNS).reset_index(drop=True)
 
 
-def external_audit_table(
-    run,
-    reference,
-    table,
-    summary: pd.DataFrame,
-    *,
-    n_candidates: int = 10,
-    max_queries: int | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> pd.DataFrame:
+def external_audit_table(run, reference, table, summary: pd.DataFrame, probe: ProbeSettings) -> pd.DataFrame:
     """The chain's attack on a run's last kept M_theta next to :func:`iclmem.probe.audit.audit_fine_tuned` on the same
-    checkpoint.
+    checkpoint, probed with the chain's ``probe`` settings (candidates, query cap, bootstrap draws, seed).
 
     The external audit only gets the weights and the member / non-member rows, as an auditor of a
     model fine-tuned elsewhere would; equal numbers show that it measures what notebooks 02-04 do.
     """
-    from iclmem.probe.audit import audit_fine_tuned
+    from iclmem.probe.audit import AuditRows, audit_fine_tuned
 
     epoch = max(run.config.probe_epochs)
-    external, _ = audit_fine_tuned(
-        run.model(epoch, reference),
-        reference,
-        table,
-        run.manifest.members,
-        run.manifest.non_members,
-        n_candidates=n_candidates,
-        seed=seed,
-        max_queries=max_queries,
-        n_boot=n_boot,
-    )
+    rows = AuditRows(table, run.manifest.members, run.manifest.non_members)
+    external, _ = audit_fine_tuned(run.model(epoch, reference), reference, rows, replace(probe, epochs=None))
     chain = summary[(summary.run_key == run.key) & (summary.epoch == epoch)].iloc[0]
     keys = ["auc_loss", "auc_loss_lo", "auc_loss_hi", "tpr10_loss", "auc_entropy", "raw_auc_loss", "mu_gap"]
     return pd.DataFrame(

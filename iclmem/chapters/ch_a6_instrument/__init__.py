@@ -43,6 +43,7 @@ from iclmem.chapters.ch_a6_instrument.instrument_strong import strong_signal
 from iclmem.chapters.ch_a6_instrument.member_control import member_only_control
 from iclmem.chapters.ch_a6_instrument.on_design import design_instrument_claims
 from iclmem.chapters.ch_a6_instrument.table_curves import (
+    CurveSetting,
     curve_settings,
     plot_table_curves,
     run_table_curves,
@@ -53,6 +54,7 @@ from iclmem.chapters.ch_a6_instrument.table_curves import (
 __all__ = [
     "HEALTHY_MAX_RATIO",
     "HEALTHY_MIN_HELD_OUT_GAIN",
+    "CurveSetting",
     "LADDER_KS",
     "SensitivitySpec",
     "binned_table",

@@ -121,13 +121,11 @@ def sensitivity_table(
     summary: pd.DataFrame,
     table: Dataset,
     reference,
-    epochs: Sequence[int],
-    n_boot: int = 200,
-    seed: int = 0,
+    probe: ProbeSettings,
     vanilla_scores: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> pd.DataFrame:
-    """Per (learning rate, epoch): the vanilla attack on C', the attack on half of C' and the probe, each AUC with its
-    interval.
+    """Per (learning rate, epoch of ``probe.epochs``): the vanilla attack on C', the attack on half of C' and the
+    probe, each AUC with its interval (``probe``'s seed and bootstrap draws; ``summary`` was probed with ``probe``).
 
     ``vanilla_scores``: filled, when given, with the vanilla attack's (member, non-member) scores per
     ``"<run key>@<epoch>"``, for :func:`selection_null`.
@@ -135,13 +133,13 @@ def sensitivity_table(
     ``summary``: :func:`iclmem.training.grid.probe_grid`'s summary of ``runs`` (the probe's AUC(Delta S) on the loss).
     ``probe detects``: the probe's interval lies above 0.5 (the bound reading of Tab. 3).
     """
-    rows = []
+    rows, n_boot, seed = [], probe.n_boot, probe.seed
     for spec, run in zip(specs, runs, strict=True):
-        for epoch in epochs:
-            probe = summary[(summary.run_key == run.key) & (summary.epoch == epoch)]
-            if probe.empty:
+        for epoch in probe.epochs or ():
+            probed = summary[(summary.run_key == run.key) & (summary.epoch == epoch)]
+            if probed.empty:
                 continue
-            p = probe.iloc[0]
+            p = probed.iloc[0]
             member, non_member = context_scores(run, table, epoch, reference, 1.0, seed)
             full = auc_interval(member, non_member, n_boot, seed)
             if vanilla_scores is not None:
@@ -301,7 +299,7 @@ def run_sensitivity(
     )
     summary, scores = probe_grid(specs, runs, reference, settings, tables={spec.dataset: table})
     vanilla: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    curve = sensitivity_table(specs, runs, summary, table, reference, epochs, n_boot, seed, vanilla)
+    curve = sensitivity_table(specs, runs, summary, table, reference, settings, vanilla)
     bounds: dict[str, np.ndarray] = {}
     selection = None
     if n_permutations:

@@ -31,12 +31,15 @@ from iclmem.probe.contexts import mc_context
 from iclmem.probe.label_control import run_probe_tasks
 from iclmem.probe.run import run_queries
 from iclmem.probe.scoring import ProbeQuery, score_tasks
+from iclmem.probe.settings import ProbeSettings
 from iclmem.probe.theta_outputs import theta_outputs
 from iclmem.stats.metrics import auc
 from iclmem.training.finetune import FinetuneRun, RunData, prepare_run_data
 
 #: The ladder's k (random C' rows added to the MC rows), largest first.
 LADDER_KS: tuple[int, ...] = (32, 8, 2)
+#: The checks' default probe: every query, 200 bootstrap draws, seed 0, all 48 manipulations.
+CHECK_PROBE = ProbeSettings(n_boot=200)
 
 
 def _mc_task(q: ProbeQuery, data: RunData, extra_x: np.ndarray | None = None, extra_y: np.ndarray | None = None):
@@ -75,14 +78,13 @@ def context_ladder(
     table: Dataset,
     epoch: int,
     reference,
-    n_candidates: int = 10,
-    seed: int = 0,
-    n_boot: int = 200,
+    probe: ProbeSettings = CHECK_PROBE,
     ks: Sequence[int] = LADDER_KS,
 ) -> pd.DataFrame:
     """The ladder on one run at ``epoch``: per rung, the calibrated loss attack's AUC with its interval, for all
     queries and for those whose trained label differs from the true one (columns ``... AUC``, ``... lo``, ``... hi``
-    and ``n ...``)."""
+    and ``n ...``); ``probe``: the candidates, seed and bootstrap draws (every query probed)."""
+    n_candidates, seed, n_boot = probe.n_candidates, probe.seed, probe.n_boot
     data = prepare_run_data(run.manifest, table, run.config, reference.max_classes)
     queries = run_queries(data, table, run, n_candidates, seed, None, reference.max_classes)
     truth = table.target.to_numpy()
@@ -134,15 +136,14 @@ def own_context_sanity(
     reference,
     learning_rate: float = 1e-3,
     epochs: int = 50,
-    seed: int = 0,
-    n_boot: int = 200,
-    manipulations: Sequence[str] | None = None,
+    probe: ProbeSettings = CHECK_PROBE,
 ) -> dict[str, float]:
     """Fine-tune a copy of ``reference`` on the members' own MC contexts, then probe.
 
     One AdamW step per epoch on the batch of every member's base MC context (Sec. 4.2: |Y| copies of x_q, one per
     candidate) with its trained label as the query's target. Returns ``auc``, ``lo``, ``hi``: the probe's calibrated
-    Delta S on the mean loss over ``manipulations`` (all 48 by default), members against non-members;
+    Delta S on the mean loss over ``probe.manipulations`` (all 48 by default), members against non-members (``probe``'s
+    seed and bootstrap draws);
     ``baseline_auc``: the probe's baseline manipulation alone; ``direct_auc``: the same contexts built here, not by
     the probe (the training tasks, and the non-members' alike), scored directly; ``max_gap``: the largest difference
     between the two per query (0 up to float32 rounding unless the probe builds other contexts than it should).
@@ -150,6 +151,7 @@ def own_context_sanity(
     """
     import torch
 
+    seed, n_boot, manipulations = probe.seed, probe.n_boot, probe.manipulations
     torch.manual_seed(seed)
     model = reference.clone()
     train = [_mc_task(q, data) for q in queries if q.is_member]

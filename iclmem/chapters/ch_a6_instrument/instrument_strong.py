@@ -28,18 +28,21 @@ from iclmem.data import Dataset
 from iclmem.probe.settings import ProbeSettings
 from iclmem.training.grid import RunSpec, probe_grid, run_grid, table_of
 
+#: The strong signal's default probe: 50 + 50 queries, 200 bootstrap draws.
+STRONG_PROBE = ProbeSettings(max_queries=50, n_boot=200)
+
 
 def strong_signal(
     spec: RunSpec,
     epoch: int,
     reference,
     seeds: Sequence[int] = (0, 1),
-    n_candidates: int = 10,
-    max_queries: int | None = 50,
-    n_boot: int = 200,
+    probe: ProbeSettings = STRONG_PROBE,
     tables: Mapping[str, Dataset] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """``(per seed, per category at the first seed, loss against entropy per pool at the first seed)``."""
+    """``(per seed, per category at the first seed, loss against entropy per pool at the first seed)``; every seed's
+    run probed with ``probe``'s candidates, query cap and bootstrap draws at ``epoch``, under its own seed."""
+    n_boot = probe.n_boot
     specs = [replace(spec, seed=int(s)) for s in seeds]
     runs = run_grid(specs, reference, tables=tables, progress=False)
     table = table_of(spec.dataset, tables)
@@ -49,9 +52,7 @@ def strong_signal(
             [s],
             [run],
             reference,
-            ProbeSettings(
-                n_candidates=n_candidates, max_queries=max_queries, epochs=(epoch,), seed=s.seed, n_boot=n_boot
-            ),
+            replace(probe, epochs=(epoch,), seed=s.seed),
             progress=False,
             tables={s.dataset: table},
         )

@@ -16,6 +16,7 @@ membership null applies.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import pandas as pd
 
@@ -55,8 +56,8 @@ def member_only_control(
     by_key = {run.key: run for run in runs}
     chosen = [by_key[k] for k in dict.fromkeys(m.run_key)]
     epochs = sorted(int(e) for e in m.epoch.unique())
-    n_candidates, seed, max_queries, n_boot = probe.n_candidates, probe.seed, probe.max_queries, probe.n_boot
-    controlled = control_grid(chosen, dict(tables), dict(scores), epochs, reference, n_candidates, seed, max_queries)
+    n_boot, seed = probe.n_boot, probe.seed
+    controlled = control_grid(chosen, dict(tables), dict(scores), reference, replace(probe, epochs=tuple(epochs)))
     parts = []
     for run in chosen:
         wanted = set(m.loc[m.run_key == run.key, "epoch"].astype(int))

@@ -60,15 +60,14 @@ def curve_settings(
     learning_rates: Sequence[float],
     epochs: Sequence[int],
     context_size: int,
-    control_dataset: str | None = None,
-    control_learning_rates: Sequence[float] = (),
-    control_epochs: Sequence[int] = (),
-    control_context_size: int = 64,
+    control: CurveSetting | None = None,
 ) -> list[CurveSetting]:
-    """The curve's settings: ``datasets`` at one grid of learning rates x epochs, then the control's table at its own.
+    """The curve's settings: ``datasets`` at one grid of learning rates x epochs, then the ``control``'s table at its
+    own (None: no control).
 
     A table named both ways is run once, at the control's settings.
     """
+    control_dataset = control.dataset if control is not None else None
     if not learning_rates or not epochs:
         raise ValueError(
             "the sensitivity curve needs at least one learning rate and one probing epoch (curve_learning_rates, "
@@ -79,13 +78,13 @@ def curve_settings(
         for d in datasets
         if d != control_dataset
     ]
-    if control_dataset:
+    if control is not None:
         out.append(
             CurveSetting(
-                control_dataset,
-                tuple(map(float, control_learning_rates)),
-                tuple(map(int, control_epochs)),
-                int(control_context_size),
+                control.dataset,
+                tuple(map(float, control.learning_rates)),
+                tuple(map(int, control.epochs)),
+                int(control.context_size),
             )
         )
     return out
@@ -120,7 +119,7 @@ def run_table_curves(
     computed. A table that cannot carry the curve at ``query_size`` under ``conditions``
     (:func:`.instrument_fit.control_unfit`) is left out, and ``skipped`` says why.
     """
-    seed, n_candidates, max_queries, n_boot = probe.seed, probe.n_candidates, probe.max_queries, probe.n_boot
+    seed = probe.seed
     unfit = {s.dataset: control_unfit(table_of(s.dataset, tables), query_size, conditions) for s in settings}
     settings = [s for s in settings if not unfit[s.dataset]]
     specs_of = {(s.dataset, c): s.specs(c, query_size, seed) for s in settings for c in conditions}
@@ -129,6 +128,13 @@ def run_table_curves(
     curves, summaries, scores, vanilla = [], [], {}, {}
     for setting in settings:
         table = table_of(setting.dataset, tables)
+        at = ProbeSettings(
+            n_candidates=probe.n_candidates,
+            max_queries=probe.max_queries,
+            epochs=tuple(setting.epochs),
+            seed=seed,
+            n_boot=probe.n_boot,
+        )  # the table's own epochs, all 48 manipulations
         for condition in conditions:
             specs = specs_of[(setting.dataset, condition)]
             part = [runs[s] for s in specs]
@@ -136,17 +142,11 @@ def run_table_curves(
                 specs,
                 part,
                 reference,
-                ProbeSettings(
-                    n_candidates=n_candidates,
-                    max_queries=max_queries,
-                    epochs=tuple(setting.epochs),
-                    seed=seed,
-                    n_boot=n_boot,
-                ),
+                at,
                 progress=progress,
                 tables={setting.dataset: table},
             )
-            curve = sensitivity_table(specs, part, summary, table, reference, setting.epochs, n_boot, seed, vanilla)
+            curve = sensitivity_table(specs, part, summary, table, reference, at, vanilla)
             curves.append(curve.assign(dataset=setting.dataset, condition=condition))
             summaries.append(summary)
             scores.update(sc)

@@ -27,6 +27,7 @@ table is the two files alone, encoded on them, and its AUC a lower bound next to
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -34,28 +35,37 @@ import pandas as pd
 from ...data.dataset import Dataset
 from ...ltm import TableEncoder, subsample_features
 from ..contexts import ProbeError, classification_candidates, regression_candidates
-from ..scoring import ProbeQuery, probe_scores
+from ..scoring import ProbeQuery, QueryTarget, probe_scores
+from ..settings import PROBE_DEFAULTS, ProbeSettings
 from ..summary import summarize_scores
 
 
+@dataclass(frozen=True)
+class AuditRows:
+    """The rows an audit probes (Sec. 4.2): ``table`` (deduplicated), the row positions of the model's ``members``
+    and of rows it never saw (``non_members``), and the encoding's column subset (``max_features`` encoded columns,
+    drawn with ``feature_seed``; a controlled run draws them with its context seed)."""
+
+    table: Dataset
+    members: Sequence[int]
+    non_members: Sequence[int]
+    max_features: int = 30
+    feature_seed: int = 0
+
+
 def audit_queries(
-    table: Dataset,
-    member_ids: Sequence[int],
-    non_member_ids: Sequence[int],
-    *,
-    n_candidates: int = 10,
-    seed: int = 0,
-    max_queries: int | None = None,
-    max_features: int = 30,
-    feature_seed: int = 0,
+    rows: AuditRows, probe: ProbeSettings = PROBE_DEFAULTS
 ) -> tuple[list[ProbeQuery], float | None, float | None]:
-    """The probe queries of the given members and non-members (row positions in ``table``), and the target statistics.
+    """The probe queries of ``rows``' members and non-members (``probe``'s candidates per query, seed and cap per
+    pool), and the target statistics.
 
     Classification candidates are the table's labels; regression distractors and the target's
     standardization come from the rows that are neither members nor non-members (the context pool,
     as in the controlled runs), or from the whole table if there are none.
     """
-    members, non_members = np.asarray(member_ids, dtype=np.int64), np.asarray(non_member_ids, dtype=np.int64)
+    table, max_features, feature_seed = rows.table, rows.max_features, rows.feature_seed
+    n_candidates, seed, max_queries = probe.n_candidates, probe.seed, probe.max_queries
+    members, non_members = np.asarray(rows.members, dtype=np.int64), np.asarray(rows.non_members, dtype=np.int64)
     n = len(table.target)
     if len(members) == 0 or len(non_members) == 0:
         raise ProbeError(
@@ -104,42 +114,21 @@ def audit_queries(
 
 
 def audit_fine_tuned(
-    theta,
-    reference,
-    table: Dataset,
-    member_ids: Sequence[int],
-    non_member_ids: Sequence[int],
-    *,
-    manipulations: Sequence[str] | None = None,
-    n_candidates: int = 10,
-    seed: int = 0,
-    max_queries: int | None = None,
-    max_features: int = 30,
-    feature_seed: int = 0,
-    n_boot: int = 1000,
-    progress: bool = False,
+    theta, reference, rows: AuditRows, probe: ProbeSettings = PROBE_DEFAULTS, progress: bool = False
 ) -> tuple[dict, pd.DataFrame]:
-    """``(summary, scores)`` of the membership attack on ``theta`` calibrated with ``reference`` (see the module
-    docstring).
+    """``(summary, scores)`` of the membership attack on ``theta`` calibrated with ``reference`` over ``rows`` (see
+    the module docstring), probed with ``probe``'s candidates, seed, query cap, manipulations and bootstrap draws.
 
     ``scores`` has one row per (query, manipulation, model) with ``model`` "theta" or "ref". ``progress``: a
-    progress line per model on the terminal (:mod:`iclmem.runtime.progress`). ``feature_seed`` draws the subset of
-    ``max_features`` encoded columns of a wider table (a controlled run draws it with its ``context_seed``).
+    progress line per model on the terminal (:mod:`iclmem.runtime.progress`).
     """
-    queries, center, scale = audit_queries(
-        table,
-        member_ids,
-        non_member_ids,
-        n_candidates=n_candidates,
-        seed=seed,
-        max_queries=max_queries,
-        max_features=max_features,
-        feature_seed=feature_seed,
-    )
-    kwargs = dict(task=table.task, target_center=center, target_scale=scale, seed=seed, progress=progress)
+    queries, center, scale = audit_queries(rows, probe)
+    manipulations, seed = probe.manipulations, probe.seed
+    kwargs = dict(target=QueryTarget(rows.table.task, center, scale), seed=seed, progress=progress)
     s_theta = probe_scores(theta, queries, manipulations, columns={"model": "theta"}, **kwargs)
     s_ref = probe_scores(reference, queries, manipulations, columns={"model": "ref"}, **kwargs)
-    return summarize_scores(s_theta, s_ref, n_boot=n_boot, seed=seed), pd.concat([s_theta, s_ref], ignore_index=True)
+    summary = summarize_scores(s_theta, s_ref, n_boot=probe.n_boot, seed=seed)
+    return summary, pd.concat([s_theta, s_ref], ignore_index=True)
 
 
-__all__ = ["audit_fine_tuned", "audit_queries"]
+__all__ = ["AuditRows", "audit_fine_tuned", "audit_queries"]

@@ -38,7 +38,8 @@ import numpy as np
 import pandas as pd
 
 from ...runtime.progress import Bar, duration
-from . import audit_fine_tuned
+from ..settings import ProbeSettings
+from . import AuditRows, audit_fine_tuned
 from .html_report import figures, write_report
 from .inputs import MIN_ROWS, AuditConfig, AuditInputError, check_model_takes, load_audit_models, read_audit_inputs
 from .positive_control import ControlRecipe, run_control
@@ -173,20 +174,12 @@ def _probe(
 ) -> tuple[dict, pd.DataFrame, float]:
     """Step 4: the probe's summary and scores, and its seconds per probed row (both models)."""
     start = time.perf_counter()
-    summary, scores = audit_fine_tuned(
-        theta,
-        base,
-        audit.table,
-        members,
-        non,
-        seed=config.seed,
-        max_queries=config.max_queries,
-        feature_seed=config.seed if audit.table_file else 0,  # a controlled run's columns: drawn with its seed
-        n_boot=config.n_boot,
-        progress=progress,
-    )
-    rows = scores.query_id.nunique()
-    return summary, scores, (time.perf_counter() - start) / max(rows, 1)
+    feature_seed = config.seed if audit.table_file else 0  # a controlled run's columns: drawn with its seed
+    rows = AuditRows(audit.table, members, non, feature_seed=feature_seed)
+    probe = ProbeSettings(seed=config.seed, max_queries=config.max_queries, n_boot=config.n_boot)
+    summary, scores = audit_fine_tuned(theta, base, rows, probe, progress)
+    probed = scores.query_id.nunique()
+    return summary, scores, (time.perf_counter() - start) / max(probed, 1)
 
 
 def run_audit(config: AuditConfig, *, progress: bool = True, echo: Callable[[str], None] = print) -> AuditOutcome:
@@ -245,8 +238,8 @@ def run_audit(config: AuditConfig, *, progress: bool = True, echo: Callable[[str
             config.control_learning_rate, config.control_epochs, config.control_context_size, config.control_max_members
         )
         result["control"] = run_control(
-            base, audit.table, members, non_members, recipe, seconds_per_row=per_row, n_boot=config.n_boot,
-            seed=config.seed, progress=progress, echo=echo,
+            base, AuditRows(audit.table, members, non_members), recipe, seconds_per_row=per_row,
+            probe=ProbeSettings(seed=config.seed, n_boot=config.n_boot), progress=progress, echo=echo,
         )  # fmt: skip
     word, status = verdict(attack, split["separates"])
     result["verdict"] = {"word": word, "exit_status": status, "sentence": _sentence(word, result)}

@@ -35,8 +35,9 @@ import torch
 from ...data.context import draw_training_context
 from ...data.dataset import Dataset
 from ...ltm import ICLTask, TableEncoder, subsample_features
-from ...training.loop import Step, train, weights_path
-from . import audit_fine_tuned, audit_queries
+from ...training.loop import LoopOptions, Step, train, weights_path
+from ..settings import PROBE_DEFAULTS, ProbeSettings
+from . import AuditRows, audit_fine_tuned, audit_queries
 from .verdict import attack_summary, delta_frame
 
 
@@ -49,6 +50,15 @@ class ControlRecipe:
     context_size: int = 64
     max_members: int = 100
     weight_decay: float = 0.01
+
+    @property
+    def probe_epochs(self) -> tuple[int, ...]:
+        """The loop keeps the control's last epoch only (the model the audit probes)."""
+        return (self.epochs,)
+
+    def dp_step(self) -> None:
+        """The control is fine-tuned with the plain step (no DP-SGD)."""
+        return None
 
     def text(self) -> str:
         """The recipe in one sentence, as the report states it."""
@@ -98,7 +108,7 @@ def training_task(table: Dataset, ctx: np.ndarray, a: np.ndarray, b: np.ndarray,
     encoder = TableEncoder().fit(table.features)
     x = encoder.transform(table.features)[:, subsample_features(len(encoder.columns), max_features, 0)]
     y = table.target.to_numpy()
-    _, center, scale = audit_queries(table, a, b, max_features=max_features)  # the probe's target statistics
+    _, center, scale = audit_queries(AuditRows(table, a, b, max_features))  # the probe's target statistics
     return ICLTask(x[ctx], y[ctx], x[a], y[a], table.task, center, scale)
 
 
@@ -114,18 +124,8 @@ def estimate_seconds(base: Any, task: ICLTask, recipe: ControlRecipe, rows: int,
 def fine_tune_control(base: Any, schedule: ControlSchedule, recipe: ControlRecipe, progress: bool = True) -> Any:
     """A copy of ``base`` after the recipe's steps (the one training loop, in a temporary folder)."""
     with tempfile.TemporaryDirectory(prefix="iclmem-audit-control-") as tmp:
-        train(
-            schedule,
-            base,
-            learning_rate=recipe.learning_rate,
-            weight_decay=recipe.weight_decay,
-            epochs=recipe.epochs,
-            probe_epochs=(recipe.epochs,),
-            run_dir=Path(tmp),
-            progress=progress,
-            checkpoint_every=recipe.epochs,
-            desc="positive control: fine-tuning",
-        )
+        label = "positive control: fine-tuning" if progress else None
+        train(schedule, base, recipe, Path(tmp), LoopOptions(progress=label, checkpoint_every=recipe.epochs))
         model = base.clone()
         model.network.load_state_dict(
             torch.load(weights_path(Path(tmp), recipe.epochs), weights_only=True, map_location=model.device)
@@ -135,19 +135,18 @@ def fine_tune_control(base: Any, schedule: ControlSchedule, recipe: ControlRecip
 
 def run_control(
     base: Any,
-    table: Dataset,
-    member_ids: np.ndarray,
-    non_member_ids: np.ndarray,
+    rows: AuditRows,
     recipe: ControlRecipe,
     *,
     seconds_per_row: float,
-    n_boot: int = 1000,
-    seed: int = 0,
+    probe: ProbeSettings = PROBE_DEFAULTS,
     progress: bool = True,
     echo: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """The positive control (module docstring): its recipe, cost, rows, attack and whether the rule sees it."""
-    ctx, a, b = control_rows(table, member_ids, non_member_ids, recipe, seed)
+    """The positive control (module docstring) on the audit's ``rows``: its recipe, cost, rows, attack and whether the
+    rule sees it (``probe``: the audit's seed and bootstrap draws)."""
+    table, n_boot, seed = rows.table, probe.n_boot, probe.seed
+    ctx, a, b = control_rows(table, np.asarray(rows.members), np.asarray(rows.non_members), recipe, seed)
     task = training_task(table, ctx, a, b)
     estimate = estimate_seconds(base, task, recipe, len(a) + len(b), seconds_per_row)
     echo(
@@ -156,7 +155,7 @@ def run_control(
     )
     start = time.perf_counter()
     model = fine_tune_control(base, ControlSchedule(task, ctx, a), recipe, progress)
-    _, scores = audit_fine_tuned(model, base, table, a, b, seed=seed, n_boot=10, progress=progress)
+    _, scores = audit_fine_tuned(model, base, AuditRows(table, a, b), ProbeSettings(seed=seed, n_boot=10), progress)
     attack = attack_summary(delta_frame(scores), n_boot=n_boot, seed=seed)
     return {
         "recipe": asdict(recipe),

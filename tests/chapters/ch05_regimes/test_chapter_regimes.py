@@ -22,6 +22,7 @@ from iclmem.chapters.ch05_regimes import RegimeGridSpec, regime_claim, regime_pe
 from iclmem.ltm import LTMConfig, ReferenceLTM, TabularICLTransformer
 from iclmem.stats.outcomes import reclassify
 from iclmem.sweep import parse_grid, run_sweep, spec_key
+from iclmem.sweep.engine import Cluster
 from iclmem.training.regimes import MULTI_TASK_FIXED, MULTI_TASK_RANDOM, REGIMES, SINGLE_TASK_FIXED, RegimeError
 
 REPO = Path(__file__).resolve().parents[3]
@@ -320,7 +321,7 @@ def test_regime_null_permutes_every_view_of_the_sweep_from_stored_scores(tmp_pat
             "parts": [{}, {"regimes": [ST], "learning_rates": [1e-2, 1e-3]}],
         }
     )
-    result = run_sweep(grid, results_dir=tmp_path / "results", workers=0, reference=reference, progress=False)
+    result = run_sweep(grid, results_dir=tmp_path / "results", cluster=Cluster(0), reference=reference, progress=False)
     rows = result.rows()
     assert not result.failed and len(result.summaries) == 4 + 2 and rows.run_key.nunique() == 4 + 2 * 2
 

@@ -11,7 +11,12 @@ from iclmem.chapters.ch_a6_instrument import table_curves
 from iclmem.chapters.ch_a6_instrument.instrument import SensitivitySpec, run_sensitivity
 from iclmem.chapters.ch_a6_instrument.instrument_cells import rule_setting
 from iclmem.chapters.ch_a6_instrument.instrument_fit import control_unfit, factors_unfit, not_run_note
-from iclmem.chapters.ch_a6_instrument.table_curves import curve_settings, run_table_curves, weakest_per_table
+from iclmem.chapters.ch_a6_instrument.table_curves import (
+    CurveSetting,
+    curve_settings,
+    run_table_curves,
+    weakest_per_table,
+)
 from iclmem.data import Dataset, deduplicate, load_dataset
 
 
@@ -65,7 +70,7 @@ def test_a_skipped_control_fine_tunes_nothing_and_says_why(tmp_path, monkeypatch
 def test_the_curve_leaves_out_a_table_too_small_for_its_query_size(tmp_path, monkeypatch):
     monkeypatch.setattr(table_curves, "run_grid", lambda specs, *a, **k: [] if not specs else _no_training())
     tables = {"mine": _table(tmp_path, "classification", n=60)}
-    settings = curve_settings(["mine"], [0.01], [2], 16, "mine", [0.001], [2], 16)
+    settings = curve_settings(["mine"], [0.01], [2], 16, CurveSetting("mine", (0.001,), (2,), 16))
     curves = run_table_curves(settings, ["none", "all"], 50, None, tables=tables)
     assert list(curves.skipped) == ["mine"] and "too few for control_query_size=50" in curves.skipped["mine"]
     assert curves.curve.empty and weakest_per_table(curves.curve).empty and rule_setting(curves.curve) is None

@@ -15,6 +15,7 @@ from iclmem.chapters.ch_a6_instrument.instrument_cells import rule_selection_nul
 from iclmem.chapters.ch_a6_instrument.instrument_checks import context_ladder, ladder_drop, own_context_sanity
 from iclmem.chapters.ch_a6_instrument.member_control import member_only_control
 from iclmem.chapters.ch_a6_instrument.table_curves import (
+    CurveSetting,
     curve_settings,
     plot_table_curves,
     run_table_curves,
@@ -57,7 +58,7 @@ def _tables(folder) -> dict:
 def test_the_curve_runs_on_every_table_under_both_conditions(tmp_path, reference, monkeypatch):
     monkeypatch.setenv("ICLMEM_RESULTS", str(tmp_path / "results"))
     tables = {k: v.with_(name=k) for k, v in _tables(tmp_path).items()}
-    settings = curve_settings(["cls", "reg"], [3e-3], [1, 2], 32, "cls", [1e-2], [2], 24)
+    settings = curve_settings(["cls", "reg"], [3e-3], [1, 2], 32, CurveSetting("cls", (1e-2,), (2,), 24))
     assert [(s.dataset, s.learning_rates, s.epochs, s.context_size) for s in settings] == [
         ("reg", (3e-3,), (1, 2), 32),
         ("cls", (1e-2,), (2,), 24),
@@ -149,6 +150,10 @@ def test_p1s_rule_reads_the_vanilla_attack_only_and_is_replayed_in_the_null():
     assert set(always) <= {0, 1, 3}
 
 
+#: The control's probing settings: those the M run's scores were probed with (4 candidates, 6 queries, epochs 1, 2).
+CONTROL_PROBE = ProbeSettings(n_candidates=4, max_queries=6, epochs=(1, 2))
+
+
 def _m_run(tmp_path, reference, table, condition="members"):
     manifest = split_manifest(table, query_size=20, seed=0, label_condition=condition, results_dir=tmp_path)
     config = FinetuneConfig(1e-2, epochs=2, probe_epochs=(0, 1, 2), context_size=24)
@@ -163,7 +168,7 @@ def test_the_member_only_control_rescoring_changes_only_the_non_members(tmp_path
     scores = probe_run(
         run, table, reference, ProbeSettings(n_candidates=4, max_queries=6, epochs=(1, 2)), progress=False
     )
-    control = control_scores(run, table, scores, [1, 2], reference, 4, 0, 6)
+    control = control_scores(run, table, scores, reference, CONTROL_PROBE)
     assert len(control) == len(scores)
     key = ["model", "epoch", "query_id", "manipulation"]
     mine = control.set_index(key).sort_index()
@@ -175,9 +180,10 @@ def test_the_member_only_control_rescoring_changes_only_the_non_members(tmp_path
     true = np.asarray(run.manifest.labels(table, "non_members"))
     assert np.mean(control_labels(run, table) != true) > 0.2  # a permutation that moves labels
     assert np.array_equal(np.sort(control_labels(run, table)), np.sort(true))  # within the pool
-    pd.testing.assert_frame_equal(control, control_scores(run, table, scores, [1, 2], reference, 4, 0, 6))
+    pd.testing.assert_frame_equal(control, control_scores(run, table, scores, reference, CONTROL_PROBE))
+    one_epoch = replace(CONTROL_PROBE, epochs=(1,))
     with pytest.raises(ValueError, match="label condition 'members'"):
-        control_scores(_m_run(tmp_path, reference, table, "none"), table, scores, [1], reference, 4, 0, 6)
+        control_scores(_m_run(tmp_path, reference, table, "none"), table, scores, reference, one_epoch)
 
 
 def test_the_control_scores_m_ref_once_per_set_of_runs_and_equal_scoring_each_model_alone(tmp_path, reference):
@@ -197,7 +203,7 @@ def test_the_control_scores_m_ref_once_per_set_of_runs_and_equal_scoring_each_mo
             run, table, reference, ProbeSettings(n_candidates=4, max_queries=6, epochs=(1, 2)), progress=False
         )
         before = set((tmp_path / "probe").iterdir())
-        scored.append(control_scores(run, table, scores, [1, 2], reference, 4, 0, 6))
+        scored.append(control_scores(run, table, scores, reference, CONTROL_PROBE))
         scored[-1].attrs["new"] = len(set((tmp_path / "probe").iterdir()) - before)
     assert [frame.attrs["new"] for frame in scored] == [3, 2]  # M_ref + 2 epochs, then the 2 epochs alone
     ref = [frame[(frame.model == "ref") & ~frame.is_member.astype(bool)].reset_index(drop=True) for frame in scored]
@@ -262,11 +268,13 @@ def test_the_probe_finds_members_trained_on_their_own_mc_contexts(tmp_path, refe
     data = prepare_run_data(run.manifest, table, run.config)
     queries = run_queries(data, table, run, 4, 0, None)
     few = ["baseline", "uniform_2", "skew_true_2", "feature_reduction_2", "shuffle_and_random_2"]
-    found = own_context_sanity(data, queries, reference, 1e-2, 60, n_boot=50, manipulations=few)
+    found = own_context_sanity(data, queries, reference, 1e-2, 60, ProbeSettings(n_boot=50, manipulations=tuple(few)))
     assert found["max_gap"] < 1e-4  # the probe's baseline is the training context
     assert found["baseline_auc"] == pytest.approx(found["direct_auc"], abs=1e-3)
     assert found["auc"] > 0.55 and found["direct_auc"] > 0.55  # members found, if weakly on this tiny model
-    untrained = own_context_sanity(data, queries, reference, 1e-2, 0, n_boot=50, manipulations=few)
+    untrained = own_context_sanity(
+        data, queries, reference, 1e-2, 0, ProbeSettings(n_boot=50, manipulations=tuple(few))
+    )
     assert untrained["auc"] == pytest.approx(0.5) and untrained["direct_auc"] == pytest.approx(0.5)
 
 
@@ -277,7 +285,7 @@ def test_the_context_ladder(tmp_path, reference):
     manifest = split_manifest(table, query_size=20, seed=0, label_condition="all", results_dir=tmp_path)
     config = FinetuneConfig(3e-3, epochs=5, probe_epochs=(0, 5), context_size=40)
     run = finetune(manifest, table, config, reference, tmp_path, progress=False)
-    ladder = context_ladder(run, table, 5, reference, 4, n_boot=50, ks=(8, 2))
+    ladder = context_ladder(run, table, 5, reference, ProbeSettings(n_candidates=4, n_boot=50), ks=(8, 2))
     assert list(ladder.context) == [
         "C'",
         "C' labels permuted",
@@ -342,7 +350,9 @@ def test_the_factor_table_and_the_strong_signal_on_tiny_runs(tmp_path, reference
     assert len(table) == len(cases) and (table.loc[table.factor == "none", "change"] == 0).all()
     assert table["probe AUC"].between(0, 1).all() and table["vanilla AUC"].between(0, 1).all()
     assert strongest_factor(table).split(" (")[0] in set(table.factor) - {"none"}
-    per_seed, categories, pools = strong_signal(seen, 2, reference, (0, 1), 4, 6, 20, tables)
+    per_seed, categories, pools = strong_signal(
+        seen, 2, reference, (0, 1), ProbeSettings(n_candidates=4, max_queries=6, n_boot=20), tables
+    )
     assert list(per_seed.seed) == [0, 1] and per_seed["loss ratio"].gt(0).all()
     assert per_seed.loc[0, "probe AUC loss"] == pytest.approx(table.loc[0, "probe AUC"])  # the same cell, read back
     assert "feature_reduction" in set(categories.category) and list(pools.pool) == ["non-members", "members"]
