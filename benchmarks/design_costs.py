@@ -58,6 +58,7 @@ from iclmem.ltm import load_reference
 from iclmem.probe import probe_run, summarize_run
 from iclmem.probe.null import null_summaries
 from iclmem.probe.settings import ProbeSettings
+from iclmem.stats.permutation import NullDraws
 from iclmem.store.atomic import atomic_write_text
 from iclmem.sweep.gridfile import DatasetSource
 from iclmem.training.grid import RunSpec, run_spec
@@ -109,7 +110,7 @@ def measure(table: str, q: int, epochs: tuple[int, int], probe_queries: int) -> 
             out["probed_queries"] = int(scores[scores.model == "ref"].query_id.nunique())
             if q == 50:
                 null_summaries(
-                    summary, {run.key: scores}, N_PERM, 0, N_BOOT, reading="bound", progress=False, workers=1
+                    summary, {run.key: scores}, NullDraws(N_PERM, 0, N_BOOT), reading="bound", progress=False, workers=1
                 )
                 out["null_s"] = time.process_time() - c3
     e1, e2 = epochs
@@ -135,7 +136,9 @@ def pilot() -> dict:
         settings = ProbeSettings(n_candidates=N_CANDIDATES, max_queries=50, epochs=tuple(PILOT_EPOCHS))
         scores = probe_run(run, data, ref, settings, results_dir=store, progress=False)
         summary = summarize_run(scores, run, n_boot=N_BOOT, seed=0).assign(run_key=run.key)
-        null = null_summaries(summary, {run.key: scores}, N_PERM, 0, N_BOOT, reading="bound", progress=False, workers=1)
+        null = null_summaries(
+            summary, {run.key: scores}, NullDraws(N_PERM, 0, N_BOOT), reading="bound", progress=False, workers=1
+        )
         spread, draws = {}, {}
         for e in PILOT_EPOCHS:
             d = effect_draws([group_ranks(scores, e)], N_PERM, 0)

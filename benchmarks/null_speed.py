@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from iclmem.probe import null
-from iclmem.stats.permutation import permuted_labels
+from iclmem.stats.permutation import NullDraws, permuted_labels
 from iclmem.store.atomic import atomic_write_text
 
 SIZES = (50, 100, 128, 181, 256, 512)
@@ -107,7 +107,9 @@ def grid_row(runs: int) -> dict:
     frames, seconds = {}, {}
     for workers in (1, 2):
         t0 = time.perf_counter()
-        frames[workers] = null.null_summaries(summary, scores, N_PERM, 0, N_BOOT, progress=False, workers=workers)
+        frames[workers] = null.null_summaries(
+            summary, scores, NullDraws(N_PERM, 0, N_BOOT), progress=False, workers=workers
+        )
         seconds[workers] = time.perf_counter() - t0
     pd.testing.assert_frame_equal(frames[1], frames[2])
     return {

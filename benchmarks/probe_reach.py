@@ -98,7 +98,7 @@ def reach(model_name: str) -> dict:
         CURVE["datasets"], CURVE["learning_rates"], CURVE["epochs"], CURVE["context_size"], control
     )
     curves = run_table_curves(settings, CURVE["conditions"], CONTROL["query_size"], reference, PROBE, progress=True)
-    p1, _, _ = rule_p1(curves.curve, curves.vanilla_scores, curves.summary, curves.scores, P1_BOUND, 0)
+    p1, _, _ = rule_p1(curves.curve, curves.vanilla_scores, curves.summary, curves.scores, P1_BOUND)
     under_all = curves.curve[curves.curve.condition == "all"]
     per_table = {
         d: _cell(rows.loc[rows["vanilla AUC"].idxmax()]) for d, rows in under_all.groupby("dataset", sort=False)

@@ -84,6 +84,7 @@ from iclmem.probe.manipulations import MANIPULATIONS
 from iclmem.probe.same_context import same_as_baseline
 from iclmem.stats.outcomes import reclassify
 from iclmem.probe.null import null_summaries
+from iclmem.stats.permutation import NullDraws
 from iclmem.probe.run import run_queries
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
@@ -275,7 +276,7 @@ comparison
 # %%
 baseline_twins = same_as_baseline(model_invariances(reference))  # the baseline's very context for this model
 glue_text("baseline_twins", ", ".join(baseline_twins) or "none")
-null = null_summaries(fine, scores, n_permutations, seed, n_boot, reading=outcome_rule, progress=False) if len(fine) else None
+null = null_summaries(fine, scores, NullDraws(n_permutations, seed, n_boot), reading=outcome_rule, progress=False) if len(fine) else None
 selected = None if null is None else replayed_selection(fine, null)  # the basis, chosen again in each permutation
 configs = [group_ranks(scores[key], epoch) for key, epoch in zip(fine.run_key, fine.epoch)]
 claims = perturbation_claims(configs, "detectable-memorization" if len(detected) else "non-collapsed",

@@ -86,6 +86,7 @@ from iclmem.report.design_glue import read_on_design
 from iclmem.report.display import and_list, use_book_tables
 from iclmem.report.glue import claims_table, glue_claims, glue_text
 from iclmem.stats.outcomes import reclassify
+from iclmem.stats.permutation import NullDraws
 from iclmem.training.grid import GridAxes, RunSpec, expand_grid, probe_grid, run_grid, table_of
 
 use_book_tables()  # every table below: no index, 3 significant digits, lr as 1e-2
@@ -242,7 +243,7 @@ curves.curve.drop(columns="run_key", errors="ignore")
 # %%
 p1_rule = f"the rule 'weakest cell under All whose vanilla lower bound exceeds {p1_vanilla_bound:g}'"
 p1_cell, p1_null, p1_bounds = rule_p1(curves.curve, curves.vanilla_scores, curves.summary, curves.scores,
-                                      p1_vanilla_bound, n_permutations, seed, n_boot)
+                                      p1_vanilla_bound, NullDraws(n_permutations, seed, n_boot))
 glue_text("p1_bound", f"{p1_vanilla_bound:g}")
 p1_cells({**({"strongest memorization (the control)": top} if top is not None else {}), "P1's rule": p1_cell})
 

@@ -26,7 +26,9 @@ from ..runtime.workers import worker_count
 from ..stats.metrics import membership_score
 from ..stats.outcomes import DETECT_METRICS, reclassify
 from ..stats.permutation import (
+    DEFAULT_NULL,
     N_PERMUTATIONS,
+    NullDraws,
     permuted_attack_statistics,
     permuted_gaps,
     permuted_labels,
@@ -194,15 +196,14 @@ def run_null(
 def null_summaries(
     summary: pd.DataFrame,
     scores: Mapping[str, pd.DataFrame],
-    n_perm: int = N_PERMUTATIONS,
-    seed: int = 0,
-    n_boot: int = 200,
+    draws: NullDraws = DEFAULT_NULL,
     reading: str | None = None,
     bounds: bool = True,
     progress: bool = True,
     workers: int | None = None,
 ) -> pd.DataFrame:
-    """The fine-tuned rows (epoch > 0) of ``summary`` recomputed under ``n_perm`` membership permutations.
+    """The fine-tuned rows (epoch > 0) of ``summary`` recomputed under ``draws.n_perm`` membership permutations
+    (seeded by ``draws.seed``, each interval from ``draws.n_boot`` resamples).
 
     Returns one frame with a ``perm`` column: per permutation, every fine-tuned row of ``summary``
     with :data:`PERMUTED_COLUMNS` replaced by their permuted values (the other columns kept), and,
@@ -210,7 +211,7 @@ def null_summaries(
     (:func:`iclmem.stats.outcomes.reclassify`). ``scores``: the probe scores per run key, as
     :func:`iclmem.training.grid.probe_grid` returns them. ``workers`` (default ``$ICLMEM_WORKERS``, else 1)
     threads compute the runs side by side (numpy releases the GIL in its array work); each run's
-    permutations depend on its own queries and ``seed`` only, so the frame is the same for any count.
+    permutations depend on its own queries and ``draws.seed`` only, so the frame is the same for any count.
     """
     fine = summary[summary.epoch > 0]
     missing = sorted(set(fine.run_key) - set(scores))
@@ -222,7 +223,7 @@ def null_summaries(
 
     def permuted(group: tuple[str, pd.DataFrame]) -> pd.DataFrame:
         key, rows = group
-        return run_null(scores[key], sorted(rows.epoch.unique()), n_perm, seed, n_boot, bounds)
+        return run_null(scores[key], sorted(rows.epoch.unique()), draws.n_perm, draws.seed, draws.n_boot, bounds)
 
     threads = min(worker_count(workers), len(groups))
     with ThreadPoolExecutor(max(threads, 1)) as pool:

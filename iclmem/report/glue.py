@@ -301,6 +301,23 @@ def design_decides(progress: Mapping[str, Any] | None) -> bool:
     return bool(progress) and progress["tasks_bundled"] >= progress["tasks"] and progress.get("check") == "accepted"
 
 
+def _record_cells(record: Mapping[str, Any] | None, missing: str) -> tuple:
+    """A scorecard row's (paper, this build, verdict, null rate, null, reason, points) from a claim's ``record``; a
+    claim no chapter recorded reads :data:`MISSING`, with ``missing`` (where it should have come from) as its
+    reason."""
+    if record is None:
+        return "", "", MISSING, "-", "-", f"not recorded: {missing}", None
+    return (
+        record["paper"],
+        _with_interval(record),
+        record["verdict"],
+        null_rate_text(record),
+        _null_text(record),
+        record["reason"],
+        record.get("points"),
+    )
+
+
 def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.DataFrame:
     """One row per claim of :data:`CLAIMS`, in registry order, read from the executed chapters.
 
@@ -343,58 +360,14 @@ def scorecard_table(executed_dir: str | Path, page: str = SCORECARD_PAGE) -> pd.
         anchor = anchors.get(chapter, {}).get(claim_id)
         href = page_link(chapter, page) + (f"#{anchor}" if anchor else "")
         link = f'<a href="{html.escape(href)}">{html.escape(titles[chapter])}</a>'
-        if record is None:
-            where = (
-                f"{chapter} does not glue {GLUE_PREFIX}{claim_id}"
-                if chapter in records
-                else (f"{chapter}.ipynb is not in {executed_dir} (not executed yet)")
-            )
-            return dict(
-                zip(
-                    SCORECARD_COLUMNS,
-                    (
-                        claim_id,
-                        statement,
-                        comparison(claim_id)[0],
-                        "",
-                        "",
-                        MISSING,
-                        "-",
-                        "-",
-                        f"not recorded: {where}",
-                        by,
-                        *_other(other),
-                        chapter,
-                        link,
-                        href,
-                        None,
-                    ),
-                    strict=True,
-                )
-            )
-        return dict(
-            zip(
-                SCORECARD_COLUMNS,
-                (
-                    claim_id,
-                    statement,
-                    comparison(claim_id)[0],
-                    record["paper"],
-                    _with_interval(record),
-                    record["verdict"],
-                    null_rate_text(record),
-                    _null_text(record),
-                    record["reason"],
-                    by,
-                    *_other(other),
-                    chapter,
-                    link,
-                    href,
-                    record.get("points"),
-                ),
-                strict=True,
-            )
+        where = (
+            f"{chapter} does not glue {GLUE_PREFIX}{claim_id}"
+            if chapter in records
+            else (f"{chapter}.ipynb is not in {executed_dir} (not executed yet)")
         )
+        paper, build, verdict, rate, null, reason, points = _record_cells(record, where)
+        cells = (claim_id, statement, comparison(claim_id)[0], paper, build, verdict, rate, null, reason, by)
+        return dict(zip(SCORECARD_COLUMNS, (*cells, *_other(other), chapter, link, href, points), strict=True))
 
     registry = claims_by_id()
     rows = [row(c.id, c.statement, c.chapter, records.get(c.chapter, {}).get(c.id)) for c in CLAIMS]

@@ -25,12 +25,27 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as _st
 
 #: Permutations per claim null in the book (the issue's floor: at least 100 where cheap).
 N_PERMUTATIONS = 100
+
+
+@dataclass(frozen=True)
+class NullDraws:
+    """The draws of a membership-permutation null (Sec. 4.2, App. A.4): ``n_perm`` permutations of membership, seeded
+    by ``seed``, each permuted row's interval from ``n_boot`` bootstrap resamples."""
+
+    n_perm: int = N_PERMUTATIONS
+    seed: int = 0
+    n_boot: int = 200
+
+
+#: The book's null: :data:`N_PERMUTATIONS` permutations, seed 0, 200 resamples per interval.
+DEFAULT_NULL = NullDraws()
 #: The largest null "reproduce" rate a reproduced verdict may have.
 NULL_LEVEL = 0.05
 
@@ -247,7 +262,9 @@ __all__ = [
     "ABSENCE_MARGIN",
     "MAX_PLANNED_QUERIES",
     "NULL_LEVEL",
+    "DEFAULT_NULL",
     "N_PERMUTATIONS",
+    "NullDraws",
     "StatsError",
     "beyond_null",
     "count_statistics",

@@ -22,6 +22,7 @@ from iclmem.ltm import ReferenceLTM
 from iclmem.probe.effects import group_ranks, manipulation_aucs
 from iclmem.probe.null import run_null
 from iclmem.probe.settings import ProbeSettings
+from iclmem.stats.permutation import NullDraws
 from iclmem.training.grid import probe_grid, run_grid
 
 pytestmark = pytest.mark.slow
@@ -163,7 +164,7 @@ def test_a_design_reads_the_null_and_effects_the_notebooks_compute_from_scores(d
 
     runs, summary, scores = _from_store(design, reference)
     to_bundle = {r.key: r.input_key for r in runs}
-    computed = null_summaries(summary, scores, N_PERM, 0, 10, reading="bound", progress=False, workers=1)
+    computed = null_summaries(summary, scores, NullDraws(N_PERM, 0, 10), reading="bound", progress=False, workers=1)
     read = Design(read_bundle(design["design"].root))
     mine = read.summary[read.summary.run_key.isin(set(to_bundle.values()))]
     kept = read.null("bound", mine)
@@ -250,7 +251,7 @@ def test_the_chapters_read_their_claims_on_a_design_as_on_its_scores(design: dic
 
     runs, summary, scores = _from_store(design, reference)
     read = Design(read_bundle(design["design"].root))
-    null = null_summaries(summary, scores, N_PERM, 0, 10, progress=False, workers=1)
+    null = null_summaries(summary, scores, NullDraws(N_PERM, 0, 10), progress=False, workers=1)
     grid = reclassify(summary, "bound")
     on_design = {r["id"]: r for r in design_calibration_claims(read, "bound")}
     assert on_design == {r["id"]: r for r in calibration_claims(grid, permutations(reclassify(null, "bound")), "bound")}
@@ -281,7 +282,7 @@ def test_the_chapters_read_their_claims_on_a_design_as_on_its_scores(design: dic
     specs = [s for s in design["grid"].specs if s.regime == "single_task_fixed"]
     assert design_finetuning_claims(read) == [loss_ratio_claim(grid_metrics(specs, runs))]
     fine = membership_rows(grid[(grid.epoch > 0) & ~grid.collapsed.astype(bool)]).reset_index(drop=True)
-    fine_null = null_summaries(fine, scores, N_PERM, 0, 10, reading="bound", progress=False, workers=1)
+    fine_null = null_summaries(fine, scores, NullDraws(N_PERM, 0, 10), reading="bound", progress=False, workers=1)
     invariances = model_invariances(reference)
     expected = perturbation_claims(
         [group_ranks(scores[k], e) for k, e in zip(fine.run_key, fine.epoch, strict=True)],

@@ -15,6 +15,7 @@ from iclmem.probe.summary import summarize_scores
 from iclmem.stats.metrics import attack_metrics, attack_statistics, loss_gaps
 from iclmem.stats.outcomes import OUTCOME_READINGS, PRINTED_CUT, Outcome, classify_arrays, classify_outcome
 from iclmem.stats.permutation import (
+    NullDraws,
     StatsError,
     beyond_null,
     hanley_mcneil_se,
@@ -243,7 +244,7 @@ def test_null_summaries_share_permutations_across_runs_of_one_query_set_and_recl
             for e in (0, 1, 10)
         ]
     )
-    null = null_summaries(summary, {"a": a, "b": b}, n_perm=40, seed=0, n_boot=50, reading="bound", progress=False)
+    null = null_summaries(summary, {"a": a, "b": b}, NullDraws(40, 0, 50), reading="bound", progress=False)
     assert len(null) == 2 * 2 * 40 and set(null.outcome_reading) == {"bound"}
     assert set(null.outcome) <= {o.value for o in Outcome}
     perms = permutations(null)
@@ -269,7 +270,7 @@ def test_null_summaries_in_threads_equal_one_run_after_another():
             for e in (0, 1, 10)
         ]
     )
-    one = null_summaries(summary, scores, n_perm=30, seed=3, n_boot=40, progress=False, workers=1)
-    three = null_summaries(summary, scores, n_perm=30, seed=3, n_boot=40, progress=False, workers=3)
+    one = null_summaries(summary, scores, NullDraws(30, 3, 40), progress=False, workers=1)
+    three = null_summaries(summary, scores, NullDraws(30, 3, 40), progress=False, workers=3)
     pd.testing.assert_frame_equal(one, three)
     assert one.groupby("run_key").auc_loss_lo.nunique().min() > 1  # each run's bounds vary over its permutations

@@ -292,7 +292,6 @@ def perturbation_claims(
     *,
     n_perm: int = N_PERMUTATIONS,
     seed: int = 0,
-    margin: float = NEUTRAL_DELTA,
     selected: np.ndarray | None = None,
     same_as_base: Sequence[str] = (),
 ) -> list[dict]:
@@ -313,7 +312,7 @@ def perturbation_claims(
       ``mixed_true_5_non_true_5``'s own Delta AUC is reported beside it.
     * **C12b** (positional shuffling ~0): *holds by construction* for a row-order-invariant model
       (its shuffles are the baseline context, scored once); otherwise :func:`about_zero_agreement`
-      with ``margin`` on the positional_shuffling category.
+      with the margin :data:`NEUTRAL_DELTA` on the positional_shuffling category.
     * **C12c** (feature reduction and distractors negligible): :func:`about_zero_agreement` on
       each of the feature_reduction and distractor_injection categories (all must agree).
 
@@ -366,9 +365,9 @@ def perturbation_claims(
             null_range=_fmt_range(shuffle[1:]),
         )
     else:
-        c12b = _equivalence_claim("C12b", draws, (SHUFFLE_CATEGORY,), paper_b, scope, margin)
+        c12b = _equivalence_claim("C12b", draws, (SHUFFLE_CATEGORY,), paper_b, scope, NEUTRAL_DELTA)
     return [
         _skew_claim(draws, paper_a, scope, same_as_base),
         c12b,
-        _equivalence_claim("C12c", draws, FEATURE_CATEGORIES, paper_c, scope, margin),
+        _equivalence_claim("C12c", draws, FEATURE_CATEGORIES, paper_c, scope, NEUTRAL_DELTA),
     ]

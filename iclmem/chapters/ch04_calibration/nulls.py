@@ -24,6 +24,7 @@ import pandas as pd
 from iclmem.chapters.ch04_calibration.evidence import Evidence
 from iclmem.probe.null import null_summaries, permutations
 from iclmem.stats.outcomes import get_reading, reclassify
+from iclmem.stats.permutation import NullDraws
 
 #: What every draw of a stack shares, row by row (the columns a summary has of these).
 STRUCTURE = ("dataset", "query_size", "learning_rate", "epoch", "label_condition", "run_key", "task", "k")
@@ -241,7 +242,7 @@ def outcomes_with_null(
     no outcome column fixed (each reading reclassifies it); ``n_permutations = 0`` gives no null.
     """
     get_reading(outcome_rule)
-    null = null_summaries(summary, scores, n_permutations, seed, n_boot) if n_permutations else None
+    null = null_summaries(summary, scores, NullDraws(n_permutations, seed, n_boot)) if n_permutations else None
     return reclassify(summary, outcome_rule), null
 
 

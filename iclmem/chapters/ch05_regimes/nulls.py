@@ -13,6 +13,7 @@ import pandas as pd
 
 from iclmem.data import Dataset
 from iclmem.probe.null import null_summaries
+from iclmem.stats.permutation import NullDraws
 from iclmem.sweep.gridfile import Grid
 from iclmem.sweep.tasks import (
     task_reference as loaded_model,  # the M_ref a sweep task fine-tunes from (None, a path or tabicl:/tabpfn:)
@@ -92,6 +93,5 @@ def regime_null(
     """
     used = rows[(rows.query_size == query_size) & (rows.label_condition == "none") & (rows.epoch > 0)]
     scores = regime_scores(grid, used, query_size, reference, results_dir, carte_dir, tables)
-    return null_summaries(
-        used, scores, n_permutations, grid.probe.seed, grid.probe.n_boot, bounds=True, progress=progress
-    )
+    draws = NullDraws(n_permutations, grid.probe.seed, grid.probe.n_boot)
+    return null_summaries(used, scores, draws, bounds=True, progress=progress)

@@ -23,6 +23,7 @@ from iclmem.report.verdicts import (
     evidence_verdict,
     verdict_without_null,
 )
+from iclmem.stats.permutation import NullDraws
 
 #: What the paper says of the instrument rows P1 and P2.
 INSTRUMENT_PAPER = "(the book's instrument; the paper reports no control)"
@@ -227,9 +228,7 @@ def _p3_null_rate(
     null = null_summaries(
         control[control.set_index(["run_key", "epoch"]).index.isin(keys)],
         dict(controlled),
-        n_permutations,
-        seed,
-        n_boot,
+        NullDraws(n_permutations, seed, n_boot),
         reading=outcome_rule,
         progress=False,
     )

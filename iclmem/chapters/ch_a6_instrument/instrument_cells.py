@@ -17,6 +17,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from iclmem.stats.permutation import NullDraws
+
 #: The control's label condition (see :mod:`.instrument`).
 CONTROL_CONDITION = "all"
 
@@ -155,7 +157,7 @@ def null_lower_bounds(
     part = summary if cells is None else summary[keys.isin(cells)]
     if part.empty or not n_permutations:
         return {}
-    null = null_summaries(part, scores, n_permutations, seed, n_boot, progress=False)
+    null = null_summaries(part, scores, NullDraws(n_permutations, seed, n_boot), progress=False)
     return {
         f"{key}@{int(epoch)}": rows.sort_values("perm").auc_loss_lo.to_numpy()
         for (key, epoch), rows in null.groupby(["run_key", "epoch"])
@@ -168,15 +170,15 @@ def rule_p1(
     summary: pd.DataFrame,
     scores: Mapping[str, pd.DataFrame],
     bound: float = P1_VANILLA_BOUND,
-    n_permutations: int = 0,
-    seed: int = 0,
-    n_boot: int = 200,
+    null: NullDraws | None = None,
 ) -> tuple[pd.Series | None, np.ndarray | None, dict[str, np.ndarray]]:
-    """P1's cell by :func:`rule_setting`, the rule replayed in every null draw (:func:`rule_selection_null`) and the
-    probe's permuted lower bounds at every cell some draw (or the real rule) chooses: ``(cell, selection, bounds)``.
+    """P1's cell by :func:`rule_setting`, the rule replayed in every draw of ``null`` (:func:`rule_selection_null`;
+    None: no null) and the probe's permuted lower bounds at every cell some draw (or the real rule) chooses:
+    ``(cell, selection, bounds)``.
 
     Only the chosen cells' null is computed (under the null the rule rarely chooses any).
     """
+    n_permutations, seed, n_boot = (null.n_perm, null.seed, null.n_boot) if null else (0, 0, 200)
     cell = rule_setting(curve, bound)
     if cell is None or not n_permutations:
         return cell, None, {}
