@@ -87,7 +87,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from iclmem.report.glue import glue_claims
-from iclmem.chapters.ch06_llm_kshot import Focus, accuracy_by_k, all_claims, claim_results_table
+from iclmem.chapters.ch06_llm_kshot import ClaimDraws, Focus, accuracy_by_k, all_claims, claim_results_table
 from iclmem.chapters.ch06_llm_kshot import claims_glue, protocol_glue, context_summary, correlation_tables, glue_values, ground_truth_glue, ground_truth_table, judge_glue, judges_text, memorized_vs_not_table, paper_correlation_tables, run_glue, sample_table
 from iclmem.chapters.ch06_llm_kshot import plot_match_composition, plot_memorization, plot_performance_vs_memorization
 from iclmem.llm import SETTINGS, CachedBackend, OfflineJudge, ReplicationConfig, build_experiment, memorization_messages
@@ -99,7 +99,7 @@ from iclmem.llm.replication import accuracy, memorization_rates
 from IPython.display import Markdown, display
 
 from iclmem.report.display import use_book_tables
-from iclmem.chapters.ch06_llm_kshot import correlation_intervals, ground_truth_gaps, offline_judge_quality, summary_markdown
+from iclmem.chapters.ch06_llm_kshot import Judging, correlation_intervals, ground_truth_gaps, offline_judge_quality, summary_markdown
 from iclmem.llm.judge_accuracy import completion_accuracy, judge_accuracy_table
 from iclmem.llm.review import export_review, import_review
 
@@ -408,7 +408,8 @@ mvn_table
 
 # %%
 focus = Focus(replication.focus_model, members_only=replication.has_ground_truth)
-results = all_claims(mem, perf, focus, agree, seed=seed, review=review, n_perm=n_permutations,
+draws = ClaimDraws(seed=seed, n_perm=n_permutations)  # resamples of each interval: N_BOOT, the default
+results = all_claims(mem, perf, focus, agree, draws, review=review,
                      labels_in_training=finetune_labels if replication.has_ground_truth else None)
 glue_claims(c.record() for c in results)
 glue_values(claims_glue(results, agree))
@@ -432,7 +433,8 @@ print(f"{wall_min:.1f} minutes; {run['n_completions']} completions, {run['n_cach
 
 # %% tags=["hide-input"]
 overflow = plan.text() if len(plan.does_not_fit) else None
-summary = summary_markdown(run, window, judged.source, quality, agree, gaps, results, review.text() if review else None, overflow)
+judging = Judging(judged.source, quality, agree, review.text() if review else None)
+summary = summary_markdown(run, window, judging, gaps, results, overflow)
 display(Markdown(summary))
 
 # %% [markdown]

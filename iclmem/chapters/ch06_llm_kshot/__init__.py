@@ -1,9 +1,10 @@
 """Notebook 06, k-shot replication: Golchin et al. 2024, Sec. 3-5, Tab. 1-3, Fig. 2-4, claims D1-D9.
 
 What the notebook imports: the rows a claim reads (:class:`Focus`), the basis each claim's verdict reads
-(:data:`BASIS`, :func:`basis_table`: net of non-members or raw rates), the claims (:mod:`.claims`), the tables
-(:mod:`.tables`), the figures (:mod:`.figures`), the glued values (:mod:`.glue`), the context window
-(:mod:`.context`), the offline judge's quality (:mod:`.quality`) and the summary (:mod:`.summary`).
+(:data:`BASIS`, :func:`basis_table`: net of non-members or raw rates), the claims (:mod:`.claims`) and the draws
+they are judged with (:class:`ClaimDraws`), the tables (:mod:`.tables`), the figures (:mod:`.figures`), the glued values
+(:mod:`.glue`), the context window (:mod:`.context`), the offline judge's quality (:mod:`.quality`) and the summary
+(:mod:`.summary`, with how the build was judged: :class:`Judging`).
 """
 
 from iclmem.chapters.ch06_llm_kshot.accuracy import accuracy_by_k
@@ -25,7 +26,8 @@ from iclmem.chapters.ch06_llm_kshot.glue import (
 )
 from iclmem.chapters.ch06_llm_kshot.judge_quality import judges_text, offline_judge_quality
 from iclmem.chapters.ch06_llm_kshot.matrices import Focus
-from iclmem.chapters.ch06_llm_kshot.summary_text import summary_markdown
+from iclmem.chapters.ch06_llm_kshot.rules import ClaimDraws
+from iclmem.chapters.ch06_llm_kshot.summary_text import Judging, summary_markdown
 from iclmem.chapters.ch06_llm_kshot.tables import (
     claim_results_table,
     correlation_intervals,
@@ -40,6 +42,8 @@ from iclmem.chapters.ch06_llm_kshot.tables import (
 __all__ = [
     "BASIS",
     "Focus",
+    "Judging",
+    "ClaimDraws",
     "accuracy_by_k",
     "all_claims",
     "basis_table",

@@ -54,8 +54,9 @@ How a verdict is decided (uniformly; the words of :data:`iclmem.report.glue.VERD
   then thinned (memorized completions dropped at random; read net, the members' only) until it lies a margin below
   the other (D4, D5 at k >= 25), since exchangeable settings are what an equality claims; D7's null permutes the
   k > 0 labels within every instance, k = 0 kept, on either basis. :data:`~iclmem.stats.permutation.N_PERMUTATIONS`
-  draws (``n_perm``), seeded by the claim's ``seed``; each draw is judged by the claim's own rule with a
-  :data:`NULL_BOOT`-resample bootstrap. The *null rate* is the share of draws in which the rule says "reproduced";
+  draws (``draws.n_perm`` of a :class:`~.rules.ClaimDraws`), seeded by the claim's ``draws.seed``; each draw is
+  judged by the claim's own rule with a :data:`~.rules.NULL_BOOT`-resample bootstrap. The *null rate* is the share of
+  draws in which the rule says "reproduced";
 * **the verdict.** ``reproduced`` when the rule agrees and its null rate is at most 5%; ``inconclusive`` when it
   agrees but the null rate is higher (chance alone gives that answer), or when the disagreement lies inside the
   noise; ``differs`` when the build clearly contradicts the claim; ``not testable here`` when the frames lack what
@@ -63,7 +64,7 @@ How a verdict is decided (uniformly; the words of :data:`iclmem.report.glue.VERD
   exchange: no null applies, and its Wilson interval decides. No D claim holds by construction.
 
 Bootstraps resample instances with replacement (paired: an instance keeps all its k, settings and answers),
-seeded, :data:`N_BOOT` resamples; replicates where the statistic is undefined are dropped and the interval is
+seeded, :data:`~.rules.N_BOOT` resamples; replicates where the statistic is undefined are dropped and the interval is
 undefined when fewer than half remain. Each record carries its null: what is exchangeable, the observed statistic,
 its central 95% under the null and the null rate (:class:`ClaimResult`).
 """
@@ -90,6 +91,7 @@ from iclmem.chapters.ch06_llm_kshot.contrast import (
 )
 from iclmem.chapters.ch06_llm_kshot.correlation import (
     VERY_STRONG_R,
+    CurveReading,
     curve_null,
     memorized_difference,
     memorized_differences,
@@ -100,6 +102,8 @@ from iclmem.chapters.ch06_llm_kshot.correlation import (
     setting_correlations,
 )
 from iclmem.chapters.ch06_llm_kshot.equality import (
+    EqualReading,
+    SettingsPair,
     difference_intervals_text,
     equal_floor_text,
     maximum_floor_text,
@@ -115,7 +119,6 @@ from iclmem.chapters.ch06_llm_kshot.matrices import MEMORIZED, Focus, correct_ma
 from iclmem.chapters.ch06_llm_kshot.nulls import (
     ClaimNull,
     directional_null,
-    draws_text,
     gain_null,
     judged_record,
     null_boot,
@@ -145,8 +148,9 @@ from iclmem.chapters.ch06_llm_kshot.paper import (
     paper_d9,
 )
 from iclmem.chapters.ch06_llm_kshot.rules import (
+    DEFAULT_DRAWS,
     EQUIVALENCE_MARGIN,
-    N_BOOT,
+    ClaimDraws,
     Interval,
     directional_agreement,
     directional_why,
@@ -169,7 +173,6 @@ from iclmem.report.verdicts import (
     share_text,
     summarize_null,
 )
-from iclmem.stats.permutation import N_PERMUTATIONS
 
 
 def _regime_levels(m: pd.DataFrame, ks: list[int]) -> str:
@@ -199,9 +202,7 @@ def _raw_text(
     )
 
 
-def claim_d1(
-    mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0, n_perm: int = N_PERMUTATIONS
-) -> ClaimResult:
+def claim_d1(mem: pd.DataFrame, focus: Focus, draws: ClaimDraws = DEFAULT_DRAWS) -> ClaimResult:
     """D1 (Sec. 5.1, Observation 1): ICL surfaces more memorization than zero-shot; levels per regime.
 
     Basis (:data:`~iclmem.chapters.ch06_llm_kshot.basis.BASIS`): net of non-members where the model has them. Checked:
@@ -214,7 +215,7 @@ def claim_d1(
 
     Raw (no non-members): the rule: the bootstrap interval of the focus's mean rise lies above 0. Null: an instance's
     memorization is exchangeable across the ks run (k = 0 included), i.e. the demonstrations change nothing; each draw
-    permutes the k labels within every instance (``n_perm`` draws, seeded by ``seed``).
+    permutes the k labels within every instance (``draws.n_perm`` draws, seeded by ``draws.seed``).
     """
     settings, where = icl_settings(mem)
     m = memorization_matrix(mem, focus, settings)
@@ -232,7 +233,7 @@ def claim_d1(
         return float(np.nanmean(icl[idx] - zero[idx]) * 100)
 
     est = stat(np.arange(len(x)))
-    ci = instance_interval(len(x), stat, n_boot, seed)
+    ci = instance_interval(len(x), stat, draws.n_boot, draws.seed)
     ours = _regime_levels(m, ks) + f"; k > 0 minus zero-shot {est:+.0f} points"
     if focus.members_only:
         nm = memorization_matrix(mem, focus, settings, members_only=False)
@@ -242,7 +243,7 @@ def claim_d1(
     missing = [name for name in ("few-shot", "many-shot") if not any(regime(k) == name for k in shots)]
     unrun = f"; no k of the {' and '.join(missing)} regime was run" if missing else ""
     truth = ground_truth(mem, focus)
-    excess = rise_excess("D1", mem, focus, settings, shots, n_boot, seed, n_perm) if reads_net("D1", truth) else None
+    excess = rise_excess("D1", mem, focus, settings, shots, draws) if reads_net("D1", truth) else None
     if excess is not None:
         ex, agrees, contradicted, nul = excess
         ours = (
@@ -257,18 +258,18 @@ def claim_d1(
             f"WNLI/RTE/TREC/DBpedia and are not compared{unrun}.{nul.why}"
             + paper_reading(focus.describe(), _raw_text("k > 0 minus zero-shot", est, ci))
         )
-        return judged_record("D1", paper_d1(), ours, reason, agrees, contradicted, nul, ex.text())
+        return judged_record("D1", paper_d1(), ours, reason, (agrees, contradicted), nul, ex.text())
     truth = False  # a net claim read raw: the model has no non-members (to subtract under this prompt)
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
     if ci is not None:
-        summary = gain_null(x, shot_cols, zero_col, est, seed, "D1", n_perm)
+        summary = gain_null(x, shot_cols, zero_col, est, "D1", draws)
         nul = null_of(
             summary,
             agrees,
             (
                 "memorization exchangeable across the ks of an instance (k = 0 included: the demonstrations change "
-                f"nothing), its k labels permuted within every instance; {draws_text(n_perm, seed, n_boot)}"
+                f"nothing), its k labels permuted within every instance; {draws.text}"
             ),
             f"k > 0 minus zero-shot: {est:+.1f} points",
         )
@@ -277,12 +278,10 @@ def claim_d1(
         f"zero-shot; {directional_why(est, ci)}. The paper's levels are GPT-4's on WNLI/RTE/TREC/DBpedia and are "
         f"not compared{unrun}.{nul.why}"
     )
-    return judged_record("D1", paper_d1(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
+    return judged_record("D1", paper_d1(), ours, reason, (agrees, contradicted), nul, ci.text() if ci else None)
 
 
-def claim_d2(
-    mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0, n_perm: int = N_PERMUTATIONS
-) -> ClaimResult:
+def claim_d2(mem: pd.DataFrame, focus: Focus, draws: ClaimDraws = DEFAULT_DRAWS) -> ClaimResult:
     """D2 (Sec. 5.1, Observation 2): a few demonstrations (25 shots) sharply raise memorization over zero-shot.
 
     Basis: net of non-members where the model has them (:data:`~iclmem.chapters.ch06_llm_kshot.basis.BASIS`, as D1).
@@ -307,12 +306,12 @@ def claim_d2(
         return float(np.nanmean(diff[idx]) * 100)
 
     est = stat(np.arange(len(x)))
-    ci = instance_interval(len(x), stat, n_boot, seed)
+    ci = instance_interval(len(x), stat, draws.n_boot, draws.seed)
     curve = ", ".join(f"{mean_pct(m, [k]):.0f}% at k = {k}" for k in ks)
     ours = f"k = 0 to k = {k1}: {est:+.0f} points ({curve})"
     note = "" if k1 == SHARP_RISE_K else f" No k = {SHARP_RISE_K} was run: the smallest k > 0 run (k = {k1}) is used."
     truth = ground_truth(mem, focus)
-    excess = rise_excess("D2", mem, focus, settings, [k1], n_boot, seed, n_perm) if reads_net("D2", truth) else None
+    excess = rise_excess("D2", mem, focus, settings, [k1], draws) if reads_net("D2", truth) else None
     if excess is not None:
         ex, agrees, contradicted, nul = excess
         ours = (
@@ -327,14 +326,14 @@ def claim_d2(
             f"TREC, DBpedia with GPT-4) are not comparable.{nul.why}"
             + paper_reading(focus.describe(), _raw_text(f"k = {k1} minus zero-shot", est, ci))
         )
-        return judged_record("D2", paper_d2(), ours, reason, agrees, contradicted, nul, ex.text())
+        return judged_record("D2", paper_d2(), ours, reason, (agrees, contradicted), nul, ex.text())
     truth = False  # a net claim read raw: the model has no non-members (to subtract under this prompt)
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
     if ci is not None:
-        rng = null_rng(seed, "D2")
-        signs = rng.choice((-1.0, 1.0), (n_perm, len(x)))
-        null_est, null_agrees = directional_null(signs * diff * 100, null_boot(rng, n_perm, len(x)))
+        rng = null_rng(draws.seed, "D2")
+        signs = rng.choice((-1.0, 1.0), (draws.n_perm, len(x)))
+        null_est, null_agrees = directional_null(signs * diff * 100, null_boot(rng, draws.n_perm, len(x)))
         summary = summarize_null(est, null_est, null_agrees)
         nul = null_of(
             summary,
@@ -342,7 +341,7 @@ def claim_d2(
             (
                 f"memorization at k = {k1} and at k = 0 exchangeable within an instance (the two labels swapped at "
                 "random "
-                f"per instance); {draws_text(n_perm, seed, n_boot)}"
+                f"per instance); {draws.text}"
             ),
             f"k = {k1} minus k = 0: {est:+.1f} points",
         )
@@ -351,12 +350,10 @@ def claim_d2(
         f"{directional_why(est, ci)}.{note} The dataset levels (WNLI, RTE, TREC, DBpedia with GPT-4) are not "
         f"comparable.{nul.why}"
     )
-    return judged_record("D2", paper_d2(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
+    return judged_record("D2", paper_d2(), ours, reason, (agrees, contradicted), nul, ci.text() if ci else None)
 
 
-def claim_d3(
-    mem: pd.DataFrame, focus: Focus, n_boot: int = N_BOOT, seed: int = 0, n_perm: int = N_PERMUTATIONS
-) -> ClaimResult:
+def claim_d3(mem: pd.DataFrame, focus: Focus, draws: ClaimDraws = DEFAULT_DRAWS) -> ClaimResult:
     """D3 (Sec. 5.1, Observation 3; Tab. 1): as demonstrations increase, near-exact matches become exact matches.
 
     Basis: net of non-members where the model has them (:data:`~iclmem.chapters.ch06_llm_kshot.basis.BASIS`): a
@@ -402,7 +399,7 @@ def claim_d3(
 
     n = len(net)
     est = stat(np.arange(n))
-    ci = instance_interval(n, stat, n_boot, seed)
+    ci = instance_interval(n, stat, draws.n_boot, draws.seed)
 
     def exact_share(k: int) -> str:
         hit = focus_judged[(focus_judged["k"] == k) & focus_judged["match"].isin(MEMORIZED)]
@@ -415,18 +412,18 @@ def claim_d3(
     note = "" if ks == shots else " Fewer than two k > 0 were run, so the transitions include k = 0."
     if net_basis:
         raw = _raw_text("net transitions", est, ci, unit=" transitions")
-        return _d3_net(mem, focus, ks, index, pairs, up, down, n_boot, seed, n_perm, note, ours, raw)
+        return _d3_net(mem, focus, ks, index, pairs, up, down, draws, note, ours, raw)
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
     if ci is not None:
-        nul = _d3_order_null(codes, pairs, est, agrees, seed, n_perm, n_boot)
+        nul = _d3_order_null(codes, pairs, est, agrees, draws)
     reason = basis_lead("D3", truth) + (
         f" Checked on the {focus.describe()}, all settings, consecutive {ks_text(ks)}: near-exact -> exact minus "
         f"exact -> near-exact transitions of the same instance and setting; "
         f"{directional_why(est, ci, what='the net count')}.{note}{nul.why}"
     )
     return judged_record(
-        "D3", paper_d3(), ours, reason, agrees, contradicted, nul, ci.text("{:+.0f}", " transitions") if ci else None
+        "D3", paper_d3(), ours, reason, (agrees, contradicted), nul, ci.text("{:+.0f}", " transitions") if ci else None
     )
 
 
@@ -438,9 +435,7 @@ def _d3_net(
     pairs: list[list[tuple[int, int]]],
     up: np.ndarray,
     down: np.ndarray,
-    n_boot: int,
-    seed: int,
-    n_perm: int,
+    draws: ClaimDraws,
     note: str,
     raw_ours: str,
     raw_why: str,
@@ -456,9 +451,7 @@ def _d3_net(
         up / slots,
         down / slots,
         member,
-        n_boot,
-        seed,
-        n_perm,
+        draws,
         "members minus non-members, net near-exact -> exact transitions per 100 pairs",
     )
     ours = (
@@ -473,7 +466,7 @@ def _d3_net(
         f"{excess_why(ex, agrees, 'the member-minus-non-member net share')}.{note}{nul.why}"
         + paper_reading(focus.describe(), raw_why)
     )
-    return judged_record("D3", paper_d3(), ours, reason, agrees, contradicted, nul, ex.text())
+    return judged_record("D3", paper_d3(), ours, reason, (agrees, contradicted), nul, ex.text())
 
 
 def _d3_order_null(
@@ -481,15 +474,13 @@ def _d3_order_null(
     pairs: list[list[tuple[int, int]]],
     est: float,
     agrees: bool | None,
-    seed: int,
-    n_perm: int,
-    n_boot: int,
+    draws: ClaimDraws,
 ) -> ClaimNull:
-    """D3's null read raw (:func:`claim_d3`): the order of an instance's ks carries nothing; each draw permutes the k
-    labels of ``codes`` (instances x settings x ks) within every instance, the same permutation for all its
-    settings, and counts the transitions again."""
-    n = codes.shape[0]
-    rng = null_rng(seed, "D3")
+    """D3's null read raw (Sec. 5.1, Obs. 3; :func:`claim_d3`): the order of an instance's ks carries nothing; each
+    draw permutes the k labels of ``codes`` (instances x settings x ks) within every instance, the same permutation
+    for all its settings, and counts the transitions again."""
+    n, n_perm = codes.shape[0], draws.n_perm
+    rng = null_rng(draws.seed, "D3")
     perms = row_permutations(rng, n_perm, n, codes.shape[2])
     # draws x instances x settings x ks
     permuted = permute_within(codes.transpose(0, 2, 1), perms).transpose(0, 1, 3, 2)
@@ -502,7 +493,7 @@ def _d3_order_null(
         (
             "an instance's matches exchangeable across its ks (the order of k carries nothing), its k labels "
             "permuted "
-            f"within every instance, the same permutation in all its settings; {draws_text(n_perm, seed, n_boot)}"
+            f"within every instance, the same permutation in all its settings; {draws.text}"
         ),
         f"net near-exact -> exact transitions: {est:+.0f}",
         unit=" transitions",
@@ -512,10 +503,8 @@ def _d3_order_null(
 def claim_d4(
     mem: pd.DataFrame,
     focus: Focus,
-    n_boot: int = N_BOOT,
-    seed: int = 0,
+    draws: ClaimDraws = DEFAULT_DRAWS,
     margin: float = EQUIVALENCE_MARGIN,
-    n_perm: int = N_PERMUTATIONS,
 ) -> ClaimResult:
     """D4 (Sec. 5.1, Observation 7): maximum memorization is reached with only segment pairs in the prompt.
 
@@ -577,7 +566,8 @@ def claim_d4(
 
     n = len(index)
     est, level = stat(np.arange(n)), level_stat(np.arange(n))
-    ci, level_ci = instance_interval(n, stat, n_boot, seed), instance_interval(n, level_stat, n_boot, seed)
+    ci = instance_interval(n, stat, draws.n_boot, draws.seed)
+    level_ci = instance_interval(n, level_stat, draws.n_boot, draws.seed)
     means = np.nanmean(cube, axis=1) * 100
     best = [SHORT_SETTINGS[run[i]] for i in means.argmax(axis=0)]
     ours = (
@@ -589,20 +579,20 @@ def claim_d4(
     raw_why = f"{equivalence_why(est, ci, margin, True, 'the gap')}; the maximum is {level:.0f}%"
     if reads_net("D4", truth):
         raw = f"gap {est:+.0f} points, interval {ci.bounds() if ci else 'undefined'}: {raw_why}"
-        return _d4_net(mem, focus, run, shots, key, n_boot, seed, margin, n_perm, ours, raw)
+        return _d4_net(mem, focus, run, shots, key, draws, margin, ours, raw)
     gap_agrees, contradicted = margin_agreement(ci, margin, one_sided=True)
     present = level_ci is not None and level_ci.lo > margin
     agrees = None if ci is None or level_ci is None else bool(gap_agrees and present)
     nul = ClaimNull()
     if agrees is not None:
-        nul = settings_gap_null(cube, key, est, agrees, margin, seed, n_perm, n_boot)
+        nul = settings_gap_null(cube, key, est, agrees, margin, draws)
     floor = maximum_floor_text(gap_agrees and not present, level_ci, margin)
     reason = basis_lead("D4", truth) + (
         f" Checked on the {focus.describe()}: only-segment-pairs memorization minus the highest setting per k "
         f"({ks_text(shots)}); {raw_why}.{floor}{nul.why}"
     )
     interval = None if ci is None else ci.text() + (f"; maximum {level_ci.bounds('{:.0f}', '%')}" if level_ci else "")
-    return judged_record("D4", paper_d4(), ours, reason, agrees, contradicted, nul, interval)
+    return judged_record("D4", paper_d4(), ours, reason, (agrees, contradicted), nul, interval)
 
 
 def _d4_net(
@@ -611,10 +601,8 @@ def _d4_net(
     run: list[str],
     shots: list[int],
     key: int,
-    n_boot: int,
-    seed: int,
+    draws: ClaimDraws,
     margin: float,
-    n_perm: int,
     raw_ours: str,
     raw_why: str,
 ) -> ClaimResult:
@@ -627,12 +615,12 @@ def _d4_net(
     index_all = mats_all[0].index
     cube_all = np.stack([mt.reindex(index=index_all, columns=shots).to_numpy() for mt in mats_all])
     member = membership(mem, focus, index_all)
-    ex, net_means = net_gap(cube_all, member, key, n_boot, seed)
+    ex, net_means = net_gap(cube_all, member, key, draws.n_boot, draws.seed)
     level_net = excess_level(mem, focus, run, shots)
     present = level_net is not None and level_net[2] > PRESENCE_FLOOR
     gap_agrees, contradicted = (bool(a) for a in equivalence_answers(ex.lo, ex.hi, margin, one_sided=True))
     agrees = bool(gap_agrees and present)
-    nul = net_gap_null(cube_all, member, key, ex.estimate, agrees, margin, seed, n_perm)
+    nul = net_gap_null(cube_all, member, key, ex.estimate, agrees, margin, draws)
     with quiet():
         top = np.nanmax(net_means, axis=0)
         best_net = [SHORT_SETTINGS[run[i]] for i in np.argmax(np.nan_to_num(net_means, nan=-np.inf), axis=0)]
@@ -648,16 +636,14 @@ def _d4_net(
         f"{equivalence_why(ex.estimate, ex.interval(), margin, True, 'the gap')}."
         f"{presence_text(short_level(level_net))}{nul.why}" + paper_reading(focus.describe(), raw_why)
     )
-    return judged_record("D4", paper_d4(), ours, reason, agrees, contradicted, nul, ex.text())
+    return judged_record("D4", paper_d4(), ours, reason, (agrees, contradicted), nul, ex.text())
 
 
 def claim_d5(
     mem: pd.DataFrame,
     focus: Focus,
-    n_boot: int = N_BOOT,
-    seed: int = 0,
+    draws: ClaimDraws = DEFAULT_DRAWS,
     margin: float = EQUIVALENCE_MARGIN,
-    n_perm: int = N_PERMUTATIONS,
 ) -> ClaimResult:
     """D5 (Sec. 5.1, Observation 5): with k >= 25 the segment pairs and labels setting reaches the full-information
     level; the two settings differ at zero-shot.
@@ -712,7 +698,9 @@ def claim_d5(
     d_late, d_zero = np.nanmean(d[:, late_cols], axis=1), d[:, ks.index(0)]
     with quiet():
         lvl = np.stack([np.nanmean(f.to_numpy()[:, late_cols], axis=1) for f in (full, pl)]) * 100  # 2 x instances
-    (est_late, est_zero, level), (ci_late, ci_zero, ci_level) = settings_difference(d_late, d_zero, lvl, n_boot, seed)
+    (est_late, est_zero, level), (ci_late, ci_zero, ci_level) = settings_difference(
+        d_late, d_zero, lvl, draws.n_boot, draws.seed
+    )
     note = (
         ""
         if late[0] >= SETTINGS_EQUAL_FROM_K
@@ -724,7 +712,7 @@ def claim_d5(
     truth = ground_truth(mem, focus)
     if reads_net("D5", truth):
         raw_why = f"(a) {late_why}; (b) {zero_why}"
-        return _d5_net(mem, focus, late, n_boot, seed, margin, n_perm, note, raw_ours, raw_why)
+        return _d5_net(mem, focus, late, draws, margin, note, raw_ours, raw_why)
     same_late, apart_late = margin_agreement(ci_late, margin)
     higher_zero, not_higher_zero = directional_agreement(est_zero, ci_zero)
     present = ci_level is not None and ci_level.lo > margin
@@ -736,9 +724,9 @@ def claim_d5(
     contradicted = bool(apart_late or (not_higher_zero and not zero_floor))
     nul = ClaimNull()
     if computable:
-        nul = settings_equal_null(
-            full, pl, late, late_cols, d_late, d_zero, lvl, est_late, est_zero, agrees, margin, seed, n_perm, n_boot
-        )
+        pair = SettingsPair(full.to_numpy(), pl.to_numpy(), late, late_cols, ks.index(0))
+        reading = EqualReading(est_late, est_zero, agrees, margin)
+        nul = settings_equal_null(pair, d_late, d_zero, lvl, reading, draws)
     floor = equal_floor_text(same_late and not present, ci_level, level, late, margin, zero_floor)
     reason = basis_lead("D5", truth) + (
         f" Checked on the {focus.describe()}, full information minus segment pairs and labels: (a) {late_why}; (b) at "
@@ -746,17 +734,15 @@ def claim_d5(
         f"information higher.{note}{floor}{nul.why}"
     )
     interval = difference_intervals_text(ci_late, ci_zero, ci_level, late) if computable else None
-    return judged_record("D5", paper_d5(), raw_ours, reason, agrees, contradicted, nul, interval)
+    return judged_record("D5", paper_d5(), raw_ours, reason, (agrees, contradicted), nul, interval)
 
 
 def _d5_net(
     mem: pd.DataFrame,
     focus: Focus,
     late: list[int],
-    n_boot: int,
-    seed: int,
+    draws: ClaimDraws,
     margin: float,
-    n_perm: int,
     note: str,
     raw_ours: str,
     raw_why: str,
@@ -773,8 +759,8 @@ def _d5_net(
     f, p = full_all.to_numpy(), pl_all.to_numpy()
     with quiet():
         f_late, p_late = np.nanmean(f[:, late_cols], axis=1), np.nanmean(p[:, late_cols], axis=1)
-    ex_late = excess_rise(f_late, p_late, member, n_boot, seed)
-    ex_zero = excess_rise(f[:, zero_col], p[:, zero_col], member, n_boot, seed)
+    ex_late = excess_rise(f_late, p_late, member, draws.n_boot, draws.seed)
+    ex_zero = excess_rise(f[:, zero_col], p[:, zero_col], member, draws.n_boot, draws.seed)
     same_late, apart_late = (bool(a) for a in equivalence_answers(ex_late.lo, ex_late.hi, margin))
     higher_zero, not_higher_zero = (bool(a) for a in directional_answers(ex_zero.estimate, ex_zero.lo, ex_zero.hi))
     level = excess_level(mem, focus, [UPPER_BOUND_SETTING, ICL_SETTING], late)
@@ -783,22 +769,9 @@ def _d5_net(
     # (b) at the floor: no instance of the model memorizes at k = 0 in either setting (as D4 reads its floor)
     zero_floor = not (np.nansum(f[:, zero_col]) + np.nansum(p[:, zero_col])) > 0
     contradicted = bool(apart_late or (not_higher_zero and not zero_floor))
-    nul = net_equal_null(
-        f,
-        p,
-        member,
-        late,
-        late_cols,
-        zero_col,
-        bool(same_late and present),
-        higher_zero,
-        ex_late.estimate,
-        ex_zero.estimate,
-        agrees,
-        margin,
-        seed,
-        n_perm,
-    )
+    pair = SettingsPair(f, p, late, late_cols, zero_col)
+    reading = EqualReading(ex_late.estimate, ex_zero.estimate, agrees, margin)
+    nul = net_equal_null(pair, member, bool(same_late and present), higher_zero, reading, draws)
     ours = (
         f"members minus non-members, full minus seg.+labels: {ex_late.estimate:+.0f} points at {ks_text(late)}, "
         f"{ex_zero.estimate:+.0f} points at k = 0; raw: {raw_ours}"
@@ -819,17 +792,15 @@ def _d5_net(
         + (f"; higher net level at {ks_text(late)}: [{level[2]:+.0f}, {level[3]:+.0f}] points" if level else "")
         + f" ({ex_late.method})"
     )
-    return judged_record("D5", paper_d5(), ours, reason, agrees, contradicted, nul, interval)
+    return judged_record("D5", paper_d5(), ours, reason, (agrees, contradicted), nul, interval)
 
 
 def claim_d6(
     mem: pd.DataFrame,
     perf: pd.DataFrame,
     focus: Focus,
-    n_boot: int = N_BOOT,
-    seed: int = 0,
+    draws: ClaimDraws = DEFAULT_DRAWS,
     threshold: float | None = None,
-    n_perm: int = N_PERMUTATIONS,
 ) -> ClaimResult:
     """D6 (Sec. 5.2, Observation 1): ICL outperforms zero-shot when surfaced memorization reaches about 40%.
 
@@ -872,7 +843,7 @@ def claim_d6(
         return float(np.nanmean(gain[idx]) * 100)
 
     est = stat(np.arange(len(x)))
-    ci = instance_interval(len(x), stat, n_boot, seed)
+    ci = instance_interval(len(x), stat, draws.n_boot, draws.seed)
     acc0, acc_high = mean_pct(c, [0]), mean_pct(c, high)
     ours = (
         f"memorization >= {threshold:g}% at {ks_text(high)} ({', '.join(f'{level[k]:.0f}%' for k in high)}); accuracy "
@@ -881,13 +852,13 @@ def claim_d6(
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
     if ci is not None:
-        summary = gain_null(x, high_cols, zero_col, est, seed, "D6", n_perm)
+        summary = gain_null(x, high_cols, zero_col, est, "D6", draws)
         nul = null_of(
             summary,
             agrees,
             (
                 "an instance's classification answers exchangeable across the ks run (the demonstrations do not change "
-                f"accuracy), their k labels permuted within every instance; {draws_text(n_perm, seed, n_boot)}"
+                f"accuracy), their k labels permuted within every instance; {draws.text}"
             ),
             f"accuracy at {ks_text(high)} minus zero-shot: {est:+.1f} points",
         )
@@ -896,16 +867,14 @@ def claim_d6(
         f"k-shot minus zero-shot accuracy of the same instances; {directional_why(est, ci, what='the accuracy gain')}."
         f"{nul.why}"
     )
-    return judged_record("D6", paper_d6(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
+    return judged_record("D6", paper_d6(), ours, reason, (agrees, contradicted), nul, ci.text() if ci else None)
 
 
 def claim_d7(
     mem: pd.DataFrame,
     perf: pd.DataFrame,
     focus: Focus,
-    n_boot: int = N_BOOT,
-    seed: int = 0,
-    n_perm: int = N_PERMUTATIONS,
+    draws: ClaimDraws = DEFAULT_DRAWS,
     chance: float | None = None,
     strength: float = VERY_STRONG_R,
 ) -> ClaimResult:
@@ -953,11 +922,11 @@ def claim_d7(
         chance = chance_level(focus.rows(perf))
         if not np.isfinite(chance):
             raise ValueError("claim_d7 needs chance (a share, 0-1) or a perf frame with a label column")
-    cond = icl_condition(perf[perf["k"].isin(ks)], focus, chance, n_boot, seed)
+    cond = icl_condition(perf[perf["k"].isin(ks)], focus, chance, draws.n_boot, draws.seed)
     index = c.index
     acc = c.reindex(columns=ks).to_numpy()
     mems = {s: memorization_matrix(mem, focus, [s]).reindex(index=index, columns=ks).to_numpy() for s in run}
-    rs, cis, r_shots = setting_correlations(acc, mems, n_boot, seed)
+    rs, cis, r_shots = setting_correlations(acc, mems, draws.n_boot, draws.seed)
     raw_text = ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:.2f}" for s in run)
     ours = raw_text + f" ({ks_text(ks)}; {cond.text()})"
     truth = ground_truth(mem, focus)
@@ -966,7 +935,7 @@ def claim_d7(
     raw_defined = [s for s in run if np.isfinite(rs[s]) and cis[s] is not None]
     member, checked_on = None, focus.describe()
     if net_basis:
-        acc, mems, member, (rs, cis, r_shots) = _d7_net_series(mem, c, focus, run, ks, n_boot, seed)
+        acc, mems, member, (rs, cis, r_shots) = _d7_net_series(mem, c, focus, run, ks, draws)
         checked_on = f"{focus.model} model (accuracy of its fine-tuning members, memorization of all its instances)"
         ours = (
             "members minus non-members: "
@@ -995,17 +964,19 @@ def claim_d7(
     weak = {s: cis[s].hi < strength for s in defined}
     agrees = len(defined) == len(run) and all(strong.values())
     contradicted = any(weak.values())
-    nul = curve_null(acc, mems, ks, rs, defined, strength, agrees, seed, n_perm, n_boot, member=member)
+    nul = curve_null(acc, mems, ks, CurveReading(rs, defined, strength, agrees), draws, member=member)
     counts = (sum(strong.values()), sum(weak.values()))
     reason = _d7_reason(truth, checked_on, cond, ks, run, defined, counts, r_shots, strength, net_basis) + nul.why
     if net_basis:
         raw_text += _d7_raw_intervals(raw_cis, raw_shots, run, raw_defined, strength)
         reason += paper_reading(focus.describe(), raw_text)
-    return judged_record("D7", paper_d7(), ours, reason, agrees, contradicted, nul, r_intervals_text(cis, run, defined))
+    return judged_record(
+        "D7", paper_d7(), ours, reason, (agrees, contradicted), nul, r_intervals_text(cis, run, defined)
+    )
 
 
 def _d7_net_series(
-    mem: pd.DataFrame, c: pd.DataFrame, focus: Focus, run: list[str], ks: list[int], n_boot: int, seed: int
+    mem: pd.DataFrame, c: pd.DataFrame, focus: Focus, run: list[str], ks: list[int], draws: ClaimDraws
 ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, tuple[dict[str, float], dict[str, Any], dict[str, float]]]:
     """D7's series read net of non-members (:func:`claim_d7`): the accuracy of the focus's members (``c``: the focus's
     answers, instances x ks), each setting's memorization of all the model's instances, the membership of those
@@ -1017,7 +988,7 @@ def _d7_net_series(
         s: memorization_matrix(mem, focus.everyone(), [s]).reindex(index=index_all, columns=ks).to_numpy() for s in run
     }
     acc = c.reindex(index=index_all[member], columns=ks).to_numpy()
-    return acc, mems, member, net_setting_correlations(acc, mems, member, n_boot, seed)
+    return acc, mems, member, net_setting_correlations(acc, mems, member, draws.n_boot, draws.seed)
 
 
 def _d7_reason(
@@ -1070,9 +1041,7 @@ def claim_d8(
     mem: pd.DataFrame,
     perf: pd.DataFrame,
     focus: Focus,
-    n_boot: int = N_BOOT,
-    seed: int = 0,
-    n_perm: int = N_PERMUTATIONS,
+    draws: ClaimDraws = DEFAULT_DRAWS,
     labels_in_training: bool | None = None,
 ) -> ClaimResult:
     """D8 (Sec. 5.2, Observation 2): accuracy on memorized instances exceeds accuracy on non-memorized ones.
@@ -1125,7 +1094,7 @@ def claim_d8(
             f"On the {focus.describe(False)}: no (setting, k) holds both memorized and non-memorized instances.",
         )
     est = stat(np.arange(n))
-    ci = instance_interval(n, stat, n_boot, seed)
+    ci = instance_interval(n, stat, draws.n_boot, draws.seed)
     by_regime = pd.DataFrame(full, columns=["setting", "k", "d"]).assign(regime=lambda f: f["k"].map(regime))
     per = ", ".join(f"{r} {g['d'].mean():+.0f} points" for r, g in by_regime.groupby("regime", sort=False))
     ours = (
@@ -1135,12 +1104,12 @@ def claim_d8(
     agrees, contradicted = directional_agreement(est, ci)
     nul = ClaimNull()
     if ci is not None:
-        nul = memorized_gap_null(cells, est, agrees, seed, n_perm, n_boot)
+        nul = memorized_gap_null(cells, est, agrees, draws)
     reason = basis_lead("D8", ground_truth(mem, focus)) + (
         f" Checked on the {focus.describe(False)}: per (setting, k) with both groups, accuracy of memorized minus "
         f"non-memorized instances, averaged; {directional_why(est, ci)}.{nul.why}"
     )
-    return judged_record("D8", paper_d8(), ours, reason, agrees, contradicted, nul, ci.text() if ci else None)
+    return judged_record("D8", paper_d8(), ours, reason, (agrees, contradicted), nul, ci.text() if ci else None)
 
 
 D9_NO_NULL = (
@@ -1218,23 +1187,22 @@ def all_claims(
     perf: pd.DataFrame,
     focus: Focus,
     agreement: dict[str, Any] | None = None,
-    n_boot: int = N_BOOT,
-    seed: int = 0,
+    draws: ClaimDraws = DEFAULT_DRAWS,
     review: Any = None,
-    n_perm: int = N_PERMUTATIONS,
     labels_in_training: bool | None = None,
 ) -> list[ClaimResult]:
-    """D1-D9 in order (``mem`` judged, ``perf`` as run; ``review``: an imported human review, for D9; ``n_perm``: null
-    draws per claim; ``labels_in_training``: whether the focus model's training texts held the labels, for D8)."""
+    """D1-D9 in order (Sec. 4-5; ``mem`` judged, ``perf`` as run; ``draws``: the bootstrap resamples, seed and null
+    draws of every claim D1-D8; ``review``: an imported human review, for D9; ``labels_in_training``: whether the focus
+    model's training texts held the labels, for D8)."""
     return [
-        claim_d1(mem, focus, n_boot, seed, n_perm),
-        claim_d2(mem, focus, n_boot, seed, n_perm),
-        claim_d3(mem, focus, n_boot, seed, n_perm),
-        claim_d4(mem, focus, n_boot, seed, n_perm=n_perm),
-        claim_d5(mem, focus, n_boot, seed, n_perm=n_perm),
-        claim_d6(mem, perf, focus, n_boot, seed, n_perm=n_perm),
-        claim_d7(mem, perf, focus, n_boot, seed, n_perm),
-        claim_d8(mem, perf, focus, n_boot, seed, n_perm, labels_in_training),
+        claim_d1(mem, focus, draws),
+        claim_d2(mem, focus, draws),
+        claim_d3(mem, focus, draws),
+        claim_d4(mem, focus, draws),
+        claim_d5(mem, focus, draws),
+        claim_d6(mem, perf, focus, draws),
+        claim_d7(mem, perf, focus, draws),
+        claim_d8(mem, perf, focus, draws, labels_in_training),
         claim_d9(agreement, review),
     ]
 

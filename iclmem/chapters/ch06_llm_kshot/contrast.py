@@ -38,6 +38,7 @@ from iclmem.chapters.ch06_llm_kshot.nulls import (
 from iclmem.chapters.ch06_llm_kshot.rules import (
     CONFIDENCE,
     NULL_BOOT,
+    ClaimDraws,
     Interval,
     quiet,
 )
@@ -285,15 +286,15 @@ def net_contrast(
     after: np.ndarray,
     before: np.ndarray,
     member: np.ndarray,
-    n_boot: int,
-    seed: int,
-    n_perm: int,
+    draws: ClaimDraws,
     observed: str,
 ) -> tuple[Excess, bool, bool, ClaimNull]:
     """A directional claim read net of non-members (Sec. 5.1): ``after - before`` of the members minus that of the
-    non-members (:func:`excess_rise`), the directional rule's answers (agrees, contradicted) and its null, the member
-    labels permuted across the instances (:func:`excess_rise_null`); ``observed`` names the statistic."""
-    ex = excess_rise(after, before, member, n_boot, seed)
+    non-members (:func:`excess_rise`, ``draws.n_boot`` resamples), the directional rule's answers (agrees,
+    contradicted) and its null, the member labels permuted across the instances (:func:`excess_rise_null`,
+    ``draws.n_perm`` draws); ``observed`` names the statistic."""
+    n_perm, seed = draws.n_perm, draws.seed
+    ex = excess_rise(after, before, member, draws.n_boot, seed)
     agrees, contradicted = (bool(a) for a in directional_answers(ex.estimate, ex.lo, ex.hi))
     null_est, null_agrees = excess_rise_null(after, before, member, null_rng(seed, claim_id), n_perm)
     summary = summarize_null(ex.estimate, null_est, null_agrees)
@@ -316,13 +317,11 @@ def rise_excess(
     focus: Focus,
     settings: list[str] | None,
     shot_ks: Sequence[int],
-    n_boot: int,
-    seed: int,
-    n_perm: int,
+    draws: ClaimDraws,
 ) -> tuple[Excess, bool, bool, ClaimNull] | None:
-    """Memorization at ``shot_ks`` (mean) minus zero-shot, members minus non-members of the focus model (D1, D2), with
-    its rule's answers and membership-permutation null (:func:`net_contrast`); ``None`` when the model has no
-    membership ground truth."""
+    """Memorization at ``shot_ks`` (mean) minus zero-shot, members minus non-members of the focus model (D1, D2;
+    Sec. 5.1, Obs. 1-2), with its rule's answers and membership-permutation null (:func:`net_contrast`); ``None`` when
+    the model has no membership ground truth."""
     m = memorization_matrix(mem, focus, settings, members_only=False)
     member = membership(mem, focus, m.index)
     if not has_ground_truth(member) or 0 not in m.columns:
@@ -331,7 +330,7 @@ def rise_excess(
     with quiet():
         after = np.nanmean(x[:, [list(m.columns).index(k) for k in shot_ks]], axis=1)
     before = x[:, list(m.columns).index(0)]
-    return net_contrast(claim_id, after, before, member, n_boot, seed, n_perm, "members minus non-members, rise")
+    return net_contrast(claim_id, after, before, member, draws, "members minus non-members, rise")
 
 
 __all__ = [

@@ -6,6 +6,7 @@ memorization across k, per setting; read net of non-members where the model has 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -13,7 +14,6 @@ from iclmem.chapters.ch06_llm_kshot.contrast import StratifiedInterval, stratifi
 from iclmem.chapters.ch06_llm_kshot.nulls import (
     ClaimNull,
     draw_chunks,
-    draws_text,
     gather_resamples,
     null_boot,
     null_of,
@@ -25,13 +25,33 @@ from iclmem.chapters.ch06_llm_kshot.nulls import (
     row_permutations,
 )
 from iclmem.chapters.ch06_llm_kshot.paper import SHORT_SETTINGS
-from iclmem.chapters.ch06_llm_kshot.rules import NULL_BOOT, Interval, instance_interval, pearson, pearson_rows, quiet
+from iclmem.chapters.ch06_llm_kshot.rules import (
+    NULL_BOOT,
+    ClaimDraws,
+    Interval,
+    instance_interval,
+    pearson,
+    pearson_rows,
+    quiet,
+)
 from iclmem.report.verdicts import directional_answers, summarize_null
 from iclmem.stats.intervals import stratified_indices
 
 #: D7's "very strong" correlation (Obs. 3: "Pearson coefficients provide very strong evidence"): r >= 0.8, the usual
 #: lower bound of "very strong" (Evans 1996). The paper states no number; its positive Tab. 2 values are 0.88-1.00.
 VERY_STRONG_R = 0.8
+
+
+@dataclass(frozen=True)
+class CurveReading:
+    """D7's reading on the build that its null is set against (Sec. 5.2, Obs. 3): Pearson r per setting (``rs``), the
+    settings whose r and interval are defined (``defined``), the "very strong" threshold on r (``strength``) and the
+    rule's answer on the build (``agrees``)."""
+
+    rs: dict[str, float]
+    defined: list[str]
+    strength: float
+    agrees: bool
 
 
 def k0_kept_permutations(rng: np.random.Generator, n_perm: int, n: int, ks: Sequence[int]) -> np.ndarray:
@@ -72,28 +92,24 @@ def curve_null(
     acc: np.ndarray,
     mems: dict[str, np.ndarray],
     ks: list[int],
-    rs: dict[str, float],
-    defined: list[str],
-    strength: float,
-    agrees: bool,
-    seed: int,
-    n_perm: int,
-    n_boot: int,
+    reading: CurveReading,
+    draws: ClaimDraws,
     member: np.ndarray | None = None,
 ) -> ClaimNull:
     """D7's null (Sec. 5.2, Obs. 3): memorization's k > 0 labels permuted within every instance (all settings alike),
-    k = 0 and accuracy (instances x ks) kept; per draw, does every setting's r interval lie at or above ``strength``?
-    Its rate is the share of draws where every setting's r interval lies at or above ``strength``; its range, each
-    defined setting's null r.
+    k = 0 and accuracy (instances x ks) kept; per draw, does every setting's r interval lie at or above
+    ``reading.strength``? Its rate is the share of draws where every setting's r interval lies at or above it; its
+    range, each defined setting's null r (``draws.n_perm`` draws seeded by ``draws.seed``).
 
     With ``member`` (D7 read net of non-members): ``mems`` hold all instances of the model and ``acc`` its members
     only (in the order of the members among them); every instance's k > 0 labels are permuted, members and
     non-members alike, the series is the members' mean minus the non-members' at each k, and the draws resample
     members and non-members apart, as :func:`net_setting_correlations`."""
-    run = list(mems)
+    run, n_perm = list(mems), draws.n_perm
+    rs, defined, strength = reading.rs, reading.defined, reading.strength
     # the null: memorization's k > 0 labels permuted within each instance (all settings alike), k = 0 and accuracy kept
     n = len(next(iter(mems.values())))
-    rng = null_rng(seed, "D7")
+    rng = null_rng(draws.seed, "D7")
     perms = k0_kept_permutations(rng, n_perm, n, ks)
     if member is None:
         boot = null_boot(rng, n_perm, n)
@@ -134,7 +150,7 @@ def curve_null(
         null = (
             "memorization's curve over the ks > 0 unrelated to accuracy's, k = 0 kept: the k > 0 labels of the "
             "memorization permuted within every instance (the same in all its settings), k = 0 and accuracy as "
-            f"observed; {draws_text(n_perm, seed, n_boot)}"
+            f"observed; {draws.text}"
         )
     else:
         null = (
@@ -142,14 +158,14 @@ def curve_null(
             "the k > 0 labels of the memorization permuted within every instance, members and non-members alike (the "
             "same in all its settings), k = 0 and the members' accuracy as observed, the members' mean minus the "
             "non-members' recomputed at each k, members and non-members resampled apart; "
-            f"{draws_text(n_perm, seed, n_boot)}"
+            f"{draws.text}"
         )
     basis = "" if member is None else "net of non-members; "
     observed = (
         ", ".join(f"{SHORT_SETTINGS[s]} r = {rs[s]:+.2f}" for s in defined)
         + f" ({basis}very strong: r >= {strength:g})"
     )
-    return ClaimNull(null, observed, "; ".join(ranges), rate, rate_why(agrees, rate, n_perm))
+    return ClaimNull(null, observed, "; ".join(ranges), rate, rate_why(reading.agrees, rate, n_perm))
 
 
 def net_setting_correlations(
@@ -208,15 +224,13 @@ def memorized_gap_null(
     cells: list[tuple[str, int, np.ndarray, np.ndarray]],
     est: float,
     agrees: bool | None,
-    seed: int,
-    n_perm: int,
-    n_boot: int,
+    draws: ClaimDraws,
 ) -> ClaimNull:
     """D8's null (Sec. 5.2, Obs. 2): the instances of the memorization permuted against those of the accuracy (an
     instance's memorization moves whole); each draw judged by D8's rule on ``cells`` ((setting, k, memorization,
-    accuracy) columns over the instances)."""
-    n = len(cells[0][2])
-    rng = null_rng(seed, "D8")
+    accuracy) columns over the instances; ``draws.n_perm`` draws seeded by ``draws.seed``)."""
+    n, n_perm = len(cells[0][2]), draws.n_perm
+    rng = null_rng(draws.seed, "D8")
     perm = np.argsort(rng.random((n_perm, n)), axis=1)
     boot = null_boot(rng, n_perm, n)
     rows = np.concatenate([np.broadcast_to(np.arange(n), (n_perm, 1, n)), boot], axis=1)  # row 0: the whole sample
@@ -234,7 +248,7 @@ def memorized_gap_null(
             "which instances are memorized unrelated to which are classified right: the instances of the "
             "memorization "
             "permuted against those of the accuracy (an instance's memorization moves whole, all settings and ks); "
-            f"{draws_text(n_perm, seed, n_boot)}"
+            f"{draws.text}"
         ),
         f"memorized minus non-memorized accuracy: {est:+.1f} points",
     )
@@ -275,6 +289,7 @@ __all__ = [
     "r_without_zero_text",
     "memorized_gap_null",
     "curve_null",
+    "CurveReading",
     "net_setting_correlations",
     "VERY_STRONG_R",
     "k0_kept_permutations",

@@ -10,15 +10,15 @@ levels are compared (:func:`settings_gap_null`, :func:`settings_equal_null`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
-import pandas as pd
 
 from iclmem.chapters.ch06_llm_kshot.contrast import Excess, excess_draws, excess_rise, net_presence_draws
 from iclmem.chapters.ch06_llm_kshot.nulls import (
     ClaimNull,
     directional_null,
     draw_chunks,
-    draws_text,
     keep_share,
     null_boot,
     null_of,
@@ -37,6 +37,7 @@ from iclmem.chapters.ch06_llm_kshot.paper import (
 )
 from iclmem.chapters.ch06_llm_kshot.rules import (
     NULL_BOOT,
+    ClaimDraws,
     Interval,
     instance_interval,
     ks_text,
@@ -44,6 +45,31 @@ from iclmem.chapters.ch06_llm_kshot.rules import (
 )
 from iclmem.report.verdicts import directional_answers, equivalence_answers, summarize_null
 from iclmem.stats import permutation as _stats
+
+
+@dataclass(frozen=True)
+class SettingsPair:
+    """D5's two settings on the same instances (Sec. 5.1, Obs. 5): memorization (0-1, instances x ks) with full
+    information (``full``) and with segment pairs and labels (``pl``), the ks >= 25 compared (``late``), their columns
+    (``late_cols``) and the column of k = 0 (``zero_col``)."""
+
+    full: np.ndarray
+    pl: np.ndarray
+    late: list[int]
+    late_cols: list[int]
+    zero_col: int
+
+
+@dataclass(frozen=True)
+class EqualReading:
+    """D5's reading on the build that its null is set against (Sec. 5.1, Obs. 5): full information minus segment pairs
+    and labels at the ks >= 25 (``late``) and at k = 0 (``zero``), in points; the rule's answer on the build
+    (``agrees``; ``None``: no interval); and the equality margin, in points."""
+
+    late: float
+    zero: float
+    agrees: bool | None
+    margin: float
 
 
 def short_level(net: tuple[str, float, float, float] | None) -> tuple[str, float, float, float] | None:
@@ -73,15 +99,13 @@ def settings_gap_null(
     est: float,
     agrees: bool | None,
     margin: float,
-    seed: int,
-    n_perm: int,
-    n_boot: int,
+    draws: ClaimDraws,
 ) -> ClaimNull:
     """D4's null (Sec. 5.1, Obs. 7): the settings of ``cube`` (settings x instances x ks) exchanged within every
     instance, then the key setting thinned to ``margin`` points below the highest other one; each draw judged by
-    D4's rule."""
-    n = cube.shape[1]
-    rng = null_rng(seed, "D4")
+    D4's rule (``draws.n_perm`` draws seeded by ``draws.seed``)."""
+    n, n_perm = cube.shape[1], draws.n_perm
+    rng = null_rng(draws.seed, "D4")
     perms = row_permutations(rng, n_perm, n, cube.shape[0])
     world = permute_within(cube.transpose(1, 0, 2), perms).transpose(0, 2, 1, 3)  # draws x settings x instances x ks
     with quiet():
@@ -107,33 +131,27 @@ def settings_gap_null(
             "only-segment-pairs "
             f"setting's memorized completions dropped at random until, in expectation, it lies {margin:g} points "
             "below the "
-            f"highest other setting at each k; {draws_text(n_perm, seed, n_boot)}"
+            f"highest other setting at each k; {draws.text}"
         ),
         f"seg. only minus the maximum: {est:+.1f} points",
     )
 
 
 def settings_equal_null(
-    full: pd.DataFrame,
-    pl: pd.DataFrame,
-    late: list[int],
-    late_cols: list[int],
+    pair: SettingsPair,
     d_late: np.ndarray,
     d_zero: np.ndarray,
     lvl: np.ndarray,
-    est_late: float,
-    est_zero: float,
-    agrees: bool | None,
-    margin: float,
-    seed: int,
-    n_perm: int,
-    n_boot: int,
+    reading: EqualReading,
+    draws: ClaimDraws,
 ) -> ClaimNull:
     """D5's null (Sec. 5.1, Obs. 5): the larger of two rates, (b) the settings swapped at k = 0 within every instance,
-    (a) the settings swapped at k >= 25 and one thinned to ``margin`` points below the other, either side; each draw
-    judged by D5's rule (``full``, ``pl``: instances x k, the two settings' memorization; ``d_*``: their difference)."""
-    n = len(d_late)
-    rng = null_rng(seed, "D5")
+    (a) the settings swapped at k >= 25 and one thinned to ``reading.margin`` points below the other, either side; each
+    draw judged by D5's rule (``pair``: the two settings' memorization; ``d_*``: their difference per instance, in
+    points; ``lvl``: their levels at k >= 25, 2 x instances)."""
+    n, n_perm, margin, est_zero = len(d_late), draws.n_perm, reading.margin, reading.zero
+    late, late_cols = pair.late, pair.late_cols
+    rng = null_rng(draws.seed, "D5")
     boot = null_boot(rng, n_perm, n)
     # each part as observed, on every draw's own resamples (the other part is the one made false)
     _, late_reps = reduce_rows(np.broadcast_to(d_late, (n_perm, n)), boot)
@@ -147,7 +165,7 @@ def settings_equal_null(
     # (a) false: the settings swapped at k >= 25 within each instance, then one of them thinned to a margin below
     # the other
     swap = (rng.random((n_perm, n)) < 0.5)[..., None]
-    late_f, late_p = full.to_numpy()[:, late_cols], pl.to_numpy()[:, late_cols]
+    late_f, late_p = pair.full[:, late_cols], pair.pl[:, late_cols]
     world_f, world_p = np.where(swap, late_p, late_f), np.where(swap, late_f, late_p)  # draws x instances x late ks
     with quiet():
         mean_f, mean_p = np.nanmean(world_f, axis=(1, 2)), np.nanmean(world_p, axis=(1, 2))
@@ -174,14 +192,14 @@ def settings_equal_null(
         "it "
         f"lies {margin:g} points below the other (either side; equality just false), k = 0 as observed: "
         f"{rate_a:.0%}; "
-        f"{draws_text(n_perm, seed, n_boot)}"
+        f"{draws.text}"
     )
-    observed = f"full minus seg.+labels: {est_late:+.1f} points at {ks_text(late)}, {est_zero:+.1f} points at k = 0"
+    observed = f"full minus seg.+labels: {reading.late:+.1f} points at {ks_text(late)}, {est_zero:+.1f} points at k = 0"
     null_range = (
         f"k = 0, settings swapped: {range_text(zero_summary)}; {ks_text(late)}, {margin:g} points apart: "
         f"[{lo_a:+.0f}, {hi_a:+.0f}] points"
     )
-    return ClaimNull(null, observed, null_range, rate, rate_why(agrees, rate, n_perm))
+    return ClaimNull(null, observed, null_range, rate, rate_why(reading.agrees, rate, n_perm))
 
 
 def settings_difference(
@@ -278,14 +296,14 @@ def net_gap_null(
     est: float,
     agrees: bool | None,
     margin: float,
-    seed: int,
-    n_perm: int,
+    draws: ClaimDraws,
 ) -> ClaimNull:
     """D4's null read net of non-members (Sec. 5.1, Obs. 7): the settings of ``cube`` (settings x instances x ks, all
     instances) exchanged within every instance, then the members' memorization in the key setting thinned until, in
     expectation, its net level lies ``margin`` points below the highest other setting's at each k; each draw judged by
-    D4's net rule (the gap's interval above -``margin``, and memorization present net of non-members)."""
-    n = cube.shape[1]
+    D4's net rule (the gap's interval above -``margin``, and memorization present net of non-members;
+    ``draws.n_perm`` draws seeded by ``draws.seed``)."""
+    n, n_perm, seed = cube.shape[1], draws.n_perm, draws.seed
     rng = null_rng(seed, "D4")
     perms = row_permutations(rng, n_perm, n, cube.shape[0])
     world = permute_within(cube.transpose(1, 0, 2), perms).transpose(0, 2, 1, 3)  # draws x settings x instances x ks
@@ -318,27 +336,20 @@ def net_gap_null(
 
 
 def net_equal_null(
-    full: np.ndarray,
-    pl: np.ndarray,
+    pair: SettingsPair,
     member: np.ndarray,
-    late: list[int],
-    late_cols: list[int],
-    zero_col: int,
     late_obs: bool,
     zero_obs: bool,
-    est_late: float,
-    est_zero: float,
-    agrees: bool | None,
-    margin: float,
-    seed: int,
-    n_perm: int,
+    reading: EqualReading,
+    draws: ClaimDraws,
 ) -> ClaimNull:
     """D5's null read net of non-members (Sec. 5.1, Obs. 5): the larger of two rates, each part made false with the
     other as observed on the build (``late_obs``: part (a)'s answer, presence included; ``zero_obs``: part (b)'s).
     (b) the two settings swapped at k = 0 within every instance; (a) the two settings swapped at k >= 25 within every
     instance, then the members' memorization in one of them thinned until, in expectation, its net level lies
-    ``margin`` points below the other's, either side. ``full``, ``pl``: instances x ks, all instances of the model."""
-    n = len(member)
+    ``reading.margin`` points below the other's, either side. ``pair``: all instances of the model."""
+    n, n_perm, seed, margin, est_zero = len(member), draws.n_perm, draws.seed, reading.margin, reading.zero
+    full, pl, late, late_cols, zero_col = pair.full, pair.pl, pair.late, pair.late_cols, pair.zero_col
     rng = null_rng(seed, "D5")
     # (b) false: the two settings swapped at random at k = 0 within each instance
     f0, p0 = full[:, zero_col], pl[:, zero_col]
@@ -384,17 +395,19 @@ def net_equal_null(
         "same net rules and intervals and the presence floor"
     )
     observed = (
-        f"full minus seg.+labels, members minus non-members: {est_late:+.1f} points at {ks_text(late)}, "
+        f"full minus seg.+labels, members minus non-members: {reading.late:+.1f} points at {ks_text(late)}, "
         f"{est_zero:+.1f} points at k = 0"
     )
     null_range = (
         f"k = 0, settings swapped: {range_text(zero_summary)}; {ks_text(late)}, {margin:g} points apart: "
         f"[{lo_a:+.0f}, {hi_a:+.0f}] points"
     )
-    return ClaimNull(null, observed, null_range, rate, rate_why(agrees, rate, n_perm))
+    return ClaimNull(null, observed, null_range, rate, rate_why(reading.agrees, rate, n_perm))
 
 
 __all__ = [
+    "SettingsPair",
+    "EqualReading",
     "net_gap",
     "net_gap_null",
     "net_equal_null",

@@ -15,6 +15,7 @@ import numpy as np
 from iclmem.chapters.ch06_llm_kshot.rules import (
     CONFIDENCE,
     NULL_BOOT,
+    ClaimDraws,
     quiet,
 )
 from iclmem.report.records import ClaimResult
@@ -98,15 +99,16 @@ def directional_null(
 
 
 def gain_null(
-    x: np.ndarray, gain_cols: Sequence[int], zero_col: int, est: float, seed: int, claim_id: str, n_perm: int
+    x: np.ndarray, gain_cols: Sequence[int], zero_col: int, est: float, claim_id: str, draws: ClaimDraws
 ) -> NullSummary:
-    """The null of a "k > 0 minus zero-shot" contrast (D1, D6): each instance's k labels (columns of ``x``) permuted,
-    the contrast of the permuted columns judged by the directional rule in every draw."""
-    rng = null_rng(seed, claim_id)
-    xp = permute_within(x, row_permutations(rng, n_perm, len(x), x.shape[1]))
+    """The null of a "k > 0 minus zero-shot" contrast (D1, D6; Sec. 5.1 Obs. 1, Sec. 5.2 Obs. 1): each instance's k
+    labels (columns of ``x``) permuted, the contrast of the permuted columns judged by the directional rule in every
+    draw (``draws.n_perm`` draws seeded by ``draws.seed`` and the claim)."""
+    rng = null_rng(draws.seed, claim_id)
+    xp = permute_within(x, row_permutations(rng, draws.n_perm, len(x), x.shape[1]))
     with quiet():
         contrasts = (np.nanmean(xp[..., list(gain_cols)], axis=-1) - xp[..., zero_col]) * 100
-    null_est, null_agrees = directional_null(contrasts, null_boot(rng, n_perm, len(x)))
+    null_est, null_agrees = directional_null(contrasts, null_boot(rng, draws.n_perm, len(x)))
     return summarize_null(est, null_est, null_agrees)
 
 
@@ -148,14 +150,6 @@ def rate_why(agrees: bool | None, rate: float, n: int) -> str:
     )
 
 
-def draws_text(n_perm: int, seed: int, n_boot: int) -> str:
-    return (
-        f"{n_perm} draws (seed {seed}), each judged by the claim's rule with a {NULL_BOOT}-resample bootstrap (the "
-        "build's "
-        f"own interval: {n_boot} resamples)"
-    )
-
-
 def range_text(summary: NullSummary, fmt: str = "{:+.0f}", unit: str = " points") -> str:
     return f"[{fmt.format(summary.lo)}, {fmt.format(summary.hi)}]{unit} over {summary.n} draws"
 
@@ -192,13 +186,14 @@ def judged_record(
     paper: str,
     ours: str,
     reason: str,
-    agrees: bool | None,
-    contradicted: bool,
+    answers: tuple[bool | None, bool],
     nul: ClaimNull,
     interval: str | None,
 ) -> ClaimResult:
-    """A D claim's record (Sec. 5): its verdict from the rule's answers and the null rate
+    """A D claim's record (Sec. 5): its verdict from the rule's ``answers`` on the build, (agrees, contradicted) as
+    :func:`~iclmem.chapters.ch06_llm_kshot.rules.directional_agreement` gives them, and the null rate
     (:func:`iclmem.report.verdicts.evidence_verdict`), with the null's fields."""
+    agrees, contradicted = answers
     verdict = evidence_verdict(agrees, nul.null_rate, contradicted=contradicted)
     return ClaimResult(claim_id, paper, ours, verdict, reason, interval, **nul.fields())
 
@@ -219,7 +214,6 @@ __all__ = [
     "keep_share",
     "thin",
     "rate_why",
-    "draws_text",
     "range_text",
     "ClaimNull",
     "null_of",

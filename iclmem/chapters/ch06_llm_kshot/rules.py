@@ -1,9 +1,10 @@
 """Golchin et al. 2024, Sec. 5: the evidence rules every claim D1-D9 is read with (notebook 06).
 
-The constants of the rules (:data:`N_BOOT`, :data:`NULL_BOOT`, :data:`EQUIVALENCE_MARGIN`), the interval over
-instances (:class:`Interval`, :func:`instance_interval`, from :mod:`iclmem.stats.intervals`), Pearson's r, and the
-directional and equality rules on an :class:`Interval` (:mod:`iclmem.report.verdicts` turns their answers into verdict
-words), with the reason's sentences they give. How a verdict is decided: :mod:`iclmem.chapters.ch06_llm_kshot.claims`.
+The constants of the rules (:data:`N_BOOT`, :data:`NULL_BOOT`, :data:`EQUIVALENCE_MARGIN`), the random draws a claim
+is judged with (:class:`ClaimDraws`, :data:`DEFAULT_DRAWS`), the interval over instances (:class:`Interval`,
+:func:`instance_interval`, from :mod:`iclmem.stats.intervals`), Pearson's r, and the directional and equality rules on
+an :class:`Interval` (:mod:`iclmem.report.verdicts` turns their answers into verdict words), with the reason's
+sentences they give. How a verdict is decided: :mod:`iclmem.chapters.ch06_llm_kshot.claims`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from iclmem.report.verdicts import (
 from iclmem.report.verdicts import directional_verdict as _directional_verdict
 from iclmem.report.verdicts import equivalence_verdict as _equivalence_verdict
 from iclmem.stats.intervals import paired_bootstrap
+from iclmem.stats.permutation import NullDraws
 
 N_BOOT = 2000
 
@@ -31,13 +33,37 @@ N_BOOT = 2000
 CONFIDENCE = 0.95
 
 
-#: Bootstrap resamples of the rule inside each null draw (the build's own interval uses ``n_boot``, :data:`N_BOOT`).
+#: Bootstrap resamples of the rule inside each null draw (the build's own interval uses :attr:`ClaimDraws.n_boot`,
+#: :data:`N_BOOT` by default).
 NULL_BOOT = 200
 
 
 #: Equality claims (D4, D5): the largest difference, in percentage points of memorization, still counted as equal.
 #: The paper states no number ("reaches its maximum", "equivalent"); this margin is the companion's choice.
 EQUIVALENCE_MARGIN = 10.0
+
+
+@dataclass(frozen=True)
+class ClaimDraws(NullDraws):
+    """The random draws a claim D1-D8 is judged with (Sec. 5), the tabular null's :class:`NullDraws` with this
+    chapter's bootstrap: ``n_boot`` resamples of the instances for the build's own interval (default :data:`N_BOOT`),
+    the ``seed`` of that bootstrap and of the claim's null, and ``n_perm`` null draws (each judged with a
+    :data:`NULL_BOOT`-resample bootstrap)."""
+
+    n_boot: int = N_BOOT
+
+    @property
+    def text(self) -> str:
+        """The null's sentence on its draws, as each claim's ``null`` field ends."""
+        return (
+            f"{self.n_perm} draws (seed {self.seed}), each judged by the claim's rule with a {NULL_BOOT}-resample "
+            f"bootstrap (the build's own interval: {self.n_boot} resamples)"
+        )
+
+
+#: The claims' default draws: :data:`N_BOOT` resamples, seed 0, :data:`~iclmem.stats.permutation.N_PERMUTATIONS`
+#: null draws.
+DEFAULT_DRAWS = ClaimDraws()
 
 
 @dataclass(frozen=True)
@@ -207,6 +233,8 @@ __all__ = [
     "CONFIDENCE",
     "NULL_BOOT",
     "EQUIVALENCE_MARGIN",
+    "ClaimDraws",
+    "DEFAULT_DRAWS",
     "Interval",
     "instance_interval",
     "pearson_rows",

@@ -5,6 +5,7 @@ arguments (nothing typed).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -15,6 +16,19 @@ from iclmem.chapters.ch06_llm_kshot.tables import (
     verdict_counts_text,
 )
 from iclmem.report.records import VERDICTS, ClaimResult
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How this build's completions were judged (Sec. 3.2, 4), as the summary tells it: where the memorization rates
+    come from (``source``), the offline judge's held-out quality (``None``: not measured), the offline and LLM judges'
+    agreement (:func:`iclmem.llm.judges.agreement`; ``None``: no second judge) and the imported human review's sentence
+    (``review_text``; ``None``: no review, claim D9)."""
+
+    source: str
+    quality: JudgeQuality | None = None
+    agreement: Mapping[str, Any] | None = None
+    review_text: str | None = None
 
 
 def _claims_sentence(results: Sequence[ClaimResult]) -> str:
@@ -30,15 +44,15 @@ def _claims_sentence(results: Sequence[ClaimResult]) -> str:
 def summary_markdown(
     run: Mapping[str, object],
     window: ContextSummary,
-    judge_source: str,
-    quality: JudgeQuality | None,
-    agree: Mapping[str, Any] | None,
+    judging: Judging,
     gaps: pd.DataFrame,
     results: Sequence[ClaimResult],
-    review_text: str | None = None,
     plan_text: str | None = None,
 ) -> str:
-    """The chapter's summary paragraph, each sentence formatted from the arguments (nothing typed)."""
+    """The chapter's summary paragraph (Golchin et al. 2024, Sec. 3-5), each sentence formatted from the arguments
+    (nothing typed): the run, its context window (``window``), how it was judged (``judging``), the ground-truth gaps
+    (``gaps``), the claims' verdicts (``results``) and what the plan found before any request (``plan_text``)."""
+    quality, agree, review_text = judging.quality, judging.agreement, judging.review_text
     s = [
         f"This build made {run['n_completions']} completions ({run['n_cached']} from the disk cache) in "
         f"{run['wall_minutes']} minutes of wall time, with {run['run_models']} on {run['run_instances']} instances."
@@ -52,7 +66,7 @@ def summary_markdown(
     )
     if plan_text:
         s.append(f"Before any request the plan found that {plan_text}.")
-    s.append(f"Memorization rates come from {judge_source}.")
+    s.append(f"Memorization rates come from {judging.source}.")
     if quality is not None:
         s.append(quality.text())
     if agree is not None and agree.get("n"):
@@ -71,4 +85,4 @@ def summary_markdown(
     return " ".join(s)
 
 
-__all__ = ["summary_markdown"]
+__all__ = ["Judging", "summary_markdown"]

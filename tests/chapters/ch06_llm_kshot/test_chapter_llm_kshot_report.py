@@ -8,7 +8,7 @@ import pytest
 
 from iclmem.chapters.ch06_llm_kshot.context_summary import ContextSummary
 from iclmem.chapters.ch06_llm_kshot.judge_quality import offline_judge_quality
-from iclmem.chapters.ch06_llm_kshot.summary_text import summary_markdown
+from iclmem.chapters.ch06_llm_kshot.summary_text import Judging, summary_markdown
 from iclmem.chapters.ch06_llm_kshot.tables import ground_truth_gaps
 from iclmem.llm.judges import load_labelled_pairs
 from iclmem.report.records import ClaimResult
@@ -96,17 +96,13 @@ def test_summary_sentences_are_formatted_from_the_numbers():
         ClaimResult("D9", "p", "o", "not testable here", "r"),
     ]
     gaps = ground_truth_gaps(_mem(6, 1, 2), n_boot=100)
-    text = summary_markdown(
-        run,
-        _window(),
+    judging = Judging(
         "the LLM judge",
         None,
         {"n": 40, "agreement": 0.75, "kappa": 0.5},
-        gaps,
-        results,
         "the review changed 2 of 40 judge labels (5.0%)",
-        "3 requests do not fit",
     )
+    text = summary_markdown(run, _window(), judging, gaps, results, "3 requests do not fit")
     for part in (
         "321 completions (20 from the disk cache) in 2.5 minutes",
         "some-model (8192 tokens)",
@@ -125,9 +121,7 @@ def test_summary_sentences_are_formatted_from_the_numbers():
     other = summary_markdown(
         {**run, "wall_minutes": "9.0"},
         _window(ks_run=[0, 25, 200], k_max=400),
-        "the offline judge",
-        None,
-        None,
+        Judging("the offline judge"),
         gaps.iloc[:0],
         results,
     )
@@ -177,6 +171,6 @@ def test_failed_requests_are_named_in_the_summary():
         "run_instances": 2,
         "n_failed": 3,
     }
-    text = summary_markdown(run, _window(), "the offline judge", None, None, pd.DataFrame(), [])
+    text = summary_markdown(run, _window(), Judging("the offline judge"), pd.DataFrame(), [])
     assert "3 requests failed; their rows are left out" in text
-    assert "failed" not in summary_markdown({**run, "n_failed": 0}, _window(), "x", None, None, pd.DataFrame(), [])
+    assert "failed" not in summary_markdown({**run, "n_failed": 0}, _window(), Judging("x"), pd.DataFrame(), [])

@@ -10,6 +10,7 @@ from iclmem.chapters.ch06_llm_kshot import BASIS, basis_table
 from iclmem.chapters.ch06_llm_kshot.basis import NET, RAW, basis_glue, basis_lead, reads_net
 from iclmem.chapters.ch06_llm_kshot.claims import all_claims, claim_d3, claim_d4, claim_d5, claim_d7
 from iclmem.chapters.ch06_llm_kshot.glue import claims_glue
+from iclmem.chapters.ch06_llm_kshot.rules import ClaimDraws
 from iclmem.stats.permutation import NULL_LEVEL
 
 N = 20
@@ -42,7 +43,7 @@ def test_the_basis_is_stated_once_and_read_everywhere():
 def test_d3_reads_members_net_of_non_members():
     # members and non-members turn exact alike: the raw count rises (the paper's reading would agree), net it is 0
     alike = mem_frame(same_in_all_settings({10: two(12, 12, "near-exact"), 50: two(12, 12)}), MEMBERS)
-    r = claim_d3(alike, FT, n_boot=200, n_perm=200)
+    r = claim_d3(alike, FT, draws=ClaimDraws(n_boot=200, n_perm=200))
     assert r.verdict == "inconclusive" and r.reason.startswith(NET_VERDICT)
     assert "transitions +0 per 100" in r.ours and "raw: 36 near-exact -> exact" in r.ours
     assert PAPER in r.reason and "net transitions +36 transitions, interval [+" in r.reason
@@ -51,7 +52,7 @@ def test_d3_reads_members_net_of_non_members():
     surfaced = claim_d3(mem_frame(same_in_all_settings({10: two(12, 0, "near-exact"), 50: two(12, 0)}), MEMBERS), FT)
     assert surfaced.verdict == "reproduced" and "+60 per 100" in surfaced.ours and surfaced.null_rate <= NULL_LEVEL
     # no non-members: the raw count is the only reading, against its k-order null
-    raw = claim_d3(alike.assign(member=True), FT, n_boot=200, n_perm=200)
+    raw = claim_d3(alike.assign(member=True), FT, draws=ClaimDraws(n_boot=200, n_perm=200))
     assert ONLY_RAW in raw.reason and PAPER not in raw.reason and "k labels" in raw.null
 
 
@@ -61,13 +62,13 @@ def test_d4_reads_members_net_of_non_members():
     plan = {}
     for s in ("full", "pairs_labels", "pairs_only"):
         plan[(s, 0)], plan[(s, 25)] = two(0, 0), two(14, 14 if s == "pairs_only" else 0)
-    r = claim_d4(mem_frame(plan, MEMBERS), FT, n_boot=200, n_perm=200)
+    r = claim_d4(mem_frame(plan, MEMBERS), FT, draws=ClaimDraws(n_boot=200, n_perm=200))
     assert r.verdict == "differs" and r.reason.startswith(NET_VERDICT) and "gap -70 points; raw:" in r.ours
     assert "raw: seg. only 70% vs the maximum 70%" in r.ours and "above the presence floor" in r.reason
     assert PAPER in r.reason and "gap +0 points, interval [+0, +0] points: the interval of the gap lies" in r.reason
     assert "members' memorized completions in the only-segment-pairs setting dropped" in r.null
     members_only = mem_frame(plan, MEMBERS).query("member")  # the same members, no non-members: raw, gap 0
-    raw = claim_d4(members_only, FT, n_boot=200, n_perm=200)
+    raw = claim_d4(members_only, FT, draws=ClaimDraws(n_boot=200, n_perm=200))
     assert raw.verdict != "differs" and ONLY_RAW in raw.reason and "presence floor" not in raw.reason
 
 
@@ -77,7 +78,7 @@ def test_d4_net_equality_keeps_its_thinned_null():
     n = 40
     plan = same_in_all_settings({0: share(0, n=2 * n), 25: share(28, n=n) + share(0, n=n)})
     tied = mem_frame(plan, [True] * n + [False] * n)
-    r = claim_d4(tied, FT, n_boot=200, n_perm=200)
+    r = claim_d4(tied, FT, draws=ClaimDraws(n_boot=200, n_perm=200))
     assert r.interval.startswith("[+0, +0] points, 95% stratified percentile bootstrap")
     assert r.verdict == "inconclusive" and r.null_rate > NULL_LEVEL and "chance alone" in r.reason
 
@@ -91,13 +92,15 @@ def test_d5_reads_members_net_of_non_members():
         ("full", 25): two(14, 0),
         ("pairs_labels", 25): two(14, 14),
     }
-    r = claim_d5(mem_frame(plan, MEMBERS), FT, n_boot=200, n_perm=200)
+    r = claim_d5(mem_frame(plan, MEMBERS), FT, draws=ClaimDraws(n_boot=200, n_perm=200))
     assert r.verdict == "differs" and r.reason.startswith(NET_VERDICT)
     assert r.ours.startswith("members minus non-members, full minus seg.+labels: +70 points at k = 25")
     assert "raw: full minus seg.+labels: +0 points at k = 25, +70 points at k = 0" in r.ours
     assert PAPER in r.reason and "(a) the interval of the difference at k = 25 lies within +-10 points" in r.reason
     assert r.null.startswith("net of non-members, the larger of two rates")
-    raw = claim_d5(mem_frame(plan, MEMBERS).query("member"), FT, n_boot=200, n_perm=200)  # no non-members: raw
+    raw = claim_d5(
+        mem_frame(plan, MEMBERS).query("member"), FT, draws=ClaimDraws(n_boot=200, n_perm=200)
+    )  # no non-members: raw
     assert raw.verdict != "differs" and ONLY_RAW in raw.reason and "+0 points at k = 25" in raw.ours
 
 
@@ -106,15 +109,21 @@ def test_d7_reads_surfaced_memorization_net_of_non_members():
     rising = {0: 0, 10: 6, 25: 12, 50: 18}
     # the non-members rise faster than the members: raw r = 1 with accuracy, net of non-members the curve falls
     alike = mem_frame(same_in_all_settings({k: two(v, min(N, v + v // 2)) for k, v in rising.items()}), MEMBERS)
-    r = claim_d7(alike, accuracy, FT, n_boot=200, n_perm=200, chance=0.25)
+    r = claim_d7(alike, accuracy, FT, draws=ClaimDraws(n_boot=200, n_perm=200), chance=0.25)
     assert r.verdict == "differs" and r.reason.startswith(NET_VERDICT) and "stratified" in r.interval
     assert "members minus non-members: full r = -0.46" in r.ours and "raw: full r = 1.00" in r.ours
     assert PAPER in r.reason and "3 of 3 settings at or above 0.8" in r.reason
     # only the members' memorization rises: net and raw agree, against the k = 0-kept null on the net series
     surfaced = mem_frame(same_in_all_settings({k: two(v, 0) for k, v in rising.items()}), MEMBERS)
-    rs = claim_d7(surfaced, accuracy, FT, n_boot=200, n_perm=200, chance=0.25)
+    rs = claim_d7(surfaced, accuracy, FT, draws=ClaimDraws(n_boot=200, n_perm=200), chance=0.25)
     assert rs.verdict == "reproduced" and "members and non-members alike" in rs.null and "k = 0 kept" in rs.null
-    raw = claim_d7(alike.assign(member=True), accuracy.assign(member=True), FT, n_boot=200, n_perm=200, chance=0.25)
+    raw = claim_d7(
+        alike.assign(member=True),
+        accuracy.assign(member=True),
+        FT,
+        draws=ClaimDraws(n_boot=200, n_perm=200),
+        chance=0.25,
+    )
     assert raw.verdict == "reproduced" and ONLY_RAW in raw.reason and "members minus" not in raw.ours
 
 
@@ -123,7 +132,7 @@ def test_every_record_says_the_basis_its_verdict_reads():
     mem = mem_frame(same_in_all_settings({k: two(v, v // 4) for k, v in rising.items()}), MEMBERS)
     perf = perf_frame({k: share(v, True, False, n=N) * 2 for k, v in D7_RISING.items()}, MEMBERS)
     for truth, frames in ((True, (mem, perf)), (False, (mem.assign(member=True), perf.assign(member=True)))):
-        results = all_claims(*frames, FT, None, n_boot=100, n_perm=100)
+        results = all_claims(*frames, FT, None, draws=ClaimDraws(n_boot=100, n_perm=100))
         tested = [r for r in results[:8] if r.verdict != "not testable here"]
         assert len(tested) >= 6
         for r in tested:

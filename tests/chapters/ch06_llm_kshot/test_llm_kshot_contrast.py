@@ -9,6 +9,7 @@ from test_llm_claims import mem_frame, perf_frame, same_in_all_settings
 from iclmem.chapters.ch06_llm_kshot.claims import claim_d1, claim_d2
 from iclmem.chapters.ch06_llm_kshot.contrast import BOOTSTRAP_MIN_N, excess_rise, excess_rise_null
 from iclmem.chapters.ch06_llm_kshot.matrices import Focus
+from iclmem.chapters.ch06_llm_kshot.rules import ClaimDraws
 from iclmem.stats.intervals import mover, newcombe, wilson
 
 FT = Focus("fine-tuned", members_only=True)
@@ -38,17 +39,17 @@ def _frame(member_hits_zero: int, member_hits_k: int, non_hits_zero: int, non_hi
 def test_d1_d2_subtract_the_non_members_under_the_same_prompt():
     surfaced = _frame(0, 10, 0, 0)  # only members rise: memorization surfaced by the demonstrations
     for claim in (claim_d1, claim_d2):
-        r = claim(surfaced, FT, n_boot=200, n_perm=400)
+        r = claim(surfaced, FT, draws=ClaimDraws(n_boot=200, n_perm=400))
         assert r.verdict == "reproduced", r.reason
         assert "members minus non-members" in r.reason and "Newcombe" in r.interval
         assert "member labels permuted" in r.null and r.null_rate <= 0.05
     template = _frame(0, 10, 0, 10)  # members and non-members rise alike: templates, not memorization
-    members_only = claim_d1(template.assign(member=True), FT, n_boot=200, n_perm=400)
+    members_only = claim_d1(template.assign(member=True), FT, draws=ClaimDraws(n_boot=200, n_perm=400))
     # the basis sentence (basis.basis_lead, issue 53 item 6) replaces the old "members-only reading" note: without
     # non-members the raw reading is the only one, and the record says so
     assert members_only.verdict == "reproduced" and "the only reading here" in members_only.reason
     for claim in (claim_d1, claim_d2):
-        r = claim(template, FT, n_boot=200, n_perm=400)
+        r = claim(template, FT, draws=ClaimDraws(n_boot=200, n_perm=400))
         assert r.verdict == "inconclusive" and "+0 points" in r.ours, r.ours  # net zero: inside the noise (issue 53)
         # the raw rise (the paper's reading) is shown beside the verdict, and would agree (issue 53 item 6)
         assert "Verdict on: members net of non-members" in r.reason and "Paper's reading (raw rates" in r.reason
@@ -75,13 +76,16 @@ def test_d4_d5_need_memorization_present_net_of_non_members():
     from iclmem.chapters.ch06_llm_kshot.claims import claim_d4, claim_d5
 
     template = _frame(0, 12, 0, 12)  # every setting at 100% at k = 25 for members and non-members alike
-    d4, d5 = claim_d4(template, FT, n_boot=200, n_perm=200), claim_d5(template, FT, n_boot=200, n_perm=200)
+    d4, d5 = (
+        claim_d4(template, FT, draws=ClaimDraws(n_boot=200, n_perm=200)),
+        claim_d5(template, FT, draws=ClaimDraws(n_boot=200, n_perm=200)),
+    )
     for r in (d4, d5):
         assert "not above the presence floor" in r.reason and r.verdict != "reproduced", r.reason
     assert d4.verdict == "inconclusive"  # equal settings, but no memorization net of non-members: cannot tell
-    surfaced = claim_d4(_frame(0, 12, 0, 0), FT, n_boot=200, n_perm=200)
+    surfaced = claim_d4(_frame(0, 12, 0, 0), FT, draws=ClaimDraws(n_boot=200, n_perm=200))
     assert "+100 points" in surfaced.reason and "above the presence floor" in surfaced.reason
-    members_only = claim_d4(template.assign(member=True), FT, n_boot=200, n_perm=200)
+    members_only = claim_d4(template.assign(member=True), FT, draws=ClaimDraws(n_boot=200, n_perm=200))
     # without non-members the raw reading is the only one, and the basis sentence says so (issue 53 item 6)
     assert "the only reading here" in members_only.reason and "presence floor" not in members_only.reason
 
@@ -91,10 +95,10 @@ def test_claims_read_on_raw_rates_say_which_reading():
 
     # D3 is read net of non-members since issue 53 item 6 (basis.BASIS): with non-members its verdict reads the net
     # reading and the raw count is shown beside it; D6 stays on raw rates and says why
-    with_truth = claim_d3(_frame(0, 10, 0, 0), FT, n_boot=100, n_perm=100)
+    with_truth = claim_d3(_frame(0, 10, 0, 0), FT, draws=ClaimDraws(n_boot=100, n_perm=100))
     assert "Verdict on: members net of non-members" in with_truth.reason and "Paper's reading" in with_truth.reason
-    without = claim_d3(_frame(0, 10, 0, 0).assign(member=True), FT, n_boot=100, n_perm=100)
+    without = claim_d3(_frame(0, 10, 0, 0).assign(member=True), FT, draws=ClaimDraws(n_boot=100, n_perm=100))
     assert "the only reading here" in without.reason and "Paper's reading" not in without.reason
     perf = perf_frame({0: [False] * 24, 25: [True] * 24}, members=[True] * 12 + [False] * 12)
-    d6 = claim_d6(_frame(0, 10, 0, 0), perf, FT, n_boot=100, n_perm=100)
+    d6 = claim_d6(_frame(0, 10, 0, 0), perf, FT, draws=ClaimDraws(n_boot=100, n_perm=100))
     assert "Verdict on: raw rates, the paper's reading, not net of non-members" in d6.reason
