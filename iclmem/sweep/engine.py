@@ -199,7 +199,7 @@ def run_sweep(
             summaries[k] = found
     todo = [(s, k) for s, k in zip(grid.specs, keys, strict=True) if k not in summaries]
     result = SweepResult(grid, [], from_store=len(summaries))
-    context = SweepContext(grid.name, grid.probe, grid.sources, str(root), ref_sha, carte_dir, threads)
+    context = SweepContext(grid.name, grid.probe, grid.sources, str(root), ref_sha, carte_dir, threads, version)
     if workers < 0:
         raise SweepError(f"workers must be >= 0 (0: in this process), got {workers}")
     in_process = client is None and scheduler is None and workers == 0

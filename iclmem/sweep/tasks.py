@@ -34,7 +34,7 @@ from ..store.keys import code_version, content_key, input_key, results_root
 from ..training.finetune import FinetuneRun
 from ..training.grid import RunSpec, probe_views, run_spec
 from ..training.regimes import JointRun
-from .gridfile import DatasetSource
+from .gridfile import DatasetSource, SweepError
 
 
 def _is_model_spec(reference: object) -> bool:
@@ -197,8 +197,9 @@ def _summary(
 @dataclass(frozen=True)
 class SweepContext:
     """What every task of one sweep shares: the grid's name and probe settings, its tables' sources, the results
-    store, M_ref's sha256 (None: read from the reference), the folder of the paper's CARTE tables, and the torch
-    threads of a task."""
+    store, M_ref's sha256 (None: read from the reference), the folder of the paper's CARTE tables, the torch
+    threads of a task, and the code version the sweep keyed its tasks with (None: this process's; a worker whose
+    code differs refuses the task, so that a summary never names code that did not compute it)."""
 
     grid_name: str
     probe: ProbeSettings
@@ -207,6 +208,7 @@ class SweepContext:
     ref_sha: str | None = None
     carte_dir: str | None = None
     threads: int = 1
+    version: str | None = None
 
 
 def run_task(
@@ -236,6 +238,13 @@ def run_task(
     if done and done.get("status") == "ok":
         return done
     try:
+        here = sweep_code_version()
+        if context.version is not None and context.version != here:
+            raise SweepError(
+                f"the code changed under the running sweep (it keyed its tasks with code version {context.version}, "
+                f"this worker runs {here}, e.g. a worker restarted after an edit): restart `iclmem sweep`; its "
+                "finished tasks are kept"
+            )
         ref = task_reference(reference)
         tables = {d: (sources[d] if d in sources else DatasetSource(d)).load(carte_dir) for d in spec.datasets}
         run = run_spec(spec, ref, results_dir, False, carte_dir, tables)

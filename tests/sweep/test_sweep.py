@@ -307,6 +307,12 @@ def test_a_failing_configuration_is_reported_and_the_others_finish(tmp_path, ref
     spec = next(s for s in grid.specs if s.dataset == "small")
     out = run_task(spec, SweepContext("direct", grid.probe, grid.sources, tmp_path / "r2"), reference=reference)
     assert out["status"] == "error" and (summary_dir("direct", tmp_path / "r2") / f"{out['key']}.json").is_file()
+    # a worker whose code is not the code the sweep keyed its tasks with (restarted after an edit) refuses the task
+    fine = next(s for s in grid.specs if s.dataset != "small")
+    stale = SweepContext("direct", grid.probe, grid.sources, tmp_path / "r3", version="0123456789abcdef")
+    out = run_task(fine, stale, reference=reference)
+    assert out["status"] == "error" and "the code changed under the running sweep" in out["error"]
+    assert not list((tmp_path / "r3").glob("finetune/*")), "nothing computed"
 
 
 @pytest.mark.slow
