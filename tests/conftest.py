@@ -35,6 +35,7 @@ BOOK_TEST_OVERRIDES: dict[str, dict[str, object]] = {
         "curve_datasets": ["wine_pl"],
         "curve_learning_rates": [0.001],
         "curve_epochs": [1, 2],
+        "design": "",  # as 04: P2 on a tiny design (tests/bundle/test_bundle_design.py)
     },
     "05_realistic_regimes": {
         "datasets": ["wine_pl", "spotify"],

@@ -37,9 +37,10 @@ def _declared(stem: str) -> dict:
 
 def test_the_controls_of_appendix_a6_name_your_table_unless_you_name_another():
     declared = _declared("A6_instrument")
-    assert own_table_controls(declared, {"data_path": "/data/my_table.csv"}) == CONTROLS
+    assert own_table_controls(declared, {"data_path": "/data/my_table.csv"}) == {**CONTROLS, **NO_DESIGN}
     given = {"data_path": "my_table.csv", "control_dataset": "breast_cancer"}
-    assert own_table_controls(declared, given) == {"curve_datasets": ["my_table"], "factor_seen": "my_table"}
+    rest = {"curve_datasets": ["my_table"], "factor_seen": "my_table", **NO_DESIGN}
+    assert own_table_controls(declared, given) == rest
     assert own_table_controls(_declared("04_calibration"), {"data_path": "my_table.csv"}) == NO_DESIGN
     assert own_table_controls(declared, {"datasets": ["spotify"]}) == {}  # the shipped tables: the defaults stay
     assert own_table_controls(_declared("02_controlled_finetuning"), {"data_path": "my_table.csv"}) == NO_DESIGN
@@ -55,12 +56,12 @@ def test_the_default_book_keeps_its_controls_on_the_shipped_tables():
 
 def test_an_own_table_book_gives_appendix_a6_your_table_for_its_controls(tmp_path, monkeypatch):
     seen = {}
-    monkeypatch.setattr(iclmem.book.own_book, "build_book", lambda project, out, over, **kw: seen.update(over))
+    monkeypatch.setattr(iclmem.book.own_book, "build_book", lambda project, out, over, *a, **kw: seen.update(over))
     build_own_book(REPO, {"data_path": "my_table.csv", "target": "y"}, ["tabular"], tmp_path / "out", cwd=tmp_path)
     assert {k: seen["notebooks/A6_instrument"][k] for k in CONTROLS} == CONTROLS
     for stem in ("01_split_validation", "02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration"):
         assert not set(CONTROLS) & set(seen[f"notebooks/{stem}"]), stem
-    for stem in ("02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration"):
+    for stem in ("02_controlled_finetuning", "03_multiple_choice_probing", "04_calibration", "A6_instrument"):
         assert seen[f"notebooks/{stem}"]["design"] == "", stem
 
 
