@@ -14,7 +14,6 @@ and the build computes instead.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -43,11 +42,24 @@ def all_draws(bundle: Bundle) -> list[Draw]:
     return store_draws(bundle) + sweep_draws(bundle)
 
 
+#: The torch threads a draw is recomputed on: the bundles' runs were computed on one (a sweep's tasks, the book's
+#: workers and lanes), and a run near collapse amplifies the drift between thread counts far past the tolerance
+#: (measured 2026-12-08: a Q = 512 run at lr 1e-3, epoch 100, recomputed in-process on two threads, 637x).
+CHECK_THREADS = 1
+
+
 def _recompute(draw: Draw, root: str, sources: dict, probe: dict, tol: Tolerance, reference: ReferenceLTM) -> Landing:
-    """One draw recomputed here, as its source says."""
-    if draw.source == "sweep":
-        return recompute_task(draw, root, sources, probe, tol, reference)
-    return recompute(draw, root, tol, reference)
+    """One draw recomputed here, as its source says, on :data:`CHECK_THREADS` torch threads (restored after)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(CHECK_THREADS)
+    try:
+        if draw.source == "sweep":
+            return recompute_task(draw, root, sources, probe, tol, reference)
+        return recompute(draw, root, tol, reference)
+    finally:
+        torch.set_num_threads(before)
 
 
 def sample_draws(bundle: Bundle, n: int = DEFAULT_DRAWS, seed: int = 0) -> list[Draw]:
@@ -159,7 +171,7 @@ def check_bundles(
         mine = [x for x, o in zip(landings, owner, strict=True) if o == i and x is not None]
         report = CheckReport(bundle.name, bundle.digest, serve.engine_version(), seed, tolerance, mine)
         report.seconds = time.perf_counter() - started
-        report.threads = int(os.environ.get("OMP_NUM_THREADS", "1") or 1)
+        report.threads = CHECK_THREADS
         if write:
             path = serve.check_path(bundle)
             path.parent.mkdir(parents=True, exist_ok=True)
