@@ -475,13 +475,6 @@ def build_book(
     ``executed_dir`` set to this build's executed folder unless an override sets it (it is passed
     only where it differs from the notebook's default).
     """
-    force, render_html, strict, progress, jobs = (
-        options.force,
-        options.render_html,
-        options.strict,
-        options.progress,
-        options.jobs,
-    )
     root = Path(root).resolve() if root is not None else book_root()
     build = Path(build_dir).resolve() if build_dir is not None else root / "_build"
     pages = toc_pages(root)
@@ -506,13 +499,13 @@ def build_book(
     remove_dead_leftovers(results_store(root))  # of a kill mid-write into the store (a run, a manifest, a probe)
     package = package_fingerprint()
     order = execution_order(readers)
-    run = NotebookRun(root, executed_dir, package, progress, len(order), {})
+    run = NotebookRun(root, executed_dir, package, options.progress, len(order), {})
     for number, name in enumerate(order, 1):
         page = notebooks[name]
         run.todo[name] = NotebookTask(number, page.source, page.staged_name, parameters[name])
 
     def stale(name: str) -> bool:
-        if force or not _cached(executed_dir / notebooks[name].staged_name, run.key(name), build):
+        if options.force or not _cached(executed_dir / notebooks[name].staged_name, run.key(name), build):
             return True
         result.cached.append(name)
         return False
@@ -520,7 +513,7 @@ def build_book(
     writers = [name for name in order if not readers[name] and stale(name)]
     lanes = group_by_lane(writers, read_lanes(root, list(notebooks)))
     started = time.perf_counter()
-    result.seconds.update(run_lanes(lanes, run, jobs))
+    result.seconds.update(run_lanes(lanes, run, options.jobs))
     for name in (n for n in order if readers[n]):  # after every other notebook: their executed copies are its input
         run.todo[name] = replace(run.todo[name], inputs=reader_inputs(executed_dir, notebooks, readers))
         if stale(name):
@@ -531,9 +524,9 @@ def build_book(
 
     staging = build / "book_src"
     _stage(root, staging, _staged_files(root, pages, executed_dir))
-    if render_html:
+    if options.render_html:
         started = time.perf_counter()
-        render(staging, build / "html", strict=strict, quiet=not progress)
+        render(staging, build / "html", strict=options.strict, quiet=not options.progress)
         result.seconds["render"] = time.perf_counter() - started
     return result
 

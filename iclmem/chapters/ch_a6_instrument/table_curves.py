@@ -22,7 +22,7 @@ labels, so only memorization separates them):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -128,13 +128,7 @@ def run_table_curves(
     curves, summaries, scores, vanilla = [], [], {}, {}
     for setting in settings:
         table = table_of(setting.dataset, tables)
-        at = ProbeSettings(
-            n_candidates=probe.n_candidates,
-            max_queries=probe.max_queries,
-            epochs=tuple(setting.epochs),
-            seed=seed,
-            n_boot=probe.n_boot,
-        )  # the table's own epochs, all 48 manipulations
+        at = replace(probe, epochs=tuple(setting.epochs), manipulations=None)  # its own epochs, all 48 manipulations
         for condition in conditions:
             specs = specs_of[(setting.dataset, condition)]
             part = [runs[s] for s in specs]
